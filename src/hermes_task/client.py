@@ -1,0 +1,235 @@
+"""DashboardClient: typed, read-only GETs against the Hermes dashboard (the only httpx user).
+
+The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one), redirects are
+never followed, and every failure becomes a `HermesError` with a stable code. With a
+profile selected, every detail and messages response must name that profile. Debug lines
+carry kind, ids, offsets, counts, status and milliseconds: never content, never a secret.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from hermes_task.failures import Code, HermesError
+from hermes_task.ids import SessionId, path_segment
+from hermes_task.sanitize import clean_line
+from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail
+
+PAGE_LIMIT = 50
+MAX_LIMIT = 500
+Debug = Callable[[str], None]
+
+
+def _body_detail(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def failure_for(response: httpx.Response, *, have_credentials: bool) -> HermesError:
+    """Map a non-2xx response to a typed failure (backend.md §3 and §5)."""
+    status = response.status_code
+    body = _body_detail(response)
+    detail = body.get("detail")
+    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
+    if 300 <= status < 400:
+        location = response.headers.get("location", "")
+        if "/login" in location:
+            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
+        return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
+    if status == 401:
+        error = body.get("error")
+        if error == "session_expired":
+            return HermesError(Code.AUTH_EXPIRED, status=status)
+        if error == "unauthenticated":
+            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
+        code = Code.AUTH_REJECTED if have_credentials else Code.AUTH_MISSING
+        return HermesError(code, status=status)
+    if status == 403:
+        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
+    if status == 404:
+        return HermesError(Code.NOT_FOUND, text, status=status)
+    if status == 405:
+        return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
+    if status == 429:
+        return HermesError(Code.RATE_LIMITED, status=status)
+    if status in (400, 422):
+        return HermesError(Code.BAD_REQUEST, f"HTTP {status} {text}".strip(), status=status)
+    if status >= 500:
+        return HermesError(Code.SERVER_ERROR, f"HTTP {status}", status=status)
+    return HermesError(Code.INCOMPATIBLE, f"HTTP {status}", status=status)
+
+
+class DashboardClient:
+    """Read-only dashboard API. Every method validates the response it returns."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        *,
+        profile: str | None = None,
+        have_credentials: bool = True,
+        debug: Debug | None = None,
+    ) -> None:
+        self._http = http
+        self.profile = profile
+        self.have_credentials = have_credentials
+        self._debug = debug
+        self._closed = False
+        self.requests = 0
+
+    def close(self) -> None:
+        """Close the HTTP client; later requests fail with `client_closed`."""
+        self._closed = True
+        self._http.close()
+
+    def _params(self, extra: dict[str, str | int | bool] | None = None) -> dict[str, str]:
+        params = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (extra or {}).items()}
+        if self.profile is not None:
+            params["profile"] = self.profile
+        return params
+
+    def get_json(self, kind: str, path: str, params: dict[str, str], ident: str) -> Any:
+        """GET `path` and return the decoded JSON body of a 2xx response."""
+        if self._closed:
+            raise HermesError(Code.CLIENT_CLOSED)
+        started = time.monotonic()
+        self.requests += 1
+        if self._debug:
+            shown = " ".join(
+                f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
+            )
+            self._debug(f"start {kind} id={clean_line(ident)} {shown}".rstrip())
+        try:
+            response = self._http.get(path, params=params)
+        except httpx.TimeoutException:
+            self._settle(kind, ident, started, "timeout")
+            raise HermesError(Code.TIMEOUT) from None
+        except httpx.HTTPError as exc:
+            self._settle(kind, ident, started, "network")
+            raise HermesError(Code.NETWORK, type(exc).__name__) from None
+        if not 200 <= response.status_code < 300:
+            self._settle(kind, ident, started, f"HTTP {response.status_code}")
+            raise failure_for(response, have_credentials=self.have_credentials)
+        content_type = response.headers.get("content-type", "")
+        try:
+            if "json" not in content_type:
+                raise ValueError(content_type)
+            body = response.json()
+        except ValueError:
+            self._settle(kind, ident, started, "not JSON")
+            raise HermesError(Code.INCOMPATIBLE, f"{kind}: the body is not JSON") from None
+        self._settle(kind, ident, started, f"HTTP {response.status_code}", body)
+        return body
+
+    def _settle(self, kind: str, ident: str, started: float, outcome: str, body: Any = None) -> None:
+        if not self._debug:
+            return
+        ms = (time.monotonic() - started) * 1000
+        count = ""
+        if isinstance(body, dict) and isinstance(body.get("messages"), list):
+            count = f" returned={len(body['messages'])}"
+        self._debug(f"settle {kind} id={clean_line(ident)} {outcome}{count} {ms:.0f}ms")
+
+    def _check_profile(self, kind: str, value: str | None, present: bool) -> None:
+        if self.profile is None:
+            return
+        if not present or value != self.profile:
+            shown = clean_line(value) if isinstance(value, str) else "none"
+            raise HermesError(Code.PROFILE_MISMATCH, f"{kind} answered for profile {shown}")
+
+    def detail(self, sid: SessionId | str) -> SessionDetail:
+        """The session row; its bare `id` must equal `sid` exactly (a prefix answer is an
+        `identity_mismatch`)."""
+        body = self.get_json("detail", f"/api/sessions/{path_segment(SessionId(sid))}", self._params(), sid)
+        try:
+            detail = SessionDetail.parse(body)
+        except (ValidationError, ValueError):
+            raise HermesError(Code.INCOMPATIBLE, "detail: missing or mistyped fields") from None
+        if detail.id != sid:
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"asked for {clean_line(sid)}, got {clean_line(detail.id)}"
+            )
+        if self.profile is not None:
+            self._check_profile("detail", detail.profile, "profile" in body)
+        return detail
+
+    def messages(
+        self, sid: SessionId | str, *, offset: int = 0, limit: int = PAGE_LIMIT, order: str = "latest"
+    ) -> MessagesPage:
+        """One page with exactly the query of the contract. The envelope must carry
+        `session_id`, `messages` and matching pagination (`order` on current backends)."""
+        params = self._params(
+            {
+                "limit": limit,
+                "offset": offset,
+                "order": order,
+                "inline_images": False,
+                "include_compacted": True,
+            }
+        )
+        body = self.get_json(
+            "messages", f"/api/sessions/{path_segment(SessionId(sid))}/messages", params, sid
+        )
+        try:
+            page = MessagesPage.model_validate(body)
+        except ValidationError:
+            raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
+        pag = page.pagination
+        if (
+            pag.offset not in (offset, None)
+            or pag.limit not in (limit, None, -1)
+            or (not page.legacy and pag.order != order)
+        ):
+            raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
+        if pag.limit is not None and pag.limit != limit:
+            raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
+        if pag.returned != len(page.messages):
+            raise HermesError(Code.INCOMPATIBLE, "messages: returned count does not match the rows")
+        if self.profile is not None and isinstance(body, dict) and "profile" in body:
+            self._check_profile("messages", page.profile, True)
+        return page
+
+    def latest_descendant(self, sid: str) -> LatestDescendant:
+        body = self.get_json(
+            "latest-descendant",
+            f"/api/sessions/{path_segment(SessionId(sid))}/latest-descendant",
+            self._params(),
+            sid,
+        )
+        try:
+            return LatestDescendant.model_validate(body)
+        except ValidationError:
+            raise HermesError(Code.INCOMPATIBLE, "latest-descendant: missing or mistyped fields") from None
+
+    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
+        """iot `/messages/around?row_id=`: a display page starting at a user prompt of
+        exactly `sid` (no prefixes); its pagination `offset` counts from the oldest row."""
+        params = self._params({"row_id": row_id, "limit": limit})
+        try:
+            body = self.get_json(
+                "around", f"/api/sessions/{path_segment(SessionId(sid))}/messages/around", params, sid
+            )
+        except HermesError as exc:
+            # FastAPI's own 404 for an unknown route says exactly "Not Found".
+            if exc.status == 405 or (exc.status == 404 and exc.detail == "Not Found"):
+                raise HermesError(
+                    Code.UNSUPPORTED, "this dashboard has no /messages/around", status=exc.status
+                ) from None
+            raise
+        try:
+            page = MessagesPage.model_validate(body)
+        except ValidationError:
+            raise HermesError(Code.INCOMPATIBLE, "around: missing or mistyped fields") from None
+        if page.pagination.offset is None or page.pagination.returned != len(page.messages):
+            raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")
+        if self.profile is not None and isinstance(body, dict) and "profile" in body:
+            self._check_profile("around", page.profile, True)
+        return page

@@ -1,0 +1,58 @@
+"""Opaque session-id rules: accepted unchanged or rejected, never repaired.
+
+An id is non-empty, at most 512 UTF-16 code units, free of control characters and of
+surrounding whitespace, and is neither `.` nor `..`. Path segments built from an id are
+percent-encoded with nothing left unescaped (`quote(id, safe="")`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import NewType
+from urllib.parse import quote
+
+from hermes_task.failures import Code, HermesError
+
+SessionId = NewType("SessionId", str)
+
+MAX_UTF16_UNITS = 512
+
+
+def utf16_units(value: str) -> int:
+    """Length in UTF-16 code units (astral characters count twice)."""
+    return len(value.encode("utf-16-le")) // 2
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value)
+
+
+def check_id(value: str, *, what: str = "id") -> SessionId:
+    """Return `value` as a SessionId, or raise `invalid_id` naming the broken rule."""
+    if not value:
+        raise HermesError(Code.INVALID_ID, f"{what} is empty")
+    if value in (".", ".."):
+        raise HermesError(Code.INVALID_ID, f"{what} may not be '.' or '..'")
+    if value != value.strip():
+        raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
+    if _has_control(value):
+        raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
+    if utf16_units(value) > MAX_UTF16_UNITS:
+        raise HermesError(Code.INVALID_ID, f"{what} is longer than {MAX_UTF16_UNITS} UTF-16 units")
+    return SessionId(value)
+
+
+def is_valid_id(value: object) -> bool:
+    """True when `value` is a string that `check_id` accepts."""
+    if not isinstance(value, str):
+        return False
+    try:
+        check_id(value)
+    except HermesError:
+        return False
+    return True
+
+
+def path_segment(value: SessionId) -> str:
+    """The id as one fully percent-encoded URL path segment."""
+    return quote(value, safe="")

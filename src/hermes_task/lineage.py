@@ -1,0 +1,188 @@
+"""Prove that a candidate segment continues a task: a walk of `parent_session_id` (pure).
+
+A newer segment is trusted only after a walk from it back to the task's anchor (the first
+durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
+
+- Y ended with `end_reason == "compression"`;
+- timestamps are finite and coherent: X starts no earlier than Y, Y ends no earlier than it
+  starts (X may start before Y.ended_at: the backend inserts the child before it stamps
+  the parent's closure in the same transaction);
+- X and Y have the same persisted `source` (one exception: on a legacy 0.19.x backend the
+  official rotation rewrites `tool` into `subagent`; exactly that transition is accepted,
+  and reported as a note);
+- both model configs are present and parse as a JSON object or null;
+- the inherited markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged
+  from Y, and none names X or Y (a marker naming the direct parent is a delegation, branch
+  or reset edge, not a continuation);
+- `profile_name`, where both record one, is the same.
+
+The walk is bounded (32 nodes per path; the reader bounds detail reads per fetch) and
+rejects cycles and walks that end anywhere but at the anchor. Two proven paths that are not
+prefixes of one another are a fork: never resolved by recency.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_task.wire import SessionDetail
+
+MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
+MAX_PATH_NODES = 32
+LEGACY_SOURCE_REWRITE = "legacy_source_rewrite"
+
+
+class LineageRejected(Exception):
+    """The candidate is not provably a segment of this task; `reason` is a stable code."""
+
+    def __init__(self, reason: str, at: str | None = None) -> None:
+        super().__init__(reason if at is None else f"{reason} at {at}")
+        self.reason = reason
+        self.at = at
+
+
+class BoundReached(Exception):
+    """A proof bound (path length or detail reads) stopped the walk."""
+
+
+class ForkAmbiguous(Exception):
+    """Two proven segments lie on different branches of the task."""
+
+    def __init__(self, first: Sequence[str], second: Sequence[str]) -> None:
+        super().__init__(f"{first[-1]} and {second[-1]} are on different branches")
+        self.first = tuple(first)
+        self.second = tuple(second)
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A verified lineage: `path[0]` is the anchor, `path[-1]` the proven segment."""
+
+    path: tuple[str, ...]
+    details: tuple[SessionDetail, ...]
+    notes: tuple[str, ...] = ()
+
+
+def parse_model_config(detail: SessionDetail) -> dict[str, Any] | None:
+    """The model config as a dict, or None when null; raises on a missing or bad value."""
+    if not detail.has_model_config:
+        raise LineageRejected("missing_field", detail.id)
+    raw = detail.model_config_raw
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise LineageRejected("bad_model_config", detail.id) from None
+        if raw is None:
+            return None
+    if not isinstance(raw, dict):
+        raise LineageRejected("bad_model_config", detail.id)
+    return raw
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_hop(
+    child: SessionDetail, parent: SessionDetail, *, legacy: bool | Callable[[], bool]
+) -> str | None:
+    """Accept `child -> parent` as a compression edge or raise `LineageRejected`.
+    Returns a note when the accepted hop used the legacy source exception."""
+    if parent.end_reason != "compression":
+        raise LineageRejected("not_compression_edge", child.id)
+    if not (_finite(child.started_at) and _finite(parent.started_at) and _finite(parent.ended_at)):
+        raise LineageRejected("bad_timestamps", child.id)
+    assert child.started_at is not None
+    assert parent.started_at is not None
+    assert parent.ended_at is not None
+    if child.started_at < parent.started_at or parent.ended_at < parent.started_at:
+        raise LineageRejected("bad_timestamps", child.id)
+    note = None
+    if child.source is None or parent.source is None:
+        raise LineageRejected("missing_field", child.id)
+    if child.source != parent.source:
+        is_legacy = legacy() if callable(legacy) else legacy
+        if parent.source == "tool" and child.source == "subagent" and is_legacy:
+            note = LEGACY_SOURCE_REWRITE
+        else:
+            raise LineageRejected("source_changed", child.id)
+    child_mc = parse_model_config(child) or {}
+    parent_mc = parse_model_config(parent) or {}
+    for marker in MARKERS:
+        value = child_mc.get(marker)
+        if value != parent_mc.get(marker):
+            raise LineageRejected("marker_changed", child.id)
+        if value is not None and value in (parent.id, child.id):
+            raise LineageRejected("direct_parent_marker", child.id)
+    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
+        raise LineageRejected("profile_changed", child.id)
+    return note
+
+
+def prove(
+    anchor: SessionDetail,
+    candidate: str,
+    read: Callable[[str], SessionDetail],
+    *,
+    legacy: bool | Callable[[], bool],
+    max_nodes: int = MAX_PATH_NODES,
+) -> Proof:
+    """Walk from `candidate` back to `anchor`. `read(id)` returns an exact-id, profile-checked
+    detail (and may raise `BoundReached` when its read budget is spent). `legacy` may be a
+    thunk: the contract is only asked for when the legacy exception could apply."""
+    if candidate == anchor.id:
+        return Proof((anchor.id,), (anchor,))
+    node = read(candidate)
+    chain = [node]
+    seen = {node.id}
+    notes: list[str] = []
+    while True:
+        parent_id = node.parent_session_id
+        if parent_id is None:
+            raise LineageRejected("unrelated", node.id)
+        if parent_id in seen:
+            raise LineageRejected("cycle", parent_id)
+        if len(chain) + 1 > max_nodes:
+            raise BoundReached(f"lineage path longer than {max_nodes} nodes")
+        parent = anchor if parent_id == anchor.id else read(parent_id)
+        note = check_hop(node, parent, legacy=legacy)
+        if note and note not in notes:
+            notes.append(note)
+        chain.append(parent)
+        if parent.id == anchor.id:
+            break
+        seen.add(parent.id)
+        node = parent
+    chain.reverse()
+    return Proof(tuple(d.id for d in chain), tuple(chain), tuple(notes))
+
+
+def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
+    """The longer of two proven paths when one extends the other; a late ancestor
+    reference never replaces a verified newer segment; anything else is a fork."""
+    a, b = tuple(current), tuple(other)
+    if b[: len(a)] == a:
+        return b
+    if a[: len(b)] == b:
+        return a
+    raise ForkAmbiguous(a, b)
+
+
+def continues_parent(
+    anchor: SessionDetail, parent: SessionDetail, *, legacy: bool | Callable[[], bool]
+) -> bool:
+    """True when the anchor itself continues its parent by compression (so earlier task
+    segments exist that the anchor's own pages may not show). A delegation, branch or reset
+    marker naming the direct parent is not a continuation."""
+    try:
+        check_hop(anchor, parent, legacy=legacy)
+    except LineageRejected:
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""Renderers: pure functions from output documents to text (terminal) or JSON."""

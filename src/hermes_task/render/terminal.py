@@ -1,0 +1,173 @@
+"""Terminal rendering of transcripts and task lists (rich, no markup from data).
+
+Every backend string is passed through `sanitize.clean` first and only ever wrapped in
+`Text` (or `Markdown` with hyperlinks off), so transcript bytes cannot inject escape
+sequences, markup or OSC 8 links; only rich's own SGR colour codes reach the terminal.
+Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwise.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from hermes_task.catalogue import STATUS_LABELS, UNAVAILABLE
+from hermes_task.model import Row, TaskEntry, TasksDoc, TranscriptDoc
+from hermes_task.sanitize import clean, clean_line
+
+ROLE_STYLES = {
+    "user": "bold cyan",
+    "assistant": "bold green",
+    "agent": "bold green",
+    "tool": "bold yellow",
+    "system": "bold magenta",
+}
+STATUS_STYLES = {
+    "completed": "green",
+    "failed": "red",
+    "error": "red",
+    "interrupted": "yellow",
+    "cancelled": "yellow",
+    "timeout": "red",
+    "running": "cyan",
+    "unknown": "dim",
+}
+
+
+def _when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return ""
+    try:
+        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _prose(text: str, markdown: bool) -> RenderableType:
+    safe = clean(text)
+    if markdown:
+        from rich.markdown import Markdown
+
+        return Markdown(safe, hyperlinks=False)
+    return Text(safe)
+
+
+def row_renderable(row: Row, *, markdown: bool, reasoning: bool) -> RenderableType:
+    """One row: a header line (role, kind, tool, id, time) and its indented body."""
+    role = "assistant" if row.role == "agent" else row.role
+    header = Text()
+    header.append("▌ ", style=ROLE_STYLES.get(role, "bold"))
+    header.append(clean_line(role), style=ROLE_STYLES.get(role, "bold"))
+    if row.kind:
+        header.append(f" [{clean_line(row.kind)}]", style="italic")
+    if row.role == "tool" and row.tool_name:
+        header.append(f" {clean_line(row.tool_name)}", style="yellow")
+    if row.tool_call_id:
+        header.append(f" ({clean_line(row.tool_call_id)})", style="dim")
+    header.append(f"  #{row.id}", style="dim")
+    when = _when(row.timestamp)
+    if when:
+        header.append(f"  {when}", style="dim")
+    if row.archived:
+        header.append("  archived", style="dim italic")
+    body: list[RenderableType] = []
+    if row.reasoning:
+        if reasoning:
+            body.append(Text("reasoning:", style="dim italic"))
+            body.append(Text(clean(row.reasoning), style="dim"))
+        else:
+            body.append(
+                Text(f"▸ reasoning hidden ({len(row.reasoning)} chars; --reasoning shows it)", style="dim")
+            )
+    for note in row.commentary:
+        body.append(_prose(note, markdown))
+    if row.text:
+        body.append(_prose(row.text, markdown))
+    for call in row.tool_calls:
+        line = Text("→ ", style="yellow")
+        line.append(f"call {clean_line(call.name or '(unnamed tool)')}", style="yellow")
+        if call.id:
+            line.append(f" ({clean_line(call.id)})", style="dim")
+        line.append(" ")
+        if call.arguments is None:
+            line.append("(no arguments recorded)", style="dim italic")
+        else:
+            line.append(clean(call.arguments))
+        body.append(line)
+    if not body:
+        body.append(Text("(empty)", style="dim italic"))
+    return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
+
+
+def transcript(console: Console, doc: TranscriptDoc, *, markdown: bool, reasoning: bool) -> None:
+    """The rows of a transcript document, then a one-line footer about coverage."""
+    for row in doc.rows:
+        console.print(row_renderable(row, markdown=markdown, reasoning=reasoning))
+        console.print()
+    console.print(footer(doc))
+
+
+def footer(doc: TranscriptDoc) -> Text:
+    task = doc.task
+    state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
+    text = Text(style="dim")
+    text.append(f"task {clean_line(task.root_id)} · {clean_line(state)}")
+    if len(task.lineage) > 1:
+        text.append(f" · {len(task.lineage)} segments, tip {clean_line(task.tip_id)}")
+    text.append(f" · {len(doc.rows)} rows shown")
+    if doc.coverage.has_older:
+        text.append(f" · older rows exist: hermes-task older {clean_line(task.root_id)}")
+    return text
+
+
+def rows(console: Console, items: Iterable[Row], *, markdown: bool, reasoning: bool) -> None:
+    """Rows appended to an ongoing output (follow): printed once each, no redraw."""
+    for row in items:
+        console.print(row_renderable(row, markdown=markdown, reasoning=reasoning))
+        console.print()
+
+
+def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
+    for entry in entries:
+        status = Text(
+            STATUS_LABELS.get(entry.status, entry.status), style=STATUS_STYLES.get(entry.status, "")
+        )
+        goal = clean_line(entry.goal or "(no goal recorded)")
+        if len(goal) > 100:
+            goal = goal[:99] + "…"
+        ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
+        index = "" if entry.task_index is None else str(entry.task_index)
+        table.add_row(
+            "  " * depth + index,
+            status,
+            Text(goal),
+            Text(ref),
+            Text(clean_line(entry.delegation_id or "-")),
+            Text(clean_line(entry.subagent_id or "-")),
+        )
+        if entry.gap:
+            table.add_row("", Text("gap", style="dim"), Text(clean_line(entry.gap), style="dim"), "", "", "")
+        _task_rows(table, entry.children, depth + 1)
+
+
+def tasks(console: Console, doc: TasksDoc) -> None:
+    """The delegated tasks of a parent chat: a table, then a summary line."""
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for heading in ("#", "status", "goal", "child session", "delegation", "subagent"):
+        table.add_column(heading, overflow="fold")
+    _task_rows(table, doc.tasks, 0)
+    console.print(table)
+    summary = doc.summary
+    line = Text(style="dim")
+    line.append(f"{summary.total} tasks · {summary.terminal} terminal · {summary.state}")
+    console.print(line)
+    if any(e.unavailable_reason for e in doc.tasks):
+        console.print(
+            Text(f"child session unavailable: {UNAVAILABLE['no_durable_child_reference']}", style="dim")
+        )

@@ -1,0 +1,387 @@
+"""One task, read cycle by cycle: proof, newest page, fresh detail (the seed's controller).
+
+`TaskReader` owns the verified lineage, the window and the request generation of one
+task. Each `refresh()` is: prove pending candidates (`--tip`, then `/latest-descendant`
+hints while the newest verified segment ended by compression) -> detail -> newest messages
+page -> a fresh detail read that notices a compression finished during the request. A
+messages answer for another session is used only once proven on the same branch. Older
+pages (`read_older`) are read at offset == coverage of the current canonical segment.
+Failures are raised as `HermesError`; what was verified before stays in `window`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hermes_task.catalogue import warning_message
+from hermes_task.client import PAGE_LIMIT, DashboardClient
+from hermes_task.failures import Code, HermesError
+from hermes_task.ids import is_valid_id
+from hermes_task.lineage import (
+    LEGACY_SOURCE_REWRITE,
+    MARKERS,
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    combine,
+    continues_parent,
+    parse_model_config,
+    prove,
+)
+from hermes_task.model import (
+    BackendInfo,
+    Candidate,
+    Coverage,
+    TaskInfo,
+    TranscriptDoc,
+    WarningItem,
+)
+from hermes_task.sanitize import clean_line
+from hermes_task.window import MergeResult, Window, advance, merge_latest, merge_older
+from hermes_task.wire import MessagesPage, SessionDetail, WireMessage
+
+MAX_DETAIL_READS = 100
+MAX_HINT_HOPS = 4
+MAX_LEGACY_FORWARD_PAGES = 100
+
+
+class DetailReader:
+    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
+
+    def __init__(self, client: DashboardClient, budget: int = MAX_DETAIL_READS) -> None:
+        self.client = client
+        self.budget = budget
+        self.reads = 0
+        self.cache: dict[str, SessionDetail] = {}
+
+    def __call__(self, sid: str) -> SessionDetail:
+        if sid not in self.cache:
+            self.cache[sid] = self.fresh(sid)
+        return self.cache[sid]
+
+    def fresh(self, sid: str) -> SessionDetail:
+        if self.reads >= self.budget:
+            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
+        self.reads += 1
+        detail = self.client.detail(sid)
+        self.cache[sid] = detail
+        return detail
+
+
+@dataclass
+class Snapshot:
+    """The outcome of one cycle: new rows, warnings, and a failure to report after the
+    verified rows (a rejected or forked candidate)."""
+
+    new_keys: tuple[tuple[str, int], ...] = ()
+    warnings: list[WarningItem] = field(default_factory=list)
+    failure: HermesError | None = None
+
+
+class TaskReader:
+    """The read-only controller of one task, anchored at its first durable reference."""
+
+    def __init__(
+        self,
+        client: DashboardClient,
+        anchor_id: str,
+        *,
+        tips: Sequence[str] = (),
+        hint: bool = True,
+    ) -> None:
+        self.client = client
+        self.anchor_id = anchor_id
+        self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
+        self.hint = hint
+        self.anchor: SessionDetail | None = None
+        self.tip: SessionDetail | None = None
+        self.path: tuple[str, ...] = (anchor_id,)
+        self.window = Window()
+        self.legacy: bool | None = None
+        self.candidate = Candidate()
+        self.notes: set[str] = set()
+        self.bound_hit = False
+        self.continues_parent: bool | None = None
+
+    # -- contract -------------------------------------------------------------------------
+
+    def _legacy(self) -> bool:
+        if self.legacy is None:
+            probe = self.client.messages(self.anchor_id, offset=0, limit=1)
+            self.legacy = probe.legacy
+        return self.legacy
+
+    # -- proof ----------------------------------------------------------------------------
+
+    def add_candidate(self, sid: str) -> None:
+        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
+        if sid not in self.path and sid not in self.pending:
+            self.pending.append(sid)
+
+    def _adopt(self, reader: DetailReader, sid: str, *, explicit: bool) -> HermesError | None:
+        try:
+            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+        except LineageRejected as exc:
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason)
+                return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
+            return None
+        except BoundReached:
+            self.bound_hit = True
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached")
+            return None
+        try:
+            self.path = combine(self.path, proof.path)
+        except ForkAmbiguous as exc:
+            common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
+            self.path = tuple(common) or (self.anchor_id,)
+            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous")
+            return HermesError(
+                Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
+            )
+        self.notes.update(proof.notes)
+        if explicit or self.candidate.status == "none":
+            self.candidate = Candidate(
+                id=sid, status="proven", reason=None if explicit else "latest_descendant"
+            )
+        return None
+
+    def _discover(self, reader: DetailReader) -> HermesError | None:
+        failure: HermesError | None = None
+        while self.pending:
+            sid = self.pending.pop(0)
+            failure = self._adopt(reader, sid, explicit=True) or failure
+            if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
+                return failure
+        if not self.hint:
+            return failure
+        for _ in range(MAX_HINT_HOPS):
+            tip = reader(self.path[-1])
+            if tip.end_reason != "compression":
+                break
+            try:
+                hint = self.client.latest_descendant(tip.id)
+            except HermesError as exc:
+                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
+                    break
+                raise
+            if hint.session_id in self.path or not is_valid_id(hint.session_id):
+                break
+            before = self.path
+            fork = self._adopt(reader, hint.session_id, explicit=False)
+            if fork is not None:
+                return fork
+            if self.path == before:
+                break
+        return failure
+
+    # -- pages ----------------------------------------------------------------------------
+
+    def _newest_page(self, tip: SessionDetail) -> tuple[MessagesPage, list[WireMessage], bool, int | None]:
+        """The newest page of `tip` (legacy backends ignore `order`: page from the count)."""
+        guess_legacy = self.legacy if self.legacy is not None else not tip.looks_current
+        offset = 0
+        if guess_legacy:
+            offset = max(0, (tip.message_count or 0) - PAGE_LIMIT)
+        page = self.client.messages(tip.id, offset=offset)
+        if self.legacy is None:
+            self.legacy = page.legacy
+        if not page.legacy:
+            if offset != 0:
+                page = self.client.messages(tip.id, offset=0)
+            return page, list(page.messages), page.pagination.returned < PAGE_LIMIT, None
+        rows = list(page.messages)
+        if offset == 0 and page.pagination.returned == PAGE_LIMIT and not guess_legacy:
+            offset = max(0, (tip.message_count or 0) - PAGE_LIMIT)
+            page = self.client.messages(tip.id, offset=offset)
+            rows = list(page.messages)
+        last = page
+        forward = offset
+        for _ in range(MAX_LEGACY_FORWARD_PAGES):
+            if last.pagination.returned < PAGE_LIMIT:
+                break
+            forward += PAGE_LIMIT
+            last = self.client.messages(tip.id, offset=forward)
+            if last.session_id != page.session_id:
+                raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while paging")
+            rows.extend(last.messages)
+        return page, rows, offset == 0, offset
+
+    def refresh(self) -> Snapshot:
+        """One read cycle; the window gains the newest page of the newest verified segment."""
+        reader = DetailReader(self.client)
+        if self.anchor is None:
+            self.anchor = reader(self.anchor_id)
+        snap = Snapshot()
+        for attempt in range(2):
+            try:
+                snap.failure = self._discover(reader) or snap.failure
+            except BoundReached:
+                self.bound_hit = True
+            tip = reader(self.path[-1])
+            if self.window.canonical != tip.id:
+                self.window = advance(self.window, tip.id)
+            generation = self.window.generation
+            page, rows, exhausted, offset = self._newest_page(tip)
+            if page.session_id != tip.id:
+                tip = self._redirected(reader, page.session_id)
+                page, rows, exhausted, offset = self._newest_page(tip)
+                if page.session_id != tip.id:
+                    raise HermesError(Code.IDENTITY_MISMATCH, "the messages answer names another session")
+            if self.window.generation != generation:
+                continue
+            result = merge_latest(self.window, rows, exhausted=exhausted, offset=offset)
+            self.window = result.window
+            snap.new_keys += result.new_keys
+            if result.gap:
+                snap.warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+            fresh = reader.fresh(tip.id)
+            self.tip = fresh
+            if tip.id == self.anchor_id:
+                self.anchor = fresh
+            if fresh.end_reason == "compression" and tip.end_reason != "compression" and attempt == 0:
+                continue  # a compression finished during the read: look for the newer segment
+            break
+        snap.warnings = self._warnings(reader) + snap.warnings
+        return snap
+
+    def _redirected(self, reader: DetailReader, sid: str) -> SessionDetail:
+        if not is_valid_id(sid):
+            raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
+        try:
+            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+            path = combine(self.path, proof.path)
+        except (LineageRejected, ForkAmbiguous):
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for {clean_line(sid)}, not proven on this task"
+            ) from None
+        except BoundReached:
+            self.bound_hit = True
+            raise HermesError(Code.IDENTITY_MISMATCH, "messages answered for another session") from None
+        if path[-1] != sid:
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for an earlier segment {clean_line(sid)}"
+            )
+        self.path = path
+        self.notes.update(proof.notes)
+        self.window = advance(self.window, sid)
+        return reader(sid)
+
+    def read_older(self, limit: int = PAGE_LIMIT) -> MergeResult | None:
+        """One page older than the window's newest block; None when nothing is older.
+        A canonical change during the read restarts at offset 0 (a refresh)."""
+        if self.tip is None:
+            self.refresh()
+        window = self.window
+        if window.at_start and not window.breaks:
+            return None
+        canonical = window.canonical
+        assert canonical is not None
+        if self.legacy:
+            low = window.legacy_low or 0
+            if low <= 0:
+                return None
+            offset = max(0, low - limit)
+            page = self.client.messages(canonical, offset=offset, limit=low - offset)
+            exhausted = offset == 0
+        else:
+            offset = None
+            page = self.client.messages(canonical, offset=window.coverage, limit=limit)
+            exhausted = page.pagination.returned < limit
+        if page.session_id != canonical:
+            self.refresh()
+            return MergeResult(self.window, ())
+        if self.window.generation != window.generation:
+            return MergeResult(self.window, ())
+        result = merge_older(self.window, page.messages, exhausted=exhausted, offset=offset)
+        self.window = result.window
+        return result
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _anchor_continues(self, reader: DetailReader) -> bool:
+        """Does the anchor itself continue an earlier segment? One extra exact-id,
+        profile-checked read of the parent's metadata; never its messages."""
+        if self.continues_parent is None:
+            anchor = self.anchor
+            assert anchor is not None
+            parent_id = anchor.parent_session_id
+            result = False
+            try:
+                markers = parse_model_config(anchor) or {}
+            except LineageRejected:
+                markers = {}
+            direct = any(markers.get(m) == parent_id for m in MARKERS)
+            if parent_id is not None and not direct and is_valid_id(parent_id):
+                try:
+                    parent = reader(parent_id)
+                except BoundReached:
+                    parent = None
+                except HermesError as exc:
+                    if exc.code is not Code.NOT_FOUND:
+                        raise
+                    parent = None
+                result = parent is not None and continues_parent(anchor, parent, legacy=self._legacy)
+            self.continues_parent = result
+        return self.continues_parent
+
+    def _warnings(self, reader: DetailReader) -> list[WarningItem]:
+        out: list[WarningItem] = []
+
+        def add(code: str, detail: str = "") -> None:
+            out.append(WarningItem(code=code, message=warning_message(code, detail)))
+
+        if self.legacy:
+            add("legacy_backend")
+        tip = self.tip
+        assert tip is not None
+        if tip.end_reason == "compression":
+            add("partial_history")
+        earlier = set(self.path[:-1])
+        has_earlier = len(self.path) > 1 or self._anchor_continues(reader)
+        if has_earlier:
+            shown = any(k[0] != tip.id for k in self.window.keys if not earlier or k[0] in earlier)
+            merges = not self.legacy and tip.source != "tool"
+            if not shown and (not merges or not self.window.has_older):
+                add("partial_ancestors")
+        if self.bound_hit:
+            add("bound_reached")
+        return out
+
+    def state(self) -> str:
+        tip = self.tip
+        if tip is None or tip.end_reason == "compression":
+            return "unknown"
+        if tip.end_reason is None and tip.ended_at is None:
+            return "running"
+        return "ended"
+
+    def document(self, warnings: Sequence[WarningItem]) -> TranscriptDoc:
+        tip = self.tip
+        assert tip is not None
+        assert self.anchor is not None
+        window = self.window
+        return TranscriptDoc(
+            task=TaskInfo(
+                root_id=self.anchor_id,
+                tip_id=tip.id,
+                lineage=list(self.path),
+                candidate=self.candidate,
+                profile=self.client.profile,
+                source=self.anchor.source,
+                state=self.state(),
+                end_reason=tip.end_reason,
+                notes=sorted(self.notes),
+            ),
+            backend=BackendInfo(contract="legacy" if self.legacy else "current"),
+            rows=window.rows(),
+            coverage=Coverage(
+                unique_rows=len(window.keys), has_older=window.has_older, at_start=window.at_start
+            ),
+            warnings=list(warnings),
+        )
+
+
+__all__ = ["LEGACY_SOURCE_REWRITE", "DetailReader", "Snapshot", "TaskReader"]

@@ -1,0 +1,45 @@
+"""Windows other than the newest page: `show --around ROW_ID` (current backends only).
+
+Each around page starts at a user prompt of the canonical segment and says its absolute
+offset from the oldest row, so several windows are unioned in offset order: overlapping
+ones are aligned on shared identities, disjoint ones are kept apart with a `gap` warning,
+and no row is invented between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hermes_task.catalogue import warning_message
+from hermes_task.failures import Code, HermesError
+from hermes_task.model import WarningItem
+from hermes_task.snapshot import Snapshot, TaskReader
+from hermes_task.window import Window, merge_latest
+from hermes_task.wire import MessagesPage
+
+
+def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
+    """Replace the reader's window with the union of the windows around `row_ids`."""
+    if reader.legacy:
+        raise HermesError(Code.UNSUPPORTED, "--around needs a current backend (hermes-agent 0.19.x has none)")
+    canonical = reader.window.canonical
+    assert canonical is not None
+    pages: list[MessagesPage] = []
+    for row_id in dict.fromkeys(row_ids):
+        page = reader.client.around(canonical, row_id)
+        if page.session_id != canonical:
+            raise HermesError(Code.IDENTITY_MISMATCH, "around answered for another session")
+        first = page.messages[0] if page.messages else None
+        if first is None or first.id != row_id or first.session_id != canonical:
+            raise HermesError(Code.NOT_FOUND, f"row {row_id} is not a prompt of this task's segment")
+        pages.append(page)
+    pages.sort(key=lambda p: p.pagination.offset or 0)
+    window = Window(canonical=canonical, generation=reader.window.generation)
+    warnings = [w for w in snap.warnings if w.code != "gap"]
+    for page in pages:
+        result = merge_latest(window, page.messages, exhausted=(page.pagination.offset or 0) == 0)
+        window = result.window
+        if result.gap:
+            warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+    reader.window = window
+    return Snapshot(new_keys=tuple(window.keys), warnings=warnings, failure=snap.failure)
