@@ -16,6 +16,10 @@ durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
   or reset edge, not a continuation);
 - `profile_name`, where both record one, is the same.
 
+A segment whose own marker names its direct parent is a task root (delegation, branch or
+reset edge); reaching one that is not the anchor ends the walk: the candidate belongs to
+another task (`foreign_root`).
+
 The walk is bounded (32 nodes per path; the reader bounds detail reads per fetch) and
 rejects cycles and walks that end anywhere but at the anchor. Two proven paths that are not
 prefixes of one another are a fork: never resolved by recency.
@@ -90,6 +94,16 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _names_direct_parent(node: SessionDetail) -> bool:
+    try:
+        markers = parse_model_config(node) or {}
+    except LineageRejected:
+        return False
+    return node.parent_session_id is not None and any(
+        markers.get(m) == node.parent_session_id for m in MARKERS
+    )
+
+
 def check_hop(
     child: SessionDetail, parent: SessionDetail, *, legacy: bool | Callable[[], bool]
 ) -> str | None:
@@ -151,6 +165,9 @@ def prove(
             raise LineageRejected("cycle", parent_id)
         if len(chain) + 1 > max_nodes:
             raise BoundReached(f"lineage path longer than {max_nodes} nodes")
+        if parent_id != anchor.id and _names_direct_parent(node):
+            # A delegation (branch, reset) root that is not the anchor: the walk left the task.
+            raise LineageRejected("foreign_root", node.id)
         parent = anchor if parent_id == anchor.id else read(parent_id)
         note = check_hop(node, parent, legacy=legacy)
         if note and note not in notes:

@@ -9,9 +9,12 @@ The config file is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml` (else
     profile = "default"
     token_file = "~/.config/hermes-task/local.token"
     username = "admin"
-    password_file = "~/.config/hermes-task/local.password"
+    password_file = "local.password"      # relative paths are relative to the config file
+    request_timeout = 10
 
-Secrets are never values here: only paths to files that hold them.
+Secrets are never values here: only paths to files that hold them. An unknown key, a
+mistyped value, malformed TOML or a gateway name that the file does not define is a usage
+error (exit 2) with a one-line message, never a silent default.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from hermes_task.failures import Code, HermesError
@@ -29,7 +33,11 @@ from hermes_task.sanitize import clean_line
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0
+TOP_KEYS = frozenset({"default_gateway", "gateways"})
 GATEWAY_KEYS = frozenset({"url", "profile", "token_file", "username", "password_file", "request_timeout"})
+TOKEN_ENVS = ("HERMES_DASHBOARD_TOKEN", "HERMES_DASHBOARD_SESSION_TOKEN")
+
+Source = Literal["flag", "env", "config", "default"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class Settings:
     password_env: str | None
     request_timeout: float
     gateway: str | None
+    sources: Mapping[str, Source] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def loopback(self) -> bool:
@@ -50,7 +59,10 @@ class Settings:
 
 
 def config_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    """`$XDG_CONFIG_HOME/hermes-task/config.toml`; a relative XDG_CONFIG_HOME is ignored
+    (XDG Base Directory spec), so `~/.config` is used instead."""
+    xdg = env.get("XDG_CONFIG_HOME") or ""
+    base = xdg if os.path.isabs(xdg) else str(Path(env.get("HOME") or Path.home()) / ".config")
     return Path(base) / "hermes-task" / "config.toml"
 
 
@@ -89,30 +101,57 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def _bad(path: Path, what: str) -> HermesError:
+    return HermesError(Code.CONFIG, f"{path}: {what}")
+
+
 def load_config(path: Path) -> dict[str, object]:
+    """The parsed, validated config file; `{}` when there is none. Every key is known and
+    every value has its type, else `config_invalid`."""
     if not path.exists():
         return {}
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise HermesError(Code.CONFIG, f"{path}: {clean_line(str(exc))}") from None
+        raise _bad(path, clean_line(str(exc))) from None
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise _bad(path, f"unknown keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
+    if not isinstance(data.get("default_gateway", ""), str):
+        raise _bad(path, "default_gateway must be a string")
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict) or not all(isinstance(v, dict) for v in gateways.values()):
-        raise HermesError(Code.CONFIG, f"{path}: [gateways.NAME] must be tables")
+        raise _bad(path, "[gateways.NAME] must be tables")
     for name, table in gateways.items():
         unknown = set(table) - GATEWAY_KEYS
         if unknown:
-            raise HermesError(Code.CONFIG, f"{path}: gateway {name!r} has unknown keys {sorted(unknown)}")
+            raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}")
         for key, value in table.items():
-            ok = isinstance(value, int | float) if key == "request_timeout" else isinstance(value, str)
+            if key == "request_timeout":
+                ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+            else:
+                ok = isinstance(value, str) and value != ""
             if not ok:
-                raise HermesError(Code.CONFIG, f"{path}: gateway {name!r}: {key} has the wrong type")
+                raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty")
     return data
 
 
-def _expand(value: str | None) -> Path | None:
-    return Path(os.path.expanduser(value)) if value else None
+def gateway_names(env: Mapping[str, str]) -> list[str]:
+    """The gateway names of the config file, sorted; `[]` when the file is absent or
+    invalid (used by shell completion, which must never fail loudly)."""
+    try:
+        gateways = load_config(config_path(env)).get("gateways", {})
+    except HermesError:
+        return []
+    return sorted(gateways) if isinstance(gateways, dict) else []
+
+
+def _expand(value: str | None, base: Path | None) -> Path | None:
+    if not value:
+        return None
+    path = Path(os.path.expanduser(value))
+    return base / path if base is not None and not path.is_absolute() else path
 
 
 def resolve(
@@ -126,40 +165,71 @@ def resolve(
     password_file: str | None = None,
     request_timeout: float | None = None,
 ) -> Settings:
-    """Merge flags, environment, the config file and defaults, in that order."""
-    data = load_config(config_path(env))
+    """Merge flags, environment, the config file and defaults, in that order; `sources`
+    names where each setting came from. A secret from the environment beats a secret file
+    named in the config file, and a file given as a flag beats both."""
+    path = config_path(env)
+    data = load_config(path)
     gateways = data.get("gateways", {})
     assert isinstance(gateways, dict)
-    name = gateway or env.get("HERMES_TASK_GATEWAY") or data.get("default_gateway")
+    sources: dict[str, Source] = {}
+    name: str | None = None
+    candidates: tuple[tuple[object, Source], ...] = (
+        (gateway, "flag"),
+        (env.get("HERMES_TASK_GATEWAY"), "env"),
+        (data.get("default_gateway"), "config"),
+    )
+    for value, source in candidates:
+        if value:
+            name, sources["gateway"] = str(value), source
+            break
     table: dict[str, object] = {}
     if name is not None:
-        if not isinstance(name, str) or name not in gateways:
-            raise HermesError(Code.UNKNOWN_GATEWAY, clean_line(str(name)))
+        if name not in gateways:
+            known = ", ".join(sorted(gateways)) or "none defined"
+            raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
         table = gateways[name]
 
-    def pick(flag: str | None, env_name: str | None, key: str) -> str | None:
+    def pick(key: str, flag: str | None, env_name: str | None) -> str | None:
         if flag is not None:
+            sources[key] = "flag"
             return flag
         if env_name and env.get(env_name):
+            sources[key] = "env"
             return env[env_name]
         value = table.get(key)
-        return value if isinstance(value, str) else None
+        if isinstance(value, str):
+            sources[key] = "config"
+            return value
+        return None
 
-    raw_url = pick(url, "HERMES_DASHBOARD_URL", "url") or DEFAULT_URL
+    raw_url = pick("url", url, "HERMES_DASHBOARD_URL") or DEFAULT_URL
     timeout = request_timeout
-    if timeout is None:
+    if timeout is not None:
+        sources["request_timeout"] = "flag"
+    else:
         configured = table.get("request_timeout")
-        timeout = float(configured) if isinstance(configured, int | float) else DEFAULT_REQUEST_TIMEOUT
+        if isinstance(configured, int | float):
+            timeout, sources["request_timeout"] = float(configured), "config"
+        else:
+            timeout = DEFAULT_REQUEST_TIMEOUT
     if timeout <= 0:
         raise HermesError(Code.USAGE, "the request timeout must be positive")
+    token_env = next((env[n] for n in TOKEN_ENVS if env.get(n)), None)
+    password_env = env.get("HERMES_DASHBOARD_PASSWORD") or None
+    base = path.parent
+    # flag file > env secret > config file: the config's file only when no env secret is set.
+    token_path = pick("token_file", token_file, None) if token_file or not token_env else None
+    password_path = pick("password_file", password_file, None) if password_file or not password_env else None
     return Settings(
         url=normalise_url(raw_url),
-        profile=pick(profile, "HERMES_TASK_PROFILE", "profile"),
-        token_file=_expand(pick(token_file, None, "token_file")),
-        token_env=env.get("HERMES_DASHBOARD_TOKEN") or env.get("HERMES_DASHBOARD_SESSION_TOKEN") or None,
-        username=pick(username, "HERMES_DASHBOARD_USERNAME", "username"),
-        password_file=_expand(pick(password_file, None, "password_file")),
-        password_env=env.get("HERMES_DASHBOARD_PASSWORD") or None,
+        profile=pick("profile", profile, "HERMES_TASK_PROFILE"),
+        token_file=_expand(token_path, base if sources.get("token_file") == "config" else None),
+        token_env=token_env,
+        username=pick("username", username, "HERMES_DASHBOARD_USERNAME"),
+        password_file=_expand(password_path, base if sources.get("password_file") == "config" else None),
+        password_env=password_env,
         request_timeout=timeout,
-        gateway=name if isinstance(name, str) else None,
+        gateway=name,
+        sources=sources,
     )

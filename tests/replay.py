@@ -1,0 +1,58 @@
+"""Replay captured real dashboard exchanges (fixtures/<backend>/...) through respx.
+
+Requests are matched on method, path, query and whether a session token was sent; an
+unmatched request fails the test (it names the request), so the mocks stay exactly as
+true as the captures made by tools/capture_task_history_fixture.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+BASE_URL = "http://127.0.0.1:9119"
+TOKEN = "replay-token-0123456789"
+
+
+def load(backend: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / backend / "delegated_task_dashboard.json").read_text())
+    return data
+
+
+class Replay:
+    """A respx side effect answering from captured exchanges."""
+
+    def __init__(self, backend: str) -> None:
+        self.data = load(backend)
+        self.manifest: dict[str, Any] = self.data["manifest"]
+        self.by_name = {e["name"]: e for e in self.data["exchanges"]}
+        self.seen: list[str] = []
+        self.overrides: dict[tuple[str, str], httpx.Response] = {}
+
+    def _match(self, request: httpx.Request) -> dict[str, Any] | None:
+        query = dict(request.url.params)
+        authed = request.headers.get("x-hermes-session-token") == TOKEN
+        for exchange in self.data["exchanges"]:
+            if exchange["method"] != request.method or exchange["path"] != request.url.path:
+                continue
+            if {k: str(v) for k, v in (exchange.get("query") or {}).items()} != query:
+                continue
+            name = exchange["name"]
+            wants_auth = not name.endswith(("no-token", "wrong-token"))
+            if wants_auth == authed:
+                return dict(exchange)
+        return None
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        override = self.overrides.get((request.url.path, request.url.query.decode()))
+        if override is not None:
+            return override
+        exchange = self._match(request)
+        if exchange is None:
+            raise AssertionError(f"no captured exchange for {request.method} {request.url}")
+        return httpx.Response(exchange["status"], json=exchange["body"])

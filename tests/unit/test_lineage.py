@@ -1,0 +1,261 @@
+"""The lineage proof: one accept/reject case per rule and direction, and properties."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_task.lineage import (
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    combine,
+    continues_parent,
+    prove,
+)
+from hermes_task.wire import SessionDetail
+
+P = "20261130_163359_a4d16b"
+
+
+def detail(sid: str, **over: Any) -> SessionDetail:
+    body: dict[str, Any] = {
+        "id": sid,
+        "source": "subagent",
+        "parent_session_id": None,
+        "model_config": json.dumps({"max_iterations": 90, "_delegate_from": P}),
+        "started_at": 100.0,
+        "ended_at": None,
+        "end_reason": None,
+    }
+    body.update(over)
+    return SessionDetail.parse(body)
+
+
+def chain(n: int, **tip_over: Any) -> list[SessionDetail]:
+    """root -> s1 -> ... -> s(n-1): a valid rotated delegated chain (iot-like timestamps)."""
+    out = []
+    for i in range(n):
+        sid = f"seg{i}"
+        last = i == n - 1
+        out.append(
+            detail(
+                sid,
+                parent_session_id=P if i == 0 else f"seg{i - 1}",
+                started_at=100.0 + i * 10,
+                # iot inserts the child ~1 ms before it stamps the parent's closure
+                ended_at=None if last else 100.0 + (i + 1) * 10 + 0.001,
+                end_reason=None if last else "compression",
+            )
+        )
+    if tip_over:
+        out[-1] = SessionDetail.parse({**_raw(out[-1]), **tip_over})
+    return out
+
+
+def _raw(d: SessionDetail) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "source": d.source,
+        "parent_session_id": d.parent_session_id,
+        "model_config": d.model_config_raw,
+        "started_at": d.started_at,
+        "ended_at": d.ended_at,
+        "end_reason": d.end_reason,
+        "profile_name": d.profile_name,
+    }
+
+
+def reader(nodes: list[SessionDetail]) -> Any:
+    by_id = {n.id: n for n in nodes}
+    by_id.setdefault(P, detail(P, source="cli", model_config=None))
+
+    def read(sid: str) -> SessionDetail:
+        if sid not in by_id:
+            raise LineageRejected("unknown", sid)
+        return by_id[sid]
+
+    return read
+
+
+def test_valid_chain_proves_tip_to_root() -> None:
+    nodes = chain(3)
+    proof = prove(nodes[0], "seg2", reader(nodes), legacy=False)
+    assert proof.path == ("seg0", "seg1", "seg2")
+    assert proof.notes == ()
+
+
+def test_candidate_equal_to_anchor_is_trivially_proven() -> None:
+    nodes = chain(1)
+    assert prove(nodes[0], "seg0", reader(nodes), legacy=False).path == ("seg0",)
+
+
+def _mutate(nodes: list[SessionDetail], index: int, **over: Any) -> list[SessionDetail]:
+    out = list(nodes)
+    out[index] = SessionDetail.parse({**_raw(out[index]), **over})
+    return out
+
+
+REJECTIONS = [
+    # (description, node index to change, override, expected reason)
+    ("parent ended normally, not by compression", 1, {"end_reason": "agent_close"}, "not_compression_edge"),
+    ("parent still running", 1, {"end_reason": None}, "not_compression_edge"),
+    ("child created before its parent", 2, {"started_at": 50.0}, "bad_timestamps"),
+    ("parent closed before it started", 1, {"ended_at": 10.0}, "bad_timestamps"),
+    ("non-finite timestamp", 2, {"started_at": float("nan")}, "bad_timestamps"),
+    ("parent closure missing", 1, {"ended_at": None}, "bad_timestamps"),
+    ("source changed subagent -> cli", 2, {"source": "cli"}, "source_changed"),
+    ("source missing", 2, {"source": None}, "missing_field"),
+    (
+        "inherited marker changed",
+        2,
+        {"model_config": json.dumps({"_delegate_from": "someone_else"})},
+        "marker_changed",
+    ),
+    ("inherited marker dropped", 2, {"model_config": json.dumps({"max_iterations": 90})}, "marker_changed"),
+    (
+        "marker added on a hop",
+        2,
+        {"model_config": json.dumps({"_delegate_from": P, "_branched_from": "x"})},
+        "marker_changed",
+    ),
+    ("model config is not JSON", 2, {"model_config": "{not json"}, "bad_model_config"),
+    ("model config is a list", 2, {"model_config": "[1, 2]"}, "bad_model_config"),
+    ("profile changed", 2, {"profile_name": "work"}, "profile_changed"),
+    ("a sibling task root, not a continuation", 2, {"parent_session_id": P}, "foreign_root"),
+    ("cycle", 1, {"parent_session_id": "seg2"}, "cycle"),
+]
+
+
+@pytest.mark.parametrize(("what", "index", "override", "reason"), REJECTIONS, ids=[r[0] for r in REJECTIONS])
+def test_each_rule_rejects(what: str, index: int, override: dict[str, Any], reason: str) -> None:
+    nodes = chain(3)
+    if what == "profile changed":
+        nodes = [SessionDetail.parse({**_raw(n), "profile_name": "default"}) for n in nodes]
+    nodes = _mutate(nodes, index, **override)
+    read = reader(nodes)
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "seg2", read, legacy=False)
+    assert info.value.reason == reason
+
+
+def test_missing_model_config_key_is_rejected() -> None:
+    nodes = chain(3)
+    raw = _raw(nodes[2])
+    del raw["model_config"]
+    nodes[2] = SessionDetail.parse(raw)
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "seg2", reader(nodes), legacy=False)
+    assert info.value.reason == "missing_field"
+
+
+def test_marker_naming_the_direct_parent_is_a_delegation_not_a_continuation() -> None:
+    nodes = chain(3)
+    # seg2 delegated from seg1 (a grandchild task), and seg1's config says the same: equal
+    # markers, but the marker names the direct parent.
+    nodes = _mutate(nodes, 1, model_config=json.dumps({"_delegate_from": "seg1"}))
+    nodes = _mutate(nodes, 2, model_config=json.dumps({"_delegate_from": "seg1"}))
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "seg2", reader(nodes), legacy=False)
+    assert info.value.reason == "foreign_root"
+    # the same against the anchor itself: a child delegated by the anchor is not its continuation
+    direct = chain(2)
+    direct = _mutate(direct, 0, end_reason="compression", ended_at=200.0)
+    direct = _mutate(direct, 1, model_config=json.dumps({"_delegate_from": "seg0"}))
+    with pytest.raises(LineageRejected) as info:
+        prove(direct[0], "seg1", reader(direct), legacy=False)
+    assert info.value.reason in ("marker_changed", "direct_parent_marker")
+
+
+def test_another_tasks_tip_is_rejected() -> None:
+    ours = chain(2)
+    p2 = "other_parent"
+    marker = json.dumps({"_delegate_from": p2})
+    other = [
+        detail(p2, source="cli", model_config=None),
+        detail("o0", parent_session_id=p2, model_config=marker, ended_at=120.0, end_reason="compression"),
+        detail("o1", parent_session_id="o0", model_config=marker, started_at=115.0, ended_at=None),
+    ]
+    with pytest.raises(LineageRejected) as info:
+        prove(ours[0], "o1", reader(ours + other), legacy=False)
+    # o1 -> o0 is a fine compression edge; o0 is the other task's delegation root
+    assert info.value.reason == "foreign_root"
+    assert info.value.at == "o0"
+
+
+def test_legacy_tool_to_subagent_rewrite_is_accepted_only_on_legacy() -> None:
+    nodes = chain(2)
+    nodes = _mutate(nodes, 0, source="tool")
+    with pytest.raises(LineageRejected):
+        prove(nodes[0], "seg1", reader(nodes), legacy=False)
+    proof = prove(nodes[0], "seg1", reader(nodes), legacy=True)
+    assert proof.path == ("seg0", "seg1")
+    assert proof.notes == ("legacy_source_rewrite",)
+    # the reverse direction (subagent -> tool) is never accepted
+    reverse = _mutate(chain(2), 1, source="tool")
+    with pytest.raises(LineageRejected):
+        prove(reverse[0], "seg1", reader(reverse), legacy=True)
+
+
+def test_legacy_thunk_is_asked_only_when_the_exception_could_apply() -> None:
+    asked: list[bool] = []
+
+    def legacy() -> bool:
+        asked.append(True)
+        return True
+
+    prove(chain(3)[0], "seg2", reader(chain(3)), legacy=legacy)
+    assert asked == []
+
+
+def test_path_bound() -> None:
+    nodes = chain(40)
+    with pytest.raises(BoundReached):
+        prove(nodes[0], "seg39", reader(nodes), legacy=False)
+    assert prove(nodes[0], "seg31", reader(nodes), legacy=False).path[-1] == "seg31"
+
+
+def test_combine_extends_keeps_newer_and_refuses_forks() -> None:
+    assert combine(("r",), ("r", "a")) == ("r", "a")
+    assert combine(("r", "a", "b"), ("r", "a")) == ("r", "a", "b")  # late ancestor reference
+    with pytest.raises(ForkAmbiguous):
+        combine(("r", "a"), ("r", "b"))
+
+
+def test_continues_parent_distinguishes_delegation_roots_from_continuations() -> None:
+    nodes = chain(2)
+    assert continues_parent(nodes[1], nodes[0], legacy=False)
+    chat = detail(P, source="cli", model_config=None, ended_at=300.0, end_reason="compression")
+    assert not continues_parent(nodes[0], chat, legacy=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(length=st.integers(min_value=2, max_value=12), data=st.data())
+def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int, data: st.DataObject) -> None:
+    nodes = chain(length)
+    tip = nodes[-1].id
+    assert prove(nodes[0], tip, reader(nodes), legacy=False).path == tuple(n.id for n in nodes)
+    hop = data.draw(st.integers(min_value=1, max_value=length - 1), label="hop child index")
+    corruption = data.draw(
+        st.sampled_from(
+            [
+                ("parent", {"end_reason": "agent_close"}),
+                ("parent", {"ended_at": None}),
+                ("child", {"started_at": 0.0}),
+                ("child", {"source": "tool"}),
+                ("child", {"model_config": json.dumps({"_delegate_from": "elsewhere"})}),
+                ("child", {"model_config": "nope"}),
+                ("child", {"parent_session_id": "stranger"}),
+            ]
+        ),
+        label="corruption",
+    )
+    which, override = corruption
+    index = hop - 1 if which == "parent" else hop
+    broken = _mutate(nodes, index, **override)
+    with pytest.raises(LineageRejected):
+        prove(broken[0], tip, reader(broken), legacy=False)

@@ -1,0 +1,169 @@
+"""`hermes-task show` through the CLI, replaying the real captures of both backends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from hermes_task.cli import app
+from tests.replay import BASE_URL, TOKEN, Replay
+
+ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
+
+
+@pytest.fixture(params=["official", "iot"])
+def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
+    rep = Replay(request.param)
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=rep)
+        yield rep
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+
+
+def doc(result: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_root_with_proven_tip_shows_the_whole_lineage(replay: Replay) -> None:
+    c1 = replay.manifest["c1"]
+    result = run(c1["root"], "--tip", c1["tip"], "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    data = doc(result)
+    task = data["task"]
+    assert task["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+    assert task["tip_id"] == c1["tip"]
+    assert task["candidate"] == {"id": c1["tip"], "status": "proven", "reason": None}
+    assert task["state"] == "ended"
+    assert task["end_reason"] == "agent_close"
+    codes = [w["code"] for w in data["warnings"]]
+    tip_ids = {r["session_id"] for r in data["rows"]}
+    if replay.manifest["backend"]["contract"] == "legacy":
+        assert data["backend"] == {"contract": "legacy"}
+        assert codes == ["legacy_backend", "partial_ancestors"]
+        assert tip_ids == {c1["tip"]}
+    else:
+        assert data["backend"] == {"contract": "current"}
+        assert codes == []
+        assert tip_ids == {c1["root"], c1["mid"], c1["tip"]}
+        assert data["rows"][0]["text"] == c1["goal"]
+    keys = [(r["session_id"], r["id"]) for r in data["rows"]]
+    assert len(keys) == len(set(keys))
+
+
+def test_root_alone_uses_the_hint_where_it_proves_and_is_partial_where_not(replay: Replay) -> None:
+    c1 = replay.manifest["c1"]
+    data = doc(result := run(c1["root"], "--json"))
+    assert result.exit_code == 0
+    if replay.manifest["backend"]["contract"] == "legacy":
+        # 0.19.0's latest-descendant walks to the tip; every hop passed the proof.
+        assert data["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+        assert data["task"]["candidate"]["reason"] == "latest_descendant"
+    else:
+        # iot never moves for delegated chains: the root alone is partial history.
+        assert data["task"]["lineage"] == [c1["root"]]
+        assert data["task"]["state"] == "unknown"
+        assert [w["code"] for w in data["warnings"]] == ["partial_history"]
+
+
+def test_no_hint_root_alone_is_partial_history_on_both(replay: Replay) -> None:
+    c1 = replay.manifest["c1"]
+    result = run(c1["root"], "--no-hint", "--json")
+    assert result.exit_code == 0
+    data = doc(result)
+    assert data["task"]["lineage"] == [c1["root"]]
+    assert "partial_history" in [w["code"] for w in data["warnings"]]
+    assert data["task"]["end_reason"] == "compression"
+
+
+def test_another_tasks_tip_is_rejected_with_only_verified_rows(replay: Replay) -> None:
+    c1, other = replay.manifest["c1"], replay.manifest["other"]
+    result = run(c1["root"], "--no-hint", "--tip", other["tip"], "--json")
+    assert result.exit_code == 5
+    data = doc(result)
+    assert data["kind"] == "error"
+    assert data["error"]["code"] == "lineage_rejected"
+    assert {r["session_id"] for r in data["rows"]} == {c1["root"]}
+    assert result.stderr.startswith("error: the candidate segment could not be proven")
+
+
+def test_terminal_output_shows_rows_then_refuses_the_candidate(replay: Replay) -> None:
+    c1, other = replay.manifest["c1"], replay.manifest["other"]
+    result = run(c1["root"], "--no-hint", "--tip", other["tip"])
+    assert result.exit_code == 5
+    assert c1["goal"] in result.stdout
+    assert other["tip"] not in result.stdout.replace(f"--tip {other['tip']}", "")
+    assert "lineage_rejected" not in result.stdout
+
+
+def test_unknown_id_is_not_found_and_retryable(replay: Replay) -> None:
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(unknown, "--json")
+    assert result.exit_code == 4
+    assert doc(result)["error"]["code"] == "not_found"
+    assert doc(result)["error"]["retryable"] is True
+
+
+def test_a_prefix_answer_is_an_identity_mismatch(replay: Replay) -> None:
+    prefix = replay.by_name["detail:prefix-unique"]["path"].rsplit("/", 1)[-1]
+    result = run(prefix, "--json")
+    assert result.exit_code == 5
+    assert doc(result)["error"]["code"] == "identity_mismatch"
+
+
+def test_unknown_profile_is_not_found(replay: Replay) -> None:
+    result = run(replay.manifest["c1"]["tip"], "--profile", "nosuchprofile", "--json")
+    assert result.exit_code == 4
+    assert "Profile" in doc(result)["error"]["message"]
+
+
+def test_missing_and_wrong_tokens(replay: Replay, tmp_path: Any) -> None:
+    import httpx
+
+    tip = replay.manifest["c1"]["tip"]
+    # Nothing configured: loopback discovery asks "/" (no token there), then the API says 401.
+    replay.overrides[("/", "")] = httpx.Response(404, json={"detail": "Not Found"})
+    result = run(
+        tip,
+        "--json",
+        env={"HERMES_DASHBOARD_TOKEN": "", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)},
+    )
+    assert result.exit_code == 3
+    assert doc(result)["error"]["code"] == "auth_missing"
+    assert "hint: set HERMES_DASHBOARD_TOKEN" in result.stderr
+    wrong = tmp_path / "token"
+    wrong.write_text("not-the-token\n")
+    result = run(tip, "--json", "--token-file", str(wrong), env={"HERMES_DASHBOARD_TOKEN": ""})
+    assert result.exit_code == 3
+    assert doc(result)["error"]["code"] == "auth_rejected"
+    assert "not-the-token" not in result.stdout + result.stderr
+
+
+def test_invalid_ids_fail_before_any_request(replay: Replay) -> None:
+    for bad in ["", "..", " x", "a\x1bb"]:
+        result = run(bad, "--json")
+        assert result.exit_code == 2, bad
+        assert doc(result)["error"]["code"] == "invalid_id"
+    assert replay.seen == []
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(replay: Replay) -> None:
+    rich = replay.manifest["rich"]
+    result = run(rich["id"], "--reasoning", env={"FORCE_COLOR": "1"})
+    assert result.exit_code == 0, result.stderr
+    for raw in ("\x1b]52", "\x1b[2J", "\x9b", "\u202e", "\x07"):
+        assert raw not in result.stdout
+    assert "^[]52;c;" in result.stdout
+    data = doc(run(rich["id"], "--json"))
+    texts = "".join(r["text"] or "" for r in data["rows"])
+    assert "\x1b]52;c;" in texts  # JSON keeps the data; ensure_ascii escapes it on the wire
+    assert "\\u001b" in run(rich["id"], "--json").stdout
