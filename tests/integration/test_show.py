@@ -1,0 +1,137 @@
+"""`show` and the lineage proof against both real backends (hermes-agent 0.19.0 and iot)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.cli_runner import hermes_task
+
+pytestmark = pytest.mark.integration
+
+
+def codes(doc: dict[str, Any]) -> list[str]:
+    return [w["code"] for w in doc["warnings"]]
+
+
+def test_rotated_subagent_chain_proves_from_tip_to_root(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    run = hermes_task(backend, "show", c1["root"], "--tip", c1["tip"], "--json")
+    assert run.code == 0, run.stderr
+    assert run.stderr == ""
+    doc = run.json()
+    assert doc["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+    assert doc["task"]["candidate"]["status"] == "proven"
+    assert doc["task"]["state"] == "ended"
+    assert doc["task"]["end_reason"] == "agent_close"
+    keys = [(r["session_id"], r["id"]) for r in doc["rows"]]
+    assert len(keys) == len(set(keys))
+    if backend.contract == "legacy":
+        assert codes(doc) == ["legacy_backend", "partial_ancestors"]
+        assert {k[0] for k in keys} == {c1["tip"]}
+    else:
+        assert codes(doc) == []
+        assert {k[0] for k in keys} == {c1["root"], c1["mid"], c1["tip"]}
+        assert doc["rows"][0]["text"] == c1["goal"]
+
+
+def test_tool_source_chain_proves_and_discloses_missing_ancestors(backend: Any) -> None:
+    c2 = backend.manifest["c2"]
+    run = hermes_task(backend, "show", c2["root"], "--tip", c2["tip"], "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert doc["task"]["lineage"] == [c2["root"], c2["tip"]]
+    assert "partial_ancestors" in codes(doc)
+    assert {r["session_id"] for r in doc["rows"]} == {c2["tip"]}
+    if backend.contract == "legacy":
+        # 0.19.0's rotation turned source tool into subagent: accepted, and said so.
+        assert doc["task"]["notes"] == ["legacy_source_rewrite"]
+    else:
+        assert doc["task"]["notes"] == []
+
+
+def test_another_tasks_tip_is_rejected_and_nothing_of_it_is_shown(backend: Any) -> None:
+    c1, other = backend.manifest["c1"], backend.manifest["other"]
+    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--tip", other["tip"], "--json")
+    assert run.code == 5
+    doc = run.json()
+    assert doc["error"]["code"] == "lineage_rejected"
+    assert {r["session_id"] for r in doc["rows"]} == {c1["root"]}
+    assert run.stderr.splitlines()[0].startswith("error: the candidate segment could not be proven")
+
+
+def test_the_root_alone_carries_partial_history(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert doc["task"]["lineage"] == [c1["root"]]
+    assert doc["task"]["state"] == "unknown"
+    assert "partial_history" in codes(doc)
+
+
+def test_the_hint_is_only_a_hint(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    doc = hermes_task(backend, "show", c1["root"], "--json").json()
+    if backend.contract == "legacy":
+        assert doc["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+        assert doc["task"]["candidate"] == {
+            "id": c1["tip"],
+            "status": "proven",
+            "reason": "latest_descendant",
+        }
+    else:
+        assert doc["task"]["lineage"] == [c1["root"]]
+        assert "partial_history" in codes(doc)
+
+
+def test_cold_open_of_a_tip_discloses_earlier_segments(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    doc = hermes_task(backend, "show", c1["tip"], "--json").json()
+    assert doc["task"]["lineage"] == [c1["tip"]]
+    if backend.contract == "legacy":
+        assert "partial_ancestors" in codes(doc)
+    else:
+        # the iot tip page already carries the ancestors' rows
+        assert "partial_ancestors" not in codes(doc)
+        assert doc["rows"][0]["text"] == c1["goal"]
+
+
+def test_plain_chat_redirect_is_proven_before_its_rows_are_used(backend: Any) -> None:
+    plain = backend.manifest["plain"]
+    run = hermes_task(backend, "show", plain["root"], "--no-hint", "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert doc["task"]["tip_id"] == plain["tip"]
+    assert doc["task"]["lineage"] == [plain["root"], plain["tip"]]
+
+
+def test_terminal_rendering_and_hostile_text(backend: Any) -> None:
+    rich = backend.manifest["rich"]
+    run = hermes_task(backend, "show", rich["id"], "--color", "always", "--reasoning")
+    assert run.code == 0, run.stderr
+    assert rich["goal"] in run.stdout
+    for raw in ("\x1b]52", "\x1b[2J", "\x9b", "\u202e", "\x07"):
+        assert raw not in run.stdout
+    assert "^[]52;c;" in run.stdout
+    assert "\x1b[" in run.stdout  # the tool's own SGR colour
+
+
+def test_failures_are_typed(backend: Any) -> None:
+    run = hermes_task(backend, "show", "20000101_000000_000000", "--json")
+    assert run.code == 4
+    assert run.json()["error"]["code"] == "not_found"
+    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"][:10], "--json")
+    assert run.code in (4, 5)  # an ambiguous prefix is a 404; a unique one an identity mismatch
+    run = hermes_task(
+        backend, "show", backend.manifest["c1"]["tip"], "--json", HERMES_DASHBOARD_TOKEN="wrong-token-123"
+    )
+    assert run.code == 3
+    assert run.json()["error"]["code"] == "auth_rejected"
+    assert "wrong-token-123" not in run.stdout + run.stderr
+    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"], "--profile", "nosuchprofile", "--json")
+    assert run.code == 4
+    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"], "--profile", "default", "--json")
+    assert run.code == 0, run.stderr
+    assert run.json()["task"]["profile"] == "default"
+    assert backend.token not in run.stdout + run.stderr
