@@ -7,20 +7,26 @@ backend only. Order is the server's order: every page is a contiguous chronologi
 and a merge places new rows beside the rows they share with the window, never by sorting
 ids or comparing content.
 
-Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
-again changes nothing; a later read of a row replaces its content but not its place.
-Coverage counts unique fetched identities (hidden rows included) in the contiguous newest
-block, so the next older offset never double-counts rows appended meanwhile (the seed's
+Adjacency is evidence, never assumed: two neighbouring keys are known adjacent only when
+one page carried them next to each other (or an older read at offset == coverage ended
+right before the block). Every other neighbour starts a new run (`breaks`). The newest run
+is the *block*; paging coverage counts its unique fetched identities (hidden rows
+included), so the next older offset never double-counts rows appended meanwhile (the seed's
 regression: raw page lengths plus head growth would skip the old tail).
+
+Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
+again changes nothing; a later read of a row replaces its content but not its place; once
+every page of one true sequence is merged the order is that sequence.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from itertools import pairwise
 
-from hermes_task.model import Row
+from hermes_task.model import Row, WarningItem
 from hermes_task.project import project
 from hermes_task.wire import WireMessage
 
@@ -33,33 +39,61 @@ def key_of(msg: WireMessage) -> RowKey:
 
 @dataclass(frozen=True)
 class Window:
-    """Rows of one task as known so far. `breaks` holds the keys whose predecessor is not
-    known to be adjacent (a gap, or a segment boundary after advancement)."""
+    """Rows of one task as known so far, and the paging state of its canonical segment.
+
+    `breaks` holds the keys whose predecessor is not known to be adjacent (a gap, or a
+    segment boundary after advancement). `start` is the canonical segment's first row once
+    an exhausted read showed it; `empty` records an exhausted first read with no rows.
+    `fresh` means no read of the canonical segment has been merged since `advance`: the
+    block is empty and the next read is the newest page (offset 0). `legacy_low` is the
+    oldest-first offset of the block's first row on legacy backends; `head` is the number
+    of rows the last anchored read found newer than the window's newest row (rows the task
+    appended since the last refresh), which newest-first offsets must skip.
+    """
 
     keys: tuple[RowKey, ...] = ()
-    messages: dict[RowKey, WireMessage] = field(default_factory=dict)
+    messages: Mapping[RowKey, WireMessage] = field(default_factory=dict)
     breaks: frozenset[RowKey] = frozenset()
-    at_start: bool = False
+    start: RowKey | None = None
+    empty: bool = False
     canonical: str | None = None
     generation: int = 0
     fresh: bool = True
     legacy_low: int | None = None
+    head: int = 0
 
-    @property
+    @cached_property
+    def position(self) -> dict[RowKey, int]:
+        return {k: i for i, k in enumerate(self.keys)}
+
+    @cached_property
     def block_start(self) -> int:
-        """Index of the first key of the contiguous newest block."""
+        """Index of the first key of the newest block (len(keys) while `fresh`)."""
+        if self.fresh:
+            return len(self.keys)
         if not self.breaks:
             return 0
-        return max(i for i, k in enumerate(self.keys) if k in self.breaks)
+        position = self.position
+        return max((position[k] for k in self.breaks if k in position), default=0)
 
     @property
     def coverage(self) -> int:
-        """Unique fetched identities in the contiguous newest block: the next older offset."""
+        """Unique fetched identities in the newest block: what the next older read skips."""
         return len(self.keys) - self.block_start
 
     @property
+    def at_start(self) -> bool:
+        """The block reaches the canonical segment's first row (its visible start)."""
+        if self.fresh:
+            return self.empty
+        if self.start is None or self.start not in self.messages:
+            return False
+        return self.block_start == 0 or self.position[self.start] >= self.block_start
+
+    @property
     def has_older(self) -> bool:
-        return not self.at_start or bool(self.breaks)
+        """Rows older than the block may exist (paging the canonical segment can add rows)."""
+        return not self.at_start
 
     def rows(self) -> list[Row]:
         """Displayed rows in order (server-hidden rows omitted)."""
@@ -73,125 +107,218 @@ class Window:
 
 @dataclass(frozen=True)
 class MergeResult:
+    """The window after a merge. `stale`: the response belonged to an older generation and
+    was dropped; `detached`: an anchored older page missed its anchor and was dropped;
+    `gap`: a latest page shared no row with the block. `TaskReader.read_older` fills in
+    `returned` (raw rows of the merged older page; 0 when none was merged), `restarted`
+    (a refresh was needed during the read) and `warnings` (that refresh's)."""
+
     window: Window
     new_keys: tuple[RowKey, ...]
     gap: bool = False
+    stale: bool = False
+    detached: bool = False
+    returned: int = 0
+    restarted: bool = False
+    warnings: tuple[WarningItem, ...] = ()
 
 
 def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
-    seen: set[RowKey] = set()
-    out: list[WireMessage] = []
+    """The page without repeated identities (the first occurrence keeps its place)."""
+    first: dict[RowKey, WireMessage] = {}
     for msg in page:
-        key = key_of(msg)
-        if key not in seen:
-            seen.add(key)
-            out.append(msg)
-    return out
+        first.setdefault(key_of(msg), msg)
+    return list(first.values())
 
 
 def _splice(
-    keys: tuple[RowKey, ...], page: list[RowKey], insert_at: int
-) -> tuple[tuple[RowKey, ...], list[RowKey]]:
+    keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[RowKey], insert_at: int
+) -> tuple[RowKey, ...]:
     """Place the page's unknown keys next to the keys it shares with `keys`; a page that
-    shares none goes in at `insert_at`. Returns the new order and the inserted keys."""
-    index = {k: i for i, k in enumerate(keys)}
+    shares none goes in at `insert_at`. Known keys keep their places."""
     new = [k for k in page if k not in index]
     if not new:
-        return keys, []
-    shared = [index[k] for k in page if k in index]
-    if not shared:
-        return keys[:insert_at] + tuple(new) + keys[insert_at:], new
+        return keys
+    if all(k not in index for k in page):
+        return keys[:insert_at] + tuple(new) + keys[insert_at:]
     head: list[RowKey] = []
     after: dict[int, list[RowKey]] = {}
+    first: int | None = None
     anchor: int | None = None
     for k in page:
         if k in index:
             anchor = index[k]
+            first = anchor if first is None else first
         elif anchor is None:
             head.append(k)
         else:
             after.setdefault(anchor, []).append(k)
-    first = shared[0]
     out: list[RowKey] = []
     for i, k in enumerate(keys):
         if i == first:
             out.extend(head)
         out.append(k)
         out.extend(after.get(i, ()))
-    return tuple(out), new
+    return tuple(out)
+
+
+def _breaks(
+    old: Window, keys: tuple[RowKey, ...], page: list[RowKey], extra: tuple[RowKey, RowKey] | None
+) -> frozenset[RowKey]:
+    """Every key whose predecessor is known adjacent by no evidence: neither this page,
+    nor the old order (where it was not a break), nor the `extra` pair."""
+    page_pred = dict(zip(page[1:], page, strict=False))
+    old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
+    out: set[RowKey] = set()
+    for prev, key in pairwise(keys):
+        if page_pred.get(key) == prev:
+            continue
+        if old_pred.get(key) == prev and key not in old.breaks:
+            continue
+        if extra == (prev, key):
+            continue
+        out.add(key)
+    return frozenset(out)
+
+
+def _low(window: Window, page: list[RowKey], offset: int | None, fallback: int | None) -> int | None:
+    """The legacy offset of the block's first row, from a page read at `offset`."""
+    if offset is None or not page:
+        return fallback
+    first = window.keys.index(page[0])
+    if first < window.block_start:
+        return fallback
+    return offset - (first - window.block_start)
+
+
+def _first_read(
+    window: Window, msgs: list[WireMessage], *, exhausted: bool, offset: int | None
+) -> MergeResult:
+    """The first read of a canonical segment: its page defines the block and the order of
+    its rows; retained rows (other segments, earlier generations) stay before it, each its
+    own run, because their old adjacency says nothing about this segment's offsets."""
+    page = [key_of(m) for m in msgs]
+    new = tuple(k for k in page if k not in window.messages)
+    if not page:
+        return MergeResult(replace(window, empty=exhausted), new)
+    in_page = set(page)
+    rest = tuple(k for k in window.keys if k not in in_page)
+    messages = {**window.messages, **{key_of(m): m for m in msgs}}
+    breaks = frozenset(rest[1:] + ((page[0],) if rest else ()))
+    merged = Window(
+        keys=rest + tuple(page),
+        messages=messages,
+        breaks=breaks,
+        start=page[0] if exhausted else None,
+        empty=False,
+        canonical=window.canonical,
+        generation=window.generation,
+        fresh=False,
+        legacy_low=offset,
+        head=0,
+    )
+    return MergeResult(merged, new)
 
 
 def _merge(
-    window: Window, page: Sequence[WireMessage], insert_at: int, *, older: bool
-) -> tuple[Window, list[RowKey]]:
-    msgs = _dedupe(page)
-    page_keys = [key_of(m) for m in msgs]
-    keys, new = _splice(window.keys, page_keys, insert_at)
-    messages = dict(window.messages)
-    for msg in msgs:
-        messages[key_of(msg)] = msg
-    breaks = set(window.breaks)
-    position = {k: i for i, k in enumerate(keys)}
-    in_page = set(page_keys)
-    for prev, cur in itertools.pairwise(page_keys):
-        if cur in breaks and position[cur] > 0 and keys[position[cur] - 1] == prev:
-            breaks.discard(cur)
-    new_set = set(new)
-    if page_keys:
-        first = page_keys[0]
-        pos = position[first]
-        if first in new_set and pos > 0 and keys[pos - 1] not in in_page:
-            breaks.add(first)
-        last = page_keys[-1]
-        after = position[last] + 1
-        if older and last in new_set and after < len(keys) and keys[after] not in in_page:
-            # An older page is read at offset == coverage: it ends right before the block.
-            breaks.discard(keys[after])
-    return replace(window, keys=keys, messages=messages, breaks=frozenset(breaks)), new
+    window: Window,
+    msgs: list[WireMessage],
+    *,
+    insert_at: int,
+    extra: tuple[RowKey, RowKey] | None,
+    start: RowKey | None,
+    offset: int | None,
+) -> tuple[Window, tuple[RowKey, ...]]:
+    page = [key_of(m) for m in msgs]
+    new = tuple(k for k in page if k not in window.messages)
+    messages = {**window.messages, **{key_of(m): m for m in msgs}}
+    at = window.block_start
+    if new and len(new) < len(page) and page[len(new) :] == list(window.keys[at : at + len(page) - len(new)]):
+        # The common older page: unknown rows, then the block's first rows. Same result
+        # as the general rule below, without walking the whole window per page.
+        keys = window.keys[:at] + new + window.keys[at:]
+        breaks = (window.breaks - {window.keys[at]}) | ({new[0]} if at else set())
+    else:
+        keys = _splice(window.keys, window.position, page, insert_at)
+        breaks = _breaks(window, keys, page, extra)
+    merged = replace(window, keys=keys, messages=messages, breaks=frozenset(breaks))
+    low = _low(merged, page, offset, window.legacy_low)
+    if low == 0 and merged.block_start < len(keys):
+        start = start or keys[merged.block_start]
+    merged = replace(merged, start=start or window.start, legacy_low=low)
+    return merged, new
 
 
 def merge_latest(
-    window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
+    window: Window,
+    page: Sequence[WireMessage],
+    *,
+    exhausted: bool,
+    offset: int | None = None,
+    generation: int | None = None,
 ) -> MergeResult:
     """Merge the newest page of the canonical segment; known older rows are kept.
 
-    The first read of a segment (a new window, or after `advance`) starts its block; the
-    start is known when that read was exhausted. A later page that shares no row with the
-    window is a gap: its rows go after the known ones, coverage restarts at the page and
-    older reads fill the gap.
+    The first read of a segment (a new window, or after `advance`) starts its block; an
+    exhausted read shows the segment's start. A later page that shares no row with the
+    block is a gap: its rows go after the known ones, coverage restarts at the page and
+    older reads fill the gap. A page of another generation changes nothing (`stale`).
     """
-    first_read = window.fresh
-    gap = bool(page) and not first_read and not any(key_of(m) in window.messages for m in page)
-    merged, new = _merge(window, page, len(window.keys), older=False)
-    if first_read:
-        at_start, legacy_low = exhausted, offset
-    elif gap:
-        at_start, legacy_low = False, offset
-    else:
-        at_start, legacy_low = window.at_start, window.legacy_low
-    merged = replace(merged, at_start=at_start, legacy_low=legacy_low, fresh=False)
-    return MergeResult(merged, tuple(new), gap)
+    if generation is not None and generation != window.generation:
+        return MergeResult(window, (), stale=True)
+    msgs = _dedupe(page)
+    if window.fresh:
+        return _first_read(window, msgs, exhausted=exhausted, offset=offset)
+    block = set(window.keys[window.block_start :])
+    gap = bool(msgs) and not any(key_of(m) in block for m in msgs)
+    start = key_of(msgs[0]) if exhausted and msgs else None
+    merged, new = _merge(window, msgs, insert_at=len(window.keys), extra=None, start=start, offset=offset)
+    return MergeResult(replace(merged, head=0), new, gap=gap)
 
 
 def merge_older(
-    window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
+    window: Window,
+    page: Sequence[WireMessage],
+    *,
+    exhausted: bool,
+    offset: int | None = None,
+    anchored: bool = False,
+    generation: int | None = None,
 ) -> MergeResult:
-    """Merge a page read at offset == coverage, i.e. ending at or after the block's oldest
-    row. An exhausted read has reached the segment's raw start."""
-    merged, new = _merge(window, page, window.block_start, older=True)
-    legacy_low = offset if offset is not None else merged.legacy_low
-    merged = replace(merged, at_start=window.at_start or exhausted, legacy_low=legacy_low)
-    return MergeResult(merged, tuple(new))
+    """Merge a page read towards the segment's start, ending at or after the block's first
+    row. `anchored`: the read re-reads that row, and a page without it is `detached`
+    (rows were added or removed meanwhile) and changes nothing; otherwise the page is
+    taken to end right before the block (read at offset == coverage). An exhausted read
+    reached the segment's raw start. A page of another generation changes nothing.
+    """
+    if generation is not None and generation != window.generation:
+        return MergeResult(window, (), stale=True)
+    msgs = _dedupe(page)
+    if window.fresh:
+        return _first_read(window, msgs, exhausted=exhausted, offset=offset)
+    keys = [key_of(m) for m in msgs]
+    anchor = window.keys[window.block_start] if window.coverage else None
+    if anchored and (anchor is None or anchor not in keys):
+        return MergeResult(window, (), detached=True)
+    extra = (keys[-1], anchor) if keys and anchor is not None and not anchored else None
+    start: RowKey | None = None
+    if exhausted:
+        start = keys[0] if keys else anchor
+    merged, new = _merge(window, msgs, insert_at=window.block_start, extra=extra, start=start, offset=offset)
+    return MergeResult(merged, new)
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Verified advancement to a new canonical segment: rows of the same branch are kept,
-    generation moves on, coverage and the start mark reset, the next read is offset 0."""
+    """Verified advancement to a new canonical segment (or a restart of the same one):
+    rows of the same branch are kept, generation moves on, coverage and the start mark
+    reset together, and the next read is the newest page at offset 0."""
     return replace(
         window,
         canonical=canonical,
         generation=window.generation + 1,
         fresh=True,
-        at_start=False,
+        start=None,
+        empty=False,
         legacy_low=None,
+        head=0,
     )

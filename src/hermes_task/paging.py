@@ -1,0 +1,235 @@
+"""Load-older batches over `TaskReader.read_older` (pure of typer and rich).
+
+A *batch* is what one "Load older" does: one raw page; or, with a text target, raw pages
+until that many text rows arrived (`project.counts_as_text`: user and assistant prose;
+tool, reasoning-only and status rows are kept and shown but do not count), at most
+`MIN_TEXT_PAGES` pages. `--all` is one batch that reads to the start. Every batch also
+stops at the visible start (the canonical segment's first row: a delegated child stores
+nothing before its goal), raw exhaustion, or a page that brought no new row.
+
+Restarts (the canonical segment changed, or a page missed its anchor twice) re-read the
+newest page; they are not pages and are bounded by `MAX_RESTARTS`. A refresh that found a
+gap, or a restart, is reported as a `gap` warning only if the paging ended before the
+block reached the rows known before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from hermes_task.catalogue import warning_message
+from hermes_task.model import WarningItem
+from hermes_task.project import counts_as_text, project
+from hermes_task.window import MergeResult, RowKey, Window, key_of, merge_older
+from hermes_task.wire import WireMessage
+
+if TYPE_CHECKING:
+    from hermes_task.snapshot import TaskReader
+
+MIN_TEXT_PAGES = 10
+ALL_PAGES = 10_000
+MAX_RESTARTS = 3
+TERMINAL = frozenset({"start", "no_progress", "restart_bound"})
+
+
+@dataclass(frozen=True)
+class OlderRequest:
+    """Where the next older page is read. Current backends count `offset` back from the
+    newest row; legacy ones from the oldest. Either way the page ends with the block's
+    first row (the anchor), so a shifted page is detected instead of merged."""
+
+    offset: int
+    limit: int
+    generation: int
+    legacy: bool
+
+    def exhausted(self, returned: int) -> bool:
+        """Did this read reach the segment's raw start?"""
+        return self.offset == 0 if self.legacy else returned < self.limit
+
+
+def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
+    """The anchored read of up to `limit` rows older than the block (one more row, within
+    `cap`, re-reads the anchor); None when the block reaches the start or is empty."""
+    if window.fresh or window.at_start or not window.coverage:
+        return None
+    size = max(2, min(limit + 1, cap))
+    if not legacy:
+        offset = max(0, window.coverage - 1 + window.head)
+        return OlderRequest(offset, size, window.generation, legacy=False)
+    low = window.legacy_low
+    if low is None or low <= 0:
+        return None
+    size = min(size, low + 1)
+    return OlderRequest(low + 1 - size, size, window.generation, legacy=True)
+
+
+def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
+    """Merge the answer to `request` (see `merge_older`, anchored). On a current backend the
+    anchor's place in the page measures how many rows were appended since the block's
+    newest row was read (`head`), so the next offset still lands on the block's first
+    row while the task keeps writing: progress per page is the page size minus the rows
+    appended between two reads, never a skip."""
+    exhausted = request.exhausted(len(page))
+    if request.legacy:
+        return merge_older(
+            window,
+            page,
+            exhausted=exhausted,
+            offset=request.offset,
+            anchored=True,
+            generation=request.generation,
+        )
+    result = merge_older(window, page, exhausted=exhausted, anchored=True, generation=request.generation)
+    if result.stale or result.detached:
+        return result
+    anchor = window.keys[window.block_start]
+    where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)
+    anchor_offset = request.offset + len(page) - 1 - where
+    merged = result.window
+    known_after = len(merged.keys) - 1 - merged.keys.index(anchor)
+    return replace(result, window=replace(merged, head=anchor_offset - known_after))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """`batches` None reads to the start (`--all`); `min_text` makes batches text-aware;
+    `limit` is the number of older rows asked for per page."""
+
+    batches: int | None = 1
+    min_text: int | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True)
+class Progress:
+    """After each older page: pages read so far, unique rows known, rows the page added."""
+
+    page: int
+    rows: int
+    new: int
+
+
+@dataclass
+class Outcome:
+    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
+    start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
+    per-batch page bound), `target` (the text target) or `page` (one raw page)."""
+
+    pages: int = 0
+    new_rows: int = 0
+    text_rows: int = 0
+    restarts: int = 0
+    batches: int = 0
+    stop: str = "page"
+    warnings: list[WarningItem] = field(default_factory=list)
+
+
+def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
+    count = 0
+    for key in keys:
+        row = project(window.messages[key])
+        if row is not None and counts_as_text(row):
+            count += 1
+    return count
+
+
+class _Run:
+    def __init__(self, reader: TaskReader, plan: Plan, on_page: Callable[[Progress], None] | None) -> None:
+        self.reader = reader
+        self.plan = plan
+        self.on_page = on_page
+        self.out = Outcome()
+        self.pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
+
+    def _note_reset(self, before: Window, result: MergeResult) -> None:
+        if self.pending is None and before.canonical == result.window.canonical and before.coverage:
+            self.pending = before.keys[before.block_start :]
+
+    def batch(self) -> str:
+        """One batch; returns why it ended (`TERMINAL` reasons end all paging)."""
+        plan, reader, out = self.plan, self.reader, self.out
+        bound = ALL_PAGES if plan.batches is None else MIN_TEXT_PAGES if plan.min_text else 1
+        pages = text = 0
+        while True:
+            if reader.window.at_start:
+                return "start"
+            if pages >= bound:
+                return "page_bound" if plan.batches is None or plan.min_text else "page"
+            before = reader.window
+            result = reader.read_older(plan.limit)
+            if result is None:
+                return "start"
+            out.new_rows += len(result.new_keys)
+            out.warnings += [w for w in result.warnings if w.code != "gap"]
+            if result.gap or result.restarted:
+                self._note_reset(before, result)
+            if result.restarted or result.stale:
+                out.restarts += 1
+                if out.restarts > MAX_RESTARTS:
+                    return "restart_bound"
+            if result.stale or not result.returned:
+                continue
+            pages += 1
+            out.pages += 1
+            found = _text_rows(result.window, result.new_keys) if plan.min_text is not None else 0
+            text += found
+            out.text_rows += found
+            if self.on_page is not None:
+                self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
+            if reader.window.at_start:
+                return "start"
+            if not result.new_keys:
+                return "no_progress"
+            if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
+                return "target"
+
+    def run(self) -> Outcome:
+        out, plan = self.out, self.plan
+        while plan.batches is None or out.batches < plan.batches:
+            out.batches += 1
+            out.stop = self.batch()
+            if out.stop in TERMINAL or plan.batches is None:
+                break
+        window = self.reader.window
+        if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
+            out.warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+        if out.stop == "page_bound":
+            detail = (
+                f"{out.pages} older pages read"
+                if plan.batches is None
+                else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows"
+            )
+        elif out.stop == "restart_bound":
+            detail = f"the transcript changed {out.restarts} times while paging"
+        elif out.stop == "no_progress":
+            detail = "an older page brought no new row"
+        else:
+            return out
+        out.warnings.append(
+            WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))
+        )
+        return out
+
+
+def read_batches(
+    reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
+) -> Outcome:
+    """Read `plan` older batches into `reader.window` (after its first refresh).
+
+    Invariants: rows are only ever added to the window (unique by identity, server order);
+    every stop before the start leaves `window.has_older` true; a text target counts only
+    rows that older pages added.
+    """
+    return _Run(reader, plan, on_page).run()
+
+
+def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
+    """Warnings in order of first appearance, one per code."""
+    out: dict[str, WarningItem] = {}
+    for group in groups:
+        for item in group:
+            out.setdefault(item.code, item)
+    return list(out.values())

@@ -1,0 +1,227 @@
+"""`hermes-task older` through the CLI with respx, on rows captured from both real backends.
+
+The `long` child's 241 captured rows are served by a page model of each contract (0.19.x:
+oldest-first offsets, `order` ignored; current: newest-first `order=latest`); the model is
+first checked against the captured offset=50 page, so it answers like the real server.
+Everything else replays the captures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from hermes_task.cli import app
+from tests.replay import BASE_URL, TOKEN, Replay
+
+ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
+
+
+class LongModel:
+    """Replay, except `/messages` of the `long` child, which is paged from its captured rows."""
+
+    def __init__(self, backend: str) -> None:
+        self.replay = Replay(backend)
+        self.legacy = self.replay.manifest["backend"]["contract"] == "legacy"
+        self.long = self.replay.manifest["long"]
+        self.rows: list[dict[str, Any]] = self.replay.by_name["messages:long:limit=500"]["body"]["messages"]
+        self.fail_offsets: set[str] = set()
+        self.reads: list[tuple[str, str]] = []
+
+    def page(self, offset: int, limit: int, order: str) -> dict[str, Any]:
+        n = len(self.rows)
+        if self.legacy:
+            got = self.rows[offset : offset + limit]
+            pagination: dict[str, Any] = {"limit": limit, "offset": offset, "returned": len(got)}
+        else:
+            got = self.rows[max(0, n - offset - limit) : max(0, n - offset)]
+            pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(got)}
+        body: dict[str, Any] = {"session_id": self.long["id"], "messages": got, "pagination": pagination}
+        if not self.legacy:
+            body["profile"] = "default"
+        return body
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path != f"/api/sessions/{self.long['id']}/messages":
+            return self.replay(request)
+        assert request.headers.get("x-hermes-session-token") == TOKEN
+        params = dict(request.url.params)
+        assert params["inline_images"] == "false"
+        assert params["include_compacted"] == "true"
+        self.reads.append((params["offset"], params["limit"]))
+        if params["offset"] in self.fail_offsets:
+            return httpx.Response(500, json={"detail": "Internal Server Error"})
+        return httpx.Response(
+            200, json=self.page(int(params["offset"]), int(params["limit"]), params["order"])
+        )
+
+
+@pytest.fixture(params=["official", "iot"])
+def model(request: pytest.FixtureRequest) -> Iterator[LongModel]:
+    server = LongModel(request.param)
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=server)
+        yield server
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(app, ["older", *args, "--url", BASE_URL], env=ENV)
+
+
+def ids(rows: list[dict[str, Any]]) -> list[int]:
+    return [row["id"] for row in rows]
+
+
+def test_the_page_model_answers_like_the_captured_server(model: LongModel) -> None:
+    captured = model.replay.by_name["messages:long:offset=50"]["body"]
+    assert model.page(50, 50, "latest")["messages"] == captured["messages"]
+    assert model.page(50, 50, "latest")["pagination"] == captured["pagination"]
+    assert len(model.rows) == model.long["rows"] == 241
+
+
+def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -> None:
+    result = run(model.long["id"], "--all", "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    data = json.loads(result.stdout)
+    assert data["kind"] == "transcript"
+    assert ids(data["rows"]) == ids(model.rows)
+    assert data["rows"][0]["text"] == model.long["goal"]
+    assert data["rows"][-1]["text"] == "Summarised 119 modules."
+    assert data["coverage"] == {"unique_rows": 241, "has_older": False, "at_start": True}
+    legacy = model.legacy
+    assert [w["code"] for w in data["warnings"]] == (["legacy_backend"] if legacy else [])
+    assert data["backend"] == {"contract": "legacy" if legacy else "current"}
+    if legacy:
+        assert model.reads == [("191", "50"), ("241", "50"), ("0", "192")]
+    else:
+        assert model.reads == [("0", "50"), ("49", "500")]
+
+
+def test_default_is_one_older_page_and_more_pages_go_further(model: LongModel) -> None:
+    data = json.loads(run(model.long["id"], "--json").stdout)
+    assert ids(data["rows"]) == ids(model.rows)[-100:]
+    assert data["coverage"] == {"unique_rows": 100, "has_older": True, "at_start": False}
+    data = json.loads(run(model.long["id"], "--pages", "3", "--json").stdout)
+    assert ids(data["rows"]) == ids(model.rows)[-200:]
+    assert data["coverage"] == {"unique_rows": 200, "has_older": True, "at_start": False}
+    data = json.loads(run(model.long["id"], "--pages", "9", "--json").stdout)
+    assert ids(data["rows"]) == ids(model.rows)
+    assert data["coverage"] == {"unique_rows": 241, "has_older": False, "at_start": True}
+
+
+def test_min_text_reads_pages_until_enough_prose_arrived(model: LongModel) -> None:
+    # Older pages of `long` alternate "Reading module N." (prose) and read_file results
+    # (tool rows): 25 prose rows per 50-row page, so 30 prose rows take two pages.
+    result = run(model.long["id"], "--min-text", "30", "--json", "--debug")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[-1] == (
+        "debug: older stop=target batches=1 pages=2 new=100 text=50 restarts=0 unique=150"
+    )
+    data = json.loads(result.stdout)
+    assert ids(data["rows"]) == ids(model.rows)[-150:]
+    older = data["rows"][:100]
+    assert sum(1 for r in older if r["role"] == "assistant" and r["text"]) == 50
+    assert sum(1 for r in older if r["role"] == "tool") == 50  # kept and shown, not counted
+
+
+def test_pages_and_all_together_are_a_usage_error(model: LongModel) -> None:
+    result = run(model.long["id"], "--pages", "2", "--all", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "schema_version": 1,
+        "kind": "error",
+        "error": {
+            "code": "usage",
+            "message": "invalid usage: --pages and --all cannot be used together",
+            "retryable": False,
+            "hint": None,
+        },
+        "rows": [],
+    }
+    assert result.stderr == "error: invalid usage: --pages and --all cannot be used together\n"
+    assert model.replay.seen == []  # nothing was requested
+
+
+def test_pages_must_be_positive(model: LongModel) -> None:
+    result = run(model.long["id"], "--pages", "0")
+    assert result.exit_code == 2
+    assert "Invalid value for '--pages'" in result.stderr
+    assert result.stdout == ""
+
+
+def test_an_older_page_failure_reports_the_rows_already_verified(model: LongModel) -> None:
+    model.fail_offsets.add("141" if model.legacy else "49")
+    result = run(model.long["id"], "--json")
+    assert result.exit_code == 7
+    data = json.loads(result.stdout)
+    assert data["error"] == {
+        "code": "server_error",
+        "message": "the dashboard failed with a server error: HTTP 500",
+        "retryable": True,
+        "hint": "try again; see the dashboard's log",
+    }
+    assert ids(data["rows"]) == ids(model.rows)[-50:]
+    assert result.stderr == (
+        "error: the dashboard failed with a server error: HTTP 500\nhint: try again; see the dashboard's log\n"
+    )
+
+
+def test_terminal_output_is_the_whole_window_with_a_footer(model: LongModel) -> None:
+    result = run(model.long["id"], "--all")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert (
+        out.index(model.long["goal"])
+        < out.index("Reading module 000.")
+        < out.index("Summarised 119 modules.")
+    )
+    assert out.count("Reading module 042.") == 1
+    assert "241 rows shown" in out
+    assert "older rows exist" not in out
+    expected = "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
+    assert result.stderr == (expected if model.legacy else "")
+
+
+def test_terminal_footer_points_at_older_rows_when_some_remain(model: LongModel) -> None:
+    result = run(model.long["id"])
+    assert result.exit_code == 0
+    assert f"older rows exist: hermes-task older {model.long['id']}" in result.stdout
+
+
+def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongModel) -> None:
+    result = run(model.long["id"], "--all", "--json", "--debug")
+    assert result.exit_code == 0
+    lines = result.stderr.splitlines()
+    starts = [line for line in lines if line.startswith("debug: start messages")]
+    offsets = [re.search(r"offset=(\d+)", line).group(1) for line in starts]  # type: ignore[union-attr]
+    assert offsets == (["191", "241", "0"] if model.legacy else ["0", "49"])
+    assert lines[-1] == "debug: older stop=start batches=1 pages=1 new=191 restarts=0 unique=241"
+    assert "Reading module" not in result.stderr
+    assert TOKEN not in result.stderr
+    assert json.loads(result.stdout)["coverage"]["at_start"] is True
+
+
+def test_progress_on_a_terminal_stderr_never_touches_stdout(
+    model: LongModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_task.cli import older
+
+    monkeypatch.setattr(older, "_isatty", lambda stream: True)
+    result = run(model.long["id"], "--all", "--json")
+    assert result.exit_code == 0
+    assert ids(json.loads(result.stdout)["rows"]) == ids(model.rows)
+
+
+def test_an_invalid_child_id_is_a_usage_error(model: LongModel) -> None:
+    result = run("..", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "invalid_id"
+    assert model.replay.seen == []
