@@ -1,0 +1,207 @@
+"""`follow` against both real backends (hermes-agent 0.19.0 and iot), as a subprocess.
+
+Tests that end a child start their own server on a copy of the seeded home, so the shared
+`backend`'s `running` child stays running for every other test; the shared one is only read.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli_runner import cli_env, hermes_task
+
+import backend_harness
+
+pytestmark = pytest.mark.integration
+
+
+class Follow:
+    """A running `hermes-task follow --json` whose NDJSON lines are read as they arrive."""
+
+    def __init__(self, server: Any, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hermes_task", "follow", *args, "--json", "--url", server.url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=cli_env(server.token),
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.events: list[dict[str, Any]] = []
+        self.pump = threading.Thread(target=self._pump, daemon=True)
+        self.pump.start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def rows_until(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Read events until `count` rows arrived (they are flushed per line, while running)."""
+        deadline = time.monotonic() + timeout
+        while sum(e["type"] == "row" for e in self.events) < count:
+            line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert line is not None, f"follow ended early: {self.events}"
+            self.events.append(json.loads(line))
+        return [e for e in self.events if e["type"] == "row"]
+
+    def finish(self, timeout: float = 60.0) -> tuple[int, list[dict[str, Any]], str]:
+        code = self.proc.wait(timeout=timeout)
+        while (line := self.lines.get(timeout=10)) is not None:
+            self.events.append(json.loads(line))
+        assert self.proc.stderr is not None
+        return code, self.events, self.proc.stderr.read()
+
+    def close(self) -> None:
+        """Kill the process if it still runs, and close its pipes."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.pump.join(timeout=10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture(params=["official", "iot"])
+def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
+    """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
+    home = seeded_home(request.param, tmp_path / "home")
+    server = backend_harness.start(request.param, home, secrets.token_urlsafe(32))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def keys(events: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    return [(e["session_id"], e["id"]) for e in events if e["type"] == "row"]
+
+
+def test_rows_arrive_once_as_they_are_written_until_the_task_ends(fresh: Any) -> None:
+    running = fresh.manifest["running"]
+    sid, seeded = running["id"], running["rows"]
+    plain = Follow(fresh, sid, "--interval", "0.5")
+    strict = Follow(fresh, sid, "--interval", "0.5", "--exit-status")
+    try:
+        plain.rows_until(seeded)
+        strict.rows_until(seeded)
+        assert fresh.append_rows(sid, 3) == seeded + 3
+        plain.rows_until(seeded + 3)  # printed while the task still runs
+        assert fresh.append_rows(sid, 2) == seeded + 5
+        assert fresh.end_session(sid, "agent_close")["end_reason"] == "agent_close"
+        for follow in (plain, strict):
+            code, events, stderr = follow.finish()
+            assert code == 0, stderr
+            assert stderr == ""
+            rows = keys(events)
+            assert len(rows) == seeded + 5
+            assert len(set(rows)) == len(rows)
+            assert {k[0] for k in rows} == {sid}
+            assert events[0]["type"] == "state"
+            assert events[0]["state"] == "running"
+            assert events[-1] == {
+                "type": "result",
+                "state": "ended",
+                "end_reason": "agent_close",
+                "exit_code": 0,
+            }
+            states = [e["state"] for e in events if e["type"] == "state"]
+            assert states == ["running", "ended"]
+            warnings = [e["code"] for e in events if e["type"] == "warning"]
+            assert warnings == (["legacy_backend"] if fresh.contract == "legacy" else [])
+    finally:
+        plain.close()
+        strict.close()
+
+
+def test_exit_status_is_8_when_the_child_did_not_close_itself(fresh: Any) -> None:
+    sid = fresh.manifest["running"]["id"]
+    follow = Follow(fresh, sid, "--interval", "0.5", "--exit-status")
+    try:
+        follow.rows_until(fresh.manifest["running"]["rows"])
+        fresh.end_session(sid, "startup_orphan_reap")
+        code, events, _ = follow.finish()
+    finally:
+        follow.close()
+    assert code == 8
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "startup_orphan_reap",
+        "exit_code": 8,
+    }
+
+
+def test_timeout_on_the_shared_running_child_exits_9(backend: Any) -> None:
+    sid = backend.manifest["running"]["id"]
+    started = time.monotonic()
+    run = hermes_task(backend, "follow", sid, "--json", "--interval", "0.5", "--timeout", "2")
+    assert 2.0 <= time.monotonic() - started < 15
+    assert run.code == 9, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    assert events[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 9}
+    rows = keys(events)
+    assert len(rows) >= backend.manifest["running"]["rows"]
+    assert len(set(rows)) == len(rows)
+
+
+def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    run = hermes_task(backend, "follow", c1["root"], "--json", "--exit-status", "--interval", "0.5")
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    if backend.contract == "legacy":
+        # 0.19.0's latest-descendant walks to the tip, and each hop is proven.
+        assert run.code == 0, run.stderr
+        assert events[0]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+        assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    else:
+        # iot's hint does not move for delegated chains: paused on partial history.
+        assert run.code == 9
+        assert [e["code"] for e in events if e["type"] == "warning"] == ["partial_history"]
+        assert events[-1] == {
+            "type": "result",
+            "state": "unknown",
+            "end_reason": "compression",
+            "exit_code": 9,
+        }
+        assert {k[0] for k in keys(events)} == {c1["root"]}
+
+
+def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any) -> None:
+    c1 = backend.manifest["c1"]
+    run = hermes_task(backend, "follow", c1["root"], "--tip", c1["tip"], "--json", "--exit-status")
+    assert run.code == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    rows = keys(events)
+    assert len(set(rows)) == len(rows)
+    states = [e for e in events if e["type"] == "state"]
+    assert states[-1]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+    assert states[-1]["candidate"] == {"id": c1["tip"], "status": "proven", "reason": None}
+    if backend.contract == "current":
+        assert {k[0] for k in rows} == {c1["root"], c1["mid"], c1["tip"]}
+    assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+
+
+def test_an_unknown_child_is_polled_until_the_timeout(backend: Any) -> None:
+    run = hermes_task(
+        backend, "follow", "20000101_000000_000000", "--json", "--interval", "0.5", "--timeout", "1.5"
+    )
+    assert run.code == 9
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [e["type"] for e in events] == ["error", "result"]  # the 404 is reported once
+    assert events[0]["code"] == "not_found"
+    assert events[0]["retryable"] is True
+    assert events[1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 9}

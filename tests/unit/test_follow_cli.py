@@ -1,0 +1,281 @@
+"""`hermes-task follow` through the CLI: real captured bodies of both backends, served by
+respx from a store the test changes between reads, with the loop's clock and sleep faked."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from hermes_task.cli import app
+from hermes_task.cli import follow as follow_cli
+from tests.replay import BASE_URL, TOKEN, load
+
+ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
+
+
+class Dash:
+    """The captured `running` child of one backend, served live: rows and the ending change."""
+
+    def __init__(self, backend: str) -> None:
+        data = load(backend)
+        exchanges = {e["name"]: e for e in data["exchanges"]}
+        self.legacy = data["manifest"]["backend"]["contract"] == "legacy"
+        self.detail: dict[str, Any] = copy.deepcopy(exchanges["detail:running"]["body"])
+        self.page: dict[str, Any] = copy.deepcopy(exchanges["messages:running"]["body"])
+        self.sid: str = self.detail["id"]
+        self.rows: list[dict[str, Any]] = list(self.page["messages"])
+        self.failures: list[Exception | httpx.Response] = []
+
+    def append(self, text: str) -> None:
+        row = {**self.rows[-1], "id": max(r["id"] for r in self.rows) + 1, "role": "assistant"}
+        row.update(content=text, tool_calls=None, tool_call_id=None, tool_name=None)
+        self.rows.append(row)
+        self.detail["message_count"] = len(self.rows)
+
+    def end(self, reason: str) -> None:
+        self.detail.update(end_reason=reason, ended_at=self.detail["started_at"] + 60)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        assert request.headers.get("x-hermes-session-token") == TOKEN
+        if self.failures:
+            failure = self.failures.pop(0)
+            if isinstance(failure, Exception):
+                raise failure
+            return failure
+        path = request.url.path
+        if path == f"/api/sessions/{self.sid}":
+            return httpx.Response(200, json=self.detail)
+        assert path == f"/api/sessions/{self.sid}/messages", path
+        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
+        if self.legacy:
+            page = self.rows[offset : offset + limit]
+            pagination = {"limit": limit, "offset": offset, "returned": len(page)}
+        else:
+            end = len(self.rows) - offset
+            page = self.rows[max(0, end - limit) : max(0, end)]
+            pagination = {"limit": limit, "offset": offset, "order": "latest", "returned": len(page)}
+        return httpx.Response(200, json={**self.page, "messages": page, "pagination": pagination})
+
+
+class FakeTime:
+    """Replaces the loop's clock and sleep; each sleep runs the next scripted step."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+        self.steps: list[Callable[[], None]] = []
+        monkeypatch.setattr(follow_cli, "CLOCK", lambda: self.now)
+        monkeypatch.setattr(follow_cli, "SLEEP_FOR", lambda stream: self.sleep)
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        if self.steps:
+            self.steps.pop(0)()
+
+
+@pytest.fixture(params=["official", "iot"])
+def dash(request: pytest.FixtureRequest) -> Iterator[Dash]:
+    served = Dash(request.param)
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=served)
+        yield served
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    return FakeTime(monkeypatch)
+
+
+def run(*args: str) -> Any:
+    result = CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV)
+    assert TOKEN not in result.stdout + result.stderr
+    return result
+
+
+def events(result: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
+    first = [r["id"] for r in dash.rows]
+    clock.steps = [lambda: dash.append("Pass 2: 43 passed."), lambda: dash.end("agent_close")]
+    result = run(dash.sid, "--json", "--interval", "0.5")
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    lines = events(result)
+    types = [e["type"] for e in lines]
+    warnings = ["warning"] if dash.legacy else []
+    assert types == ["state", *warnings, "row", "row", "row", "row", "state", "result"]
+    assert lines[0]["state"] == "running"
+    assert lines[0]["root_id"] == dash.sid
+    assert [e["id"] for e in lines if e["type"] == "row"] == [*first, first[-1] + 1]
+    assert lines[-2]["state"] == "ended"
+    assert lines[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    assert clock.sleeps == [0.5, 0.5]
+    assert all(line.isascii() for line in result.stdout.splitlines())
+
+
+def test_terminal_rows_once_and_the_ending_on_stderr(dash: Dash, clock: FakeTime) -> None:
+    clock.steps = [lambda: (dash.append("Pass 2: 43 passed."), dash.end("agent_close"))]
+    result = run(dash.sid)
+    assert result.exit_code == 0
+    assert result.stdout.count("Pass 2: 43 passed.") == 1
+    assert result.stdout.count("Watch the test suite and report flaky tests") == 1
+    expected = [f"task {dash.sid} ended (agent_close) · 4 rows"]
+    if dash.legacy:
+        expected.insert(
+            0, "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"
+        )
+    assert result.stderr.splitlines() == expected
+
+
+@pytest.mark.parametrize(("reason", "code"), [("agent_close", 0), ("startup_orphan_reap", 8)])
+def test_exit_status_maps_the_end_reason(dash: Dash, clock: FakeTime, reason: str, code: int) -> None:
+    dash.end(reason)
+    result = run(dash.sid, "--json", "--exit-status")
+    assert result.exit_code == code
+    assert events(result)[-1] == {"type": "result", "state": "ended", "end_reason": reason, "exit_code": code}
+
+
+def test_without_exit_status_an_unsuccessful_ending_exits_0(dash: Dash, clock: FakeTime) -> None:
+    dash.end("startup_orphan_reap")
+    assert run(dash.sid, "--json").exit_code == 0
+
+
+def test_partial_history_pauses_with_9_under_exit_status(dash: Dash, clock: FakeTime) -> None:
+    dash.end("compression")
+    result = run(dash.sid, "--exit-status", "--no-hint")
+    assert result.exit_code == 9
+    assert result.stderr.splitlines()[-2:] == [
+        "warning: partial history: the newest verified segment ended by compression and no newer "
+        "segment is proven; final output may be missing",
+        "following stopped on partial history; pass --tip NEWER_ID when known",
+    ]
+
+
+def test_timeout_exits_9_while_the_task_runs(dash: Dash, clock: FakeTime) -> None:
+    result = run(dash.sid, "--timeout", "3", "--interval", "2")
+    assert result.exit_code == 9
+    assert clock.sleeps == [2.0, 1.0]
+    assert result.stderr.splitlines()[-1] == f"--timeout ran out; task {dash.sid} is still running"
+
+    result = run(dash.sid, "--timeout", "0", "--json")
+    assert result.exit_code == 9
+    assert events(result)[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 9}
+
+
+def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, clock: FakeTime) -> None:
+    dash.failures = [httpx.ConnectError("refused"), httpx.Response(503, json={"detail": "busy"})]
+    clock.steps = [lambda: None, lambda: dash.end("agent_close")]
+    result = run(dash.sid, "--json")
+    assert result.exit_code == 0
+    lines = events(result)
+    assert lines[0] == {
+        "type": "error",
+        "code": "network",
+        "message": "could not reach the dashboard: ConnectError",
+        "retryable": True,
+    }
+    assert lines[1]["code"] == "server_error"
+    assert lines[1]["retryable"] is True
+    assert lines[-1]["exit_code"] == 0
+    assert clock.sleeps[:2] == [pytest.approx(c, rel=0.5) for c in (1.5, 3.0)]  # jittered 2s, 4s
+
+
+def test_auth_failure_is_final_with_rows_kept(dash: Dash, clock: FakeTime) -> None:
+    clock.steps = [lambda: dash.failures.append(httpx.Response(401, json={"detail": "Unauthorized"}))]
+    result = run(dash.sid, "--json")
+    assert result.exit_code == 3
+    lines = events(result)
+    assert [e["type"] for e in lines if e["type"] != "warning"] == [
+        "state",
+        "row",
+        "row",
+        "row",
+        "error",
+        "result",
+    ]
+    assert lines[-2] == {
+        "type": "error",
+        "code": "auth_rejected",
+        "message": "the dashboard rejected the credentials",
+        "retryable": False,
+    }
+    assert lines[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 3}
+    assert result.stderr == "error: the dashboard rejected the credentials\n"
+
+
+def test_invalid_id_in_json_is_an_error_and_a_result(clock: FakeTime) -> None:
+    result = run(" bad", "--json")
+    assert result.exit_code == 2
+    assert events(result) == [
+        {
+            "type": "error",
+            "code": "invalid_id",
+            "message": "invalid id: CHILD_ID has surrounding whitespace",
+            "retryable": False,
+        },
+        {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 2},
+    ]
+    assert result.stderr == "error: invalid id: CHILD_ID has surrounding whitespace\n"
+
+
+def test_interval_below_the_minimum_is_a_usage_error() -> None:
+    result = run("20260101_000000_aaaaaa", "--interval", "0.3")
+    assert result.exit_code == 2
+    assert "Invalid value for '--interval'" in result.stderr
+    assert result.stdout == ""
+
+
+def test_ctrl_c_ends_the_stream_with_a_result_and_130(dash: Dash, clock: FakeTime) -> None:
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    clock.steps = [interrupt]
+    result = run(dash.sid, "--json")
+    assert result.exit_code == 130
+    assert events(result)[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 130}
+
+
+def test_a_closed_pipe_while_idle_ends_quietly(dash: Dash, clock: FakeTime) -> None:
+    def gone() -> None:
+        raise BrokenPipeError
+
+    clock.steps = [gone]
+    result = run(dash.sid, "--json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    assert events(result)[-1]["type"] == "row"  # no result: nobody is reading any more
+
+
+def test_idle_sleep_notices_a_closed_reader_at_once() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as stream:
+        sleep = follow_cli.idle_sleep(stream)
+        started = time.monotonic()
+        sleep(0.05)  # a live reader: a plain wait
+        assert time.monotonic() - started >= 0.05
+        os.close(read_end)
+        started = time.monotonic()
+        with pytest.raises(BrokenPipeError):
+            sleep(10)
+        assert time.monotonic() - started < 1
+
+
+def test_help_separates_the_whole_follow_timeout_from_the_request_timeout() -> None:
+    result = CliRunner().invoke(app, ["follow", "--help"], env={**ENV, "COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    assert "Stop after S seconds in all; exit 9 while the task still runs." in text
+    assert "--request-timeout S Per-request timeout in seconds" in text
