@@ -1,0 +1,111 @@
+"""`hermes-task recover`: the delegated tasks of a parent chat, optionally as a nested tree."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hermes_task.cli import (
+    Color,
+    ColorMode,
+    Debug,
+    Gateway,
+    Json,
+    PasswordFile,
+    Profile,
+    RequestTimeout,
+    Timeout,
+    TokenFile,
+    Url,
+    Username,
+    _emit_warnings,
+    _opts,
+    _write_stdout,
+    app,
+    connect,
+    console,
+    run,
+)
+
+
+@app.command()
+def recover(
+    parent_id: Annotated[
+        str,
+        typer.Argument(
+            help="The parent chat's session id (exactly as shown).", metavar="PARENT_ID", show_default=False
+        ),
+    ],
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="Also read each task's child (when its id is known) and nest its own delegated tasks (depth <= 8).",
+        ),
+    ] = False,
+    pages: Annotated[
+        int | None,
+        typer.Option(
+            "--pages",
+            min=1,
+            help="Read at most N pages of each transcript (the newest 50 rows, then 500 per page), "
+            "then warn that the list may be incomplete (default: every page).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: Json = False,
+    url: Url = None,
+    gateway: Gateway = None,
+    profile: Profile = None,
+    token_file: TokenFile = None,
+    username: Username = None,
+    password_file: PasswordFile = None,
+    request_timeout: RequestTimeout = None,
+    timeout: Timeout = None,
+    color: Color = ColorMode.auto,
+    debug: Debug = False,
+) -> None:
+    """List the tasks a parent chat delegated: goal, status and child session when known.
+
+    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The real backends persist no child session id, so tasks usually show "-" there: the ids appear only in live subagent events.
+    """
+    opts = _opts(
+        url=url,
+        gateway=gateway,
+        profile=profile,
+        token_file=token_file,
+        username=username,
+        password_file=password_file,
+        request_timeout=request_timeout,
+        timeout=timeout,
+        color=color,
+        debug=debug,
+        json=json_out,
+    )
+
+    def body() -> None:
+        from hermes_task.ids import check_id
+
+        parent = check_id(parent_id, what="PARENT_ID")
+        with connect(opts) as client:
+            from hermes_task.model import TasksDoc
+            from hermes_task.recover import summarize
+            from hermes_task.tasktree import build, read_conversation
+
+            conversation = read_conversation(client, parent, hint=False, pages=pages)
+            tasks, warnings = build(
+                conversation,
+                lambda sid: read_conversation(client, sid, hint=True, pages=pages),
+                recursive=recursive,
+            )
+        doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
+        from hermes_task.render import jsonout, terminal
+
+        if opts.json:
+            _write_stdout(jsonout.document(doc))
+            return
+        terminal.tasks(console(opts), doc)
+        _emit_warnings(opts, doc.warnings)
+
+    run(opts, body)

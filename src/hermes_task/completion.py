@@ -1,0 +1,97 @@
+"""Async delegation completion rows of a parent transcript (pure, best-effort text parsing).
+
+When a background delegation unit finishes, both backends write a user row whose text starts
+`[ASYNC DELEGATION BATCH COMPLETE — deleg_…]` with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---`
+block per task (or `--- ERROR ---` when the whole unit crashed), or, for the single-task form,
+`[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: … ` line. The iot fork also writes an
+early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` notice, and marks completion rows
+`display_kind: "async_delegation_complete"` with `display_metadata.delegation_id`.
+
+The text is model-facing prose, so parsing is defensive: a row whose metadata names another
+delegation than its header is ignored; each task's known goal is skipped before its status is
+read, so a goal cannot forge a status; the first block of a task index wins. Statuses are
+returned raw; the caller decides what they mean.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes_task.project import content_text
+from hermes_task.wire import WireMessage
+
+_HEADER = re.compile(
+    r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"
+)
+_BLOCK = re.compile(r"(?m)^--- \S+ TASK (\d+)/\d+")
+_BLOCK_STATUS = re.compile(r"(?s)(?:: .*?)?  \(status=([A-Za-z_]+)[,)]")
+_LINE_STATUS = re.compile(r"(?m)^Status: ([A-Za-z_]+) ")
+
+GoalOf = Callable[[str, int], "str | None"]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one completion row says: per task index (0-based, call-wide) a raw status, or
+    None when the row names the task but no status could be read."""
+
+    delegation_id: str
+    kind: Literal["batch", "batch_error", "single", "task_failed"]
+    updates: tuple[tuple[int, str | None], ...] = ()
+
+
+def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
+    """`text` after `label + goal` when the known goal is there (only at the very start
+    unless `anywhere`), so that a goal's own words are never read as a status."""
+    if goal:
+        at = text.find(label + goal) if anywhere else (0 if text.startswith(label + goal) else -1)
+        if at >= 0:
+            return text[at + len(label) + len(goal) :]
+    return text
+
+
+def _line_status(text: str) -> str | None:
+    found = _LINE_STATUS.search(text)
+    return found.group(1) if found else None
+
+
+def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
+    """The completion a user row reports, or None when it is not one (or is inconsistent).
+    `goal_of(delegation_id, index)` gives a task's known goal, to skip it."""
+    text = content_text(msg.content) if msg.role == "user" else None
+    head = _HEADER.match(text or "")
+    if text is None or head is None:
+        return None
+    kind, delegation_id = head.group(1), head.group(2)
+    meta = msg.display_metadata
+    claimed = meta.get("delegation_id") if isinstance(meta, dict) else None
+    if isinstance(claimed, str) and claimed and claimed != delegation_id:
+        return None
+    body = text[head.end() :]
+    if kind == "TASK FAILED":
+        index = int(head.group(3)) - 1
+        if index < 0:
+            return None
+        status = _line_status(_after(body, "Task: ", goal_of(delegation_id, index), anywhere=True))
+        return Completion(delegation_id, "task_failed", ((index, status),))
+    if kind == "COMPLETE":
+        status = _line_status(_after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True))
+        return Completion(delegation_id, "single", ((0, status),))
+    blocks = list(_BLOCK.finditer(body))
+    if not blocks:
+        return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
+    updates: list[tuple[int, str | None]] = []
+    seen: set[int] = set()
+    for n, block in enumerate(blocks):
+        index = int(block.group(1)) - 1
+        if index < 0 or index in seen:
+            continue
+        seen.add(index)
+        end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
+        rest = _after(body[block.end() : end], ": ", goal_of(delegation_id, index), anywhere=False)
+        found = _BLOCK_STATUS.match(rest)
+        updates.append((index, found.group(1) if found else None))
+    return Completion(delegation_id, "batch", tuple(updates))

@@ -1,0 +1,166 @@
+"""Reading conversations for `recover`, and the nested task tree (acp-subagent-history-replay).
+
+`read_conversation` reads one transcript through the same client and window as `show`:
+`TaskReader.refresh()`, then `read_older(limit=500)` until nothing is older or `pages` pages
+were read (then a `bound_reached` warning says the task list may be incomplete). GET only.
+
+`build` turns a parent conversation into its task list and, with `recursive`, reads each task's
+child when its reference is known and nests the child's own tasks under it. Invariants: each
+conversation (every segment of its proven lineage) is visited at most once, under the first
+task that references it, so cycles end; nesting is bounded to `max_depth` levels and
+`max_conversations` reads (a `bound_reached` warning names the bound); a child that cannot be
+read (not found, auth, network, ...) or that names another parent is reported once, as
+`gap` on the task that references it, and its siblings continue; a child with an empty history
+simply has no children (no gap, ending or failure is invented).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hermes_task.catalogue import RECOVER, warning_message
+from hermes_task.client import MAX_LIMIT, DashboardClient
+from hermes_task.failures import Code, HermesError
+from hermes_task.lineage import LineageRejected, parse_model_config
+from hermes_task.model import TaskEntry, WarningItem
+from hermes_task.recover import call_sessions, recover
+from hermes_task.sanitize import clean_line
+from hermes_task.snapshot import TaskReader
+from hermes_task.wire import SessionDetail, WireMessage
+
+MAX_DEPTH = 8
+MAX_CONVERSATIONS = 100
+MAX_IDLE_PAGES = 3
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One read transcript: its rows in the window's order, the anchor's detail and the
+    proven lineage path (anchor first)."""
+
+    session_id: str
+    messages: tuple[WireMessage, ...]
+    anchor: SessionDetail
+    path: tuple[str, ...]
+    warnings: tuple[WarningItem, ...] = ()
+
+
+def _bound(detail: str) -> WarningItem:
+    return WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))
+
+
+def read_conversation(
+    client: DashboardClient, session_id: str, *, hint: bool, pages: int | None = None
+) -> Conversation:
+    """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`."""
+    reader = TaskReader(client, session_id, hint=hint)
+    snap = reader.refresh()
+    warnings = list(snap.warnings)
+    read, idle = 1, 0
+    while pages is None or read < pages:
+        result = reader.read_older(limit=MAX_LIMIT)
+        if result is None:
+            break
+        read += 1
+        idle = 0 if result.new_keys else idle + 1
+        if idle >= MAX_IDLE_PAGES:
+            break
+    window = reader.window
+    if window.has_older:
+        key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
+        warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(session_id))))
+    assert reader.anchor is not None
+    return Conversation(
+        session_id=session_id,
+        messages=tuple(window.messages[k] for k in window.keys),
+        anchor=reader.anchor,
+        path=reader.path,
+        warnings=tuple(warnings),
+    )
+
+
+def _names_parent(child: SessionDetail, parents: frozenset[str]) -> bool:
+    """Does the child's detail name one of `parents` as the session that spawned it?
+    A later segment keeps the spawning session in `_delegate_from`."""
+    if child.parent_session_id in parents:
+        return True
+    try:
+        config = parse_model_config(child) or {}
+    except LineageRejected:
+        return False
+    return config.get("_delegate_from") in parents
+
+
+@dataclass
+class _Walk:
+    read: Callable[[str], Conversation]
+    max_depth: int
+    max_conversations: int
+    visited: set[str]
+    warnings: list[WarningItem]
+    reads: int = 0
+
+    def warn(self, item: WarningItem) -> None:
+        if item not in self.warnings:
+            self.warnings.append(item)
+
+    def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
+        sessions = call_sessions(conv.messages)
+        out: list[TaskEntry] = []
+        for task in recover(conv.messages):
+            ref = task.child_session_id
+            if ref is None or ref in self.visited:
+                out.append(task)
+                continue
+            if depth >= self.max_depth:
+                self.warn(_bound(RECOVER["depth_bound"].format(depth=self.max_depth)))
+                out.append(task)
+                continue
+            if self.reads >= self.max_conversations:
+                self.warn(_bound(RECOVER["visit_bound"].format(n=self.max_conversations)))
+                out.append(task)
+                continue
+            self.visited.add(ref)
+            self.reads += 1
+            try:
+                child = self.read(ref)
+            except HermesError as exc:
+                if exc.code is Code.INTERRUPTED:
+                    raise
+                out.append(task.model_copy(update={"gap": exc.code.value}))
+                continue
+            parents = sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
+            if not _names_parent(child.anchor, frozenset(parents)):
+                out.append(task.model_copy(update={"gap": Code.IDENTITY_MISMATCH.value}))
+                continue
+            self.visited.update(child.path, (m.session_id for m in child.messages))
+            for item in child.warnings:
+                if item.code == "bound_reached":
+                    self.warn(item)
+            out.append(task.model_copy(update={"children": self.expand(child, depth + 1)}))
+        return out
+
+
+def build(
+    parent: Conversation,
+    read_child: Callable[[str], Conversation],
+    *,
+    recursive: bool,
+    max_depth: int = MAX_DEPTH,
+    max_conversations: int = MAX_CONVERSATIONS,
+) -> tuple[list[TaskEntry], list[WarningItem]]:
+    """The parent's tasks (nested when `recursive`) and the warnings of the whole read."""
+    walk = _Walk(
+        read=read_child,
+        max_depth=max_depth if recursive else 0,
+        max_conversations=max_conversations,
+        visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
+        warnings=list(parent.warnings),
+    )
+    if not recursive:
+        return recover(parent.messages), walk.warnings
+    return walk.expand(parent, 0), walk.warnings
+
+
+__all__ = ["MAX_DEPTH", "Conversation", "build", "read_conversation"]

@@ -1,0 +1,86 @@
+"""`recover` against both real backends (hermes-agent 0.19.0 and iot): the seeded parent's
+delegate_task calls, results, control acknowledgements and completion rows."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from tests.cli_runner import hermes_task
+
+pytestmark = pytest.mark.integration
+
+KEYS = ("call_id", "goal", "task_index", "delegation_id", "subagent_id", "status", "child_session_id")
+LEGACY_WARNING = "legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"
+
+
+def expected(backend: Any) -> list[dict[str, Any]]:
+    return [{k: e[k] for k in KEYS} for e in backend.manifest["expected_tasks"]]
+
+
+def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
+    run = hermes_task(backend, "recover", backend.manifest["parent"], "--json")
+    assert run.code == 0, run.stderr
+    assert run.stderr == ""
+    doc = run.json()
+    assert (doc["schema_version"], doc["kind"], doc["parent_id"]) == (1, "tasks", backend.manifest["parent"])
+    assert [{k: t[k] for k in KEYS} for t in doc["tasks"]] == expected(backend)
+    assert [t["terminal"] for t in doc["tasks"]] == [e["status"] != "running" for e in expected(backend)]
+    # The real backends never persist a child id: every task says so, and nothing is nested.
+    assert {(t["unavailable_reason"], t["gap"]) for t in doc["tasks"]} == {
+        ("no_durable_child_reference", None)
+    }
+    assert all(t["children"] == [] for t in doc["tasks"])
+    assert doc["summary"] == {"total": 5, "terminal": 4, "state": "running"}
+    legacy = backend.contract == "legacy"
+    assert doc["warnings"] == ([{"code": "legacy_backend", "message": LEGACY_WARNING}] if legacy else [])
+    if not legacy:
+        # iot: the stop request for the running task is only an acknowledgement.
+        assert doc["tasks"][4]["status"] == "running"
+        assert all(re.fullmatch(r"sa-\d-[0-9a-f]{8}", t["subagent_id"]) for t in doc["tasks"][2:])
+
+
+def test_recursive_and_a_page_bound_change_nothing_without_references(backend: Any) -> None:
+    plain = hermes_task(backend, "recover", backend.manifest["parent"], "--json").json()
+    run = hermes_task(backend, "recover", backend.manifest["parent"], "--recursive", "--pages", "1", "--json")
+    assert run.code == 0, run.stderr
+    assert run.json() == plain
+
+
+def test_table_on_the_terminal(backend: Any) -> None:
+    run = hermes_task(backend, "recover", backend.manifest["parent"], COLUMNS="200")
+    assert run.code == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split()[:3] == ["#", "status", "goal"]
+    statuses = [" ".join(line.split()[1:3]) for line in lines[1:6]]
+    assert statuses == ["✓ completed", "✗ failed", "✓ completed", "✓ completed", "running Watch"]
+    assert lines[6] == "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)"
+    assert lines[7].startswith('child session "-": the backend persisted no child session id')
+    assert run.stderr == (f"warning: {LEGACY_WARNING}\n" if backend.contract == "legacy" else "")
+
+
+def test_another_parent_has_its_own_single_task(backend: Any) -> None:
+    other = backend.manifest["other"]
+    doc = hermes_task(backend, "recover", other["parent"], "--json").json()
+    assert [(t["goal"], t["task_index"], t["status"], t["terminal"]) for t in doc["tasks"]] == [
+        (other["goal"], 0, "running", False)
+    ]
+    assert re.fullmatch(r"deleg_[0-9a-f]{8}", doc["tasks"][0]["delegation_id"])
+    assert (doc["tasks"][0]["subagent_id"] is None) is (backend.contract == "legacy")
+
+
+def test_a_chat_without_delegations_lists_nothing(backend: Any) -> None:
+    long_id = backend.manifest["long"]["id"]
+    run = hermes_task(backend, "recover", long_id)
+    assert run.code == 0, run.stderr
+    assert run.stdout == f"no delegated tasks in {long_id}\n"
+    doc = hermes_task(backend, "recover", long_id, "--json").json()
+    assert (doc["tasks"], doc["summary"]) == ([], {"total": 0, "terminal": 0, "state": "finished"})
+
+
+def test_unknown_parent_is_not_found(backend: Any) -> None:
+    run = hermes_task(backend, "recover", "20261130_000000_000000", "--json")
+    assert run.code == 4
+    assert run.json()["error"]["code"] == "not_found"
+    assert run.stderr.startswith("error: session not found")

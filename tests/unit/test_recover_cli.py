@@ -1,0 +1,417 @@
+"""`hermes-task recover` through the CLI: captured real parents of both backends, and
+fabricated current-contract transcripts that carry `child_session_id` (as the #85485 proposal
+would) for the nested tree, gaps, paging bounds and failures."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from hermes_task.cli import app
+from tests.replay import BASE_URL, TOKEN, Replay
+
+ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
+NOTE = (
+    'child session "-": the backend persisted no child session id for this task; the id appears only '
+    "in live subagent events (child_session_id) and lifecycle hooks\n"
+)
+
+P = "20261130_170000_aaaaaa"
+CHILD_A = "20261130_170001_bbbbbb"
+CHILD_B = "20261130_170002_cccccc"
+MISSING = "20261130_170003_dddddd"
+GRANDCHILD = "20261130_170004_eeeeee"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+
+
+def doc(result: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+# -- captured real parents ----------------------------------------------------------------------
+
+
+@pytest.fixture(params=["official", "iot"])
+def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
+    rep = Replay(request.param)
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=rep)
+        yield rep
+
+
+def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"call_id": e["call_id"], "goal": e["goal"], "task_index": e["task_index"],
+         "delegation_id": e["delegation_id"], "subagent_id": e["subagent_id"], "child_session_id": None,
+         "status": e["status"], "terminal": e["status"] != "running",
+         "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None}
+        for e in manifest["expected_tasks"]
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("recursive", [[], ["--recursive"]])
+def test_json_of_a_real_parent_is_exactly_the_expected_document(replay: Replay, recursive: list[str]) -> None:
+    manifest = replay.manifest
+    result = run(manifest["parent"], "--json", *recursive)
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    legacy = manifest["backend"]["contract"] == "legacy"
+    warnings = (
+        [
+            {
+                "code": "legacy_backend",
+                "message": "legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP",
+            }
+        ]
+        if legacy
+        else []
+    )
+    assert doc(result) == {
+        "schema_version": 1,
+        "kind": "tasks",
+        "parent_id": manifest["parent"],
+        "tasks": _expected_tasks(manifest),
+        "summary": {"total": 5, "terminal": 4, "state": "running"},
+        "warnings": warnings,
+    }
+    # Only the parent is read (detail, one page, fresh detail): no reference, no child read.
+    assert [s.split("?")[0] for s in replay.seen] == [
+        f"GET /api/sessions/{manifest['parent']}",
+        f"GET /api/sessions/{manifest['parent']}/messages",
+        f"GET /api/sessions/{manifest['parent']}",
+    ]
+
+
+def test_table_of_a_real_parent(replay: Replay) -> None:
+    manifest = replay.manifest
+    result = run(manifest["parent"])
+    assert result.exit_code == 0
+    iot = manifest["backend"]["name"] == "iot"
+    exp = manifest["expected_tasks"]
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["#", "status", "goal", "child", "session", "delegation", "subagent"]
+    assert lines[1].split("  ")[0:2] == ["1.0", "✓ completed"]
+    assert lines[2].startswith("1.1  ✗ failed     Describe the screenshot and audit the terminal output")
+    assert lines[5].startswith("3.0  running      Watch the test suite and report flaky tests")
+    assert f"{exp[4]['delegation_id']}" in lines[5]
+    assert lines[5].rstrip().endswith(exp[4]["subagent_id"] if iot else f"{exp[4]['delegation_id']}  -")
+    assert lines[6] == "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)"
+    assert result.stdout.endswith(NOTE)
+    expected_stderr = (
+        ""
+        if iot
+        else "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
+    )
+    assert result.stderr == expected_stderr
+
+
+def test_unknown_parent_is_not_found(replay: Replay) -> None:
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(unknown, "--json")
+    assert result.exit_code == 4
+    data = doc(result)
+    assert data["kind"] == "error"
+    assert data["error"]["code"] == "not_found"
+    assert data["error"]["retryable"] is True
+    assert data["rows"] == []
+    assert result.stderr.startswith("error: session not found")
+
+
+# -- fabricated transcripts (current contract) --------------------------------------------------
+
+
+class FakeDashboard:
+    """A minimal current-contract dashboard: exact-id detail and `order=latest` pages."""
+
+    def __init__(self) -> None:
+        self.ids = itertools.count(1)
+        self.sessions: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+        self.seen: list[str] = []
+        self.status: int | None = None
+        self.stuck = False
+
+    def session(self, sid: str, parent: str | None = None) -> None:
+        config = None if parent is None else json.dumps({"max_iterations": 90, "_delegate_from": parent})
+        self.sessions[sid] = {"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
+                              "model_config": config, "started_at": 1796056440.0, "ended_at": None,
+                              "end_reason": None, "profile": "default", "is_default_profile": True}  # fmt: skip
+        self.rows[sid] = []
+
+    def add(self, sid: str, role: str, content: Any = "", **extra: Any) -> None:
+        self.rows[sid].append({"id": next(self.ids), "session_id": sid, "role": role, "content": content,
+                               "active": 1, "compacted": 0, **extra})  # fmt: skip
+
+    def spawn(self, sid: str, call_id: str, goals: list[str], payload: dict[str, Any]) -> None:
+        call = {"id": call_id, "type": "function",
+                "function": {"name": "delegate_task", "arguments": json.dumps({"tasks": [{"goal": g} for g in goals]})}}  # fmt: skip
+        self.add(sid, "assistant", "", tool_calls=[call])
+        self.add(sid, "tool", json.dumps(payload), tool_call_id=call_id, tool_name="delegate_task")
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(request.url.path)
+        if self.status is not None:
+            return httpx.Response(self.status, json={"detail": "Unauthorized"})
+        parts = request.url.path.split("/")
+        sid = parts[3]
+        if sid not in self.sessions:
+            return httpx.Response(404, json={"detail": "Session not found"})
+        rows = self.rows[sid]
+        if len(parts) == 4:
+            return httpx.Response(200, json={**self.sessions[sid], "message_count": len(rows)})
+        q = request.url.params
+        limit, offset = int(q["limit"]), int(q["offset"])
+        if self.stuck and offset > 0:
+            offset = min(offset, 0)  # a broken backend: every older page is the newest one
+        end = max(0, len(rows) - offset)
+        page = rows[max(0, end - limit) : end]
+        pagination = {"limit": limit, "offset": int(q["offset"]), "order": q["order"], "returned": len(page)}
+        return httpx.Response(200, json={"session_id": sid, "profile": "default", "messages": page,
+                                         "pagination": pagination})  # fmt: skip
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeDashboard]:
+    dash = FakeDashboard()
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=dash)
+        yield dash
+
+
+def _results(*entries: tuple[str, str | None]) -> dict[str, Any]:
+    return {"results": [{"task_index": i, "status": status, "summary": "done", **({"child_session_id": ref} if ref else {})}
+                        for i, (status, ref) in enumerate(entries)]}  # fmt: skip
+
+
+def _tree(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.add(P, "user", "Audit the repository.")
+    fake.spawn(P, "call_p", ["Audit module A", "Audit module B", "Audit module C"],
+               _results(("completed", CHILD_A), ("failed", MISSING), ("completed", CHILD_B)))  # fmt: skip
+    fake.session(CHILD_A, parent=P)
+    fake.add(CHILD_A, "user", "Audit module A")
+    fake.spawn(
+        CHILD_A,
+        "call_a",
+        ["Read a.py", "Read the tests of a.py"],
+        _results(("completed", GRANDCHILD), ("timeout", None)),
+    )
+    fake.add(CHILD_A, "assistant", "Module A audited.")
+    fake.session(GRANDCHILD, parent=CHILD_A)
+    fake.add(GRANDCHILD, "user", "Read a.py")
+    fake.spawn(GRANDCHILD, "call_g", ["Loop back"], _results(("completed", P)))
+    fake.session(CHILD_B, parent=P)  # an empty history: no children, no gap
+
+
+def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **extra: Any) -> dict[str, Any]:
+    return {"call_id": call_id, "goal": goal, "task_index": index, "delegation_id": None, "subagent_id": None,
+            "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
+            "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
+            **extra}  # fmt: skip
+
+
+def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: FakeDashboard) -> None:
+    _tree(fake)
+    result = run(P, "--recursive", "--json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    grandchild = _entry("call_a", "Read a.py", 0, "completed", GRANDCHILD,
+                        children=[_entry("call_g", "Loop back", 0, "completed", P)])  # fmt: skip
+    assert doc(result) == {
+        "schema_version": 1,
+        "kind": "tasks",
+        "parent_id": P,
+        "tasks": [
+            _entry("call_p", "Audit module A", 0, "completed", CHILD_A,
+                   children=[grandchild, _entry("call_a", "Read the tests of a.py", 1, "timeout", None)]),
+            _entry("call_p", "Audit module B", 1, "failed", MISSING, gap="not_found"),
+            _entry("call_p", "Audit module C", 2, "completed", CHILD_B),
+        ],
+        "summary": {"total": 6, "terminal": 6, "state": "finished"},
+        "warnings": [],
+    }  # fmt: skip
+    details = [p for p in fake.seen if not p.endswith("/messages")]
+    assert details.count(f"/api/sessions/{P}") == 2  # the parent is never read again (cycle)
+    assert f"/api/sessions/{MISSING}" in details
+
+
+def test_without_recursive_no_child_is_read(fake: FakeDashboard) -> None:
+    _tree(fake)
+    result = run(P, "--json")
+    assert result.exit_code == 0
+    data = doc(result)
+    assert [(t["child_session_id"], t["children"]) for t in data["tasks"]] == [
+        (CHILD_A, []),
+        (MISSING, []),
+        (CHILD_B, []),
+    ]
+    assert {p.split("/")[3] for p in fake.seen} == {P}
+
+
+def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDashboard) -> None:
+    _tree(fake)
+    result = run(P, "--recursive")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    goal = "{:<62}"
+    assert lines[:9] == [
+        "#          status       " + goal.format("goal") + "child session           delegation  subagent",
+        "1.0        ✓ completed  " + goal.format("Audit module A") + f"{CHILD_A}  -           -",
+        "  ↳ 1.0    ✓ completed  " + goal.format("Read a.py") + f"{GRANDCHILD}  -           -",
+        "    ↳ 1.0  ✓ completed  " + goal.format("Loop back") + f"{P}  -           -",
+        "  ↳ 1.1    ⧗ timed out  "
+        + goal.format("Read the tests of a.py")
+        + "-                       -           -",
+        "1.1        ✗ failed     " + goal.format("Audit module B") + f"{MISSING}  -           -",
+        "           gap          ↳ child not read: session not found (it may not be flushed",
+        "                        yet, or the id is ambiguous)",
+        "1.2        ✓ completed  " + goal.format("Audit module C") + f"{CHILD_B}  -           -",
+    ]
+    assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
+    assert lines[10:] == [
+        'child session "-": the backend persisted no child session id for this task; the id appears only in live '
+        "subagent events (child_session_id) and lifecycle hooks",
+        "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
+    ]
+
+
+def test_a_child_that_names_another_parent_is_an_identity_gap(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.spawn(P, "call_p", ["Audit module A"], _results(("completed", CHILD_A)))
+    fake.session(CHILD_A, parent="20261130_165959_ffffff")
+    fake.spawn(CHILD_A, "call_a", ["Read a.py"], _results(("completed", None)))
+    result = run(P, "--recursive", "--json")
+    assert result.exit_code == 0
+    (task,) = doc(result)["tasks"]
+    assert (task["gap"], task["children"]) == ("identity_mismatch", [])
+
+
+def _long_parent(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.spawn(
+        P,
+        "call_old",
+        ["An early task"],
+        {"status": "dispatched", "delegation_id": "deleg_0a0a0a0a", "goals": ["An early task"]},
+    )
+    for i in range(60):
+        fake.add(P, "assistant" if i % 2 else "user", f"turn {i}")
+
+
+def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: FakeDashboard) -> None:
+    _long_parent(fake)
+    result = run(P, "--pages", "1", "--json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    data = doc(result)
+    assert data["tasks"] == []
+    assert data["summary"] == {"total": 0, "terminal": 0, "state": "finished"}
+    assert data["warnings"] == [
+        {"code": "bound_reached",
+         "message": f"a proof or paging bound stopped the work early (--pages stopped after 1 page(s) of {P}; "
+                    "older rows were not read, so the task list may be incomplete)"}
+    ]  # fmt: skip
+    human = run(P, "--pages", "1")
+    assert human.exit_code == 0
+    assert human.stdout == f"no delegated tasks in {P}\n"
+    assert human.stderr.startswith("warning: a proof or paging bound stopped the work early (--pages stopped")
+
+
+def test_every_page_is_read_by_default(fake: FakeDashboard) -> None:
+    _long_parent(fake)
+    result = run(P, "--json")
+    assert result.exit_code == 0
+    data = doc(result)
+    assert [(t["goal"], t["status"], t["delegation_id"]) for t in data["tasks"]] == [
+        ("An early task", "running", "deleg_0a0a0a0a")
+    ]
+    assert data["warnings"] == []
+    pages = [p for p in fake.seen if p.endswith("/messages")]
+    assert len(pages) == 2
+    two = run(P, "--pages", "2", "--json")
+    assert doc(two)["warnings"] == []
+    assert len(doc(two)["tasks"]) == 1
+
+
+def test_invalid_parent_id_is_a_usage_error_without_a_request(fake: FakeDashboard) -> None:
+    result = run("..", "--json")
+    assert result.exit_code == 2
+    assert doc(result)["error"]["code"] == "invalid_id"
+    assert result.stderr.startswith("error: invalid id: PARENT_ID may not be '.' or '..'")
+    assert fake.seen == []
+
+
+def test_pages_must_be_positive() -> None:
+    result = run(P, "--pages", "0")
+    assert result.exit_code == 2
+    assert "--pages" in result.stderr
+
+
+def test_rejected_credentials_exit_3(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.status = 401
+    result = run(P, "--json")
+    assert result.exit_code == 3
+    assert doc(result)["error"]["code"] == "auth_rejected"
+    assert TOKEN not in result.stdout + result.stderr
+
+
+def test_a_server_error_on_the_parent_exits_7(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.status = 500
+    result = run(P)
+    assert result.exit_code == 7
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: the dashboard failed with a server error: HTTP 500")
+
+
+def test_hostile_goals_are_sanitised_in_the_table(fake: FakeDashboard) -> None:
+    fake.session(P)
+    fake.spawn(P, "call_p", ["Evil \x1b]52;c;ZXZpbA==\x07 goal \u202e"], _results(("completed", None)))
+    result = run(P)
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout
+    assert "\u202e" not in result.stdout
+    assert "Evil ^[]52;c;ZXZpbA==^G goal <U+202E>" in result.stdout
+    data = doc(run(P, "--json"))
+    assert data["tasks"][0]["goal"] == "Evil \x1b]52;c;ZXZpbA==\x07 goal \u202e"
+
+
+def test_a_rotated_parent_chat_discloses_segments_it_cannot_read(replay: Replay) -> None:
+    plain = replay.manifest["plain"]
+    result = run(plain["root"], "--json")
+    assert result.exit_code == 0
+    data = doc(result)
+    assert data["tasks"] == []
+    legacy = replay.manifest["backend"]["contract"] == "legacy"
+    # 0.19.0 answers the root with the tip's rows only; iot merges the whole lineage.
+    assert [w["code"] for w in data["warnings"]] == (
+        ["legacy_backend", "partial_ancestors"] if legacy else []
+    )
+
+
+def test_paging_that_stops_making_progress_ends_with_a_warning(fake: FakeDashboard) -> None:
+    fake.session(P)
+    for i in range(600):
+        fake.add(P, "assistant" if i % 2 else "user", f"turn {i}")
+    fake.stuck = True
+    result = run(P, "--json")
+    assert result.exit_code == 0
+    assert doc(result)["warnings"] == [
+        {"code": "bound_reached",
+         "message": f"a proof or paging bound stopped the work early (older pages of {P} stopped returning new "
+                    "rows after 5 page(s); the task list may be incomplete)"}
+    ]  # fmt: skip
+    assert len([p for p in fake.seen if p.endswith("/messages")]) == 5
