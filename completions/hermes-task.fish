@@ -1,0 +1,1 @@
+complete --command hermes-task --no-files --arguments "(env _HERMES_TASK_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) hermes-task)" --condition "env _HERMES_TASK_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) hermes-task"

@@ -1,0 +1,198 @@
+"""`hermes-task completion`, `schema` and `config`: the tool describing itself.
+
+None of these talks to a dashboard. `completion` prints typer's own script for a shell (the
+committed copies in `completions/` are this output); shells call the program back with
+`_HERMES_TASK_COMPLETE` set, which needs typer's completion classes registered first.
+`schema` prints the JSON Schema of an output document (`schemas.py`). `config path` and
+`config show` tell where the config file is and which settings are in force, with each
+one's source; secrets are described, never printed.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from hermes_task.cli import (
+    Color,
+    ColorMode,
+    Debug,
+    Gateway,
+    Json,
+    PasswordFile,
+    Profile,
+    RequestTimeout,
+    Timeout,
+    TokenFile,
+    Url,
+    Username,
+    _env,
+    _opts,
+    _write_stdout,
+    app,
+    run,
+)
+
+PROG = "hermes-task"
+COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
+
+if os.environ.get(COMPLETE_VAR):
+    # A shell asks for completions: typer registers its bash/zsh/fish classes only when
+    # `add_completion` is on (it is off: no rc-file-editing --install-completion).
+    from typer._completion_classes import completion_init
+
+    completion_init()
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+class SchemaName(StrEnum):
+    transcript = "transcript"
+    events = "events"
+    tasks = "tasks"
+    error = "error"
+    config = "config"
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for `shell`, exactly as `hermes-task completion SHELL` prints it."""
+    from typer._completion_shared import get_completion_script
+
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
+
+
+@app.command(rich_help_panel="Setup")
+def completion(
+    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.", show_default=False)],
+) -> None:
+    """Print the shell completion script for SHELL.
+
+    bash: eval "$(hermes-task completion bash)" in ~/.bashrc;
+    zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
+    fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
+    """
+    _write_stdout(completion_script(shell.value))
+
+
+@app.command(rich_help_panel="Setup")
+def schema(
+    name: Annotated[
+        SchemaName | None,
+        typer.Argument(help="Which document; without it, the list of schemas.", show_default=False),
+    ] = None,
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of an output document."""
+    from hermes_task import schemas
+
+    if name is None:
+        width = max(len(n) for n in schemas.NAMES)
+        for each in schemas.NAMES:
+            _write_stdout(f"{each:<{width}}  {schemas.description(each)}\n")
+        return
+    _write_stdout(schemas.render(name.value))
+
+
+config_app = typer.Typer(
+    name="config",
+    help="Where the config file is and which settings are in force.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(config_app, rich_help_panel="Setup")
+
+
+@config_app.command("path")
+def config_path() -> None:
+    """Print the config file's path ($XDG_CONFIG_HOME/hermes-task/config.toml)."""
+    from hermes_task.settings import config_path as path_of
+
+    _write_stdout(f"{path_of(_env())}\n")
+
+
+@config_app.command("show")
+def config_show(
+    json_out: Json = False,
+    url: Url = None,
+    gateway: Gateway = None,
+    profile: Profile = None,
+    token_file: TokenFile = None,
+    username: Username = None,
+    password_file: PasswordFile = None,
+    request_timeout: RequestTimeout = None,
+    timeout: Timeout = None,
+    color: Color = ColorMode.auto,
+    debug: Debug = False,
+) -> None:
+    """Print the effective settings and where each came from (flag, env, config, default).
+
+    Takes the same connection options as the other commands, so it shows what they would
+    use. Token and password are never printed: only whether and where they are set.
+    """
+    opts = _opts(
+        url=url,
+        gateway=gateway,
+        profile=profile,
+        token_file=token_file,
+        username=username,
+        password_file=password_file,
+        request_timeout=request_timeout,
+        timeout=timeout,
+        color=color,
+        debug=debug,
+        json=json_out,
+    )
+
+    def body() -> None:
+        from hermes_task import settings
+        from hermes_task.model import ConfigDoc, ConfigValue
+        from hermes_task.pager import pager_setting
+        from hermes_task.render.jsonout import document
+        from hermes_task.sanitize import clean_line
+
+        env = _env()
+        path = settings.config_path(env)
+        resolved = settings.resolve(
+            env=env,
+            url=opts.url,
+            gateway=opts.gateway,
+            profile=opts.profile,
+            token_file=opts.token_file,
+            username=opts.username,
+            password_file=opts.password_file,
+            request_timeout=opts.request_timeout,
+        )
+        values = {name: ConfigValue(value=v, source=s) for name, v, s in settings.explain(resolved, env)}
+        pager, pager_from = pager_setting(env)
+        values["pager"] = ConfigValue(
+            value=pager or "off", source="default" if pager_from == "default" else "env"
+        )
+        doc = ConfigDoc(
+            path=str(path),
+            exists=path.exists(),
+            gateways=settings.gateway_names(env),
+            settings=values,
+        )
+        if opts.json:
+            _write_stdout(document(doc))
+            return
+        found = "" if doc.exists else " (not found)"
+        lines = [
+            f"config file  {clean_line(doc.path)}{found}",
+            f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
+            "",
+        ]
+        shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
+        key_w = max(len(k) for k in shown)
+        val_w = max(len(v) for v in shown.values())
+        for key, value in shown.items():
+            lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
+        _write_stdout("\n".join(lines) + "\n")
+
+    run(opts, body)

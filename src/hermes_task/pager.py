@@ -1,0 +1,94 @@
+"""The pager for long `show`/`older` output on a terminal: choice (pure) and run.
+
+The command is `HERMES_TASK_PAGER`, then `PAGER`, then `less -FRX`; either variable set to
+an empty string or to `cat` turns paging off (gh's `GH_PAGER` rule). `less` gets `LESS=FRX`
+when `LESS` is unset, so rich's colour codes show as colour and one screen of output does
+not wait for `q`. The caller decides the rest (never with `--json`, in `follow`, or when
+stdout is not a TTY). The pager only ever receives text that was already rendered from
+sanitised strings: nothing from the backend reaches it unfiltered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import subprocess
+from collections.abc import Callable, Mapping
+
+DEFAULT_PAGER = "less -FRX"
+PAGER_ENVS = ("HERMES_TASK_PAGER", "PAGER")
+
+
+def pager_setting(env: Mapping[str, str]) -> tuple[str | None, str]:
+    """(command line or None when paging is off, where it came from: an env name or
+    "default")."""
+    for name in PAGER_ENVS:
+        if name in env:
+            value = env[name].strip()
+            return (None if value in ("", "cat") else value), name
+    return DEFAULT_PAGER, "default"
+
+
+def pager_command(env: Mapping[str, str]) -> list[str] | None:
+    """The pager's argv, or None when paging is off or the command line cannot be split."""
+    line, _ = pager_setting(env)
+    if line is None:
+        return None
+    try:
+        argv = shlex.split(line)
+    except ValueError:
+        return None
+    return argv or None
+
+
+def should_page(requested: bool | None, lines: int, height: int) -> bool:
+    """`--pager` pages always, `--no-pager` never; by default only output taller than the
+    screen is paged (the caller has already checked that stdout is a TTY)."""
+    if requested is not None:
+        return requested
+    return lines >= height
+
+
+def run_pager(text: str, argv: list[str], env: Mapping[str, str], encoding: str = "utf-8") -> bool:
+    """Pipe `text` to the pager and wait until it exits. False when the pager could not be
+    started (the caller then writes `text` itself). Quitting the pager early is not an
+    error; Ctrl-C while it runs is left to the pager, which owns the terminal until it ends."""
+    pager_env = dict(env)
+    pager_env.setdefault("LESS", "FRX")
+    pager_env.setdefault("LV", "-c")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=pager_env)
+    except OSError:
+        return False
+    stdin = proc.stdin
+    assert stdin is not None
+    # BrokenPipeError (an OSError) means the user quit the pager before the end: fine.
+    with contextlib.suppress(OSError):
+        stdin.write(text.encode(encoding, "replace"))
+    with contextlib.suppress(OSError):
+        stdin.close()
+    while True:
+        try:
+            proc.wait()
+            return True
+        except KeyboardInterrupt:
+            continue
+
+
+def show(
+    text: str,
+    *,
+    requested: bool | None,
+    height: int,
+    env: Mapping[str, str],
+    write: Callable[[str], None],
+    encoding: str = "utf-8",
+) -> bool:
+    """Show rendered `text` through the pager when `should_page`, else with `write`.
+    True when the pager showed it."""
+    argv = pager_command(env)
+    paging = argv is not None and should_page(requested, text.count("\n"), height)
+    if paging and argv is not None and run_pager(text, argv, env, encoding):
+        return True
+    write(text)
+    return False

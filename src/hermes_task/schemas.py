@@ -1,0 +1,69 @@
+"""JSON Schemas of the output documents, generated from the pydantic models in `model.py`.
+
+Pure: `schema(name)` is a function of the models only, so the committed copies in
+`schemas/*.json` can be regenerated (`tools/regen.py`) and compared by a test. Schemas are
+draft 2020-12 in serialization mode, and every property is `required`, because every field
+is always present in the output (`null` when it has no value): a script may rely on a key
+existing. Objects forbid unknown properties; a new field is a new schema version or a
+documented extension that regenerates these files.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import core_schema
+
+from hermes_task.model import ConfigDoc, ErrorDoc, FollowEvent, TasksDoc, TranscriptDoc
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_TARGETS: dict[str, tuple[Any, str]] = {
+    "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
+    "events": (
+        FollowEvent,
+        "`follow --json`: each NDJSON line is one of these events; the last is `result`.",
+    ),
+    "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+    "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
+    "config": (ConfigDoc, "`config show --json`: effective settings and their sources; never a secret."),
+}
+NAMES: tuple[str, ...] = tuple(_TARGETS)
+
+
+class _AlwaysPresent(GenerateJsonSchema):
+    """Serialization-mode schemas where a field with a default is still required."""
+
+    def field_is_required(
+        self,
+        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
+        total: bool,
+    ) -> bool:
+        return not field.get("serialization_exclude")
+
+
+def description(name: str) -> str:
+    """One line saying which command prints document `name`."""
+    return _TARGETS[name][1]
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
+    target, description = _TARGETS[name]
+    body = TypeAdapter(target).json_schema(mode="serialization", schema_generator=_AlwaysPresent)
+    body.pop("description", None)
+    return {
+        "$schema": DIALECT,
+        "$id": f"urn:hermes-task:schema:1:{name}",
+        "title": f"hermes-task {name} (schema_version 1)",
+        "description": description,
+        **body,
+    }
+
+
+def render(name: str) -> str:
+    """`schema(name)` as stable, ASCII-only, indented JSON with a trailing newline."""
+    return json.dumps(schema(name), ensure_ascii=True, indent=2) + "\n"

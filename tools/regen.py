@@ -1,0 +1,144 @@
+"""Regenerate the generated artefacts: completions/, schemas/ and the README's marked blocks.
+
+    .venv/bin/python tools/regen.py           # write every artefact
+    .venv/bin/python tools/regen.py --check   # exit 1 and name what is stale; write nothing
+
+README blocks are replaced only between their markers, never elsewhere:
+`<!-- help:main -->` ... `<!-- /help:main -->` holds `hermes-task --help`, `<!-- help:show -->`
+holds `hermes-task show --help` (and so on for any command path), `<!-- exit-codes -->` and
+`<!-- warnings -->` hold the tables generated from `failures.ExitStatus` and
+`catalogue.WARNINGS`. Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
+TERM=dumb, NO_COLOR=1) so it is the same on every machine; trailing spaces are dropped.
+The tests in tests/unit/test_completions.py, test_schemas.py and test_docs.py call these
+functions and compare with the committed files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+COMPLETION_FILES = {"bash": "hermes-task.bash", "zsh": "_hermes-task", "fish": "hermes-task.fish"}
+REQUIRED_HELP = ("main", "show", "follow", "older", "recover")
+HELP_ENV = {"COLUMNS": "100", "LINES": "50", "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
+MARKER = re.compile(r"<!-- (help:[a-z][a-z -]*|exit-codes|warnings) -->\n(.*?)<!-- /\1 -->\n?", re.S)
+_RUN = "import sys; from hermes_task.cli import app; app(sys.argv[1:], prog_name='hermes-task')"
+
+
+def generated_files() -> dict[Path, str]:
+    """Every generated file under completions/ and schemas/, with its expected content."""
+    from hermes_task import schemas
+    from hermes_task.cli.meta import completion_script
+
+    files = {
+        ROOT / "completions" / name: completion_script(shell) for shell, name in COMPLETION_FILES.items()
+    }
+    files.update({ROOT / "schemas" / f"{name}.json": schemas.render(name) for name in schemas.NAMES})
+    return files
+
+
+def help_text(command: str) -> str:
+    """`hermes-task [COMMAND] --help` as a user with a 100-column dumb terminal sees it."""
+    args = [] if command == "main" else command.split()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"), **HELP_ENV}
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN, *args, "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"hermes-task {command} --help exited {proc.returncode}: {proc.stderr.strip()}")
+    lines = [line.rstrip() for line in proc.stdout.splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def exit_codes_table() -> str:
+    from hermes_task.catalogue import EXIT_MEANINGS
+    from hermes_task.failures import Code, ExitStatus, exit_status_for
+
+    lines = ["| code | meaning | JSON `error.code` |", "|---|---|---|"]
+    for status in ExitStatus:
+        codes = ", ".join(f"`{c.value}`" for c in Code if exit_status_for(c) is status) or "—"
+        lines.append(f"| {int(status)} | {EXIT_MEANINGS[status]} | {codes} |")
+    return "\n".join(lines) + "\n"
+
+
+def warnings_table() -> str:
+    from hermes_task.catalogue import WARNING_WHEN
+
+    lines = ["| code | when |", "|---|---|"]
+    lines += [f"| `{code}` | {text} |" for code, text in WARNING_WHEN.items()]
+    return "\n".join(lines) + "\n"
+
+
+def block(name: str) -> str:
+    """The expected content between the markers `<!-- NAME -->` and `<!-- /NAME -->`."""
+    if name == "exit-codes":
+        return exit_codes_table()
+    if name == "warnings":
+        return warnings_table()
+    command = name.removeprefix("help:")
+    shown = "hermes-task --help" if command == "main" else f"hermes-task {command} --help"
+    return f"```text\n$ {shown}\n{help_text(command)}```\n"
+
+
+def markers(text: str) -> list[str]:
+    return [m.group(1) for m in MARKER.finditer(text)]
+
+
+def render_readme(text: str, errors: list[str] | None = None) -> str:
+    """`text` with every marked block regenerated; everything outside markers untouched.
+    A block that cannot be rendered (a command that does not exist yet) is left as it is
+    and named in `errors`; without an `errors` list it raises."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        try:
+            content = block(name)
+        except RuntimeError as exc:
+            if errors is None:
+                raise
+            errors.append(f"{name}: {str(exc).splitlines()[0]}")
+            return match.group(0)
+        return f"<!-- {name} -->\n{content}<!-- /{name} -->\n"
+
+    return MARKER.sub(replace, text)
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale: list[str] = []
+    errors: list[str] = []
+    wanted = generated_files()
+    if README.exists():
+        wanted[README] = render_readme(README.read_text(encoding="utf-8"), errors)
+    for path, content in wanted.items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == content:
+            continue
+        stale.append(str(path.relative_to(ROOT)))
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+    verb = "stale" if check else "regenerated"
+    for name in stale:
+        print(f"{verb}: {name}")
+    for error in errors:
+        print(f"error: README.md block {error}", file=sys.stderr)
+    return 1 if (check and stale) or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
