@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import backend_harness  # noqa: E402
+import backend_harness
 
 VENV_BIN = Path(sys.executable).parent
 

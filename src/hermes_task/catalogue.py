@@ -7,7 +7,7 @@ code has a message.
 
 from __future__ import annotations
 
-from hermes_task.failures import Code
+from hermes_task.failures import Code, ExitStatus
 
 ERRORS: dict[Code, str] = {
     Code.INTERNAL: "internal error (a bug in hermes-task)",
@@ -51,7 +51,6 @@ HINTS: dict[Code, str] = {
     Code.SERVER_ERROR: "try again; see the dashboard's log",
     Code.INCOMPATIBLE: "run with --debug and report the backend version",
     Code.INVALID_ID: "ids are passed exactly as the dashboard shows them",
-    Code.UNKNOWN_GATEWAY: "see the [gateways.NAME] tables of the config file",
 }
 
 WARNINGS: dict[str, str] = {
@@ -81,6 +80,61 @@ UNAVAILABLE: dict[str, str] = {
         "the backend persisted no child session id for this task; the id appears only in "
         "live subagent events (child_session_id) and lifecycle hooks"
     ),
+}
+
+RECOVER: dict[str, str] = {
+    "pages_bound": (
+        "--pages stopped after {pages} page(s) of {sid}; older rows were not read, so the "
+        "task list may be incomplete"
+    ),
+    "pages_stalled": (
+        "older pages of {sid} stopped returning new rows after {pages} page(s); the task list "
+        "may be incomplete"
+    ),
+    "depth_bound": "tasks nested deeper than {depth} levels were not read",
+    "visit_bound": "only {n} child conversations were read; the task list may be incomplete",
+    "no_tasks": "no delegated tasks in {sid}",
+    "summary": "{total} tasks · {terminal} terminal · {state}",
+    "gap": "↳ child not read: {reason}",
+    "gap_identity_mismatch": "it names another session as its parent",
+    "unavailable": 'child session "-": {reason}',
+    "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
+}
+
+
+EXIT_MEANINGS: dict[ExitStatus, str] = {
+    ExitStatus.OK: "success (`follow`: the task ended; with `--exit-status`: ended successfully)",
+    ExitStatus.INTERNAL: "internal error (a bug; `--debug` shows the traceback)",
+    ExitStatus.USAGE: "usage error, invalid id, bad config file or unknown gateway",
+    ExitStatus.AUTH: "authentication missing, rejected or expired",
+    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable)",
+    ExitStatus.IDENTITY: "identity not provable: exact-id, profile or lineage check failed, or a fork",
+    ExitStatus.INCOMPATIBLE: "incompatible or unsupported backend response",
+    ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
+    ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
+    ExitStatus.STILL_RUNNING: "`follow --exit-status`/`--timeout`: still running, or paused on partial history",
+    ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+# When each warning is raised (README "Warnings"; the stderr text is WARNINGS).
+WARNING_WHEN: dict[str, str] = {
+    "partial_history": (
+        "the newest verified segment ended by compression and no newer segment is proven: "
+        "final output may be missing (`follow` pauses)"
+    ),
+    "partial_ancestors": (
+        "a verified later segment whose pages do not include the earlier segments "
+        "(hermes-agent 0.19.x; `tool`-source children; a cold-opened tip): earlier task "
+        "segments may be missing"
+    ),
+    "legacy_backend": (
+        "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not visible"
+    ),
+    "gap": (
+        "a refreshed newest page shares no row with what was known: rows in between are not "
+        "loaded (`older` fills them)"
+    ),
+    "bound_reached": "a proof or paging bound stopped the work early",
 }
 
 

@@ -16,7 +16,7 @@ import httpx
 from pydantic import ValidationError
 
 from hermes_task.failures import Code, HermesError
-from hermes_task.ids import SessionId, path_segment
+from hermes_task.ids import SessionId, is_valid_id, path_segment
 from hermes_task.sanitize import clean_line
 from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail
 
@@ -28,9 +28,18 @@ Debug = Callable[[str], None]
 def _body_detail(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
         return {}
     return body if isinstance(body, dict) else {}
+
+
+def _segment(sid: str) -> str:
+    """The URL path segment of `sid`. Ids the dashboard named (parent links, hints) are held
+    to the same rules as the user's: an invalid one (70,000 characters, a lone surrogate)
+    is an incompatible response, never a request."""
+    if not is_valid_id(sid):
+        raise HermesError(Code.INCOMPATIBLE, "the dashboard named an invalid session id")
+    return path_segment(SessionId(sid))
 
 
 def failure_for(response: httpx.Response, *, have_credentials: bool) -> HermesError:
@@ -123,7 +132,7 @@ class DashboardClient:
             if "json" not in content_type:
                 raise ValueError(content_type)
             body = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
             self._settle(kind, ident, started, "not JSON")
             raise HermesError(Code.INCOMPATIBLE, f"{kind}: the body is not JSON") from None
         self._settle(kind, ident, started, f"HTTP {response.status_code}", body)
@@ -148,7 +157,7 @@ class DashboardClient:
     def detail(self, sid: SessionId | str) -> SessionDetail:
         """The session row; its bare `id` must equal `sid` exactly (a prefix answer is an
         `identity_mismatch`)."""
-        body = self.get_json("detail", f"/api/sessions/{path_segment(SessionId(sid))}", self._params(), sid)
+        body = self.get_json("detail", f"/api/sessions/{_segment(sid)}", self._params(), sid)
         try:
             detail = SessionDetail.parse(body)
         except (ValidationError, ValueError):
@@ -175,9 +184,7 @@ class DashboardClient:
                 "include_compacted": True,
             }
         )
-        body = self.get_json(
-            "messages", f"/api/sessions/{path_segment(SessionId(sid))}/messages", params, sid
-        )
+        body = self.get_json("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid)
         try:
             page = MessagesPage.model_validate(body)
         except ValidationError:
@@ -200,7 +207,7 @@ class DashboardClient:
     def latest_descendant(self, sid: str) -> LatestDescendant:
         body = self.get_json(
             "latest-descendant",
-            f"/api/sessions/{path_segment(SessionId(sid))}/latest-descendant",
+            f"/api/sessions/{_segment(sid)}/latest-descendant",
             self._params(),
             sid,
         )
@@ -214,9 +221,7 @@ class DashboardClient:
         exactly `sid` (no prefixes); its pagination `offset` counts from the oldest row."""
         params = self._params({"row_id": row_id, "limit": limit})
         try:
-            body = self.get_json(
-                "around", f"/api/sessions/{path_segment(SessionId(sid))}/messages/around", params, sid
-            )
+            body = self.get_json("around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid)
         except HermesError as exc:
             # FastAPI's own 404 for an unknown route says exactly "Not Found".
             if exc.status == 405 or (exc.status == 404 and exc.detail == "Not Found"):

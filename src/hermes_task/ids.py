@@ -19,12 +19,13 @@ MAX_UTF16_UNITS = 512
 
 
 def utf16_units(value: str) -> int:
-    """Length in UTF-16 code units (astral characters count twice)."""
-    return len(value.encode("utf-16-le")) // 2
+    """Length in UTF-16 code units (astral characters count twice; a lone surrogate, as an
+    undecodable argv byte becomes, counts once instead of failing to encode)."""
+    return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _has_control(value: str) -> bool:
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value)
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value)
 
 
 def check_id(value: str, *, what: str = "id") -> SessionId:

@@ -6,7 +6,7 @@ JSON Schemas (`hermes-task schema`). Renderers are pure functions of them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -133,3 +133,63 @@ class TasksDoc(_Out):
     tasks: list[TaskEntry]
     summary: TasksSummary
     warnings: list[WarningItem] = []
+
+
+# `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
+
+
+class RowEvent(Row):
+    """A newly verified row: every `Row` field plus `type`."""
+
+    type: Literal["row"] = "row"
+
+
+class StateEvent(TaskInfo):
+    """The task's identity and state, when first known and whenever they change."""
+
+    type: Literal["state"] = "state"
+
+
+class WarningEvent(WarningItem):
+    type: Literal["warning"] = "warning"
+
+
+class ErrorEvent(_Out):
+    """A failure; a retryable one may be followed by more events."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+    retryable: bool
+
+
+class ResultEvent(_Out):
+    """Always the last line: how the follow ended and the process's exit code."""
+
+    type: Literal["result"] = "result"
+    state: Literal["running", "ended", "unknown"]
+    end_reason: str | None
+    exit_code: int
+
+
+FollowEvent = Annotated[
+    RowEvent | StateEvent | WarningEvent | ErrorEvent | ResultEvent, Field(discriminator="type")
+]
+
+
+class ConfigValue(_Out):
+    """One effective setting. For a secret, `value` only says whether and where it is set."""
+
+    value: str | float | None
+    source: Literal["flag", "env", "config", "default"]
+
+
+class ConfigDoc(_Out):
+    """`hermes-task config show --json`: the effective settings and where each came from."""
+
+    schema_version: Literal[1] = 1
+    kind: Literal["config"] = "config"
+    path: str
+    exists: bool
+    gateways: list[str]
+    settings: dict[str, ConfigValue]

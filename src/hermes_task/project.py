@@ -55,7 +55,7 @@ def _decode(value: Any) -> Any:
         if stripped[:1] in ("[", "{"):
             try:
                 return json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # malformed, or nested past the parser's limit
                 return None
         return None
     return value

@@ -2,8 +2,9 @@
 
 Every string that came from the backend passes through `clean` before it reaches a
 terminal. The result contains no ESC, no C0 control except newline and tab, no DEL, no C1
-control (including the 8-bit CSI 0x9b), no bidi override or isolate and no other invisible
-format character: each is replaced by a visible, inert spelling (`^[`, `^M`, `<U+202E>`), so
+control (including the 8-bit CSI 0x9b), no bidi override or isolate, no other invisible
+format character and no lone surrogate (JSON can carry `\\ud800`; no terminal encoding can
+write it): each is replaced by a visible, inert spelling (`^[`, `^M`, `<U+202E>`), so
 an escape sequence shows up as text instead of acting. Rich strips only a few controls
 itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through, hence this module.
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 import re
 
 # C0 (minus \t and \n), DEL, C1, bidi embeddings/overrides/isolates, marks, zero-width and
-# other format characters, line/paragraph separators, BOM.
+# other format characters, line/paragraph separators, BOM, lone surrogates.
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\ud800-\udfff\ufeff\ufff9-\ufffb]"
 )
 
 

@@ -12,10 +12,10 @@ Failures are raised as `HermesError`; what was verified before stays in `window`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hermes_task.catalogue import warning_message
-from hermes_task.client import PAGE_LIMIT, DashboardClient
+from hermes_task.client import MAX_LIMIT, PAGE_LIMIT, DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.ids import is_valid_id
 from hermes_task.lineage import (
@@ -37,8 +37,9 @@ from hermes_task.model import (
     TranscriptDoc,
     WarningItem,
 )
+from hermes_task.paging import merge_anchored, older_request
 from hermes_task.sanitize import clean_line
-from hermes_task.window import MergeResult, Window, advance, merge_latest, merge_older
+from hermes_task.window import MergeResult, Window, advance, merge_latest
 from hermes_task.wire import MessagesPage, SessionDetail, WireMessage
 
 MAX_DETAIL_READS = 100
@@ -207,6 +208,8 @@ class TaskReader:
             if last.session_id != page.session_id:
                 raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while paging")
             rows.extend(last.messages)
+        if last.pagination.returned >= PAGE_LIMIT:
+            self.bound_hit = True  # newer rows than MAX_LEGACY_FORWARD_PAGES pages: not read
         return page, rows, offset == 0, offset
 
     def refresh(self) -> Snapshot:
@@ -270,34 +273,43 @@ class TaskReader:
         return reader(sid)
 
     def read_older(self, limit: int = PAGE_LIMIT) -> MergeResult | None:
-        """One page older than the window's newest block; None when nothing is older.
-        A canonical change during the read restarts at offset 0 (a refresh)."""
+        """Up to `limit` rows older than the window's newest block; None at the start.
+
+        The read re-reads the block's first row as an anchor (`older_request`). A page of
+        another session (the canonical segment changed during the read) or of another
+        generation is never merged: the paging restarts with the newest page at offset 0.
+        A page that misses its anchor (rows appended or removed since the block was read)
+        is retried once after a refresh joined the head, then paging restarts.
+        """
         if self.tip is None:
             self.refresh()
-        window = self.window
-        if window.at_start and not window.breaks:
-            return None
-        canonical = window.canonical
-        assert canonical is not None
-        if self.legacy:
-            low = window.legacy_low or 0
-            if low <= 0:
+        joined: Snapshot | None = None
+        for attempt in range(2):
+            window = self.window
+            if window.fresh:
+                return self._restart(joined)
+            request = older_request(window, legacy=bool(self.legacy), limit=limit, cap=MAX_LIMIT)
+            if request is None:
                 return None
-            offset = max(0, low - limit)
-            page = self.client.messages(canonical, offset=offset, limit=low - offset)
-            exhausted = offset == 0
-        else:
-            offset = None
-            page = self.client.messages(canonical, offset=window.coverage, limit=limit)
-            exhausted = page.pagination.returned < limit
-        if page.session_id != canonical:
-            self.refresh()
-            return MergeResult(self.window, ())
-        if self.window.generation != window.generation:
-            return MergeResult(self.window, ())
-        result = merge_older(self.window, page.messages, exhausted=exhausted, offset=offset)
-        self.window = result.window
-        return result
+            assert window.canonical is not None
+            page = self.client.messages(window.canonical, offset=request.offset, limit=request.limit)
+            if page.session_id != window.canonical:
+                return self._restart(joined)
+            result = merge_anchored(self.window, request, page.messages)
+            if not result.detached:
+                if not result.stale:
+                    self.window = result.window
+                merged = replace(result, returned=len(page.messages), restarted=joined is not None)
+                return _with(merged, joined)
+            if attempt == 0:
+                joined = self.refresh()
+        self.window = advance(self.window, self.window.canonical or self.anchor_id)
+        return self._restart(joined)
+
+    def _restart(self, joined: Snapshot | None) -> MergeResult:
+        """Read the newest page again (offset 0 of the canonical segment)."""
+        snap = self.refresh()
+        return _with(MergeResult(self.window, (), restarted=True), joined, snap)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -382,6 +394,17 @@ class TaskReader:
             ),
             warnings=list(warnings),
         )
+
+
+def _with(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
+    """`result` carrying the new rows and warnings of refreshes made during an older read."""
+    new_keys, warnings, gap = dict.fromkeys(result.new_keys), list(result.warnings), result.gap
+    for snap in snaps:
+        if snap is not None:
+            new_keys.update(dict.fromkeys(snap.new_keys))
+            warnings += snap.warnings
+            gap = gap or any(w.code == "gap" for w in snap.warnings)
+    return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
 __all__ = ["LEGACY_SOURCE_REWRITE", "DetailReader", "Snapshot", "TaskReader"]

@@ -7,11 +7,22 @@ instead of being guessed. Strict types keep `"12"` from passing as a row id.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
-Timestamp = StrictFloat | StrictInt | None
+
+def _float_range(value: float | None) -> float | None:
+    """An int timestamp must fit a float (`10**400` would overflow every later comparison)."""
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError("timestamp out of range") from None
+    return value
+
+
+Timestamp = Annotated[StrictFloat | StrictInt | None, AfterValidator(_float_range)]
 
 
 class _Wire(BaseModel):
@@ -86,6 +97,7 @@ class WireMessage(_Wire):
     display_content: Any = None
     display_reasoning: Any = None
     display_commentary: Any = None
+    display_metadata: Any = None
     message_uid: StrictStr | None = None
 
 

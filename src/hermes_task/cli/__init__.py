@@ -33,8 +33,21 @@ class ColorMode(StrEnum):
     never = "never"
 
 
+COMMAND_ORDER = ("show", "follow", "older", "recover", "completion", "schema", "config")
+
+
+class _Group(typer.core.TyperGroup):
+    """Commands listed in the order a user meets them, not the order modules load."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
+        return sorted(names, key=lambda name: rank.get(name, len(rank)))
+
+
 app = typer.Typer(
     name="hermes-task",
+    cls=_Group,
     help=(
         "See what Hermes Agent delegated subagent tasks did and are doing, read-only, "
         "over the Hermes dashboard's HTTP API."
@@ -42,6 +55,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -52,24 +66,37 @@ Url = Annotated[
     str | None,
     typer.Option(
         "--url",
+        metavar="URL",
         help="Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119].",
         rich_help_panel=CONN,
         show_default=False,
     ),
 ]
+
+
+def _complete_gateway(incomplete: str) -> list[str]:
+    """Shell completion of --gateway: the gateway names of the config file."""
+    from hermes_task.settings import gateway_names
+
+    return [name for name in gateway_names(os.environ) if name.startswith(incomplete)]
+
+
 Gateway = Annotated[
     str | None,
     typer.Option(
         "--gateway",
+        metavar="NAME",
         help="A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
         rich_help_panel=CONN,
         show_default=False,
+        autocompletion=_complete_gateway,
     ),
 ]
 Profile = Annotated[
     str | None,
     typer.Option(
         "--profile",
+        metavar="NAME",
         help="Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE].",
         rich_help_panel=CONN,
         show_default=False,
@@ -79,6 +106,7 @@ TokenFile = Annotated[
     str | None,
     typer.Option(
         "--token-file",
+        metavar="PATH",
         help="File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
         rich_help_panel=CONN,
         show_default=False,
@@ -88,6 +116,7 @@ Username = Annotated[
     str | None,
     typer.Option(
         "--username",
+        metavar="NAME",
         help="Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME].",
         rich_help_panel=CONN,
         show_default=False,
@@ -97,6 +126,7 @@ PasswordFile = Annotated[
     str | None,
     typer.Option(
         "--password-file",
+        metavar="PATH",
         help="File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself].",
         rich_help_panel=CONN,
         show_default=False,
@@ -106,6 +136,7 @@ RequestTimeout = Annotated[
     float | None,
     typer.Option(
         "--request-timeout",
+        metavar="S",
         help="Per-request timeout in seconds [default: 10].",
         rich_help_panel=CONN,
         show_default=False,
@@ -116,6 +147,7 @@ Timeout = Annotated[
     float | None,
     typer.Option(
         "--timeout",
+        metavar="S",
         help="Per-request timeout in seconds (same as --request-timeout).",
         rich_help_panel=CONN,
         show_default=False,
@@ -145,17 +177,35 @@ Json = Annotated[
         "--json", help="One JSON document on stdout (schema: hermes-task schema).", rich_help_panel=OUT
     ),
 ]
+Pager = Annotated[
+    bool | None,
+    typer.Option(
+        "--pager/--no-pager",
+        help=(
+            "Page the output on a terminal (default: only when taller than the screen; "
+            "env: HERMES_TASK_PAGER, PAGER, else less -FRX)."
+        ),
+        rich_help_panel=OUT,
+        show_default=False,
+    ),
+]
 Tips = Annotated[
     list[str] | None,
     typer.Option(
         "--tip",
+        metavar="ID",
         help="Untrusted candidate for a newer segment; used only once its lineage is proven (repeatable).",
         show_default=False,
     ),
 ]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
-    str, typer.Argument(help="The task's root session id (its first durable reference).", show_default=False)
+    str,
+    typer.Argument(
+        metavar="CHILD_ID",
+        help="The task's root session id (its first durable reference).",
+        show_default=False,
+    ),
 ]
 
 
@@ -173,6 +223,7 @@ class Options:
     color: ColorMode = ColorMode.auto
     debug: bool = False
     json: bool = False
+    pager: bool | None = None
 
 
 def _env() -> dict[str, str]:
@@ -190,7 +241,7 @@ def _color(mode: ColorMode, stream: Any, env: dict[str, str]) -> bool:
         return True
     if env.get("TERM") == "dumb":
         return False
-    return bool(getattr(stream, "isatty", lambda: False)())
+    return _isatty(stream)
 
 
 def _isatty(stream: Any) -> bool:
@@ -203,10 +254,16 @@ def _isatty(stream: Any) -> bool:
 def console(opts: Options, *, stderr: bool = False) -> Console:
     from rich.console import Console
 
+    class QuietConsole(Console):
+        """rich's own broken-pipe handler exits 1; a closed pipe is a quiet exit 0 here."""
+
+        def on_broken_pipe(self) -> None:
+            _quiet_pipe()
+
     stream = sys.stderr if stderr else sys.stdout
     env = _env()
     color = _color(opts.color, stream, env)
-    return Console(
+    return QuietConsole(
         file=stream,
         force_terminal=color,
         no_color=not color,
@@ -260,6 +317,9 @@ def connect(opts: Options) -> Iterator[DashboardClient]:
         follow_redirects=False,
         headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
         trust_env=False,
+        # Certificates are verified for https://; a plain-http URL needs no TLS context, and
+        # building one loads the CA bundle (about 35 ms of every run).
+        verify=resolved.url.startswith("https://"),
     )
     client = DashboardClient(http, profile=resolved.profile, debug=_debug_writer(opts))
     try:
@@ -377,16 +437,37 @@ def guarded(opts: Options, reader: Any, step: Callable[[], Any]) -> Any:
 
 def output_transcript(opts: Options, doc: Any, *, reasoning: bool) -> None:
     """A transcript document as JSON, or rendered rows plus warnings on stderr."""
-    from hermes_task.render import jsonout, terminal
-
     if opts.json:
+        from hermes_task.render import jsonout
+
         _write_stdout(jsonout.document(doc))
         return
+    from hermes_task.render import terminal
+
     out = console(opts)
-    terminal.transcript(out, doc, markdown=_isatty(sys.stdout), reasoning=reasoning)
+    if opts.pager is False or not _isatty(sys.stdout):
+        terminal.transcript(out, doc, markdown=_isatty(sys.stdout), reasoning=reasoning)
+    else:
+        from hermes_task import pager
+
+        with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
+            terminal.transcript(out, doc, markdown=True, reasoning=reasoning)
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        pager.show(
+            captured.get(),
+            requested=opts.pager,
+            height=out.size.height,
+            env=_env(),
+            write=_write_stdout,
+            encoding=encoding,
+        )
     _emit_warnings(opts, doc.warnings)
 
 
+from hermes_task.cli import follow as _follow  # noqa: E402, F401  (registers the command)
+from hermes_task.cli import meta as _meta  # noqa: E402, F401  (completion, schema, config)
+from hermes_task.cli import older as _older  # noqa: E402, F401  (registers the command)
+from hermes_task.cli import recover as _recover  # noqa: E402, F401  (registers the command)
 from hermes_task.cli import show as _show  # noqa: E402, F401  (registers the command)
 
 __all__ = ["Options", "app", "connect", "console", "fail", "main", "run"]

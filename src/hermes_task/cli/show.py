@@ -14,6 +14,7 @@ from hermes_task.cli import (
     Gateway,
     Json,
     NoHint,
+    Pager,
     PasswordFile,
     Profile,
     RequestTimeout,
@@ -40,6 +41,7 @@ def show(
         list[int] | None,
         typer.Option(
             "--around",
+            metavar="ROW_ID",
             help="Show the window around this row id (current backends; repeatable).",
             show_default=False,
         ),
@@ -49,6 +51,7 @@ def show(
     ] = False,
     no_hint: NoHint = False,
     json_out: Json = False,
+    pager: Pager = None,
     url: Url = None,
     gateway: Gateway = None,
     profile: Profile = None,
@@ -78,6 +81,7 @@ def show(
         color=color,
         debug=debug,
         json=json_out,
+        pager=pager,
     )
 
     def body() -> None:

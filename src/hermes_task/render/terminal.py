@@ -9,6 +9,7 @@ Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwis
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
@@ -16,8 +17,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from hermes_task.catalogue import STATUS_LABELS, UNAVAILABLE
+from hermes_task.catalogue import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.failures import Code
 from hermes_task.model import Row, TaskEntry, TasksDoc, TranscriptDoc
+from hermes_task.recover import flatten
 from hermes_task.sanitize import clean, clean_line
 
 ROLE_STYLES = {
@@ -102,7 +105,16 @@ def row_renderable(row: Row, *, markdown: bool, reasoning: bool) -> RenderableTy
         body.append(line)
     if not body:
         body.append(Text("(empty)", style="dim italic"))
-    return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
+    if markdown:
+        return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
+    # Plain output: whole lines, indented, never cropped or padded (greppable, selectable).
+    plain = header.copy()
+    for part in body:
+        assert isinstance(part, Text)
+        for line in part.split("\n", allow_blank=True):
+            plain.append("\n  ")
+            plain.append_text(line)
+    return plain
 
 
 def transcript(console: Console, doc: TranscriptDoc, *, markdown: bool, reasoning: bool) -> None:
@@ -133,8 +145,21 @@ def rows(console: Console, items: Iterable[Row], *, markdown: bool, reasoning: b
         console.print()
 
 
+def _gap_text(entry: TaskEntry) -> str:
+    gap = entry.gap or ""
+    reason = RECOVER.get(f"gap_{gap}")
+    if reason is None:
+        reason = ERRORS[Code(gap)] if gap in {c.value for c in Code} else gap
+    return RECOVER["gap"].format(reason=clean_line(reason))
+
+
 def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
+    """One row per task (numbered `call.task_index` within its conversation), then its gap
+    and its nested tasks, indented."""
+    calls, previous = 0, None
     for entry in entries:
+        if entry.call_id is None or entry.call_id != previous:
+            calls, previous = calls + 1, entry.call_id
         status = Text(
             STATUS_LABELS.get(entry.status, entry.status), style=STATUS_STYLES.get(entry.status, "")
         )
@@ -142,9 +167,9 @@ def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
         if len(goal) > 100:
             goal = goal[:99] + "…"
         ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
-        index = "" if entry.task_index is None else str(entry.task_index)
+        index = "?" if entry.task_index is None else str(entry.task_index)
         table.add_row(
-            "  " * depth + index,
+            "  " * depth + ("↳ " if depth else "") + f"{calls}.{index}",
             status,
             Text(goal),
             Text(ref),
@@ -152,22 +177,35 @@ def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
             Text(clean_line(entry.subagent_id or "-")),
         )
         if entry.gap:
-            table.add_row("", Text("gap", style="dim"), Text(clean_line(entry.gap), style="dim"), "", "", "")
+            table.add_row("", Text("gap", style="dim"), Text(_gap_text(entry), style="dim"), "", "", "")
         _task_rows(table, entry.children, depth + 1)
 
 
 def tasks(console: Console, doc: TasksDoc) -> None:
-    """The delegated tasks of a parent chat: a table, then a summary line."""
+    """The delegated tasks of a parent chat: a table (statuses readable without colour),
+    a summary line with the count of each status, then where missing child ids can be found."""
+    if not doc.tasks:
+        console.print(Text(RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id)), style="dim"))
+        return
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for heading in ("#", "status", "goal", "child session", "delegation", "subagent"):
-        table.add_column(heading, overflow="fold")
+    table.add_column("#", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("goal", overflow="fold", max_width=60)
+    for heading in ("child session", "delegation", "subagent"):
+        table.add_column(heading, no_wrap=True, overflow="ignore")  # ids are copied: never cut
     _task_rows(table, doc.tasks, 0)
     console.print(table)
+    every = flatten(doc.tasks)
     summary = doc.summary
+    counts: Counter[str] = Counter(e.status for e in every)
     line = Text(style="dim")
-    line.append(f"{summary.total} tasks · {summary.terminal} terminal · {summary.state}")
+    line.append(
+        RECOVER["summary"].format(total=summary.total, terminal=summary.terminal, state=summary.state)
+    )
+    line.append(" (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")")
     console.print(line)
-    if any(e.unavailable_reason for e in doc.tasks):
-        console.print(
-            Text(f"child session unavailable: {UNAVAILABLE['no_durable_child_reference']}", style="dim")
-        )
+    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
+        if reason in UNAVAILABLE:
+            console.print(Text(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]), style="dim"))
+    if any(e.child_session_id for e in every):
+        console.print(Text(RECOVER["open"], style="dim"))
