@@ -132,3 +132,25 @@ def gated_backend(request: pytest.FixtureRequest, seeded_home, tmp_path_factory)
     server = _start(request, seeded_home, tmp_path_factory, gated=True)
     yield server
     server.stop()
+
+
+_BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count integration outcomes per backend (the parametrize id names it)."""
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    for name in BACKEND_NAMES:
+        if f"[{name}" in report.nodeid or f"-{name}]" in report.nodeid or f"-{name}-" in report.nodeid:
+            counts = _BACKEND_OUTCOMES.setdefault(name, {})
+            counts[report.outcome] = counts.get(report.outcome, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for name in BACKEND_NAMES:
+        counts = _BACKEND_OUTCOMES.get(name)
+        if counts:
+            spec = backend_harness.BACKENDS[name]
+            shown = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+            terminalreporter.write_line(f"real backend {spec.dist}=={spec.version} ({name}): {shown}")

@@ -27,8 +27,8 @@ from hermes_task.model import TranscriptDoc
 from hermes_task.render import terminal
 from hermes_task.sanitize import clean_line
 from tests import tally
-from tests.hostile import Scripted, capture
 from tests.replay import BASE_URL, TOKEN
+from tests.scripted import Scripted, capture
 
 CORPUS = {
     "osc52_clipboard": "\x1b]52;c;ZXZpbA==\x07",
