@@ -46,8 +46,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _BACKEND_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if _uses_real_backend(item):
             item.add_marker(pytest.mark.integration)
+
+
+def _uses_real_backend(item: pytest.Item) -> bool:
+    """True when the test requests one of this conftest's backend fixtures (a test that only
+    has a parameter named `backend` is not an integration test)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in _BACKEND_FIXTURES.intersection(info.names_closure):
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if getattr(fixturedef.func, "__module__", "").endswith("conftest"):
+                return True
+    return False
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -140,6 +153,8 @@ _BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Count integration outcomes per backend (the parametrize id names it)."""
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    if "integration" not in report.keywords:
         return
     for name in BACKEND_NAMES:
         if f"[{name}" in report.nodeid or f"-{name}]" in report.nodeid or f"-{name}-" in report.nodeid:

@@ -133,6 +133,12 @@ class TaskReader:
             if explicit:
                 self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached")
             return None
+        except HermesError as exc:
+            # A hint naming a session the dashboard cannot show (404, a malformed detail) is
+            # only a hint that did not pan out; an explicit --tip's failure is reported.
+            if explicit or exc.code not in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH):
+                raise
+            return None
         try:
             self.path = combine(self.path, proof.path)
         except ForkAmbiguous as exc:

@@ -167,3 +167,27 @@ def test_hostile_text_never_reaches_the_terminal_raw(replay: Replay) -> None:
     texts = "".join(r["text"] or "" for r in data["rows"])
     assert "\x1b]52;c;" in texts  # JSON keeps the data; ensure_ascii escapes it on the wire
     assert "\\u001b" in run(rich["id"], "--json").stdout
+
+
+def test_a_hint_naming_a_missing_session_is_ignored(replay: Replay) -> None:
+    import httpx
+
+    c1 = replay.manifest["c1"]
+    ghost = "20000101_000000_dead00"
+    path = f"/api/sessions/{c1['root']}/latest-descendant"
+    body = {
+        "requested_session_id": c1["root"],
+        "session_id": ghost,
+        "path": [c1["root"], ghost],
+        "changed": True,
+    }
+    replay.overrides[(path, "")] = httpx.Response(200, json=body)
+    replay.overrides[(f"/api/sessions/{ghost}", "")] = httpx.Response(
+        404, json={"detail": "Session not found"}
+    )
+    result = run(c1["root"], "--json")
+    assert result.exit_code == 0, result.stderr
+    data = doc(result)
+    assert data["task"]["lineage"] == [c1["root"]]
+    assert "partial_history" in [w["code"] for w in data["warnings"]]
+    assert f"GET /api/sessions/{ghost}?" in replay.seen

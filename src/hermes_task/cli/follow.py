@@ -65,13 +65,13 @@ class JsonReporter:
 class TerminalReporter:
     """Rows on stdout as they arrive; warnings, retries and the ending on stderr."""
 
-    def __init__(self, opts: cli.Options, interval: float) -> None:
+    def __init__(self, opts: cli.Options, interval: float, root: str = "") -> None:
         self.out = cli.console(opts)
         self.err = cli.console(opts, stderr=True)
         self.markdown = cli._isatty(sys.stdout)
         self.interval = interval
         self.tip: str | None = None
-        self.root = ""
+        self.root = root  # the CHILD_ID as given, until the first read names the task
         self.count = 0
 
     def _note(self, prefix: str, text: str, style: str) -> None:
@@ -241,7 +241,7 @@ def follow(
     from hermes_task.poll import FollowConfig
 
     config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)
-    reporter = JsonReporter(_write) if opts.json else TerminalReporter(opts, interval)
+    reporter = JsonReporter(_write) if opts.json else TerminalReporter(opts, interval, child_id)
     try:
         _follow(opts, reporter, child_id, tip or [], not no_hint, config)
     except BrokenPipeError:
