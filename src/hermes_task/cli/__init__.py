@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from hermes_task.client import DashboardClient
     from hermes_task.failures import HermesError
     from hermes_task.model import Row
+    from hermes_task.settings import Settings
 
 
 class ColorMode(StrEnum):
@@ -291,17 +292,11 @@ def _debug_writer(opts: Options) -> Callable[[str], None] | None:
     return write
 
 
-@contextmanager
-def connect(opts: Options) -> Iterator[DashboardClient]:
-    """A `DashboardClient` with settings and credentials resolved; closed on exit."""
-    import httpx
+def resolve_settings(opts: Options, env: dict[str, str]) -> Settings:
+    """The effective settings for these options (flag > env > config file > default)."""
+    from hermes_task import settings
 
-    from hermes_task import settings as settings_mod
-    from hermes_task.auth import apply_credentials
-    from hermes_task.client import DashboardClient
-
-    env = _env()
-    resolved = settings_mod.resolve(
+    return settings.resolve(
         env=env,
         url=opts.url,
         gateway=opts.gateway,
@@ -311,6 +306,18 @@ def connect(opts: Options) -> Iterator[DashboardClient]:
         password_file=opts.password_file,
         request_timeout=opts.request_timeout,
     )
+
+
+@contextmanager
+def connect(opts: Options) -> Iterator[DashboardClient]:
+    """A `DashboardClient` with settings and credentials resolved; closed on exit."""
+    import httpx
+
+    from hermes_task.auth import apply_credentials
+    from hermes_task.client import DashboardClient
+
+    env = _env()
+    resolved = resolve_settings(opts, env)
     http = httpx.Client(
         base_url=resolved.url,
         timeout=resolved.request_timeout,
@@ -395,6 +402,22 @@ def _opts(**kwargs: Any) -> Options:
     if kwargs.get("request_timeout") is None and timeout is not None:
         kwargs["request_timeout"] = timeout
     return Options(**kwargs)
+
+
+_SHARED = frozenset(Options.__dataclass_fields__) | {"timeout"}
+
+
+def options_from(params: dict[str, Any], *, request_timeout_alias: bool = True) -> Options:
+    """The shared options out of a command's own parameters (`options_from(locals())` as a
+    command's first statement): typer has no option groups, so every command declares them.
+    `json_out` is the `--json` flag; `timeout` is the per-request alias unless the command
+    gives `--timeout` another meaning (`request_timeout_alias=False`, as `follow` does)."""
+    picked = {k: v for k, v in params.items() if k in _SHARED}
+    if "json_out" in params:
+        picked["json"] = params["json_out"]
+    if not request_timeout_alias:
+        picked.pop("timeout", None)
+    return _opts(**picked)
 
 
 def _version(value: bool) -> None:

@@ -226,18 +226,7 @@ def follow(
 
     A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
     """
-    opts = cli._opts(
-        url=url,
-        gateway=gateway,
-        profile=profile,
-        token_file=token_file,
-        username=username,
-        password_file=password_file,
-        request_timeout=request_timeout,
-        color=color,
-        debug=debug,
-        json=json_out,
-    )
+    opts = cli.options_from(locals(), request_timeout_alias=False)
     from hermes_task.poll import FollowConfig
 
     config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)

@@ -30,9 +30,10 @@ from hermes_task.cli import (
     Url,
     Username,
     _env,
-    _opts,
     _write_stdout,
     app,
+    options_from,
+    resolve_settings,
     run,
 )
 
@@ -135,19 +136,7 @@ def config_show(
     Takes the same connection options as the other commands, so it shows what they would
     use. Token and password are never printed: only whether and where they are set.
     """
-    opts = _opts(
-        url=url,
-        gateway=gateway,
-        profile=profile,
-        token_file=token_file,
-        username=username,
-        password_file=password_file,
-        request_timeout=request_timeout,
-        timeout=timeout,
-        color=color,
-        debug=debug,
-        json=json_out,
-    )
+    opts = options_from(locals())
 
     def body() -> None:
         from hermes_task import settings
@@ -158,16 +147,7 @@ def config_show(
 
         env = _env()
         path = settings.config_path(env)
-        resolved = settings.resolve(
-            env=env,
-            url=opts.url,
-            gateway=opts.gateway,
-            profile=opts.profile,
-            token_file=opts.token_file,
-            username=opts.username,
-            password_file=opts.password_file,
-            request_timeout=opts.request_timeout,
-        )
+        resolved = resolve_settings(opts, env)
         values = {name: ConfigValue(value=v, source=s) for name, v, s in settings.explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(

@@ -37,11 +37,11 @@ from hermes_task.cli import (
     _debug_writer,
     _env,
     _isatty,
-    _opts,
     app,
     connect,
     fail,
     guarded,
+    options_from,
     output_transcript,
     run,
 )
@@ -124,20 +124,7 @@ def older(
     show; JSON coverage says whether older rows remain (has_older) and
     whether the task's first row is loaded (at_start).
     """
-    opts = _opts(
-        url=url,
-        gateway=gateway,
-        profile=profile,
-        token_file=token_file,
-        username=username,
-        password_file=password_file,
-        request_timeout=request_timeout,
-        timeout=timeout,
-        color=color,
-        debug=debug,
-        json=json_out,
-        pager=pager,
-    )
+    opts = options_from(locals())
 
     def body() -> None:
         from hermes_task.client import MAX_LIMIT, PAGE_LIMIT

@@ -20,11 +20,11 @@ from hermes_task.cli import (
     Url,
     Username,
     _emit_warnings,
-    _opts,
     _write_stdout,
     app,
     connect,
     console,
+    options_from,
     run,
 )
 
@@ -70,19 +70,7 @@ def recover(
 
     Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The real backends persist no child session id, so tasks usually show "-" there: the ids appear only in live subagent events.
     """
-    opts = _opts(
-        url=url,
-        gateway=gateway,
-        profile=profile,
-        token_file=token_file,
-        username=username,
-        password_file=password_file,
-        request_timeout=request_timeout,
-        timeout=timeout,
-        color=color,
-        debug=debug,
-        json=json_out,
-    )
+    opts = options_from(locals())
 
     def body() -> None:
         from hermes_task.ids import check_id

@@ -23,11 +23,11 @@ from hermes_task.cli import (
     TokenFile,
     Url,
     Username,
-    _opts,
     app,
     connect,
     fail,
     guarded,
+    options_from,
     output_transcript,
     run,
 )
@@ -69,20 +69,7 @@ def show(
     segment (--tip, or the dashboard's latest-descendant hint) is shown only after its
     lineage is proven back to CHILD_ID.
     """
-    opts = _opts(
-        url=url,
-        gateway=gateway,
-        profile=profile,
-        token_file=token_file,
-        username=username,
-        password_file=password_file,
-        request_timeout=request_timeout,
-        timeout=timeout,
-        color=color,
-        debug=debug,
-        json=json_out,
-        pager=pager,
-    )
+    opts = options_from(locals())
 
     def body() -> None:
         from hermes_task.ids import check_id
