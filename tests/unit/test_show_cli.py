@@ -191,3 +191,22 @@ def test_a_hint_naming_a_missing_session_is_ignored(replay: Replay) -> None:
     assert data["task"]["lineage"] == [c1["root"]]
     assert "partial_history" in [w["code"] for w in data["warnings"]]
     assert f"GET /api/sessions/{ghost}?" in replay.seen
+
+
+def test_two_tips_on_different_branches_are_a_fork_and_neither_is_shown(replay: Replay) -> None:
+    import httpx
+
+    c1 = replay.manifest["c1"]
+    # A sibling of the real mid segment: same parent, markers and source, so it proves too.
+    sibling = {**replay.by_name["detail:c1.mid"]["body"], "id": "20261130_235959_f0f0f0"}
+    sibling.update({"end_reason": "agent_close"})
+    replay.overrides[(f"/api/sessions/{sibling['id']}", "")] = httpx.Response(200, json=sibling)
+    result = run(c1["root"], "--no-hint", "--tip", c1["tip"], "--tip", sibling["id"], "--json")
+    assert result.exit_code == 5, result.stderr
+    data = doc(result)
+    assert data["error"]["code"] == "fork_ambiguous"
+    assert {r["session_id"] for r in data["rows"]} == {c1["root"]}
+    assert not any(r["session_id"] in (c1["mid"], c1["tip"], sibling["id"]) for r in data["rows"])
+    terminal = run(c1["root"], "--no-hint", "--tip", c1["tip"], "--tip", sibling["id"])
+    assert terminal.exit_code == 5
+    assert "error: two candidate segments are proven on different branches" in terminal.stderr
