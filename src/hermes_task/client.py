@@ -13,12 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from pydantic import ValidationError
 
 from hermes_task.failures import Code, HermesError
 from hermes_task.ids import SessionId, is_valid_id, path_segment
 from hermes_task.sanitize import clean_line
-from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail
+from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
 
 PAGE_LIMIT = 50
 MAX_LIMIT = 500
@@ -160,7 +159,7 @@ class DashboardClient:
         body = self.get_json("detail", f"/api/sessions/{_segment(sid)}", self._params(), sid)
         try:
             detail = SessionDetail.parse(body)
-        except (ValidationError, ValueError):
+        except WireError:
             raise HermesError(Code.INCOMPATIBLE, "detail: missing or mistyped fields") from None
         if detail.id != sid:
             raise HermesError(
@@ -187,7 +186,7 @@ class DashboardClient:
         body = self.get_json("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid)
         try:
             page = MessagesPage.model_validate(body)
-        except ValidationError:
+        except WireError:
             raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
         pag = page.pagination
         if (
@@ -213,7 +212,7 @@ class DashboardClient:
         )
         try:
             return LatestDescendant.model_validate(body)
-        except ValidationError:
+        except WireError:
             raise HermesError(Code.INCOMPATIBLE, "latest-descendant: missing or mistyped fields") from None
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
@@ -231,7 +230,7 @@ class DashboardClient:
             raise
         try:
             page = MessagesPage.model_validate(body)
-        except ValidationError:
+        except WireError:
             raise HermesError(Code.INCOMPATIBLE, "around: missing or mistyped fields") from None
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")

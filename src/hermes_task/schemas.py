@@ -1,4 +1,4 @@
-"""JSON Schemas of the output documents, generated from the pydantic models in `model.py`.
+"""JSON Schemas of the output documents, generated from the dataclasses in `model.py`.
 
 Pure: `schema(name)` is a function of the models only, so the committed copies in
 `schemas/*.json` can be regenerated (`tools/regen.py`) and compared by a test. Schemas are
@@ -6,14 +6,17 @@ draft 2020-12 in serialization mode, and every property is `required`, because e
 is always present in the output (`null` when it has no value): a script may rely on a key
 existing. Objects forbid unknown properties; a new field is a new schema version or a
 documented extension that regenerates these files.
+
+pydantic is imported here only: it reads the stdlib dataclasses (a field's
+`metadata["description"]` becomes its description), and no other command path loads it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
@@ -24,7 +27,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _TARGETS: dict[str, tuple[Any, str]] = {
     "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
     "events": (
-        FollowEvent,
+        Annotated[FollowEvent, Field(discriminator="type")],
         "`follow --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
@@ -35,7 +38,8 @@ NAMES: tuple[str, ...] = tuple(_TARGETS)
 
 
 class _AlwaysPresent(GenerateJsonSchema):
-    """Serialization-mode schemas where a field with a default is still required."""
+    """Serialization-mode schemas where a field with a default is still required, and no
+    object takes properties it does not name."""
 
     def field_is_required(
         self,
@@ -43,6 +47,22 @@ class _AlwaysPresent(GenerateJsonSchema):
         total: bool,
     ) -> bool:
         return not field.get("serialization_exclude")
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> dict[str, Any]:
+        """A `default_factory` (the dataclasses' `[]` and `Candidate()`) shows its value as
+        the `default`, as a literal default would."""
+        factory = schema.get("default_factory")
+        if factory is not None and not schema.get("default_factory_takes_data"):
+            literal = {k: v for k, v in schema.items() if k != "default_factory"}
+            literal["default"] = factory()  # type: ignore[call-arg]
+            return super().default_schema(literal)  # type: ignore[arg-type]
+        return super().default_schema(schema)
+
+    def dataclass_args_schema(self, schema: core_schema.DataclassArgsSchema) -> dict[str, Any]:
+        """Closed objects: the documents are frozen dataclasses with no extra keys."""
+        body = super().dataclass_args_schema(schema)
+        body["additionalProperties"] = False
+        return body
 
 
 def description(name: str) -> str:

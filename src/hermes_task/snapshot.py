@@ -34,7 +34,9 @@ from hermes_task.model import (
     Candidate,
     Coverage,
     TaskInfo,
+    TaskState,
     TranscriptDoc,
+    WarningCode,
     WarningItem,
 )
 from hermes_task.paging import merge_anchored, older_request
@@ -348,7 +350,7 @@ class TaskReader:
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
         out: list[WarningItem] = []
 
-        def add(code: str, detail: str = "") -> None:
+        def add(code: WarningCode, detail: str = "") -> None:
             out.append(WarningItem(code=code, message=warning_message(code, detail)))
 
         if self.legacy:
@@ -368,7 +370,7 @@ class TaskReader:
             add("bound_reached")
         return out
 
-    def state(self) -> str:
+    def state(self) -> TaskState:
         tip = self.tip
         if tip is None or tip.end_reason == "compression":
             return "unknown"

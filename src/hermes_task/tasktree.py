@@ -17,7 +17,7 @@ simply has no children (no gap, ending or failure is invented).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hermes_task.catalogue import RECOVER, warning_message
 from hermes_task.client import MAX_LIMIT, DashboardClient
@@ -128,17 +128,17 @@ class _Walk:
             except HermesError as exc:
                 if exc.code is Code.INTERRUPTED:
                     raise
-                out.append(task.model_copy(update={"gap": exc.code.value}))
+                out.append(replace(task, gap=exc.code.value))
                 continue
             parents = sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
             if not _names_parent(child.anchor, frozenset(parents)):
-                out.append(task.model_copy(update={"gap": Code.IDENTITY_MISMATCH.value}))
+                out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                 continue
             self.visited.update(child.path, (m.session_id for m in child.messages))
             for item in child.warnings:
                 if item.code == "bound_reached":
                     self.warn(item)
-            out.append(task.model_copy(update={"children": self.expand(child, depth + 1)}))
+            out.append(replace(task, children=self.expand(child, depth + 1)))
         return out
 
 

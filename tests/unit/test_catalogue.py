@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import get_args, get_type_hints
 
 import pytest
-from pydantic import BaseModel
 
 from hermes_task import catalogue
 from hermes_task.failures import Code, ExitStatus, HermesError, exit_status_for
 from hermes_task.model import TaskEntry, WarningItem
 
 
-def literal_values(model: type[BaseModel], field: str) -> set[str]:
-    return set(get_args(model.model_fields[field].annotation))
+def literal_values(model: type, field: str) -> set[str]:
+    return set(get_args(get_type_hints(model)[field]))
 
 
 def test_every_failure_code_has_a_message_and_an_exit_status() -> None:

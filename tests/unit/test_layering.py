@@ -94,7 +94,98 @@ def test_help_imports_neither_rich_nor_httpx_nor_pydantic_nor_the_core() -> None
 @pytest.mark.parametrize(
     "command", ["show", "follow", "older", "recover", "config show", "schema", "completion"]
 )
-def test_command_help_imports_neither_httpx_nor_the_core(command: str) -> None:
+def test_command_help_imports_neither_httpx_nor_pydantic_nor_the_core(command: str) -> None:
     modules = loaded(*command.split(), "--help")
     assert "httpx" not in modules
+    assert "pydantic" not in modules
     assert own_core(modules) == set()
+
+
+REPLAYED = """
+import sys
+
+import httpx
+
+sys.path.insert(0, sys.argv[1])
+from tests.replay import BASE_URL, Replay
+
+replay = Replay(sys.argv[2])
+original = httpx.Client.__init__
+
+
+def replayed(self, *args, **kwargs):
+    original(self, *args, **{**kwargs, "transport": httpx.MockTransport(replay)})
+
+
+httpx.Client.__init__ = replayed
+c1 = replay.manifest["c1"]
+from hermes_task.cli import app
+
+try:
+    app(["show", c1["root"], "--tip", c1["tip"], "--json", "--url", BASE_URL], prog_name="hermes-task")
+except SystemExit as exc:
+    print(f"exit {exc.code}", file=sys.stderr)
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("backend", ["official", "iot"])
+def test_show_json_imports_no_pydantic(backend: str) -> None:
+    """The whole `show --json` path (proof, pages, projection, the document) against the
+    captured exchanges: wire and output models are plain dataclasses, typer is pinned below
+    0.29 (which built a pydantic adapter per option), so pydantic is never loaded."""
+    from tests.replay import TOKEN
+
+    proc = subprocess.run(
+        [sys.executable, "-c", REPLAYED, str(PACKAGE.parents[1]), backend],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "100",
+            "NO_COLOR": "1",
+            "XDG_CONFIG_HOME": "/nonexistent",
+            "HERMES_DASHBOARD_TOKEN": TOKEN,
+        },
+    )
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "exit 0", proc.stderr
+    modules = set(lines[-1].split())
+    assert '"kind": "transcript"' in proc.stdout
+    assert {"hermes_task.wire", "hermes_task.model", "hermes_task.snapshot", "hermes_task.project"} <= modules
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")}
+
+
+@pytest.mark.parametrize(
+    ("command", "status"), [("show", 7), ("older", 7), ("recover", 7), ("follow --timeout 0.1", 9)]
+)
+def test_reading_commands_import_no_pydantic(command: str, status: int) -> None:
+    """`python -X importtime -m hermes_task COMMAND ID --json` against a dead loopback port:
+    the command path up to its first request and the error document load no pydantic."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            *("-X", "importtime", "-m", "hermes_task", *command.split(), "20260101_000000_abcdef"),
+            *("--json", "--url", "http://127.0.0.1:9"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "100",
+            "NO_COLOR": "1",
+            "XDG_CONFIG_HOME": "/nonexistent",
+            "HERMES_DASHBOARD_TOKEN": "dead-port-token",
+        },
+    )
+    assert proc.returncode == status, proc.stderr[-2000:]
+    assert '"network"' in proc.stdout
+    imported = [
+        line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "import time:" in line
+    ]
+    assert "hermes_task.snapshot" in imported
+    assert not [name for name in imported if name.split(".")[0] in ("pydantic", "pydantic_core")]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from hermes_task.failures import Code, HermesError
-from hermes_task.model import TaskEntry, WarningItem
+from hermes_task.model import TaskEntry, WarningItem, to_json_dict
 from hermes_task.recover import NO_REFERENCE, call_sessions, flatten, recover, status_of, summarize
 from hermes_task.tasktree import Conversation, build
 from hermes_task.wire import MessagesPage, SessionDetail, WireMessage
@@ -318,7 +319,7 @@ def test_batch_completion_row_updates_each_task_and_a_mixed_group_is_finished() 
             batch_row("deleg_66c2a77e", [(1, 2, "Count TODOs", "completed"), (2, 2, "Check the build", "failed")])]  # fmt: skip
     tasks = recover(rows)
     assert [(t.status, t.terminal) for t in tasks] == [("completed", True), ("failed", True)]
-    assert summarize(tasks).model_dump() == {"total": 2, "terminal": 2, "state": "finished"}
+    assert to_json_dict(summarize(tasks)) == {"total": 2, "terminal": 2, "state": "finished"}
 
 
 def test_iot_completion_row_with_display_metadata() -> None:
@@ -402,10 +403,10 @@ def test_sync_terminal_result_is_sticky_under_a_later_running_completion() -> No
 def test_summary_is_running_while_any_task_is_not_terminal_counting_nested_tasks() -> None:
     done = TaskEntry(call_id="c", goal="g", task_index=0, delegation_id=None, subagent_id=None,
                      child_session_id=CHILD_A, status="completed", terminal=True, unavailable_reason=None)  # fmt: skip
-    nested = done.model_copy(update={"status": "unknown", "terminal": False})
-    tree = [done.model_copy(update={"children": [nested]}), done.model_copy(update={"status": "failed"})]
-    assert summarize(tree).model_dump() == {"total": 3, "terminal": 2, "state": "running"}
-    assert summarize([]).model_dump() == {"total": 0, "terminal": 0, "state": "finished"}
+    nested = replace(done, status="unknown", terminal=False)
+    tree = [replace(done, children=[nested]), replace(done, status="failed")]
+    assert to_json_dict(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running"}
+    assert to_json_dict(summarize([])) == {"total": 0, "terminal": 0, "state": "finished"}
     assert len(flatten(tree)) == 3
 
 
@@ -433,7 +434,7 @@ def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: st
     ]
     assert [t.terminal for t in tasks] == [True, True, True, True, False]
     assert {t.unavailable_reason for t in tasks} == {NO_REFERENCE}
-    assert summarize(tasks).model_dump() == {"total": 5, "terminal": 4, "state": "running"}
+    assert to_json_dict(summarize(tasks)) == {"total": 5, "terminal": 4, "state": "running"}
 
 
 # -- the nested tree walk (reads injected) ------------------------------------------------------

@@ -23,11 +23,17 @@ from hermes_task.model import (
     TasksDoc,
     TasksSummary,
     WarningEvent,
+    to_json_dict,
 )
 from tests.replay import BASE_URL, TOKEN, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
+
+
+def as_json(doc: Any) -> Any:
+    """What the CLI prints for `doc`, read back: its JSON data after a round trip."""
+    return json.loads(json.dumps(to_json_dict(doc)))
 
 
 def validator(name: str) -> Any:
@@ -140,11 +146,11 @@ def test_follow_events_built_from_real_rows_validate(replay: Replay) -> None:
         ResultEvent(state="ended", end_reason="agent_close", exit_code=0),
     ]
     for event in events:
-        line = json.loads(event.model_dump_json())
+        line = as_json(event)
         check.validate(line)
     assert not check.is_valid({"type": "progress"})
     assert not check.is_valid({"type": "result", "state": "ended", "end_reason": None})
-    assert not check.is_valid({**json.loads(events[1].model_dump_json()), "type": "state"})
+    assert not check.is_valid({**as_json(events[1]), "type": "state"})
 
 
 def test_real_follow_lines_validate(replay: Replay) -> None:
@@ -189,8 +195,8 @@ def test_tasks_document_validates() -> None:
     )
     doc = TasksDoc(parent_id="p", tasks=[entry], summary=TasksSummary(total=1, terminal=1, state="finished"))
     check = validator("tasks")
-    check.validate(json.loads(doc.model_dump_json()))
-    bad = json.loads(doc.model_dump_json())
+    check.validate(as_json(doc))
+    bad = as_json(doc)
     bad["tasks"][0]["status"] = "done"
     assert not check.is_valid(bad)
 

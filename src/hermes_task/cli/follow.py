@@ -38,14 +38,18 @@ class JsonReporter:
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        self._event({"type": "state", **task.model_dump(mode="json")})
+        from hermes_task.model import to_json_dict
+
+        self._event({"type": "state", **to_json_dict(task)})
 
     def warning(self, item: WarningItem) -> None:
         self._event({"type": "warning", "code": item.code, "message": item.message})
 
     def rows(self, rows: Sequence[Row]) -> None:
+        from hermes_task.model import to_json_dict
+
         for row in rows:
-            self._event({"type": "row", **row.model_dump(mode="json")})
+            self._event({"type": "row", **to_json_dict(row)})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         from hermes_task.catalogue import error_message

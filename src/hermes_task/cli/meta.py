@@ -71,7 +71,8 @@ def completion_script(shell: str) -> str:
 
 @app.command(rich_help_panel="Setup")
 def completion(
-    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.", show_default=False)],
+    # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
+    shell: Annotated[Shell, typer.Argument(metavar="shell", help="bash, zsh or fish.", show_default=False)],
 ) -> None:
     """Print the shell completion script for SHELL.
 
@@ -86,7 +87,11 @@ def completion(
 def schema(
     name: Annotated[
         SchemaName | None,
-        typer.Argument(help="Which document; without it, the list of schemas.", show_default=False),
+        typer.Argument(
+            metavar="name",
+            help="Which document (transcript, events, tasks, error, config); without it, the list of schemas.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of an output document."""

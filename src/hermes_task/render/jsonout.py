@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel
+from hermes_task.model import to_json_dict
 
 
-def document(doc: BaseModel) -> str:
-    """A whole document, indented, with a trailing newline."""
-    return json.dumps(doc.model_dump(mode="json"), ensure_ascii=True, indent=2) + "\n"
+def document(doc: Any) -> str:
+    """A whole document (a `model` dataclass), indented, with a trailing newline."""
+    return json.dumps(to_json_dict(doc), ensure_ascii=True, indent=2) + "\n"
 
 
 def event(payload: dict[str, Any]) -> str:
