@@ -96,13 +96,9 @@ def main(argv: list[str]) -> int:
         return result
 
     step("import hermes_task.cli (typer, the app and its options)", lambda: __import__("hermes_task.cli"))
-    step(
-        "import typer._adapters (typer's pydantic-based option coercion: pydantic itself)",
-        lambda: __import__("typer._adapters"),
-    )
     httpx = step("import httpx", lambda: __import__("httpx"))
     step(
-        "import the core (client, wire, snapshot, model, render: pydantic models built)",
+        "import the core (client, wire, snapshot, model, render: dataclasses, no pydantic)",
         lambda: [
             __import__(m)
             for m in ("hermes_task.client", "hermes_task.snapshot", "hermes_task.render.jsonout")
