@@ -1,0 +1,146 @@
+"""Snapshots (syrupy) of what users see, beside exact asserts: the `show --json` document, the
+rendered terminal text and an error document, for a fixed transcript covering every
+projection rule (reasoning, commentary, tool calls with and without arguments, a steer row, a
+hidden row, an image, archived rows, hostile bytes). `pytest --snapshot-update` rewrites them
+after an intended change; the diff is the review."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from syrupy.assertion import SnapshotAssertion
+from typer.testing import CliRunner
+
+from hermes_task.cli import app
+
+URL = "http://127.0.0.1:9119"
+CHILD = "20261130_163400_1f2d7b"
+PARENT = "20261130_163359_a4d16b"
+ENV = {
+    "HERMES_DASHBOARD_TOKEN": "snap-token-0123456789",
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "XDG_CONFIG_HOME": "/nonexistent",
+}
+
+DETAIL = {
+    "id": CHILD,
+    "source": "subagent",
+    "parent_session_id": PARENT,
+    "model_config": json.dumps({"max_iterations": 90, "_delegate_from": PARENT}),
+    "started_at": 1796056440.0,
+    "ended_at": 1796056500.0,
+    "end_reason": "agent_close",
+    "message_count": 8,
+    "is_default_profile": True,
+    "profile": "default",
+}
+
+
+def row(i: int, role: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": i,
+        "session_id": CHILD,
+        "role": role,
+        "content": content,
+        "timestamp": 1796056440.0 + i,
+        **extra,
+    }
+
+
+MESSAGES = [
+    row(1, "user", "Count TODO markers under src/ and list the files"),
+    row(
+        2,
+        "assistant",
+        "",
+        display_commentary=["Scanning the files now."],
+        display_reasoning="Start with grep.",
+        tool_calls=[
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "terminal", "arguments": '{"command": "grep -rn TODO src/"}'},
+            },
+            {"id": "call_2", "type": "function", "function": {"name": "read_file"}},
+        ],
+    ),
+    row(
+        3,
+        "tool",
+        "src/a.py:3: TODO\nsrc/b.py:1: TODO",
+        tool_call_id="call_1",
+        tool_name="terminal",
+        active=0,
+        compacted=1,
+    ),
+    row(4, "user", "[System: the previous call was cut off]", display_kind="hidden"),
+    row(5, "user", "[steer] raw", display_kind="steer", display_content="Skip tests/ when counting."),
+    row(
+        6,
+        "user",
+        [
+            {"type": "text", "text": "what is in this picture?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ],
+    ),
+    row(7, "assistant", "Hostile: \x1b]52;c;ZXZpbA==\x07 \x1b[2J \x9b31m \u202eevil"),
+    row(8, "assistant", '{"looks": "like JSON", "but": "is prose"}', reasoning="raw thinking"),
+]
+
+
+@pytest.fixture
+def dashboard() -> Iterator[respx.Router]:
+    with respx.mock(base_url=URL, assert_all_called=False) as router:
+        router.get(f"/api/sessions/{CHILD}").mock(return_value=httpx.Response(200, json=DETAIL))
+        page = {
+            "session_id": CHILD,
+            "profile": "default",
+            "messages": MESSAGES,
+            "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": len(MESSAGES)},
+        }
+        router.get(f"/api/sessions/{CHILD}/messages").mock(return_value=httpx.Response(200, json=page))
+        router.get(f"/api/sessions/{PARENT}").mock(
+            return_value=httpx.Response(404, json={"detail": "Session not found"})
+        )
+        yield router
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, [*args, "--url", URL], env=ENV)
+
+
+def test_show_json_document(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+    result = invoke("show", CHILD, "--json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    doc = json.loads(result.stdout)
+    assert [r["id"] for r in doc["rows"]] == [1, 2, 3, 5, 6, 7, 8]
+    assert doc["task"]["state"] == "ended"
+    assert doc["coverage"] == {"unique_rows": 8, "has_older": False, "at_start": True}
+    assert result.stdout == snapshot
+
+
+def test_show_terminal_text(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+    result = invoke("show", CHILD)
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    assert "\x1b" not in result.stdout
+    assert "^[]52;c;ZXZpbA==^G" in result.stdout
+    assert "(no arguments recorded)" in result.stdout
+    assert result.stdout == snapshot
+    expanded = invoke("show", CHILD, "--reasoning")
+    assert "Start with grep." in expanded.stdout
+    assert expanded.stdout == snapshot(name="reasoning")
+
+
+def test_error_document(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+    result = invoke("show", PARENT, "--json")
+    assert result.exit_code == 4
+    assert result.stderr.startswith("error: session not found")
+    assert result.stdout == snapshot
