@@ -91,7 +91,6 @@ class DashboardClient:
         self.have_credentials = have_credentials
         self._debug = debug
         self._closed = False
-        self.requests = 0
 
     def close(self) -> None:
         """Close the HTTP client; later requests fail with `client_closed`."""
@@ -109,7 +108,6 @@ class DashboardClient:
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
-        self.requests += 1
         if self._debug:
             shown = " ".join(
                 f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")

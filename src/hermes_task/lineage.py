@@ -67,7 +67,6 @@ class Proof:
     """A verified lineage: `path[0]` is the anchor, `path[-1]` the proven segment."""
 
     path: tuple[str, ...]
-    details: tuple[SessionDetail, ...]
     notes: tuple[str, ...] = ()
 
 
@@ -152,7 +151,7 @@ def prove(
     detail (and may raise `BoundReached` when its read budget is spent). `legacy` may be a
     thunk: the contract is only asked for when the legacy exception could apply."""
     if candidate == anchor.id:
-        return Proof((anchor.id,), (anchor,))
+        return Proof((anchor.id,))
     node = read(candidate)
     chain = [node]
     seen = {node.id}
@@ -178,7 +177,7 @@ def prove(
         seen.add(parent.id)
         node = parent
     chain.reverse()
-    return Proof(tuple(d.id for d in chain), tuple(chain), tuple(notes))
+    return Proof(tuple(d.id for d in chain), tuple(notes))
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-SCHEMA_VERSION = 1
-
 TaskState = Literal["running", "ended", "unknown"]
 WarningCode = Literal["partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached"]
 

@@ -36,7 +36,6 @@ from hermes_task.project import project
 from hermes_task.snapshot import Snapshot, TaskReader
 from hermes_task.window import RowKey
 
-MIN_INTERVAL = 0.5
 FINAL_RETRIES = 3
 BACKOFF_BASE = 2.0
 BACKOFF_CAP = 30.0
@@ -104,7 +103,6 @@ class Follower:
         clock: Callable[[], float],
         sleep: Callable[[float], None],
         jitter: Callable[[], float] = random.random,
-        tips: Sequence[str] = (),
         debug: Callable[[str], None] | None = None,
     ) -> None:
         self.reader = reader
@@ -113,7 +111,6 @@ class Follower:
         self.clock = clock
         self.sleep = sleep
         self.jitter = jitter
-        self.tips = tuple(tips)
         self.debug = debug
         self.seen: set[RowKey] = set()
         self.abandoned: set[RowKey] = set()
@@ -185,9 +182,6 @@ class Follower:
     # -- one cycle ------------------------------------------------------------------------
 
     def _cycle(self) -> Snapshot:
-        for sid in self.tips:
-            if sid not in self.reader.path:
-                self.reader.add_candidate(sid)  # a candidate whose read failed is retried
         snap = self.reader.refresh()
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         warnings = [w for w in snap.warnings if w.code != "gap"]

@@ -19,7 +19,6 @@ from hermes_task.client import MAX_LIMIT, PAGE_LIMIT, DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.ids import is_valid_id
 from hermes_task.lineage import (
-    LEGACY_SOURCE_REWRITE,
     MARKERS,
     BoundReached,
     ForkAmbiguous,
@@ -160,8 +159,11 @@ class TaskReader:
     def _discover(self, reader: DetailReader) -> HermesError | None:
         failure: HermesError | None = None
         while self.pending:
-            sid = self.pending.pop(0)
+            sid = self.pending[0]
+            # A read that fails (404: not flushed yet, a network error) raises here and the
+            # candidate stays queued for the next refresh; it leaves only with an outcome.
             failure = self._adopt(reader, sid, explicit=True) or failure
+            self.pending.pop(0)
             if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
                 return failure
         if not self.hint:
@@ -415,4 +417,4 @@ def _with(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
     return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
-__all__ = ["LEGACY_SOURCE_REWRITE", "DetailReader", "Snapshot", "TaskReader"]
+__all__ = ["DetailReader", "Snapshot", "TaskReader"]

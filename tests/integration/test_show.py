@@ -121,8 +121,14 @@ def test_failures_are_typed(backend: Any) -> None:
     run = hermes_task(backend, "show", "20000101_000000_000000", "--json")
     assert run.code == 4
     assert run.json()["error"]["code"] == "not_found"
-    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"][:10], "--json")
-    assert run.code in (4, 5)  # an ambiguous prefix is a 404; a unique one an identity mismatch
+    # An ambiguous prefix is a 404 (the backend caps its LIKE at two matches); a unique one
+    # resolves server-side, and the exact-id check refuses the answer.
+    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"][:9], "--json")
+    assert run.code == 4
+    assert run.json()["error"]["code"] == "not_found"
+    run = hermes_task(backend, "show", backend.manifest["c1"]["tip"][:-1], "--json")
+    assert run.code == 5
+    assert run.json()["error"]["code"] == "identity_mismatch"
     run = hermes_task(
         backend, "show", backend.manifest["c1"]["tip"], "--json", HERMES_DASHBOARD_TOKEN="wrong-token-123"
     )

@@ -205,7 +205,6 @@ def follow(
         clock=clock,
         sleep=clock.sleep,
         jitter=lambda: 1.0,
-        tips=tips,
     )
     return follower.run(), recorder
 

@@ -266,7 +266,6 @@ def _follow(
                 config,
                 clock=CLOCK,
                 sleep=SLEEP_FOR(sys.stdout),
-                tips=candidates,
                 debug=cli._debug_writer(opts),
             )
             outcome = follower.run()
