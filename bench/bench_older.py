@@ -123,7 +123,7 @@ def measure(backend: Any, size: int, runs: int) -> Result:
 
 
 IMPORTS = {
-    "hermes-task": "import hermes_task.cli, hermes_task.cli.older, hermes_task.snapshot, hermes_task.paging, "
+    "hermes-task": "import hermes_task.cli, hermes_task.cli.older, hermes_task.reading.reader, hermes_task.reading.older, "
     "hermes_task.render.jsonout, httpx",
     "minimal": "import httpx, json",
 }

@@ -18,7 +18,7 @@ ROWS = 10_000
 
 
 def _rows() -> list[object]:
-    from hermes_task.model import Row, ToolCall
+    from hermes_task.core.documents import Row, ToolCall
 
     out: list[object] = []
     for i in range(ROWS):
@@ -65,7 +65,7 @@ def measure(runs: int = 3) -> dict[str, Stats]:
     """Seconds per 10,000 rows, Markdown off and on alternating."""
     from rich.console import Console
 
-    from hermes_task.model import BackendInfo, Coverage, TaskInfo, TranscriptDoc
+    from hermes_task.core.documents import BackendInfo, Coverage, TaskInfo, TranscriptDoc
     from hermes_task.render import terminal
 
     doc = TranscriptDoc(

@@ -101,7 +101,11 @@ def main(argv: list[str]) -> int:
         "import the core (client, wire, snapshot, model, render: dataclasses, no pydantic)",
         lambda: [
             __import__(m)
-            for m in ("hermes_task.client", "hermes_task.snapshot", "hermes_task.render.jsonout")
+            for m in (
+                "hermes_task.dashboard.client",
+                "hermes_task.reading.reader",
+                "hermes_task.render.jsonout",
+            )
         ],
     )
     step("httpx.Client() with TLS verification (loads the CA bundle)", lambda: httpx.Client().close())

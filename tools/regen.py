@@ -32,8 +32,8 @@ _RUN = "import sys; from hermes_task.cli import app; app(sys.argv[1:], prog_name
 
 def generated_files() -> dict[Path, str]:
     """Every generated file under completions/ and schemas/, with its expected content."""
-    from hermes_task import schemas
     from hermes_task.cli.meta import completion_script
+    from hermes_task.render import schemas as schemas
 
     files = {
         ROOT / "completions" / name: completion_script(shell) for shell, name in COMPLETION_FILES.items()
@@ -65,7 +65,7 @@ def help_text(command: str) -> str:
 
 
 def exit_codes_table() -> str:
-    from hermes_task.catalogue import EXIT_MEANINGS
+    from hermes_task.core.messages import EXIT_MEANINGS
     from hermes_task.failures import Code, ExitStatus, exit_status_for
 
     lines = ["| code | meaning | JSON `error.code` |", "|---|---|---|"]
@@ -76,7 +76,7 @@ def exit_codes_table() -> str:
 
 
 def warnings_table() -> str:
-    from hermes_task.catalogue import WARNING_WHEN
+    from hermes_task.core.messages import WARNING_WHEN
 
     lines = ["| code | when |", "|---|---|"]
     lines += [f"| `{code}` | {text} |" for code, text in WARNING_WHEN.items()]

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.sanitize import clean_line
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0

@@ -12,9 +12,9 @@ import httpx
 import pytest
 from tests.cli_runner import hermes_task
 
-from hermes_task.client import DashboardClient
-from hermes_task.paging import Plan, read_batches
-from hermes_task.snapshot import TaskReader
+from hermes_task.dashboard.client import DashboardClient
+from hermes_task.reading.older import Plan, read_batches
+from hermes_task.reading.reader import TaskReader
 
 pytestmark = pytest.mark.integration
 

@@ -6,9 +6,9 @@ from typing import get_args, get_type_hints
 
 import pytest
 
-from hermes_task import catalogue
+from hermes_task.core import messages as catalogue
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.failures import Code, ExitStatus, HermesError, exit_status_for
-from hermes_task.model import TaskEntry, WarningItem
 
 
 def literal_values(model: type, field: str) -> set[str]:

@@ -16,8 +16,8 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 import hermes_task.cli as cli
-from hermes_task import pager
 from hermes_task.cli import ColorMode, Options, app
+from hermes_task.cli import pager as pager
 from tests.replay import BASE_URL, TOKEN, Replay
 
 

@@ -12,9 +12,9 @@ from typing import get_args, get_type_hints
 
 import pytest
 
-from hermes_task.catalogue import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
+from hermes_task.core.documents import WarningItem
+from hermes_task.core.messages import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
 from hermes_task.failures import Code, ExitStatus, exit_status_for
-from hermes_task.model import WarningItem
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.model import (
+from hermes_task.core.documents import (
     BackendInfo,
     Candidate,
     Coverage,
@@ -33,8 +33,8 @@ from hermes_task.model import (
     TranscriptDoc,
     WarningItem,
 )
+from hermes_task.core.sanitize import clean_line
 from hermes_task.render import terminal
-from hermes_task.sanitize import clean_line
 from tests import tally
 from tests.replay import BASE_URL, TOKEN
 from tests.scripted import Scripted, capture

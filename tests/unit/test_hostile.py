@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.client import DashboardClient
+from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
-from hermes_task.snapshot import TaskReader
+from hermes_task.reading.reader import TaskReader
 from tests import tally
 from tests.hostile import CATEGORIES, FOREIGN_ID, hostile_response
 from tests.replay import BASE_URL, TOKEN

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.lineage import (
+from hermes_task.core.lineage import (
     BoundReached,
     ForkAmbiguous,
     LineageRejected,
@@ -17,7 +17,7 @@ from hermes_task.lineage import (
     continues_parent,
     prove,
 )
-from hermes_task.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 
 P = "20261130_163359_a4d16b"
 

@@ -1,4 +1,4 @@
-"""Older paging (`hermes_task.paging` over `TaskReader.read_older`) against an in-memory
+"""Older paging (`hermes_task.reading.older` over `TaskReader.read_older`) against an in-memory
 dashboard that speaks both `/messages` contracts through the real `DashboardClient`: the
 seed's append regression, --all/--pages/--min-text batches, canonical changes, stale
 generations, detached pages and restarts."""
@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_task.client import DashboardClient
-from hermes_task.paging import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
-from hermes_task.snapshot import TaskReader
-from hermes_task.window import advance
+from hermes_task.core.window import advance
+from hermes_task.dashboard.client import DashboardClient
+from hermes_task.reading.older import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
+from hermes_task.reading.reader import TaskReader
 
 PARENT = "20261130_170432_8e73a5"
 CHILD = "20261130_170432_2a90b4"

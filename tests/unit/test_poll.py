@@ -1,4 +1,4 @@
-"""The follow loop (`hermes_task.poll`) on a fake dashboard and a fake clock.
+"""The follow loop (`hermes_task.reading.follow`) on a fake dashboard and a fake clock.
 
 The fake client answers like the two real backends (current: `order=latest`, merged
 lineage pages; legacy: oldest-first pages, no `order`), and lets a test change the store
@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.poll import (
+from hermes_task.reading.follow import (
     MAX_FILL_PAGES,
     FollowConfig,
     Follower,
     Outcome,
     ending_exit_code,
 )
-from hermes_task.snapshot import TaskReader
-from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail
+from hermes_task.reading.reader import TaskReader
 
 PARENT = "20260101_000000_parent"
 X = "20260101_000001_aaaaaa"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_task.project import counts_as_text, project
-from hermes_task.wire import WireMessage
+from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.wire import WireMessage
 
 
 def msg(**over: Any) -> WireMessage:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from hermes_task.core.delegations import NO_REFERENCE, call_sessions, flatten, recover, status_of, summarize
+from hermes_task.core.documents import TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
-from hermes_task.model import TaskEntry, WarningItem, to_json_dict
-from hermes_task.recover import NO_REFERENCE, call_sessions, flatten, recover, status_of, summarize
-from hermes_task.tasktree import Conversation, build
-from hermes_task.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.reading.tasktree import Conversation, build
 from tests.replay import load
 
 P = "20261130_163359_a4d16b"

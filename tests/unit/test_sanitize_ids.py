@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hermes_task.core.ids import check_id, path_segment
+from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.ids import check_id, path_segment
-from hermes_task.sanitize import clean, clean_line
 
 HOSTILE = [
     ("OSC 52 clipboard", "\x1b]52;c;cGF5bG9hZA==\x07", "^[]52;c;cGF5bG9hZA==^G"),

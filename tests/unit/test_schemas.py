@@ -12,9 +12,8 @@ import pytest
 import respx
 from typer.testing import CliRunner
 
-from hermes_task import schemas
 from hermes_task.cli import app
-from hermes_task.model import (
+from hermes_task.core.documents import (
     ErrorEvent,
     ResultEvent,
     RowEvent,
@@ -25,6 +24,7 @@ from hermes_task.model import (
     WarningEvent,
     to_json_dict,
 )
+from hermes_task.render import schemas as schemas
 from tests.replay import BASE_URL, TOKEN, Replay
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -108,7 +108,7 @@ def test_the_token_never_appears(
 
 
 def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hermes_task import snapshot
+    from hermes_task.reading import reader as snapshot
 
     def boom(self: Any) -> Any:
         raise RuntimeError(f"broken state near header {TOKEN}")

@@ -1,4 +1,4 @@
-"""The transcript window (`hermes_task.window`): hypothesis properties of the merge and
+"""The transcript window (`hermes_task.core.window`): hypothesis properties of the merge and
 deterministic cases for gaps, advancement, generations, anchors and legacy offsets."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.paging import OlderRequest, merge_anchored, older_request
-from hermes_task.window import RowKey, Window, advance, key_of, merge_latest, merge_older
-from hermes_task.wire import WireMessage
+from hermes_task.core.anchors import OlderRequest, merge_anchored, older_request
+from hermes_task.core.window import RowKey, Window, advance, key_of, merge_latest, merge_older
+from hermes_task.core.wire import WireMessage
 
 SID = "20261130_170432_2a90b4"
 

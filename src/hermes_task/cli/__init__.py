@@ -22,9 +22,9 @@ from hermes_task import __version__
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hermes_task.client import DashboardClient
+    from hermes_task.core.documents import Row
+    from hermes_task.dashboard.client import DashboardClient
     from hermes_task.failures import HermesError
-    from hermes_task.model import Row
     from hermes_task.settings import Settings
 
 
@@ -313,8 +313,8 @@ def connect(opts: Options) -> Iterator[DashboardClient]:
     """A `DashboardClient` with settings and credentials resolved; closed on exit."""
     import httpx
 
-    from hermes_task.auth import apply_credentials
-    from hermes_task.client import DashboardClient
+    from hermes_task.dashboard.auth import apply_credentials
+    from hermes_task.dashboard.client import DashboardClient
 
     env = _env()
     resolved = resolve_settings(opts, env)
@@ -339,8 +339,8 @@ def connect(opts: Options) -> Iterator[DashboardClient]:
 def fail(opts: Options, error: HermesError, rows: list[Row] | None = None) -> NoReturn:
     """Report `error` (JSON document on stdout with --json; one line on stderr always) and
     exit with its status. Rows already known are carried in the JSON document."""
-    from hermes_task.catalogue import HINTS, error_message
-    from hermes_task.model import ErrorBody, ErrorDoc
+    from hermes_task.core.documents import ErrorBody, ErrorDoc
+    from hermes_task.core.messages import HINTS, error_message
     from hermes_task.render.jsonout import document
 
     message = error_message(error.code, error.detail)
@@ -471,7 +471,7 @@ def output_transcript(opts: Options, doc: Any, *, reasoning: bool) -> None:
     if opts.pager is False or not _isatty(sys.stdout):
         terminal.transcript(out, doc, markdown=_isatty(sys.stdout), reasoning=reasoning)
     else:
-        from hermes_task import pager
+        from hermes_task.cli import pager as pager
 
         with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
             terminal.transcript(out, doc, markdown=True, reasoning=reasoning)

@@ -1,6 +1,6 @@
 """`hermes-task follow`: print each new row of a delegated task once, until the task ends.
 
-The loop is `hermes_task.poll.Follower`; this module wires it to the terminal (rows on
+The loop is `hermes_task.reading.follow.Follower`; this module wires it to the terminal (rows on
 stdout, notes on stderr, append-only, no redraw, no spinner) or to NDJSON events (one per
 line, flushed per line; the stream always ends with a `result` event, also on failure).
 Waiting between reads also watches stdout: a closed pipe ends the follow quietly even while
@@ -21,9 +21,9 @@ from hermes_task import cli
 from hermes_task.cli import app
 
 if TYPE_CHECKING:
+    from hermes_task.core.documents import Row, TaskInfo, WarningItem
     from hermes_task.failures import HermesError
-    from hermes_task.model import Row, TaskInfo, WarningItem
-    from hermes_task.poll import FollowConfig, Outcome
+    from hermes_task.reading.follow import FollowConfig, Outcome
 
 
 class JsonReporter:
@@ -38,7 +38,7 @@ class JsonReporter:
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        from hermes_task.model import to_json_dict
+        from hermes_task.core.documents import to_json_dict
 
         self._event({"type": "state", **to_json_dict(task)})
 
@@ -46,13 +46,13 @@ class JsonReporter:
         self._event({"type": "warning", "code": item.code, "message": item.message})
 
     def rows(self, rows: Sequence[Row]) -> None:
-        from hermes_task.model import to_json_dict
+        from hermes_task.core.documents import to_json_dict
 
         for row in rows:
             self._event({"type": "row", **to_json_dict(row)})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.catalogue import error_message
+        from hermes_task.core.messages import error_message
 
         message = error_message(error.code, error.detail)
         retryable = True if retrying else error.retryable
@@ -89,7 +89,7 @@ class TerminalReporter:
         sys.stderr.flush()
 
     def state(self, task: TaskInfo) -> None:
-        from hermes_task.sanitize import clean_line
+        from hermes_task.core.sanitize import clean_line
 
         self.root = task.root_id
         if self.tip is None and cli._isatty(sys.stderr):
@@ -113,7 +113,7 @@ class TerminalReporter:
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.catalogue import HINTS, error_message
+        from hermes_task.core.messages import HINTS, error_message
 
         message = error_message(error.code, error.detail)
         if retrying:
@@ -126,7 +126,7 @@ class TerminalReporter:
             self._note("hint: ", hint, "dim")
 
     def result(self, outcome: Outcome) -> None:
-        from hermes_task.sanitize import clean_line
+        from hermes_task.core.sanitize import clean_line
 
         root = clean_line(self.root)
         if outcome.ending == "ended":
@@ -170,7 +170,7 @@ def idle_sleep(stream: Any) -> Callable[[float], None]:
 
 def _stop(opts: cli.Options, err: HermesError, reporter: JsonReporter | TerminalReporter) -> NoReturn:
     """A failure before the loop started: error event (or line) and a result event."""
-    from hermes_task.poll import Outcome
+    from hermes_task.reading.follow import Outcome
 
     reporter.error(err, retrying=False, delay=None)
     if opts.json:
@@ -231,7 +231,7 @@ def follow(
     A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
     """
     opts = cli.options_from(locals(), request_timeout_alias=False)
-    from hermes_task.poll import FollowConfig
+    from hermes_task.reading.follow import FollowConfig
 
     config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)
     reporter = JsonReporter(_write) if opts.json else TerminalReporter(opts, interval, child_id)
@@ -249,15 +249,15 @@ def _follow(
     hint: bool,
     config: FollowConfig,
 ) -> None:
+    from hermes_task.core.ids import check_id
     from hermes_task.failures import Code, ExitStatus, HermesError
-    from hermes_task.ids import check_id
-    from hermes_task.poll import Follower, Outcome
+    from hermes_task.reading.follow import Follower, Outcome
 
     try:
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tips]
         with cli.connect(opts) as client:
-            from hermes_task.snapshot import TaskReader
+            from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=candidates, hint=hint)
             follower = Follower(

@@ -95,7 +95,7 @@ def schema(
     ] = None,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of an output document."""
-    from hermes_task import schemas
+    from hermes_task.render import schemas as schemas
 
     if name is None:
         width = max(len(n) for n in schemas.NAMES)
@@ -145,10 +145,10 @@ def config_show(
 
     def body() -> None:
         from hermes_task import settings
-        from hermes_task.model import ConfigDoc, ConfigValue
-        from hermes_task.pager import pager_setting
+        from hermes_task.cli.pager import pager_setting
+        from hermes_task.core.documents import ConfigDoc, ConfigValue
+        from hermes_task.core.sanitize import clean_line
         from hermes_task.render.jsonout import document
-        from hermes_task.sanitize import clean_line
 
         env = _env()
         path = settings.config_path(env)

@@ -2,7 +2,7 @@
 
 One refresh (as `show`), then `--pages N` load-older batches (default 1), or `--all` to the
 start with the largest pages the backend allows; `--min-text N` makes each batch read raw
-pages until N text rows arrived. The batch logic is `hermes_task.paging` (no typer, no
+pages until N text rows arrived. The batch logic is `hermes_task.reading.older` (no typer, no
 rich); this module wires options, the stderr progress indicator and the output.
 """
 
@@ -47,7 +47,7 @@ from hermes_task.cli import (
 )
 
 if TYPE_CHECKING:
-    from hermes_task.paging import Progress
+    from hermes_task.reading.older import Progress
 
 
 @contextmanager
@@ -127,10 +127,10 @@ def older(
     opts = options_from(locals())
 
     def body() -> None:
-        from hermes_task.client import MAX_LIMIT, PAGE_LIMIT
+        from hermes_task.core.ids import check_id
+        from hermes_task.dashboard.client import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
-        from hermes_task.ids import check_id
-        from hermes_task.paging import Plan, combine_warnings, read_batches
+        from hermes_task.reading.older import Plan, combine_warnings, read_batches
 
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
@@ -142,7 +142,7 @@ def older(
             else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
         )
         with connect(opts) as client:
-            from hermes_task.snapshot import TaskReader
+            from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
             snap = guarded(opts, reader, reader.refresh)

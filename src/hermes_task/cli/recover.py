@@ -73,13 +73,13 @@ def recover(
     opts = options_from(locals())
 
     def body() -> None:
-        from hermes_task.ids import check_id
+        from hermes_task.core.ids import check_id
 
         parent = check_id(parent_id, what="PARENT_ID")
         with connect(opts) as client:
-            from hermes_task.model import TasksDoc
-            from hermes_task.recover import summarize
-            from hermes_task.tasktree import build, read_conversation
+            from hermes_task.core.delegations import summarize
+            from hermes_task.core.documents import TasksDoc
+            from hermes_task.reading.tasktree import build, read_conversation
 
             conversation = read_conversation(client, parent, hint=False, pages=pages)
             tasks, warnings = build(

@@ -72,17 +72,17 @@ def show(
     opts = options_from(locals())
 
     def body() -> None:
-        from hermes_task.ids import check_id
+        from hermes_task.core.ids import check_id
 
         anchor = check_id(child_id, what="CHILD_ID")
         tips = [check_id(t, what="--tip") for t in tip or []]
         with connect(opts) as client:
-            from hermes_task.snapshot import TaskReader
+            from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
             snap = guarded(opts, reader, reader.refresh)
             if around:
-                from hermes_task.views import read_around
+                from hermes_task.reading.around import read_around
 
                 snap = guarded(opts, reader, lambda: read_around(reader, around, snap))
             doc = reader.document(snap.warnings)

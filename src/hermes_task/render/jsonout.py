@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_task.model import to_json_dict
+from hermes_task.core.documents import to_json_dict
 
 
 def document(doc: Any) -> str:

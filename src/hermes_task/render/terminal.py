@@ -17,11 +17,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from hermes_task.catalogue import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.delegations import flatten
+from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc
+from hermes_task.core.messages import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.failures import Code
-from hermes_task.model import Row, TaskEntry, TasksDoc, TranscriptDoc
-from hermes_task.recover import flatten
-from hermes_task.sanitize import clean, clean_line
 
 ROLE_STYLES = {
     "user": "bold cyan",

@@ -29,10 +29,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from hermes_task import completion
-from hermes_task.ids import is_valid_id
-from hermes_task.model import TaskEntry, TasksSummary
-from hermes_task.wire import WireMessage
+from hermes_task.core import completion_rows as completion
+from hermes_task.core.documents import TaskEntry, TasksSummary
+from hermes_task.core.ids import is_valid_id
+from hermes_task.core.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"

@@ -17,8 +17,8 @@ import json
 import math
 from typing import Any
 
-from hermes_task.model import Row, ToolCall
-from hermes_task.wire import WireMessage
+from hermes_task.core.documents import Row, ToolCall
+from hermes_task.core.wire import WireMessage
 
 HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_task.catalogue import warning_message
+from hermes_task.core.documents import WarningItem
+from hermes_task.core.messages import warning_message
+from hermes_task.core.window import Window, merge_latest
+from hermes_task.core.wire import MessagesPage
 from hermes_task.failures import Code, HermesError
-from hermes_task.model import WarningItem
-from hermes_task.snapshot import Snapshot, TaskReader
-from hermes_task.window import Window, merge_latest
-from hermes_task.wire import MessagesPage
+from hermes_task.reading.reader import Snapshot, TaskReader
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:

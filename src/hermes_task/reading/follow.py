@@ -29,12 +29,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from hermes_task.catalogue import warning_message
+from hermes_task.core.documents import Row, TaskInfo, WarningItem
+from hermes_task.core.messages import warning_message
+from hermes_task.core.projection import project
+from hermes_task.core.window import RowKey
 from hermes_task.failures import Code, ExitStatus, HermesError
-from hermes_task.model import Row, TaskInfo, WarningItem
-from hermes_task.project import project
-from hermes_task.snapshot import Snapshot, TaskReader
-from hermes_task.window import RowKey
+from hermes_task.reading.reader import Snapshot, TaskReader
 
 FINAL_RETRIES = 3
 BACKOFF_BASE = 2.0

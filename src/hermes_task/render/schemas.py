@@ -20,7 +20,7 @@ from pydantic import Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
-from hermes_task.model import ConfigDoc, ErrorDoc, FollowEvent, TasksDoc, TranscriptDoc
+from hermes_task.core.documents import ConfigDoc, ErrorDoc, FollowEvent, TasksDoc, TranscriptDoc
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

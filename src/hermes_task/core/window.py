@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import pairwise
 
-from hermes_task.model import Row, WarningItem
-from hermes_task.project import project
-from hermes_task.wire import WireMessage
+from hermes_task.core.documents import Row, WarningItem
+from hermes_task.core.projection import project
+from hermes_task.core.wire import WireMessage
 
 RowKey = tuple[str, int]
 

@@ -14,21 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from hermes_task.catalogue import warning_message
-from hermes_task.client import MAX_LIMIT, PAGE_LIMIT, DashboardClient
-from hermes_task.failures import Code, HermesError
-from hermes_task.ids import is_valid_id
-from hermes_task.lineage import (
-    MARKERS,
-    BoundReached,
-    ForkAmbiguous,
-    LineageRejected,
-    combine,
-    continues_parent,
-    parse_model_config,
-    prove,
-)
-from hermes_task.model import (
+from hermes_task.core.anchors import merge_anchored, older_request
+from hermes_task.core.documents import (
     BackendInfo,
     Candidate,
     Coverage,
@@ -38,10 +25,23 @@ from hermes_task.model import (
     WarningCode,
     WarningItem,
 )
-from hermes_task.paging import merge_anchored, older_request
-from hermes_task.sanitize import clean_line
-from hermes_task.window import MergeResult, Window, advance, merge_latest
-from hermes_task.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.ids import is_valid_id
+from hermes_task.core.lineage import (
+    MARKERS,
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    combine,
+    continues_parent,
+    parse_model_config,
+    prove,
+)
+from hermes_task.core.messages import warning_message
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.window import MergeResult, Window, advance, merge_latest
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.dashboard.client import MAX_LIMIT, PAGE_LIMIT, DashboardClient
+from hermes_task.failures import Code, HermesError
 
 MAX_DETAIL_READS = 100
 MAX_HINT_HOPS = 4

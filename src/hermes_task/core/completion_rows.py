@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_task.project import content_text
-from hermes_task.wire import WireMessage
+from hermes_task.core.projection import content_text
+from hermes_task.core.wire import WireMessage
 
 _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"

@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hermes_task.catalogue import RECOVER, warning_message
-from hermes_task.client import MAX_LIMIT, DashboardClient
+from hermes_task.core.delegations import call_sessions, recover
+from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.lineage import LineageRejected, parse_model_config
+from hermes_task.core.messages import RECOVER, warning_message
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.dashboard.client import MAX_LIMIT, DashboardClient
 from hermes_task.failures import Code, HermesError
-from hermes_task.lineage import LineageRejected, parse_model_config
-from hermes_task.model import TaskEntry, WarningItem
-from hermes_task.recover import call_sessions, recover
-from hermes_task.sanitize import clean_line
-from hermes_task.snapshot import TaskReader
-from hermes_task.wire import SessionDetail, WireMessage
+from hermes_task.reading.reader import TaskReader
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 100

@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 
+from hermes_task.core.ids import SessionId, is_valid_id, path_segment
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
 from hermes_task.failures import Code, HermesError
-from hermes_task.ids import SessionId, is_valid_id, path_segment
-from hermes_task.sanitize import clean_line
-from hermes_task.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
 
 PAGE_LIMIT = 50
 MAX_LIMIT = 500

@@ -15,82 +15,22 @@ block reached the rows known before it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hermes_task.catalogue import warning_message
-from hermes_task.model import WarningItem
-from hermes_task.project import counts_as_text, project
-from hermes_task.window import MergeResult, RowKey, Window, key_of, merge_older
-from hermes_task.wire import WireMessage
+from hermes_task.core.documents import WarningItem
+from hermes_task.core.messages import warning_message
+from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.window import MergeResult, RowKey, Window
 
 if TYPE_CHECKING:
-    from hermes_task.snapshot import TaskReader
+    from hermes_task.reading.reader import TaskReader
 
 MIN_TEXT_PAGES = 10
 ALL_PAGES = 10_000
 MAX_RESTARTS = 3
 TERMINAL = frozenset({"start", "no_progress", "restart_bound"})
-
-
-@dataclass(frozen=True)
-class OlderRequest:
-    """Where the next older page is read. Current backends count `offset` back from the
-    newest row; legacy ones from the oldest. Either way the page ends with the block's
-    first row (the anchor), so a shifted page is detected instead of merged."""
-
-    offset: int
-    limit: int
-    generation: int
-    legacy: bool
-
-    def exhausted(self, returned: int) -> bool:
-        """Did this read reach the segment's raw start?"""
-        return self.offset == 0 if self.legacy else returned < self.limit
-
-
-def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
-    """The anchored read of up to `limit` rows older than the block (one more row, within
-    `cap`, re-reads the anchor); None when the block reaches the start or is empty."""
-    if window.fresh or window.at_start or not window.coverage:
-        return None
-    size = max(2, min(limit + 1, cap))
-    if not legacy:
-        offset = max(0, window.coverage - 1 + window.head)
-        return OlderRequest(offset, size, window.generation, legacy=False)
-    low = window.legacy_low
-    if low is None or low <= 0:
-        return None
-    size = min(size, low + 1)
-    return OlderRequest(low + 1 - size, size, window.generation, legacy=True)
-
-
-def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
-    """Merge the answer to `request` (see `merge_older`, anchored). On a current backend the
-    anchor's place in the page measures how many rows were appended since the block's
-    newest row was read (`head`), so the next offset still lands on the block's first
-    row while the task keeps writing: progress per page is the page size minus the rows
-    appended between two reads, never a skip."""
-    exhausted = request.exhausted(len(page))
-    if request.legacy:
-        return merge_older(
-            window,
-            page,
-            exhausted=exhausted,
-            offset=request.offset,
-            anchored=True,
-            generation=request.generation,
-        )
-    result = merge_older(window, page, exhausted=exhausted, anchored=True, generation=request.generation)
-    if result.stale or result.detached:
-        return result
-    anchor = window.keys[window.block_start]
-    where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)
-    anchor_offset = request.offset + len(page) - 1 - where
-    merged = result.window
-    known_after = len(merged.keys) - 1 - merged.keys.index(anchor)
-    return replace(result, window=replace(merged, head=anchor_offset - known_after))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Pure rules: ids, lineage proof, the transcript window, row projection, delegations, documents."""

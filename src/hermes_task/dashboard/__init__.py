@@ -1,0 +1,1 @@
+"""Everything that talks to a Hermes backend: the HTTP client, credentials and wire decoding."""
