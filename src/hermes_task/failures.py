@@ -23,7 +23,9 @@ class ExitStatus(enum.IntEnum):
     NETWORK = 7
     TASK_FAILED = 8
     STILL_RUNNING = 9
+    HANGUP = 129
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 class Code(enum.StrEnum):
@@ -112,3 +114,18 @@ class HermesError(Exception):
     @property
     def exit_status(self) -> ExitStatus:
         return exit_status_for(self.code)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, SIGTERM or SIGHUP: unwinds every loop as KeyboardInterrupt does, carrying the
+    exit status the process ends with (130, 143 or 129)."""
+
+    def __init__(self, status: ExitStatus = ExitStatus.INTERRUPTED, what: str = "Ctrl-C") -> None:
+        super().__init__(what)
+        self.status = status
+        self.what = what
+
+
+def interrupt_status(exc: KeyboardInterrupt) -> int:
+    """The exit status of an interruption: its own, or 130 for a plain Ctrl-C."""
+    return int(exc.status) if isinstance(exc, Interrupted) else int(ExitStatus.INTERRUPTED)

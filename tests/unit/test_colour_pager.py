@@ -15,9 +15,11 @@ import respx
 from rich.text import Text
 from typer.testing import CliRunner
 
-import hermes_task.cli as cli
-from hermes_task.cli import ColorMode, Options, app
+from hermes_task.cli import app
 from hermes_task.cli import pager as pager
+from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import ColorMode, Common
+from hermes_task.cli.shell import color_enabled, console
 from tests.replay import BASE_URL, TOKEN, Replay
 
 
@@ -52,11 +54,11 @@ class Closed(io.StringIO):
     ],
 )
 def test_colour_decision(mode: ColorMode, tty: bool, env: dict[str, str], expected: bool) -> None:
-    assert cli._color(mode, Stream(tty), env) is expected
+    assert color_enabled(Common(env=Environment(variables=env), color=mode), Stream(tty)) is expected
 
 
 def test_a_closed_stream_is_not_a_terminal() -> None:
-    assert cli._color(ColorMode.auto, Closed(), {}) is False
+    assert color_enabled(Common(env=Environment(variables={})), Closed()) is False
 
 
 @pytest.fixture
@@ -71,10 +73,9 @@ def test_stdout_and_stderr_are_decided_separately(
     monkeypatch: pytest.MonkeyPatch, out_tty: bool, err_tty: bool
 ) -> None:
     out, err = Stream(out_tty), Stream(err_tty)
-    monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr(sys, "stderr", err)
+    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))  # type: ignore[arg-type]
     for stream_is_err in (False, True):
-        cli.console(Options(), stderr=stream_is_err).print(Text("hello", style="bold red"))
+        console(common, stderr=stream_is_err).print(Text("hello", style="bold red"))
     assert ("\x1b[" in out.getvalue()) is out_tty
     assert ("\x1b[" in err.getvalue()) is err_tty
     assert "hello" in out.getvalue()
@@ -87,10 +88,9 @@ def test_a_non_terminal_gets_the_columns_width_and_no_wrapping_of_long_lines(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "40")
     out = Stream(False)
-    monkeypatch.setattr(sys, "stdout", out)
-    console = cli.console(Options())
-    assert console.width == 40
-    console.print(Text("x" * 60))
+    rich_console = console(Common(env=Environment(stdout_stream=out)))  # type: ignore[arg-type]
+    assert rich_console.width == 40
+    rich_console.print(Text("x" * 60))
     assert out.getvalue() == "x" * 60 + "\n"
 
 
@@ -179,17 +179,19 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
         yield rep
 
 
-def show(args: list[str], env: dict[str, str]) -> Any:
+def show(args: list[str], env: dict[str, str], *, tty: bool = False) -> Any:
     clean = {"NO_COLOR": None, "FORCE_COLOR": None, "TERM": None, "PAGER": None, "HERMES_TASK_PAGER": None}
-    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**clean, **ENV, **env})
+    terminal = Environment(isatty=lambda stream: True) if tty else None
+    return CliRunner().invoke(
+        app, ["show", *args, "--url", BASE_URL], env={**clean, **ENV, **env}, obj=terminal
+    )
 
 
 def test_show_on_a_terminal_pages_rich_output_that_is_still_sanitised(
     replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
     command, out = capture_pager(tmp_path)
-    result = show([replay.manifest["rich"]["id"]], {"HERMES_TASK_PAGER": command, "LINES": "10"})
+    result = show([replay.manifest["rich"]["id"]], {"HERMES_TASK_PAGER": command, "LINES": "10"}, tty=True)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
     paged = out.read_bytes().decode()
@@ -203,10 +205,9 @@ def test_show_on_a_terminal_pages_rich_output_that_is_still_sanitised(
 def test_show_no_pager_writes_to_stdout(
     replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
     command, out = capture_pager(tmp_path)
     result = show(
-        [replay.manifest["rich"]["id"], "--no-pager"], {"HERMES_TASK_PAGER": command, "LINES": "10"}
+        [replay.manifest["rich"]["id"], "--no-pager"], {"HERMES_TASK_PAGER": command, "LINES": "10"}, tty=True
     )
     assert result.exit_code == 0, result.stderr
     assert not out.exists()
@@ -217,18 +218,18 @@ def test_show_no_pager_writes_to_stdout(
 def test_show_short_output_is_not_paged_by_default(
     replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
     command, out = capture_pager(tmp_path)
-    result = show([replay.manifest["rich"]["id"]], {"HERMES_TASK_PAGER": command, "LINES": "1000"})
+    result = show([replay.manifest["rich"]["id"]], {"HERMES_TASK_PAGER": command, "LINES": "1000"}, tty=True)
     assert result.exit_code == 0, result.stderr
     assert not out.exists()
     assert "clipboard" in result.stdout
 
 
 def test_json_never_pages(replay: Replay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
     command, out = capture_pager(tmp_path)
-    result = show([replay.manifest["rich"]["id"], "--json", "--pager"], {"HERMES_TASK_PAGER": command})
+    result = show(
+        [replay.manifest["rich"]["id"], "--json", "--pager"], {"HERMES_TASK_PAGER": command}, tty=True
+    )
     assert result.exit_code == 0, result.stderr
     assert not out.exists()
     assert json.loads(result.stdout)["kind"] == "transcript"

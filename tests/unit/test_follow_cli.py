@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from hermes_task.cli import follow as follow_cli
+from hermes_task.cli.environment import Environment
 from tests.replay import BASE_URL, TOKEN, load
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
@@ -73,8 +75,7 @@ class FakeTime:
         self.now = 0.0
         self.sleeps: list[float] = []
         self.steps: list[Callable[[], None]] = []
-        monkeypatch.setattr(follow_cli, "CLOCK", lambda: self.now)
-        monkeypatch.setattr(follow_cli, "SLEEP_FOR", lambda stream: self.sleep)
+        self.env = Environment(clock=lambda: self.now, sleep=self.sleep)
 
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
@@ -92,12 +93,19 @@ def dash(request: pytest.FixtureRequest) -> Iterator[Dash]:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
-    return FakeTime(monkeypatch)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTime]:
+    fake = FakeTime(monkeypatch)
+    CLOCKS.append(fake)
+    yield fake
+    CLOCKS.remove(fake)
+
+
+CLOCKS: list[FakeTime] = []  # the test's own fake time, handed to every invocation below
 
 
 def run(*args: str) -> Any:
-    result = CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV)
+    env = CLOCKS[-1].env if CLOCKS else None
+    result = CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=env)
     assert TOKEN not in result.stdout + result.stderr
     return result
 
@@ -246,6 +254,21 @@ def test_ctrl_c_ends_the_stream_with_a_result_and_130(dash: Dash, clock: FakeTim
     result = run(dash.sid, "--json")
     assert result.exit_code == 130
     assert events(result)[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 130}
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_end_the_stream_with_a_result(
+    dash: Dash, clock: FakeTime, signum: int, status: int
+) -> None:
+    """CI cancellation sends SIGTERM: the NDJSON still ends in `result`, and the exit says why."""
+    clock.steps = [lambda: os.kill(os.getpid(), signum)]
+    previous = signal.getsignal(signum)
+    result = run(dash.sid, "--json")
+    assert result.exit_code == status
+    lines = events(result)
+    assert [e["type"] for e in lines].count("result") == 1
+    assert lines[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": status}
+    assert signal.getsignal(signum) == previous  # the handler is the command's only
 
 
 def test_a_closed_pipe_while_idle_ends_quietly(dash: Dash, clock: FakeTime) -> None:

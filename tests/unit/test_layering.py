@@ -33,9 +33,8 @@ def imports_of(path: Path) -> tuple[set[str], set[str]]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-            if node.module == "hermes_task" or node.module.count(".") == 1:
-                names += [f"{node.module}.{alias.name}" for alias in node.names]
+            # `from pkg import submodule` depends on the submodule; `from mod import name` on mod
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
         else:
             continue
         for name in names:
@@ -57,8 +56,12 @@ DOTTED = {
 
 
 def own_imports(module: str) -> set[str]:
-    """The package's own modules that *module* imports (packages resolve to their __init__)."""
-    return {DOTTED[name] for name in imports_of(PACKAGE / module)[1] if name in DOTTED} - {module}
+    """The package's own modules that *module* imports: `from pkg import submodule` names
+    the submodule, `from mod import name` the module."""
+    names = imports_of(PACKAGE / module)[1]
+    found = {name for name in names if name in DOTTED}
+    found -= {name.rsplit(".", 1)[0] for name in found}  # a package whose submodule is named
+    return {DOTTED[name] for name in found} - {module}
 
 
 def test_the_package_is_where_we_look() -> None:
@@ -84,8 +87,6 @@ def test_layers(module: str) -> None:
 
 def test_no_private_name_is_imported_across_modules() -> None:
     for module in MODULES:
-        if module.startswith("cli/"):  # the CLI shell redesign removes these next
-            continue
         for node in ast.walk(ast.parse((PACKAGE / module).read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hermes_task"):
                 private = [a.name for a in node.names if a.name.startswith("_") and a.name != "__version__"]
@@ -95,7 +96,7 @@ def test_no_private_name_is_imported_across_modules() -> None:
 def test_the_module_graph_has_no_cycle() -> None:
     """Every import counts, TYPE_CHECKING and function-level ones included: a cycle is a
     design smell even when Python tolerates it at run time."""
-    graph = {module: own_imports(module) - {"cli/__init__.py"} for module in MODULES}
+    graph = {module: own_imports(module) for module in MODULES}
     state: dict[str, int] = {}
 
     def visit(module: str, path: list[str]) -> None:
@@ -117,12 +118,14 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     """The graph check itself works: a TYPE_CHECKING import back is found."""
     (tmp_path / "a.py").write_text("from hermes_task.core import b\n")
     (tmp_path / "b.py").write_text("if TYPE_CHECKING:\n    from hermes_task.core.a import x\n")
-    assert imports_of(tmp_path / "a.py")[1] == {"hermes_task.core", "hermes_task.core.b"}
-    assert imports_of(tmp_path / "b.py")[1] == {"hermes_task.core.a"}
+    assert {"hermes_task.core", "hermes_task.core.b"} <= imports_of(tmp_path / "a.py")[1]
+    assert own_imports("cli/app.py") >= {"cli/show.py", "cli/follow.py"}
+    assert "cli/__init__.py" not in own_imports("cli/app.py")
+    assert "hermes_task.core.a" in imports_of(tmp_path / "b.py")[1]
 
 
 # Being split by the work in progress named here; this set only shrinks.
-SPLIT_PENDING = {"cli/__init__.py", "core/window.py", "core/wire.py", "reading/reader.py"}
+SPLIT_PENDING = {"core/window.py", "core/wire.py", "reading/reader.py"}
 
 
 def test_no_module_is_over_300_lines() -> None:

@@ -212,10 +212,14 @@ def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongMod
 def test_progress_on_a_terminal_stderr_never_touches_stdout(
     model: LongModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_task.cli import older
+    from hermes_task.cli.environment import Environment
 
-    monkeypatch.setattr(older, "_isatty", lambda stream: True)
-    result = run(model.long["id"], "--all", "--json")
+    result = CliRunner().invoke(
+        app,
+        ["older", model.long["id"], "--all", "--json", "--url", BASE_URL],
+        env=ENV,
+        obj=Environment(isatty=lambda stream: True),
+    )
     assert result.exit_code == 0
     assert ids(json.loads(result.stdout)["rows"]) == ids(model.rows)
 

@@ -210,3 +210,23 @@ def test_two_tips_on_different_branches_are_a_fork_and_neither_is_shown(replay: 
     terminal = run(c1["root"], "--no-hint", "--tip", c1["tip"], "--tip", sibling["id"])
     assert terminal.exit_code == 5
     assert "error: two candidate segments are proven on different branches" in terminal.stderr
+
+
+def test_ctrl_c_under_json_writes_an_interrupted_document_and_exits_130(
+    replay: Replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One shell for every exit path: an interruption mid-read still leaves one document."""
+    from hermes_task.dashboard.client import DashboardClient
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DashboardClient, "messages", interrupted)
+    result = run(replay.manifest["c1"]["root"], "--json")
+    assert result.exit_code == 130
+    body = doc(result)
+    assert body["kind"] == "error"
+    assert body["error"]["code"] == "interrupted"
+    result = run(replay.manifest["c1"]["root"])
+    assert result.exit_code == 130
+    assert result.stdout == ""

@@ -10,27 +10,27 @@ nothing is printed.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task import cli
-from hermes_task.cli import app
+from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.shell import Known, connect, console, debug_writer, run
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
     from hermes_task.failures import HermesError
-    from hermes_task.reading.follow import FollowConfig, Outcome
+    from hermes_task.reading.follow import Outcome
 
 
 class JsonReporter:
     """NDJSON events of the contract, one per line, flushed per line."""
 
-    def __init__(self, write: Callable[[str], None]) -> None:
+    def __init__(self, write: Callable[[str], None], stderr: Any) -> None:
         self.write = write
+        self.stderr = stderr
 
     def _event(self, payload: dict[str, Any]) -> None:
         from hermes_task.render.jsonout import event
@@ -58,8 +58,8 @@ class JsonReporter:
         retryable = True if retrying else error.retryable
         self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
         if not retrying:  # the final failure also gets its one human line
-            sys.stderr.write(f"error: {message}\n")
-            sys.stderr.flush()
+            self.stderr.write(f"error: {message}\n")
+            self.stderr.flush()
 
     def result(self, outcome: Outcome) -> None:
         fields = ("state", "end_reason", "exit_code")
@@ -69,10 +69,11 @@ class JsonReporter:
 class TerminalReporter:
     """Rows on stdout as they arrive; warnings, retries and the ending on stderr."""
 
-    def __init__(self, opts: cli.Options, interval: float, root: str = "") -> None:
-        self.out = cli.console(opts)
-        self.err = cli.console(opts, stderr=True)
-        self.markdown = cli._isatty(sys.stdout)
+    def __init__(self, common: Common, interval: float, root: str = "") -> None:
+        self.env = common.env
+        self.out = console(common)
+        self.err = console(common, stderr=True)
+        self.markdown = self.env.isatty(self.env.stdout)
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
@@ -85,14 +86,14 @@ class TerminalReporter:
         line.append(text)
         with self.err.capture() as captured:
             self.err.print(line)
-        sys.stderr.write(captured.get())
-        sys.stderr.flush()
+        self.env.stderr.write(captured.get())
+        self.env.stderr.flush()
 
     def state(self, task: TaskInfo) -> None:
         from hermes_task.core.sanitize import clean_line
 
         self.root = task.root_id
-        if self.tip is None and cli._isatty(sys.stderr):
+        if self.tip is None and self.env.isatty(self.env.stderr):
             self._note("following ", f"{clean_line(task.root_id)} (Ctrl-C stops)", "dim")
         elif self.tip is not None and task.tip_id != self.tip:
             self._note(
@@ -109,7 +110,7 @@ class TerminalReporter:
         # Rendered to a string and written here: rich's own broken-pipe handler would exit 1.
         with self.out.capture() as captured:
             terminal.rows(self.out, rows, markdown=self.markdown, reasoning=False)
-        _write(captured.get())
+        self.env.write_stdout(captured.get())
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
@@ -138,11 +139,6 @@ class TerminalReporter:
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
 
 
-def _write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
 def idle_sleep(stream: Any) -> Callable[[float], None]:
     """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
     reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
@@ -168,26 +164,11 @@ def idle_sleep(stream: Any) -> Callable[[float], None]:
     return sleep
 
 
-def _stop(opts: cli.Options, err: HermesError, reporter: JsonReporter | TerminalReporter) -> NoReturn:
-    """A failure before the loop started: error event (or line) and a result event."""
-    from hermes_task.reading.follow import Outcome
-
-    reporter.error(err, retrying=False, delay=None)
-    if opts.json:
-        reporter.result(Outcome("failed", "unknown", None, int(err.exit_status), err))
-    raise typer.Exit(int(err.exit_status))
-
-
-# The loop's time source and waiting; tests replace them.
-CLOCK: Callable[[], float] = time.monotonic
-SLEEP_FOR: Callable[[Any], Callable[[float], None]] = idle_sleep
-
-
-@app.command()
+@with_common(pager=False, events=True, timeout_alias=False)
 def follow(
-    child_id: cli.ChildId,
-    tip: cli.Tips = None,
-    no_hint: cli.NoHint = False,
+    child_id: ChildId,
+    tip: Tips = None,
+    no_hint: NoHint = False,
     interval: Annotated[
         float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
     ] = 2.0,
@@ -208,21 +189,8 @@ def follow(
             show_default=False,
         ),
     ] = None,
-    json_out: Annotated[
-        bool,
-        typer.Option(
-            "--json", help="NDJSON events on stdout, one per line (schema: hermes-task schema events)."
-        ),
-    ] = False,
-    url: cli.Url = None,
-    gateway: cli.Gateway = None,
-    profile: cli.Profile = None,
-    token_file: cli.TokenFile = None,
-    username: cli.Username = None,
-    password_file: cli.PasswordFile = None,
-    request_timeout: cli.RequestTimeout = None,
-    color: cli.Color = cli.ColorMode.auto,
-    debug: cli.Debug = False,
+    *,
+    common: Common,
 ) -> None:
     """Print each new row of a delegated task once, as it arrives, until the task ends.
 
@@ -230,56 +198,48 @@ def follow(
 
     A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
     """
-    opts = cli.options_from(locals(), request_timeout_alias=False)
     from hermes_task.reading.follow import FollowConfig
 
+    env = common.env
     config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)
-    reporter = JsonReporter(_write) if opts.json else TerminalReporter(opts, interval, child_id)
-    try:
-        _follow(opts, reporter, child_id, tip or [], not no_hint, config)
-    except BrokenPipeError:
-        cli._quiet_pipe()
+    reporter: JsonReporter | TerminalReporter = (
+        JsonReporter(env.write_stdout, env.stderr)
+        if common.json
+        else TerminalReporter(common, interval, child_id)
+    )
 
+    def report(error: HermesError, status: int) -> None:
+        """A failure outside the loop's own handling: its error event (or line), then `result`."""
+        from hermes_task.failures import Code
+        from hermes_task.reading.follow import Outcome
 
-def _follow(
-    opts: cli.Options,
-    reporter: JsonReporter | TerminalReporter,
-    child_id: str,
-    tips: list[str],
-    hint: bool,
-    config: FollowConfig,
-) -> None:
-    from hermes_task.core.ids import check_id
-    from hermes_task.failures import Code, ExitStatus, HermesError
-    from hermes_task.reading.follow import Follower, Outcome
+        interrupted = error.code is Code.INTERRUPTED
+        if not interrupted:
+            reporter.error(error, retrying=False, delay=None)
+        if common.json:
+            if interrupted:
+                reporter.result(Outcome("interrupted", "unknown", None, status, None))
+            else:
+                reporter.result(Outcome("failed", "unknown", None, status, error))
 
-    try:
+    def body(_known: Known) -> None:
+        from hermes_task.core.ids import check_id
+        from hermes_task.reading.follow import Follower
+        from hermes_task.reading.reader import TaskReader
+
         anchor = check_id(child_id, what="CHILD_ID")
-        candidates = [check_id(t, what="--tip") for t in tips]
-        with cli.connect(opts) as client:
-            from hermes_task.reading.reader import TaskReader
-
-            reader = TaskReader(client, anchor, tips=candidates, hint=hint)
+        candidates = [check_id(t, what="--tip") for t in tip or []]
+        with connect(common) as client:
+            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint)
             follower = Follower(
                 reader,
                 reporter,
                 config,
-                clock=CLOCK,
-                sleep=SLEEP_FOR(sys.stdout),
-                debug=cli._debug_writer(opts),
+                clock=env.clock,
+                sleep=env.sleep or idle_sleep(env.stdout),
+                debug=debug_writer(common),
             )
             outcome = follower.run()
-    except HermesError as err:
-        _stop(opts, err, reporter)
-    except KeyboardInterrupt:
-        if opts.json:
-            reporter.result(Outcome("interrupted", "unknown", None, int(ExitStatus.INTERRUPTED)))
-        raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
-    except (BrokenPipeError, typer.Exit):
-        raise
-    except Exception as exc:
-        if cli.debug_enabled(opts):
-            raise
-        name = type(exc).__name__
-        _stop(opts, HermesError(Code.INTERNAL, f"{name} (rerun with --debug for the traceback)"), reporter)
-    raise typer.Exit(outcome.exit_code)
+        raise typer.Exit(outcome.exit_code)
+
+    run(common, body, report=report)

@@ -16,26 +16,9 @@ from typing import Annotated
 
 import typer
 
-from hermes_task.cli import (
-    Color,
-    ColorMode,
-    Debug,
-    Gateway,
-    Json,
-    PasswordFile,
-    Profile,
-    RequestTimeout,
-    Timeout,
-    TokenFile,
-    Url,
-    Username,
-    _env,
-    _write_stdout,
-    app,
-    options_from,
-    resolve_settings,
-    run,
-)
+from hermes_task.cli.environment import current
+from hermes_task.cli.options import Common, with_common
+from hermes_task.cli.shell import resolve_settings, run
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -69,8 +52,8 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
 
 
-@app.command(rich_help_panel="Setup")
 def completion(
+    ctx: typer.Context,
     # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
     shell: Annotated[Shell, typer.Argument(metavar="shell", help="bash, zsh or fish.", show_default=False)],
 ) -> None:
@@ -80,11 +63,11 @@ def completion(
     zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
     fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
     """
-    _write_stdout(completion_script(shell.value))
+    current(ctx).write_stdout(completion_script(shell.value))
 
 
-@app.command(rich_help_panel="Setup")
 def schema(
+    ctx: typer.Context,
     name: Annotated[
         SchemaName | None,
         typer.Argument(
@@ -97,12 +80,13 @@ def schema(
     """Print the JSON Schema (draft 2020-12) of an output document."""
     from hermes_task.render import schemas as schemas
 
+    write = current(ctx).write_stdout
     if name is None:
         width = max(len(n) for n in schemas.NAMES)
         for each in schemas.NAMES:
-            _write_stdout(f"{each:<{width}}  {schemas.description(each)}\n")
+            write(f"{each:<{width}}  {schemas.description(each)}\n")
         return
-    _write_stdout(schemas.render(name.value))
+    write(schemas.render(name.value))
 
 
 config_app = typer.Typer(
@@ -111,48 +95,36 @@ config_app = typer.Typer(
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(config_app, rich_help_panel="Setup")
 
 
 @config_app.command("path")
-def config_path() -> None:
+def config_path(ctx: typer.Context) -> None:
     """Print the config file's path ($XDG_CONFIG_HOME/hermes-task/config.toml)."""
     from hermes_task.settings import config_path as path_of
 
-    _write_stdout(f"{path_of(_env())}\n")
+    env = current(ctx)
+    env.write_stdout(f"{path_of(dict(env.environ))}\n")
 
 
 @config_app.command("show")
-def config_show(
-    json_out: Json = False,
-    url: Url = None,
-    gateway: Gateway = None,
-    profile: Profile = None,
-    token_file: TokenFile = None,
-    username: Username = None,
-    password_file: PasswordFile = None,
-    request_timeout: RequestTimeout = None,
-    timeout: Timeout = None,
-    color: Color = ColorMode.auto,
-    debug: Debug = False,
-) -> None:
+@with_common(pager=False)
+def config_show(*, common: Common) -> None:
     """Print the effective settings and where each came from (flag, env, config, default).
 
     Takes the same connection options as the other commands, so it shows what they would
     use. Token and password are never printed: only whether and where they are set.
     """
-    opts = options_from(locals())
 
-    def body() -> None:
+    def body(_known: object) -> None:
         from hermes_task import settings
         from hermes_task.cli.pager import pager_setting
         from hermes_task.core.documents import ConfigDoc, ConfigValue
         from hermes_task.core.sanitize import clean_line
         from hermes_task.render.jsonout import document
 
-        env = _env()
+        env = dict(common.env.environ)
         path = settings.config_path(env)
-        resolved = resolve_settings(opts, env)
+        resolved = resolve_settings(common)
         values = {name: ConfigValue(value=v, source=s) for name, v, s in settings.explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(
@@ -164,8 +136,8 @@ def config_show(
             gateways=settings.gateway_names(env),
             settings=values,
         )
-        if opts.json:
-            _write_stdout(document(doc))
+        if common.json:
+            common.env.write_stdout(document(doc))
             return
         found = "" if doc.exists else " (not found)"
         lines = [
@@ -178,6 +150,6 @@ def config_show(
         val_w = max(len(v) for v in shown.values())
         for key, value in shown.items():
             lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
-        _write_stdout("\n".join(lines) + "\n")
+        common.env.write_stdout("\n".join(lines) + "\n")
 
-    run(opts, body)
+    run(common, body)

@@ -8,40 +8,20 @@ rich); this module wires options, the stderr progress indicator and the output.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli import (
-    ChildId,
-    Color,
-    ColorMode,
-    Debug,
-    Gateway,
-    Json,
-    NoHint,
-    Options,
-    Pager,
-    PasswordFile,
-    Profile,
-    RequestTimeout,
-    Timeout,
-    Tips,
-    TokenFile,
-    Url,
-    Username,
-    _color,
-    _debug_writer,
-    _env,
-    _isatty,
-    app,
+from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.shell import (
+    Known,
+    color_enabled,
     connect,
+    debug_writer,
     fail,
     guarded,
-    options_from,
     output_transcript,
     run,
 )
@@ -51,17 +31,17 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _progress(opts: Options) -> Iterator[Callable[[Progress], None] | None]:
+def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
     """A transient "page N" status on stderr, only when stderr is a terminal."""
-    if not _isatty(sys.stderr):
+    if not common.env.isatty(common.env.stderr):
         yield None
         return
     from rich.console import Console
 
     # Not `console()`: with colour off it forces a non-terminal console, and a status
     # line needs cursor movement even in monochrome.
-    color = _color(opts.color, sys.stderr, _env())
-    err = Console(file=sys.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
+    color = color_enabled(common, common.env.stderr)
+    err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
     with err.status("reading older rows", spinner="dots") as status:
 
         def update(progress: Progress) -> None:
@@ -70,7 +50,7 @@ def _progress(opts: Options) -> Iterator[Callable[[Progress], None] | None]:
         yield update
 
 
-@app.command()
+@with_common()
 def older(
     child_id: ChildId,
     tip: Tips = None,
@@ -103,18 +83,8 @@ def older(
         bool, typer.Option("--reasoning", help="Show reasoning expanded (JSON always carries it).")
     ] = False,
     no_hint: NoHint = False,
-    json_out: Json = False,
-    pager: Pager = None,
-    url: Url = None,
-    gateway: Gateway = None,
-    profile: Profile = None,
-    token_file: TokenFile = None,
-    username: Username = None,
-    password_file: PasswordFile = None,
-    request_timeout: RequestTimeout = None,
-    timeout: Timeout = None,
-    color: Color = ColorMode.auto,
-    debug: Debug = False,
+    *,
+    common: Common,
 ) -> None:
     """The newest page of a delegated task's transcript, then older pages.
 
@@ -124,9 +94,8 @@ def older(
     show; JSON coverage says whether older rows remain (has_older) and
     whether the task's first row is loaded (at_start).
     """
-    opts = options_from(locals())
 
-    def body() -> None:
+    def body(known: Known) -> None:
         from hermes_task.core.ids import check_id
         from hermes_task.dashboard.client import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
@@ -141,14 +110,15 @@ def older(
             if all_pages
             else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
         )
-        with connect(opts) as client:
+        with connect(common) as client:
             from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
-            snap = guarded(opts, reader, reader.refresh)
-            with _progress(opts) as on_page:
-                outcome = guarded(opts, reader, lambda: read_batches(reader, plan, on_page=on_page))
-            write = _debug_writer(opts)
+            known.rows = reader.window.rows
+            snap = guarded(common, reader, reader.refresh)
+            with _progress(common) as on_page:
+                outcome = guarded(common, reader, lambda: read_batches(reader, plan, on_page=on_page))
+            write = debug_writer(common)
             if write is not None:
                 text = f" text={outcome.text_rows}" if min_text is not None and not all_pages else ""
                 write(
@@ -156,10 +126,10 @@ def older(
                     f"new={outcome.new_rows}{text} restarts={outcome.restarts} unique={len(reader.window.keys)}"
                 )
             doc = reader.document(combine_warnings(snap.warnings, outcome.warnings))
-            if snap.failure is not None and opts.json:
-                fail(opts, snap.failure, doc.rows)
-            output_transcript(opts, doc, reasoning=reasoning)
+            if snap.failure is not None and common.json:
+                fail(common, snap.failure, doc.rows)
+            output_transcript(common, doc, reasoning=reasoning)
             if snap.failure is not None:
-                fail(opts, snap.failure, doc.rows)
+                fail(common, snap.failure, doc.rows)
 
-    run(opts, body)
+    run(common, body)

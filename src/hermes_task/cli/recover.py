@@ -6,30 +6,11 @@ from typing import Annotated
 
 import typer
 
-from hermes_task.cli import (
-    Color,
-    ColorMode,
-    Debug,
-    Gateway,
-    Json,
-    PasswordFile,
-    Profile,
-    RequestTimeout,
-    Timeout,
-    TokenFile,
-    Url,
-    Username,
-    _emit_warnings,
-    _write_stdout,
-    app,
-    connect,
-    console,
-    options_from,
-    run,
-)
+from hermes_task.cli.options import Common, with_common
+from hermes_task.cli.shell import Known, connect, console, emit_warnings, run
 
 
-@app.command()
+@with_common(pager=False)
 def recover(
     parent_id: Annotated[
         str,
@@ -54,29 +35,19 @@ def recover(
             show_default=False,
         ),
     ] = None,
-    json_out: Json = False,
-    url: Url = None,
-    gateway: Gateway = None,
-    profile: Profile = None,
-    token_file: TokenFile = None,
-    username: Username = None,
-    password_file: PasswordFile = None,
-    request_timeout: RequestTimeout = None,
-    timeout: Timeout = None,
-    color: Color = ColorMode.auto,
-    debug: Debug = False,
+    *,
+    common: Common,
 ) -> None:
     """List the tasks a parent chat delegated: goal, status and child session when known.
 
     Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The real backends persist no child session id, so tasks usually show "-" there: the ids appear only in live subagent events.
     """
-    opts = options_from(locals())
 
-    def body() -> None:
+    def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id
 
         parent = check_id(parent_id, what="PARENT_ID")
-        with connect(opts) as client:
+        with connect(common) as client:
             from hermes_task.core.delegations import summarize
             from hermes_task.core.documents import TasksDoc
             from hermes_task.reading.tasktree import build, read_conversation
@@ -90,10 +61,10 @@ def recover(
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
         from hermes_task.render import jsonout, terminal
 
-        if opts.json:
-            _write_stdout(jsonout.document(doc))
+        if common.json:
+            common.env.write_stdout(jsonout.document(doc))
             return
-        terminal.tasks(console(opts), doc)
-        _emit_warnings(opts, doc.warnings)
+        terminal.tasks(console(common), doc)
+        emit_warnings(common, doc.warnings)
 
-    run(opts, body)
+    run(common, body)

@@ -113,7 +113,9 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
     ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
     ExitStatus.STILL_RUNNING: "`follow --exit-status`/`--timeout`: still running, or paused on partial history",
+    ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitStatus.TERMINATED: "interrupted (SIGTERM)",
 }
 
 # When each warning is raised (README "Warnings"; the stderr text is WARNINGS).

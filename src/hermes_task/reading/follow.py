@@ -33,7 +33,7 @@ from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import project
 from hermes_task.core.window import RowKey
-from hermes_task.failures import Code, ExitStatus, HermesError
+from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.reader import Snapshot, TaskReader
 
 FINAL_RETRIES = 3
@@ -123,8 +123,8 @@ class Follower:
     def run(self) -> Outcome:
         try:
             outcome = self._loop()
-        except KeyboardInterrupt:
-            outcome = self._outcome("interrupted", int(ExitStatus.INTERRUPTED))
+        except KeyboardInterrupt as exc:
+            outcome = self._outcome("interrupted", interrupt_status(exc))
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
         self.reporter.result(outcome)
         return outcome

@@ -1,0 +1,269 @@
+"""The options every reading command shares, declared once, and the `Common` object they fill.
+
+typer has no option groups, so `with_common` appends the shared parameters to a command's
+signature and hands the command one typed `Common` instead of eleven keyword arguments.
+Invariant: every reading command accepts exactly the same connection and output options,
+spelled and documented the same way, in the same order after its own options.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from hermes_task.cli.environment import Environment, current
+
+
+class ColorMode(StrEnum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of --gateway: the gateway names of the config file."""
+    from hermes_task.settings import gateway_names
+
+    return [name for name in gateway_names(dict(current(ctx).environ)) if name.startswith(incomplete)]
+
+
+CONN = "Connection"
+OUT = "Output"
+
+Url = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        metavar="URL",
+        help="Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119].",
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+
+
+Gateway = Annotated[
+    str | None,
+    typer.Option(
+        "--gateway",
+        metavar="NAME",
+        help="A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
+        rich_help_panel=CONN,
+        show_default=False,
+        autocompletion=complete_gateway,
+    ),
+]
+Profile = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        metavar="NAME",
+        help="Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE].",
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+TokenFile = Annotated[
+    str | None,
+    typer.Option(
+        "--token-file",
+        metavar="PATH",
+        help="File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+Username = Annotated[
+    str | None,
+    typer.Option(
+        "--username",
+        metavar="NAME",
+        help="Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME].",
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+PasswordFile = Annotated[
+    str | None,
+    typer.Option(
+        "--password-file",
+        metavar="PATH",
+        help="File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself].",
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+RequestTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        metavar="S",
+        help="Per-request timeout in seconds [default: 10].",
+        rich_help_panel=CONN,
+        show_default=False,
+        min=0.001,
+    ),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="S",
+        help="Per-request timeout in seconds (same as --request-timeout).",
+        rich_help_panel=CONN,
+        show_default=False,
+        min=0.001,
+    ),
+]
+Color = Annotated[
+    ColorMode,
+    typer.Option(
+        "--color",
+        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
+        rich_help_panel=OUT,
+        case_sensitive=False,
+    ),
+]
+Debug = Annotated[
+    bool,
+    typer.Option(
+        "--debug",
+        help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
+        rich_help_panel=OUT,
+    ),
+]
+Json = Annotated[
+    bool,
+    typer.Option(
+        "--json", help="One JSON document on stdout (schema: hermes-task schema).", rich_help_panel=OUT
+    ),
+]
+Pager = Annotated[
+    bool | None,
+    typer.Option(
+        "--pager/--no-pager",
+        help=(
+            "Page the output on a terminal (default: only when taller than the screen; "
+            "env: HERMES_TASK_PAGER, PAGER, else less -FRX)."
+        ),
+        rich_help_panel=OUT,
+        show_default=False,
+    ),
+]
+Tips = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tip",
+        metavar="ID",
+        help="Untrusted candidate for a newer segment; used only once its lineage is proven (repeatable).",
+        show_default=False,
+    ),
+]
+NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
+ChildId = Annotated[
+    str,
+    typer.Argument(
+        metavar="CHILD_ID",
+        help="The task's root session id (its first durable reference).",
+        show_default=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Common:
+    """What every reading command shares: connection, output, and the environment it runs in."""
+
+    env: Environment
+    url: str | None = None
+    gateway: str | None = None
+    profile: str | None = None
+    token_file: str | None = None
+    username: str | None = None
+    password_file: str | None = None
+    request_timeout: float | None = None
+    color: ColorMode = ColorMode.auto
+    debug: bool = False
+    json: bool = False
+    pager: bool | None = None
+
+
+JsonEvents = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="NDJSON events on stdout, one per line (schema: hermes-task schema events).",
+        rich_help_panel=OUT,
+    ),
+]
+
+# (name, annotation, default) in the order --help lists them, after the command's own options.
+_OUTPUT: list[tuple[str, Any, Any]] = [("pager", Pager, None)]
+_CONNECTION: list[tuple[str, Any, Any]] = [
+    ("url", Url, None),
+    ("gateway", Gateway, None),
+    ("profile", Profile, None),
+    ("token_file", TokenFile, None),
+    ("username", Username, None),
+    ("password_file", PasswordFile, None),
+    ("request_timeout", RequestTimeout, None),
+]
+_TRAILING: list[tuple[str, Any, Any]] = [("color", Color, ColorMode.auto), ("debug", Debug, False)]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_common(*, pager: bool = True, events: bool = False, timeout_alias: bool = True) -> Callable[[F], F]:
+    """Give the decorated command the shared options and call it with `common=Common(...)`.
+
+    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events (follow);
+    `timeout_alias` keeps the deprecated per-request --timeout on commands where --timeout
+    bounds nothing else."""
+
+    def decorate(func: F) -> F:
+        hints = typing.get_type_hints(func, include_extras=True)
+        own = [
+            p.replace(annotation=hints[p.name])
+            for p in inspect.signature(func).parameters.values()
+            if p.name != "common"
+        ]
+        shared: list[tuple[str, Any, Any]] = [("json_out", JsonEvents if events else Json, False)]
+        shared += _OUTPUT if pager else []
+        shared += _CONNECTION
+        shared += [("timeout", Timeout, None)] if timeout_alias else []
+        shared += _TRAILING
+        names = [name for name, _a, _d in shared]
+        params = [
+            *own,
+            *(
+                inspect.Parameter(
+                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+                )
+                for name, annotation, default in shared
+            ),
+            inspect.Parameter("typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
+        ]
+
+        @functools.wraps(func)
+        def command(**kwargs: Any) -> Any:
+            picked = {name: kwargs.pop(name) for name in names}
+            alias = picked.pop("timeout", None)
+            if picked["request_timeout"] is None and alias is not None:
+                picked["request_timeout"] = alias
+            picked["json"] = picked.pop("json_out")
+            env = current(kwargs.pop("typer_context"))
+            return func(common=Common(env=env, **picked), **kwargs)
+
+        del command.__wrapped__  # typer must see the new signature, not the wrapped one
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return typing.cast(F, command)
+
+    return decorate

@@ -1,0 +1,298 @@
+"""The one shell around every command: failures, interrupts and closed pipes become exit statuses.
+
+`run(common, body)` is the only place an exception becomes an exit status: a `HermesError`
+its documented status (and, under `--json`, its error document); Ctrl-C 130, SIGTERM 143 and
+SIGHUP 129 (with `--json` an `interrupted` document, or the command's own final report); a
+closed stdout a quiet 0; anything else an internal error, with the traceback only under
+`--debug`. Invariant: whatever path a command ends by, stdout carries at most one complete
+JSON document (or complete NDJSON lines) and stderr one line per failure.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+from hermes_task import __version__
+from hermes_task.cli.options import ColorMode, Common
+from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hermes_task.core.documents import Row
+    from hermes_task.dashboard.client import DashboardClient
+    from hermes_task.failures import HermesError
+    from hermes_task.settings import Settings
+
+SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
+
+
+@dataclass
+class Known:
+    """What a command has verified so far, for the document written if it fails mid-way."""
+
+    rows: Callable[[], list[Row]] = field(default=lambda: [])
+
+
+def color_enabled(common: Common, stream: Any) -> bool:
+    """--color, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether `stream` is a tty."""
+    env = common.env.environ
+    if common.color is ColorMode.always:
+        return True
+    if common.color is ColorMode.never or env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    return common.env.isatty(stream)
+
+
+def console(common: Common, *, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr) that prints no markup from data and treats a
+    closed pipe as a quiet exit."""
+    from rich.console import Console
+
+    env = common.env
+
+    class QuietConsole(Console):
+        """rich's own broken-pipe handler exits 1; a closed pipe is a quiet exit 0 here."""
+
+        def on_broken_pipe(self) -> None:
+            quiet_pipe(common)
+
+    stream = env.stderr if stderr else env.stdout
+    color = color_enabled(common, stream)
+    tty = env.isatty(stream)
+    return QuietConsole(
+        file=stream,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        soft_wrap=not tty,
+        width=None if tty else int(env.environ.get("COLUMNS", "100") or 100),
+    )
+
+
+def debug_enabled(common: Common) -> bool:
+    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
+
+
+def debug_writer(common: Common) -> Callable[[str], None] | None:
+    """The `--debug` line writer (stderr), or None when debugging is off."""
+    if not debug_enabled(common):
+        return None
+    stderr = common.env.stderr
+
+    def write(line: str) -> None:
+        stderr.write(f"debug: {line}\n")
+        stderr.flush()
+
+    return write
+
+
+def resolve_settings(common: Common) -> Settings:
+    """The effective settings for these options (flag > env > config file > default)."""
+    from hermes_task import settings
+
+    return settings.resolve(
+        env=dict(common.env.environ),
+        url=common.url,
+        gateway=common.gateway,
+        profile=common.profile,
+        token_file=common.token_file,
+        username=common.username,
+        password_file=common.password_file,
+        request_timeout=common.request_timeout,
+    )
+
+
+@contextmanager
+def connect(common: Common) -> Iterator[DashboardClient]:
+    """A `DashboardClient` with settings and credentials resolved; closed on exit."""
+    import httpx
+
+    from hermes_task.dashboard.auth import apply_credentials
+    from hermes_task.dashboard.client import DashboardClient
+
+    resolved = resolve_settings(common)
+    http = httpx.Client(
+        base_url=resolved.url,
+        timeout=resolved.request_timeout,
+        follow_redirects=False,
+        headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
+        trust_env=False,
+        # Certificates are verified for https://; a plain-http URL needs no TLS context, and
+        # building one loads the CA bundle (about 35 ms of every run).
+        verify=resolved.url.startswith("https://"),
+        transport=common.env.transport,
+    )
+    client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
+    try:
+        client.have_credentials = apply_credentials(http, resolved, dict(common.env.environ))
+        yield client
+    finally:
+        client.close()
+
+
+def report_failure(common: Common, error: HermesError, rows: list[Row] | None = None) -> None:
+    """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
+    from rich.text import Text
+
+    from hermes_task.core.documents import ErrorBody, ErrorDoc
+    from hermes_task.core.messages import HINTS, error_message
+    from hermes_task.render.jsonout import document
+
+    message = error_message(error.code, error.detail)
+    hint = HINTS.get(error.code)
+    if common.json:
+        body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
+        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [])))
+    err = console(common, stderr=True)
+    line = Text("error: ", style="bold red")
+    line.append(message)
+    err.print(line)
+    if hint:
+        err.print(Text(f"hint: {hint}", style="dim"))
+
+
+def fail(common: Common, error: HermesError, rows: list[Row] | None = None) -> NoReturn:
+    """Report `error` and exit with its status; rows already known go in the JSON document."""
+    report_failure(common, error, rows)
+    raise typer.Exit(int(error.exit_status))
+
+
+def guarded(common: Common, reader: Any, step: Callable[[], Any]) -> Any:
+    """Run one read step; a failure is reported with the rows verified so far."""
+    from hermes_task.failures import HermesError
+
+    try:
+        return step()
+    except HermesError as exc:
+        fail(common, exc, reader.window.rows())
+
+
+def quiet_pipe(common: Common) -> NoReturn:
+    """A closed stdout (`| head`) ends the program quietly (Python's SIGPIPE recipe)."""
+    quiet_pipe_exit(common.env.stdout)
+
+
+def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
+    """Point the closed stdout at /dev/null (so the interpreter's final flush stays quiet), exit 0."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, (stdout or sys.stdout).fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise typer.Exit(0)
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """While a command runs, SIGTERM and SIGHUP unwind it like Ctrl-C (`Interrupted`)."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        what, status = SIGNALS[signal.Signals(signum)]
+        raise Interrupted(status, what)
+
+    try:
+        previous = {sig: signal.signal(sig, stop) for sig in SIGNALS}
+    except ValueError:  # not the main thread: leave the signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+Report = Callable[["HermesError", int], None]
+
+
+def run(common: Common, body: Callable[[Known], None], *, report: Report | None = None) -> None:
+    """Run a command body; every way it can end becomes its exit status (module docstring).
+
+    `report(error, status)` replaces the default failure report (the error document and
+    line): `follow` writes its error event and `result` line through it."""
+    from hermes_task.failures import Code, HermesError
+
+    known = Known()
+
+    def end(error: HermesError, status: int) -> NoReturn:
+        if report is not None:
+            report(error, status)
+        elif error.code is not Code.INTERRUPTED or common.json:
+            report_failure(common, error, known.rows())
+        raise typer.Exit(status)
+
+    try:
+        with stop_signals():
+            body(known)
+    except HermesError as exc:
+        end(exc, int(exc.exit_status))
+    except KeyboardInterrupt as exc:
+        what = exc.what if isinstance(exc, Interrupted) else "Ctrl-C"
+        end(HermesError(Code.INTERRUPTED, what), interrupt_status(exc))
+    except BrokenPipeError:
+        quiet_pipe(common)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as exc:
+        if debug_enabled(common):
+            raise
+        end(HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)"), 1)
+
+
+def emit_warnings(common: Common, warnings: list[Any]) -> None:
+    """Warnings as `warning: ...` lines on stderr (JSON carries them in the document)."""
+    if common.json or not warnings:
+        return
+    from rich.text import Text
+
+    err = console(common, stderr=True)
+    for warning in warnings:
+        line = Text("warning: ", style="bold yellow")
+        line.append(warning.message)
+        err.print(line)
+
+
+def output_transcript(common: Common, doc: Any, *, reasoning: bool) -> None:
+    """A transcript document as JSON, or rendered rows (paged on a tall terminal) plus warnings."""
+    env = common.env
+    if common.json:
+        from hermes_task.render import jsonout
+
+        env.write_stdout(jsonout.document(doc))
+        return
+    from hermes_task.render import terminal
+
+    out = console(common)
+    tty = env.isatty(env.stdout)
+    if common.pager is False or not tty:
+        terminal.transcript(out, doc, markdown=tty, reasoning=reasoning)
+    else:
+        from hermes_task.cli import pager
+
+        with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
+            terminal.transcript(out, doc, markdown=True, reasoning=reasoning)
+        pager.show(
+            captured.get(),
+            requested=common.pager,
+            height=out.size.height,
+            env=dict(env.environ),
+            write=env.write_stdout,
+            encoding=getattr(env.stdout, "encoding", None) or "utf-8",
+        )
+    emit_warnings(common, doc.warnings)
