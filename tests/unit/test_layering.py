@@ -83,6 +83,10 @@ def test_layers(module: str) -> None:
         assert "httpx" not in roots, f"{module} imports httpx: only {sorted(HTTPX_LAYERS)} may"
     for target in own_imports(module):
         assert RANK[layer_of(target)] <= RANK[layer], f"{module} imports {target}, a higher layer"
+        if layer in ("core", "reading"):
+            assert layer_of(target) != "dashboard", (
+                f"{module} imports {target}: use reading/api.py's protocol"
+            )
 
 
 def test_no_private_name_is_imported_across_modules() -> None:

@@ -135,6 +135,9 @@ class FakeClient:
         target = self.descendant.get(sid, sid)
         return LatestDescendant.model_validate({"session_id": target, "changed": target != sid})
 
+    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
+        raise HermesError(Code.UNSUPPORTED, "around is not part of the follow loop")
+
 
 class Clock:
     """A fake monotonic clock; `sleep` advances it and runs the step scheduled for that sleep."""
@@ -197,7 +200,7 @@ def follow(
     **config: Any,
 ) -> tuple[Outcome, Recorder]:
     recorder = recorder or Recorder()
-    reader = TaskReader(client, X, tips=tips, hint=hint)  # type: ignore[arg-type]
+    reader = TaskReader(client, X, tips=tips, hint=hint)
     follower = Follower(
         reader,
         recorder,
@@ -376,7 +379,7 @@ def test_backoff_jitter_stays_between_half_and_the_full_delay() -> None:
     client, _ = running()
     client.faults[:] = [HermesError(Code.SERVER_ERROR)] * 3
     clock = Clock([lambda: None] * 3 + [lambda: client.end(X, "agent_close")])
-    reader = TaskReader(client, X)  # type: ignore[arg-type]
+    reader = TaskReader(client, X)
     follower = Follower(
         reader, Recorder(), FollowConfig(), clock=clock, sleep=clock.sleep, jitter=lambda: 0.0
     )

@@ -97,7 +97,7 @@ def older(
 
     def body(known: Known) -> None:
         from hermes_task.core.ids import check_id
-        from hermes_task.dashboard.client import MAX_LIMIT, PAGE_LIMIT
+        from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
         from hermes_task.reading.older import Plan, combine_warnings, read_batches
 

@@ -1,4 +1,4 @@
-"""DashboardClient: typed, read-only GETs against the Hermes dashboard (the only httpx user).
+"""DashboardClient: typed, read-only GETs against the Hermes dashboard (implements reading.api.DashboardAPI).
 
 The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one), redirects are
 never followed, and every failure becomes a `HermesError` with a stable code. With a
@@ -15,12 +15,11 @@ from typing import Any
 import httpx
 
 from hermes_task.core.ids import SessionId, is_valid_id, path_segment
+from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
 from hermes_task.failures import Code, HermesError
 
-PAGE_LIMIT = 50
-MAX_LIMIT = 500
 Debug = Callable[[str], None]
 
 

@@ -26,6 +26,7 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.ids import is_valid_id
+from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import (
     MARKERS,
     BoundReached,
@@ -40,8 +41,8 @@ from hermes_task.core.messages import warning_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.window import MergeResult, Window, advance, merge_latest
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
-from hermes_task.dashboard.client import MAX_LIMIT, PAGE_LIMIT, DashboardClient
 from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import DashboardAPI
 
 MAX_DETAIL_READS = 100
 MAX_HINT_HOPS = 4
@@ -51,7 +52,7 @@ MAX_LEGACY_FORWARD_PAGES = 100
 class DetailReader:
     """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
 
-    def __init__(self, client: DashboardClient, budget: int = MAX_DETAIL_READS) -> None:
+    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
         self.client = client
         self.budget = budget
         self.reads = 0
@@ -86,7 +87,7 @@ class TaskReader:
 
     def __init__(
         self,
-        client: DashboardClient,
+        client: DashboardAPI,
         anchor_id: str,
         *,
         tips: Sequence[str] = (),

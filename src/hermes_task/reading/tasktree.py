@@ -21,12 +21,13 @@ from dataclasses import dataclass, replace
 
 from hermes_task.core.delegations import call_sessions, recover
 from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import SessionDetail, WireMessage
-from hermes_task.dashboard.client import MAX_LIMIT, DashboardClient
 from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
 
 MAX_DEPTH = 8
@@ -51,7 +52,7 @@ def _bound(detail: str) -> WarningItem:
 
 
 def read_conversation(
-    client: DashboardClient, session_id: str, *, hint: bool, pages: int | None = None
+    client: DashboardAPI, session_id: str, *, hint: bool, pages: int | None = None
 ) -> Conversation:
     """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`."""
     reader = TaskReader(client, session_id, hint=hint)
