@@ -207,19 +207,16 @@ sys.path.insert(0, sys.argv[1])
 from tests.replay import BASE_URL, Replay
 
 replay = Replay(sys.argv[2])
-original = httpx.Client.__init__
-
-
-def replayed(self, *args, **kwargs):
-    original(self, *args, **{**kwargs, "transport": httpx.MockTransport(replay)})
-
-
-httpx.Client.__init__ = replayed
 c1 = replay.manifest["c1"]
 from hermes_task.cli import app
+from hermes_task.cli.environment import Environment
 
 try:
-    app(["show", c1["root"], "--tip", c1["tip"], "--json", "--url", BASE_URL], prog_name="hermes-task")
+    app(
+        ["show", c1["root"], "--tip", c1["tip"], "--json", "--url", BASE_URL],
+        prog_name="hermes-task",
+        obj=Environment(transport=httpx.MockTransport(replay)),
+    )
 except SystemExit as exc:
     print(f"exit {exc.code}", file=sys.stderr)
 print(" ".join(sorted(sys.modules)), file=sys.stderr)
