@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.options import ChildId, Common, NoHint, Reasoning, Tips, with_common
 from hermes_task.cli.shell import (
     Known,
     color_enabled,
@@ -79,9 +79,7 @@ def older(
             show_default=False,
         ),
     ] = None,
-    reasoning: Annotated[
-        bool, typer.Option("--reasoning", help="Show reasoning expanded (JSON always carries it).")
-    ] = False,
+    reasoning: Reasoning = False,
     no_hint: NoHint = False,
     *,
     common: Common,

@@ -166,6 +166,9 @@ Tips = Annotated[
         show_default=False,
     ),
 ]
+Reasoning = Annotated[
+    bool, typer.Option("--reasoning", help="Show reasoning expanded (JSON always carries it).")
+]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
     str,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.options import ChildId, Common, NoHint, Reasoning, Tips, with_common
 from hermes_task.cli.shell import Known, connect, fail, guarded, output_transcript, run
 
 
@@ -23,9 +23,7 @@ def show(
             show_default=False,
         ),
     ] = None,
-    reasoning: Annotated[
-        bool, typer.Option("--reasoning", help="Show reasoning expanded (JSON always carries it).")
-    ] = False,
+    reasoning: Reasoning = False,
     no_hint: NoHint = False,
     *,
     common: Common,
