@@ -778,7 +778,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     for name in args.backends:
         venv = ensure_venv(name)
         env = _isolated_env()
-        cmd = [str(_venv_python(venv)), str(CAPTURE_SCRIPT), "--out", str(out)]
+        cmd = [str(_venv_python(venv)), str(CAPTURE_SCRIPT), "--out", str(out), "--name", name]
         print(f"{name}: capturing into {out / name}", flush=True)
         rc = subprocess.call(cmd, env=env, stdin=subprocess.DEVNULL)
         if rc != 0:
