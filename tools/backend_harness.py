@@ -728,8 +728,14 @@ def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
 
 
 def _cmd_ensure(args: argparse.Namespace) -> int:
-    for name in args.backends:
-        print(f"{name}: {ensure_venv(name)}", flush=True)
+    """Build (or verify) the venvs, all at once: each one has its own lock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = list(dict.fromkeys(args.backends))
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {name: pool.submit(ensure_venv, name) for name in names}
+        for name, future in futures.items():
+            print(f"{name}: {future.result()}", flush=True)
     return 0
 
 
