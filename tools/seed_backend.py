@@ -39,9 +39,10 @@ Scenarios (one home, one run, a few seconds) and their manifest keys:
   0.20 and iot add ``subagent_ids``), a legacy top-level ``goal`` call (``running``), where the
   package has them the ``list``/``steer``/``stop`` acknowledgements, and the ``[ASYNC
   DELEGATION BATCH COMPLETE — deleg_…]`` row (0.20, iot: ``display_kind``/``display_metadata``).
-  ``expected_tasks`` lists what a recovery should find: ``call_id, goal, task_index, delegation_id, subagent_id, status``
-  plus ``status_source`` (``result`` | ``completion_row`` | ``dispatched``), ``child_session_id``
-  (always null: no payload carries it) and ``child`` (the real child, for test assertions).
+  ``expected_tasks`` lists what a recovery should find: ``call_id, goal, task_index,
+  delegation_id, subagent_id, status`` plus ``status_source`` (``result`` | ``completion_row``
+  | ``dispatched``), ``child_session_id`` (always null: no payload carries it) and ``child``
+  (the real child, for test assertions).
 * ``c1`` -- ``subagent`` child rotated twice (``root``/``mid``/``tip``, ``rows_per_segment``),
   a steer in the tip segment, tip ended ``agent_close``.
 * ``c2`` -- ``tool``-source child compacted in place (``archived_rows`` are ``active=0,
