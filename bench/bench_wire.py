@@ -7,7 +7,7 @@ Three implementations of the same wire models, measured in one run: `wire.py` as
 `--before` (read with `git show`), `wire.py` as it is in the working tree, and the msgspec
 prototype `bench/wire_msgspec_prototype.py`. Each is copied into a scratch folder and imported
 as a standalone module, so neither the package nor its dependencies are involved. Measured:
-import time (a fresh interpreter per sample, bare and after httpx and typer are loaded);
+import time (a fresh interpreter per sample, bare and after httpx and the CLI are loaded);
 decode time of a 50-row and a 500-row `/messages` page built from the captured fixtures
 (hand-written: `json.loads` then the models, as `DashboardClient` does; msgspec: one pass
 from bytes); lines of code; what each accepts and rejects; that all three decode every
@@ -194,12 +194,16 @@ def page(rows: int) -> tuple[bytes, str]:
 
 
 def import_times(paths: dict[str, Path], runs: int) -> dict[str, dict[str, Stats]]:
-    """Seconds to `import wire_<key>` in a fresh interpreter: bare, and after httpx and typer
-    (what every command has loaded before the wire module)."""
+    """Seconds to `import wire_<key>` in a fresh interpreter: bare, and after httpx and the
+    CLI's app module (what a reading command has loaded before its first response: the
+    figure is what the implementation adds to every run, its own dependencies included)."""
     scratch = str(next(iter(paths.values())).parent)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     out: dict[str, dict[str, Stats]] = {}
-    for context, preload in (("bare", ""), ("after httpx + typer", "import httpx, typer, json; ")):
+    for context, preload in (
+        ("bare", ""),
+        ("after `import httpx, hermes_task.cli`", "import httpx, json, hermes_task.cli; "),
+    ):
 
         def sample(key: str, preload: str = preload) -> float:
             code = (
