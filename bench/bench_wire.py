@@ -517,7 +517,7 @@ def schema_comparison() -> list[str]:
 # -- report ------------------------------------------------------------------------------------------
 
 
-def machine() -> str:
+def machine(load_before: float) -> str:
     cpu = platform.processor() or "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -533,7 +533,9 @@ def machine() -> str:
     ).stdout.strip()
     return (
         f"Python {platform.python_version()}, msgspec {msgspec.__version__}, {cpu}, {os.cpu_count()} cores; "
-        f"commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f"commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 1-minute load average "
+        f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (other work on the machine "
+        "slows every candidate alike, sample by sample, but widens the ranges)"
     )
 
 
@@ -547,6 +549,7 @@ def main() -> None:
     except ImportError:
         raise SystemExit("msgspec is not installed: .venv/bin/python -m pip install msgspec") from None
 
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-wire-") as folder:
         scratch = Path(folder)
         paths = stage(scratch, args.before)
@@ -569,7 +572,7 @@ def main() -> None:
 
     keys = list(NAMES)
     out = [
-        f"Measured by `bench/bench_wire.py --runs {args.runs}` (before = `{args.before}`): {machine()}.",
+        f"Measured by `bench/bench_wire.py --runs {args.runs}` (before = `{args.before}`): {machine(load_before)}.",
         "Times are medians in ms (min–max) of samples alternating between the candidates.",
         "",
         "| | " + " | ".join(NAMES.values()) + " |",
