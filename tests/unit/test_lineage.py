@@ -33,7 +33,7 @@ def detail(sid: str, **over: Any) -> SessionDetail:
         "end_reason": None,
     }
     body.update(over)
-    return SessionDetail.parse(body)
+    return SessionDetail.from_json(body)
 
 
 def chain(n: int, **tip_over: Any) -> list[SessionDetail]:
@@ -53,7 +53,7 @@ def chain(n: int, **tip_over: Any) -> list[SessionDetail]:
             )
         )
     if tip_over:
-        out[-1] = SessionDetail.parse({**_raw(out[-1]), **tip_over})
+        out[-1] = SessionDetail.from_json({**_raw(out[-1]), **tip_over})
     return out
 
 
@@ -96,7 +96,7 @@ def test_candidate_equal_to_anchor_is_trivially_proven() -> None:
 
 def _mutate(nodes: list[SessionDetail], index: int, **over: Any) -> list[SessionDetail]:
     out = list(nodes)
-    out[index] = SessionDetail.parse({**_raw(out[index]), **over})
+    out[index] = SessionDetail.from_json({**_raw(out[index]), **over})
     return out
 
 
@@ -135,7 +135,7 @@ REJECTIONS = [
 def test_each_rule_rejects(what: str, index: int, override: dict[str, Any], reason: str) -> None:
     nodes = chain(3)
     if what == "profile changed":
-        nodes = [SessionDetail.parse({**_raw(n), "profile_name": "default"}) for n in nodes]
+        nodes = [SessionDetail.from_json({**_raw(n), "profile_name": "default"}) for n in nodes]
     nodes = _mutate(nodes, index, **override)
     read = reader(nodes)
     with pytest.raises(LineageRejected) as info:
@@ -147,7 +147,7 @@ def test_missing_model_config_key_is_rejected() -> None:
     nodes = chain(3)
     raw = _raw(nodes[2])
     del raw["model_config"]
-    nodes[2] = SessionDetail.parse(raw)
+    nodes[2] = SessionDetail.from_json(raw)
     with pytest.raises(LineageRejected) as info:
         prove(nodes[0], "seg2", reader(nodes), legacy=False)
     assert info.value.reason == "missing_field"

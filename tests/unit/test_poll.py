@@ -109,7 +109,7 @@ class FakeClient:
 
     def detail(self, sid: str) -> SessionDetail:
         self._call("detail", sid)
-        detail = SessionDetail.parse(dict(self.details[sid]))
+        detail = SessionDetail.from_json(dict(self.details[sid]))
         self._done("detail", sid)
         return detail
 
@@ -124,16 +124,14 @@ class FakeClient:
             end = max(0, len(rows) - offset)
             page = rows[max(0, end - limit) : end]
             pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(page)}
-        result = MessagesPage.model_validate(
-            {"session_id": answer, "messages": page, "pagination": pagination}
-        )
+        result = MessagesPage.from_json({"session_id": answer, "messages": page, "pagination": pagination})
         self._done("messages", sid)
         return result
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
         self._call("latest-descendant", sid)
         target = self.descendant.get(sid, sid)
-        return LatestDescendant.model_validate({"session_id": target, "changed": target != sid})
+        return LatestDescendant.from_json({"session_id": target, "changed": target != sid})
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
         raise HermesError(Code.UNSUPPORTED, "around is not part of the follow loop")

@@ -25,7 +25,7 @@ _ids = itertools.count(1)
 
 
 def row(role: str, content: Any = None, *, sid: str = P, **extra: Any) -> WireMessage:
-    return WireMessage.model_validate(
+    return WireMessage.from_json(
         {"id": next(_ids), "session_id": sid, "role": role, "content": content, **extra}
     )
 
@@ -426,7 +426,7 @@ def test_a_cloned_call_row_counts_once_and_records_both_segments() -> None:
 def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: str) -> None:
     data = load(backend)
     exchange = next(e for e in data["exchanges"] if e["name"] == "messages:parent")
-    page = MessagesPage.model_validate(exchange["body"])
+    page = MessagesPage.from_json(exchange["body"])
     tasks = recover(page.messages)
     keys = ("call_id", "goal", "task_index", "delegation_id", "subagent_id", "status", "child_session_id")
     assert [{k: getattr(t, k) for k in keys} for t in tasks] == [
@@ -442,7 +442,7 @@ def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: st
 
 def _detail(sid: str, parent: str | None, delegate_from: str | None = None) -> SessionDetail:
     config = None if parent is None else json.dumps({"_delegate_from": delegate_from or parent})
-    return SessionDetail.parse({"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
+    return SessionDetail.from_json({"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
                                 "model_config": config, "started_at": 1.0, "ended_at": None, "end_reason": None})  # fmt: skip
 
 

@@ -18,7 +18,7 @@ SID = "20261130_170432_2a90b4"
 
 
 def msg(key: RowKey, content: str = "text", role: str = "assistant", **extra: object) -> WireMessage:
-    return WireMessage.model_validate(
+    return WireMessage.from_json(
         {"id": key[1], "session_id": key[0], "role": role, "content": content, **extra}
     )
 

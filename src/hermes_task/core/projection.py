@@ -79,7 +79,7 @@ def _readable(item: Any, out: list[str]) -> None:
 def reasoning_text(msg: WireMessage) -> str | None:
     """Projected reasoning when the server sent one (authoritative, even null/empty);
     otherwise the first readable source among the raw fields, duplicates dropped."""
-    if "display_reasoning" in msg.model_fields_set:
+    if "display_reasoning" in msg.sent_keys:
         value = msg.display_reasoning
         return value if isinstance(value, str) else None
     found: list[str] = []
@@ -138,7 +138,7 @@ def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
     if is_hidden(msg):
         return None
-    if "display_content" in msg.model_fields_set:
+    if "display_content" in msg.sent_keys:
         text = content_text(msg.display_content)
     else:
         text = content_text(msg.content)

@@ -1,20 +1,33 @@
-"""What the dashboard sends, validated by hand into frozen dataclasses (no pydantic).
+"""What the dashboard sends, validated by hand into frozen dataclasses (no validation library).
 
 Permissive about extra fields (both backends add columns over time: unknown keys are
 ignored) and strict about the fields this tool relies on: a missing or mistyped one makes
 the response incompatible (`WireError`) instead of being guessed. The types are strict: a
 string is never an int (`"12"` is not a row id), a bool is never an int, an int timestamp
-must fit a float. `model_fields_set` records which fields the body carried, so an optional
-projection sent as null is told apart from one never sent.
+must fit a float. Each model's dataclass fields are its keys, read by `dataclasses.fields`:
+a field without a default is a required key, a field with one may be absent, and its
+annotation names its check (`_CHECKS`), so no second list of keys can drift from the
+class. `from_json` takes a decoded JSON value (`httpx.Response.json()`), and `sent_keys`
+records which keys the body carried, so an optional projection sent as null is told apart
+from one never sent. Why not pydantic or msgspec here: docs/decisions.md, "Wire decoding".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
+from typing import Any, NoReturn, TypeAlias
+
+JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
+# A check takes (value, where, key) and returns the value to keep or raises WireError.
+Check: TypeAlias = Callable[[Any, str, str], Any]
 
 _EMPTY: frozenset[str] = frozenset()
+# Field metadata: `key` (the JSON key when it is not the field's name), `check` (a check
+# the annotation cannot name: the nested models) and `derived` (set by `from_json` itself,
+# not read from a key).
+_DERIVED = {"derived": True}
 
 
 class WireError(ValueError):
@@ -61,6 +74,12 @@ def _opt_int(value: object, where: str, key: str) -> int | None:
     return value
 
 
+def _bool(value: object, where: str, key: str) -> bool:
+    if not isinstance(value, bool):
+        _fail(where, key, "not a boolean")
+    return value
+
+
 def _flag(value: object, where: str, key: str) -> int | bool | None:
     """`StrictInt | StrictBool | None`: SQLite flags arrive as 0/1 or as booleans."""
     if value is not None and not isinstance(value, int):
@@ -85,11 +104,59 @@ def _timestamp(value: object, where: str, key: str) -> float | int | None:
     return value
 
 
-def _required(data: Mapping[str, Any], where: str, key: str) -> Any:
-    try:
-        return data[key]
-    except KeyError:
-        _fail(where, key, "missing")
+def _list(value: object, where: str, key: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        _fail(where, key, "not a list")
+    return list(value)
+
+
+def _str_list(value: object, where: str, key: str) -> list[str]:
+    return [_str(item, where, key) for item in _list(value, where, key)]
+
+
+# The check of each field annotation; `None`: any JSON value, kept as sent.
+_CHECKS: dict[str, Check | None] = {
+    "JSON": None,
+    "str": _str,
+    "str | None": _opt_str,
+    "int": _int,
+    "int | None": _opt_int,
+    "bool": _bool,
+    "int | bool | None": _flag,
+    "float | int | None": _timestamp,
+    "list[str]": _str_list,
+}
+
+
+@cache
+def _keys(model: type) -> tuple[tuple[str, str, Check | None, bool], ...]:
+    """`(field name, JSON key, check, required)` for every field of `model` read from the
+    body; a field is required exactly when it has no default. KeyError for an annotation
+    without a check: a new field must say how it is validated."""
+    out = []
+    for f in fields(model):
+        if f.metadata.get("derived"):
+            continue
+        check = f.metadata["check"] if "check" in f.metadata else _CHECKS[str(f.type)]
+        required = f.default is MISSING and f.default_factory is MISSING
+        out.append((f.name, f.metadata.get("key", f.name), check, required))
+    return tuple(out)
+
+
+def _read(model: type, body: object, where: str) -> dict[str, Any]:
+    """The checked values of `model`'s keys in `body`, by field name, and `sent_keys`."""
+    data = _object(body, where)
+    values: dict[str, Any] = {}
+    sent: list[str] = []
+    for name, key, check, required in _keys(model):
+        if key in data:
+            value = data[key]
+            values[name] = value if check is None else check(value, where, key)
+            sent.append(key)
+        elif required:
+            _fail(where, key, "missing")
+    values["sent_keys"] = frozenset(sent)
+    return values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +166,7 @@ class SessionDetail:
     id: str
     source: str | None
     parent_session_id: str | None
-    model_config_raw: Any = None
+    model_config_raw: JSON = field(default=None, metadata={"key": "model_config"})
     started_at: float | int | None
     ended_at: float | int | None
     end_reason: str | None
@@ -107,51 +174,22 @@ class SessionDetail:
     profile: str | None = None
     profile_name: str | None = None
     title: str | None = None
-    has_model_config: bool = False
-    looks_current: bool = False
-    model_fields_set: frozenset[str] = field(default=_EMPTY, compare=False, repr=False)
+    has_model_config: bool = field(default=False, metadata=_DERIVED)
+    looks_current: bool = field(default=False, metadata=_DERIVED)
+    sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @classmethod
-    def parse(cls, body: object) -> SessionDetail:
+    def from_json(cls, body: JSON) -> SessionDetail:
         """Validate a detail body; `model_config` is kept raw, and whether the key was
         present at all is recorded for the lineage proof."""
         data = _object(body, "detail")
-        w = "detail"
         return cls(
-            id=_str(_required(data, w, "id"), w, "id"),
-            source=_opt_str(_required(data, w, "source"), w, "source"),
-            parent_session_id=_opt_str(_required(data, w, "parent_session_id"), w, "parent_session_id"),
-            model_config_raw=data.get("model_config"),
-            started_at=_timestamp(_required(data, w, "started_at"), w, "started_at"),
-            ended_at=_timestamp(_required(data, w, "ended_at"), w, "ended_at"),
-            end_reason=_opt_str(_required(data, w, "end_reason"), w, "end_reason"),
-            message_count=_opt_int(data.get("message_count"), w, "message_count"),
-            profile=_opt_str(data.get("profile"), w, "profile"),
-            profile_name=_opt_str(data.get("profile_name"), w, "profile_name"),
-            title=_opt_str(data.get("title"), w, "title"),
+            **_read(cls, data, "detail"),
             has_model_config="model_config" in data,
             # Current (iot) backends always stamp `is_default_profile`; 0.19.x never does.
             # This is only a guess for the first page request; the messages envelope decides.
             looks_current="is_default_profile" in data,
-            model_fields_set=frozenset(_DETAIL_FIELDS.intersection(data))
-            | {"model_config_raw", "has_model_config", "looks_current"},
         )
-
-
-_DETAIL_FIELDS = frozenset(
-    (
-        "id",
-        "source",
-        "parent_session_id",
-        "started_at",
-        "ended_at",
-        "end_reason",
-        "message_count",
-        "profile",
-        "profile_name",
-        "title",
-    )
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,99 +198,51 @@ class Pagination:
     offset: int | None
     returned: int
     order: str | None = None
-    model_fields_set: frozenset[str] = field(default=_EMPTY, compare=False, repr=False)
+    sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @classmethod
-    def model_validate(cls, body: object) -> Pagination:
-        if isinstance(body, Pagination):
-            return body
-        w = "pagination"
-        data = _object(body, w)
-        return cls(
-            limit=_opt_int(_required(data, w, "limit"), w, "limit"),
-            offset=_opt_int(_required(data, w, "offset"), w, "offset"),
-            returned=_int(_required(data, w, "returned"), w, "returned"),
-            order=_opt_str(data.get("order"), w, "order"),
-            model_fields_set=_PAGINATION_FIELDS.intersection(data),
-        )
-
-
-_PAGINATION_FIELDS = frozenset(("limit", "offset", "returned", "order"))
-
-# WireMessage's optional keys and their checks (`None`: any JSON value, kept as sent).
-_MESSAGE_OPTIONAL: dict[str, Callable[[object, str, str], Any] | None] = {
-    "content": None,
-    "tool_call_id": _opt_str,
-    "tool_calls": None,
-    "tool_name": _opt_str,
-    "timestamp": _timestamp,
-    "reasoning": None,
-    "reasoning_content": None,
-    "reasoning_details": None,
-    "codex_reasoning_items": None,
-    "active": _flag,
-    "compacted": _flag,
-    "display_kind": _opt_str,
-    "display_content": None,
-    "display_reasoning": None,
-    "display_commentary": None,
-    "display_metadata": None,
-    "message_uid": _opt_str,
-}
-_MESSAGE_FIELDS = frozenset(("id", "session_id", "role", *_MESSAGE_OPTIONAL))
+    def from_json(cls, body: JSON) -> Pagination:
+        return cls(**_read(cls, body, "pagination"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireMessage:
     """One transcript row. Optional projections are told apart from absent ones with
-    `model_fields_set`: an explicitly empty `display_content` is authoritative."""
+    `sent_keys`: an explicitly empty `display_content` is authoritative."""
 
     id: int
     session_id: str
     role: str
-    content: Any = None
+    content: JSON = None
     tool_call_id: str | None = None
-    tool_calls: Any = None
+    tool_calls: JSON = None
     tool_name: str | None = None
     timestamp: float | int | None = None
-    reasoning: Any = None
-    reasoning_content: Any = None
-    reasoning_details: Any = None
-    codex_reasoning_items: Any = None
+    reasoning: JSON = None
+    reasoning_content: JSON = None
+    reasoning_details: JSON = None
+    codex_reasoning_items: JSON = None
     active: int | bool | None = None
     compacted: int | bool | None = None
     display_kind: str | None = None
-    display_content: Any = None
-    display_reasoning: Any = None
-    display_commentary: Any = None
-    display_metadata: Any = None
+    display_content: JSON = None
+    display_reasoning: JSON = None
+    display_commentary: JSON = None
+    display_metadata: JSON = None
     message_uid: str | None = None
-    model_fields_set: frozenset[str] = field(default=_EMPTY, compare=False, repr=False)
+    sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @classmethod
-    def model_validate(cls, body: object) -> WireMessage:
-        if isinstance(body, WireMessage):
-            return body
-        w = "message"
-        data = _object(body, w)
-        values: dict[str, Any] = {}
-        for key, check in _MESSAGE_OPTIONAL.items():
-            if key in data:
-                value = data[key]
-                values[key] = value if check is None else check(value, w, key)
-        return cls(
-            id=_int(_required(data, w, "id"), w, "id"),
-            session_id=_str(_required(data, w, "session_id"), w, "session_id"),
-            role=_str(_required(data, w, "role"), w, "role"),
-            model_fields_set=_MESSAGE_FIELDS.intersection(data),
-            **values,
-        )
+    def from_json(cls, body: JSON) -> WireMessage:
+        return cls(**_read(cls, body, "message"))
 
 
-def _list(value: object, where: str, key: str) -> list[Any]:
-    if not isinstance(value, list | tuple):
-        _fail(where, key, "not a list")
-    return list(value)
+def _rows(value: object, where: str, key: str) -> list[WireMessage]:
+    return [WireMessage.from_json(row) for row in _list(value, where, key)]
+
+
+def _pagination(value: JSON, where: str, key: str) -> Pagination:
+    return Pagination.from_json(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,33 +250,18 @@ class MessagesPage:
     """`GET /api/sessions/{id}/messages`. `order` is absent on legacy (0.19.x) backends."""
 
     session_id: str
-    messages: list[WireMessage]
-    pagination: Pagination
+    messages: list[WireMessage] = field(metadata={"check": _rows})
+    pagination: Pagination = field(metadata={"check": _pagination})
     profile: str | None = None
-    model_fields_set: frozenset[str] = field(default=_EMPTY, compare=False, repr=False)
+    sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @property
     def legacy(self) -> bool:
-        return "order" not in self.pagination.model_fields_set
+        return "order" not in self.pagination.sent_keys
 
     @classmethod
-    def model_validate(cls, body: object) -> MessagesPage:
-        if isinstance(body, MessagesPage):
-            return body
-        w = "messages"
-        data = _object(body, w)
-        return cls(
-            session_id=_str(_required(data, w, "session_id"), w, "session_id"),
-            messages=[
-                WireMessage.model_validate(m) for m in _list(_required(data, w, "messages"), w, "messages")
-            ],
-            pagination=Pagination.model_validate(_required(data, w, "pagination")),
-            profile=_opt_str(data.get("profile"), w, "profile"),
-            model_fields_set=_PAGE_FIELDS.intersection(data),
-        )
-
-
-_PAGE_FIELDS = frozenset(("session_id", "messages", "pagination", "profile"))
+    def from_json(cls, body: JSON) -> MessagesPage:
+        return cls(**_read(cls, body, "messages"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -297,25 +272,14 @@ class LatestDescendant:
     session_id: str
     path: list[str] = field(default_factory=list)
     changed: bool = False
-    model_fields_set: frozenset[str] = field(default=_EMPTY, compare=False, repr=False)
+    sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @classmethod
-    def model_validate(cls, body: object) -> LatestDescendant:
-        if isinstance(body, LatestDescendant):
-            return body
-        w = "latest-descendant"
-        data = _object(body, w)
-        path = [_str(p, w, "path") for p in _list(data.get("path", []), w, "path")]
-        changed = data.get("changed", False)
-        if not isinstance(changed, bool):
-            _fail(w, "changed", "not a boolean")
-        return cls(
-            requested_session_id=_opt_str(data.get("requested_session_id"), w, "requested_session_id"),
-            session_id=_str(_required(data, w, "session_id"), w, "session_id"),
-            path=path,
-            changed=changed,
-            model_fields_set=_DESCENDANT_FIELDS.intersection(data),
-        )
+    def from_json(cls, body: JSON) -> LatestDescendant:
+        return cls(**_read(cls, body, "latest-descendant"))
 
 
-_DESCENDANT_FIELDS = frozenset(("requested_session_id", "session_id", "path", "changed"))
+# Read every model's keys now: an annotation without a check fails at import, not at the
+# first response that carries the field.
+for _model in (SessionDetail, Pagination, WireMessage, MessagesPage, LatestDescendant):
+    _keys(_model)

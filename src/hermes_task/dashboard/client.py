@@ -155,7 +155,7 @@ class DashboardClient:
         `identity_mismatch`)."""
         body = self.get_json("detail", f"/api/sessions/{_segment(sid)}", self._params(), sid)
         try:
-            detail = SessionDetail.parse(body)
+            detail = SessionDetail.from_json(body)
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "detail: missing or mistyped fields") from None
         if detail.id != sid:
@@ -182,7 +182,7 @@ class DashboardClient:
         )
         body = self.get_json("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid)
         try:
-            page = MessagesPage.model_validate(body)
+            page = MessagesPage.from_json(body)
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
         pag = page.pagination
@@ -208,7 +208,7 @@ class DashboardClient:
             sid,
         )
         try:
-            return LatestDescendant.model_validate(body)
+            return LatestDescendant.from_json(body)
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "latest-descendant: missing or mistyped fields") from None
 
@@ -226,7 +226,7 @@ class DashboardClient:
                 ) from None
             raise
         try:
-            page = MessagesPage.model_validate(body)
+            page = MessagesPage.from_json(body)
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "around: missing or mistyped fields") from None
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
