@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_task.core.anchors import OlderRequest, merge_anchored, older_request
-from hermes_task.core.window import RowKey, Window, advance, key_of, merge_latest, merge_older
+from hermes_task.core.merge import merge_latest, merge_older
+from hermes_task.core.window import RowKey, Window, advance, key_of
 from hermes_task.core.wire import WireMessage
 
 SID = "20261130_170432_2a90b4"

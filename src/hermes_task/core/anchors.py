@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from hermes_task.core.window import MergeResult, Window, key_of, merge_older
+from hermes_task.core.merge import merge_older
+from hermes_task.core.window import MergeResult, Window, key_of
 from hermes_task.core.wire import WireMessage
 
 

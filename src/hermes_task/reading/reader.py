@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import (
     BackendInfo,
-    Candidate,
     Coverage,
     TaskInfo,
     TaskState,
@@ -37,39 +36,15 @@ from hermes_task.core.lineage import (
     parse_model_config,
     prove,
 )
+from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import warning_message
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.window import MergeResult, Window, advance, merge_latest
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.window import MergeResult, Window, advance
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
-
-MAX_DETAIL_READS = 100
-MAX_HINT_HOPS = 4
-MAX_LEGACY_FORWARD_PAGES = 100
-
-
-class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
-
-    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
-        self.client = client
-        self.budget = budget
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
-
-    def __call__(self, sid: str) -> SessionDetail:
-        if sid not in self.cache:
-            self.cache[sid] = self.fresh(sid)
-        return self.cache[sid]
-
-    def fresh(self, sid: str) -> SessionDetail:
-        if self.reads >= self.budget:
-            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
-        self.reads += 1
-        detail = self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
+from hermes_task.reading.discovery import DetailReader, LineageProof
+from hermes_task.reading.pages import NewestPage, newest_page
 
 
 @dataclass
@@ -82,7 +57,7 @@ class Snapshot:
     failure: HermesError | None = None
 
 
-class TaskReader:
+class TaskReader(LineageProof):
     """The read-only controller of one task, anchored at its first durable reference."""
 
     def __init__(
@@ -93,135 +68,20 @@ class TaskReader:
         tips: Sequence[str] = (),
         hint: bool = True,
     ) -> None:
-        self.client = client
-        self.anchor_id = anchor_id
-        self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
-        self.hint = hint
+        super().__init__(client, anchor_id, tips=tips, hint=hint)
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
-        self.path: tuple[str, ...] = (anchor_id,)
         self.window = Window()
-        self.legacy: bool | None = None
-        self.candidate = Candidate()
-        self.notes: set[str] = set()
-        self.bound_hit = False
         self.continues_parent: bool | None = None
-
-    # -- contract -------------------------------------------------------------------------
-
-    def _legacy(self) -> bool:
-        if self.legacy is None:
-            probe = self.client.messages(self.anchor_id, offset=0, limit=1)
-            self.legacy = probe.legacy
-        return self.legacy
-
-    # -- proof ----------------------------------------------------------------------------
-
-    def add_candidate(self, sid: str) -> None:
-        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
-        if sid not in self.path and sid not in self.pending:
-            self.pending.append(sid)
-
-    def _adopt(self, reader: DetailReader, sid: str, *, explicit: bool) -> HermesError | None:
-        try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
-        except LineageRejected as exc:
-            if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason)
-                return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
-            return None
-        except BoundReached:
-            self.bound_hit = True
-            if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached")
-            return None
-        except HermesError as exc:
-            # A hint naming a session the dashboard cannot show (404, a malformed detail) is
-            # only a hint that did not pan out; an explicit --tip's failure is reported.
-            if explicit or exc.code not in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH):
-                raise
-            return None
-        try:
-            self.path = combine(self.path, proof.path)
-        except ForkAmbiguous as exc:
-            common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
-            self.path = tuple(common) or (self.anchor_id,)
-            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous")
-            return HermesError(
-                Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
-            )
-        self.notes.update(proof.notes)
-        if explicit or self.candidate.status == "none":
-            self.candidate = Candidate(
-                id=sid, status="proven", reason=None if explicit else "latest_descendant"
-            )
-        return None
-
-    def _discover(self, reader: DetailReader) -> HermesError | None:
-        failure: HermesError | None = None
-        while self.pending:
-            sid = self.pending[0]
-            # A read that fails (404: not flushed yet, a network error) raises here and the
-            # candidate stays queued for the next refresh; it leaves only with an outcome.
-            failure = self._adopt(reader, sid, explicit=True) or failure
-            self.pending.pop(0)
-            if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
-                return failure
-        if not self.hint:
-            return failure
-        for _ in range(MAX_HINT_HOPS):
-            tip = reader(self.path[-1])
-            if tip.end_reason != "compression":
-                break
-            try:
-                hint = self.client.latest_descendant(tip.id)
-            except HermesError as exc:
-                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
-                    break
-                raise
-            if hint.session_id in self.path or not is_valid_id(hint.session_id):
-                break
-            before = self.path
-            fork = self._adopt(reader, hint.session_id, explicit=False)
-            if fork is not None:
-                return fork
-            if self.path == before:
-                break
-        return failure
 
     # -- pages ----------------------------------------------------------------------------
 
-    def _newest_page(self, tip: SessionDetail) -> tuple[MessagesPage, list[WireMessage], bool, int | None]:
-        """The newest page of `tip` (legacy backends ignore `order`: page from the count)."""
-        guess_legacy = self.legacy if self.legacy is not None else not tip.looks_current
-        offset = 0
-        if guess_legacy:
-            offset = max(0, (tip.message_count or 0) - PAGE_LIMIT)
-        page = self.client.messages(tip.id, offset=offset)
+    def _newest_page(self, tip: SessionDetail) -> NewestPage:
+        newest = newest_page(self.client, tip, self.legacy)
         if self.legacy is None:
-            self.legacy = page.legacy
-        if not page.legacy:
-            if offset != 0:
-                page = self.client.messages(tip.id, offset=0)
-            return page, list(page.messages), page.pagination.returned < PAGE_LIMIT, None
-        rows = list(page.messages)
-        if offset == 0 and page.pagination.returned == PAGE_LIMIT and not guess_legacy:
-            offset = max(0, (tip.message_count or 0) - PAGE_LIMIT)
-            page = self.client.messages(tip.id, offset=offset)
-            rows = list(page.messages)
-        last = page
-        forward = offset
-        for _ in range(MAX_LEGACY_FORWARD_PAGES):
-            if last.pagination.returned < PAGE_LIMIT:
-                break
-            forward += PAGE_LIMIT
-            last = self.client.messages(tip.id, offset=forward)
-            if last.session_id != page.session_id:
-                raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while paging")
-            rows.extend(last.messages)
-        if last.pagination.returned >= PAGE_LIMIT:
-            self.bound_hit = True  # newer rows than MAX_LEGACY_FORWARD_PAGES pages: not read
-        return page, rows, offset == 0, offset
+            self.legacy = newest.legacy
+        self.bound_hit = self.bound_hit or newest.bound_hit
+        return newest
 
     def refresh(self) -> Snapshot:
         """One read cycle; the window gains the newest page of the newest verified segment."""
@@ -238,15 +98,15 @@ class TaskReader:
             if self.window.canonical != tip.id:
                 self.window = advance(self.window, tip.id)
             generation = self.window.generation
-            page, rows, exhausted, offset = self._newest_page(tip)
-            if page.session_id != tip.id:
-                tip = self._redirected(reader, page.session_id)
-                page, rows, exhausted, offset = self._newest_page(tip)
-                if page.session_id != tip.id:
+            newest = self._newest_page(tip)
+            if newest.page.session_id != tip.id:
+                tip = self._redirected(reader, newest.page.session_id)
+                newest = self._newest_page(tip)
+                if newest.page.session_id != tip.id:
                     raise HermesError(Code.IDENTITY_MISMATCH, "the messages answer names another session")
             if self.window.generation != generation:
                 continue
-            result = merge_latest(self.window, rows, exhausted=exhausted, offset=offset)
+            result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
             if result.gap:

@@ -1,0 +1,65 @@
+"""The newest page of one segment, on current and legacy backends alike (no state kept).
+
+Invariant: the rows returned are one contiguous, chronological slice ending with the
+segment's newest row at the time of the read; `exhausted` is true only when the slice starts
+at the segment's first row. Current backends page back from the newest row (`order=latest`,
+offset 0); legacy ones ignore `order`, so the offset is counted from the detail's
+`message_count` and, when that count was stale, pages are read forward until a short one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_task.core.limits import PAGE_LIMIT
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import DashboardAPI
+
+MAX_LEGACY_FORWARD_PAGES = 100
+
+
+@dataclass(frozen=True)
+class NewestPage:
+    """`page` is the first answer (its envelope names the session that answered); `offset`
+    is the legacy oldest-first offset of `rows[0]` (None on current backends); `bound_hit`:
+    newer rows than `MAX_LEGACY_FORWARD_PAGES` pages were left unread."""
+
+    page: MessagesPage
+    rows: list[WireMessage]
+    exhausted: bool
+    offset: int | None
+    legacy: bool
+    bound_hit: bool = False
+
+
+def newest_page(
+    client: DashboardAPI, tip: SessionDetail, legacy: bool | None, limit: int = PAGE_LIMIT
+) -> NewestPage:
+    """The newest `limit` rows of `tip` (`legacy` None: not known yet, guessed from the detail)."""
+    guess_legacy = legacy if legacy is not None else not tip.looks_current
+    offset = 0
+    if guess_legacy:
+        offset = max(0, (tip.message_count or 0) - limit)
+    page = client.messages(tip.id, offset=offset, limit=limit)
+    if not page.legacy:
+        if offset != 0:
+            page = client.messages(tip.id, offset=0, limit=limit)
+        return NewestPage(page, list(page.messages), page.pagination.returned < limit, None, False)
+    rows = list(page.messages)
+    if offset == 0 and page.pagination.returned == limit and not guess_legacy:
+        offset = max(0, (tip.message_count or 0) - limit)
+        page = client.messages(tip.id, offset=offset, limit=limit)
+        rows = list(page.messages)
+    last = page
+    forward = offset
+    for _ in range(MAX_LEGACY_FORWARD_PAGES):
+        if last.pagination.returned < limit:
+            break
+        forward += limit
+        last = client.messages(tip.id, offset=forward, limit=limit)
+        if last.session_id != page.session_id:
+            raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while paging")
+        rows.extend(last.messages)
+    bound = last.pagination.returned >= limit
+    return NewestPage(page, rows, offset == 0, offset, True, bound_hit=bound)
