@@ -654,6 +654,23 @@ class Backend:
         out = run_seed_tool(self.name, self.home, "append", "--session", session_id, "--n", str(n))
         return int(json.loads(out.strip().splitlines()[-1])["rows"])
 
+    def rotate_session(self, session_id: str, before: int = 0, after: int = 0) -> dict[str, Any]:
+        """Append *before* rows, rotate the session by compression (0.19.0's order), append
+        *after* rows to the new segment; return {old, new, old_rows, new_rows}."""
+        out = run_seed_tool(
+            self.name,
+            self.home,
+            "rotate",
+            "--session",
+            session_id,
+            "--before",
+            str(before),
+            "--after",
+            str(after),
+        )
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
     def end_session(self, session_id: str, end_reason: str = "agent_close") -> dict[str, Any]:
         """End a session through SessionDB.end_session; return its end_reason/ended_at."""
         out = run_seed_tool(self.name, self.home, "end", "--session", session_id, "--reason", end_reason)

@@ -87,6 +87,7 @@ GOALS = {
     "running": "Watch the test suite and report flaky tests",
     "plain": None,
     "other": "Inventory the docs/ folder",
+    "c3": "Trace every import cycle in src/",
 }
 
 HOSTILE = (
@@ -777,6 +778,7 @@ def seed(out: Path, name: str | None = None) -> dict:
 
     _seed_plain(s, manifest)
     _seed_other(s, manifest)
+    _seed_c3(s, manifest)
 
     # The parent keeps its agent open (a live chat); ``running`` is never closed.
     manifest["seeded_in_seconds"] = round(time.time() - started, 2)
@@ -1102,6 +1104,56 @@ def _seed_other(s: Seeder, manifest: dict) -> None:
     manifest["other"] = {"parent": P2, "root": root, "tip": tip, "goal": GOALS["other"]}
 
 
+def _seed_c3(s: Seeder, manifest: dict) -> None:
+    """A third parent P3 with a `tool`-source child rotated twice (root -> mid -> tip); the
+    mid segment holds 40 more rows than its handoff carries, so the newest 50 rows of the
+    task span tip and mid."""
+    p3 = s.agent("cli")
+    P3 = p3.session_id
+    s.append(P3, "user", "Trace the import cycles in the background.")
+    call, call_id = _assistant_call({"tasks": [{"goal": GOALS["c3"]}]})
+    s.append_dict(P3, call)
+    child = s.child(p3, 0, GOALS["c3"], 1, source="tool")
+    s.append_dict(
+        P3, _tool_result(call_id, _dispatched_payload(s, [GOALS["c3"]], _new_delegation_id(), [child]))
+    )
+    root = child.session_id
+    msgs = [{"role": "user", "content": GOALS["c3"]}]
+    for i in range(4):
+        msgs += _tool_round(i, "c3root")
+    child._flush_messages_to_session_db(msgs)
+    msgs = s.compact(child, msgs, in_place=False)
+    mid = child.session_id
+    for i in range(4):
+        msgs += _tool_round(i, "c3mid")
+    child._flush_messages_to_session_db(msgs)
+    # 40 more rows stored in mid only (as a long tool loop leaves them) and not carried into
+    # the tip's handoff, so mid stays much larger than the tip.
+    for i in range(20):
+        call = _tool_call("terminal", {"command": f"python -m cycles src/pkg_{i}"})
+        s.append(mid, "assistant", f"Checking package {i}.", tool_calls=[call], finish_reason="tool_calls")
+        output = json.dumps({"output": f"pkg_{i}: no cycle", "exit_code": 0})
+        s.append(mid, "tool", output, tool_call_id=call["id"], tool_name="terminal")
+    msgs = s.compact(child, msgs, in_place=False)
+    tip = child.session_id
+    msgs += _tool_round(0, "c3tip", pad=False)
+    _finish(s, child, msgs, "2 import cycles: a -> b -> a, c -> d -> c.")
+    for sid, reason in ((root, "compression"), (mid, "compression"), (tip, "agent_close")):
+        if s.session(sid)["end_reason"] != reason:
+            raise SeedError(f"c3 segment {sid} has end_reason {s.session(sid)['end_reason']!r}")
+    manifest["c3"] = {
+        "parent": P3,
+        "root": root,
+        "mid": mid,
+        "tip": tip,
+        "goal": GOALS["c3"],
+        "source": s.session(root)["source"],
+        "rows_per_segment": {
+            k: s.counts(v)["active"] for k, v in (("root", root), ("mid", mid), ("tip", tip))
+        },
+    }
+
+
 # --------------------------------------------------------------------------- mutations
 
 
@@ -1139,6 +1191,30 @@ def end_session(session_id: str, reason: str) -> dict:
     return {"session_id": session_id, "end_reason": row["end_reason"], "ended_at": row["ended_at"]}
 
 
+def rotate_session(session_id: str, before: int, after: int) -> dict:
+    """Append `before` rows to `session_id`, then rotate it the way 0.19.0's rotation does
+    (end_session(old, 'compression') -> create_session(new, parent=old) with the same source
+    and model_config), then append `after` rows to the new segment; all in one process, so
+    no reader can poll between the old segment's last rows and the rotation."""
+    import uuid
+    from datetime import datetime
+
+    s = Seeder()
+    old = s.session(session_id)
+    append_rows(session_id, before)
+    s.db.end_session(session_id, "compression")
+    new = f"{datetime.now().strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
+    config = old.get("model_config")
+    s.db.create_session(
+        session_id=new,
+        source=old["source"],
+        model_config=json.loads(config) if isinstance(config, str) else config,
+        parent_session_id=session_id,
+    )
+    rows = append_rows(new, after)["rows"] if after else 0
+    return {"old": session_id, "new": new, "old_rows": s.counts(session_id)["active"], "new_rows": rows}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1154,6 +1230,10 @@ def main(argv: list[str] | None = None) -> int:
     p_end = sub.add_parser("end", help="end a session")
     p_end.add_argument("--session", required=True)
     p_end.add_argument("--reason", default="agent_close")
+    p_rot = sub.add_parser("rotate", help="append rows, rotate a session, append to the new one")
+    p_rot.add_argument("--session", required=True)
+    p_rot.add_argument("--before", type=int, default=0)
+    p_rot.add_argument("--after", type=int, default=0)
     args = parser.parse_args(argv)
 
     _check_environment()
@@ -1168,6 +1248,8 @@ def main(argv: list[str] | None = None) -> int:
             result = None
         elif args.cmd == "append":
             result = append_rows(args.session, args.n)
+        elif args.cmd == "rotate":
+            result = rotate_session(args.session, args.before, args.after)
         else:
             result = end_session(args.session, args.reason)
     if result is not None:

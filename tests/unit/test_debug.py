@@ -19,7 +19,7 @@ from tests.replay import BASE_URL, TOKEN, Replay
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 ID = r"[0-9]{8}_[0-9]{6}_[0-9a-f]{6}"
 START = re.compile(
-    rf"debug: start (detail|messages|latest-descendant) id={ID}( limit=\d+ offset=\d+ order=latest)?"
+    rf"debug: start (detail|messages|latest-descendant) id={ID}( limit=\d+ offset=\d+ order=(latest|oldest))?"
 )
 SETTLE = re.compile(
     rf"debug: settle (detail|messages|latest-descendant) id={ID} (HTTP \d{{3}}|network|timeout)( returned=\d+)? \d+ms"

@@ -28,6 +28,7 @@ from hermes_task.core.documents import (
     Candidate,
     Coverage,
     Row,
+    SegmentInfo,
     TaskInfo,
     ToolCall,
     TranscriptDoc,
@@ -127,7 +128,13 @@ def transcript_from_json(data: dict[str, Any]) -> TranscriptDoc:
     return TranscriptDoc(
         schema_version=data["schema_version"],
         kind=data["kind"],
-        task=TaskInfo(**{**task, "candidate": Candidate(**task["candidate"])}),
+        task=TaskInfo(
+            **{
+                **task,
+                "candidate": Candidate(**task["candidate"]),
+                "segments": [SegmentInfo(**segment) for segment in task["segments"]],
+            }
+        ),
         backend=BackendInfo(**data["backend"]),
         rows=[
             Row(**{**row, "tool_calls": [ToolCall(**call) for call in row["tool_calls"]]})

@@ -546,3 +546,30 @@ def test_rows_of_the_first_page_only_are_reported_at_start() -> None:
     client.end(X, "agent_close")
     _, recorder = follow(client, Clock())
     assert recorder.row_keys == rows[-50:]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "merged", "unmerged"])
+def test_rows_written_to_the_old_segment_just_before_a_rotation_are_reported_first(mode: str) -> None:
+    # legacy: 0.19.0 (no merge, no order); merged: iot subagent chains (the tip page holds the
+    # ancestors' rows); unmerged: tool-source chains and upstream 0.20 (a current backend whose
+    # tip page holds the tip's rows only).
+    client, first = running(mode == "legacy")
+    late: list[tuple[str, int]] = []
+    after: list[tuple[str, int]] = []
+    rotated_at: list[int] = []
+
+    def rotate() -> None:
+        late.extend(client.append(X, 3))  # written after the last poll, then X rotates
+        client.rotate(X, Y)
+        if mode == "unmerged":
+            client.merged[Y] = [Y]
+        after.extend(client.append(Y, 2))
+        rotated_at.append(len(client.calls))
+
+    clock = Clock([rotate, lambda: client.end(Y, "agent_close")])
+    outcome, recorder = follow(client, clock)
+
+    assert outcome.exit_code == 0
+    assert recorder.row_keys == first + late + after  # every row once, X's last rows before Y's
+    x_pages = [c for c in client.calls[rotated_at[0] :] if c == ("messages", X)]
+    assert len(x_pages) == (0 if mode == "merged" else 1)  # never a segment read twice

@@ -7,6 +7,8 @@ after an intended change; the diff is the review."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -126,7 +128,22 @@ def test_show_json_document(dashboard: respx.Router, snapshot: SnapshotAssertion
     assert result.stdout == snapshot
 
 
-def test_show_terminal_text(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+@pytest.fixture
+def paris() -> Iterator[None]:
+    """Local time is Europe/Paris (UTC+1 in winter) for the test, so the default local
+    times with their offset are the same on every machine."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Europe/Paris"
+    time.tzset()
+    yield
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def test_show_terminal_text(dashboard: respx.Router, snapshot: SnapshotAssertion, paris: None) -> None:
     result = invoke("show", CHILD)
     assert result.exit_code == 0
     assert result.stderr == ""
@@ -137,6 +154,93 @@ def test_show_terminal_text(dashboard: respx.Router, snapshot: SnapshotAssertion
     expanded = invoke("show", CHILD, "--reasoning")
     assert "Start with grep." in expanded.stdout
     assert expanded.stdout == snapshot(name="reasoning")
+    assert "2026-11-30 17:34:01 +0100" in result.stdout  # local time (Paris), with its offset
+    utc = invoke("show", CHILD, "--utc")
+    assert "2026-11-30 16:34:01Z" in utc.stdout
+    assert utc.stdout.replace("Z\n", " +0100\n") != result.stdout  # only the times differ
+
+
+SUMMARY = (
+    "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. "
+    + "The agent grepped src/ for TODO markers and read each match. " * 20
+)
+OUTPUT = "\n".join(f"src/mod_{i}.py:{i}: TODO" for i in range(120))
+DEMO = [
+    row(1, "user", "Count TODO markers under src/ and list the files"),
+    row(2, "user", SUMMARY),
+    row(3, "user", "Continue from the compressed conversation context above."),
+    row(4, "user", "[System: the previous tool call was cut off; continue]"),
+    row(5, "user", "model switched", display_kind="model_switch"),
+    row(
+        6,
+        "assistant",
+        "",
+        tool_calls=[
+            {"id": "call_9", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+        ],
+    ),
+    row(
+        7,
+        "tool",
+        json.dumps({"output": OUTPUT, "exit_code": 1, "error": "grep: tests/: No such file"}),
+        tool_call_id="call_9",
+        tool_name="terminal",
+    ),
+    row(8, "assistant", "Found 120 TODO markers."),
+]
+
+
+@pytest.fixture
+def demo() -> Iterator[respx.Router]:
+    with respx.mock(base_url=URL, assert_all_called=False) as router:
+        router.get(f"/api/sessions/{CHILD}").mock(return_value=httpx.Response(200, json=DETAIL))
+        page = {
+            "session_id": CHILD,
+            "profile": "default",
+            "messages": DEMO,
+            "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": len(DEMO)},
+        }
+        router.get(f"/api/sessions/{CHILD}/messages").mock(return_value=httpx.Response(200, json=page))
+        yield router
+
+
+def test_demo_terminal_collapses_boilerplate_and_decodes_and_cuts_tool_output(
+    demo: respx.Router, snapshot: SnapshotAssertion
+) -> None:
+    result = invoke("show", CHILD, "--utc")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert f"▸ compaction summary, {len(SUMMARY):,} chars (--full shows it)" in out
+    assert "The agent grepped" not in out
+    assert "▸ continuation prompt" in out
+    assert "· system_notice: [System: the previous tool call was cut off; continue]" in out
+    assert "· model_switch: model switched" in out
+    assert "src/mod_11.py:11: TODO" in out  # real line breaks, the first 12 lines
+    assert "src/mod_12.py" not in out
+    assert "… 108 more lines (--full)" in out
+    assert "exit 1 · error: grep: tests/: No such file" in out
+    assert "\\n" not in out
+    assert '{"output"' not in out
+    assert out == snapshot
+    full = invoke("show", CHILD, "--utc", "--full")
+    assert "The agent grepped" in full.stdout
+    assert "src/mod_119.py:119: TODO" in full.stdout
+    assert "more lines" not in full.stdout
+    assert full.stdout == snapshot(name="full")
+    data = json.loads(invoke("show", CHILD, "--json").stdout)
+    kinds = {r["id"]: r["kind"] for r in data["rows"]}
+    assert kinds == {
+        1: None,
+        2: "compaction_summary",
+        3: "continuation_prompt",
+        4: "system_notice",
+        5: "model_switch",
+        6: None,
+        7: None,
+        8: None,
+    }
+    assert data["rows"][1]["text"] == SUMMARY  # JSON keeps the full text
+    assert data["rows"][6]["text"] == DEMO[6]["content"]
 
 
 def test_error_document(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:

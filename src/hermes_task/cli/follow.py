@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
 from hermes_task.cli.shell import Known, connect, console, debug_writer, run
 
 if TYPE_CHECKING:
@@ -69,15 +69,19 @@ class JsonReporter:
 class TerminalReporter:
     """Rows on stdout as they arrive; warnings, retries and the ending on stderr."""
 
-    def __init__(self, common: Common, interval: float, root: str = "") -> None:
+    def __init__(
+        self, common: Common, interval: float, root: str = "", view: dict[str, bool] | None = None
+    ) -> None:
         self.env = common.env
         self.out = console(common)
         self.err = console(common, stderr=True)
-        self.markdown = self.env.isatty(self.env.stdout)
+        self.view = {"markdown": self.env.isatty(self.env.stdout), **(view or {})}  # reasoning, full, utc
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
         self.count = 0
+        self.task: TaskInfo | None = None
+        self.newest: str | None = None  # the newest segment a printed row belonged to
 
     def _note(self, prefix: str, text: str, style: str) -> None:
         from rich.text import Text
@@ -93,6 +97,7 @@ class TerminalReporter:
         from hermes_task.core.sanitize import clean_line
 
         self.root = task.root_id
+        self.task = task
         if self.tip is None and self.env.isatty(self.env.stderr):
             self._note("following ", f"{clean_line(task.root_id)} (Ctrl-C stops)", "dim")
         elif self.tip is not None and task.tip_id != self.tip:
@@ -109,7 +114,7 @@ class TerminalReporter:
 
         # Rendered to a string and written here: rich's own broken-pipe handler would exit 1.
         with self.out.capture() as captured:
-            terminal.rows(self.out, rows, markdown=self.markdown, reasoning=False)
+            terminal.rows(self.out, rows, **self.view)
         self.env.write_stdout(captured.get())
         self.count += len(rows)
 
@@ -189,6 +194,9 @@ def follow(
             show_default=False,
         ),
     ] = None,
+    reasoning: Reasoning = False,
+    full: Full = False,
+    utc: Utc = False,
     *,
     common: Common,
 ) -> None:
@@ -205,7 +213,7 @@ def follow(
     reporter: JsonReporter | TerminalReporter = (
         JsonReporter(env.write_stdout, env.stderr)
         if common.json
-        else TerminalReporter(common, interval, child_id)
+        else TerminalReporter(common, interval, child_id, {"reasoning": reasoning, "full": full, "utc": utc})
     )
 
     def report(error: HermesError, status: int) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Reasoning, Tips, with_common
+from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
 from hermes_task.cli.shell import (
     Known,
     color_enabled,
@@ -80,6 +80,8 @@ def older(
         ),
     ] = None,
     reasoning: Reasoning = False,
+    full: Full = False,
+    utc: Utc = False,
     no_hint: NoHint = False,
     *,
     common: Common,
@@ -112,21 +114,23 @@ def older(
             from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
-            known.rows = reader.window.rows
+            known.rows = reader.rows
             snap = guarded(common, reader, reader.refresh)
+            guarded(common, reader, reader.fill)
             with _progress(common) as on_page:
                 outcome = guarded(common, reader, lambda: read_batches(reader, plan, on_page=on_page))
+            guarded(common, reader, reader.read_goal)
             write = debug_writer(common)
             if write is not None:
                 text = f" text={outcome.text_rows}" if min_text is not None and not all_pages else ""
                 write(
                     f"older stop={outcome.stop} batches={outcome.batches} pages={outcome.pages} "
-                    f"new={outcome.new_rows}{text} restarts={outcome.restarts} unique={len(reader.window.keys)}"
+                    f"new={outcome.new_rows}{text} restarts={outcome.restarts} unique={len(reader.view().keys)}"
                 )
             doc = reader.document(combine_warnings(snap.warnings, outcome.warnings))
             if snap.failure is not None and common.json:
                 fail(common, snap.failure, doc.rows)
-            output_transcript(common, doc, reasoning=reasoning)
+            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)
             if snap.failure is not None:
                 fail(common, snap.failure, doc.rows)
 

@@ -169,6 +169,13 @@ Tips = Annotated[
 Reasoning = Annotated[
     bool, typer.Option("--reasoning", help="Show reasoning expanded (JSON always carries it).")
 ]
+Full = Annotated[
+    bool,
+    typer.Option(
+        "--full", help="Show rows in full: compaction summaries and status rows, uncut tool output."
+    ),
+]
+Utc = Annotated[bool, typer.Option("--utc", help="Times in UTC (default: local time with its offset).")]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
     str,

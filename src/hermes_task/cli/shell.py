@@ -180,7 +180,7 @@ def guarded(common: Common, reader: Any, step: Callable[[], Any]) -> Any:
     try:
         return step()
     except HermesError as exc:
-        fail(common, exc, reader.window.rows())
+        fail(common, exc, reader.rows())
 
 
 def quiet_pipe(common: Common) -> NoReturn:
@@ -268,7 +268,7 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
         err.print(line)
 
 
-def output_transcript(common: Common, doc: Any, *, reasoning: bool) -> None:
+def output_transcript(common: Common, doc: Any, **view: bool) -> None:
     """A transcript document as JSON, or rendered rows (paged on a tall terminal) plus warnings."""
     env = common.env
     if common.json:
@@ -281,12 +281,12 @@ def output_transcript(common: Common, doc: Any, *, reasoning: bool) -> None:
     out = console(common)
     tty = env.isatty(env.stdout)
     if common.pager is False or not tty:
-        terminal.transcript(out, doc, markdown=tty, reasoning=reasoning)
+        terminal.transcript(out, doc, markdown=tty, **view)  # reasoning, full, utc
     else:
         from hermes_task.cli import pager
 
         with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
-            terminal.transcript(out, doc, markdown=True, reasoning=reasoning)
+            terminal.transcript(out, doc, markdown=True, **view)
         pager.show(
             captured.get(),
             requested=common.pager,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Reasoning, Tips, with_common
+from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
 from hermes_task.cli.shell import Known, connect, fail, guarded, output_transcript, run
 
 
@@ -24,6 +24,8 @@ def show(
         ),
     ] = None,
     reasoning: Reasoning = False,
+    full: Full = False,
+    utc: Utc = False,
     no_hint: NoHint = False,
     *,
     common: Common,
@@ -44,16 +46,18 @@ def show(
             from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
-            known.rows = reader.window.rows
+            known.rows = reader.rows
             snap = guarded(common, reader, reader.refresh)
+            guarded(common, reader, reader.fill)
             if around:
                 from hermes_task.reading.around import read_around
 
                 snap = guarded(common, reader, lambda: read_around(reader, around, snap))
+            guarded(common, reader, reader.read_goal)
             doc = reader.document(snap.warnings)
             if snap.failure is not None and common.json:
                 fail(common, snap.failure, doc.rows)
-            output_transcript(common, doc, reasoning=reasoning)
+            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)
             if snap.failure is not None:
                 fail(common, snap.failure, doc.rows)
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 TaskState = Literal["running", "ended", "unknown"]
-WarningCode = Literal["partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached"]
+WarningCode = Literal[
+    "partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached", "foreign_rows"
+]
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -44,7 +46,11 @@ class Row:
     timestamp: float | None = None
     archived: bool = False
     kind: str | None = field(
-        default=None, metadata=_doc("The server's display_kind for typed rows (steer, ...).")
+        default=None,
+        metadata=_doc(
+            "The server's display_kind for typed rows (steer, ...), or what the row was "
+            "recognised as: compaction_summary, continuation_prompt, system_notice."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -57,6 +63,17 @@ class Candidate:
     id: str | None = None
     status: Literal["proven", "rejected", "none"] = "none"
     reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SegmentInfo:
+    """One proven segment of the task's lineage, oldest first."""
+
+    id: str
+    started_at: float | None = None
+    ended_at: float | None = None
+    end_reason: str | None = None
+    rows_shown: int = field(default=0, metadata=_doc("Rows of this segment in `rows`."))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +92,10 @@ class TaskInfo:
             "Facts about the proof, e.g. legacy_source_rewrite (0.19.x turned tool into subagent)."
         ),
     )
+    goal: str | None = field(
+        default=None, metadata=_doc("The task's goal: the first user row of its first segment.")
+    )
+    segments: list[SegmentInfo] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -58,10 +58,14 @@ WARNINGS: dict[str, str] = {
         "partial history: the newest verified segment ended by compression and no newer "
         "segment is proven; final output may be missing"
     ),
-    "partial_ancestors": ("earlier task segments may be missing: this segment's page does not include them"),
+    "partial_ancestors": (
+        "earlier task segments are not included: this segment continues an earlier one; "
+        "open the task's first segment to read them"
+    ),
     "legacy_backend": ("legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"),
     "gap": "rows between the newest page and the rows already known are not loaded",
     "bound_reached": "a proof or paging bound stopped the work early",
+    "foreign_rows": "rows naming a session outside the proven lineage were dropped",
 }
 
 STATUS_LABELS: dict[str, str] = {
@@ -125,9 +129,9 @@ WARNING_WHEN: dict[str, str] = {
         "final output may be missing (`follow` pauses)"
     ),
     "partial_ancestors": (
-        "a verified later segment whose pages do not include the earlier segments "
-        "(hermes-agent 0.19.x; `tool`-source children; a cold-opened tip): earlier task "
-        "segments may be missing"
+        "earlier segments exist that this window cannot include: a cold open of a later "
+        "segment (one parent metadata read proves it continues one; ancestors' messages are "
+        "not read), or an earlier segment whose pages answer for another session"
     ),
     "legacy_backend": (
         "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not visible"
@@ -137,6 +141,10 @@ WARNING_WHEN: dict[str, str] = {
         "loaded (`older` fills them)"
     ),
     "bound_reached": "a proof or paging bound stopped the work early",
+    "foreign_rows": (
+        "a page carried rows whose `session_id` is not a segment of the proven lineage: they "
+        "are dropped, never shown (the detail gives the count)"
+    ),
 }
 
 

@@ -18,6 +18,7 @@ import math
 from typing import Any
 
 from hermes_task.core.documents import Row, ToolCall
+from hermes_task.core.readable import is_quiet, recognised_kind
 from hermes_task.core.wire import WireMessage
 
 HIDDEN_KINDS = frozenset({"hidden"})
@@ -157,12 +158,13 @@ def project(msg: WireMessage) -> Row | None:
         tool_name=msg.tool_name,
         timestamp=float(timestamp) if timestamp is not None else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
-        kind=msg.display_kind,
+        kind=msg.display_kind or recognised_kind(msg.role, text),
     )
 
 
 def counts_as_text(row: Row) -> bool:
-    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary."""
-    if row.role not in ("user", "assistant", "agent"):
+    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
+    compaction boilerplate and status notices (`core/readable.py`) are not prose."""
+    if row.role not in ("user", "assistant", "agent") or is_quiet(row.kind):
         return False
     return bool((row.text or "").strip()) or bool(row.commentary)

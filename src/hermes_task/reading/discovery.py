@@ -13,9 +13,18 @@ from collections.abc import Sequence
 
 from hermes_task.core.documents import Candidate
 from hermes_task.core.ids import is_valid_id
-from hermes_task.core.lineage import BoundReached, ForkAmbiguous, LineageRejected, combine, prove
+from hermes_task.core.lineage import (
+    MARKERS,
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    combine,
+    continues_parent,
+    parse_model_config,
+    prove,
+)
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 
@@ -66,11 +75,14 @@ class LineageProof:
         self.candidate = Candidate()
         self.notes: set[str] = set()
         self.bound_hit = False
+        self.oldest: MessagesPage | None = None  # the anchor's oldest row, once read
 
     def _legacy(self) -> bool:
         if self.legacy is None:
             probe = self.client.messages(self.anchor_id, offset=0, limit=1)
             self.legacy = probe.legacy
+            if probe.legacy:  # `order` ignored: offset 0 is the anchor's oldest row
+                self.oldest = probe
         return self.legacy
 
     def add_candidate(self, sid: str) -> None:
@@ -144,3 +156,50 @@ class LineageProof:
             if self.path == before:
                 break
         return failure
+
+    def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool:
+        """Does the anchor itself continue an earlier segment (a cold open of a later one)?
+        One extra exact-id, profile-checked read of the parent's metadata, and only when the
+        anchor names no direct-parent marker; never the parent's messages."""
+        parent_id = anchor.parent_session_id
+        try:
+            markers = parse_model_config(anchor) or {}
+        except LineageRejected:
+            markers = {}
+        if (
+            parent_id is None
+            or any(markers.get(m) == parent_id for m in MARKERS)
+            or not is_valid_id(parent_id)
+        ):
+            return False
+        try:
+            parent = reader(parent_id)
+        except BoundReached:
+            return False
+        except HermesError as exc:
+            if exc.code is not Code.NOT_FOUND:
+                raise
+            return False
+        return continues_parent(anchor, parent, legacy=self._legacy)
+
+    def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
+        """Accept a messages answer for another session only as a proven newer segment of
+        this branch (the path's new tip); anything else is an identity mismatch."""
+        if not is_valid_id(sid):
+            raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
+        try:
+            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+            path = combine(self.path, proof.path)
+        except (LineageRejected, ForkAmbiguous):
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for {clean_line(sid)}, not proven on this task"
+            ) from None
+        except BoundReached:
+            self.bound_hit = True
+            raise HermesError(Code.IDENTITY_MISMATCH, "messages answered for another session") from None
+        if path[-1] != sid:
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for an earlier segment {clean_line(sid)}"
+            )
+        self.path = path
+        self.notes.update(proof.notes)

@@ -195,21 +195,27 @@ class Follower:
         return snap
 
     def _fill(self) -> bool:
-        """Read older pages until the newest block reaches rows already reported (True), or
-        the segment's start, no progress or `MAX_FILL_PAGES` stop it (False)."""
+        """Read older pages until the window being paged reaches rows already reported
+        (True), or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False).
+        Across a rotation this reads the previous segment's newest rows (the ones written
+        between the last read and the rotation) unless the new tip's pages include them."""
         if not self.seen:
             return True
         for pages in range(MAX_FILL_PAGES + 1):
-            window = self.reader.window
-            block = window.keys[window.block_start :]
-            if not block or any(key in self.seen for key in block):
+            cur = self.reader.cursor()
+            window = cur.window
+            block = window.keys[window.block_start :] if not window.fresh else ()
+            if any(key in self.seen for key in block):
                 return True
-            if window.at_start or block[0] in self.abandoned:
+            if not block and window is self.reader.window and cur.kind == "page":
+                return True  # nothing read yet in the tip window
+            if cur.kind in ("start", "blocked") or (block and block[0] in self.abandoned):
                 return False
             if pages == MAX_FILL_PAGES:
-                self.abandoned.add(block[0])
+                if block:
+                    self.abandoned.add(block[0])
                 return False
-            self._note(f"fill: read older than {len(block)} unreported rows")
+            self._note(f"fill: read older than {len(block)} unreported rows of {cur.sid}")
             result = self.reader.read_older()
             if result is None or not result.new_keys:
                 return False
@@ -230,11 +236,11 @@ class Follower:
             codes.add(item.code)
         self.warned = codes
         fresh: list[Row] = []
-        window = reader.window
-        for row_key in window.keys:
+        view = reader.view()  # earlier segments' windows first: rows of a rotated segment lead
+        for row_key in view.keys:
             if row_key not in self.seen:
                 self.seen.add(row_key)
-                row = project(window.messages[row_key])
+                row = project(view.messages[row_key])
                 if row is not None:
                     fresh.append(row)
         if fresh:

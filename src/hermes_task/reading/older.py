@@ -94,7 +94,7 @@ class _Run:
         bound = ALL_PAGES if plan.batches is None else MIN_TEXT_PAGES if plan.min_text else 1
         pages = text = 0
         while True:
-            if reader.window.at_start:
+            if reader.reached_start:
                 return "start"
             if pages >= bound:
                 return "page_bound" if plan.batches is None or plan.min_text else "page"
@@ -119,7 +119,7 @@ class _Run:
             out.text_rows += found
             if self.on_page is not None:
                 self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
-            if reader.window.at_start:
+            if reader.reached_start:
                 return "start"
             if not result.new_keys:
                 return "no_progress"

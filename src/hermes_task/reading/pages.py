@@ -34,9 +34,16 @@ class NewestPage:
 
 
 def newest_page(
-    client: DashboardAPI, tip: SessionDetail, legacy: bool | None, limit: int = PAGE_LIMIT
+    client: DashboardAPI,
+    tip: SessionDetail,
+    legacy: bool | None,
+    limit: int = PAGE_LIMIT,
+    *,
+    trust_count: bool = False,
 ) -> NewestPage:
-    """The newest `limit` rows of `tip` (`legacy` None: not known yet, guessed from the detail)."""
+    """The newest `limit` rows of `tip` (`legacy` None: not known yet, guessed from the
+    detail). `trust_count` trusts a legacy `message_count` (an ended segment's is final):
+    no page is read past it."""
     guess_legacy = legacy if legacy is not None else not tip.looks_current
     offset = 0
     if guess_legacy:
@@ -53,7 +60,7 @@ def newest_page(
         rows = list(page.messages)
     last = page
     forward = offset
-    for _ in range(MAX_LEGACY_FORWARD_PAGES):
+    for _ in range(0 if trust_count else MAX_LEGACY_FORWARD_PAGES):
         if last.pagination.returned < limit:
             break
         forward += limit
@@ -61,5 +68,5 @@ def newest_page(
         if last.session_id != page.session_id:
             raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while paging")
         rows.extend(last.messages)
-    bound = last.pagination.returned >= limit
+    bound = not trust_count and last.pagination.returned >= limit
     return NewestPage(page, rows, offset == 0, offset, True, bound_hit=bound)

@@ -17,34 +17,36 @@ from dataclasses import dataclass, field, replace
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import (
     BackendInfo,
-    Coverage,
+    Row,
     TaskInfo,
     TaskState,
     TranscriptDoc,
     WarningCode,
     WarningItem,
 )
-from hermes_task.core.ids import is_valid_id
+from hermes_task.core.history import Cursor, View, compose, cursor
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import (
-    MARKERS,
     BoundReached,
-    ForkAmbiguous,
-    LineageRejected,
-    combine,
-    continues_parent,
-    parse_model_config,
-    prove,
 )
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import warning_message
-from hermes_task.core.sanitize import clean_line
 from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.discovery import DetailReader, LineageProof
+from hermes_task.reading.history import Earlier
 from hermes_task.reading.pages import NewestPage, newest_page
+from hermes_task.reading.transcript import (
+    coverage,
+    goal_in,
+    history_warnings,
+    merge_warnings,
+    read_goal,
+    segments,
+    shown_rows,
+)
 
 
 @dataclass
@@ -72,6 +74,9 @@ class TaskReader(LineageProof):
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.window = Window()
+        self.earlier = Earlier()
+        self.details: dict[str, SessionDetail] = {}
+        self.goal: str | None = None
         self.continues_parent: bool | None = None
 
     # -- pages ----------------------------------------------------------------------------
@@ -118,35 +123,23 @@ class TaskReader(LineageProof):
             if fresh.end_reason == "compression" and tip.end_reason != "compression" and attempt == 0:
                 continue  # a compression finished during the read: look for the newer segment
             break
-        snap.warnings = self._warnings(reader) + snap.warnings
+        self.details.update(reader.cache)
+        warnings = self._warnings(reader)  # decides `continues_parent` on the first cycle
+        history = history_warnings(self.view(), self.cursor(), cold_open=bool(self.continues_parent))
+        snap.warnings = warnings + history + snap.warnings
         return snap
 
     def _redirected(self, reader: DetailReader, sid: str) -> SessionDetail:
-        if not is_valid_id(sid):
-            raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
-        try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
-            path = combine(self.path, proof.path)
-        except (LineageRejected, ForkAmbiguous):
-            raise HermesError(
-                Code.IDENTITY_MISMATCH, f"messages answered for {clean_line(sid)}, not proven on this task"
-            ) from None
-        except BoundReached:
-            self.bound_hit = True
-            raise HermesError(Code.IDENTITY_MISMATCH, "messages answered for another session") from None
-        if path[-1] != sid:
-            raise HermesError(
-                Code.IDENTITY_MISMATCH, f"messages answered for an earlier segment {clean_line(sid)}"
-            )
-        self.path = path
-        self.notes.update(proof.notes)
+        self.adopt_redirect(reader, sid)
         self.window = advance(self.window, sid)
         return reader(sid)
 
-    def read_older(self, limit: int = PAGE_LIMIT) -> MergeResult | None:
-        """Up to `limit` rows older than the window's newest block; None at the start.
+    def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
+        """Up to `limit` rows older than the history's oldest read row; None at the start.
 
-        The read re-reads the block's first row as an anchor (`older_request`). A page of
+        While the tip window has older rows, they come first; then (`across`) the previous
+        proven segments, segment by segment (`core/history.py`). In the tip window, the
+        read re-reads the block's first row as an anchor (`older_request`). A page of
         another session (the canonical segment changed during the read) or of another
         generation is never merged: the paging restarts with the newest page at offset 0.
         A page that misses its anchor (rows appended or removed since the block was read)
@@ -154,6 +147,12 @@ class TaskReader(LineageProof):
         """
         if self.tip is None:
             self.refresh()
+        cur = self.cursor()
+        if across and (cur.window is not self.window or cur.kind != "page"):
+            if cur.kind not in ("page", "first"):
+                return None
+            # None: the segment was blocked, so the next cursor differs
+            return self._read_earlier(cur, limit) or self.read_older(limit)
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -182,33 +181,55 @@ class TaskReader(LineageProof):
         snap = self.refresh()
         return _with(MergeResult(self.window, (), restarted=True), joined, snap)
 
-    # -- state ----------------------------------------------------------------------------
+    # -- history --------------------------------------------------------------------------
 
-    def _anchor_continues(self, reader: DetailReader) -> bool:
-        """Does the anchor itself continue an earlier segment? One extra exact-id,
-        profile-checked read of the parent's metadata; never its messages."""
-        if self.continues_parent is None:
-            anchor = self.anchor
-            assert anchor is not None
-            parent_id = anchor.parent_session_id
-            result = False
-            try:
-                markers = parse_model_config(anchor) or {}
-            except LineageRejected:
-                markers = {}
-            direct = any(markers.get(m) == parent_id for m in MARKERS)
-            if parent_id is not None and not direct and is_valid_id(parent_id):
-                try:
-                    parent = reader(parent_id)
-                except BoundReached:
-                    parent = None
-                except HermesError as exc:
-                    if exc.code is not Code.NOT_FOUND:
-                        raise
-                    parent = None
-                result = parent is not None and continues_parent(anchor, parent, legacy=self._legacy)
-            self.continues_parent = result
-        return self.continues_parent
+    def cursor(self) -> Cursor:
+        """Where the next older read of the whole lineage goes (`core/history.py`)."""
+        counts = {sid: self.details[sid].message_count for sid in self.path if sid in self.details}
+        return cursor(self.path, self.window, self.earlier.windows, frozenset(self.earlier.blocked), counts)
+
+    def view(self) -> View:
+        return compose(self.path, self.window, self.earlier.windows)
+
+    def rows(self) -> list[Row]:
+        """The rows shown so far (every one of a proven segment)."""
+        return shown_rows(self.view())
+
+    @property
+    def reached_start(self) -> bool:
+        """No older row can be read: the lineage's first row is held, or the rest is blocked."""
+        return self.cursor().kind in ("start", "blocked")
+
+    def _detail(self, sid: str) -> SessionDetail:
+        if sid not in self.details:
+            self.details[sid] = self.client.detail(sid)
+        return self.details[sid]
+
+    def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
+        assert cur.sid is not None
+        if cur.kind == "first":
+            return self.earlier.first(self.client, self._detail(cur.sid), legacy=self._legacy(), limit=limit)
+        return self.earlier.older(self.client, cur.sid, legacy=self._legacy(), limit=limit)
+
+    def fill(self, rows: int = PAGE_LIMIT) -> None:
+        """Fill the newest page up to `rows` rows from the previous proven segments."""
+        for _ in range(len(self.path)):
+            have = len(self.view().keys)
+            cur = self.cursor()
+            if have >= rows or cur.kind != "first":
+                return
+            self._read_earlier(cur, rows - have)
+
+    def read_goal(self) -> str | None:
+        """The task's goal (`TaskInfo.goal`): from the view, else one one-row read of the root."""
+        if self.goal is None and not self.continues_parent:
+            self.goal = goal_in(self.view(), self.path[0], self.cursor())
+            if self.goal is None:
+                oldest = self.oldest if self.path[0] == self.anchor_id else None
+                self.goal = read_goal(self.client, self.path[0], oldest)
+        return self.goal
+
+    # -- state ----------------------------------------------------------------------------
 
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
         out: list[WarningItem] = []
@@ -220,15 +241,11 @@ class TaskReader(LineageProof):
             add("legacy_backend")
         tip = self.tip
         assert tip is not None
+        assert self.anchor is not None
         if tip.end_reason == "compression":
             add("partial_history")
-        earlier = set(self.path[:-1])
-        has_earlier = len(self.path) > 1 or self._anchor_continues(reader)
-        if has_earlier:
-            shown = any(k[0] != tip.id for k in self.window.keys if not earlier or k[0] in earlier)
-            merges = not self.legacy and tip.source != "tool"
-            if not shown and (not merges or not self.window.has_older):
-                add("partial_ancestors")
+        if self.continues_parent is None:
+            self.continues_parent = self.anchor_continues(reader, self.anchor)
         if self.bound_hit:
             add("bound_reached")
         return out
@@ -245,7 +262,8 @@ class TaskReader(LineageProof):
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
-        window = self.window
+        view, cur, cold = self.view(), self.cursor(), bool(self.continues_parent)
+        rows = shown_rows(view)
         return TranscriptDoc(
             task=TaskInfo(
                 root_id=self.anchor_id,
@@ -257,13 +275,13 @@ class TaskReader(LineageProof):
                 state=self.state(),
                 end_reason=tip.end_reason,
                 notes=sorted(self.notes),
+                goal=self.goal,
+                segments=segments(self.path, self.details, rows),
             ),
             backend=BackendInfo(contract="legacy" if self.legacy else "current"),
-            rows=window.rows(),
-            coverage=Coverage(
-                unique_rows=len(window.keys), has_older=window.has_older, at_start=window.at_start
-            ),
-            warnings=list(warnings),
+            rows=rows,
+            coverage=coverage(view, cur, cold_open=cold),
+            warnings=merge_warnings(warnings, history_warnings(view, cur, cold_open=cold)),
         )
 
 

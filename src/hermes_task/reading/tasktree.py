@@ -60,7 +60,7 @@ def read_conversation(
     warnings = list(snap.warnings)
     read, idle = 1, 0
     while pages is None or read < pages:
-        result = reader.read_older(limit=MAX_LIMIT)
+        result = reader.read_older(limit=MAX_LIMIT, across=False)
         if result is None:
             break
         read += 1
@@ -68,6 +68,9 @@ def read_conversation(
         if idle >= MAX_IDLE_PAGES:
             break
     window = reader.window
+    if reader.cursor().kind in ("first", "blocked") and all(w.code != "partial_ancestors" for w in warnings):
+        # earlier segments of this conversation are not read here (their rows are not in it)
+        warnings.append(WarningItem(code="partial_ancestors", message=warning_message("partial_ancestors")))
     if window.has_older:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
         warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(session_id))))

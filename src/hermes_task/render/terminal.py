@@ -8,28 +8,20 @@ Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwis
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from collections.abc import Iterable
 
-from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from hermes_task.core.delegations import flatten
 from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc
 from hermes_task.core.messages import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
-from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code
+from hermes_task.render.rows import Style, row_renderable
 
-ROLE_STYLES = {
-    "user": "bold cyan",
-    "assistant": "bold green",
-    "agent": "bold green",
-    "tool": "bold yellow",
-    "system": "bold magenta",
-}
 STATUS_STYLES = {
     "completed": "green",
     "failed": "red",
@@ -42,85 +34,59 @@ STATUS_STYLES = {
 }
 
 
-def _when(timestamp: float | None) -> str:
-    if timestamp is None:
-        return ""
-    try:
-        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-    except (OverflowError, OSError, ValueError):
-        return ""
-    return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+def goal_line(doc: TranscriptDoc, width: int) -> Text | None:
+    """The task's goal on one line, cut to `width`."""
+    goal = doc.task.goal
+    if not goal:
+        return None
+    text = " ".join(clean_line(goal).split())
+    room = max(10, width - len("goal: "))
+    if len(text) > room:
+        text = text[: room - 1] + "…"
+    line = Text("goal: ", style="bold")
+    line.append(text, style="bold")
+    return line
 
 
-def _prose(text: str, markdown: bool) -> RenderableType:
-    safe = clean(text)
-    if markdown:
-        from rich.markdown import Markdown
-
-        return Markdown(safe, hyperlinks=False)
-    return Text(safe)
-
-
-def row_renderable(row: Row, *, markdown: bool, reasoning: bool) -> RenderableType:
-    """One row: a header line (role, kind, tool, id, time) and its indented body."""
-    role = "assistant" if row.role == "agent" else row.role
-    header = Text()
-    header.append("▌ ", style=ROLE_STYLES.get(role, "bold"))
-    header.append(clean_line(role), style=ROLE_STYLES.get(role, "bold"))
-    if row.kind:
-        header.append(f" [{clean_line(row.kind)}]", style="italic")
-    if row.role == "tool" and row.tool_name:
-        header.append(f" {clean_line(row.tool_name)}", style="yellow")
-    if row.tool_call_id:
-        header.append(f" ({clean_line(row.tool_call_id)})", style="dim")
-    header.append(f"  #{row.id}", style="dim")
-    when = _when(row.timestamp)
-    if when:
-        header.append(f"  {when}", style="dim")
-    if row.archived:
-        header.append("  archived", style="dim italic")
-    body: list[RenderableType] = []
-    if row.reasoning:
-        if reasoning:
-            body.append(Text("reasoning:", style="dim italic"))
-            body.append(Text(clean(row.reasoning), style="dim"))
-        else:
-            body.append(
-                Text(f"▸ reasoning hidden ({len(row.reasoning)} chars; --reasoning shows it)", style="dim")
-            )
-    for note in row.commentary:
-        body.append(_prose(note, markdown))
-    if row.text:
-        body.append(_prose(row.text, markdown))
-    for call in row.tool_calls:
-        line = Text("→ ", style="yellow")
-        line.append(f"call {clean_line(call.name or '(unnamed tool)')}", style="yellow")
-        if call.id:
-            line.append(f" ({clean_line(call.id)})", style="dim")
-        line.append(" ")
-        if call.arguments is None:
-            line.append("(no arguments recorded)", style="dim italic")
-        else:
-            line.append(clean(call.arguments))
-        body.append(line)
-    if not body:
-        body.append(Text("(empty)", style="dim italic"))
-    if markdown:
-        return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
-    # Plain output: whole lines, indented, never cropped or padded (greppable, selectable).
-    plain = header.copy()
-    for part in body:
-        assert isinstance(part, Text)
-        for line in part.split("\n", allow_blank=True):
-            plain.append("\n  ")
-            plain.append_text(line)
-    return plain
+def segment_line(sid: str, previous: str | None, reason: str | None) -> Text:
+    why = (
+        f"previous segment {clean_line(previous)} ended: {clean_line(reason or 'unknown')}"
+        if previous
+        else ""
+    )
+    line = Text(f"── segment {clean_line(sid)}", style="dim")
+    if why:
+        line.append(f" · {why}")
+    line.append(" ──")
+    return line
 
 
-def transcript(console: Console, doc: TranscriptDoc, *, markdown: bool, reasoning: bool) -> None:
-    """The rows of a transcript document, then a one-line footer about coverage."""
+def transcript(
+    console: Console,
+    doc: TranscriptDoc,
+    *,
+    markdown: bool,
+    reasoning: bool,
+    full: bool = False,
+    utc: bool = False,
+) -> None:
+    """The goal, the rows of a transcript document (one dim line where the task moves to a
+    newer segment), then a one-line footer about coverage."""
+    goal = goal_line(doc, console.width)
+    if goal is not None:
+        console.print(goal)
+        console.print()
+    style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
+    order = {sid: i for i, sid in enumerate(doc.task.lineage)}
+    reasons = {s.id: s.end_reason for s in doc.task.segments}
+    newest: str | None = None
     for row in doc.rows:
-        console.print(row_renderable(row, markdown=markdown, reasoning=reasoning))
+        if newest is not None and order.get(row.session_id, -1) > order.get(newest, -1):
+            console.print(segment_line(row.session_id, newest, reasons.get(newest)))
+            console.print()
+        if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
+            newest = row.session_id
+        console.print(row_renderable(row, style))
         console.print()
     console.print(footer(doc))
 
@@ -138,10 +104,19 @@ def footer(doc: TranscriptDoc) -> Text:
     return text
 
 
-def rows(console: Console, items: Iterable[Row], *, markdown: bool, reasoning: bool) -> None:
+def rows(
+    console: Console,
+    items: Iterable[Row],
+    *,
+    markdown: bool,
+    reasoning: bool,
+    full: bool = False,
+    utc: bool = False,
+) -> None:
     """Rows appended to an ongoing output (follow): printed once each, no redraw."""
+    style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     for row in items:
-        console.print(row_renderable(row, markdown=markdown, reasoning=reasoning))
+        console.print(row_renderable(row, style))
         console.print()
 
 

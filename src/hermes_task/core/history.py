@@ -1,0 +1,108 @@
+"""One window over the proven lineage: which segment is read next, and the rows shown (pure).
+
+A task's history is its tip window (`TaskReader.window`: the canonical segment, paged by
+the anchored rules of `core/anchors.py`) plus one window per earlier segment that had to be
+read on its own. Whether an earlier segment must be read is decided from rows, never from a
+backend version: once the newer windows are read to their start, a segment is read (newest
+page first) only when they hold fewer of its rows (by `session_id`) than the segment
+counts; a backend that merges every ancestor row into the tip's pages needs no other read,
+one whose merged view leaves some ancestor rows out (or holds none) gets them read.
+
+Invariants: a segment is never given a window while a newer window's sequence already
+includes its rows; the shown rows are the earlier windows oldest segment first, then the
+tip window, each identity once; a row whose `session_id` is not a segment of the proven
+lineage is never shown (it is counted as foreign); the history is at its start only at the
+first row of the lineage's first segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes_task.core.window import RowKey, Window
+from hermes_task.core.wire import WireMessage
+
+CursorKind = Literal["page", "first", "start", "blocked"]
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
+    `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
+    row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
+    `window` is the last window looked at."""
+
+    kind: CursorKind
+    sid: str | None
+    window: Window
+
+
+def held(sid: str, windows: Sequence[Window]) -> int:
+    """Identities of segment `sid` held by any of `windows`."""
+    return len({key for window in windows for key in window.keys if key[0] == sid})
+
+
+def _at_start(window: Window) -> bool:
+    return window.at_start and not (window.fresh and not window.empty)
+
+
+def cursor(
+    path: tuple[str, ...],
+    tip: Window,
+    earlier: Mapping[str, Window],
+    blocked: frozenset[str] = frozenset(),
+    counts: Mapping[str, int | None] | None = None,
+) -> Cursor:
+    """The next older read of the history (see the module's rule). `counts` are the
+    segments' own row counts (detail `message_count`); a segment whose rows the windows
+    already hold (as many as it counts; any, when its count is unknown) is not read."""
+    counts = counts or {}
+    current = tip
+    windows = [tip, *earlier.values()]
+    for sid in reversed(path[:-1]):
+        if not _at_start(current):
+            return Cursor("page", current.canonical, current)
+        if sid in blocked:
+            return Cursor("blocked", sid, current)
+        if sid in earlier:
+            current = earlier[sid]
+            continue
+        have, total = held(sid, windows), counts.get(sid)
+        if have and (total is None or have >= total):
+            continue  # a newer segment's pages already include this segment's rows
+        return Cursor("first", sid, current)
+    if not _at_start(current):
+        return Cursor("page", current.canonical, current)
+    return Cursor("start", path[0], current)
+
+
+@dataclass(frozen=True)
+class View:
+    """The shown side of the history: identities in display order (owned rows only), every
+    known message, and how many identities named a session outside the lineage."""
+
+    keys: tuple[RowKey, ...]
+    messages: Mapping[RowKey, WireMessage]
+    foreign: int
+
+
+def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
+    """Earlier windows (oldest segment first), then the tip window; each identity once."""
+    owned = frozenset(path)
+    messages: dict[RowKey, WireMessage] = {}
+    order: dict[RowKey, None] = {}
+    foreign: set[RowKey] = set()
+    windows = [earlier[sid] for sid in path if sid in earlier and sid != tip.canonical]
+    for window in [*windows, tip]:
+        messages.update(window.messages)
+        for key in window.keys:
+            if key[0] in owned:
+                order.setdefault(key, None)
+            else:
+                foreign.add(key)
+    return View(tuple(order), messages, len(foreign))
+
+
+__all__ = ["Cursor", "View", "compose", "cursor", "held"]

@@ -1,0 +1,171 @@
+"""One window over the proven lineage (`core/history.py`, `TaskReader.fill`/`read_older`):
+earlier segments are read only when the newer windows do not already hold their rows, every
+row of every segment arrives exactly once, no page is requested twice, foreign rows are
+dropped and counted, and a cold open of a later segment discloses what it cannot include."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes_task.core.history import compose, cursor
+from hermes_task.core.merge import merge_latest
+from hermes_task.core.window import Window
+from hermes_task.core.wire import MessagesPage, WireMessage
+from hermes_task.reading.older import Plan, read_batches
+from hermes_task.reading.reader import TaskReader
+from tests.unit.test_poll import FakeClient, X, Y, Z
+
+W = "20260101_000009_ffffff"
+
+
+class Counting(FakeClient):
+    """FakeClient that records every messages request with its offset and limit."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.pages: list[tuple[str, int, int, str]] = []
+
+    def messages(self, sid: str, *, offset: int = 0, limit: int = 50, order: str = "latest") -> MessagesPage:
+        self.pages.append((sid, offset, limit, order))
+        if order == "oldest" and not self.legacy:  # current backends honour it: oldest first
+            rows = [row for seg in self.merged[sid] for row in self.own[seg]][offset : offset + limit]
+            pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(rows)}
+            return MessagesPage.model_validate(
+                {"session_id": sid, "messages": rows, "pagination": pagination}
+            )
+        return super().messages(sid, offset=offset, limit=limit, order=order)
+
+
+def chain(mode: str, sizes: tuple[int, int, int] = (60, 70, 10)) -> tuple[Counting, list[tuple[str, int]]]:
+    """X -> Y -> Z rotated twice, ended; `mode`: legacy, merged (iot subagent) or unmerged."""
+    client = Counting(legacy=mode == "legacy")
+    client.add(X)
+    keys = client.append(X, sizes[0])
+    client.rotate(X, Y)
+    keys += client.append(Y, sizes[1])
+    client.rotate(Y, Z)
+    keys += client.append(Z, sizes[2])
+    client.end(Z, "agent_close", at=9.0)
+    if mode == "unmerged":
+        client.merged[Y], client.merged[Z] = [Y], [Z]
+    return client, keys
+
+
+def shown(reader: TaskReader) -> list[tuple[str, int]]:
+    return [(r.session_id, r.id) for r in reader.document([]).rows]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "merged", "unmerged"])
+def test_older_all_reads_every_row_of_every_segment_once_and_no_page_twice(mode: str) -> None:
+    client, keys = chain(mode)
+    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader.refresh()
+    reader.fill()
+    read_batches(reader, Plan(batches=None, limit=500))
+    assert shown(reader) == keys
+    doc = reader.document([])
+    assert doc.coverage.at_start is True
+    assert doc.coverage.has_older is False
+    assert [w.code for w in doc.warnings if w.code != "legacy_backend"] == []
+    assert len(client.pages) == len(set(client.pages))
+    read = {sid for sid, *_ in client.pages}
+    assert read == ({Z} if mode == "merged" else {X, Y, Z})  # a merging backend: the tip only
+    assert [s.rows_shown for s in doc.task.segments] == [60, 70, 10]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "unmerged"])
+def test_show_fills_its_newest_page_from_the_previous_segment(mode: str) -> None:
+    client, keys = chain(mode)
+    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader.refresh()
+    reader.fill()
+    assert shown(reader) == keys[-50:]  # 10 of Z, the newest 40 of Y
+    doc = reader.document([])
+    assert doc.coverage.has_older is True
+    assert doc.coverage.at_start is False
+    assert [p[0] for p in client.pages].count(Y) == 1
+    assert X not in {p[0] for p in client.pages}
+    # older continues in Y (one page: the rest of Y), then X, down to X's first row
+    read_batches(reader, Plan(batches=1))
+    assert shown(reader) == keys[-80:]
+    read_batches(reader, Plan(batches=None, limit=500))
+    assert shown(reader) == keys
+    assert len(client.pages) == len(set(client.pages))
+
+
+def test_a_merged_tip_page_is_never_filled_from_earlier_segments() -> None:
+    client, keys = chain("merged", (5, 5, 5))
+    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader.refresh()
+    reader.fill()
+    assert shown(reader) == keys
+    assert {p[0] for p in client.pages} == {Z}
+
+
+def test_rows_of_a_session_outside_the_lineage_are_dropped_and_counted() -> None:
+    client, keys = chain("merged", (3, 3, 3))
+    client.add(W)
+    foreign = client.append(W, 2)
+    client.merged[Z] = [X, W, Y, Z]  # the tip page carries two rows of an unproven session
+    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    snap = reader.refresh()
+    doc = reader.document(snap.warnings)
+    assert shown(reader) == keys
+    assert not set(foreign) & set(shown(reader))
+    warning = next(w for w in doc.warnings if w.code == "foreign_rows")
+    assert warning.message.endswith("(2 rows)")
+    assert "foreign_rows" in [w.code for w in snap.warnings]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "merged", "unmerged"])
+def test_a_cold_open_of_a_later_segment_reads_one_parent_detail_and_no_ancestor_rows(mode: str) -> None:
+    client, _ = chain(mode, (4, 4, 4))
+    reader = TaskReader(client, Z)  # type: ignore[arg-type]
+    snap = reader.refresh()
+    reader.fill()
+    doc = reader.document(snap.warnings)
+    assert "partial_ancestors" in [w.code for w in doc.warnings]  # even where X, Y rows were held
+    assert {r.session_id for r in doc.rows} == {Z}
+    assert {p[0] for p in client.pages} == {Z}
+    assert [c for c in client.calls if c[0] == "detail" and c[1] == Y] == [("detail", Y)]
+    assert doc.coverage.at_start is False
+    assert reader.read_goal() is None  # the root of a cold open is not the task's first segment
+
+
+def test_the_goal_is_read_with_one_one_row_read_when_the_window_lacks_it() -> None:
+    client, _ = chain("unmerged")
+    client.own[X][0]["role"] = "user"
+    client.own[X][0]["content"] = "Do the thing"
+    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader.refresh()
+    reader.fill()
+    before = len(client.pages)
+    assert reader.read_goal() == "Do the thing"
+    assert client.pages[before:] == [(X, 0, 1, "oldest")]
+    assert reader.document([]).task.goal == "Do the thing"
+
+
+def _msg(sid: str, i: int) -> WireMessage:
+    return WireMessage.model_validate({"id": i, "session_id": sid, "role": "user", "content": str(i)})
+
+
+def test_the_cursor_reads_a_segment_only_when_newer_windows_hold_fewer_of_its_rows() -> None:
+    path = (X, Y, Z)
+    tip = merge_latest(Window(canonical=Z), [_msg(Y, 1), _msg(Z, 2)], exhausted=True).window
+    # Y counts one row and the tip's sequence holds it: Y is not read, X is next
+    assert cursor(path, tip, {}, counts={Y: 1, X: 1}) == cursor(path, tip, {}, counts={X: 1})
+    first = cursor(path, tip, {}, counts={Y: 1, X: 1})
+    assert (first.kind, first.sid) == ("first", X)
+    # Y counts three rows: the tip's merged view left two out, so Y is read
+    partial_y = cursor(path, tip, {}, counts={Y: 3, X: 1})
+    assert (partial_y.kind, partial_y.sid) == ("first", Y)
+    held = merge_latest(Window(canonical=X), [_msg(X, 0)], exhausted=True).window
+    assert cursor(path, tip, {X: held}, counts={Y: 1}).kind == "start"
+    assert cursor(path, tip, {}, frozenset({X}), counts={Y: 1}).kind == "blocked"
+    view = compose(path, tip, {X: held})
+    assert view.keys == ((X, 0), (Y, 1), (Z, 2))
+    assert view.foreign == 0
+    partial = merge_latest(Window(canonical=Z), [_msg(Z, 2)], exhausted=False).window
+    assert cursor(path, partial, {}).kind == "page"
