@@ -19,6 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from tests.replay import BASE_URL, TOKEN, Replay
 
 URL = "http://127.0.0.1:9119"
 CHILD = "20261130_163400_1f2d7b"
@@ -29,6 +30,8 @@ ENV = {
     "COLUMNS": "100",
     "XDG_CONFIG_HOME": "/nonexistent",
 }
+
+REPLAY_ENV = {**ENV, "HERMES_DASHBOARD_TOKEN": TOKEN}
 
 DETAIL = {
     "id": CHILD,
@@ -248,3 +251,29 @@ def test_error_document(dashboard: respx.Router, snapshot: SnapshotAssertion) ->
     assert result.exit_code == 4
     assert result.stderr.startswith("error: session not found")
     assert result.stdout == snapshot
+
+
+@pytest.mark.parametrize("backend", ["official", "iot"])
+def test_the_demo_task_reads_in_the_terminal(backend: str, snapshot: SnapshotAssertion) -> None:
+    """The demo's `show ROOT --tip TIP` (tools/demo.py) on the real captures: the goal first,
+    every segment, compaction boilerplate in one line, tool results decoded and cut."""
+    replay = Replay(backend)
+    c1 = replay.manifest["c1"]
+    args = ["show", c1["root"], "--tip", c1["tip"], "--utc"]
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=replay)
+        short = CliRunner().invoke(app, [*args, "--url", BASE_URL], env=REPLAY_ENV)
+        full = CliRunner().invoke(app, [*args, "--full", "--url", BASE_URL], env=REPLAY_ENV)
+    assert short.exit_code == 0, short.stderr
+    out = short.stdout
+    assert out.splitlines()[0] == f"goal: {c1['goal']}"
+    assert "[CONTEXT COMPACTION" not in out
+    assert "more lines (--full)" in out
+    assert "0000: scanned line with no marker" in out  # decoded: real line breaks
+    assert '{"output"' not in out.split(c1["tip"])[0]  # before the tip's steer-marked row
+    if backend == "official":  # iot hides its compaction summaries itself (display_kind hidden)
+        assert "▸ compaction summary" in out
+        assert "[CONTEXT COMPACTION" in full.stdout
+    assert "more lines" not in full.stdout
+    assert len(full.stdout.splitlines()) > 2 * len(out.splitlines())
+    assert out == snapshot
