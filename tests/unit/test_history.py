@@ -169,3 +169,34 @@ def test_the_cursor_reads_a_segment_only_when_newer_windows_hold_fewer_of_its_ro
     assert view.foreign == 0
     partial = merge_latest(Window(canonical=Z), [_msg(Z, 2)], exhausted=False).window
     assert cursor(path, partial, {}).kind == "page"
+
+
+def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment() -> None:
+    import io
+
+    from rich.console import Console
+
+    from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
+    from hermes_task.render import terminal
+
+    task = TaskInfo(
+        root_id=X,
+        tip_id=Y,
+        lineage=[X, Y],
+        segments=[SegmentInfo(id=X, end_reason="compression"), SegmentInfo(id=Y)],
+    )
+    sink = io.StringIO()
+    console = Console(file=sink, width=100, no_color=True)
+
+    def row(sid: str, i: int) -> Row:
+        return Row(id=i, session_id=sid, role="assistant", text=f"row {i}")
+
+    newest = terminal.rows(console, [row(X, 1)], markdown=False, reasoning=False, task=task)
+    newest = terminal.rows(
+        console, [row(X, 2), row(Y, 3)], markdown=False, reasoning=False, task=task, newest=newest
+    )
+    terminal.rows(console, [row(Y, 4)], markdown=False, reasoning=False, task=task, newest=newest)
+    out = sink.getvalue()
+    line = f"── segment {Y} · previous segment {X} ended: compression ──"
+    assert out.count(line) == 1
+    assert out.index("row 2") < out.index(line) < out.index("row 3")

@@ -114,7 +114,7 @@ class TerminalReporter:
 
         # Rendered to a string and written here: rich's own broken-pipe handler would exit 1.
         with self.out.capture() as captured:
-            terminal.rows(self.out, rows, **self.view)
+            self.newest = terminal.rows(self.out, rows, task=self.task, newest=self.newest, **self.view)
         self.env.write_stdout(captured.get())
         self.count += len(rows)
 

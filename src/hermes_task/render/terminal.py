@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hermes_task.core.delegations import flatten
-from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc
+from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, TranscriptDoc
 from hermes_task.core.messages import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code
@@ -112,12 +112,24 @@ def rows(
     reasoning: bool,
     full: bool = False,
     utc: bool = False,
-) -> None:
-    """Rows appended to an ongoing output (follow): printed once each, no redraw."""
+    task: TaskInfo | None = None,
+    newest: str | None = None,
+) -> str | None:
+    """Rows appended to an ongoing output (follow): printed once each, no redraw; with the
+    task, one dim line where it moves to a newer segment than `newest` (the segment of the
+    newest row printed before). Returns that segment after these rows."""
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
+    order = {sid: i for i, sid in enumerate(task.lineage if task else ())}
+    reasons = {s.id: s.end_reason for s in task.segments} if task else {}
     for row in items:
+        if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
+            if newest is not None and task is not None:
+                console.print(segment_line(row.session_id, newest, reasons.get(newest)))
+                console.print()
+            newest = row.session_id
         console.print(row_renderable(row, style))
         console.print()
+    return newest
 
 
 def _gap_text(entry: TaskEntry) -> str:
