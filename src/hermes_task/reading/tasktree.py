@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from hermes_task.core.delegations import call_sessions, recover
 from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
@@ -68,8 +69,10 @@ def read_conversation(
         if idle >= MAX_IDLE_PAGES:
             break
     window = reader.window
-    if reader.cursor().kind in ("first", "blocked") and all(w.code != "partial_ancestors" for w in warnings):
-        # earlier segments of this conversation are not read here (their rows are not in it)
+    cur = reader.cursor()
+    unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
+    if unread and all(w.code != "partial_ancestors" for w in warnings):
+        # an earlier segment of this conversation none of whose rows its pages carry
         warnings.append(WarningItem(code="partial_ancestors", message=warning_message("partial_ancestors")))
     if window.has_older:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
