@@ -32,9 +32,7 @@ class Counting(FakeClient):
         if order == "oldest" and not self.legacy:  # current backends honour it: oldest first
             rows = [row for seg in self.merged[sid] for row in self.own[seg]][offset : offset + limit]
             pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(rows)}
-            return MessagesPage.model_validate(
-                {"session_id": sid, "messages": rows, "pagination": pagination}
-            )
+            return MessagesPage.from_json({"session_id": sid, "messages": rows, "pagination": pagination})
         return super().messages(sid, offset=offset, limit=limit, order=order)
 
 
@@ -148,7 +146,7 @@ def test_the_goal_is_read_with_one_one_row_read_when_the_window_lacks_it() -> No
 
 
 def _msg(sid: str, i: int) -> WireMessage:
-    return WireMessage.model_validate({"id": i, "session_id": sid, "role": "user", "content": str(i)})
+    return WireMessage.from_json({"id": i, "session_id": sid, "role": "user", "content": str(i)})
 
 
 def test_the_cursor_reads_a_segment_only_when_newer_windows_hold_fewer_of_its_rows() -> None:
