@@ -110,7 +110,8 @@ def test_a_chat_without_delegations_lists_nothing(backend: Any) -> None:
     run = hermes_task(backend, "recover", long_id)
     assert run.code == 0, run.stderr
     assert run.stdout == ""  # piped: zero task lines
-    assert run.stderr == f"no delegated tasks in {long_id}\n"
+    legacy = f"warning: {LEGACY_WARNING}\n" if backend.contract == "legacy" else ""
+    assert run.stderr == f"no delegated tasks in {long_id}\n{legacy}"
     doc = hermes_task(backend, "recover", long_id, "--json").json()
     assert (doc["tasks"], doc["summary"]) == ([], {"total": 0, "terminal": 0, "state": "finished"})
 
