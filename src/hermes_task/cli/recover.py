@@ -70,6 +70,25 @@ def recover(
             "interrupted or cancelled, 9 while any still runs.",
         ),
     ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep reading the parent every 2 s (new rows only) until every task is terminal; "
+            "tasks delegated meanwhile join. A terminal redraws the table; piped, one line per status change; "
+            "--json, NDJSON events.",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="S",
+            min=0.0,
+            help="With --watch: stop after S seconds in all; exit 9 while a task still runs.",
+            show_default=False,
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
@@ -80,6 +99,15 @@ def recover(
     # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (README "Piped output").
     """
     wanted = frozenset(s.value for s in status or [])
+    if watch:
+        from hermes_task.cli.watch import watch_parent
+
+        if recursive or pages is not None:
+            raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
+        watch_parent(common, parent_id, timeout=timeout, exit_status=exit_status)
+        return
+    if timeout is not None:
+        raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
 
     def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id

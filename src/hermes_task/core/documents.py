@@ -230,8 +230,18 @@ class ResultEvent:
     exit_code: int
 
 
-# One `follow --json` line; `schemas.py` discriminates the union on `type`.
-FollowEvent = RowEvent | StateEvent | WarningEvent | ErrorEvent | ResultEvent
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskEvent(TaskEntry):
+    """`recover --watch --json`: a task that appeared or changed, whole (every `TaskEntry`
+    field plus `type`). The watch's `result` has `end_reason` = the parent's verdict
+    (`completed` or `failed`) once every task is terminal."""
+
+    type: Literal["task"] = "task"
+
+
+# One `follow --json` or `recover --watch --json` line; `schemas.py` discriminates the union
+# on `type`.
+FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | ResultEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
