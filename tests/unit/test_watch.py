@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import respx
 
-from hermes_task.cli import follow as follow_cli
 from hermes_task.cli import watch as watch_cli
 from hermes_task.reading.watch import Stop
 from tests.unit.test_recover_cli import BASE_URL, FakeDashboard, P, run
@@ -42,7 +41,7 @@ class Clock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     c = Clock()
     monkeypatch.setattr(watch_cli, "CLOCK", c)
-    monkeypatch.setattr(follow_cli, "idle_sleep", lambda stream: c.sleep)
+    monkeypatch.setattr(watch_cli, "SLEEP_FOR", lambda stream: c.sleep)
     return c
 
 

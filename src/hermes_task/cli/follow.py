@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
+from hermes_task.cli.options import Common, NoHint, Tips, with_common
 from hermes_task.cli.shell import Known, connect, console, debug_writer, run
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class JsonReporter:
         from hermes_task.core.documents import to_json_dict
 
         for row in rows:
-            self._event({"type": "row", **to_json_dict(row)})
+            self._event({"type": "row", **to_json_dict(row), "task": None})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         from hermes_task.core.messages import error_message
@@ -166,7 +166,24 @@ def idle_sleep(stream: Any) -> Callable[[float], None]:
 
 @with_common(pager=False, events=True, timeout_alias=False)
 def follow(
-    child_id: ChildId,
+    child_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CHILD_ID]",
+            help="The task's root session id (its first durable reference); or give --parent.",
+            show_default=False,
+        ),
+    ] = None,
+    parent: Annotated[
+        str | None,
+        typer.Option(
+            "--parent",
+            metavar="PARENT_ID",
+            help="Follow every task PARENT_ID delegated: rows prefixed with the task's number, "
+            "tasks joining as they start, until every task ended (--exit-status: by the parent's verdicts).",
+            show_default=False,
+        ),
+    ] = None,
     tip: Tips = None,
     no_hint: NoHint = False,
     interval: Annotated[
@@ -198,6 +215,16 @@ def follow(
 
     A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
     """
+    if (child_id is None) == (parent is None):
+        raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
+    if parent is not None:
+        if tip:
+            raise typer.BadParameter("--tip names a segment of one task: not with --parent")
+        from hermes_task.cli.watch import follow_parent
+
+        follow_parent(common, parent, timeout=timeout, exit_status=exit_status)
+        return
+    assert child_id is not None
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env

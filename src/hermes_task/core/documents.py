@@ -192,10 +192,18 @@ class TasksDoc:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRef:
+    number: str | None
+    child_session_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RowEvent(Row):
-    """A newly verified row: every `Row` field plus `type`."""
+    """A newly verified row: every `Row` field plus `type`, and with `follow --parent` the
+    task it belongs to (null for `follow CHILD_ID`)."""
 
     type: Literal["row"] = "row"
+    task: TaskRef | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

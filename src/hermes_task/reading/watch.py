@@ -126,7 +126,8 @@ class Watcher:
                 failures, streak = 0, None
                 if changed:
                     self.reporter.tasks(self.entries)
-                if all_terminal(self.entries):
+                self.after_cycle()
+                if all_terminal(self.entries) and self.settled():
                     code = exit_status(self.entries) if config.exit_status else ExitStatus.OK
                     return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
                 wait = max(0.0, started + config.interval - self.clock())
@@ -138,6 +139,14 @@ class Watcher:
                 failed = config.exit_status and verdict(self.entries) == "failed"
                 code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
                 return WatchOutcome("timeout", "running", None, int(code))
+
+    def after_cycle(self) -> None:
+        """After each successful read of the parent (`follow --parent` reads children here)."""
+
+    def settled(self) -> bool:
+        """Besides every task being terminal, may the watch end? (`follow --parent`: every
+        known child was read to its end.)"""
+        return True
 
     def _backoff(self, failures: int) -> float:
         config = self.config

@@ -68,7 +68,7 @@ class JsonWatch:
         )
 
 
-class _Notes:
+class Notes:
     """Warnings, retries and the ending as lines on stderr."""
 
     def __init__(self, err: Callable[[], Console], interval: float) -> None:
@@ -103,7 +103,7 @@ class _Notes:
         return None
 
 
-class LinesWatch(_Notes):
+class LinesWatch(Notes):
     """Piped: a task line when a task appears or its status changes."""
 
     def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
@@ -126,7 +126,7 @@ class LinesWatch(_Notes):
             self.note("", line, "dim")
 
 
-class LiveWatch(_Notes):
+class LiveWatch(Notes):
     """A terminal: the task table redrawn in place (rich `Live`), a state line under it."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
