@@ -55,6 +55,26 @@ def legacy_note(backend: Any) -> str:
 WARNING = '{"type":"warning"'
 
 
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Kill the watch if it still runs, and close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """Wait, then the rest of stdout and stderr (not `communicate()`: it reads the pipes'
+    file descriptors and would lose what `readline()` already buffered). The output is a few
+    lines, far below a pipe's buffer, so waiting first cannot block the child."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.wait(timeout=timeout)
+    return proc.stdout.read(), proc.stderr.read()
+
+
 @pytest.mark.parametrize(("statuses", "code", "verdict"), [(["completed", "completed"], 0, "completed"),
                                                             (["completed", "failed"], 8, "failed")])  # fmt: skip
 def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
@@ -67,11 +87,9 @@ def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
         head = json.loads(first_line(proc, skip=WARNING))  # the watch has read the parent
         time.sleep(2.0)
         backend.complete_unit(unit, statuses)
-        out, err = proc.communicate(timeout=60)
+        out, err = finish(proc, 60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert proc.returncode == code, err
     events = [head, *(json.loads(line) for line in out.splitlines())]
     warnings = [e for e in events if e["type"] == "warning"]
@@ -95,11 +113,9 @@ def test_sigterm_mid_watch_still_ends_the_stream_with_result(backend: Any) -> No
         head = json.loads(first_line(proc, skip=WARNING))
         assert head["type"] == "task"
         proc.send_signal(signal.SIGTERM)
-        out, _err = proc.communicate(timeout=30)
+        out, _err = finish(proc, 30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert proc.returncode == 143
     last = json.loads(out.splitlines()[-1])
     assert last == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 143}
@@ -111,11 +127,9 @@ def test_piped_watch_appends_tab_separated_lines(backend: Any) -> None:
     try:
         first = first_line(proc)
         backend.complete_unit(unit, ["failed", "completed"])
-        out, err = proc.communicate(timeout=60)
+        out, err = finish(proc, 60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert proc.returncode == 8
     lines = [first.rstrip("\n"), *out.splitlines()]
     assert [line.split("\t")[:2] for line in lines] == [
@@ -156,10 +170,33 @@ def test_the_readme_ci_recipe_passes_and_fails_the_build(
         backend.complete_unit(unit, statuses)
         out, err = proc.communicate(timeout=90)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert (proc.returncode == 0) is ok, err
     if not ok:
         assert proc.returncode == 8
         assert "1.2\tfailed" in out + err
+
+
+def test_follow_parent_follows_the_verdicts_and_lists_tasks_without_child_ids_once(backend: Any) -> None:
+    """The real backends persist no child id: each task is listed once as unavailable, and
+    the stream ends by the parent's verdicts (rows of children: tests/unit/test_family.py)."""
+    unit = backend.watch_parent(GOALS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_task", "follow", "--parent", unit["parent"], "--exit-status",
+         "--url", backend.url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(backend.token),
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        seen = [proc.stderr.readline() for _ in range(4 if backend.contract == "legacy" else 3)]
+        backend.complete_unit(unit, ["completed", "failed"])
+        out, err = finish(proc, 60)
+    finally:
+        stop(proc)
+    assert proc.returncode == 8
+    assert out == ""
+    lines = [line.rstrip("\n") for line in seen] + err.splitlines()
+    assert sum(1 for line in lines if line.startswith("1.1 │ rows unavailable")) == 1
+    assert sum(1 for line in lines if line.startswith("1.2 │ rows unavailable")) == 1
+    assert "1.2 │ ✗ failed · Subagent did not produce a response." in lines
+    assert lines[-1] == "every task ended (failed) · 2 of 2 tasks terminal"
