@@ -16,10 +16,10 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.cli import watch as watch_cli
+from hermes_task.cli.environment import Environment
 from hermes_task.reading.family import MAX_CHILDREN_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
-from tests.unit.test_recover_cli import BASE_URL, ENV, FakeDashboard, P
+from tests.unit.test_recover_cli import BASE_URL, ENV, ENVIRONMENT, FakeDashboard, P
 from tests.unit.test_schemas import validator
 from tests.unit.test_watch import Clock
 
@@ -29,7 +29,8 @@ B = "20261130_170002_cccccc"
 
 
 def run(*args: str) -> Any:
-    return CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV)
+    obj = ENVIRONMENT[-1] if ENVIRONMENT else None
+    return CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=obj)
 
 
 @pytest.fixture
@@ -41,11 +42,11 @@ def fake() -> Iterator[FakeDashboard]:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+def clock() -> Iterator[Clock]:
     c = Clock()
-    monkeypatch.setattr(watch_cli, "CLOCK", c)
-    monkeypatch.setattr(watch_cli, "SLEEP_FOR", lambda stream: c.sleep)
-    return c
+    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
+    yield c
+    ENVIRONMENT.clear()
 
 
 def family(dash: FakeDashboard, goals: list[str], children: list[str | None]) -> None:

@@ -14,8 +14,8 @@ import pytest
 import respx
 from typer.testing import CliRunner
 
-from hermes_task import cli
 from hermes_task.cli import app
+from hermes_task.cli.environment import Environment
 from tests.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
@@ -31,8 +31,13 @@ MISSING = "20261130_170003_dddddd"
 GRANDCHILD = "20261130_170004_eeeeee"
 
 
+# The Environment a test runs the command in (a tty, a fake clock); none: the real one.
+ENVIRONMENT: list[Environment] = []
+
+
 def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+    obj = ENVIRONMENT[-1] if ENVIRONMENT else None
+    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})}, obj=obj)
 
 
 def doc(result: Any) -> dict[str, Any]:
@@ -118,9 +123,11 @@ def test_json_of_a_real_parent_is_exactly_the_expected_document(replay: Replay, 
 
 
 @pytest.fixture
-def tty(monkeypatch: pytest.MonkeyPatch) -> None:
+def tty() -> Iterator[None]:
     """stdout is a terminal: the table, not the piped lines."""
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    ENVIRONMENT.append(Environment(isatty=lambda stream: True))
+    yield
+    ENVIRONMENT.clear()
 
 
 def test_table_of_a_real_parent(replay: Replay, tty: None) -> None:
@@ -336,9 +343,7 @@ def test_without_recursive_no_child_is_read(fake: FakeDashboard) -> None:
     assert {p.split("/")[3] for p in fake.seen} == {P}
 
 
-def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(
-    fake: FakeDashboard, tty: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDashboard, tty: None) -> None:
     _tree(fake)
     result = run(P, "--recursive")
     assert result.exit_code == 0
@@ -362,7 +367,7 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(
         "subagent events (child_session_id) and lifecycle hooks "
         "open a task with a child session: hermes-task show CHILD_SESSION (or follow)"
     )
-    monkeypatch.setattr(cli, "_isatty", lambda stream: False)
+    ENVIRONMENT.clear()
     piped = run(P, "--recursive", "--header", "--status", "timeout").stdout.splitlines()
     assert piped == [
         "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult",

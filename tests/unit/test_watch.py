@@ -12,8 +12,9 @@ import pytest
 import respx
 
 from hermes_task.cli import watch as watch_cli
-from hermes_task.reading.watch import Stop
-from tests.unit.test_recover_cli import BASE_URL, FakeDashboard, P, run
+from hermes_task.cli.environment import Environment
+from hermes_task.failures import ExitStatus, Interrupted
+from tests.unit.test_recover_cli import BASE_URL, ENVIRONMENT, FakeDashboard, P, run
 from tests.unit.test_schemas import validator
 
 DELEG = "deleg_66c2a77e"
@@ -38,11 +39,11 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+def clock() -> Iterator[Clock]:
     c = Clock()
-    monkeypatch.setattr(watch_cli, "CLOCK", c)
-    monkeypatch.setattr(watch_cli, "SLEEP_FOR", lambda stream: c.sleep)
-    return c
+    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
+    yield c
+    ENVIRONMENT.clear()
 
 
 @pytest.fixture
@@ -194,7 +195,11 @@ def test_a_final_failure_ends_the_stream_with_result(fake: FakeDashboard, clock:
     assert lines[-1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 3}
 
 
-@pytest.mark.parametrize(("raised", "code"), [(KeyboardInterrupt(), 130), (Stop(143), 143)])
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [(KeyboardInterrupt(), 130), (Interrupted(ExitStatus.TERMINATED, "SIGTERM"), 143),
+     (Interrupted(ExitStatus.HANGUP, "SIGHUP"), 129)],
+)  # fmt: skip
 def test_an_interrupt_or_a_stop_signal_still_writes_the_result(
     fake: FakeDashboard, clock: Clock, raised: BaseException, code: int
 ) -> None:
@@ -235,9 +240,7 @@ def test_timeout_needs_watch(fake: FakeDashboard) -> None:
 def test_on_a_terminal_the_table_is_redrawn_and_ends_with_the_verdict(
     fake: FakeDashboard, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_task import cli
-
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    ENVIRONMENT.append(Environment(clock=clock, sleep=clock.sleep, isatty=lambda stream: True))
     background(fake)
     clock.hooks[1] = complete(fake, ("completed", "completed"))
     result = run(P, "--watch", "--exit-status")

@@ -61,7 +61,9 @@ def recover(
             show_default=False,
         ),
     ] = None,
-    header: Annotated[bool, typer.Option("--header", help="Piped output: print the column names first.")] = False,
+    header: Annotated[
+        bool, typer.Option("--header", help="Piped output: print the column names first.")
+    ] = False,
     exit_status: Annotated[
         bool,
         typer.Option(

@@ -48,7 +48,9 @@ def follow_parent(common: Common, parent_id: str, *, timeout: float | None, exit
     if common.json:
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
-        reporter = TextFamily(console(common), env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
+        reporter = TextFamily(
+            console(common), env.write_stdout, lambda: console(common, stderr=True), INTERVAL
+        )
     _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=True)
 
 
@@ -76,7 +78,9 @@ def _drive(
         if not interrupted:
             reporter.error(error, retrying=False, delay=None)
         if common.json:
-            reporter.result(WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), [])
+            reporter.result(
+                WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
+            )
 
     def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id
