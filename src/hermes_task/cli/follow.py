@@ -9,8 +9,6 @@ nothing is printed.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +16,7 @@ import typer
 
 from hermes_task.cli.options import Common, NoHint, Tips, with_common
 from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
@@ -137,31 +136,6 @@ class TerminalReporter:
             self._note("", "following stopped on partial history; pass --tip NEWER_ID when known", "dim")
         elif outcome.ending == "timeout":
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
-
-
-def idle_sleep(stream: Any) -> Callable[[float], None]:
-    """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
-    reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
-    import select
-
-    try:
-        fd = stream.fileno()
-        poller = select.poll()
-    except (AttributeError, OSError, ValueError):
-        return time.sleep
-    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP and POLLNVAL come back
-    gone = select.POLLERR | select.POLLHUP | select.POLLNVAL
-
-    def sleep(seconds: float) -> None:
-        deadline = time.monotonic() + max(0.0, seconds)
-        while True:
-            left = deadline - time.monotonic()
-            if any(ev & gone for _fd, ev in poller.poll(max(0, math.ceil(left * 1000)))):
-                raise BrokenPipeError("stdout was closed")
-            if time.monotonic() >= deadline:
-                return
-
-    return sleep
 
 
 @with_common(pager=False, events=True, timeout_alias=False)

@@ -65,7 +65,7 @@ def _writer(stream: Any) -> Callable[[str], None]:
 def _drive(
     common: Common, parent_id: str, reporter: Any, *, timeout: float | None, exit_status: bool, family: bool
 ) -> None:
-    from hermes_task.cli.follow import idle_sleep
+    from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError
     from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
 
