@@ -143,11 +143,17 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", *bench_startup.markdown(startup), ""]
         follows: list[bench_follow.FollowResult] = []
         window = 15.0 if args.quick else 60.0
+        watches: list[bench_follow.FollowResult] = []
         workers = [
             threading.Thread(target=lambda s=s: follows.append(bench_follow.measure(s, window)))
             for s in servers.values()
+        ] + [
+            threading.Thread(
+                target=lambda s=s: watches.append(bench_follow.measure(s, window, command="recover --watch"))
+            )
+            for s in servers.values()
         ]
-        print(f"idle follow ({window:.0f} s, both backends) while rendering ...", flush=True)
+        print(f"idle follow and watch ({window:.0f} s, both backends) while rendering ...", flush=True)
         for worker in workers:
             worker.start()
         render = bench_render.measure(2 if args.quick else 3)
@@ -157,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += _older()
     lines += [*bench_render.markdown(render), ""]
     lines += [*bench_follow.markdown(sorted(follows, key=lambda r: r.backend)), ""]
+    lines += [*bench_follow.markdown(sorted(watches, key=lambda r: r.backend)), ""]
     DOCS.mkdir(exist_ok=True)
     (DOCS / "benchmarks.md").write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {DOCS / 'benchmarks.md'}", flush=True)

@@ -660,6 +660,33 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def watch_parent(self, goals: list[str]) -> dict[str, Any]:
+        """A new parent that dispatched *goals* as one background unit, not completed yet
+        (``seed_backend.py watch-parent``): parent, delegation_id, goals, children, dispatched_at."""
+        out = run_seed_tool(self.name, self.home, "watch-parent", "--goals-json", json.dumps(goals))
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def complete_unit(self, unit: dict[str, Any], statuses: list[str]) -> dict[str, Any]:
+        """Write the completion row of a `watch_parent` unit with one status per goal."""
+        out = run_seed_tool(
+            self.name,
+            self.home,
+            "complete-unit",
+            "--parent",
+            unit["parent"],
+            "--delegation",
+            unit["delegation_id"],
+            "--goals-json",
+            json.dumps(unit["goals"]),
+            "--statuses-json",
+            json.dumps(statuses),
+            "--dispatched-at",
+            str(unit["dispatched_at"]),
+        )
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
 
 def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
     """Start *name* on 127.0.0.1 (OS-assigned port) against *home*; wait until /api/status is 200.

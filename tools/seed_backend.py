@@ -1139,6 +1139,55 @@ def end_session(session_id: str, reason: str) -> dict:
     return {"session_id": session_id, "end_reason": row["end_reason"], "ended_at": row["ended_at"]}
 
 
+def watch_parent(goals: list[str]) -> dict:
+    """A fresh parent chat that dispatched *goals* as one background unit (children built the
+    way delegate_task builds them); nothing has completed yet (for ``recover --watch``)."""
+    s = Seeder()
+    parent = s.agent("cli")
+    P = parent.session_id
+    s.append(P, "user", "Run these checks in the background.")
+    call, call_id = _assistant_call({"tasks": [{"goal": g} for g in goals]})
+    s.append_dict(P, call)
+    deleg = _new_delegation_id()
+    children = [s.child(parent, i, g, len(goals)) for i, g in enumerate(goals)]
+    s.append_dict(P, _tool_result(call_id, _dispatched_payload(s, goals, deleg, children)))
+    return {
+        "parent": P,
+        "delegation_id": deleg,
+        "goals": goals,
+        "children": [c.session_id for c in children],
+        "dispatched_at": time.time(),
+    }
+
+
+def complete_unit(
+    parent: str, deleg: str, goals: list[str], statuses: list[str], dispatched_at: float
+) -> dict:
+    """The parent's completion row for background unit *deleg*, written by the package's own
+    formatter (``[ASYNC DELEGATION BATCH COMPLETE — …]``; iot adds display metadata)."""
+    s = Seeder()
+    s.session(parent)
+    results = [
+        _result_entry(s, i, status, f"Task {i + 1} finished." if status == "completed" else "", 3, 4.2)
+        for i, status in enumerate(statuses)
+    ]
+    event = {
+        "type": "async_delegation",
+        "delegation_id": deleg,
+        "is_batch": True,
+        "goals": goals,
+        "results": results,
+        "dispatched_at": dispatched_at,
+        "completed_at": time.time(),
+        "total_duration_seconds": 4.4,
+        "model": MODEL,
+        "role": "leaf",
+        "parent_session_id": parent,
+    }
+    s.append_dict(parent, _completion_row(s, event))
+    return {"parent": parent, "rows": s.counts(parent)["active"]}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1154,6 +1203,14 @@ def main(argv: list[str] | None = None) -> int:
     p_end = sub.add_parser("end", help="end a session")
     p_end.add_argument("--session", required=True)
     p_end.add_argument("--reason", default="agent_close")
+    p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
+    p_wp.add_argument("--goals-json", required=True)
+    p_cu = sub.add_parser("complete-unit", help="write a background unit's completion row")
+    p_cu.add_argument("--parent", required=True)
+    p_cu.add_argument("--delegation", required=True)
+    p_cu.add_argument("--goals-json", required=True)
+    p_cu.add_argument("--statuses-json", required=True)
+    p_cu.add_argument("--dispatched-at", type=float, required=True)
     args = parser.parse_args(argv)
 
     _check_environment()
@@ -1168,6 +1225,16 @@ def main(argv: list[str] | None = None) -> int:
             result = None
         elif args.cmd == "append":
             result = append_rows(args.session, args.n)
+        elif args.cmd == "watch-parent":
+            result = watch_parent(json.loads(args.goals_json))
+        elif args.cmd == "complete-unit":
+            result = complete_unit(
+                args.parent,
+                args.delegation,
+                json.loads(args.goals_json),
+                json.loads(args.statuses_json),
+                args.dispatched_at,
+            )
         else:
             result = end_session(args.session, args.reason)
     if result is not None:

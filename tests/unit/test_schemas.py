@@ -96,7 +96,7 @@ def test_every_property_is_required_and_objects_are_closed(name: str) -> None:
 def test_events_schema_is_a_union_discriminated_by_type() -> None:
     body = schemas.schema("events")
     assert body["discriminator"]["propertyName"] == "type"
-    assert sorted(body["discriminator"]["mapping"]) == ["error", "result", "row", "state", "warning"]
+    assert sorted(body["discriminator"]["mapping"]) == ["error", "result", "row", "state", "task", "warning"]
 
 
 @pytest.fixture(params=["official", "iot"])

@@ -123,6 +123,20 @@ class ErrorDoc:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskTokens:
+    input: int | None
+    output: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolTraceCounts:
+    """Counts over a result's `tool_trace`: its steps, and those whose status was not `ok`."""
+
+    calls: int
+    errors: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskEntry:
     call_id: str | None
     goal: str | None
@@ -137,6 +151,24 @@ class TaskEntry:
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
     gap: str | None = None
+    call_number: int | None = field(
+        default=None,
+        metadata=_doc("1-based position of the task's delegate_task spawn call in its conversation."),
+    )
+    number: str | None = field(
+        default=None,
+        metadata=_doc("`CALL.TASK`, both 1-based: the `#` of the table; stable as the chat grows."),
+    )
+    summary: str | None = field(default=None, metadata=_doc("The task's whole reported summary."))
+    duration_seconds: float | None = None
+    exit_reason: str | None = None
+    api_calls: int | None = None
+    model: str | None = None
+    tokens: TaskTokens | None = None
+    error: str | None = field(
+        default=None, metadata=_doc("The reported error of a task that did not complete.")
+    )
+    tool_trace: ToolTraceCounts | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,10 +192,18 @@ class TasksDoc:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRef:
+    number: str | None
+    child_session_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RowEvent(Row):
-    """A newly verified row: every `Row` field plus `type`."""
+    """A newly verified row: every `Row` field plus `type`, and with `follow --parent` the
+    task it belongs to (null for `follow CHILD_ID`)."""
 
     type: Literal["row"] = "row"
+    task: TaskRef | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,8 +238,18 @@ class ResultEvent:
     exit_code: int
 
 
-# One `follow --json` line; `schemas.py` discriminates the union on `type`.
-FollowEvent = RowEvent | StateEvent | WarningEvent | ErrorEvent | ResultEvent
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskEvent(TaskEntry):
+    """`recover --watch --json`: a task that appeared or changed, whole (every `TaskEntry`
+    field plus `type`). The watch's `result` has `end_reason` = the parent's verdict
+    (`completed` or `failed`) once every task is terminal."""
+
+    type: Literal["task"] = "task"
+
+
+# One `follow --json` or `recover --watch --json` line; `schemas.py` discriminates the union
+# on `type`.
+FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | ResultEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ simply has no children (no gap, ending or failure is invented).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hermes_task.core.delegations import call_sessions, recover
@@ -56,6 +56,13 @@ def read_conversation(
 ) -> Conversation:
     """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`."""
     reader = TaskReader(client, session_id, hint=hint)
+    warnings = read_history(reader, pages)
+    return conversation_of(reader, warnings)
+
+
+def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
+    """The reader's first cycle, then older pages until none is left, `pages` pages were read
+    or `MAX_IDLE_PAGES` pages in a row brought nothing new; the warnings of the read."""
     snap = reader.refresh()
     warnings = list(snap.warnings)
     read, idle = 1, 0
@@ -67,13 +74,18 @@ def read_conversation(
         idle = 0 if result.new_keys else idle + 1
         if idle >= MAX_IDLE_PAGES:
             break
-    window = reader.window
-    if window.has_older:
+    if reader.window.has_older:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
-        warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(session_id))))
+        warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(reader.anchor_id))))
+    return warnings
+
+
+def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) -> Conversation:
+    """The rows the reader's window holds, in order, as a `Conversation`."""
+    window = reader.window
     assert reader.anchor is not None
     return Conversation(
-        session_id=session_id,
+        session_id=reader.anchor_id,
         messages=tuple(window.messages[k] for k in window.keys),
         anchor=reader.anchor,
         path=reader.path,
@@ -164,4 +176,4 @@ def build(
     return walk.expand(parent, 0), walk.warnings
 
 
-__all__ = ["MAX_DEPTH", "Conversation", "build", "read_conversation"]
+__all__ = ["MAX_DEPTH", "Conversation", "build", "conversation_of", "read_conversation", "read_history"]

@@ -28,7 +28,7 @@ _TARGETS: dict[str, tuple[Any, str]] = {
     "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
     "events": (
         Annotated[FollowEvent, Field(discriminator="type")],
-        "`follow --json`: each NDJSON line is one of these events; the last is `result`.",
+        "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
     "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
