@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 TaskState = Literal["running", "ended", "unknown"]
-WarningCode = Literal["partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached"]
+WarningCode = Literal[
+    "partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached", "store_unavailable"
+]
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -57,6 +59,9 @@ class Candidate:
     id: str | None = None
     status: Literal["proven", "rejected", "none"] = "none"
     reason: str | None = None
+    source: Literal["tip_option", "latest_descendant", "store"] | None = field(
+        default=None, metadata=_doc("Where the candidate id came from (null when there is none).")
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,6 +142,12 @@ class TaskEntry:
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
     gap: str | None = None
+    child_ref_source: Literal["transcript", "store"] | None = field(
+        default=None,
+        metadata=_doc(
+            "Where child_session_id came from: the parent's rows, or the local store (confirmed over HTTP)."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
