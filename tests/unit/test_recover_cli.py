@@ -19,8 +19,8 @@ from tests.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (
-    'child session "-": the backend persisted no child session id for this task; the id appears only '
-    "in live subagent events (child_session_id) and lifecycle hooks\n"
+    'child session "-": the backend persisted no child session id for this task and the local store '
+    "proposed none that the dashboard confirmed\n"
 )
 
 P = "20261130_170000_aaaaaa"
@@ -55,7 +55,8 @@ def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
         {"call_id": e["call_id"], "goal": e["goal"], "task_index": e["task_index"],
          "delegation_id": e["delegation_id"], "subagent_id": e["subagent_id"], "child_session_id": None,
          "status": e["status"], "terminal": e["status"] != "running",
-         "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None}
+         "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None,
+         "child_ref_source": None}
         for e in manifest["expected_tasks"]
     ]  # fmt: skip
 
@@ -218,7 +219,7 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
     return {"call_id": call_id, "goal": goal, "task_index": index, "delegation_id": None, "subagent_id": None,
             "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
             "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
-            **extra}  # fmt: skip
+            "child_ref_source": "transcript" if ref else None, **extra}  # fmt: skip
 
 
 def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: FakeDashboard) -> None:
@@ -281,8 +282,8 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDas
     ]
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
     assert lines[10:] == [
-        'child session "-": the backend persisted no child session id for this task; the id appears only in live '
-        "subagent events (child_session_id) and lifecycle hooks",
+        'child session "-": the backend persisted no child session id for this task and the local store proposed '
+        "none that the dashboard confirmed",
         "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
     ]
 
