@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.options import ChildId, Common, NoHint, Tips, with_common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
@@ -196,7 +197,7 @@ def follow(
 
     Every --interval seconds: the task's detail, its newest page and a fresh detail. When the task ends, one final read, then exit.
 
-    A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
+    A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
     from hermes_task.reading.follow import FollowConfig
 
@@ -229,8 +230,8 @@ def follow(
 
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
-        with connect(common) as client:
-            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint)
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
             follower = Follower(
                 reader,
                 reporter,
