@@ -39,7 +39,7 @@ class Client:
         self.details.append(sid)
         if sid not in self.sessions:
             raise HermesError(Code.NOT_FOUND, "Session not found")
-        return SessionDetail.parse(self.sessions[sid])
+        return SessionDetail.from_json(self.sessions[sid])
 
     def latest_descendant(self, sid: str) -> Any:
         raise AssertionError("hints are off in these tests")
