@@ -27,6 +27,7 @@ import bench_follow
 import bench_render
 import bench_show
 import bench_startup
+import bench_store
 import profile_show
 import reliability
 from common import HERMES_TASK, PYTHON, REPO, backends, clean_env, machine
@@ -141,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"profiling show on {server.name} ...", flush=True)
                 lines += _profile(server, result)
         lines += ["", *bench_startup.markdown(startup), ""]
+        print("store lookups in show ...", flush=True)
+        lines += bench_store.markdown([bench_store.measure(servers[n], runs) for n in ("official", "iot")])
         follows: list[bench_follow.FollowResult] = []
         window = 15.0 if args.quick else 60.0
         watches: list[bench_follow.FollowResult] = []

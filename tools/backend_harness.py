@@ -687,6 +687,12 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def rotate(self, session_id: str, rows: int = 2) -> dict[str, Any]:
+        """Rotate a running child through the real compression path; return the new segment."""
+        out = run_seed_tool(self.name, self.home, "rotate", "--session", session_id, "--rows", str(rows))
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
 
 def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
     """Start *name* on 127.0.0.1 (OS-assigned port) against *home*; wait until /api/status is 200.

@@ -17,7 +17,11 @@ LEGACY_WARNING = "legacy backend (hermes-agent 0.19.x): archived rows are not vi
 
 
 def expected(backend: Any) -> list[dict[str, Any]]:
-    return [{k: e[k] for k in KEYS} for e in backend.manifest["expected_tasks"]]
+    """The seeded tasks; each child id is the one the seeder created (found in the store)."""
+    return [
+        {**{k: e[k] for k in KEYS}, "child_session_id": e["child"]}
+        for e in backend.manifest["expected_tasks"]
+    ]
 
 
 def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
@@ -28,9 +32,10 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
     assert (doc["schema_version"], doc["kind"], doc["parent_id"]) == (1, "tasks", backend.manifest["parent"])
     assert [{k: t[k] for k in KEYS} for t in doc["tasks"]] == expected(backend)
     assert [t["terminal"] for t in doc["tasks"]] == [e["status"] != "running" for e in expected(backend)]
-    # The real backends never persist a child id: every task says so, and nothing is nested.
-    assert {(t["unavailable_reason"], t["gap"]) for t in doc["tasks"]} == {
-        ("no_durable_child_reference", None)
+    # The real backends never persist a child id in the transcript: every id came from the
+    # local store and was confirmed over HTTP; nothing is nested without --recursive.
+    assert {(t["unavailable_reason"], t["gap"], t["child_ref_source"]) for t in doc["tasks"]} == {
+        (None, None, "store")
     }
     assert all(t["children"] == [] for t in doc["tasks"])
     assert doc["summary"] == {"total": 5, "terminal": 4, "state": "running"}
@@ -42,11 +47,28 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
         assert all(re.fullmatch(r"sa-\d-[0-9a-f]{8}", t["subagent_id"]) for t in doc["tasks"][2:])
 
 
-def test_recursive_and_a_page_bound_change_nothing_without_references(backend: Any) -> None:
+def test_without_the_store_no_child_is_known(backend: Any) -> None:
+    """--no-store: today's behaviour (no child ids) plus the store_unavailable warning."""
+    run = hermes_task(backend, "recover", backend.manifest["parent"], "--no-store", "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert [{k: t[k] for k in KEYS} for t in doc["tasks"]] == [
+        {**e, "child_session_id": None} for e in expected(backend)
+    ]
+    assert {(t["unavailable_reason"], t["child_ref_source"]) for t in doc["tasks"]} == {
+        ("no_durable_child_reference", None)
+    }
+    assert doc["warnings"][-1]["code"] == "store_unavailable"
+    assert doc["warnings"][-1]["message"].endswith("(--no-store)")
+
+
+def test_recursive_reads_each_child_once(backend: Any) -> None:
     plain = hermes_task(backend, "recover", backend.manifest["parent"], "--json").json()
     run = hermes_task(backend, "recover", backend.manifest["parent"], "--recursive", "--pages", "1", "--json")
     assert run.code == 0, run.stderr
-    assert run.json() == plain
+    doc = run.json()
+    # The seeded children delegated nothing themselves: the same tasks, none nested.
+    assert doc["tasks"] == plain["tasks"]
 
 
 def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
@@ -68,6 +90,8 @@ def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
         "1.2||Subagent did not produce a response.",
         f"3.1|{exp[4]['delegation_id']}|",
     ]
+    # The child column holds every full id (found in the local store, confirmed over HTTP).
+    assert [line.split("\t")[4] for line in lines] == [e["child"] for e in exp]
     assert run.stderr == (f"warning: {LEGACY_WARNING}\n" if backend.contract == "legacy" else "")
     header = hermes_task(backend, "recover", backend.manifest["parent"], "--header")
     assert (

@@ -28,7 +28,14 @@ def test_hints_belong_to_codes() -> None:
 
 def test_every_warning_code_has_a_message() -> None:
     codes = literal_values(WarningItem, "code")
-    assert codes == {"partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached"}
+    assert codes == {
+        "partial_history",
+        "partial_ancestors",
+        "legacy_backend",
+        "gap",
+        "bound_reached",
+        "store_unavailable",
+    }
     assert set(catalogue.WARNINGS) == codes
     assert list(catalogue.WARNING_WHEN) == list(catalogue.WARNINGS)
 

@@ -20,8 +20,8 @@ from tests.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (
-    'child session "-": the backend persisted no child session id for this task; the id appears only '
-    "in live subagent events (child_session_id) and lifecycle hooks\n"
+    'child session "-": the backend persisted no child session id for this task and the local store '
+    "proposed none that the dashboard confirmed\n"
 )
 
 P = "20261130_170000_aaaaaa"
@@ -84,7 +84,7 @@ def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
          "delegation_id": e["delegation_id"], "subagent_id": e["subagent_id"], "child_session_id": None,
          "status": e["status"], "terminal": e["status"] != "running",
          "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None,
-         "call_number": int(number[0]), "number": number, **result}
+         "call_number": int(number[0]), "number": number, **result, "child_ref_source": None}
         for e, number, result in zip(manifest["expected_tasks"], numbers, CAPTURED_RESULTS, strict=True)
     ]  # fmt: skip
 
@@ -302,7 +302,7 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
     return {"call_id": call_id, "goal": goal, "task_index": index, "delegation_id": None, "subagent_id": None,
             "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
             "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
-            "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", **extra}  # fmt: skip
+            "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None, **extra}  # fmt: skip
 
 
 def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: FakeDashboard) -> None:
@@ -363,8 +363,8 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDas
     ]  # fmt: skip
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
     assert " ".join(lines[10:]) == (
-        'child session "-": the backend persisted no child session id for this task; the id appears only in live '
-        "subagent events (child_session_id) and lifecycle hooks "
+        'child session "-": the backend persisted no child session id for this task and the local store proposed '
+        "none that the dashboard confirmed "
         "open a task with a child session: hermes-task show CHILD_SESSION (or follow)"
     )
     ENVIRONMENT.clear()

@@ -13,17 +13,8 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.core.documents import (
-    ErrorEvent,
-    ResultEvent,
-    RowEvent,
-    StateEvent,
-    TaskEntry,
-    TasksDoc,
-    TasksSummary,
-    WarningEvent,
-    to_json_dict,
-)
+from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary, to_json_dict
+from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.render import schemas as schemas
 from tests.replay import BASE_URL, TOKEN, Replay
 

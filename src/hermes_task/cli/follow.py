@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.options import Common, NoHint, Tips, with_common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.store import complete_task_id, store_hints
 from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
@@ -144,8 +145,9 @@ def follow(
         str | None,
         typer.Argument(
             metavar="[CHILD_ID]",
-            help="The task's root session id (its first durable reference); or give --parent.",
+            help="The task's root session id (its first durable reference; `recover PARENT` prints it); or give --parent.",
             show_default=False,
+            autocompletion=complete_task_id,
         ),
     ] = None,
     parent: Annotated[
@@ -187,7 +189,7 @@ def follow(
 
     Every --interval seconds: the task's detail, its newest page and a fresh detail. When the task ends, one final read, then exit.
 
-    A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
+    A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
     if (child_id is None) == (parent is None):
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
@@ -230,8 +232,8 @@ def follow(
 
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
-        with connect(common) as client:
-            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint)
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
             follower = Follower(
                 reader,
                 reporter,

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, with_common
-from hermes_task.cli.shell import Known, connect, console, emit_warnings, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, emit_warnings, resolve_settings, run
+from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TasksDoc
@@ -96,7 +97,7 @@ def recover(
 ) -> None:
     """List the tasks a parent chat delegated: goal, status, result and child session when known.
 
-    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The real backends persist no child session id, so tasks usually show "-" there: the ids appear only in live subagent events.
+    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older.
 
     # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (README "Piped output").
     """
@@ -115,17 +116,20 @@ def recover(
         from hermes_task.core.ids import check_id
 
         parent = check_id(parent_id, what="PARENT_ID")
-        with connect(common) as client:
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
+            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import build, read_conversation
 
             conversation = read_conversation(client, parent, hint=False, pages=pages)
             tasks, warnings = build(
                 conversation,
-                lambda sid: read_conversation(client, sid, hint=True, pages=pages),
+                lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
                 recursive=recursive,
+                resolve=lambda conv, found: find_children(client, hints, conv.messages, found),
             )
+            warnings += hints.warnings()
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
         output(common, doc, wanted, header=header)
         if exit_status:

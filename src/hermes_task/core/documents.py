@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 TaskState = Literal["running", "ended", "unknown"]
-WarningCode = Literal["partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached"]
+WarningCode = Literal[
+    "partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached", "store_unavailable"
+]
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -57,6 +59,9 @@ class Candidate:
     id: str | None = None
     status: Literal["proven", "rejected", "none"] = "none"
     reason: str | None = None
+    source: Literal["tip_option", "latest_descendant", "store"] | None = field(
+        default=None, metadata=_doc("Where the candidate id came from (null when there is none).")
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,6 +174,12 @@ class TaskEntry:
         default=None, metadata=_doc("The reported error of a task that did not complete.")
     )
     tool_trace: ToolTraceCounts | None = None
+    child_ref_source: Literal["transcript", "store"] | None = field(
+        default=None,
+        metadata=_doc(
+            "Where child_session_id came from: the parent's rows, or the local store (confirmed over HTTP)."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,70 +197,6 @@ class TasksDoc:
     tasks: list[TaskEntry]
     summary: TasksSummary
     warnings: list[WarningItem] = field(default_factory=list)
-
-
-# `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskRef:
-    number: str | None
-    child_session_id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RowEvent(Row):
-    """A newly verified row: every `Row` field plus `type`, and with `follow --parent` the
-    task it belongs to (null for `follow CHILD_ID`)."""
-
-    type: Literal["row"] = "row"
-    task: TaskRef | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StateEvent(TaskInfo):
-    """The task's identity and state, when first known and whenever they change."""
-
-    type: Literal["state"] = "state"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WarningEvent(WarningItem):
-    type: Literal["warning"] = "warning"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorEvent:
-    """A failure; a retryable one may be followed by more events."""
-
-    type: Literal["error"] = "error"
-    code: str
-    message: str
-    retryable: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultEvent:
-    """Always the last line: how the follow ended and the process's exit code."""
-
-    type: Literal["result"] = "result"
-    state: Literal["running", "ended", "unknown"]
-    end_reason: str | None
-    exit_code: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskEvent(TaskEntry):
-    """`recover --watch --json`: a task that appeared or changed, whole (every `TaskEntry`
-    field plus `type`). The watch's `result` has `end_reason` = the parent's verdict
-    (`completed` or `failed`) once every task is terminal."""
-
-    type: Literal["task"] = "task"
-
-
-# One `follow --json` or `recover --watch --json` line; `schemas.py` discriminates the union
-# on `type`.
-FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | ResultEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 
 `TaskReader` owns the verified lineage, the window and the request generation of one
 task. Each `refresh()` is: prove pending candidates (`--tip`, then `/latest-descendant`
-hints while the newest verified segment ended by compression) -> detail -> newest messages
+hints and the local store's continuations while the newest verified segment ended by
+compression; `reading/discover.py`) -> detail -> newest messages
 page -> a fresh detail read that notices a compression finished during the request. A
 messages answer for another session is used only once proven on the same branch. Older
 pages (`read_older`) are read at offset == coverage of the current canonical segment.
@@ -43,33 +44,10 @@ from hermes_task.core.window import MergeResult, Window, advance, merge_latest
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.discover import DetailReader, Discovery
+from hermes_task.reading.storehints import StoreHints
 
-MAX_DETAIL_READS = 100
-MAX_HINT_HOPS = 4
 MAX_LEGACY_FORWARD_PAGES = 100
-
-
-class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
-
-    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
-        self.client = client
-        self.budget = budget
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
-
-    def __call__(self, sid: str) -> SessionDetail:
-        if sid not in self.cache:
-            self.cache[sid] = self.fresh(sid)
-        return self.cache[sid]
-
-    def fresh(self, sid: str) -> SessionDetail:
-        if self.reads >= self.budget:
-            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
-        self.reads += 1
-        detail = self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
 
 
 @dataclass
@@ -82,7 +60,7 @@ class Snapshot:
     failure: HermesError | None = None
 
 
-class TaskReader:
+class TaskReader(Discovery):
     """The read-only controller of one task, anchored at its first durable reference."""
 
     def __init__(
@@ -92,11 +70,13 @@ class TaskReader:
         *,
         tips: Sequence[str] = (),
         hint: bool = True,
+        store: StoreHints | None = None,
     ) -> None:
         self.client = client
         self.anchor_id = anchor_id
         self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
         self.hint = hint
+        self.store = store
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.path: tuple[str, ...] = (anchor_id,)
@@ -114,80 +94,6 @@ class TaskReader:
             probe = self.client.messages(self.anchor_id, offset=0, limit=1)
             self.legacy = probe.legacy
         return self.legacy
-
-    # -- proof ----------------------------------------------------------------------------
-
-    def add_candidate(self, sid: str) -> None:
-        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
-        if sid not in self.path and sid not in self.pending:
-            self.pending.append(sid)
-
-    def _adopt(self, reader: DetailReader, sid: str, *, explicit: bool) -> HermesError | None:
-        try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
-        except LineageRejected as exc:
-            if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason)
-                return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
-            return None
-        except BoundReached:
-            self.bound_hit = True
-            if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached")
-            return None
-        except HermesError as exc:
-            # A hint naming a session the dashboard cannot show (404, a malformed detail) is
-            # only a hint that did not pan out; an explicit --tip's failure is reported.
-            if explicit or exc.code not in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH):
-                raise
-            return None
-        try:
-            self.path = combine(self.path, proof.path)
-        except ForkAmbiguous as exc:
-            common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
-            self.path = tuple(common) or (self.anchor_id,)
-            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous")
-            return HermesError(
-                Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
-            )
-        self.notes.update(proof.notes)
-        if explicit or self.candidate.status == "none":
-            self.candidate = Candidate(
-                id=sid, status="proven", reason=None if explicit else "latest_descendant"
-            )
-        return None
-
-    def _discover(self, reader: DetailReader) -> HermesError | None:
-        failure: HermesError | None = None
-        while self.pending:
-            sid = self.pending[0]
-            # A read that fails (404: not flushed yet, a network error) raises here and the
-            # candidate stays queued for the next refresh; it leaves only with an outcome.
-            failure = self._adopt(reader, sid, explicit=True) or failure
-            self.pending.pop(0)
-            if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
-                return failure
-        if not self.hint:
-            return failure
-        for _ in range(MAX_HINT_HOPS):
-            tip = reader(self.path[-1])
-            if tip.end_reason != "compression":
-                break
-            try:
-                hint = self.client.latest_descendant(tip.id)
-            except HermesError as exc:
-                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
-                    break
-                raise
-            if hint.session_id in self.path or not is_valid_id(hint.session_id):
-                break
-            before = self.path
-            fork = self._adopt(reader, hint.session_id, explicit=False)
-            if fork is not None:
-                return fork
-            if self.path == before:
-                break
-        return failure
 
     # -- pages ----------------------------------------------------------------------------
 
@@ -371,6 +277,8 @@ class TaskReader:
                 add("partial_ancestors")
         if self.bound_hit:
             add("bound_reached")
+        if self.store is not None:
+            out += self.store.warnings()
         return out
 
     def state(self) -> TaskState:
@@ -418,4 +326,4 @@ def _with(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
     return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
-__all__ = ["DetailReader", "Snapshot", "TaskReader"]
+__all__ = ["Snapshot", "TaskReader"]

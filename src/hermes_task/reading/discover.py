@@ -1,0 +1,199 @@
+"""Finding and proving a task's newer segments: `--tip`, `/latest-descendant` and the local store.
+
+`Discovery` is the proof half of `TaskReader` (`reading/reader.py`). Invariants: every
+candidate, whatever proposed it, becomes part of the lineage only through `core.lineage.prove`
+over exact-id, profile-checked HTTP detail reads (bounded by `DetailReader`); an explicit
+`--tip` that fails is reported, a proposal that fails (a hint or a store row) is ignored, and
+the store's are named with their reason on `--debug`. Two proven branches are a fork, never
+resolved by recency. Store candidates are looked for only while the newest verified segment
+ended by compression: its continuations in the store (`core/children.py`), walked forward at
+most `MAX_PATH_NODES` segments and `MAX_STORE_CANDIDATES` candidates per refresh.
+`task.candidate.source` says who proposed the adopted candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from hermes_task.core.children import StoreSession, is_continuation, same_profile
+from hermes_task.core.documents import Candidate
+from hermes_task.core.ids import is_valid_id
+from hermes_task.core.lineage import (
+    MARKERS,
+    MAX_PATH_NODES,
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    combine,
+    parse_model_config,
+    prove,
+)
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.wire import SessionDetail
+from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.storehints import StoreHints
+
+MAX_DETAIL_READS = 100
+MAX_HINT_HOPS = 4
+MAX_STORE_CANDIDATES = 100
+Source = Literal["tip_option", "latest_descendant", "store"]
+
+
+class DetailReader:
+    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
+
+    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
+        self.client = client
+        self.budget = budget
+        self.reads = 0
+        self.cache: dict[str, SessionDetail] = {}
+
+    def __call__(self, sid: str) -> SessionDetail:
+        if sid not in self.cache:
+            self.cache[sid] = self.fresh(sid)
+        return self.cache[sid]
+
+    def fresh(self, sid: str) -> SessionDetail:
+        if self.reads >= self.budget:
+            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
+        self.reads += 1
+        detail = self.client.detail(sid)
+        self.cache[sid] = detail
+        return detail
+
+
+class Discovery:
+    """Candidates and their proof; `TaskReader` supplies the state named here."""
+
+    client: DashboardAPI
+    anchor_id: str
+    pending: list[str]
+    hint: bool
+    store: StoreHints | None
+    path: tuple[str, ...]
+    candidate: Candidate
+    notes: set[str]
+    bound_hit: bool
+    _legacy: Callable[[], bool]
+
+    def add_candidate(self, sid: str) -> None:
+        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
+        if sid not in self.path and sid not in self.pending:
+            self.pending.append(sid)
+
+    def _adopt(self, reader: DetailReader, sid: str, *, source: Source) -> HermesError | None:
+        explicit = source == "tip_option"
+        try:
+            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+        except LineageRejected as exc:
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason, source=source)
+                return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
+            self._ignored(source, exc.reason)
+            return None
+        except BoundReached:
+            self.bound_hit = True
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached", source=source)
+            return None
+        except HermesError as exc:
+            # A hint naming a session the dashboard cannot show (404, a malformed detail) is
+            # only a hint that did not pan out; an explicit --tip's failure is reported.
+            hint_codes = (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH)
+            if explicit or not (
+                exc.code in hint_codes or (source == "store" and exc.code is Code.PROFILE_MISMATCH)
+            ):
+                raise
+            self._ignored(source, exc.code.value)
+            return None
+        try:
+            self.path = combine(self.path, proof.path)
+        except ForkAmbiguous as exc:
+            common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
+            self.path = tuple(common) or (self.anchor_id,)
+            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous", source=source)
+            return HermesError(
+                Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
+            )
+        self.notes.update(proof.notes)
+        newer_store = source == "store" and self.candidate.source == "store"
+        if explicit or self.candidate.status == "none" or newer_store:
+            reason = None if explicit else source
+            self.candidate = Candidate(id=sid, status="proven", reason=reason, source=source)
+        return None
+
+    def _ignored(self, source: Source, reason: str) -> None:
+        if source == "store" and self.store is not None:
+            self.store.say(f"store: continuation candidate ignored ({reason})")
+
+    def _discover(self, reader: DetailReader) -> HermesError | None:
+        failure: HermesError | None = None
+        while self.pending:
+            sid = self.pending[0]
+            # A read that fails (404: not flushed yet, a network error) raises here and the
+            # candidate stays queued for the next refresh; it leaves only with an outcome.
+            failure = self._adopt(reader, sid, source="tip_option") or failure
+            self.pending.pop(0)
+            if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
+                return failure
+        for _ in range(MAX_HINT_HOPS if self.hint else 0):
+            tip = reader(self.path[-1])
+            if tip.end_reason != "compression":
+                break
+            try:
+                hint = self.client.latest_descendant(tip.id)
+            except HermesError as exc:
+                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
+                    break
+                raise
+            if hint.session_id in self.path or not is_valid_id(hint.session_id):
+                break
+            before = self.path
+            fork = self._adopt(reader, hint.session_id, source="latest_descendant")
+            if fork is not None:
+                return fork
+            if self.path == before:
+                break
+        return self._from_store(reader) or failure
+
+    def _from_store(self, reader: DetailReader) -> HermesError | None:
+        """Walk forward through the store's continuations of the newest verified segment."""
+        if self.store is None:
+            return None
+        budget = MAX_STORE_CANDIDATES
+        for _ in range(MAX_PATH_NODES):
+            tip = reader(self.path[-1])
+            if tip.end_reason != "compression":
+                return None
+            rows = self.store.children(tip.id)
+            if rows is None:
+                return None
+            before = self.path
+            for row in self._continuations(tip, rows)[:budget]:
+                budget -= 1
+                fork = self._adopt(reader, row.id, source="store")
+                if fork is not None:
+                    return fork
+            if self.path == before or budget <= 0:
+                return None
+        return None
+
+    def _continuations(self, tip: SessionDetail, rows: list[StoreSession]) -> list[StoreSession]:
+        try:
+            config = parse_model_config(tip) or {}
+        except LineageRejected:
+            return []
+        markers = {m: config.get(m) for m in MARKERS}
+        return [
+            r
+            for r in rows
+            if r.id not in self.path
+            and is_valid_id(r.id)
+            and is_continuation(r, tip.id, markers)
+            and same_profile(r, self.client.profile)
+        ]
+
+
+__all__ = ["MAX_DETAIL_READS", "MAX_STORE_CANDIDATES", "DetailReader", "Discovery"]
