@@ -27,6 +27,7 @@ import bench_follow
 import bench_render
 import bench_show
 import bench_startup
+import bench_store
 import profile_show
 import reliability
 from common import HERMES_TASK, PYTHON, REPO, backends, clean_env, machine
@@ -142,13 +143,21 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"profiling show on {server.name} ...", flush=True)
                 lines += _profile(server, result)
         lines += ["", *bench_startup.markdown(startup), ""]
+        print("store lookups in show ...", flush=True)
+        lines += bench_store.markdown([bench_store.measure(servers[n], runs) for n in ("official", "iot")])
         follows: list[bench_follow.FollowResult] = []
         window = 15.0 if args.quick else 60.0
+        watches: list[bench_follow.FollowResult] = []
         workers = [
             threading.Thread(target=lambda s=s: follows.append(bench_follow.measure(s, window)))
             for s in servers.values()
+        ] + [
+            threading.Thread(
+                target=lambda s=s: watches.append(bench_follow.measure(s, window, command="recover --watch"))
+            )
+            for s in servers.values()
         ]
-        print(f"idle follow ({window:.0f} s, both backends) while rendering ...", flush=True)
+        print(f"idle follow and watch ({window:.0f} s, both backends) while rendering ...", flush=True)
         for worker in workers:
             worker.start()
         render = bench_render.measure(2 if args.quick else 3)
@@ -159,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     lines += _older(LINEAGE)
     lines += [*bench_render.markdown(render), ""]
     lines += [*bench_follow.markdown(sorted(follows, key=lambda r: r.backend)), ""]
+    lines += [*bench_follow.markdown(sorted(watches, key=lambda r: r.backend)), ""]
     DOCS.mkdir(exist_ok=True)
     (DOCS / "benchmarks.md").write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {DOCS / 'benchmarks.md'}", flush=True)

@@ -660,7 +660,7 @@ class Backend:
         out = run_seed_tool(
             self.name,
             self.home,
-            "rotate",
+            "rotate-session",
             "--session",
             session_id,
             "--before",
@@ -674,6 +674,39 @@ class Backend:
     def end_session(self, session_id: str, end_reason: str = "agent_close") -> dict[str, Any]:
         """End a session through SessionDB.end_session; return its end_reason/ended_at."""
         out = run_seed_tool(self.name, self.home, "end", "--session", session_id, "--reason", end_reason)
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def watch_parent(self, goals: list[str]) -> dict[str, Any]:
+        """A new parent that dispatched *goals* as one background unit, not completed yet
+        (``seed_backend.py watch-parent``): parent, delegation_id, goals, children, dispatched_at."""
+        out = run_seed_tool(self.name, self.home, "watch-parent", "--goals-json", json.dumps(goals))
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def complete_unit(self, unit: dict[str, Any], statuses: list[str]) -> dict[str, Any]:
+        """Write the completion row of a `watch_parent` unit with one status per goal."""
+        out = run_seed_tool(
+            self.name,
+            self.home,
+            "complete-unit",
+            "--parent",
+            unit["parent"],
+            "--delegation",
+            unit["delegation_id"],
+            "--goals-json",
+            json.dumps(unit["goals"]),
+            "--statuses-json",
+            json.dumps(statuses),
+            "--dispatched-at",
+            str(unit["dispatched_at"]),
+        )
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def rotate(self, session_id: str, rows: int = 2) -> dict[str, Any]:
+        """Rotate a running child through the real compression path; return the new segment."""
+        out = run_seed_tool(self.name, self.home, "rotate", "--session", session_id, "--rows", str(rows))
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 

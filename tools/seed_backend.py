@@ -779,6 +779,7 @@ def seed(out: Path, name: str | None = None) -> dict:
     _seed_plain(s, manifest)
     _seed_other(s, manifest)
     _seed_c3(s, manifest)
+    _seed_store_cases(s, manifest)
 
     # The parent keeps its agent open (a live chat); ``running`` is never closed.
     manifest["seeded_in_seconds"] = round(time.time() - started, 2)
@@ -1215,6 +1216,204 @@ def rotate_session(session_id: str, before: int, after: int) -> dict:
     return {"old": session_id, "new": new, "old_rows": s.counts(session_id)["active"], "new_rows": rows}
 
 
+def watch_parent(goals: list[str]) -> dict:
+    """A fresh parent chat that dispatched *goals* as one background unit (children built the
+    way delegate_task builds them); nothing has completed yet (for ``recover --watch``)."""
+    s = Seeder()
+    parent = s.agent("cli")
+    P = parent.session_id
+    s.append(P, "user", "Run these checks in the background.")
+    call, call_id = _assistant_call({"tasks": [{"goal": g} for g in goals]})
+    s.append_dict(P, call)
+    deleg = _new_delegation_id()
+    children = [s.child(parent, i, g, len(goals)) for i, g in enumerate(goals)]
+    s.append_dict(P, _tool_result(call_id, _dispatched_payload(s, goals, deleg, children)))
+    return {
+        "parent": P,
+        "delegation_id": deleg,
+        "goals": goals,
+        "children": [c.session_id for c in children],
+        "dispatched_at": time.time(),
+    }
+
+
+def complete_unit(
+    parent: str, deleg: str, goals: list[str], statuses: list[str], dispatched_at: float
+) -> dict:
+    """The parent's completion row for background unit *deleg*, written by the package's own
+    formatter (``[ASYNC DELEGATION BATCH COMPLETE — …]``; iot adds display metadata)."""
+    s = Seeder()
+    s.session(parent)
+    results = [
+        _result_entry(s, i, status, f"Task {i + 1} finished." if status == "completed" else "", 3, 4.2)
+        for i, status in enumerate(statuses)
+    ]
+    event = {
+        "type": "async_delegation",
+        "delegation_id": deleg,
+        "is_batch": True,
+        "goals": goals,
+        "results": results,
+        "dispatched_at": dispatched_at,
+        "completed_at": time.time(),
+        "total_duration_seconds": 4.4,
+        "model": MODEL,
+        "role": "leaf",
+        "parent_session_id": parent,
+    }
+    s.append_dict(parent, _completion_row(s, event))
+    return {"parent": parent, "rows": s.counts(parent)["active"]}
+
+
+# --------------------------------------------------------------------------- store scenarios
+# Issue 13 (child ids and newer segments from the local store). Realistic chronology: every
+# spawn call row is written before its children start; a synchronous task with no child of
+# its own follows a background task with the same goal.
+
+STORE_GOALS = {
+    "same": "Lint the docs folder and list every broken link",
+    "docs": "Check that the documentation site builds",
+    "orch": "Prepare the release notes for version 2.0",
+    "grand": "Collect the merged pull requests since 1.9",
+    "tool2": "Rebuild the search index from scratch",
+    "live": "Tail the deploy log and report every error",
+}
+
+
+def _store_child(s: Seeder, parent, goal: str, *, source: str | None = None, close: bool = True):
+    child = s.child(parent, 0, goal, 1, source=source)
+    msgs = [{"role": "user", "content": goal}]
+    msgs += _tool_round(0, "store", pad=False)
+    if close:
+        _finish(s, child, msgs, f"Done: {goal.lower()}.")
+    else:
+        child._flush_messages_to_session_db(msgs)
+    return child, msgs
+
+
+def _bg_call(s: Seeder, parent, goal: str, **kw: Any):
+    """A background delegate_task call, its child (started after the call row) and result."""
+    call, call_id = _assistant_call({"tasks": [{"goal": goal}]})
+    s.append_dict(parent.session_id, call)
+    child, msgs = _store_child(s, parent, goal, **kw)
+    payload = _dispatched_payload(s, [goal], _new_delegation_id(), [child])
+    s.append_dict(parent.session_id, _tool_result(call_id, payload))
+    return call_id, child, msgs
+
+
+def _seed_store_cases(s: Seeder, manifest: dict) -> None:
+    """P3: two tasks with the same goal, a synchronous task without a child after a background
+    task with its goal, an orchestrator child with its own delegated task, a tool-source child
+    rotated twice, and a running child (rotated later by the ``rotate`` command)."""
+    p3 = s.agent("cli")
+    P3 = p3.session_id
+    s.append(P3, "user", "Run the release chores in the background.")
+    same_a, child_a, _ = _bg_call(s, p3, STORE_GOALS["same"])
+    same_b, child_b, _ = _bg_call(s, p3, STORE_GOALS["same"])
+    docs_call, child_docs, _ = _bg_call(s, p3, STORE_GOALS["docs"])
+    # A synchronous call with the same goal whose child never started (an error before spawn).
+    call, sync_call = _assistant_call({"tasks": [{"goal": STORE_GOALS["docs"]}]})
+    s.append_dict(P3, call)
+    s.append_dict(
+        P3,
+        _tool_result(
+            sync_call,
+            {
+                "results": [_result_entry(s, 0, "failed", "", 0, 0.1)],
+                "total_duration_seconds": 0.1,
+                "note": _sync_note(s),
+            },
+        ),
+    )
+    # An orchestrator child that delegates a task of its own.
+    call, orch_call = _assistant_call({"tasks": [{"goal": STORE_GOALS["orch"]}]})
+    s.append_dict(P3, call)
+    orch = s.child(p3, 0, STORE_GOALS["orch"], 1)
+    s.append_dict(
+        P3,
+        _tool_result(orch_call, _dispatched_payload(s, [STORE_GOALS["orch"]], _new_delegation_id(), [orch])),
+    )
+    s.append(orch.session_id, "user", STORE_GOALS["orch"])
+    call, grand_call = _assistant_call({"tasks": [{"goal": STORE_GOALS["grand"]}]})
+    s.append_dict(orch.session_id, call)
+    grand, _ = _store_child(s, orch, STORE_GOALS["grand"])
+    s.append_dict(
+        orch.session_id,
+        _tool_result(
+            grand_call, _dispatched_payload(s, [STORE_GOALS["grand"]], _new_delegation_id(), [grand])
+        ),
+    )
+    s.append(orch.session_id, "assistant", "The release notes are ready.")
+    # A tool-source child rotated twice: root -> mid -> tip.
+    call, tool_call = _assistant_call({"tasks": [{"goal": STORE_GOALS["tool2"]}]})
+    s.append_dict(P3, call)
+    tool_child = s.child(p3, 0, STORE_GOALS["tool2"], 1, source="tool")
+    s.append_dict(
+        P3,
+        _tool_result(
+            tool_call, _dispatched_payload(s, [STORE_GOALS["tool2"]], _new_delegation_id(), [tool_child])
+        ),
+    )
+    segments = [tool_child.session_id]
+    msgs = [{"role": "user", "content": STORE_GOALS["tool2"]}]
+    for label in ("idx1", "idx2"):
+        for i in range(4):
+            msgs += _tool_round(i, label)
+        tool_child._flush_messages_to_session_db(msgs)
+        msgs = s.compact(tool_child, msgs, in_place=False)
+        segments.append(tool_child.session_id)
+    msgs += _tool_round(0, "idxdone", pad=False)
+    _finish(s, tool_child, msgs, "The search index is rebuilt.")
+    # A running child, rotated while followed (``rotate``).
+    live_call, live, _ = _bg_call(s, p3, STORE_GOALS["live"], close=False)
+    live._end_session_on_close = False
+    manifest["store"] = {
+        "parent": P3,
+        "same": {"goal": STORE_GOALS["same"], "calls": [same_a, same_b], "children": [child_a.session_id, child_b.session_id]},
+        "docs": {"goal": STORE_GOALS["docs"], "call": docs_call, "child": child_docs.session_id, "sync_call": sync_call},
+        "orch": {"call": orch_call, "child": orch.session_id, "grand_call": grand_call, "grand": grand.session_id},
+        "tool2": {"call": tool_call, "segments": segments, "source": s.session(segments[0])["source"],
+                  "tip_source": s.session(segments[-1])["source"]},
+        "live": {"call": live_call, "id": live.session_id, "goal": STORE_GOALS["live"]},
+    }  # fmt: skip
+
+
+def rotate(session_id: str, rows: int) -> dict:
+    """Rotate a running delegated child through the real compression path
+    (``AIAgent._compress_context`` with ``compression_in_place=False``), then append ``rows``
+    rows to the new segment and end it ``agent_close``. Returns the new segment's id."""
+    from run_agent import AIAgent
+
+    _stub_summariser()
+    s = Seeder()
+    row = s.session(session_id)
+    agent = AIAgent(
+        base_url=DEAD_BASE_URL,
+        api_key="sk-seed-dead-endpoint",
+        model=MODEL,
+        provider="custom",
+        platform=row["source"] or "subagent",
+        session_db=s.db,
+        session_id=session_id,
+        quiet_mode=True,
+        skip_context_files=True,
+        skip_memory=True,
+    )
+    config = row["model_config"]
+    agent._session_init_model_config = json.loads(config) if isinstance(config, str) else dict(config or {})
+    agent._session_db_created = True
+    msgs = s.db.get_messages_as_conversation(session_id)
+    for i in range(4):
+        msgs += _tool_round(i, "rot")
+    agent._flush_messages_to_session_db(msgs)
+    msgs = s.compact(agent, msgs, in_place=False)
+    new = agent.session_id
+    msgs += _tool_round(0, "after", pad=False)[: max(0, rows)]
+    _finish(s, agent, msgs, "Two errors in the deploy log.")
+    return {"old": session_id, "new": new, "old_end": s.session(session_id)["end_reason"],
+            "new_end": s.session(new)["end_reason"], "rows": s.counts(new)["active"]}  # fmt: skip
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1230,10 +1429,21 @@ def main(argv: list[str] | None = None) -> int:
     p_end = sub.add_parser("end", help="end a session")
     p_end.add_argument("--session", required=True)
     p_end.add_argument("--reason", default="agent_close")
-    p_rot = sub.add_parser("rotate", help="append rows, rotate a session, append to the new one")
+    p_rs = sub.add_parser("rotate-session", help="append rows, rotate a session, append to the new one")
+    p_rs.add_argument("--session", required=True)
+    p_rs.add_argument("--before", type=int, default=0)
+    p_rs.add_argument("--after", type=int, default=0)
+    p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
+    p_wp.add_argument("--goals-json", required=True)
+    p_cu = sub.add_parser("complete-unit", help="write a background unit's completion row")
+    p_cu.add_argument("--parent", required=True)
+    p_cu.add_argument("--delegation", required=True)
+    p_cu.add_argument("--goals-json", required=True)
+    p_cu.add_argument("--statuses-json", required=True)
+    p_cu.add_argument("--dispatched-at", type=float, required=True)
+    p_rot = sub.add_parser("rotate", help="rotate a running child (real compression path)")
     p_rot.add_argument("--session", required=True)
-    p_rot.add_argument("--before", type=int, default=0)
-    p_rot.add_argument("--after", type=int, default=0)
+    p_rot.add_argument("--rows", type=int, default=2)
     args = parser.parse_args(argv)
 
     _check_environment()
@@ -1248,8 +1458,20 @@ def main(argv: list[str] | None = None) -> int:
             result = None
         elif args.cmd == "append":
             result = append_rows(args.session, args.n)
-        elif args.cmd == "rotate":
+        elif args.cmd == "rotate-session":
             result = rotate_session(args.session, args.before, args.after)
+        elif args.cmd == "watch-parent":
+            result = watch_parent(json.loads(args.goals_json))
+        elif args.cmd == "complete-unit":
+            result = complete_unit(
+                args.parent,
+                args.delegation,
+                json.loads(args.goals_json),
+                json.loads(args.statuses_json),
+                args.dispatched_at,
+            )
+        elif args.cmd == "rotate":
+            result = rotate(args.session, args.rows)
         else:
             result = end_session(args.session, args.reason)
     if result is not None:

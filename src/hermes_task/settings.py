@@ -11,6 +11,7 @@ The config file is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml` (else
     username = "admin"
     password_file = "local.password"      # relative paths are relative to the config file
     request_timeout = 10
+    store = "~/.hermes/state.db"         # else found by dashboard/storepath.py; no_store = true
 
 Secrets are never values here: only paths to files that hold them. An unknown key, a
 mistyped value, malformed TOML or a gateway name that the file does not define is a usage
@@ -29,12 +30,15 @@ from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from hermes_task.core.sanitize import clean_line
+from hermes_task.dashboard.storepath import choose_store
 from hermes_task.failures import Code, HermesError
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0
-TOP_KEYS = frozenset({"default_gateway", "gateways"})
-GATEWAY_KEYS = frozenset({"url", "profile", "token_file", "username", "password_file", "request_timeout"})
+TOP_KEYS = frozenset({"default_gateway", "gateways", "store", "no_store"})
+GATEWAY_KEYS = frozenset(
+    {"url", "profile", "token_file", "username", "password_file", "request_timeout", "store", "no_store"}
+)
 TOKEN_ENVS = ("HERMES_DASHBOARD_TOKEN", "HERMES_DASHBOARD_SESSION_TOKEN")
 
 Source = Literal["flag", "env", "config", "default"]
@@ -52,6 +56,8 @@ class Settings:
     request_timeout: float
     gateway: str | None
     sources: Mapping[str, Source] = field(default_factory=dict, compare=False, repr=False)
+    store: Path | None = None
+    store_off: str | None = None
 
     @property
     def loopback(self) -> bool:
@@ -120,6 +126,8 @@ def load_config(path: Path) -> dict[str, object]:
         raise _bad(path, f"unknown keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
     if not isinstance(data.get("default_gateway", ""), str):
         raise _bad(path, "default_gateway must be a string")
+    if not isinstance(data.get("store", "-"), str) or not isinstance(data.get("no_store", False), bool):
+        raise _bad(path, "store must be a path string and no_store true or false")
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict) or not all(isinstance(v, dict) for v in gateways.values()):
         raise _bad(path, "[gateways.NAME] must be tables")
@@ -130,6 +138,8 @@ def load_config(path: Path) -> dict[str, object]:
         for key, value in table.items():
             if key == "request_timeout":
                 ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+            elif key == "no_store":
+                ok = isinstance(value, bool)
             else:
                 ok = isinstance(value, str) and value != ""
             if not ok:
@@ -164,6 +174,8 @@ def resolve(
     username: str | None = None,
     password_file: str | None = None,
     request_timeout: float | None = None,
+    store: str | None = None,
+    no_store: bool = False,
 ) -> Settings:
     """Merge flags, environment, the config file and defaults, in that order; `sources`
     names where each setting came from. A secret from the environment beats a secret file
@@ -221,9 +233,21 @@ def resolve(
     # flag file > env secret > config file: the config's file only when no env secret is set.
     token_path = pick("token_file", token_file, None) if token_file or not token_env else None
     password_path = pick("password_file", password_file, None) if password_file or not password_env else None
+    final_url = normalise_url(raw_url)
+    final_profile = pick("profile", profile, "HERMES_TASK_PROFILE")
+    explicit_store = pick("store", store, "HERMES_TASK_STORE")
+    if explicit_store is None and isinstance(data.get("store"), str):
+        explicit_store, sources["store"] = str(data["store"]), "config"
+    off = no_store or table.get("no_store", data.get("no_store")) is True
+    explicit = _expand(explicit_store, base if sources.get("store") == "config" else None)
+    store_path, store_off = choose_store(
+        env, final_profile, explicit, off=off, loopback=is_loopback(final_url)
+    )
     return Settings(
-        url=normalise_url(raw_url),
-        profile=pick("profile", profile, "HERMES_TASK_PROFILE"),
+        url=final_url,
+        profile=final_profile,
+        store=store_path,
+        store_off=store_off,
         token_file=_expand(token_path, base if sources.get("token_file") == "config" else None),
         token_env=token_env,
         username=pick("username", username, "HERMES_DASHBOARD_USERNAME"),

@@ -4,6 +4,7 @@ delegate_task calls, results, control acknowledgements and completion rows."""
 from __future__ import annotations
 
 import re
+import subprocess
 from typing import Any
 
 import pytest
@@ -16,7 +17,11 @@ LEGACY_WARNING = "legacy backend (hermes-agent 0.19.x): archived rows are not vi
 
 
 def expected(backend: Any) -> list[dict[str, Any]]:
-    return [{k: e[k] for k in KEYS} for e in backend.manifest["expected_tasks"]]
+    """The seeded tasks; each child id is the one the seeder created (found in the store)."""
+    return [
+        {**{k: e[k] for k in KEYS}, "child_session_id": e["child"]}
+        for e in backend.manifest["expected_tasks"]
+    ]
 
 
 def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
@@ -27,9 +32,10 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
     assert (doc["schema_version"], doc["kind"], doc["parent_id"]) == (1, "tasks", backend.manifest["parent"])
     assert [{k: t[k] for k in KEYS} for t in doc["tasks"]] == expected(backend)
     assert [t["terminal"] for t in doc["tasks"]] == [e["status"] != "running" for e in expected(backend)]
-    # The real backends never persist a child id: every task says so, and nothing is nested.
-    assert {(t["unavailable_reason"], t["gap"]) for t in doc["tasks"]} == {
-        ("no_durable_child_reference", None)
+    # The real backends never persist a child id in the transcript: every id came from the
+    # local store and was confirmed over HTTP; nothing is nested without --recursive.
+    assert {(t["unavailable_reason"], t["gap"], t["child_ref_source"]) for t in doc["tasks"]} == {
+        (None, None, "store")
     }
     assert all(t["children"] == [] for t in doc["tasks"])
     assert doc["summary"] == {"total": 5, "terminal": 4, "state": "running"}
@@ -41,23 +47,76 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
         assert all(re.fullmatch(r"sa-\d-[0-9a-f]{8}", t["subagent_id"]) for t in doc["tasks"][2:])
 
 
-def test_recursive_and_a_page_bound_change_nothing_without_references(backend: Any) -> None:
+def test_without_the_store_no_child_is_known(backend: Any) -> None:
+    """--no-store: today's behaviour (no child ids) plus the store_unavailable warning."""
+    run = hermes_task(backend, "recover", backend.manifest["parent"], "--no-store", "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert [{k: t[k] for k in KEYS} for t in doc["tasks"]] == [
+        {**e, "child_session_id": None} for e in expected(backend)
+    ]
+    assert {(t["unavailable_reason"], t["child_ref_source"]) for t in doc["tasks"]} == {
+        ("no_durable_child_reference", None)
+    }
+    assert doc["warnings"][-1]["code"] == "store_unavailable"
+    assert doc["warnings"][-1]["message"].endswith("(--no-store)")
+
+
+def test_recursive_reads_each_child_once(backend: Any) -> None:
     plain = hermes_task(backend, "recover", backend.manifest["parent"], "--json").json()
     run = hermes_task(backend, "recover", backend.manifest["parent"], "--recursive", "--pages", "1", "--json")
     assert run.code == 0, run.stderr
-    assert run.json() == plain
+    doc = run.json()
+    # The seeded children delegated nothing themselves: the same tasks, none nested.
+    assert doc["tasks"] == plain["tasks"]
 
 
-def test_table_on_the_terminal(backend: Any) -> None:
-    run = hermes_task(backend, "recover", backend.manifest["parent"], COLUMNS="200")
+def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
+    run = hermes_task(backend, "recover", backend.manifest["parent"], COLUMNS="40")
     assert run.code == 0, run.stderr
+    exp = backend.manifest["expected_tasks"]
     lines = run.stdout.splitlines()
-    assert lines[0].split()[:3] == ["#", "status", "goal"]
-    statuses = [" ".join(line.split()[1:3]) for line in lines[1:6]]
-    assert statuses == ["✓ completed", "✗ failed", "✓ completed", "✓ completed", "running Watch"]
-    assert lines[6] == "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)"
-    assert lines[7].startswith('child session "-": the backend persisted no child session id')
+    assert [line.split("\t")[:2] for line in lines] == [
+        ["1.1", "completed"], ["1.2", "failed"], ["2.1", "completed"], ["2.2", "completed"], ["3.1", "running"]
+    ]  # fmt: skip
+    assert {len(line.split("\t")) for line in lines} == {8}
+    assert [line.split("\t")[3] for line in lines] == [e["goal"] for e in exp]  # never wrapped, never cut
+    assert lines[1].split("\t")[7] == "Subagent did not produce a response."
+    awk = subprocess.run(
+        ["awk", "-F\t", '$2 == "failed" || $2 == "running" {print $1 "|" $6 "|" $8}'],
+        input=run.stdout, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert awk.stdout.splitlines() == [
+        "1.2||Subagent did not produce a response.",
+        f"3.1|{exp[4]['delegation_id']}|",
+    ]
+    # The child column holds every full id (found in the local store, confirmed over HTTP).
+    assert [line.split("\t")[4] for line in lines] == [e["child"] for e in exp]
     assert run.stderr == (f"warning: {LEGACY_WARNING}\n" if backend.contract == "legacy" else "")
+    header = hermes_task(backend, "recover", backend.manifest["parent"], "--header")
+    assert (
+        header.stdout.splitlines()[0] == "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+    )
+
+
+def test_results_of_the_seeded_parent(backend: Any) -> None:
+    doc = hermes_task(backend, "recover", backend.manifest["parent"], "--json").json()
+    first, failed = doc["tasks"][0], doc["tasks"][1]
+    assert (first["number"], first["call_number"], first["tokens"], first["tool_trace"]) == (
+        "1.1",
+        1,
+        {"input": 1200, "output": 90},
+        {"calls": 1, "errors": 0},
+    )
+    assert (failed["status"], failed["error"], failed["exit_reason"], failed["tool_trace"]) == (
+        "failed",
+        "Subagent did not produce a response.",
+        "completed",
+        {"calls": 1, "errors": 1},
+    )
+    # The background batch's completion row, written by the package's own formatter.
+    assert all(t["model"] and t["duration_seconds"] is not None for t in doc["tasks"][:4])
+    assert (doc["tasks"][4]["summary"], doc["tasks"][4]["duration_seconds"]) == (None, None)
 
 
 def test_another_parent_has_its_own_single_task(backend: Any) -> None:
@@ -74,7 +133,9 @@ def test_a_chat_without_delegations_lists_nothing(backend: Any) -> None:
     long_id = backend.manifest["long"]["id"]
     run = hermes_task(backend, "recover", long_id)
     assert run.code == 0, run.stderr
-    assert run.stdout == f"no delegated tasks in {long_id}\n"
+    assert run.stdout == ""  # piped: zero task lines
+    legacy = f"warning: {LEGACY_WARNING}\n" if backend.contract == "legacy" else ""
+    assert run.stderr == f"no delegated tasks in {long_id}\n{legacy}"
     doc = hermes_task(backend, "recover", long_id, "--json").json()
     assert (doc["tasks"], doc["summary"]) == ([], {"total": 0, "terminal": 0, "state": "finished"})
 

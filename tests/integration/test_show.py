@@ -51,7 +51,7 @@ def test_tool_source_chain_proves_and_reads_the_root_too(backend: Any) -> None:
 
 def test_another_tasks_tip_is_rejected_and_nothing_of_it_is_shown(backend: Any) -> None:
     c1, other = backend.manifest["c1"], backend.manifest["other"]
-    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--tip", other["tip"], "--json")
+    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--no-store", "--tip", other["tip"], "--json")
     assert run.code == 5
     doc = run.json()
     assert doc["error"]["code"] == "lineage_rejected"
@@ -61,7 +61,7 @@ def test_another_tasks_tip_is_rejected_and_nothing_of_it_is_shown(backend: Any) 
 
 def test_the_root_alone_carries_partial_history(backend: Any) -> None:
     c1 = backend.manifest["c1"]
-    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--json")
+    run = hermes_task(backend, "show", c1["root"], "--no-hint", "--no-store", "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
     assert doc["task"]["lineage"] == [c1["root"]]
@@ -71,13 +71,14 @@ def test_the_root_alone_carries_partial_history(backend: Any) -> None:
 
 def test_the_hint_is_only_a_hint(backend: Any) -> None:
     c1 = backend.manifest["c1"]
-    doc = hermes_task(backend, "show", c1["root"], "--json").json()
+    doc = hermes_task(backend, "show", c1["root"], "--no-store", "--json").json()
     if backend.contract == "legacy":
         assert doc["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
         assert doc["task"]["candidate"] == {
             "id": c1["tip"],
             "status": "proven",
             "reason": "latest_descendant",
+            "source": "latest_descendant",
         }
     else:
         assert doc["task"]["lineage"] == [c1["root"]]

@@ -35,6 +35,7 @@ def test_every_warning_code_has_a_message() -> None:
         "gap",
         "bound_reached",
         "foreign_rows",
+        "store_unavailable",
     }
     assert set(catalogue.WARNINGS) == codes
     assert list(catalogue.WARNING_WHEN) == list(catalogue.WARNINGS)

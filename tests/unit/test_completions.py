@@ -141,3 +141,82 @@ def test_zsh_loads_the_committed_script(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "_hermes_task_completion\n"
+
+
+def task_store(tmp_path: Path) -> Path:
+    """A store with delegated task roots (newest first: R3, R2, R1), a continuation, a plain
+    chat, a root of another profile and one whose marker names someone else."""
+    import json
+    import sqlite3
+
+    from tests.unit.conftest import SCHEMA
+
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    p = "20261201_090000_aaaaaa"
+
+    def add(
+        sid: str, parent: str | None, started: float, marker: str | None, profile: str | None = None
+    ) -> None:
+        config = json.dumps({"_delegate_from": marker}) if marker else None
+        conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, model_config, started_at, profile_name)"
+            " VALUES (?, 'subagent', ?, ?, ?, ?)",
+            (sid, parent, config, started, profile),
+        )
+
+    add(p, None, 1.0, None)
+    add("20261201_090001_000001", p, 2.0, p)
+    add("20261201_090002_000002", p, 3.0, p, "default")
+    add("20261201_090003_c00003", "20261201_090002_000002", 4.0, p)  # a continuation
+    add("20261201_090004_000004", p, 5.0, p)
+    add("20261201_090005_000005", p, 6.0, p, "work")  # another profile
+    add("20261201_090006_000006", p, 7.0, "20261201_080000_ffffff")  # not its parent's delegation
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_task_ids_complete_from_the_store_newest_first(tmp_path: Path) -> None:
+    env = {**env_with_config(tmp_path, None), "HERMES_TASK_STORE": str(task_store(tmp_path))}
+    roots = ["20261201_090004_000004", "20261201_090002_000002", "20261201_090001_000001"]
+    for command in ("show", "follow", "older"):
+        assert bash_complete(["hermes-task", command, ""], env) == roots
+    assert bash_complete(["hermes-task", "show", "20261201_090002"], env) == [roots[1]]
+    # a row that records no profile belongs to the store's own; one of another profile never
+    work = ["20261201_090005_000005", "20261201_090004_000004", "20261201_090001_000001"]
+    assert bash_complete(["hermes-task", "show", "--profile", "work", ""], env) == work
+    assert bash_complete(["hermes-task", "show", "--no-store", ""], env) == []
+    out = protocol("zsh", "hermes-task follow ", env)
+    assert out == "_arguments '*: :((" + "\n".join(f'"{r}"' for r in roots) + "))'\n"
+    out = protocol("fish", "hermes-task older 20261201_0900", env, _TYPER_COMPLETE_FISH_ACTION="get-args")
+    assert out == "".join(f"{r}\n" for r in roots)
+
+
+def test_task_id_completion_is_silent_without_a_usable_store(tmp_path: Path) -> None:
+    env = {**env_with_config(tmp_path, None), "HERMES_TASK_STORE": str(tmp_path / "missing.db")}
+    assert bash_complete(["hermes-task", "show", ""], env) == []
+    (tmp_path / "junk.db").write_bytes(b"junk" * 100)
+    assert (
+        bash_complete(["hermes-task", "show", ""], {**env, "HERMES_TASK_STORE": str(tmp_path / "junk.db")})
+        == []
+    )
+
+
+def test_task_id_completion_is_fast(tmp_path: Path) -> None:
+    """Within 100 ms of the process's own start-up (measured as the median of 5 runs, minus
+    the same program completing a command name, which reads no store)."""
+    import statistics
+    import time
+
+    env = {**env_with_config(tmp_path, None), "HERMES_TASK_STORE": str(task_store(tmp_path))}
+
+    def timed(line: str) -> float:
+        started = time.perf_counter()
+        protocol("zsh", line, env)
+        return time.perf_counter() - started
+
+    ids = statistics.median(timed("hermes-task show ") for _ in range(5))
+    names = statistics.median(timed("hermes-task sh") for _ in range(5))
+    assert ids - names < 0.1, (ids, names)

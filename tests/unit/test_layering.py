@@ -288,3 +288,9 @@ def test_reading_commands_import_no_pydantic(command: str, status: int) -> None:
     ]
     assert "hermes_task.reading.reader" in imported
     assert not [name for name in imported if name.split(".")[0] in ("pydantic", "pydantic_core")]
+
+
+def test_only_the_store_reader_knows_sqlite() -> None:
+    """dashboard/store.py is the one module that imports sqlite3 (issue 13)."""
+    users = sorted(m for m in MODULES if "sqlite3" in imported_roots(PACKAGE / m))
+    assert users == ["dashboard/store.py"]

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from hermes_task.core.delegations import NO_REFERENCE, call_sessions, flatten, recover, status_of, summarize
+from hermes_task.core.delegations import NO_REFERENCE, call_sessions, recover, status_of
 from hermes_task.core.documents import TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.verdict import flatten, summarize
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.tasktree import Conversation, build

@@ -15,12 +15,13 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from hermes_task.cli.environment import Environment
 from tests.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (
-    'child session "-": the backend persisted no child session id for this task; the id appears only '
-    "in live subagent events (child_session_id) and lifecycle hooks\n"
+    'child session "-": the backend persisted no child session id for this task and the local store '
+    "proposed none that the dashboard confirmed\n"
 )
 
 P = "20261130_170000_aaaaaa"
@@ -30,8 +31,13 @@ MISSING = "20261130_170003_dddddd"
 GRANDCHILD = "20261130_170004_eeeeee"
 
 
+# The Environment a test runs the command in (a tty, a fake clock); none: the real one.
+ENVIRONMENT: list[Environment] = []
+
+
 def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+    obj = ENVIRONMENT[-1] if ENVIRONMENT else None
+    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})}, obj=obj)
 
 
 def doc(result: Any) -> dict[str, Any]:
@@ -50,13 +56,36 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
         yield rep
 
 
+NO_RESULT: dict[str, Any] = {
+    "summary": None, "duration_seconds": None, "exit_reason": None, "api_calls": None, "model": None,
+    "tokens": None, "error": None, "tool_trace": None,
+}  # fmt: skip
+# What the captured parents' result rows say (fixtures/*/delegated_task_dashboard.json): two
+# synchronous results, a background batch's completion row, and a task still running.
+CAPTURED_RESULTS: list[dict[str, Any]] = [
+    {"summary": "Summarised 119 modules.", "duration_seconds": 48.2, "exit_reason": "completed",
+     "api_calls": 120, "model": "study-model", "tokens": {"input": 1200, "output": 90}, "error": None,
+     "tool_trace": {"calls": 1, "errors": 0}},
+    {"summary": None, "duration_seconds": 6.5, "exit_reason": "completed", "api_calls": 4,
+     "model": "study-model", "tokens": {"input": 1300, "output": 90},
+     "error": "Subagent did not produce a response.", "tool_trace": {"calls": 1, "errors": 1}},
+    {**NO_RESULT, "summary": "Found 3 TODO markers in 2 files.", "duration_seconds": 8.4, "api_calls": 9,
+     "model": "study-model"},
+    {**NO_RESULT, "summary": "The build passes.", "duration_seconds": 6.1, "api_calls": 5,
+     "model": "study-model"},
+    NO_RESULT,
+]  # fmt: skip
+
+
 def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    numbers = ["1.1", "1.2", "2.1", "2.2", "3.1"]
     return [
         {"call_id": e["call_id"], "goal": e["goal"], "task_index": e["task_index"],
          "delegation_id": e["delegation_id"], "subagent_id": e["subagent_id"], "child_session_id": None,
          "status": e["status"], "terminal": e["status"] != "running",
-         "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None}
-        for e in manifest["expected_tasks"]
+         "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None,
+         "call_number": int(number[0]), "number": number, **result, "child_ref_source": None}
+        for e, number, result in zip(manifest["expected_tasks"], numbers, CAPTURED_RESULTS, strict=True)
     ]  # fmt: skip
 
 
@@ -93,27 +122,82 @@ def test_json_of_a_real_parent_is_exactly_the_expected_document(replay: Replay, 
     ]
 
 
-def test_table_of_a_real_parent(replay: Replay) -> None:
+@pytest.fixture
+def tty() -> Iterator[None]:
+    """stdout is a terminal: the table, not the piped lines."""
+    ENVIRONMENT.append(Environment(isatty=lambda stream: True))
+    yield
+    ENVIRONMENT.clear()
+
+
+def test_table_of_a_real_parent(replay: Replay, tty: None) -> None:
     manifest = replay.manifest
     result = run(manifest["parent"])
     assert result.exit_code == 0
     iot = manifest["backend"]["name"] == "iot"
     exp = manifest["expected_tasks"]
-    lines = result.stdout.splitlines()
-    assert lines[0].split() == ["#", "status", "goal", "child", "session", "delegation", "subagent"]
-    assert lines[1].split("  ")[0:2] == ["1.0", "✓ completed"]
-    assert lines[2].startswith("1.1  ✗ failed     Describe the screenshot and audit the terminal output")
-    assert lines[5].startswith("3.0  running      Watch the test suite and report flaky tests")
-    assert f"{exp[4]['delegation_id']}" in lines[5]
-    assert lines[5].rstrip().endswith(exp[4]["subagent_id"] if iot else f"{exp[4]['delegation_id']}  -")
-    assert lines[6] == "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)"
-    assert result.stdout.endswith(NOTE)
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert lines[0].split() == [
+        "#",
+        "status",
+        "time",
+        "goal",
+        "result",
+        "child",
+        "session",
+        "delegation",
+        "subagent",
+    ]
+    assert lines[1].startswith("1.1  ✓ completed  48.2s  Summarise every module in the repository")
+    assert "  Summarised 119 modules.  " in lines[1]
+    (failed,) = [line for line in lines if line.startswith("1.2  ")]
+    assert failed.startswith("1.2  ✗ failed     6.5s   Describe the screenshot and audit the")
+    assert "  Subagent did not produce a response.  " in failed
+    (running,) = [line for line in lines if line.startswith("3.1  ")]
+    assert running.startswith("3.1  running      -      Watch the test suite and report flaky")
+    assert f"{exp[4]['delegation_id']}" in running
+    assert running.endswith(exp[4]["subagent_id"] if iot else f"{exp[4]['delegation_id']}  -")
+    assert "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)" in lines
     expected_stderr = (
         ""
         if iot
         else "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
     )
     assert result.stderr == expected_stderr
+
+
+def test_piped_output_of_a_real_parent_is_one_tab_separated_line_per_task(replay: Replay) -> None:
+    manifest = replay.manifest
+    exp = manifest["expected_tasks"]
+    sub = [t["subagent_id"] or "" for t in exp]
+    result = run(manifest["parent"])
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1.1\tcompleted\t48.2\tSummarise every module in the repository, one line each\t\t\t\tSummarised 119 modules.\n"
+        "1.2\tfailed\t6.5\tDescribe the screenshot and audit the terminal output\t\t\t\tSubagent did not produce a response.\n"
+        f"2.1\tcompleted\t8.4\tCount TODO markers under src/ and list the files\t\t{exp[2]['delegation_id']}\t{sub[2]}\tFound 3 TODO markers in 2 files.\n"
+        f"2.2\tcompleted\t6.1\tCheck that the build passes\t\t{exp[3]['delegation_id']}\t{sub[3]}\tThe build passes.\n"
+        f"3.1\trunning\t\tWatch the test suite and report flaky tests\t\t{exp[4]['delegation_id']}\t{sub[4]}\t\n"
+    )  # fmt: skip
+    header = run(manifest["parent"], "--header")
+    assert (
+        header.stdout.splitlines()[0] == "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+    )
+    assert header.stdout.splitlines()[1:] == result.stdout.splitlines()
+
+
+def test_status_filters_what_is_shown_and_exit_status_judges_every_task(replay: Replay) -> None:
+    manifest = replay.manifest
+    failed = run(manifest["parent"], "--status", "failed", "--status", "TIMEOUT", "--json")
+    assert failed.exit_code == 0
+    data = doc(failed)
+    assert [t["number"] for t in data["tasks"]] == ["1.2"]
+    assert data["summary"] == {"total": 5, "terminal": 4, "state": "running"}
+    lines = run(manifest["parent"], "--status", "running", "--status", "completed").stdout.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["1.1", "2.1", "2.2", "3.1"]
+    assert run(manifest["parent"], "--exit-status").exit_code == 8  # one failed, though one still runs
+    bad = run(manifest["parent"], "--status", "done")
+    assert bad.exit_code == 2
 
 
 def test_unknown_parent_is_not_found(replay: Replay) -> None:
@@ -218,7 +302,7 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
     return {"call_id": call_id, "goal": goal, "task_index": index, "delegation_id": None, "subagent_id": None,
             "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
             "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
-            **extra}  # fmt: skip
+            "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None, **extra}  # fmt: skip
 
 
 def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: FakeDashboard) -> None:
@@ -259,31 +343,36 @@ def test_without_recursive_no_child_is_read(fake: FakeDashboard) -> None:
     assert {p.split("/")[3] for p in fake.seen} == {P}
 
 
-def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDashboard) -> None:
+def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDashboard, tty: None) -> None:
     _tree(fake)
     result = run(P, "--recursive")
     assert result.exit_code == 0
     assert result.stderr == ""
     lines = [line.rstrip() for line in result.stdout.splitlines()]
-    goal = "{:<62}"
+    goal = "{:<50}"
     assert lines[:9] == [
-        "#          status       " + goal.format("goal") + "child session           delegation  subagent",
-        "1.0        ✓ completed  " + goal.format("Audit module A") + f"{CHILD_A}  -           -",
-        "  ↳ 1.0    ✓ completed  " + goal.format("Read a.py") + f"{GRANDCHILD}  -           -",
-        "    ↳ 1.0  ✓ completed  " + goal.format("Loop back") + f"{P}  -           -",
-        "  ↳ 1.1    ⧗ timed out  "
-        + goal.format("Read the tests of a.py")
-        + "-                       -           -",
-        "1.1        ✗ failed     " + goal.format("Audit module B") + f"{MISSING}  -           -",
-        "           gap          ↳ child not read: session not found (it may not be flushed",
-        "                        yet, or the id is ambiguous)",
-        "1.2        ✓ completed  " + goal.format("Audit module C") + f"{CHILD_B}  -           -",
-    ]
+        "#          status       time  " + goal.format("goal") + "result  child session           delegation  subagent",
+        "1.1        ✓ completed  -     " + goal.format("Audit module A") + f"done    {CHILD_A}  -           -",
+        "  ↳ 1.1    ✓ completed  -     " + goal.format("Read a.py") + f"done    {GRANDCHILD}  -           -",
+        "    ↳ 1.1  ✓ completed  -     " + goal.format("Loop back") + f"done    {P}  -           -",
+        "  ↳ 1.2    ⧗ timed out  -     " + goal.format("Read the tests of a.py") + "done    -                       -           -",
+        "1.2        ✗ failed     -     " + goal.format("Audit module B") + f"done    {MISSING}  -           -",
+        "           gap                ↳ child not read: session not found (it may not",
+        "                              be flushed yet, or the id is ambiguous)",
+        "1.3        ✓ completed  -     " + goal.format("Audit module C") + f"done    {CHILD_B}  -           -",
+    ]  # fmt: skip
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
-    assert lines[10:] == [
-        'child session "-": the backend persisted no child session id for this task; the id appears only in live '
-        "subagent events (child_session_id) and lifecycle hooks",
-        "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
+    assert " ".join(lines[10:]) == (
+        'child session "-": the backend persisted no child session id for this task and the local store proposed '
+        "none that the dashboard confirmed "
+        "open a task with a child session: hermes-task show CHILD_SESSION (or follow)"
+    )
+    ENVIRONMENT.clear()
+    piped = run(P, "--recursive", "--header", "--status", "timeout").stdout.splitlines()
+    assert piped == [
+        "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult",
+        f"1.1\tcompleted\t\tAudit module A\t{CHILD_A}\t\t\tdone",
+        "1.1/1.2\ttimeout\t\tRead the tests of a.py\t\t\t\tdone",
     ]
 
 
@@ -325,8 +414,8 @@ def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: FakeDashboard) 
     ]  # fmt: skip
     human = run(P, "--pages", "1")
     assert human.exit_code == 0
-    assert human.stdout == f"no delegated tasks in {P}\n"
-    assert human.stderr.startswith("warning: a proof or paging bound stopped the work early (--pages stopped")
+    assert human.stdout == ""  # piped: zero task lines; the note is for people, on stderr
+    assert human.stderr.startswith(f"no delegated tasks in {P}\nwarning: a proof or paging bound stopped")
 
 
 def test_every_page_is_read_by_default(fake: FakeDashboard) -> None:

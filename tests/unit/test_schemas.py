@@ -13,17 +13,8 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.core.documents import (
-    ErrorEvent,
-    ResultEvent,
-    RowEvent,
-    StateEvent,
-    TaskEntry,
-    TasksDoc,
-    TasksSummary,
-    WarningEvent,
-    to_json_dict,
-)
+from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary, to_json_dict
+from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.render import schemas as schemas
 from tests.replay import BASE_URL, TOKEN, Replay
 
@@ -96,7 +87,7 @@ def test_every_property_is_required_and_objects_are_closed(name: str) -> None:
 def test_events_schema_is_a_union_discriminated_by_type() -> None:
     body = schemas.schema("events")
     assert body["discriminator"]["propertyName"] == "type"
-    assert sorted(body["discriminator"]["mapping"]) == ["error", "result", "row", "state", "warning"]
+    assert sorted(body["discriminator"]["mapping"]) == ["error", "result", "row", "state", "task", "warning"]
 
 
 @pytest.fixture(params=["official", "iot"])

@@ -117,7 +117,10 @@ def test_a_flag_path_stays_relative_to_the_working_directory(tmp_path: Path) -> 
     ("text", "message"),
     [
         ("default_gateway = \n", "(at line 1, column 19)"),
-        ('colour = "never"\n', "unknown keys ['colour'] (known: ['default_gateway', 'gateways'])"),
+        (
+            'colour = "never"\n',
+            "unknown keys ['colour'] (known: ['default_gateway', 'gateways', 'no_store', 'store'])",
+        ),
         ('[gateways.lab]\nurl = "http://x"\ntoken = "secret"\n', "gateway 'lab' has unknown keys ['token']"),
         (
             "[gateways.lab]\nrequest_timeout = true\n",

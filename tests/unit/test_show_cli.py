@@ -42,7 +42,7 @@ def test_root_with_proven_tip_shows_the_whole_lineage(replay: Replay) -> None:
     task = data["task"]
     assert task["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
     assert task["tip_id"] == c1["tip"]
-    assert task["candidate"] == {"id": c1["tip"], "status": "proven", "reason": None}
+    assert task["candidate"] == {"id": c1["tip"], "status": "proven", "reason": None, "source": "tip_option"}
     assert task["state"] == "ended"
     assert task["end_reason"] == "agent_close"
     codes = [w["code"] for w in data["warnings"]]

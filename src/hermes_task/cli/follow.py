@@ -9,15 +9,15 @@ nothing is printed.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+from hermes_task.cli.options import Common, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.store import complete_task_id, store_hints
+from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
@@ -49,7 +49,7 @@ class JsonReporter:
         from hermes_task.core.documents import to_json_dict
 
         for row in rows:
-            self._event({"type": "row", **to_json_dict(row)})
+            self._event({"type": "row", **to_json_dict(row), "task": None})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         from hermes_task.core.messages import error_message
@@ -144,34 +144,27 @@ class TerminalReporter:
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
 
 
-def idle_sleep(stream: Any) -> Callable[[float], None]:
-    """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
-    reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
-    import select
-
-    try:
-        fd = stream.fileno()
-        poller = select.poll()
-    except (AttributeError, OSError, ValueError):
-        return time.sleep
-    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP and POLLNVAL come back
-    gone = select.POLLERR | select.POLLHUP | select.POLLNVAL
-
-    def sleep(seconds: float) -> None:
-        deadline = time.monotonic() + max(0.0, seconds)
-        while True:
-            left = deadline - time.monotonic()
-            if any(ev & gone for _fd, ev in poller.poll(max(0, math.ceil(left * 1000)))):
-                raise BrokenPipeError("stdout was closed")
-            if time.monotonic() >= deadline:
-                return
-
-    return sleep
-
-
 @with_common(pager=False, events=True, timeout_alias=False)
 def follow(
-    child_id: ChildId,
+    child_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CHILD_ID]",
+            help="The task's root session id (its first durable reference; `recover PARENT` prints it); or give --parent.",
+            show_default=False,
+            autocompletion=complete_task_id,
+        ),
+    ] = None,
+    parent: Annotated[
+        str | None,
+        typer.Option(
+            "--parent",
+            metavar="PARENT_ID",
+            help="Follow every task PARENT_ID delegated: rows prefixed with the task's number, "
+            "tasks joining as they start, until every task ended (--exit-status: by the parent's verdicts).",
+            show_default=False,
+        ),
+    ] = None,
     tip: Tips = None,
     no_hint: NoHint = False,
     interval: Annotated[
@@ -204,8 +197,18 @@ def follow(
 
     Every --interval seconds: the task's detail, its newest page and a fresh detail. When the task ends, one final read, then exit.
 
-    A newer segment (--tip, or the dashboard's latest-descendant hint) is followed only after its lineage is proven back to CHILD_ID.
+    A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
+    if (child_id is None) == (parent is None):
+        raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
+    if parent is not None:
+        if tip:
+            raise typer.BadParameter("--tip names a segment of one task: not with --parent")
+        from hermes_task.cli.watch import follow_parent
+
+        follow_parent(common, parent, timeout=timeout, exit_status=exit_status)
+        return
+    assert child_id is not None
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env
@@ -237,8 +240,8 @@ def follow(
 
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
-        with connect(common) as client:
-            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint)
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
             follower = Follower(
                 reader,
                 reporter,

@@ -23,8 +23,10 @@ from hermes_task.cli.shell import (
     fail,
     guarded,
     output_transcript,
+    resolve_settings,
     run,
 )
+from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
     from hermes_task.reading.older import Progress
@@ -110,10 +112,10 @@ def older(
             if all_pages
             else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
         )
-        with connect(common) as client:
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.reading.reader import TaskReader
 
-            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
+            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
             known.rows = reader.rows
             snap = guarded(common, reader, reader.refresh)
             guarded(common, reader, reader.fill)

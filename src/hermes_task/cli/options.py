@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from hermes_task.cli.environment import Environment, current
+from hermes_task.cli.store import NoStore, StorePath, complete_task_id
 
 
 class ColorMode(StrEnum):
@@ -181,8 +182,9 @@ ChildId = Annotated[
     str,
     typer.Argument(
         metavar="CHILD_ID",
-        help="The task's root session id (its first durable reference).",
+        help="The task's root session id (its first durable reference; `recover PARENT` prints it).",
         show_default=False,
+        autocompletion=complete_task_id,
     ),
 ]
 
@@ -203,6 +205,8 @@ class Common:
     debug: bool = False
     json: bool = False
     pager: bool | None = None
+    store: str | None = None
+    no_store: bool = False
 
 
 JsonEvents = Annotated[
@@ -224,6 +228,8 @@ _CONNECTION: list[tuple[str, Any, Any]] = [
     ("username", Username, None),
     ("password_file", PasswordFile, None),
     ("request_timeout", RequestTimeout, None),
+    ("store", StorePath, None),
+    ("no_store", NoStore, False),
 ]
 _TRAILING: list[tuple[str, Any, Any]] = [("color", Color, ColorMode.auto), ("debug", Debug, False)]
 

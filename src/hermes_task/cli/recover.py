@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hermes_task.cli.options import Common, with_common
-from hermes_task.cli.shell import Known, connect, console, emit_warnings, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, emit_warnings, resolve_settings, run
+from hermes_task.cli.store import store_hints
+
+if TYPE_CHECKING:
+    from hermes_task.core.documents import TasksDoc
 
 
-@with_common(pager=False)
+class TaskStatus(StrEnum):
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+    error = "error"
+    interrupted = "interrupted"
+    cancelled = "cancelled"
+    timeout = "timeout"
+    unknown = "unknown"
+
+
+@with_common(pager=False, timeout_alias=False)
 def recover(
     parent_id: Annotated[
         str,
@@ -35,36 +51,125 @@ def recover(
             show_default=False,
         ),
     ] = None,
+    status: Annotated[
+        list[TaskStatus] | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help="Show only tasks with this status (repeatable; a nested match keeps its parents). "
+            "The summary, --exit-status and --watch still count every task.",
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ] = None,
+    header: Annotated[
+        bool, typer.Option("--header", help="Piped output: print the column names first.")
+    ] = False,
+    exit_status: Annotated[
+        bool,
+        typer.Option(
+            "--exit-status",
+            help="Exit 0 when every task completed, 8 when any failed, errored, timed out, was "
+            "interrupted or cancelled, 9 while any still runs.",
+        ),
+    ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep reading the parent every 2 s (new rows only) until every task is terminal; "
+            "tasks delegated meanwhile join. A terminal redraws the table; piped, one line per status change; "
+            "--json, NDJSON events.",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            metavar="S",
+            min=0.0,
+            help="With --watch: stop after S seconds in all; exit 9 while a task still runs.",
+            show_default=False,
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
-    """List the tasks a parent chat delegated: goal, status and child session when known.
+    """List the tasks a parent chat delegated: goal, status, result and child session when known.
 
-    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The real backends persist no child session id, so tasks usually show "-" there: the ids appear only in live subagent events.
+    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older.
+
+    # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (README "Piped output").
     """
+    wanted = frozenset(s.value for s in status or [])
+    if watch:
+        from hermes_task.cli.watch import watch_parent
+
+        if recursive or pages is not None:
+            raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
+        watch_parent(common, parent_id, timeout=timeout, exit_status=exit_status)
+        return
+    if timeout is not None:
+        raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
 
     def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id
 
         parent = check_id(parent_id, what="PARENT_ID")
-        with connect(common) as client:
-            from hermes_task.core.delegations import summarize
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.core.documents import TasksDoc
+            from hermes_task.core.verdict import summarize
+            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import build, read_conversation
 
             conversation = read_conversation(client, parent, hint=False, pages=pages)
             tasks, warnings = build(
                 conversation,
-                lambda sid: read_conversation(client, sid, hint=True, pages=pages),
+                lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
                 recursive=recursive,
+                resolve=lambda conv, found: find_children(client, hints, conv.messages, found),
             )
+            warnings += hints.warnings()
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
-        from hermes_task.render import jsonout, terminal
+        output(common, doc, wanted, header=header)
+        if exit_status:
+            from hermes_task.core.verdict import exit_status as verdict_exit
 
-        if common.json:
-            common.env.write_stdout(jsonout.document(doc))
-            return
-        terminal.tasks(console(common), doc)
-        emit_warnings(common, doc.warnings)
+            code = int(verdict_exit(tasks))
+            if code:
+                raise typer.Exit(code)
 
     run(common, body)
+
+
+def output(common: Common, doc: TasksDoc, wanted: frozenset[str], *, header: bool) -> None:
+    """The task list as JSON, a table on a terminal, or tab-separated lines when piped;
+    `wanted` statuses filter what is shown, never the summary."""
+    from dataclasses import replace
+
+    from hermes_task.core.verdict import only
+
+    env = common.env
+    shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
+    if common.json:
+        from hermes_task.render import jsonout
+
+        env.write_stdout(jsonout.document(shown))
+        return
+    if not env.isatty(env.stdout):
+        from hermes_task.render.plain import task_lines
+
+        env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
+        if not doc.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
+            from rich.text import Text
+
+            from hermes_task.core.messages import RECOVER
+            from hermes_task.core.sanitize import clean_line
+
+            note = RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
+            console(common, stderr=True).print(Text(note, style="dim"))
+    else:
+        from hermes_task.render import terminal
+
+        terminal.tasks(console(common), shown)
+    emit_warnings(common, doc.warnings)

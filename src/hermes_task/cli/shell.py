@@ -115,6 +115,8 @@ def resolve_settings(common: Common) -> Settings:
         username=common.username,
         password_file=common.password_file,
         request_timeout=common.request_timeout,
+        store=common.store,
+        no_store=common.no_store,
     )
 
 

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
-from hermes_task.cli.shell import Known, connect, fail, guarded, output_transcript, run
+from hermes_task.cli.shell import (
+    Known,
+    connect,
+    debug_writer,
+    fail,
+    guarded,
+    output_transcript,
+    resolve_settings,
+    run,
+)
+from hermes_task.cli.store import store_hints
 
 
 @with_common()
@@ -33,8 +43,8 @@ def show(
     """One verified snapshot of a delegated task's transcript.
 
     Reads the task root's detail, its newest messages page and a fresh detail; a newer
-    segment (--tip, or the dashboard's latest-descendant hint) is shown only after its
-    lineage is proven back to CHILD_ID.
+    segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local
+    store) is shown only after its lineage is proven back to CHILD_ID.
     """
 
     def body(known: Known) -> None:
@@ -42,10 +52,10 @@ def show(
 
         anchor = check_id(child_id, what="CHILD_ID")
         tips = [check_id(t, what="--tip") for t in tip or []]
-        with connect(common) as client:
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.reading.reader import TaskReader
 
-            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint)
+            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
             known.rows = reader.rows
             snap = guarded(common, reader, reader.refresh)
             guarded(common, reader, reader.fill)

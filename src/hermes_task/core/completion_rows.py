@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from hermes_task.core import results as results
 from hermes_task.core.projection import content_text
 from hermes_task.core.wire import WireMessage
 
@@ -27,7 +28,6 @@ _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"
 )
 _BLOCK = re.compile(r"(?m)^--- \S+ TASK (\d+)/\d+")
-_BLOCK_STATUS = re.compile(r"(?s)(?:: .*?)?  \(status=([A-Za-z_]+)[,)]")
 _LINE_STATUS = re.compile(r"(?m)^Status: ([A-Za-z_]+) ")
 
 GoalOf = Callable[[str, int], "str | None"]
@@ -35,12 +35,12 @@ GoalOf = Callable[[str, int], "str | None"]
 
 @dataclass(frozen=True)
 class Completion:
-    """What one completion row says: per task index (0-based, call-wide) a raw status, or
-    None when the row names the task but no status could be read."""
+    """What one completion row says: per task index (0-based, call-wide) a raw status (None
+    when the row names the task but no status could be read) and the reported outcome."""
 
     delegation_id: str
     kind: Literal["batch", "batch_error", "single", "task_failed"]
-    updates: tuple[tuple[int, str | None], ...] = ()
+    updates: tuple[tuple[int, str | None, results.TaskResult], ...] = ()
 
 
 def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
@@ -51,11 +51,6 @@ def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
         if at >= 0:
             return text[at + len(label) + len(goal) :]
     return text
-
-
-def _line_status(text: str) -> str | None:
-    found = _LINE_STATUS.search(text)
-    return found.group(1) if found else None
 
 
 def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
@@ -75,15 +70,26 @@ def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
         index = int(head.group(3)) - 1
         if index < 0:
             return None
-        status = _line_status(_after(body, "Task: ", goal_of(delegation_id, index), anywhere=True))
-        return Completion(delegation_id, "task_failed", ((index, status),))
+        rest = _after(body, "Task: ", goal_of(delegation_id, index), anywhere=True)
+        notice = _LINE_STATUS.search(rest)
+        found = notice.group(1) if notice else None
+        return Completion(delegation_id, "task_failed", ((index, found, results.notice_result(rest)),))
     if kind == "COMPLETE":
-        status = _line_status(_after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True))
-        return Completion(delegation_id, "single", ((0, status),))
+        rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
+        said, result = results.single_result(rest, None)
+        line = _LINE_STATUS.search(rest)
+        if said is None and line is not None:
+            said = line.group(1)
+        model = results.unit_model(rest[: line.start()] if line else rest)
+        result = results.TaskResult(model=model).merged(result)
+        if result.duration_seconds is None:
+            result = result.merged(results.TaskResult(duration_seconds=results.metadata_seconds(meta)))
+        return Completion(delegation_id, "single", ((0, said, result),))
     blocks = list(_BLOCK.finditer(body))
     if not blocks:
         return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
-    updates: list[tuple[int, str | None]] = []
+    model = results.unit_model(body[: blocks[0].start()])
+    updates: list[tuple[int, str | None, results.TaskResult]] = []
     seen: set[int] = set()
     for n, block in enumerate(blocks):
         index = int(block.group(1)) - 1
@@ -92,6 +98,16 @@ def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
         seen.add(index)
         end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
         rest = _after(body[block.end() : end], ": ", goal_of(delegation_id, index), anywhere=False)
-        found = _BLOCK_STATUS.match(rest)
-        updates.append((index, found.group(1) if found else None))
+        if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
+            at = rest.find("  (status=")
+            rest = rest[at:] if at >= 0 else rest
+        status, result = results.block_result(rest, model)
+        updates.append((index, status, result))
+    if len(updates) == 1 and updates[0][2].duration_seconds is None:
+        index, status, result = updates[0]
+        updates[0] = (
+            index,
+            status,
+            result.merged(results.TaskResult(duration_seconds=results.metadata_seconds(meta))),
+        )
     return Completion(delegation_id, "batch", tuple(updates))

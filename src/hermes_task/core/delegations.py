@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, cast
 
 from hermes_task.core import completion_rows as completion
-from hermes_task.core.documents import TaskEntry, TasksSummary
+from hermes_task.core import results as outcome
+from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.wire import WireMessage
 
@@ -38,6 +39,7 @@ Status = Literal["running", "completed", "failed", "error", "interrupted", "canc
 TOOL = "delegate_task"
 TERMINAL = frozenset({"completed", "failed", "error", "interrupted", "cancelled", "timeout"})
 NO_REFERENCE = "no_durable_child_reference"
+RESULT_FIELDS = tuple(f.name for f in fields(outcome.TaskResult))
 _CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
 
 
@@ -78,16 +80,20 @@ class _Task:
     subagent_id: str | None = None
     child: str | None = None
     status: str = "unknown"
+    result: outcome.TaskResult = outcome.EMPTY
 
-    def update(self, status: str) -> None:
+    def update(self, status: str, result: outcome.TaskResult | None = None) -> None:
+        """A reported status (terminal is sticky) and outcome (known fields are kept)."""
         if self.status not in TERMINAL:
             self.status = status
+        self.result = self.result.merged(result)
 
 
 @dataclass
 class _Call:
     call_id: str | None
     goals: list[str | None]
+    number: int
     tasks: dict[int, _Task] = field(default_factory=dict)
     answered: bool = False
     failed: bool = False
@@ -149,7 +155,7 @@ class _Recovery:
         goals = _spawn_goals(arguments)
         if goals is None:
             return
-        entry = _Call(call_id, goals)
+        entry = _Call(call_id, goals, len(self.order) + 1)
         self.order.append(entry)
         if call_id is not None:
             self.calls[call_id] = entry
@@ -175,7 +181,7 @@ class _Recovery:
                 task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
                 task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
                 task.child = task.child or _ident(entry.get("child_session_id"))
-                task.update(status_of(entry.get("status")))
+                task.update(status_of(entry.get("status")), outcome.from_entry(entry))
                 self._register(task.delegation_id, [task])
             self._register(top, call.tasks.values())
         elif payload.get("status") == "dispatched":
@@ -219,12 +225,12 @@ class _Recovery:
                 task.update("error")
         elif done.kind == "single":
             if len(tasks) == 1:
-                tasks[0].update(status_of(done.updates[0][1]))
+                tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
         else:
-            for index, status in done.updates:
+            for index, status, result in done.updates:
                 for task in tasks:
                     if task.index == index:
-                        task.update(status_of(status))
+                        task.update(status_of(status), result)
 
     def entries(self) -> list[TaskEntry]:
         out: list[TaskEntry] = []
@@ -232,7 +238,7 @@ class _Recovery:
             if call.failed:
                 continue
             for index in sorted(set(range(len(call.goals))) | set(call.tasks)):
-                task = call.task(index)
+                task, done = call.task(index), call.task(index).result
                 out.append(
                     TaskEntry(
                         call_id=call.call_id,
@@ -244,6 +250,9 @@ class _Recovery:
                         status=cast(Status, task.status),
                         terminal=task.status in TERMINAL,
                         unavailable_reason=None if task.child else NO_REFERENCE,
+                        call_number=call.number,
+                        number=f"{call.number}.{task.index + 1}",
+                        **{name: getattr(done, name) for name in RESULT_FIELDS},
                     )
                 )
         return out
@@ -275,22 +284,3 @@ def call_sessions(messages: Sequence[WireMessage]) -> dict[str, frozenset[str]]:
     """For each delegate_task call id, the session ids of the rows that carry it: the
     segments a child spawned by that call may name as its parent."""
     return {k: frozenset(v) for k, v in _walk(messages).sessions.items()}
-
-
-def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
-    """Every task of a tree, depth first, parents before their children."""
-    out: list[TaskEntry] = []
-    for task in tasks:
-        out.append(task)
-        out.extend(flatten(task.children))
-    return out
-
-
-def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
-    """Counts over the whole tree; `running` while any task is non-terminal, else
-    `finished` (a mixed terminal group is finished, never "all succeeded")."""
-    every = flatten(tasks)
-    terminal = sum(1 for t in every if t.terminal)
-    return TasksSummary(
-        total=len(every), terminal=terminal, state="finished" if terminal == len(every) else "running"
-    )

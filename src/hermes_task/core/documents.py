@@ -13,7 +13,13 @@ from typing import Any, Literal
 
 TaskState = Literal["running", "ended", "unknown"]
 WarningCode = Literal[
-    "partial_history", "partial_ancestors", "legacy_backend", "gap", "bound_reached", "foreign_rows"
+    "partial_history",
+    "partial_ancestors",
+    "legacy_backend",
+    "gap",
+    "bound_reached",
+    "foreign_rows",
+    "store_unavailable",
 ]
 
 
@@ -63,6 +69,9 @@ class Candidate:
     id: str | None = None
     status: Literal["proven", "rejected", "none"] = "none"
     reason: str | None = None
+    source: Literal["tip_option", "latest_descendant", "store"] | None = field(
+        default=None, metadata=_doc("Where the candidate id came from (null when there is none).")
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,6 +153,20 @@ class ErrorDoc:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskTokens:
+    input: int | None
+    output: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolTraceCounts:
+    """Counts over a result's `tool_trace`: its steps, and those whose status was not `ok`."""
+
+    calls: int
+    errors: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskEntry:
     call_id: str | None
     goal: str | None
@@ -158,6 +181,30 @@ class TaskEntry:
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
     gap: str | None = None
+    call_number: int | None = field(
+        default=None,
+        metadata=_doc("1-based position of the task's delegate_task spawn call in its conversation."),
+    )
+    number: str | None = field(
+        default=None,
+        metadata=_doc("`CALL.TASK`, both 1-based: the `#` of the table; stable as the chat grows."),
+    )
+    summary: str | None = field(default=None, metadata=_doc("The task's whole reported summary."))
+    duration_seconds: float | None = None
+    exit_reason: str | None = None
+    api_calls: int | None = None
+    model: str | None = None
+    tokens: TaskTokens | None = None
+    error: str | None = field(
+        default=None, metadata=_doc("The reported error of a task that did not complete.")
+    )
+    tool_trace: ToolTraceCounts | None = None
+    child_ref_source: Literal["transcript", "store"] | None = field(
+        default=None,
+        metadata=_doc(
+            "Where child_session_id came from: the parent's rows, or the local store (confirmed over HTTP)."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,52 +222,6 @@ class TasksDoc:
     tasks: list[TaskEntry]
     summary: TasksSummary
     warnings: list[WarningItem] = field(default_factory=list)
-
-
-# `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RowEvent(Row):
-    """A newly verified row: every `Row` field plus `type`."""
-
-    type: Literal["row"] = "row"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StateEvent(TaskInfo):
-    """The task's identity and state, when first known and whenever they change."""
-
-    type: Literal["state"] = "state"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WarningEvent(WarningItem):
-    type: Literal["warning"] = "warning"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorEvent:
-    """A failure; a retryable one may be followed by more events."""
-
-    type: Literal["error"] = "error"
-    code: str
-    message: str
-    retryable: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultEvent:
-    """Always the last line: how the follow ended and the process's exit code."""
-
-    type: Literal["result"] = "result"
-    state: Literal["running", "ended", "unknown"]
-    end_reason: str | None
-    exit_code: int
-
-
-# One `follow --json` line; `schemas.py` discriminates the union on `type`.
-FollowEvent = RowEvent | StateEvent | WarningEvent | ErrorEvent | ResultEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -66,6 +66,20 @@ WARNINGS: dict[str, str] = {
     "gap": "rows between the newest page and the rows already known are not loaded",
     "bound_reached": "a proof or paging bound stopped the work early",
     "foreign_rows": "rows naming a session outside the proven lineage were dropped",
+    "store_unavailable": "the local Hermes store was not used; child and newer-segment ids were not looked up",
+}
+
+# Why the store was not used (the detail of `store_unavailable`).
+STORE_REASONS: dict[str, str] = {
+    "no_file": "no store file",
+    "permission": "the store cannot be opened (permission)",
+    "locked": "the store stayed locked past the busy timeout",
+    "unknown_columns": "the store lacks a needed column or index",
+    "corrupt": "the store is not a readable SQLite database",
+    "needs_write": "SQLite would need to write next to the store to read it",
+    "disabled": "--no-store",
+    "not_loopback": "the dashboard URL is not loopback; pass --store PATH to use a store anyway",
+    "foreign": "the dashboard knows none of the store's ids; is it another dashboard's store?",
 }
 
 STATUS_LABELS: dict[str, str] = {
@@ -81,8 +95,11 @@ STATUS_LABELS: dict[str, str] = {
 
 UNAVAILABLE: dict[str, str] = {
     "no_durable_child_reference": (
-        "the backend persisted no child session id for this task; the id appears only in "
-        "live subagent events (child_session_id) and lifecycle hooks"
+        "the backend persisted no child session id for this task and the local store "
+        "proposed none that the dashboard confirmed"
+    ),
+    "ambiguous_match": (
+        "more than one task or child fits (same goal and order): not guessed; see the store with --debug"
     ),
 }
 
@@ -144,6 +161,10 @@ WARNING_WHEN: dict[str, str] = {
     "foreign_rows": (
         "a page carried rows whose `session_id` is not a segment of the proven lineage: they "
         "are dropped, never shown (the detail gives the count)"
+    ),
+    "store_unavailable": (
+        "a lookup in the local store was needed (a task's child, a newer segment) but the store "
+        "was off, unreadable, or its ids unknown to the dashboard: today's HTTP-only result"
     ),
 }
 

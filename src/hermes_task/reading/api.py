@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from hermes_task.core.children import StoreSession
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
 
@@ -39,4 +40,25 @@ class DashboardAPI(Protocol):
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
         """`GET /api/sessions/{sid}/messages/around`: the window around one row."""
+        ...
+
+
+class StoreAPI(Protocol):
+    """The local store's lookups (`dashboard.store.Store`); each may raise
+    `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
+
+    def children(self, session_id: str) -> list[StoreSession]:
+        """The rows whose `parent_session_id` is `session_id`."""
+        ...
+
+    def knows(self, session_id: str) -> bool:
+        """Does the store hold this session?"""
+        ...
+
+    def first_user_text(self, session_id: str) -> str | None:
+        """The text of the session's first `user` row (goal matching only)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store."""
         ...

@@ -1,20 +1,28 @@
 """Candidate discovery and lineage proof for one task (the identity half of `TaskReader`).
 
 Invariant: `path` only ever holds segments proven back to the anchor (the first durable
-reference) on one branch. Candidates (`--tip`, `/latest-descendant` hints while the newest
-verified segment ended by compression) are untrusted until `prove` accepts them; a
-candidate leaves the queue only with a proof outcome (a failed read keeps it queued for the
-next refresh). Detail reads are exact-id, cached per fetch and bounded (`DetailReader`).
+reference) on one branch. Candidates (`--tip`, `/latest-descendant` hints and the local
+store's continuations while the newest verified segment ended by compression) are untrusted
+until `core.lineage.prove` accepts them over exact-id, profile-checked detail reads (cached
+per fetch and bounded by `DetailReader`); a candidate leaves the queue only with a proof
+outcome. An explicit `--tip` that fails is reported; a proposal that fails (a hint or a store
+row) is ignored, the store's named with its reason on `--debug`. Two proven branches are a
+fork, never resolved by recency. The store walk is bounded: `MAX_PATH_NODES` segments and
+`MAX_STORE_CANDIDATES` candidates per refresh. `task.candidate.source` says who proposed the
+adopted candidate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
+from hermes_task.core.children import StoreSession, is_continuation, same_profile
 from hermes_task.core.documents import Candidate
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.lineage import (
     MARKERS,
+    MAX_PATH_NODES,
     BoundReached,
     ForkAmbiguous,
     LineageRejected,
@@ -27,9 +35,12 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.storehints import StoreHints
 
 MAX_DETAIL_READS = 100
 MAX_HINT_HOPS = 4
+MAX_STORE_CANDIDATES = 100
+Source = Literal["tip_option", "latest_descendant", "store"]
 
 
 class DetailReader:
@@ -65,11 +76,13 @@ class LineageProof:
         *,
         tips: Sequence[str] = (),
         hint: bool = True,
+        store: StoreHints | None = None,
     ) -> None:
         self.client = client
         self.anchor_id = anchor_id
         self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
         self.hint = hint
+        self.store = store
         self.path: tuple[str, ...] = (anchor_id,)
         self.legacy: bool | None = None
         self.candidate = Candidate()
@@ -90,40 +103,50 @@ class LineageProof:
         if sid not in self.path and sid not in self.pending:
             self.pending.append(sid)
 
-    def _adopt(self, reader: DetailReader, sid: str, *, explicit: bool) -> HermesError | None:
+    def _adopt(self, reader: DetailReader, sid: str, *, source: Source) -> HermesError | None:
+        explicit = source == "tip_option"
         try:
             proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
         except LineageRejected as exc:
             if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason)
+                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason, source=source)
                 return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
+            self._ignored(source, exc.reason)
             return None
         except BoundReached:
             self.bound_hit = True
             if explicit:
-                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached")
+                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached", source=source)
             return None
         except HermesError as exc:
             # A hint naming a session the dashboard cannot show (404, a malformed detail) is
             # only a hint that did not pan out; an explicit --tip's failure is reported.
-            if explicit or exc.code not in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH):
+            hint_codes = (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH)
+            if explicit or not (
+                exc.code in hint_codes or (source == "store" and exc.code is Code.PROFILE_MISMATCH)
+            ):
                 raise
+            self._ignored(source, exc.code.value)
             return None
         try:
             self.path = combine(self.path, proof.path)
         except ForkAmbiguous as exc:
             common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
             self.path = tuple(common) or (self.anchor_id,)
-            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous")
+            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous", source=source)
             return HermesError(
                 Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
             )
         self.notes.update(proof.notes)
-        if explicit or self.candidate.status == "none":
-            self.candidate = Candidate(
-                id=sid, status="proven", reason=None if explicit else "latest_descendant"
-            )
+        newer_store = source == "store" and self.candidate.source == "store"
+        if explicit or self.candidate.status == "none" or newer_store:
+            reason = None if explicit else source
+            self.candidate = Candidate(id=sid, status="proven", reason=reason, source=source)
         return None
+
+    def _ignored(self, source: Source, reason: str) -> None:
+        if source == "store" and self.store is not None:
+            self.store.say(f"store: continuation candidate ignored ({reason})")
 
     def _discover(self, reader: DetailReader) -> HermesError | None:
         failure: HermesError | None = None
@@ -131,13 +154,11 @@ class LineageProof:
             sid = self.pending[0]
             # A read that fails (404: not flushed yet, a network error) raises here and the
             # candidate stays queued for the next refresh; it leaves only with an outcome.
-            failure = self._adopt(reader, sid, explicit=True) or failure
+            failure = self._adopt(reader, sid, source="tip_option") or failure
             self.pending.pop(0)
             if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
                 return failure
-        if not self.hint:
-            return failure
-        for _ in range(MAX_HINT_HOPS):
+        for _ in range(MAX_HINT_HOPS if self.hint else 0):
             tip = reader(self.path[-1])
             if tip.end_reason != "compression":
                 break
@@ -150,12 +171,49 @@ class LineageProof:
             if hint.session_id in self.path or not is_valid_id(hint.session_id):
                 break
             before = self.path
-            fork = self._adopt(reader, hint.session_id, explicit=False)
+            fork = self._adopt(reader, hint.session_id, source="latest_descendant")
             if fork is not None:
                 return fork
             if self.path == before:
                 break
-        return failure
+        return self._from_store(reader) or failure
+
+    def _from_store(self, reader: DetailReader) -> HermesError | None:
+        """Walk forward through the store's continuations of the newest verified segment."""
+        if self.store is None:
+            return None
+        budget = MAX_STORE_CANDIDATES
+        for _ in range(MAX_PATH_NODES):
+            tip = reader(self.path[-1])
+            if tip.end_reason != "compression":
+                return None
+            rows = self.store.children(tip.id)
+            if rows is None:
+                return None
+            before = self.path
+            for row in self._continuations(tip, rows)[:budget]:
+                budget -= 1
+                fork = self._adopt(reader, row.id, source="store")
+                if fork is not None:
+                    return fork
+            if self.path == before or budget <= 0:
+                return None
+        return None
+
+    def _continuations(self, tip: SessionDetail, rows: list[StoreSession]) -> list[StoreSession]:
+        try:
+            config = parse_model_config(tip) or {}
+        except LineageRejected:
+            return []
+        markers = {m: config.get(m) for m in MARKERS}
+        return [
+            r
+            for r in rows
+            if r.id not in self.path
+            and is_valid_id(r.id)
+            and is_continuation(r, tip.id, markers)
+            and same_profile(r, self.client.profile)
+        ]
 
     def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool:
         """Does the anchor itself continue an earlier segment (a cold open of a later one)?

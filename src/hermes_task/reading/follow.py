@@ -181,6 +181,11 @@ class Follower:
 
     # -- one cycle ------------------------------------------------------------------------
 
+    def step(self) -> Snapshot:
+        """One cycle outside `run()` (`follow --parent` drives many followers): refresh, fill a
+        gap, report what is new; failures raise `HermesError` as in `run()`."""
+        return self._cycle()
+
     def _cycle(self) -> Snapshot:
         snap = self.reader.refresh()
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)

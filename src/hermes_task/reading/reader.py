@@ -1,12 +1,11 @@
-"""One task, read cycle by cycle: proof, newest page, fresh detail (the seed's controller).
+"""One task, read cycle by cycle: proof, newest page, fresh detail.
 
-`TaskReader` owns the verified lineage, the window and the request generation of one
-task. Each `refresh()` is: prove pending candidates (`--tip`, then `/latest-descendant`
-hints while the newest verified segment ended by compression) -> detail -> newest messages
-page -> a fresh detail read that notices a compression finished during the request. A
-messages answer for another session is used only once proven on the same branch. Older
-pages (`read_older`) are read at offset == coverage of the current canonical segment.
-Failures are raised as `HermesError`; what was verified before stays in `window`.
+`TaskReader` owns the verified lineage, the window and the request generation of one task.
+Each `refresh()` proves pending candidates (`reading/discovery.py`: `--tip`, then hints and
+the store's continuations while the newest segment ended by compression), then reads the
+detail, the newest messages page and a fresh detail that notices a compression finished
+during the request. A messages answer for another session is used only once proven on the
+same branch. Failures raise `HermesError`; what was verified before stays in `window`.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.discovery import DetailReader, LineageProof
 from hermes_task.reading.history import Earlier
 from hermes_task.reading.pages import NewestPage, newest_page
+from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.transcript import (
     coverage,
     goal_in,
@@ -69,8 +69,9 @@ class TaskReader(LineageProof):
         *,
         tips: Sequence[str] = (),
         hint: bool = True,
+        store: StoreHints | None = None,
     ) -> None:
-        super().__init__(client, anchor_id, tips=tips, hint=hint)
+        super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.window = Window()
@@ -78,8 +79,6 @@ class TaskReader(LineageProof):
         self.details: dict[str, SessionDetail] = {}
         self.goal: str | None = None
         self.continues_parent: bool | None = None
-
-    # -- pages ----------------------------------------------------------------------------
 
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
         newest = newest_page(self.client, tip, self.legacy)
@@ -181,8 +180,6 @@ class TaskReader(LineageProof):
         snap = self.refresh()
         return _with(MergeResult(self.window, (), restarted=True), joined, snap)
 
-    # -- history --------------------------------------------------------------------------
-
     def cursor(self) -> Cursor:
         """Where the next older read of the whole lineage goes (`core/history.py`)."""
         counts = {sid: self.details[sid].message_count for sid in self.path if sid in self.details}
@@ -229,8 +226,6 @@ class TaskReader(LineageProof):
                 self.goal = read_goal(self.client, self.path[0], oldest)
         return self.goal
 
-    # -- state ----------------------------------------------------------------------------
-
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
         out: list[WarningItem] = []
 
@@ -248,6 +243,8 @@ class TaskReader(LineageProof):
             self.continues_parent = self.anchor_continues(reader, self.anchor)
         if self.bound_hit:
             add("bound_reached")
+        if self.store is not None:
+            out += self.store.warnings()
         return out
 
     def state(self) -> TaskState:
@@ -296,4 +293,4 @@ def _with(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
     return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
-__all__ = ["DetailReader", "Snapshot", "TaskReader"]
+__all__ = ["Snapshot", "TaskReader"]

@@ -11,12 +11,14 @@ task that references it, so cycles end; nesting is bounded to `max_depth` levels
 `max_conversations` reads (a `bound_reached` warning names the bound); a child that cannot be
 read (not found, auth, network, ...) or that names another parent is reported once, as
 `gap` on the task that references it, and its siblings continue; a child with an empty history
-simply has no children (no gap, ending or failure is invented).
+simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
+the child ids a transcript lacks, before any descent (`reading/storehints.py`: proposed by the
+local store, proven over HTTP).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hermes_task.core.delegations import call_sessions, recover
@@ -30,6 +32,7 @@ from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.storehints import StoreHints
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 100
@@ -53,10 +56,22 @@ def _bound(detail: str) -> WarningItem:
 
 
 def read_conversation(
-    client: DashboardAPI, session_id: str, *, hint: bool, pages: int | None = None
+    client: DashboardAPI,
+    session_id: str,
+    *,
+    hint: bool,
+    pages: int | None = None,
+    store: StoreHints | None = None,
 ) -> Conversation:
     """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`."""
-    reader = TaskReader(client, session_id, hint=hint)
+    reader = TaskReader(client, session_id, hint=hint, store=store)
+    warnings = read_history(reader, pages)
+    return conversation_of(reader, warnings)
+
+
+def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
+    """The reader's first cycle, then older pages until none is left, `pages` pages were read
+    or `MAX_IDLE_PAGES` pages in a row brought nothing new; the warnings of the read."""
     snap = reader.refresh()
     warnings = list(snap.warnings)
     read, idle = 1, 0
@@ -76,10 +91,16 @@ def read_conversation(
         warnings.append(WarningItem(code="partial_ancestors", message=warning_message("partial_ancestors")))
     if window.has_older:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
-        warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(session_id))))
+        warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(reader.anchor_id))))
+    return warnings
+
+
+def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) -> Conversation:
+    """The rows the reader's window holds, in order, as a `Conversation`."""
+    window = reader.window
     assert reader.anchor is not None
     return Conversation(
-        session_id=session_id,
+        session_id=reader.anchor_id,
         messages=tuple(window.messages[k] for k in window.keys),
         anchor=reader.anchor,
         path=reader.path,
@@ -99,9 +120,17 @@ def _names_parent(child: SessionDetail, parents: frozenset[str]) -> bool:
     return config.get("_delegate_from") in parents
 
 
+Resolve = Callable[[Conversation, list[TaskEntry]], list[TaskEntry]]
+
+
+def _as_is(conv: Conversation, tasks: list[TaskEntry]) -> list[TaskEntry]:
+    return tasks
+
+
 @dataclass
 class _Walk:
     read: Callable[[str], Conversation]
+    resolve: Resolve
     max_depth: int
     max_conversations: int
     visited: set[str]
@@ -115,7 +144,7 @@ class _Walk:
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
         sessions = call_sessions(conv.messages)
         out: list[TaskEntry] = []
-        for task in recover(conv.messages):
+        for task in self.resolve(conv, recover(conv.messages)):
             ref = task.child_session_id
             if ref is None or ref in self.visited:
                 out.append(task)
@@ -154,20 +183,22 @@ def build(
     read_child: Callable[[str], Conversation],
     *,
     recursive: bool,
+    resolve: Resolve = _as_is,
     max_depth: int = MAX_DEPTH,
     max_conversations: int = MAX_CONVERSATIONS,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read."""
     walk = _Walk(
         read=read_child,
+        resolve=resolve,
         max_depth=max_depth if recursive else 0,
         max_conversations=max_conversations,
         visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
         warnings=list(parent.warnings),
     )
     if not recursive:
-        return recover(parent.messages), walk.warnings
+        return resolve(parent, recover(parent.messages)), walk.warnings
     return walk.expand(parent, 0), walk.warnings
 
 
-__all__ = ["MAX_DEPTH", "Conversation", "build", "read_conversation"]
+__all__ = ["MAX_DEPTH", "Conversation", "build", "conversation_of", "read_conversation", "read_history"]

@@ -20,7 +20,8 @@ from pydantic import Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
-from hermes_task.core.documents import ConfigDoc, ErrorDoc, FollowEvent, TasksDoc, TranscriptDoc
+from hermes_task.core.documents import ConfigDoc, ErrorDoc, TasksDoc, TranscriptDoc
+from hermes_task.core.events import FollowEvent
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -28,7 +29,7 @@ _TARGETS: dict[str, tuple[Any, str]] = {
     "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
     "events": (
         Annotated[FollowEvent, Field(discriminator="type")],
-        "`follow --json`: each NDJSON line is one of these events; the last is `result`.",
+        "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
     "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),

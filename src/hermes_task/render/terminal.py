@@ -11,15 +11,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hermes_task.core.delegations import flatten
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, TranscriptDoc
 from hermes_task.core.messages import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code
+from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
 from hermes_task.render.rows import Style, row_renderable
 
 STATUS_STYLES = {
@@ -141,12 +142,9 @@ def _gap_text(entry: TaskEntry) -> str:
 
 
 def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
-    """One row per task (numbered `call.task_index` within its conversation), then its gap
-    and its nested tasks, indented."""
-    calls, previous = 0, None
+    """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
+    its gap and its nested tasks, indented."""
     for entry in entries:
-        if entry.call_id is None or entry.call_id != previous:
-            calls, previous = calls + 1, entry.call_id
         status = Text(
             STATUS_LABELS.get(entry.status, entry.status), style=STATUS_STYLES.get(entry.status, "")
         )
@@ -154,34 +152,54 @@ def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
         if len(goal) > 100:
             goal = goal[:99] + "…"
         ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
-        index = "?" if entry.task_index is None else str(entry.task_index)
         table.add_row(
-            "  " * depth + ("↳ " if depth else "") + f"{calls}.{index}",
+            "  " * depth + ("↳ " if depth else "") + number_of(entry),
             status,
+            Text(duration_text(entry.duration_seconds) or "-"),
             Text(goal),
+            Text(result_line(entry, RESULT_WIDTH) or "-", style="" if entry.status == "completed" else "dim"),
             Text(ref),
             Text(clean_line(entry.delegation_id or "-")),
             Text(clean_line(entry.subagent_id or "-")),
         )
         if entry.gap:
-            table.add_row("", Text("gap", style="dim"), Text(_gap_text(entry), style="dim"), "", "", "")
+            table.add_row(
+                "", Text("gap", style="dim"), "", Text(_gap_text(entry), style="dim"), "", "", "", ""
+            )
         _task_rows(table, entry.children, depth + 1)
 
 
 def tasks(console: Console, doc: TasksDoc) -> None:
     """The delegated tasks of a parent chat: a table (statuses readable without colour),
     a summary line with the count of each status, then where missing child ids can be found."""
+    console.print(tasks_renderable(doc))
+
+
+def tasks_renderable(doc: TasksDoc, *, note: str | None = None) -> RenderableType:
+    """What `tasks` prints, as one renderable (`recover --watch` redraws it in place), with an
+    optional dim last line (the watch's state)."""
+    parts: list[RenderableType] = []
     if not doc.tasks:
-        console.print(Text(RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id)), style="dim"))
-        return
+        parts.append(Text(RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id)), style="dim"))
+    else:
+        parts.extend(_table_parts(doc))
+    if note:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)
+
+
+def _table_parts(doc: TasksDoc) -> list[RenderableType]:
+    parts: list[RenderableType] = []
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("#", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    table.add_column("goal", overflow="fold", max_width=60)
+    table.add_column("time", no_wrap=True)
+    table.add_column("goal", overflow="fold", max_width=48)
+    table.add_column("result", no_wrap=True, overflow="ellipsis", max_width=40)
     for heading in ("child session", "delegation", "subagent"):
         table.add_column(heading, no_wrap=True, overflow="ignore")  # ids are copied: never cut
     _task_rows(table, doc.tasks, 0)
-    console.print(table)
+    parts.append(table)
     every = flatten(doc.tasks)
     summary = doc.summary
     counts: Counter[str] = Counter(e.status for e in every)
@@ -190,9 +208,10 @@ def tasks(console: Console, doc: TasksDoc) -> None:
         RECOVER["summary"].format(total=summary.total, terminal=summary.terminal, state=summary.state)
     )
     line.append(" (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")")
-    console.print(line)
+    parts.append(line)
     for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
         if reason in UNAVAILABLE:
-            console.print(Text(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]), style="dim"))
+            parts.append(Text(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]), style="dim"))
     if any(e.child_session_id for e in every):
-        console.print(Text(RECOVER["open"], style="dim"))
+        parts.append(Text(RECOVER["open"], style="dim"))
+    return parts

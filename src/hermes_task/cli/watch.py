@@ -1,0 +1,112 @@
+"""`recover PARENT --watch` and `follow --parent PARENT`: the watch loops wired to the shell.
+
+Output is chosen once: NDJSON events with `--json`; for the watch, a table redrawn in place on
+a terminal or appended tab-separated task lines when piped (`render/watchout.py`); for
+`follow --parent`, prefixed rows (`render/familyout.py`). The shell (`shell.run`) turns
+SIGTERM and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still writes its
+`result` (exit 143 / 129 / 130). A failure before the loop starts (an invalid id) is an
+`error` event and a `result` with `--json`. A closed stdout ends the watch quietly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from hermes_task.cli.options import Common
+from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+
+INTERVAL = 2.0
+# Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
+JITTER: Callable[[], float] = random.random
+
+
+def watch_parent(common: Common, parent_id: str, *, timeout: float | None, exit_status: bool) -> None:
+    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
+    from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
+
+    env = common.env
+    reporter: JsonWatch | LinesWatch | LiveWatch
+    if common.json:
+        reporter = JsonWatch(env.write_stdout, _writer(env.stderr))
+    elif env.isatty(env.stdout):
+        reporter = LiveWatch(console(common), lambda: console(common, stderr=True), parent_id, INTERVAL)
+    else:
+        reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
+    _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=False)
+
+
+def follow_parent(common: Common, parent_id: str, *, timeout: float | None, exit_status: bool) -> None:
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended."""
+    from hermes_task.render.familyout import JsonFamily, TextFamily
+
+    env = common.env
+    reporter: JsonFamily | TextFamily
+    if common.json:
+        reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
+    else:
+        reporter = TextFamily(
+            console(common), env.write_stdout, lambda: console(common, stderr=True), INTERVAL
+        )
+    _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=True)
+
+
+def _writer(stream: Any) -> Callable[[str], None]:
+    def write(text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    return write
+
+
+def _drive(
+    common: Common, parent_id: str, reporter: Any, *, timeout: float | None, exit_status: bool, family: bool
+) -> None:
+    from hermes_task.cli.waiting import idle_sleep
+    from hermes_task.failures import Code, HermesError
+    from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
+
+    env = common.env
+    config = WatchConfig(interval=INTERVAL, timeout=timeout, exit_status=exit_status)
+
+    def report(error: HermesError, status: int) -> None:
+        """A failure outside the loop's own handling: its error event or line, then `result`."""
+        interrupted = error.code is Code.INTERRUPTED
+        if not interrupted:
+            reporter.error(error, retrying=False, delay=None)
+        if common.json:
+            reporter.result(
+                WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
+            )
+
+    def body(_known: Known) -> None:
+        from hermes_task.core.ids import check_id
+        from hermes_task.reading.reader import TaskReader
+
+        parent = check_id(parent_id, what="PARENT_ID")
+        with connect(common) as client:
+            reader = TaskReader(client, parent, hint=False)
+            timing: dict[str, Any] = {
+                "clock": env.clock,
+                "sleep": env.sleep or idle_sleep(env.stdout),
+                "jitter": JITTER,
+                "debug": debug_writer(common),
+            }
+            watcher: Watcher
+            if family:
+                from hermes_task.reading.family import FamilyFollower
+
+                def open_child(child_id: str) -> TaskReader:
+                    return TaskReader(client, child_id, hint=True)
+
+                watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
+            else:
+                watcher = Watcher(reader, reporter, config, **timing)
+            outcome = watcher.run()
+        if outcome.exit_code:
+            raise typer.Exit(outcome.exit_code)
+
+    run(common, body, report=report)

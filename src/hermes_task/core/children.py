@@ -1,0 +1,196 @@
+"""Which store row is a task's child, or a segment's continuation (pure; the store only proposes).
+
+Rules (`../shared/backend.md` §4, §7, §9; issue 13):
+
+- A delegated child of segment P is a store row with `parent_session_id == P` whose model
+  config's `_delegate_from` is P. A compression continuation of segment X is a row with
+  `parent_session_id == X` whose markers (`_delegate_from`, `_branched_from`, `_reset_from`)
+  equal X's and none names X (the rule `core/lineage.py` applies over HTTP).
+- A task is matched to a child by goal and by order: the child's first `user` row equals the
+  task's goal after whitespace normalisation (both sides stripped, runs of whitespace made one
+  space; the backend writes the goal verbatim as the child's first user message), its parent
+  is a segment that carries the spawn call, and it started no earlier than the spawn call
+  was written. A child that started before its spawn call matches nothing.
+- Never a guess: a task is matched only when exactly one child fits it and that child fits
+  no other task. Otherwise every task that some child fits is `ambiguous`. A task that no
+  child fits stays unmatched. Identical goals inside one delegation are therefore always
+  ambiguous (the store records no task index).
+
+Every result is a proposal: the caller confirms it with one exact-id HTTP read before use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
+AMBIGUOUS = "ambiguous_match"
+
+
+class StoreUnavailable(Exception):
+    """The local store cannot be read without risk; `reason` is a stable code (the
+    `store_unavailable` reasons of `core/messages.py`), `detail` a hint."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSession:
+    """The few columns of one `sessions` row the store reader returns (`model_config` raw)."""
+
+    id: str
+    parent_session_id: str | None
+    model_config: str | None
+    started_at: float | None
+    ended_at: float | None
+    end_reason: str | None
+    source: str | None
+    profile_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """One task that may own a child: `key` identifies it to the caller; `segments` are the
+    parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""
+
+    key: int
+    goal: str | None
+    segments: frozenset[str]
+    spawned_at: float | None
+
+
+def markers(row: StoreSession) -> dict[str, Any] | None:
+    """The model config's markers, or None when the config is absent or not a JSON object."""
+    raw = row.model_config
+    if not isinstance(raw, str):
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {m: data.get(m) for m in MARKERS}
+
+
+def is_delegated_child(row: StoreSession, parent_id: str) -> bool:
+    found = markers(row)
+    return row.parent_session_id == parent_id and found is not None and found["_delegate_from"] == parent_id
+
+
+def is_continuation(row: StoreSession, segment_id: str, segment_markers: Mapping[str, Any]) -> bool:
+    """Does `row` look like a compression continuation of the segment (markers equal, none
+    naming it)? Only a proposal: the HTTP proof decides."""
+    found = markers(row)
+    if row.parent_session_id != segment_id or found is None:
+        return False
+    if any(found[m] != segment_markers.get(m) for m in MARKERS):
+        return False
+    return all(found[m] != segment_id for m in MARKERS)
+
+
+def same_profile(row: StoreSession, profile: str | None) -> bool:
+    """A row recorded for another profile is never proposed (`profile` is the dashboard
+    profile in use, `default` when none is named); a row that records none may be."""
+    return row.profile_name is None or row.profile_name == (profile or "default")
+
+
+def normalise_goal(text: object) -> str | None:
+    """The goal compared: whitespace runs collapsed, ends stripped; None for a non-text goal."""
+    if not isinstance(text, str):
+        return None
+    flat = " ".join(text.split())
+    return flat or None
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
+    parent = child.parent_session_id
+    if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
+        return False
+    wanted = normalise_goal(spawn.goal)
+    if wanted is None or goal is None or wanted != goal:
+        return False
+    spawned, started = spawn.spawned_at, child.started_at
+    if spawned is None or started is None or not (_finite(spawned) and _finite(started)):
+        return False
+    return started >= spawned
+
+
+def match(
+    spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
+) -> dict[int, str]:
+    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits (rules above).
+    `goals` maps a child id to its normalised first user row (None when unknown)."""
+    fits: dict[int, list[str]] = {}
+    owners: dict[str, list[int]] = {}
+    for spawn in spawns:
+        for child in children:
+            if _fits(spawn, child, goals.get(child.id)):
+                fits.setdefault(spawn.key, []).append(child.id)
+                owners.setdefault(child.id, []).append(spawn.key)
+    out: dict[int, str] = {}
+    for key, ids in fits.items():
+        unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
+        out[key] = ids[0] if unique else AMBIGUOUS
+    return out
+
+
+def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
+    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names
+    its own parent, of this profile; at most `limit`, in the given order, each once."""
+    out: list[str] = []
+    for row in rows:
+        parent = row.parent_session_id
+        if parent and is_delegated_child(row, parent) and same_profile(row, profile) and row.id not in out:
+            out.append(row.id)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
+    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it
+    (a cloned row in a later segment keeps the original's time or a later one)."""
+    out: dict[str, float] = {}
+    for msg in messages:
+        if msg.role == "tool" or not _finite(msg.timestamp):
+            continue
+        calls = msg.tool_calls
+        if isinstance(calls, str):
+            try:
+                calls = json.loads(calls)
+            except (ValueError, RecursionError):
+                continue
+        for call in calls if isinstance(calls, list) else []:
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if isinstance(call_id, str) and call_id:
+                out[call_id] = min(out.get(call_id, math.inf), float(msg.timestamp))
+    return out
+
+
+__all__ = [
+    "AMBIGUOUS",
+    "MARKERS",
+    "Spawn",
+    "StoreSession",
+    "StoreUnavailable",
+    "is_continuation",
+    "is_delegated_child",
+    "markers",
+    "match",
+    "normalise_goal",
+    "recent_task_roots",
+    "same_profile",
+    "spawn_times",
+]

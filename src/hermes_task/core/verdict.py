@@ -1,0 +1,85 @@
+"""Facts over a recovered task list: counts, the CI verdict and status filters (pure).
+
+The verdict is the parent's word, never a child's ending: every child closes with
+`agent_close` whatever its outcome, so only the parent's recorded statuses say whether a task
+succeeded. Invariants: `verdict` is `completed` only when there is at least one task and
+every task of the tree is `completed`; any terminal non-`completed` status (failed, error,
+timeout, interrupted, cancelled) makes it `failed` even while siblings still run; otherwise
+`running`. Exit statuses follow contract.md: 0 completed, 8 failed, 9 still running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
+from typing import Literal
+
+from hermes_task.core.delegations import TERMINAL
+from hermes_task.core.documents import TaskEntry, TasksSummary
+from hermes_task.failures import ExitStatus
+
+FAILED = TERMINAL - {"completed"}
+
+Verdict = Literal["completed", "failed", "running"]
+
+
+def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
+    """Every task of a tree, depth first, parents before their children."""
+    out: list[TaskEntry] = []
+    for task in tasks:
+        out.append(task)
+        out.extend(flatten(task.children))
+    return out
+
+
+def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
+    """Counts over the whole tree; `running` while any task is non-terminal, else
+    `finished` (a mixed terminal group is finished, never "all succeeded")."""
+    every = flatten(tasks)
+    terminal = sum(1 for t in every if t.terminal)
+    return TasksSummary(
+        total=len(every), terminal=terminal, state="finished" if terminal == len(every) else "running"
+    )
+
+
+def all_terminal(tasks: Sequence[TaskEntry]) -> bool:
+    """Has every task of the tree (at least one) reached a terminal status?"""
+    every = flatten(tasks)
+    return bool(every) and all(t.terminal for t in every)
+
+
+def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
+    """The parent's verdict over its tasks (rules above)."""
+    every = flatten(tasks)
+    if any(t.status in FAILED for t in every):
+        return "failed"
+    if every and all(t.status == "completed" for t in every):
+        return "completed"
+    return "running"
+
+
+def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
+    """0 when every task completed; 8 when any failed (a known failure wins over a wait that
+    ran out, and does not wait for its siblings' end to count); else 9, still running."""
+    found = verdict(tasks)
+    if found == "completed":
+        return ExitStatus.OK
+    return ExitStatus.TASK_FAILED if found == "failed" else ExitStatus.STILL_RUNNING
+
+
+def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:
+    """The tasks whose status is one of `statuses` (all tasks when empty); a kept task keeps
+    only its matching descendants, and a task that does not match is kept when one of its
+    descendants does, so the tree's shape stays readable."""
+    if not statuses:
+        return list(tasks)
+    out: list[TaskEntry] = []
+    for task in tasks:
+        kids = only(task.children, statuses)
+        if task.status in statuses or kids:
+            out.append(_with_children(task, kids))
+    return out
+
+
+def _with_children(task: TaskEntry, children: list[TaskEntry]) -> TaskEntry:
+    return task if children == task.children else replace(task, children=children)

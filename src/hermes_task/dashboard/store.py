@@ -1,0 +1,273 @@
+"""The local Hermes state store, read-only: the only module that knows SQLite.
+
+Invariants (issue 13; `../shared/backend.md` §9): the store only *proposes* session ids, which
+the callers prove over HTTP before anything is shown; no transcript content leaves this
+module except a child's first `user` row, used for goal matching and never displayed.
+
+- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout. Nothing is
+  written, no schema or journal-mode change is made, and no file is created or modified next
+  to the store. A WAL database with no `-shm` file is read as `immutable` when it has no
+  `-wal` either (no writer has it open: SQLite removed both at the last close, and a new
+  writer only appends to a new `-wal`); with a non-empty `-wal` SQLite would have to create
+  the `-shm`, so that store is unavailable (`needs_write`).
+- Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
+  the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
+  a session (primary key), the children of one session, and one child's first `user` row
+  (`LIMIT 1`). The only other query, for shell
+  completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
+- Every failure is a `StoreUnavailable` with a stable reason (`no_file`, `permission`,
+  `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
+  unavailable for the rest of the run.
+- Debug lines name the store path and each query's duration, never ids or content.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_task.core.children import StoreSession, StoreUnavailable
+
+if TYPE_CHECKING:
+    import sqlite3  # imported when a lookup opens the store (it costs start-up time)
+
+BUSY_TIMEOUT = 0.2
+MAX_CHILDREN = 1000
+RECENT_SCAN = 500
+HEADER = b"SQLite format 3\x00"
+SESSION_COLUMNS = (
+    "id",
+    "parent_session_id",
+    "model_config",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "source",
+)
+MESSAGE_COLUMNS = ("session_id", "role", "content", "timestamp")
+
+
+def _classify(exc: sqlite3.Error) -> StoreUnavailable:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return StoreUnavailable("locked", "the store stayed locked past the busy timeout")
+    if "readonly" in text or "read-only" in text or "write" in text:
+        return StoreUnavailable("needs_write", "SQLite would need to write to read it")
+    if "unable to open" in text or "authori" in text:
+        return StoreUnavailable("permission", "the store cannot be opened")
+    if "no such" in text:
+        return StoreUnavailable("unknown_columns", "a needed table or column is missing")
+    return StoreUnavailable("corrupt", "the store is not a readable SQLite database")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+class Store:
+    """A lazily opened, read-only view of one `state.db`."""
+
+    def __init__(
+        self, path: Path, *, debug: Callable[[str], None] | None = None, busy_timeout: float = BUSY_TIMEOUT
+    ) -> None:
+        self.path = path
+        self.debug = debug
+        self.busy_timeout = busy_timeout
+        self._conn: sqlite3.Connection | None = None
+        self._failure: StoreUnavailable | None = None
+        self._session_columns: tuple[str, ...] = ()
+
+    # -- opening --------------------------------------------------------------------------
+
+    def _check_file(self) -> str:
+        """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
+        file, something that is not an SQLite database, or a WAL database whose `-shm` file is
+        missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            raise StoreUnavailable("no_file", "no store file") from None
+        except PermissionError:
+            raise StoreUnavailable("permission", "the store cannot be opened") from None
+        except OSError:
+            raise StoreUnavailable("no_file", "the store path cannot be read") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreUnavailable("corrupt", "the store path is not a regular file")
+        try:
+            with open(self.path, "rb") as handle:
+                header = handle.read(100)
+        except PermissionError:
+            raise StoreUnavailable("permission", "the store cannot be read") from None
+        except OSError:
+            raise StoreUnavailable("corrupt", "the store cannot be read") from None
+        if len(header) < 100 or not header.startswith(HEADER):
+            raise StoreUnavailable("corrupt", "the store is not an SQLite database")
+        wal = header[18] == 2 or header[19] == 2
+        if not wal or os.path.exists(f"{self.path}-shm"):
+            return "mode=ro"
+        try:
+            pending = os.path.getsize(f"{self.path}-wal")
+        except FileNotFoundError:
+            pending = 0
+        except OSError:
+            raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
+        if pending:
+            raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
+        # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
+        # the file holds every commit; a writer that starts now appends to a new -wal only.
+        return "mode=ro&immutable=1"
+
+    def _connect(self) -> sqlite3.Connection:
+        import sqlite3
+
+        mode = self._check_file()
+        uri = Path(os.path.abspath(self.path)).as_uri() + "?" + mode
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise _classify(exc) from None
+        try:
+            conn.execute("PRAGMA query_only = 1")
+            sessions = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+            messages = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
+            indexed = self._parent_indexed(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _classify(exc) from None
+        missing = [f"sessions.{c}" for c in SESSION_COLUMNS if c not in sessions]
+        missing += [f"messages.{c}" for c in MESSAGE_COLUMNS if c not in messages]
+        if missing or not indexed:
+            conn.close()
+            what = f"missing {', '.join(missing)}" if missing else "no index on sessions.parent_session_id"
+            raise StoreUnavailable("unknown_columns", what)
+        self._session_columns = SESSION_COLUMNS + (("profile_name",) if "profile_name" in sessions else ())
+        return conn
+
+    @staticmethod
+    def _parent_indexed(conn: sqlite3.Connection) -> bool:
+        for row in conn.execute("PRAGMA index_list(sessions)"):
+            first = conn.execute(f"PRAGMA index_info({_quoted(row[1])})").fetchone()
+            if first is not None and first[2] == "parent_session_id":
+                return True
+        return False
+
+    def _open(self) -> sqlite3.Connection:
+        if self._failure is not None:
+            raise self._failure
+        if self._conn is None:
+            started = time.perf_counter()
+            try:
+                self._conn = self._connect()
+            except StoreUnavailable as exc:
+                self._failure = exc
+                self._say(f"store {self.path}: unavailable ({exc.reason})")
+                raise
+            self._say(f"store {self.path}: opened read-only in {_ms(started)}")
+        return self._conn
+
+    def _say(self, line: str) -> None:
+        if self.debug is not None:
+            self.debug(line)
+
+    def _query(self, name: str, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        import sqlite3
+
+        conn = self._open()
+        started = time.perf_counter()
+        try:
+            rows = conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            self._failure = _classify(exc)
+            self._say(f"store query {name}: failed ({self._failure.reason}) after {_ms(started)}")
+            raise self._failure from None
+        self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
+        return rows
+
+    # -- queries --------------------------------------------------------------------------
+
+    def _sessions(self, rows: list[tuple[Any, ...]]) -> list[StoreSession]:
+        out: list[StoreSession] = []
+        for row in rows:
+            values = dict(zip(self._session_columns, row, strict=False))
+            sid = _text(values.get("id"))
+            if sid is None:
+                continue
+            out.append(
+                StoreSession(
+                    id=sid,
+                    parent_session_id=_text(values.get("parent_session_id")),
+                    model_config=_text(values.get("model_config")),
+                    started_at=_number(values.get("started_at")),
+                    ended_at=_number(values.get("ended_at")),
+                    end_reason=_text(values.get("end_reason")),
+                    source=_text(values.get("source")),
+                    profile_name=_text(values.get("profile_name")),
+                )
+            )
+        return out
+
+    def children(self, session_id: str) -> list[StoreSession]:
+        """The rows whose `parent_session_id` is `session_id` (indexed), oldest first."""
+        self._open()
+        cols = ", ".join(self._session_columns)
+        rows = self._query(
+            "children",
+            f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id LIMIT ?",  # noqa: S608 (known column names)
+            (session_id, MAX_CHILDREN),
+        )
+        return self._sessions(rows)
+
+    def knows(self, session_id: str) -> bool:
+        """Does the store hold this session (primary key)? A store that does not know the
+        session being read is not this dashboard's store."""
+        rows = self._query("knows", "SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,))
+        return bool(rows)
+
+    def first_user_text(self, session_id: str) -> str | None:
+        """The text of the session's first `user` row (indexed on session_id, timestamp)."""
+        rows = self._query(
+            "first_user",
+            "SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY timestamp LIMIT 1",
+            (session_id,),
+        )
+        return _text(rows[0][0]) if rows else None
+
+    def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
+        """The newest `scan` rows that have a parent, newest first (the `started_at` index;
+        for shell completion only: the caller keeps the delegated roots)."""
+        self._open()
+        cols = ", ".join(self._session_columns)
+        rows = self._query(
+            "recent",
+            f"SELECT {cols} FROM sessions WHERE parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?",  # noqa: S608
+            (scan,),
+        )
+        return self._sessions(rows)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _quoted(name: object) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _ms(started: float) -> str:
+    return f"{(time.perf_counter() - started) * 1000:.1f} ms"
+
+
+__all__ = ["Store"]

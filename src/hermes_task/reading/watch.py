@@ -1,0 +1,210 @@
+"""The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
+
+`Watcher` drives one `TaskReader` anchored at the parent, with the follow loop's rules
+(`follow.py`): one request in flight (reads are sequential), a cycle every `interval` seconds
+measured from the cycle's start, transient failures backed off exponentially from
+`backoff_base` to `backoff_cap` seconds with jitter (404 every interval) and reported once per
+streak, any other failure final, and `timeout` bounding the whole watch (at least one read
+always happens). Clock, sleep and jitter are parameters; what the loop learns goes to a
+`WatchReporter`.
+
+Invariants:
+- the history is read once (the first cycle: newest page, then every older page); each later
+  cycle is one anchored `TaskReader.refresh()` (detail, newest page, fresh detail), plus older
+  pages only to close a gap back to rows already known (at most `MAX_FILL_PAGES`, else a `gap`
+  warning): never the whole history again;
+- the task list is recomputed only when a cycle brought new rows; a task is reported (`task`)
+  when it first appears and whenever its entry changes, keyed by its stable `CALL.TASK`
+  number, and tasks delegated meanwhile join;
+- the watch ends `ended` when there is at least one task and every task is terminal, `timeout`
+  when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
+  the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from hermes_task.core.delegations import recover
+from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.messages import warning_message
+from hermes_task.core.verdict import all_terminal, exit_status, verdict
+from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
+from hermes_task.reading.follow import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
+from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.tasktree import read_history
+
+Ending = Literal["ended", "timeout", "failed", "interrupted"]
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    interval: float = 2.0
+    timeout: float | None = None
+    exit_status: bool = False
+    backoff_base: float = BACKOFF_BASE
+    backoff_cap: float = BACKOFF_CAP
+
+
+@dataclass(frozen=True)
+class WatchOutcome:
+    """How a watch ended: the `result` event's fields, plus the failure if any."""
+
+    ending: Ending
+    state: Literal["running", "ended", "unknown"]
+    end_reason: str | None
+    exit_code: int
+    failure: HermesError | None = None
+
+
+class WatchReporter(Protocol):
+    def task(self, entry: TaskEntry) -> None: ...
+    def tasks(self, entries: Sequence[TaskEntry]) -> None: ...
+    def warning(self, item: WarningItem) -> None: ...
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
+    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None: ...
+
+
+class Watcher:
+    """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
+
+    def __init__(
+        self,
+        reader: TaskReader,
+        reporter: WatchReporter,
+        config: WatchConfig,
+        *,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+        jitter: Callable[[], float] = random.random,
+        debug: Callable[[str], None] | None = None,
+    ) -> None:
+        self.reader = reader
+        self.reporter = reporter
+        self.config = config
+        self.clock = clock
+        self.sleep = sleep
+        self.jitter = jitter
+        self.debug = debug
+        self.opened = False
+        self.entries: list[TaskEntry] = []
+        self.known: dict[str, TaskEntry] = {}
+        self.warned: set[str] = set()
+        self.cycles = 0
+
+    def run(self) -> WatchOutcome:
+        try:
+            outcome = self._loop()
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
+            outcome = WatchOutcome("interrupted", "unknown", None, interrupt_status(exc))
+        self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
+        self.reporter.result(outcome, self.entries)
+        return outcome
+
+    def _loop(self) -> WatchOutcome:
+        config = self.config
+        deadline = None if config.timeout is None else self.clock() + config.timeout
+        failures, streak = 0, None
+        while True:
+            started = self.clock()
+            try:
+                changed = self._cycle()
+            except HermesError as err:
+                if not err.retryable:
+                    self.reporter.error(err, retrying=False, delay=None)
+                    return WatchOutcome("failed", "unknown", None, int(err.exit_status), err)
+                failures += 1
+                delay = None if err.code is Code.NOT_FOUND else self._backoff(failures)
+                if err.code is not streak:
+                    self.reporter.error(err, retrying=True, delay=delay)
+                streak = err.code
+                wait = config.interval if delay is None else delay
+            else:
+                failures, streak = 0, None
+                if changed:
+                    self.reporter.tasks(self.entries)
+                self.after_cycle()
+                if all_terminal(self.entries) and self.settled():
+                    code = exit_status(self.entries) if config.exit_status else ExitStatus.OK
+                    return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
+                wait = max(0.0, started + config.interval - self.clock())
+            if deadline is not None:
+                wait = min(wait, max(0.0, deadline - self.clock()))
+            self._note(f"wait {wait:.2f}s")
+            self.sleep(wait)
+            if deadline is not None and self.clock() >= deadline:
+                failed = config.exit_status and verdict(self.entries) == "failed"
+                code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
+                return WatchOutcome("timeout", "running", None, int(code))
+
+    def after_cycle(self) -> None:
+        """After each successful read of the parent (`follow --parent` reads children here)."""
+
+    def settled(self) -> bool:
+        """Besides every task being terminal, may the watch end? (`follow --parent`: every
+        known child was read to its end.)"""
+        return True
+
+    def _backoff(self, failures: int) -> float:
+        config = self.config
+        delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
+        return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
+
+    def _cycle(self) -> bool:
+        """One read; True when the task list was recomputed (new rows arrived)."""
+        self.cycles += 1
+        reader = self.reader
+        if not self.opened:
+            warnings = read_history(reader)
+            self.opened, fresh = True, True
+        else:
+            known = set(reader.window.keys)
+            snap = reader.refresh()
+            if snap.failure is not None:
+                raise snap.failure
+            warnings = [w for w in snap.warnings if w.code != "gap"]
+            if not self._fill(known):
+                warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+            fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
+        self._publish_warnings(warnings)
+        if not fresh:
+            return False
+        window = reader.window
+        self.entries = recover([window.messages[k] for k in window.keys])
+        for entry in self.entries:
+            key = entry.number or ""
+            if self.known.get(key) != entry:
+                self.known[key] = entry
+                self.reporter.task(entry)
+        return True
+
+    def _fill(self, known: set[tuple[str, int]]) -> bool:
+        """Older pages until the newest block reaches rows known before this cycle (True), or
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap)."""
+        for _ in range(MAX_FILL_PAGES):
+            window = self.reader.window
+            block = window.keys[window.block_start :]
+            if not block or not known or any(key in known for key in block):
+                return True
+            if window.at_start:
+                return True
+            self._note(f"fill: read older than {len(block)} new rows")
+            result = self.reader.read_older()
+            if result is None or not result.new_keys:
+                return False
+        return False
+
+    def _publish_warnings(self, warnings: Sequence[WarningItem]) -> None:
+        codes: set[str] = set()
+        for item in warnings:
+            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
+                self.reporter.warning(item)
+            codes.add(item.code)
+        self.warned |= codes
+
+    def _note(self, line: str) -> None:
+        if self.debug is not None:
+            self.debug(f"watch {line}")

@@ -1,0 +1,119 @@
+"""What `follow --parent` prints: every task's rows, each line prefixed with the task's number.
+
+On a terminal or piped, each row is rendered as `follow` renders it (plain, never Markdown, so
+lines can be prefixed) and every line of it gets `NUMBER │ `, in a colour that is a pure
+function of the number (stable across runs, as stern does); task news (a status change, a
+task without a child id, a child's warning or failure) go to stderr with the same prefix. With
+`--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
+`task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
+`result` last. The prefix and messages use only sanitised text.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from hermes_task.core.documents import Row, TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE, error_message
+from hermes_task.core.sanitize import clean_line
+from hermes_task.failures import HermesError
+from hermes_task.reading.watch import WatchOutcome
+from hermes_task.render import jsonout
+from hermes_task.render.plain import result_line
+from hermes_task.render.rows import Style, row_renderable
+from hermes_task.render.watchout import JsonWatch, Notes
+
+PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
+
+Write = Callable[[str], None]
+
+
+def colour_of(number: str) -> str:
+    """A stable colour for a task number (crc32, not Python's salted hash)."""
+    return PALETTE[zlib.crc32(number.encode()) % len(PALETTE)]
+
+
+def _name(entry: TaskEntry) -> str:
+    return clean_line(entry.number or "?")
+
+
+class JsonFamily(JsonWatch):
+    def unavailable(self, entry: TaskEntry) -> None:
+        pass  # its `task` event already says `unavailable_reason`
+
+    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
+        ref: dict[str, Any] = {"number": entry.number, "child_session_id": entry.child_session_id}
+        for row in rows:
+            self.write(jsonout.event({"type": "row", **to_json_dict(row), "task": ref}))
+
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
+        self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
+
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
+        message = f"task {_name(entry)}: {error_message(error.code, error.detail)}"
+        self.write(
+            jsonout.event(
+                {"type": "error", "code": error.code.value, "message": message, "retryable": retrying}
+            )
+        )
+
+
+class TextFamily(Notes):
+    """Prefixed rows on stdout, task news on stderr."""
+
+    def __init__(self, out: Console, write: Write, err: Callable[[], Console], interval: float) -> None:
+        super().__init__(err, interval)
+        self.out = out
+        self.write = write
+        self.statuses: dict[str, str] = {}
+
+    def _prefix(self, entry: TaskEntry) -> Text:
+        return Text(f"{_name(entry)} │ ", style=colour_of(entry.number or "?"))
+
+    def task(self, entry: TaskEntry) -> None:
+        key = entry.number or ""
+        if self.statuses.get(key) != entry.status:
+            self.statuses[key] = entry.status
+            line = self._prefix(entry)
+            line.append(STATUS_LABELS.get(entry.status, entry.status))
+            outcome = result_line(entry)
+            if entry.terminal and outcome:
+                line.append(f" · {outcome}")
+            self.err().print(line)
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        pass
+
+    def unavailable(self, entry: TaskEntry) -> None:
+        line = self._prefix(entry)
+        reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
+        line.append(f"rows unavailable: {reason}", style="dim")
+        self.err().print(line)
+
+    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
+        prefix = self._prefix(entry)
+        with self.out.capture() as captured:
+            for row in rows:
+                self.out.print(row_renderable(row, Style()))
+        text = captured.get()
+        with self.out.capture() as prefixed:
+            for line in text.splitlines():
+                self.out.print(prefix + Text.from_ansi(line))
+        self.write(prefixed.get())
+
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
+        self.note(f"{_name(entry)} │ warning: ", item.message, "bold yellow")
+
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
+        label = "retrying: " if retrying else "error: "
+        self.note(f"{_name(entry)} │ {label}", error_message(error.code, error.detail), "yellow")
+
+    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+        line = self.ending(outcome, entries)
+        if line:
+            self.note("", line, "dim")

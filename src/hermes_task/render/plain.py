@@ -1,0 +1,69 @@
+"""Plain (no rich) task lines for piped output: `recover` and `recover --watch` not on a TTY.
+
+The contract (README "Piped output"): one line per task, fields separated by one tab, no
+padding and no wrapping, full ids, no header unless asked. Every field is `clean_line`d, so a
+backend value can neither add a field (tab) nor a line (newline) nor an escape sequence; an
+unknown value is the empty field. Nested tasks follow their parent, their `#` being the path
+of numbers (`1.1/2.1`). Pure: strings in, strings out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hermes_task.core.documents import TaskEntry
+from hermes_task.core.sanitize import clean_line
+
+COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
+RESULT_WIDTH = 80
+
+
+def duration_text(seconds: float | None) -> str:
+    """`8.4s`, `2m05s`, `1h02m`; empty when unknown."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f}s".replace(".0s", "s")
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
+    """One line saying how the task ended: the error of a task that did not complete (else
+    its summary), first line only, cut to `width` characters with `…`."""
+    failed = entry.terminal and entry.status != "completed"
+    text = (entry.error if failed else None) or entry.summary or entry.error or ""
+    first = clean_line(text.strip().split("\n", 1)[0])
+    if width is not None and len(first) > width:
+        return first[: width - 1] + "…"
+    return first
+
+
+def number_of(entry: TaskEntry) -> str:
+    return entry.number or "?"
+
+
+def task_line(entry: TaskEntry, path: str = "") -> str:
+    """One task as a tab-separated line (`COLUMNS`), without a newline."""
+    fields = (
+        path + number_of(entry),
+        entry.status,
+        "" if entry.duration_seconds is None else f"{entry.duration_seconds:g}",
+        entry.goal or "",
+        entry.child_session_id or "",
+        entry.delegation_id or "",
+        entry.subagent_id or "",
+        result_line(entry, None),
+    )
+    return "\t".join(clean_line(field) for field in fields)
+
+
+def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = "") -> list[str]:
+    """Every task of a tree, parents first, as `task_line`s; the header line first if asked."""
+    out = ["\t".join(COLUMNS)] if header else []
+    for entry in tasks:
+        out.append(task_line(entry, path))
+        out.extend(task_lines(entry.children, path=f"{path}{number_of(entry)}/"))
+    return out

@@ -1,0 +1,158 @@
+"""What `recover --watch` prints: NDJSON events, appended task lines, or a table redrawn in place.
+
+Three `WatchReporter`s (reading/watch.py), chosen by the CLI:
+- `JsonWatch`: one event per line, flushed per line: `task` (the whole task object) when a
+  task appears or changes, `warning`, `error`, and `result` last (state, end_reason = the
+  parent's verdict when every task ended, exit_code);
+- `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
+  time a task appears or its status changes, nothing else on stdout;
+- `LiveWatch` (a terminal): the `recover` table redrawn in place with a dim state line;
+  warnings and retries on stderr above it.
+Every backend string goes through the same sanitising renderers as `recover`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
+from hermes_task.core.messages import error_message
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.verdict import summarize
+from hermes_task.failures import HermesError
+from hermes_task.reading.watch import WatchOutcome
+from hermes_task.render import jsonout
+from hermes_task.render.plain import task_line
+
+Write = Callable[[str], None]
+
+
+class JsonWatch:
+    """NDJSON events (schema: `hermes-task schema events`)."""
+
+    def __init__(self, write: Write, err: Write) -> None:
+        self.write = write
+        self.err = err
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self.write(jsonout.event(payload))
+
+    def task(self, entry: TaskEntry) -> None:
+        self._event({"type": "task", **to_json_dict(entry)})
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        pass
+
+    def warning(self, item: WarningItem) -> None:
+        self._event({"type": "warning", "code": item.code, "message": item.message})
+
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        message = error_message(error.code, error.detail)
+        retryable = True if retrying else error.retryable
+        self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
+        if not retrying:
+            self.err(f"error: {message}\n")
+
+    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+        self._event(
+            {
+                "type": "result",
+                "state": outcome.state,
+                "end_reason": outcome.end_reason,
+                "exit_code": outcome.exit_code,
+            }
+        )
+
+
+class Notes:
+    """Warnings, retries and the ending as lines on stderr."""
+
+    def __init__(self, err: Callable[[], Console], interval: float) -> None:
+        self.err = err
+        self.interval = interval
+
+    def note(self, prefix: str, text: str, style: str) -> None:
+        line = Text(prefix, style=style)
+        line.append(text)
+        self.err().print(line)
+
+    def warning(self, item: WarningItem) -> None:
+        self.note("warning: ", item.message, "bold yellow")
+
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        message = error_message(error.code, error.detail)
+        if retrying:
+            when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
+            self.note("retrying: ", f"{message}; {when}", "yellow")
+        else:
+            self.note("error: ", message, "bold red")
+
+    def ending(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
+        summary = summarize(entries)
+        counts = f"{summary.terminal} of {summary.total} tasks terminal"
+        if outcome.ending == "ended":
+            return f"every task ended ({clean_line(outcome.end_reason or '')}) · {counts}"
+        if outcome.ending == "timeout":
+            return f"--timeout ran out · {counts}"
+        if outcome.ending == "interrupted":
+            return f"watch stopped · {counts}"
+        return None
+
+
+class LinesWatch(Notes):
+    """Piped: a task line when a task appears or its status changes."""
+
+    def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
+        super().__init__(err, interval)
+        self.write = write
+        self.statuses: dict[str, str] = {}
+
+    def task(self, entry: TaskEntry) -> None:
+        key = entry.number or ""
+        if self.statuses.get(key) != entry.status:
+            self.statuses[key] = entry.status
+            self.write(task_line(entry) + "\n")
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        pass
+
+    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+        line = self.ending(outcome, entries)
+        if line:
+            self.note("", line, "dim")
+
+
+class LiveWatch(Notes):
+    """A terminal: the task table redrawn in place (rich `Live`), a state line under it."""
+
+    def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
+        from rich.live import Live
+
+        super().__init__(err, interval)
+        self.parent_id = parent_id
+        self.entries: Sequence[TaskEntry] = []
+        self.live = Live(console=out, auto_refresh=False, transient=False, redirect_stdout=False)
+        self.live.start()
+        self._draw(f"watching {clean_line(parent_id)} every {interval:g}s (Ctrl-C stops)")
+
+    def _draw(self, note: str) -> None:
+        from hermes_task.render.terminal import tasks_renderable
+
+        doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
+        self.live.update(tasks_renderable(doc, note=note), refresh=True)
+
+    def task(self, entry: TaskEntry) -> None:
+        pass
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        self.entries = list(entries)
+        self._draw(f"watching {clean_line(self.parent_id)} every {self.interval:g}s (Ctrl-C stops)")
+
+    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+        self.entries = list(entries)
+        self._draw(self.ending(outcome, entries) or "")
+        self.live.stop()

@@ -1,0 +1,187 @@
+"""recover with a local store: ids proposed by the store are printed only once the dashboard
+confirms them; ambiguity, forged rows, a foreign store and an unreadable one never guess."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import respx
+
+from tests.unit.conftest import SCHEMA
+from tests.unit.test_recover_cli import BASE_URL, FakeDashboard, run
+
+P = "20261130_170000_aaaaaa"
+A = "20261130_170001_bbbbbb"
+B = "20261130_170002_cccccc"
+C = "20261130_170003_dddddd"
+OTHER = "20261130_165000_ffffff"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeDashboard]:
+    dash = FakeDashboard()
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=dash)
+        yield dash
+
+
+def call(fake: FakeDashboard, call_id: str, goals: list[str], at: float) -> None:
+    args = json.dumps({"tasks": [{"goal": g} for g in goals]})
+    tool_call = {"id": call_id, "type": "function", "function": {"name": "delegate_task", "arguments": args}}
+    fake.add(P, "assistant", "", tool_calls=[tool_call], timestamp=at)
+    payload = {
+        "status": "dispatched",
+        "mode": "background",
+        "count": len(goals),
+        "delegation_id": "deleg_0a0b0c0d",
+        "goals": goals,
+    }
+    fake.add(
+        P, "tool", json.dumps(payload), tool_call_id=call_id, tool_name="delegate_task", timestamp=at + 0.001
+    )
+
+
+def store_with(tmp_path: Path, children: list[tuple[str, str, float]], parent: str = P) -> Path:
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    config = json.dumps({"max_iterations": 90, "_delegate_from": parent})
+    for sid, goal, started in children:
+        conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, model_config, started_at) VALUES (?,?,?,?,?)",
+            (sid, "subagent", parent, config, started),
+        )
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?,?,?,?)",
+            (sid, "user", goal, started + 0.01),
+        )
+    conn.commit()
+    conn.close()
+    return path
+
+
+def recover(store: Path, *args: str) -> dict[str, Any]:
+    result = run(P, "--json", *args, env={"HERMES_TASK_STORE": str(store)})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def refs(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(t["child_session_id"], t["child_ref_source"], t["unavailable_reason"]) for t in doc["tasks"]]
+
+
+def test_each_child_is_found_and_confirmed(fake: FakeDashboard, tmp_path: Path) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers", "Check  the\nbuild"], 100.0)
+    fake.session(A, parent=P)
+    fake.session(B, parent=P)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5), (B, "Check the build", 100.6)])
+    doc = recover(store)
+    assert refs(doc) == [(A, "store", None), (B, "store", None)]
+    assert doc["warnings"] == []
+    # one exact-id detail read per proposal, before it is printed
+    assert fake.seen.count(f"/api/sessions/{A}") == 1
+    assert fake.seen.count(f"/api/sessions/{B}") == 1
+
+
+def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: FakeDashboard, tmp_path: Path) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Run the tests"], 100.0)
+    call(fake, "call_2", ["Run the tests"], 200.0)
+    fake.session(A, parent=P)
+    fake.session(B, parent=P)
+    store = store_with(tmp_path, [(A, "Run the tests", 100.5), (B, "Run the tests", 200.5)])
+    assert refs(recover(store)) == [(None, None, "ambiguous_match"), (None, None, "ambiguous_match")]
+
+
+def test_a_child_started_before_its_call_or_of_another_parent_is_never_used(
+    fake: FakeDashboard, tmp_path: Path
+) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    fake.session(A, parent=P)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 99.0)])
+    assert refs(recover(store)) == [(None, None, "no_durable_child_reference")]
+
+
+def test_a_forged_row_the_dashboard_does_not_confirm_is_dropped(fake: FakeDashboard, tmp_path: Path) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers", "Check the build"], 100.0)
+    fake.session(A, parent=OTHER)  # the dashboard says A was spawned elsewhere
+    fake.session(B, parent=P)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5), (B, "Check the build", 100.6)])
+    result = run(P, "--json", "--debug", env={"HERMES_TASK_STORE": str(store)})
+    doc = json.loads(result.stdout)
+    assert refs(doc) == [(None, None, "no_durable_child_reference"), (B, "store", None)]
+    assert "store: child proposal for task 0 dropped (names_another_parent)" in result.stderr
+    assert "Count TODO" not in result.stderr
+
+
+def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: FakeDashboard, tmp_path: Path) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)])  # A: 404 over HTTP
+    doc = recover(store)
+    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
+    assert "another dashboard's store" in doc["warnings"][0]["message"]
+
+
+@pytest.mark.parametrize("how", ["junk", "missing", "off", "remote"])
+def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
+    fake: FakeDashboard, tmp_path: Path, how: str
+) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    fake.session(A, parent=P)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)])
+    args: tuple[str, ...] = ()
+    if how == "junk":
+        store.write_bytes(b"not a database" * 100)
+    elif how == "missing":
+        store = tmp_path / "nothing.db"
+    elif how == "off":
+        args = ("--no-store",)
+    env = {"HERMES_TASK_STORE": str(store)}
+    if how == "remote":  # a store found by default is used with a loopback URL only
+        env = {"HERMES_TASK_STORE": "", "HERMES_HOME": str(tmp_path)}
+    result = run(P, "--json", *args, env=env) if how != "remote" else None
+    if result is None:
+        from typer.testing import CliRunner
+
+        from hermes_task.cli import app
+        from tests.unit.test_recover_cli import ENV
+
+        with respx.mock(base_url="https://dash.example", assert_all_called=False) as router:
+            router.route().mock(side_effect=fake)
+            result = CliRunner().invoke(
+                app, ["recover", P, "--json", "--url", "https://dash.example"], env={**ENV, **env}
+            )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    reasons = {
+        "junk": "not a readable SQLite",
+        "missing": "no store file",
+        "off": "--no-store",
+        "remote": "not loopback",
+    }
+    assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
+    assert reasons[how] in doc["warnings"][0]["message"]
+
+
+def test_a_store_that_does_not_know_the_parent_is_another_dashboards(
+    fake: FakeDashboard, tmp_path: Path
+) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)], parent=OTHER)  # nothing of P
+    doc = recover(store)
+    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
+    assert "another dashboard's store" in doc["warnings"][0]["message"]
