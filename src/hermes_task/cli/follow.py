@@ -51,9 +51,7 @@ class JsonReporter:
             self._event({"type": "row", **to_json_dict(row), "task": None})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.core.messages import error_message
-
-        message = error_message(error.code, error.detail)
+        message = error.message
         retryable = True if retrying else error.retryable
         self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
         if not retrying:  # the final failure also gets its one human line
@@ -113,15 +111,13 @@ class TerminalReporter:
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.core.messages import HINTS, error_message
-
-        message = error_message(error.code, error.detail)
+        message = error.message
         if retrying:
             when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
             self._note("retrying: ", f"{message}; {when}", "yellow")
             return
         self._note("error: ", message, "bold red")
-        hint = HINTS.get(error.code)
+        hint = error.hint
         if hint:
             self._note("hint: ", hint, "dim")
 

@@ -151,11 +151,10 @@ def report_failure(common: Common, error: HermesError, rows: list[Row] | None = 
     from rich.text import Text
 
     from hermes_task.core.documents import ErrorBody, ErrorDoc
-    from hermes_task.core.messages import HINTS, error_message
     from hermes_task.render.jsonout import document
 
-    message = error_message(error.code, error.detail)
-    hint = HINTS.get(error.code)
+    message = error.message
+    hint = error.hint
     if common.json:
         body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
         common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [])))

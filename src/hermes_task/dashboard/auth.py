@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from hermes_task.dashboard.statuses import failure_for
 from hermes_task.failures import Code, HermesError
 from hermes_task.settings import Settings
 
@@ -98,15 +99,5 @@ def login(http: httpx.Client, username: str, password: str) -> None:
         raise HermesError(Code.TIMEOUT, "password login") from None
     except httpx.HTTPError as exc:
         raise HermesError(Code.NETWORK, type(exc).__name__) from None
-    status = response.status_code
-    if status == 200:
-        return
-    if status == 401:
-        raise HermesError(Code.AUTH_REJECTED, "invalid username or password", status=status)
-    if status == 429:
-        raise HermesError(Code.RATE_LIMITED, "too many login attempts", status=status)
-    if status == 404:
-        raise HermesError(Code.UNSUPPORTED, "this dashboard has no password login", status=status)
-    if status >= 500:
-        raise HermesError(Code.SERVER_ERROR, f"password login: HTTP {status}", status=status)
-    raise HermesError(Code.AUTH_REJECTED, f"password login: HTTP {status}", status=status)
+    if response.status_code != 200:
+        raise failure_for(response, have_credentials=True, login=True)

@@ -18,17 +18,10 @@ from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
+from hermes_task.dashboard.statuses import failure_for
 from hermes_task.failures import Code, HermesError
 
 Debug = Callable[[str], None]
-
-
-def _body_detail(response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _segment(sid: str) -> str:
@@ -38,40 +31,6 @@ def _segment(sid: str) -> str:
     if not is_valid_id(sid):
         raise HermesError(Code.INCOMPATIBLE, "the dashboard named an invalid session id")
     return path_segment(SessionId(sid))
-
-
-def failure_for(response: httpx.Response, *, have_credentials: bool) -> HermesError:
-    """Map a non-2xx response to a typed failure (backend.md §3 and §5)."""
-    status = response.status_code
-    body = _body_detail(response)
-    detail = body.get("detail")
-    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
-    if 300 <= status < 400:
-        location = response.headers.get("location", "")
-        if "/login" in location:
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
-    if status == 401:
-        error = body.get("error")
-        if error == "session_expired":
-            return HermesError(Code.AUTH_EXPIRED, status=status)
-        if error == "unauthenticated":
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        code = Code.AUTH_REJECTED if have_credentials else Code.AUTH_MISSING
-        return HermesError(code, status=status)
-    if status == 403:
-        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
-    if status == 404:
-        return HermesError(Code.NOT_FOUND, text, status=status)
-    if status == 405:
-        return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
-    if status == 429:
-        return HermesError(Code.RATE_LIMITED, status=status)
-    if status in (400, 422):
-        return HermesError(Code.BAD_REQUEST, f"HTTP {status} {text}".strip(), status=status)
-    if status >= 500:
-        return HermesError(Code.SERVER_ERROR, f"HTTP {status}", status=status)
-    return HermesError(Code.INCOMPATIBLE, f"HTTP {status}", status=status)
 
 
 class DashboardClient:

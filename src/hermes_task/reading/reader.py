@@ -41,7 +41,7 @@ from hermes_task.core.messages import warning_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.window import MergeResult, Window, advance, merge_latest
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
-from hermes_task.failures import Code, HermesError
+from hermes_task.failures import DESCENDANT_IGNORABLE, HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 
 MAX_DETAIL_READS = 100
@@ -138,7 +138,7 @@ class TaskReader:
         except HermesError as exc:
             # A hint naming a session the dashboard cannot show (404, a malformed detail) is
             # only a hint that did not pan out; an explicit --tip's failure is reported.
-            if explicit or exc.code not in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH):
+            if explicit or exc.code not in HINT_IGNORABLE:
                 raise
             return None
         try:
@@ -176,7 +176,7 @@ class TaskReader:
             try:
                 hint = self.client.latest_descendant(tip.id)
             except HermesError as exc:
-                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
+                if exc.code in DESCENDANT_IGNORABLE:
                     break
                 raise
             if hint.session_id in self.path or not is_valid_id(hint.session_id):
