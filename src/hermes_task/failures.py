@@ -45,6 +45,7 @@ class Code(enum.StrEnum):
     AUTH_REJECTED = "auth_rejected"
     AUTH_EXPIRED = "auth_expired"
     NOT_FOUND = "not_found"
+    PROFILE_NOT_FOUND = "profile_not_found"
     IDENTITY_MISMATCH = "identity_mismatch"
     PROFILE_MISMATCH = "profile_mismatch"
     LINEAGE_REJECTED = "lineage_rejected"
@@ -100,8 +101,14 @@ TABLE: dict[Code, Failure] = {
     Code.NOT_FOUND: Failure(
         _E.NOT_FOUND,
         True,
-        "session not found (it may not be flushed yet, or the id is ambiguous)",
-        "check the full id and --profile; a just-started child may need a moment",
+        "session not found",
+        "check the full id; a just-started child may need a moment to be flushed",
+    ),
+    Code.PROFILE_NOT_FOUND: Failure(
+        _E.NOT_FOUND,
+        False,
+        "the dashboard has no such profile",
+        "check --profile (or the gateway's profile) against the dashboard's profiles",
     ),
     Code.IDENTITY_MISMATCH: Failure(
         _E.IDENTITY, False, "the dashboard answered for a different session than the one asked for"
@@ -178,7 +185,8 @@ class HermesError(Exception):
 
     `detail` is extra, already-safe context (an id, a status, a reason) that the message
     includes; it never carries backend prose unsanitised, nor a secret. `hint` replaces the
-    table's hint when the failure knows better (the token's source, an id prefix).
+    table's hint when the failure knows better (the token's source, an id prefix), and
+    `summary` its message (an `incompatible_response` that is "not a Hermes dashboard").
     """
 
     def __init__(
@@ -189,6 +197,7 @@ class HermesError(Exception):
         retryable: bool | None = None,
         status: int | None = None,
         hint: str | None = None,
+        summary: str | None = None,
     ) -> None:
         super().__init__(f"{code.value}: {detail}" if detail else code.value)
         self.code = code
@@ -196,6 +205,7 @@ class HermesError(Exception):
         self.retryable = TABLE[code].retryable if retryable is None else retryable
         self.status = status
         self.hint = hint if hint is not None else TABLE[code].hint
+        self.summary = summary
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -203,7 +213,9 @@ class HermesError(Exception):
 
     @property
     def message(self) -> str:
-        return error_message(self.code, self.detail)
+        """The table's message (or the failure's own `summary` of it), then the detail."""
+        base = self.summary or TABLE[self.code].message
+        return f"{base}: {self.detail}" if self.detail else base
 
 
 class Interrupted(KeyboardInterrupt):

@@ -179,4 +179,5 @@ def test_an_unknown_gateway_is_exit_2_with_one_line_and_json_error(
             "hint": None,
         },
         "rows": [],
+        "task": None,
     }

@@ -145,6 +145,7 @@ def test_pages_and_all_together_are_a_usage_error(model: LongModel) -> None:
             "hint": None,
         },
         "rows": [],
+        "task": None,
     }
     assert result.stderr == "error: invalid usage: --pages and --all cannot be used together\n"
     assert model.replay.seen == []  # nothing was requested

@@ -163,7 +163,7 @@ def follow(
         bool,
         typer.Option(
             "--exit-status",
-            help="Exit 8 when the task did not close itself (agent_close), 9 when paused on partial history.",
+            help="Exit 8 when the task did not close itself (agent_close).",
         ),
     ] = False,
     timeout: Annotated[
@@ -172,10 +172,19 @@ def follow(
             "--timeout",
             metavar="S",
             min=0.0,
-            help="Stop after S seconds in all; exit 9 while the task still runs.",
+            help="Stop after S seconds in all; exit 9 when the task is known to be still running.",
             show_default=False,
         ),
     ] = None,
+    start_timeout: Annotated[
+        float,
+        typer.Option(
+            "--start-timeout",
+            metavar="S",
+            min=0.0,
+            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4.",
+        ),
+    ] = 60.0,
     *,
     common: Common,
 ) -> None:
@@ -198,7 +207,9 @@ def follow(
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env
-    config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)
+    config = FollowConfig(
+        interval=interval, timeout=timeout, start_timeout=start_timeout, exit_status=exit_status
+    )
     reporter: JsonReporter | TerminalReporter = (
         JsonReporter(env.write_stdout, env.stderr)
         if common.json

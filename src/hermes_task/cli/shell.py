@@ -27,7 +27,7 @@ from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hermes_task.core.documents import Row
+    from hermes_task.core.documents import Row, TaskInfo
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.failures import HermesError
     from hermes_task.settings import Settings
@@ -138,15 +138,20 @@ def connect(common: Common) -> Iterator[DashboardClient]:
         verify=resolved.url.startswith("https://"),
         transport=common.env.transport,
     )
-    client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
+    debug = debug_writer(common)
+    client = DashboardClient(http, profile=resolved.profile, debug=debug)
     try:
-        client.have_credentials = apply_credentials(http, resolved, dict(common.env.environ))
+        client.credentials = apply_credentials(http, resolved, dict(common.env.environ))
+        if debug is not None:  # once per run: where the credentials came from, never their value
+            debug(f"credentials: {client.credentials or 'none'}")
         yield client
     finally:
         client.close()
 
 
-def report_failure(common: Common, error: HermesError, rows: list[Row] | None = None) -> None:
+def report_failure(
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from rich.text import Text
 
@@ -157,7 +162,7 @@ def report_failure(common: Common, error: HermesError, rows: list[Row] | None = 
     hint = error.hint
     if common.json:
         body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
-        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [])))
+        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [], task=task)))
     err = console(common, stderr=True)
     line = Text("error: ", style="bold red")
     line.append(message)
@@ -166,9 +171,12 @@ def report_failure(common: Common, error: HermesError, rows: list[Row] | None = 
         err.print(Text(f"hint: {hint}", style="dim"))
 
 
-def fail(common: Common, error: HermesError, rows: list[Row] | None = None) -> NoReturn:
-    """Report `error` and exit with its status; rows already known go in the JSON document."""
-    report_failure(common, error, rows)
+def fail(
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> NoReturn:
+    """Report `error` and exit with its status; rows already known (and the task, when
+    known) go in the JSON document."""
+    report_failure(common, error, rows, task)
     raise typer.Exit(int(error.exit_status))
 
 

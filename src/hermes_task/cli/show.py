@@ -52,9 +52,9 @@ def show(
                 snap = guarded(common, reader, lambda: read_around(reader, around, snap))
             doc = reader.document(snap.warnings)
             if snap.failure is not None and common.json:
-                fail(common, snap.failure, doc.rows)
+                fail(common, snap.failure, doc.rows, doc.task)
             output_transcript(common, doc, reasoning=reasoning)
             if snap.failure is not None:
-                fail(common, snap.failure, doc.rows)
+                fail(common, snap.failure, doc.rows, doc.task)
 
     run(common, body)

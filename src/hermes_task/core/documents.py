@@ -55,7 +55,7 @@ class Row:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     id: str | None = None
-    status: Literal["proven", "rejected", "none"] = "none"
+    status: Literal["proven", "rejected", "unavailable", "none"] = "none"
     reason: str | None = None
 
 
@@ -120,6 +120,12 @@ class ErrorDoc:
     kind: Literal["error"] = "error"
     error: ErrorBody
     rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = field(
+        default=None,
+        metadata=_doc(
+            "The task as far as it was verified (e.g. candidate.status unavailable); null when unknown."
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -54,6 +54,7 @@ RECOVER: dict[str, str] = {
     "summary": "{total} tasks · {terminal} terminal · {state}",
     "gap": "↳ child not read: {reason}",
     "gap_identity_mismatch": "it names another session as its parent",
+    "gap_not_found": "session not found (it may not be flushed yet)",
     "unavailable": 'child session "-": {reason}',
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
 }
@@ -64,12 +65,14 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.INTERNAL: "internal error (a bug; `--debug` shows the traceback)",
     ExitStatus.USAGE: "usage error, invalid id, bad config file or unknown gateway",
     ExitStatus.AUTH: "authentication missing, rejected or expired",
-    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable)",
+    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable; `follow` waits `--start-timeout`)",
     ExitStatus.IDENTITY: "identity not provable: exact-id, profile or lineage check failed, or a fork",
     ExitStatus.INCOMPATIBLE: "incompatible or unsupported backend response",
     ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
     ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
-    ExitStatus.STILL_RUNNING: "`follow --exit-status`/`--timeout`: still running, or paused on partial history",
+    ExitStatus.STILL_RUNNING: (
+        "known to be still running when `--timeout` ran out; `follow` stopped on partial history"
+    ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitStatus.TERMINATED: "interrupted (SIGTERM)",

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from hermes_task.dashboard.statuses import failure_for
+from hermes_task.dashboard.statuses import failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
-from hermes_task.settings import Settings
+from hermes_task.settings import TOKEN_ENVS, Settings
 
 TOKEN_HEADER = "X-Hermes-Session-Token"
 _INJECTED = re.compile(r'__HERMES_SESSION_TOKEN__\s*=\s*"([A-Za-z0-9_\-\.~+/=]{8,512})"')
@@ -62,42 +62,54 @@ def _page_token(http: httpx.Client) -> str | None:
     return match.group(1) if match else None
 
 
-def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, str]) -> bool:
-    """Configure `http` with the credentials in force; True when any were found."""
+def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, str]) -> str | None:
+    """Configure `http` with the credentials in force; return where they came from ("flag
+    --token-file", "env HERMES_DASHBOARD_TOKEN", "file token_file of the config file",
+    "discovery (host record)", ...) or None when none were found. Never the secret."""
+    source = settings.sources
     if settings.username:
         if settings.password_file is not None:
             password = _read_secret(settings.password_file, "password")
+            origin = _file_origin(source.get("password_file"), "--password-file", "password_file")
         elif settings.password_env:
             password = settings.password_env
+            origin = "env HERMES_DASHBOARD_PASSWORD"
         else:
             raise HermesError(
                 Code.AUTH_MISSING, "--username needs --password-file or HERMES_DASHBOARD_PASSWORD"
             )
         login(http, settings.username, password)
-        return True
+        return f"password login ({origin})"
     token: str | None = None
     if settings.token_file is not None:
         token = _read_secret(settings.token_file, "token")
+        origin = _file_origin(source.get("token_file"), "--token-file", "token_file")
     elif settings.token_env:
         token = settings.token_env
+        origin = f"env {next((n for n in TOKEN_ENVS if env.get(n)), TOKEN_ENVS[0])}"
     elif settings.loopback:
-        token = _host_record_token(settings, env) or _page_token(http)
+        token, origin = _host_record_token(settings, env), "discovery (host record)"
+        if token is None:
+            token, origin = _page_token(http), "discovery (dashboard page)"
     if token is None:
-        return False
+        return None
     http.headers[TOKEN_HEADER] = token
-    return True
+    return origin
+
+
+def _file_origin(source: str | None, flag: str, key: str) -> str:
+    return f"flag {flag}" if source == "flag" else f"file ({key} of the config file)"
 
 
 def login(http: httpx.Client, username: str, password: str) -> None:
     """`POST /auth/password-login` (provider `basic`); the session cookies stay in `http`."""
+    route = "POST /auth/password-login"
     try:
         response = http.post(
-            "/auth/password-login",
+            route.split()[1],
             json={"provider": "basic", "username": username, "password": password, "next": ""},
         )
-    except httpx.TimeoutException:
-        raise HermesError(Code.TIMEOUT, "password login") from None
     except httpx.HTTPError as exc:
-        raise HermesError(Code.NETWORK, type(exc).__name__) from None
+        raise transport_failure(exc, http.base_url, route) from None
     if response.status_code != 200:
-        raise failure_for(response, have_credentials=True, login=True)
+        raise failure_for(response, credentials=None, login=True)

@@ -1,9 +1,10 @@
-"""DashboardClient: typed, read-only GETs against the Hermes dashboard (implements reading.api.DashboardAPI).
+"""DashboardClient: typed, read-only GETs against the Hermes dashboard API (implements reading.api.DashboardAPI).
 
 The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one), redirects are
 never followed, and every failure becomes a `HermesError` with a stable code. With a
 profile selected, every detail and messages response must name that profile. Debug lines
-carry kind, ids, offsets, counts, status and milliseconds: never content, never a secret.
+carry kind, method and path, ids, offsets, counts, status and milliseconds: never content,
+never a secret.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
-from hermes_task.dashboard.statuses import failure_for
+from hermes_task.dashboard.statuses import failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
 
 Debug = Callable[[str], None]
@@ -41,12 +42,14 @@ class DashboardClient:
         http: httpx.Client,
         *,
         profile: str | None = None,
-        have_credentials: bool = True,
+        credentials: str | None = "the configured credentials",
         debug: Debug | None = None,
     ) -> None:
         self._http = http
         self.profile = profile
-        self.have_credentials = have_credentials
+        # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...); None
+        # when none were sent. Named in a rejection's hint; never the secret itself.
+        self.credentials = credentials
         self._debug = debug
         self._closed = False
 
@@ -66,22 +69,21 @@ class DashboardClient:
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
+        route = f"GET {path}"
         if self._debug:
             shown = " ".join(
                 f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
             )
-            self._debug(f"start {kind} id={clean_line(ident)} {shown}".rstrip())
+            self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
         try:
             response = self._http.get(path, params=params)
-        except httpx.TimeoutException:
-            self._settle(kind, ident, started, "timeout")
-            raise HermesError(Code.TIMEOUT) from None
         except httpx.HTTPError as exc:
-            self._settle(kind, ident, started, "network")
-            raise HermesError(Code.NETWORK, type(exc).__name__) from None
+            failure = transport_failure(exc, self._http.base_url, route)
+            self._settle(kind, ident, started, failure.code.value)
+            raise failure from None
         if not 200 <= response.status_code < 300:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
-            raise failure_for(response, have_credentials=self.have_credentials)
+            raise failure_for(response, credentials=self.credentials, ident=ident, route=route)
         content_type = response.headers.get("content-type", "")
         try:
             if "json" not in content_type:
@@ -178,8 +180,8 @@ class DashboardClient:
         try:
             body = self.get_json("around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid)
         except HermesError as exc:
-            # FastAPI's own 404 for an unknown route says exactly "Not Found".
-            if exc.status == 405 or (exc.status == 404 and exc.detail == "Not Found"):
+            # A Hermes server without the route answers 405, or 404 with its missing-route body.
+            if exc.status == 405 or (exc.status == 404 and exc.code is Code.INCOMPATIBLE):
                 raise HermesError(
                     Code.UNSUPPORTED, "this dashboard has no /messages/around", status=exc.status
                 ) from None

@@ -123,8 +123,9 @@ class TaskReader:
             self.pending.append(sid)
 
     def _adopt(self, reader: DetailReader, sid: str, *, explicit: bool) -> HermesError | None:
+        anchor = reader(self.anchor_id)  # the anchor's own failure is the task's, not the tip's
         try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+            proof = prove(anchor, sid, reader, legacy=self._legacy)
         except LineageRejected as exc:
             if explicit:
                 self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason)
@@ -137,8 +138,12 @@ class TaskReader:
             return None
         except HermesError as exc:
             # A hint naming a session the dashboard cannot show (404, a malformed detail) is
-            # only a hint that did not pan out; an explicit --tip's failure is reported.
-            if explicit or exc.code not in HINT_IGNORABLE:
+            # only a hint that did not pan out. An explicit --tip that cannot be read hides
+            # nothing verified: it is `unavailable`, and its failure is reported after the rows.
+            if explicit:
+                self.candidate = Candidate(id=sid, status="unavailable", reason=exc.code.value)
+                return exc
+            if exc.code not in HINT_IGNORABLE:
                 raise
             return None
         try:
@@ -159,14 +164,19 @@ class TaskReader:
 
     def _discover(self, reader: DetailReader) -> HermesError | None:
         failure: HermesError | None = None
+        waiting: list[str] = []
         while self.pending:
-            sid = self.pending[0]
-            # A read that fails (404: not flushed yet, a network error) raises here and the
-            # candidate stays queued for the next refresh; it leaves only with an outcome.
-            failure = self._adopt(reader, sid, explicit=True) or failure
-            self.pending.pop(0)
+            sid = self.pending.pop(0)
+            outcome = self._adopt(reader, sid, explicit=True)
+            if outcome is not None and outcome.retryable:
+                # Not readable yet (404: not flushed, a network error): queued for the next
+                # refresh; a candidate leaves the queue only with a proof outcome.
+                waiting.append(sid)
+            failure = outcome or failure
             if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
+                self.pending[:0] = waiting
                 return failure
+        self.pending[:0] = waiting
         if not self.hint:
             return failure
         for _ in range(MAX_HINT_HOPS):
