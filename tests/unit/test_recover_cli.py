@@ -385,6 +385,10 @@ def test_a_child_that_names_another_parent_is_an_identity_gap(fake: FakeDashboar
     assert result.exit_code == 0
     (task,) = doc(result)["tasks"]
     assert (task["gap"], task["children"]) == ("identity_mismatch", [])
+    # Ownership first (acp-subagent-history-replay): the foreign child's detail is read, its
+    # messages never are.
+    assert f"/api/sessions/{CHILD_A}" in fake.seen
+    assert not any(p.startswith(f"/api/sessions/{CHILD_A}/") for p in fake.seen)
 
 
 def _long_parent(fake: FakeDashboard) -> None:

@@ -259,3 +259,29 @@ def test_ctrl_c_under_json_writes_an_interrupted_document_and_exits_130(
     result = run(replay.manifest["c1"]["root"])
     assert result.exit_code == 130
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["show", "older", "recover"])
+def test_timeout_is_not_a_per_request_alias_any_more(replay: Replay, command: str) -> None:
+    """`--timeout` bounds a whole run (follow, recover --watch) only; per request it is
+    `--request-timeout`, everywhere."""
+    c1 = replay.manifest["c1"]
+    result = CliRunner().invoke(app, [command, c1["root"], "--timeout", "5", "--url", BASE_URL], env=ENV)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "error: invalid usage: No such option: --timeout (Possible options: --request-timeout)"
+    )
+    assert replay.seen == []
+    ok = run(c1["root"], "--no-hint", "--request-timeout", "5", "--json")
+    assert ok.exit_code in (0, 9), ok.stderr
+
+
+@pytest.mark.parametrize("columns", ["abc", "0", "-5", ""])
+def test_a_broken_columns_variable_keeps_the_error_message(replay: Replay, columns: str) -> None:
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(unknown, env={"COLUMNS": columns})
+    assert result.exit_code == 4
+    assert (
+        result.stderr.splitlines()[0] == f"error: session not found: {unknown} (GET /api/sessions/{unknown})"
+    )
+    assert "Traceback" not in result.stderr

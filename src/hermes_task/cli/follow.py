@@ -134,7 +134,7 @@ class TerminalReporter:
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
 
 
-@with_common(pager=False, events=True, timeout_alias=False)
+@with_common(pager=False, events=True)
 def follow(
     child_id: Annotated[
         str | None,

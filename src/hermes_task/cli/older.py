@@ -101,6 +101,8 @@ def older(
 
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
+        if min_text is not None and all_pages:
+            raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
         anchor = check_id(child_id, what="CHILD_ID")
         tips = [check_id(t, what="--tip") for t in tip or []]
         plan = (

@@ -25,7 +25,7 @@ class TaskStatus(StrEnum):
     unknown = "unknown"
 
 
-@with_common(pager=False, timeout_alias=False)
+@with_common(pager=False)
 def recover(
     parent_id: Annotated[
         str,
@@ -125,6 +125,7 @@ def recover(
                 conversation,
                 lambda sid: read_conversation(client, sid, hint=True, pages=pages),
                 recursive=recursive,
+                read_detail=client.detail,
             )
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
         output(common, doc, wanted, header=header)

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from hermes_task import __version__
+from hermes_task.cli.environment import columns
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hermes_task.core.documents import Row, TaskInfo
+    from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.failures import HermesError
     from hermes_task.settings import Settings
@@ -81,7 +82,7 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         highlight=False,
         emoji=False,
         soft_wrap=not tty,
-        width=None if tty else int(env.environ.get("COLUMNS", "100") or 100),
+        width=None if tty else columns(env.environ),
     )
 
 
@@ -138,19 +139,16 @@ def connect(common: Common) -> Iterator[DashboardClient]:
         verify=resolved.url.startswith("https://"),
         transport=common.env.transport,
     )
-    debug = debug_writer(common)
-    client = DashboardClient(http, profile=resolved.profile, debug=debug)
+    client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
     try:
-        client.credentials = apply_credentials(http, resolved, dict(common.env.environ))
-        if debug is not None:  # once per run: where the credentials came from, never their value
-            debug(f"credentials: {client.credentials or 'none'}")
+        client.use_credentials(apply_credentials(http, resolved, dict(common.env.environ)))
         yield client
     finally:
         client.close()
 
 
 def report_failure(
-    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from rich.text import Text
@@ -171,11 +169,8 @@ def report_failure(
         err.print(Text(f"hint: {hint}", style="dim"))
 
 
-def fail(
-    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
-) -> NoReturn:
-    """Report `error` and exit with its status; rows already known (and the task, when
-    known) go in the JSON document."""
+def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
+    """Report `error` and exit with its status; what is known goes in the JSON document."""
     report_failure(common, error, rows, task)
     raise typer.Exit(int(error.exit_status))
 

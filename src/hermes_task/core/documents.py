@@ -280,6 +280,10 @@ class ConfigDoc:
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
+    error: str | None = field(
+        default=None,
+        metadata=_doc("Why the config file is not valid (file and line); the settings then leave it out."),
+    )
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

@@ -4,13 +4,15 @@ Order: `--token-file` (or the gateway's `token_file`), then `HERMES_DASHBOARD_TO
 username, a password login (`--password-file` or `HERMES_DASHBOARD_PASSWORD`) replaces the
 token, because a gated dashboard refuses the session token. With nothing configured and a
 loopback URL only, the local token is discovered: the iot host record
-(`$XDG_STATE_HOME/hermes/gateway-locks/host-serve.{json,token}`) when it names this port,
+(`$XDG_STATE_HOME/hermes/gateway-locks/host-serve.{json,token}`) when it names this host
+(loopback names are one host) and port (443 for https, 80 for http),
 then the token the dashboard injects into its own root page. Secrets stay in memory: never
 in argv, output, logs or error messages.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Mapping
@@ -45,10 +47,26 @@ def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None
         token = (lock_dir / "host-serve.token").read_text(encoding="utf-8").strip()
     except (OSError, ValueError):
         return None
-    port = urlsplit(settings.url).port or 80
+    url = urlsplit(settings.url)
+    port = url.port or (443 if url.scheme == "https" else 80)
     if not isinstance(record, dict) or record.get("port") != port or not token:
         return None
+    host, recorded = (url.hostname or "").lower(), record.get("host")
+    if not isinstance(recorded, str):
+        return None
+    recorded = recorded.lower().strip("[]")
+    if recorded != host and not (_loopback(recorded) and _loopback(host)):
+        return None  # another dashboard's record: same port, another host
     return token
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _page_token(http: httpx.Client) -> str | None:

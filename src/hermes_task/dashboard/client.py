@@ -19,7 +19,7 @@ from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
-from hermes_task.dashboard.statuses import failure_for, transport_failure
+from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
 
 Debug = Callable[[str], None]
@@ -53,6 +53,13 @@ class DashboardClient:
         self._debug = debug
         self._closed = False
 
+    def use_credentials(self, source: str | None) -> None:
+        """Record where the credentials in force came from (None: none are sent); with
+        --debug, say it once. Never the secret itself."""
+        self.credentials = source
+        if self._debug:
+            self._debug(f"credentials: {source or 'none'}")
+
     def close(self) -> None:
         """Close the HTTP client; later requests fail with `client_closed`."""
         self._closed = True
@@ -69,7 +76,7 @@ class DashboardClient:
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
-        route = f"GET {path}"
+        route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         if self._debug:
             shown = " ".join(
                 f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
@@ -91,7 +98,13 @@ class DashboardClient:
             body = response.json()
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
             self._settle(kind, ident, started, "not JSON")
-            raise HermesError(Code.INCOMPATIBLE, f"{kind}: the body is not JSON") from None
+            what = clean_line(content_type.split(";")[0])[:60] or "no content type"
+            raise HermesError(
+                Code.INCOMPATIBLE,
+                f"{route} answered {what}, not JSON",
+                summary=NOT_A_DASHBOARD,
+                hint=URL_HINT,
+            ) from None
         self._settle(kind, ident, started, f"HTTP {response.status_code}", body)
         return body
 
@@ -147,18 +160,14 @@ class DashboardClient:
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
         pag = page.pagination
-        if (
-            pag.offset not in (offset, None)
-            or pag.limit not in (limit, None, -1)
-            or (not page.legacy and pag.order != order)
-        ):
-            raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
-        if pag.limit is not None and pag.limit != limit:
+        # The echo must be exactly the request: a null, a -1 or another offset is a page of
+        # something else; legacy (0.19.x) envelopes carry no `order` and no `profile`.
+        if pag.offset != offset or pag.limit != limit or (not page.legacy and pag.order != order):
             raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
         if pag.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "messages: returned count does not match the rows")
-        if self.profile is not None and isinstance(body, dict) and "profile" in body:
-            self._check_profile("messages", page.profile, True)
+        if self.profile is not None and not page.legacy:
+            self._check_profile("messages", page.profile, "profile" in page.sent_keys)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:

@@ -104,6 +104,7 @@ _MISSING_ROUTE_DETAILS = ("No such API endpoint", "Not Found")
 _MISSING_ROUTE_ERRORS = ("Headless backend", "Frontend not built")
 NOT_A_DASHBOARD = "does not look like a Hermes dashboard"
 PREFIX_HINT = "pass the full id; prefixes are not resolved"
+URL_HINT = "check --url: scheme, host, port and path prefix of the dashboard"
 
 
 def missing_route(body: dict[str, Any]) -> bool:
@@ -127,7 +128,7 @@ def not_found(response: httpx.Response, body: dict[str, Any], *, ident: str, rou
     if missing_route(body):
         why = f"it has no route {route}" if route else "it has no such route"
         return HermesError(
-            Code.INCOMPATIBLE, f"{why} (HTTP 404)", status=404, summary=NOT_A_DASHBOARD, hint=_URL_HINT
+            Code.INCOMPATIBLE, f"{why} (HTTP 404)", status=404, summary=NOT_A_DASHBOARD, hint=URL_HINT
         )
     kind = "an HTML page" if "html" in response.headers.get("content-type", "") else "a foreign answer"
     return HermesError(
@@ -135,11 +136,8 @@ def not_found(response: httpx.Response, body: dict[str, Any], *, ident: str, rou
         f"HTTP 404 with {kind}{where}",
         status=404,
         summary=NOT_A_DASHBOARD,
-        hint=_URL_HINT,
+        hint=URL_HINT,
     )
-
-
-_URL_HINT = "check --url: scheme, host, port and path prefix of the dashboard"
 
 
 def origin(url: httpx.URL) -> str:

@@ -43,33 +43,10 @@ from hermes_task.core.window import MergeResult, Window, advance, merge_latest
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import DESCENDANT_IGNORABLE, HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
 
-MAX_DETAIL_READS = 100
 MAX_HINT_HOPS = 4
 MAX_LEGACY_FORWARD_PAGES = 100
-
-
-class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
-
-    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
-        self.client = client
-        self.budget = budget
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
-
-    def __call__(self, sid: str) -> SessionDetail:
-        if sid not in self.cache:
-            self.cache[sid] = self.fresh(sid)
-        return self.cache[sid]
-
-    def fresh(self, sid: str) -> SessionDetail:
-        if self.reads >= self.budget:
-            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
-        self.reads += 1
-        detail = self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
 
 
 @dataclass
@@ -106,6 +83,7 @@ class TaskReader:
         self.notes: set[str] = set()
         self.bound_hit = False
         self.continues_parent: bool | None = None
+        self.detail_budget = MAX_DETAIL_READS
 
     # -- contract -------------------------------------------------------------------------
 
@@ -234,10 +212,21 @@ class TaskReader:
         return page, rows, offset == 0, offset
 
     def refresh(self) -> Snapshot:
-        """One read cycle; the window gains the newest page of the newest verified segment."""
-        reader = DetailReader(self.client)
+        """One read cycle; the window gains the newest page of the newest verified segment.
+        A detail-read budget spent inside the cycle ends it with `bound_reached`, keeping
+        what was verified (never an internal error)."""
+        reader = DetailReader(self.client, self.detail_budget)
         if self.anchor is None:
             self.anchor = reader(self.anchor_id)
+        try:
+            return self._cycle(reader)
+        except BoundReached:
+            self.bound_hit = True
+            if self.tip is None:
+                self.tip = reader.cache.get(self.path[-1], self.anchor)
+            return Snapshot(warnings=self._warnings(reader))
+
+    def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
         for attempt in range(2):
             try:
