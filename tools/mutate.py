@@ -181,11 +181,13 @@ def _same_node(original: ast.AST, clone: ast.AST, node: ast.AST) -> ast.AST:
 
 
 def run_tests(src: Path, tests: tuple[str, ...]) -> bool:
-    """True when the tests pass (the mutant survived)."""
+    """True when the tests pass (the mutant survived). They run from the copy next to `src`
+    (tests/, tools/, fixtures/, pyproject.toml), so editing the working tree meanwhile
+    changes nothing."""
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests],
-        cwd=ROOT,
+        cwd=src.parent,
         env=env,
         capture_output=True,
         text=True,
@@ -252,7 +254,12 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hermes-task-mutants-") as tmp:
         src = Path(tmp) / "src"
-        shutil.copytree(PACKAGE, src / "hermes_task", ignore=shutil.ignore_patterns("__pycache__"))
+        skip = shutil.ignore_patterns("__pycache__", ".hypothesis")
+        shutil.copytree(PACKAGE, src / "hermes_task", ignore=skip)
+        for name in ("tests", "tools", "fixtures"):
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, Path(tmp) / name, ignore=skip)
+        shutil.copy(ROOT / "pyproject.toml", Path(tmp) / "pyproject.toml")
         for module in modules:
             _wanted, tests = TARGETS[module]
             path = src / "hermes_task" / module
