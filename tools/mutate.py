@@ -5,6 +5,7 @@
     .venv/bin/python tools/mutate.py --list           # the mutants, without running tests
     .venv/bin/python tools/mutate.py --write          # all, and update docs/reliability.md
     .venv/bin/python tools/mutate.py --max 40 dashboard/auth.py   # a partial run
+    .venv/bin/python tools/mutate.py dashboard/auth.py --match _read_secret   # some mutants only
 
 Stdlib only. Each mutant changes ONE node of a copy of `src/` (in a temporary directory,
 put first on PYTHONPATH, so the working tree is never touched): a comparison flipped
@@ -247,7 +248,9 @@ def main(argv: list[str]) -> int:
     listing = "--list" in argv
     # --max N: stop after N mutants (a partial run, reported as such)
     budget = int(argv[argv.index("--max") + 1]) if "--max" in argv else 10**9
-    only = [a for a in only if a != str(budget)]
+    # --match TEXT (repeatable): only the mutants whose label ("module:line function what") holds TEXT
+    matches = [argv[i + 1] for i, a in enumerate(argv) if a == "--match"]
+    only = [a for a in only if a != str(budget) and a not in matches]
     modules = only or list(TARGETS)
     killed: list[Mutant] = []
     survived: list[Mutant] = []
@@ -268,7 +271,12 @@ def main(argv: list[str]) -> int:
                 print(f"{module}: the tests fail without any mutant; fix them first", file=sys.stderr)
                 return 2
             try:
-                for mutant, text in mutants(module)[: max(0, budget - len(killed) - len(survived))]:
+                chosen = [
+                    (m, t)
+                    for m, t in mutants(module)
+                    if not matches or any(x in f"{module}:{m.line} {m.function} {m.what}" for x in matches)
+                ]
+                for mutant, text in chosen[: max(0, budget - len(killed) - len(survived))]:
                     label = f"{module}:{mutant.line} {mutant.function} {mutant.what}"
                     if listing:
                         print(label)

@@ -361,3 +361,58 @@ def test_a_read_budget_spent_inside_a_refresh_is_bound_reached_not_a_crash() -> 
     assert reader.tip is not None
     assert reader.tip.id == SID
     assert [key[1] for key in reader.window.keys] == [10]
+
+
+# -- killers of tools/mutate.py survivors in dashboard/auth.py ---------------------------------
+
+
+def test_an_unreadable_or_empty_token_file_is_auth_missing(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": "/nonexistent", "HOME": str(tmp_path)}
+    http = httpx.Client(
+        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(500))
+    )
+    empty = tmp_path / "empty.token"
+    empty.write_text("  \n")
+    for path, words in (
+        (tmp_path / "missing.token", "cannot read the token file"),
+        (empty, "the token file is empty"),
+    ):
+        settings = resolve(env=env, url="http://127.0.0.1:9", token_file=str(path))
+        with pytest.raises(HermesError) as info:
+            apply_credentials(http, settings, env)
+        assert info.value.code is Code.AUTH_MISSING
+        assert words in info.value.detail
+    good = tmp_path / "good.token"
+    good.write_text(" a-token-from-file \n")
+    assert apply_credentials(http, resolve(env=env, url="http://127.0.0.1:9", token_file=str(good)), env) == (
+        "flag --token-file"
+    )
+    assert http.headers[TOKEN_HEADER] == "a-token-from-file"
+
+
+def test_the_host_record_lives_under_xdg_state_home_before_home(tmp_path: Path) -> None:
+    env = _record(tmp_path / "state", "127.0.0.1", 9129)
+    env["HOME"] = str(tmp_path / "home")  # no record there
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    assert _discover("http://127.0.0.1:9129", env)[1] == RECORD_TOKEN
+
+
+def test_a_host_record_without_a_host_or_naming_another_name_is_not_used(tmp_path: Path) -> None:
+    env = _record(tmp_path, "127.0.0.1", 9129)
+    record = tmp_path / "hermes" / "gateway-locks" / "host-serve.json"
+    record.write_text(json.dumps({"role": "serve", "port": 9129}))
+    assert _discover("http://127.0.0.1:9129", env)[1] == PAGE_TOKEN
+    record.write_text(json.dumps({"role": "serve", "host": "otherhost", "port": 9129}))
+    assert _discover("http://localhost:9129", env)[1] == PAGE_TOKEN
+
+
+def test_a_token_on_a_page_that_is_not_200_is_never_used(tmp_path: Path) -> None:
+    env = {"XDG_STATE_HOME": str(tmp_path), "HOME": str(tmp_path), "XDG_CONFIG_HOME": "/nonexistent"}
+
+    def page(request: httpx.Request) -> httpx.Response:
+        html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
+        return httpx.Response(404, text=html, headers={"content-type": "text/html"})
+
+    http = httpx.Client(base_url="http://127.0.0.1:9129", transport=httpx.MockTransport(page))
+    assert apply_credentials(http, resolve(env=env, url="http://127.0.0.1:9129"), env) is None
+    assert TOKEN_HEADER not in http.headers
