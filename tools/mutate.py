@@ -119,7 +119,7 @@ class _Apply(ast.NodeTransformer):
     def visit(self, node: ast.AST) -> ast.AST | None:
         if node is not self.target:
             return super().visit(node)
-        kind = self.what.split(":")[0]
+        kind = self.what.split(":")[0].split("-")[0]
         if kind == "compare":
             assert isinstance(node, ast.Compare)
             i = int(self.what.split(":")[1])
@@ -267,7 +267,11 @@ def main(argv: list[str]) -> int:
             _wanted, tests = TARGETS[module]
             path = src / "hermes_task" / module
             pristine = path.read_text(encoding="utf-8")
+            # The null mutant: the module as ast.unparse writes it, unmutated. Its tests must
+            # pass, or every "kill" below could be the rewrite's, not the mutation's.
+            path.write_text(ast.unparse(ast.parse(pristine)), encoding="utf-8")
             if not listing and not run_tests(src, tests):
+                path.write_text(pristine, encoding="utf-8")
                 print(f"{module}: the tests fail without any mutant; fix them first", file=sys.stderr)
                 return 2
             try:

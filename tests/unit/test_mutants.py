@@ -416,3 +416,37 @@ def test_a_token_on_a_page_that_is_not_200_is_never_used(tmp_path: Path) -> None
     http = httpx.Client(base_url="http://127.0.0.1:9129", transport=httpx.MockTransport(page))
     assert apply_credentials(http, resolve(env=env, url="http://127.0.0.1:9129"), env) is None
     assert TOKEN_HEADER not in http.headers
+
+
+def _login_client() -> tuple[httpx.Client, list[dict[str, Any]]]:
+    posts: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/auth/password-login":
+            posts.append(json.loads(request.content))
+            return httpx.Response(200, json={"ok": True})
+        return httpx.Response(404)
+
+    return httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer)), posts
+
+
+def test_a_username_logs_in_with_the_password_file_or_the_env_password(tmp_path: Path) -> None:
+    base = {"XDG_CONFIG_HOME": "/nonexistent", "HOME": str(tmp_path), "HERMES_DASHBOARD_TOKEN": "ignored-tok"}
+    secret = tmp_path / "pw"
+    secret.write_text("pw-from-file\n")
+    http, posts = _login_client()
+    settings = resolve(env=base, url="http://127.0.0.1:9", username="admin", password_file=str(secret))
+    assert apply_credentials(http, settings, base) == "password login (flag --password-file)"
+    assert [(p["username"], p["password"]) for p in posts] == [("admin", "pw-from-file")]
+    assert TOKEN_HEADER not in http.headers  # a gated dashboard refuses the session token
+    env = {**base, "HERMES_DASHBOARD_PASSWORD": "pw-from-env"}
+    http, posts = _login_client()
+    settings = resolve(env=env, url="http://127.0.0.1:9", username="admin")
+    assert apply_credentials(http, settings, env) == "password login (env HERMES_DASHBOARD_PASSWORD)"
+    assert [p["password"] for p in posts] == ["pw-from-env"]
+    http, posts = _login_client()
+    with pytest.raises(HermesError) as info:
+        apply_credentials(http, resolve(env=base, url="http://127.0.0.1:9", username="admin"), base)
+    assert info.value.code is Code.AUTH_MISSING
+    assert "--username needs" in info.value.detail
+    assert posts == []
