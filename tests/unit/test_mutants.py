@@ -450,3 +450,36 @@ def test_a_username_logs_in_with_the_password_file_or_the_env_password(tmp_path:
     assert info.value.code is Code.AUTH_MISSING
     assert "--username needs" in info.value.detail
     assert posts == []
+
+
+def test_without_xdg_state_home_the_host_record_is_under_home(tmp_path: Path) -> None:
+    env = _record(tmp_path / "home" / ".local" / "state", "127.0.0.1", 9129)
+    env.pop("XDG_STATE_HOME")
+    env["HOME"] = str(tmp_path / "home")
+    assert _discover("http://127.0.0.1:9129", env)[1] == RECORD_TOKEN
+
+
+@pytest.mark.parametrize("bad", ["", "..", "a\x1bb", "x" * 600])
+def test_an_invalid_id_named_by_the_dashboard_is_never_requested(bad: str) -> None:
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(200, json=_detail_body())
+
+    client = DashboardClient(
+        httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
+    )
+    for call in (client.detail, client.latest_descendant, client.messages):
+        with pytest.raises(HermesError) as info:
+            call(bad)
+        assert info.value.code is Code.INCOMPATIBLE
+    assert asked == []
+
+
+@pytest.mark.parametrize("body", [{"id": SID}, {**_detail_body(), "started_at": "yesterday"}, [], "x"])
+def test_a_malformed_detail_is_incompatible(body: Any) -> None:
+    with pytest.raises(HermesError) as info:
+        _client(body, profile=None).detail(SID)
+    assert info.value.code is Code.INCOMPATIBLE
+    assert info.value.detail == "detail: missing or mistyped fields"

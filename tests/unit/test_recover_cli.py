@@ -358,7 +358,7 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDas
         "  ↳ 1.2    ⧗ timed out  -     " + goal.format("Read the tests of a.py") + "done    -                       -           -",
         "1.2        ✗ failed     -     " + goal.format("Audit module B") + f"done    {MISSING}  -           -",
         "           gap                ↳ child not read: session not found (it may not",
-        "                              be flushed yet, or the id is ambiguous)",
+        "                              be flushed yet)",
         "1.3        ✓ completed  -     " + goal.format("Audit module C") + f"done    {CHILD_B}  -           -",
     ]  # fmt: skip
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"

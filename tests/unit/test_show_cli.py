@@ -268,9 +268,9 @@ def test_timeout_is_not_a_per_request_alias_any_more(replay: Replay, command: st
     c1 = replay.manifest["c1"]
     result = CliRunner().invoke(app, [command, c1["root"], "--timeout", "5", "--url", BASE_URL], env=ENV)
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[0] == (
-        "error: invalid usage: No such option: --timeout (Possible options: --request-timeout)"
-    )
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: invalid usage: ")
+    assert "--request-timeout" in first  # recover: --timeout bounds --watch only
     assert replay.seen == []
     ok = run(c1["root"], "--no-hint", "--request-timeout", "5", "--json")
     assert ok.exit_code in (0, 9), ok.stderr

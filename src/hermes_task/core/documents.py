@@ -120,12 +120,7 @@ class ErrorDoc:
     kind: Literal["error"] = "error"
     error: ErrorBody
     rows: list[Row] = field(default_factory=list)
-    task: TaskInfo | None = field(
-        default=None,
-        metadata=_doc(
-            "The task as far as it was verified (e.g. candidate.status unavailable); null when unknown."
-        ),
-    )
+    task: TaskInfo | None = field(default=None, metadata=_doc("The task as verified so far, or null."))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -280,10 +275,7 @@ class ConfigDoc:
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
-    error: str | None = field(
-        default=None,
-        metadata=_doc("Why the config file is not valid (file and line); the settings then leave it out."),
-    )
+    error: str | None = field(default=None, metadata=_doc("Why the config file is invalid (file:line)."))
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -297,9 +289,8 @@ def _names(cls: type) -> tuple[str, ...]:
 
 
 def to_json_dict(doc: Any) -> Any:
-    """`doc` (a document, or any value inside one) as plain JSON data: dataclasses become
-    dicts in field order, lists and tuples become lists; the `.model_dump(mode="json")` of
-    the documents."""
+    """`doc` (a document, or a value inside one) as plain JSON data: dataclasses become dicts
+    in field order, lists and tuples lists (the `.model_dump(mode="json")` of the documents)."""
     if isinstance(doc, str | int | float | None):
         return doc
     if isinstance(doc, list | tuple):
