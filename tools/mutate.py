@@ -39,7 +39,10 @@ PACKAGE = ROOT / "src" / "hermes_task"
 
 # module (relative to the package) -> (functions to mutate, or None for all; test files)
 TARGETS: dict[str, tuple[frozenset[str] | None, tuple[str, ...]]] = {
-    "core/ids.py": (None, ("tests/unit/test_mutants.py", "tests/unit/test_sanitize_ids.py")),
+    "core/ids.py": (
+        None,
+        ("tests/unit/test_mutants.py", "tests/unit/test_sanitize_ids.py", "tests/unit/test_statuses.py"),
+    ),
     "core/sanitize.py": (None, ("tests/unit/test_sanitize_ids.py",)),
     "dashboard/auth.py": (
         frozenset({"_read_secret", "_host_record_token", "_loopback", "_page_token", "apply_credentials"}),
