@@ -9,6 +9,7 @@ passed tests' numbers are counted as "held"; a failed test is listed as such.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 import time
@@ -190,7 +191,27 @@ def markdown(tally: dict[str, Any], seconds: float, status: int) -> list[str]:
     if OPEN:
         out += ["", "## Known open", ""]
         out += [f"- {text} — `{name}` (strict xfail) {_state(tests, name)}" for name, text in OPEN.items()]
-    return out
+    return [*out, "", *mutation_block()]
+
+
+MUTATION = re.compile(r"<!-- mutation -->\n.*?<!-- /mutation -->\n?", re.S)
+
+
+def mutation_block() -> list[str]:
+    """The mutation-testing section, kept as `tools/mutate.py --write` last wrote it (it takes
+    minutes and is not part of this run)."""
+    path = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    match = MUTATION.search(text)
+    if match:
+        return match.group(0).rstrip("\n").splitlines()
+    return [
+        "<!-- mutation -->",
+        "## Mutation testing",
+        "",
+        "Not run yet: `.venv/bin/python tools/mutate.py --write`.",
+        "<!-- /mutation -->",
+    ]
 
 
 def _state(tests: dict[str, Any], name: str) -> str:

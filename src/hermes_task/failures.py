@@ -1,17 +1,22 @@
-"""Typed failures, their stable codes and the one mapping from failure to exit status.
+"""Typed failures and the one table that decides everything about them.
 
-Every failure the tool can report is a `HermesError` carrying a `Code`. The code decides the
-exit status (`exit_status_for`) and whether a retry may help; the human wording lives in
-`catalogue.py`, keyed by the same code, so JSON carries codes and never only English.
+Every failure the tool can report is a `HermesError` carrying a `Code`. `TABLE` maps each
+code to its exit status, whether a retry may help, its one-line message and its hint; the
+exit statuses, the JSON `error.retryable` flag and the stderr wording all come from it, so
+JSON carries codes and never only English. Named frozensets (`HINT_IGNORABLE`, ...) say
+which failures a caller may treat as "nothing there" instead of repeating tuples in place.
+
+Invariant: every `Code` has exactly one `Failure` row (tests/unit/test_catalogue.py).
 """
 
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 
 class ExitStatus(enum.IntEnum):
-    """Documented exit statuses (README "Exit codes"; contract.md)."""
+    """Documented exit statuses (README "Exit codes")."""
 
     OK = 0
     INTERNAL = 1
@@ -40,6 +45,7 @@ class Code(enum.StrEnum):
     AUTH_REJECTED = "auth_rejected"
     AUTH_EXPIRED = "auth_expired"
     NOT_FOUND = "not_found"
+    PROFILE_NOT_FOUND = "profile_not_found"
     IDENTITY_MISMATCH = "identity_mismatch"
     PROFILE_MISMATCH = "profile_mismatch"
     LINEAGE_REJECTED = "lineage_rejected"
@@ -56,45 +62,131 @@ class Code(enum.StrEnum):
     INTERRUPTED = "interrupted"
 
 
-_EXIT: dict[Code, ExitStatus] = {
-    Code.INTERNAL: ExitStatus.INTERNAL,
-    Code.CLIENT_CLOSED: ExitStatus.INTERNAL,
-    Code.USAGE: ExitStatus.USAGE,
-    Code.INVALID_ID: ExitStatus.USAGE,
-    Code.CONFIG: ExitStatus.USAGE,
-    Code.UNKNOWN_GATEWAY: ExitStatus.USAGE,
-    Code.AUTH_MISSING: ExitStatus.AUTH,
-    Code.AUTH_REJECTED: ExitStatus.AUTH,
-    Code.AUTH_EXPIRED: ExitStatus.AUTH,
-    Code.NOT_FOUND: ExitStatus.NOT_FOUND,
-    Code.IDENTITY_MISMATCH: ExitStatus.IDENTITY,
-    Code.PROFILE_MISMATCH: ExitStatus.IDENTITY,
-    Code.LINEAGE_REJECTED: ExitStatus.IDENTITY,
-    Code.FORK_AMBIGUOUS: ExitStatus.IDENTITY,
-    Code.INCOMPATIBLE: ExitStatus.INCOMPATIBLE,
-    Code.UNSUPPORTED: ExitStatus.INCOMPATIBLE,
-    Code.BAD_REQUEST: ExitStatus.INCOMPATIBLE,
-    Code.NETWORK: ExitStatus.NETWORK,
-    Code.TIMEOUT: ExitStatus.NETWORK,
-    Code.SERVER_ERROR: ExitStatus.NETWORK,
-    Code.RATE_LIMITED: ExitStatus.NETWORK,
-    Code.FINAL_READ_FAILED: ExitStatus.NETWORK,
-    Code.INTERRUPTED: ExitStatus.INTERRUPTED,
+@dataclass(frozen=True)
+class Failure:
+    """One row of the table: how a code exits, whether a retry may help, and its words."""
+
+    exit: ExitStatus
+    retryable: bool
+    message: str
+    hint: str | None = None
+
+
+_E = ExitStatus
+TABLE: dict[Code, Failure] = {
+    Code.INTERNAL: Failure(_E.INTERNAL, False, "internal error (a bug in hermes-task)"),
+    Code.CLIENT_CLOSED: Failure(_E.INTERNAL, False, "the HTTP client was already closed"),
+    Code.USAGE: Failure(_E.USAGE, False, "invalid usage"),
+    Code.INVALID_ID: Failure(
+        _E.USAGE, False, "invalid id", "ids are passed exactly as the dashboard shows them"
+    ),
+    Code.CONFIG: Failure(_E.USAGE, False, "the config file is not valid"),
+    Code.UNKNOWN_GATEWAY: Failure(_E.USAGE, False, "no such gateway in the config file"),
+    Code.AUTH_MISSING: Failure(
+        _E.AUTH,
+        False,
+        "the dashboard needs authentication and none was given",
+        "set HERMES_DASHBOARD_TOKEN or --token-file (loopback dashboards are discovered "
+        "automatically); a password-gated dashboard needs --username and --password-file",
+    ),
+    Code.AUTH_REJECTED: Failure(
+        _E.AUTH, False, "the dashboard rejected the credentials", "check the token file or the password file"
+    ),
+    Code.AUTH_EXPIRED: Failure(
+        _E.AUTH,
+        False,
+        "the dashboard session expired",
+        "log in again (run the command again with --password-file)",
+    ),
+    Code.NOT_FOUND: Failure(
+        _E.NOT_FOUND,
+        True,
+        "session not found",
+        "check the full id; a just-started child may need a moment to be flushed",
+    ),
+    Code.PROFILE_NOT_FOUND: Failure(
+        _E.NOT_FOUND,
+        False,
+        "the dashboard has no such profile",
+        "check --profile (or the gateway's profile) against the dashboard's profiles",
+    ),
+    Code.IDENTITY_MISMATCH: Failure(
+        _E.IDENTITY, False, "the dashboard answered for a different session than the one asked for"
+    ),
+    Code.PROFILE_MISMATCH: Failure(
+        _E.IDENTITY,
+        False,
+        "the dashboard answered for a different profile",
+        "check --profile against the dashboard's profiles",
+    ),
+    Code.LINEAGE_REJECTED: Failure(
+        _E.IDENTITY,
+        False,
+        "the candidate segment could not be proven to belong to this task",
+        "only verified rows are shown; check the --tip id",
+    ),
+    Code.FORK_AMBIGUOUS: Failure(
+        _E.IDENTITY,
+        False,
+        "two candidate segments are proven on different branches of the task",
+        "pass only one --tip of the branch you want",
+    ),
+    Code.INCOMPATIBLE: Failure(
+        _E.INCOMPATIBLE,
+        False,
+        "the dashboard sent a response this version does not understand",
+        "run with --debug and report the backend version",
+    ),
+    Code.UNSUPPORTED: Failure(_E.INCOMPATIBLE, False, "the dashboard does not support this request"),
+    Code.BAD_REQUEST: Failure(_E.INCOMPATIBLE, False, "the dashboard refused the request"),
+    Code.NETWORK: Failure(
+        _E.NETWORK, True, "could not reach the dashboard", "is the dashboard running? check --url"
+    ),
+    Code.TIMEOUT: Failure(
+        _E.NETWORK,
+        True,
+        "the dashboard did not answer in time",
+        "raise --request-timeout, or check the dashboard",
+    ),
+    Code.SERVER_ERROR: Failure(
+        _E.NETWORK, True, "the dashboard failed with a server error", "try again; see the dashboard's log"
+    ),
+    Code.RATE_LIMITED: Failure(_E.NETWORK, True, "the dashboard asks to slow down"),
+    Code.FINAL_READ_FAILED: Failure(
+        _E.NETWORK, False, "the task ended, but its final transcript read failed"
+    ),
+    Code.INTERRUPTED: Failure(_E.INTERRUPTED, False, "interrupted"),
 }
 
-_RETRYABLE = frozenset({Code.NOT_FOUND, Code.NETWORK, Code.TIMEOUT, Code.SERVER_ERROR, Code.RATE_LIMITED})
+# A latest-descendant hint naming a session the dashboard cannot show (404, a malformed or
+# mismatched detail) is only a hint that did not pan out (reading/reader.py).
+HINT_IGNORABLE = frozenset({Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH})
+# `/latest-descendant` itself failing this way means "no hint" (an old backend, no route).
+DESCENDANT_IGNORABLE = frozenset({Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE})
 
 
 def exit_status_for(code: Code) -> ExitStatus:
     """The exit status of a failure code; every code has exactly one."""
-    return _EXIT[code]
+    return TABLE[code].exit
+
+
+def error_message(code: Code, detail: str = "") -> str:
+    """The one-line message of `code`, with `detail` (already safe) after a colon."""
+    base = TABLE[code].message
+    return f"{base}: {detail}" if detail else base
+
+
+def hint_for(code: Code) -> str | None:
+    return TABLE[code].hint
 
 
 class HermesError(Exception):
     """A failure with a stable code.
 
-    `detail` is extra, already-safe context (an id, a status, a reason) that the catalogue
-    message may include; it never carries backend prose unsanitised, nor a secret.
+    `detail` is extra, already-safe context (an id, a status, a reason) that the message
+    includes; it never carries backend prose unsanitised, nor a secret. `hint` replaces the
+    table's hint when the failure knows better (the token's source, an id prefix), and
+    `summary` its message (an `incompatible_response` that is "not a Hermes dashboard").
     """
 
     def __init__(
@@ -104,16 +196,26 @@ class HermesError(Exception):
         *,
         retryable: bool | None = None,
         status: int | None = None,
+        hint: str | None = None,
+        summary: str | None = None,
     ) -> None:
         super().__init__(f"{code.value}: {detail}" if detail else code.value)
         self.code = code
         self.detail = detail
-        self.retryable = code in _RETRYABLE if retryable is None else retryable
+        self.retryable = TABLE[code].retryable if retryable is None else retryable
         self.status = status
+        self.hint = hint if hint is not None else TABLE[code].hint
+        self.summary = summary
 
     @property
     def exit_status(self) -> ExitStatus:
         return exit_status_for(self.code)
+
+    @property
+    def message(self) -> str:
+        """The table's message (or the failure's own `summary` of it), then the detail."""
+        base = self.summary or TABLE[self.code].message
+        return f"{base}: {self.detail}" if self.detail else base
 
 
 class Interrupted(KeyboardInterrupt):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -107,8 +108,20 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _bad(path: Path, what: str) -> HermesError:
-    return HermesError(Code.CONFIG, f"{path}: {what}")
+def _bad(path: Path, what: str, line: int | None = None) -> HermesError:
+    """`config_invalid` naming the file, and the line when it is known (`PATH:LINE: what`)."""
+    where = f"{path}:{line}" if line else str(path)
+    return HermesError(Code.CONFIG, f"{where}: {what}")
+
+
+def _line_of(text: str, *needles: str) -> int | None:
+    """The first line (1-based) of `text` that holds a key or table header named in `needles`."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        for needle in needles:
+            if stripped.startswith(needle) and stripped[len(needle) :].lstrip()[:1] in ("=", "]", ".", ""):
+                return number
+    return None
 
 
 def load_config(path: Path) -> dict[str, object]:
@@ -117,24 +130,32 @@ def load_config(path: Path) -> dict[str, object]:
     if not path.exists():
         return {}
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise _bad(path, clean_line(str(exc))) from None
+        text = path.read_bytes().decode("utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        message = clean_line(str(exc))
+        at = _TOML_AT.search(message)
+        line = int(at.group(1)) if at and at.group(1) else None
+        if at and line is None and isinstance(exc, tomllib.TOMLDecodeError):
+            line = text.count("\n") + 1  # "at end of document"
+        raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
     unknown = set(data) - TOP_KEYS
     if unknown:
-        raise _bad(path, f"unknown keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
+        first = sorted(unknown)
+        raise _bad(path, f"unknown keys {first} (known: {sorted(TOP_KEYS)})", _line_of(text, *first))
     if not isinstance(data.get("default_gateway", ""), str):
-        raise _bad(path, "default_gateway must be a string")
+        raise _bad(path, "default_gateway must be a string", _line_of(text, "default_gateway"))
     if not isinstance(data.get("store", "-"), str) or not isinstance(data.get("no_store", False), bool):
-        raise _bad(path, "store must be a path string and no_store true or false")
+        raise _bad(path, "store must be a path string and no_store true or false", _line_of(text, "store"))
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict) or not all(isinstance(v, dict) for v in gateways.values()):
-        raise _bad(path, "[gateways.NAME] must be tables")
+        raise _bad(path, "[gateways.NAME] must be tables", _line_of(text, "gateways", "[gateways"))
     for name, table in gateways.items():
+        header = _line_of(text, f"[gateways.{name}", f'[gateways."{name}"')
         unknown = set(table) - GATEWAY_KEYS
         if unknown:
-            raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}")
+            line = _key_line(text, header, sorted(unknown))
+            raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}", line)
         for key, value in table.items():
             if key == "request_timeout":
                 ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
@@ -143,8 +164,21 @@ def load_config(path: Path) -> dict[str, object]:
             else:
                 ok = isinstance(value, str) and value != ""
             if not ok:
-                raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty")
+                line = _key_line(text, header, [key])
+                raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty", line)
     return data
+
+
+_TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
+
+
+def _key_line(text: str, header: int | None, keys: list[str]) -> int | None:
+    """The line of one of `keys` inside the table that starts at line `header`."""
+    if header is None:
+        return None
+    body = "\n".join(text.splitlines()[header:])
+    found = _line_of(body, *keys)
+    return header + found if found else header
 
 
 def gateway_names(env: Mapping[str, str]) -> list[str]:
@@ -176,12 +210,14 @@ def resolve(
     request_timeout: float | None = None,
     store: str | None = None,
     no_store: bool = False,
+    use_config: bool = True,
 ) -> Settings:
     """Merge flags, environment, the config file and defaults, in that order; `sources`
     names where each setting came from. A secret from the environment beats a secret file
-    named in the config file, and a file given as a flag beats both."""
+    named in the config file, and a file given as a flag beats both. `use_config=False`
+    leaves the file out (what `config show` can still say about an invalid one)."""
     path = config_path(env)
-    data = load_config(path)
+    data = load_config(path) if use_config else {}
     gateways = data.get("gateways", {})
     assert isinstance(gateways, dict)
     sources: dict[str, Source] = {}
@@ -257,43 +293,3 @@ def resolve(
         gateway=name,
         sources=sources,
     )
-
-
-def _file_state(path: Path) -> str:
-    return f"set (from file {path})" if os.access(path, os.R_OK) else f"not readable (file {path})"
-
-
-def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str | float | None, Source]]:
-    """(name, value, source) of every effective connection setting, for `config show`.
-    Secrets are described, never shown: "set (from file X)", "set (from env NAME)" or
-    "not set"; a token file named by `--token-file` or the config file is reported as such."""
-    src = settings.sources
-    rows: list[tuple[str, str | float | None, Source]] = [
-        ("gateway", settings.gateway, src.get("gateway", "default")),
-        ("url", settings.url, src.get("url", "default")),
-        ("profile", settings.profile, src.get("profile", "default")),
-        ("request_timeout", settings.request_timeout, src.get("request_timeout", "default")),
-        ("username", settings.username, src.get("username", "default")),
-    ]
-    token_var = next((n for n in TOKEN_ENVS if env.get(n)), None)
-    token: tuple[str, Source]
-    if settings.username:
-        token = ("not used (password login)", "default")
-    elif settings.token_file is not None:
-        token = (_file_state(settings.token_file), src.get("token_file", "flag"))
-    elif token_var is not None:
-        token = (f"set (from env {token_var})", "env")
-    elif settings.loopback:
-        token = ("not set (discovered from the local dashboard when needed)", "default")
-    else:
-        token = ("not set", "default")
-    rows.append(("token", *token))
-    password: tuple[str, Source]
-    if settings.password_file is not None:
-        password = (_file_state(settings.password_file), src.get("password_file", "flag"))
-    elif settings.password_env:
-        password = ("set (from env HERMES_DASHBOARD_PASSWORD)", "env")
-    else:
-        password = ("not set", "default")
-    rows.append(("password", *password))
-    return rows

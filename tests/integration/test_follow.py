@@ -168,7 +168,9 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
     if backend.contract == "legacy":
         # 0.19.0's latest-descendant walks to the tip, and each hop is proven.
         assert run.code == 0, run.stderr
-        assert events[0]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
+        # The ended state comes after the rows of the final read, right before the result.
+        assert events[-2]["type"] == "state"
+        assert events[-2]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
         assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
     else:
         # iot's hint does not move for delegated chains, and the store is off: paused on
@@ -185,6 +187,9 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
             "exit_code": 9,
         }
         assert {k[0] for k in keys(events)} == {c1["root"]}
+        # Not seen ending: 9 without --exit-status too, never 0.
+        plain = hermes_task(backend, "follow", c1["root"], "--json", "--interval", "0.5")
+        assert plain.code == 9, plain.stderr
 
 
 def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any) -> None:
@@ -207,13 +212,29 @@ def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any)
     assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
 
 
-def test_an_unknown_child_is_polled_until_the_timeout(backend: Any) -> None:
+def test_an_unknown_child_ends_after_the_start_timeout_with_exit_4(backend: Any) -> None:
+    unknown = "20000101_000000_000000"
+    args = ("follow", unknown, "--json", "--interval", "0.5")
+    for bound in (("--start-timeout", "1.5"), ("--timeout", "1.5")):  # never 9: not known running
+        run = hermes_task(backend, *args, *bound)
+        assert run.code == 4, (bound, run.stderr)
+        events = [json.loads(line) for line in run.stdout.splitlines()]
+        assert [e["type"] for e in events] == ["error", "error", "result"]  # the 404 is reported once
+        assert events[0]["code"] == "not_found"
+        assert events[0]["retryable"] is True
+        assert events[1]["code"] == "not_found"
+        assert unknown in events[1]["message"]
+        assert events[2] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 4}
+
+
+def test_an_unknown_profile_stops_the_follow_at_once(backend: Any) -> None:
+    started = time.monotonic()
     run = hermes_task(
-        backend, "follow", "20000101_000000_000000", "--json", "--interval", "0.5", "--timeout", "1.5"
+        backend, "follow", backend.manifest["c1"]["root"], "--json", "--profile", "nosuchprofile"
     )
-    assert run.code == 9
+    assert run.code == 4
+    assert time.monotonic() - started < 30
     events = [json.loads(line) for line in run.stdout.splitlines()]
-    assert [e["type"] for e in events] == ["error", "result"]  # the 404 is reported once
-    assert events[0]["code"] == "not_found"
-    assert events[0]["retryable"] is True
-    assert events[1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 9}
+    assert [e["type"] for e in events] == ["error", "result"]
+    assert events[0]["code"] == "profile_not_found"
+    assert events[0]["retryable"] is False

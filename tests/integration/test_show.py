@@ -139,3 +139,62 @@ def test_failures_are_typed(backend: Any) -> None:
     assert run.code == 0, run.stderr
     assert run.json()["task"]["profile"] == "default"
     assert backend.token not in run.stdout + run.stderr
+
+
+def _run_at(backend: Any, url: str, *args: str) -> Any:
+    import subprocess
+    import sys
+
+    from tests.cli_runner import Run, cli_env
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_task", *args, "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_env(backend.token),
+        check=False,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_failures_say_what_happened(backend: Any) -> None:
+    tip = backend.manifest["c1"]["tip"]
+    unknown = "20000101_000000_000000"
+    run = hermes_task(backend, "show", unknown)
+    assert run.code == 4
+    assert run.stderr.splitlines()[0] == f"error: session not found: {unknown} (GET /api/sessions/{unknown})"
+    run = hermes_task(backend, "show", tip[:9])
+    assert run.code == 4
+    assert "hint: pass the full id; prefixes are not resolved" in run.stderr
+    run = hermes_task(backend, "show", tip, "--profile", "nosuchprofile", "--json")
+    assert run.code == 4
+    assert run.json()["error"]["code"] == "profile_not_found"
+    assert run.json()["error"]["retryable"] is False
+    assert run.json()["error"]["message"] == "the dashboard has no such profile: 'nosuchprofile'"
+
+
+def test_a_wrong_path_prefix_does_not_look_like_a_hermes_dashboard(backend: Any) -> None:
+    run = _run_at(
+        backend, backend.url + "/not-the-dashboard", "show", backend.manifest["c1"]["tip"], "--json"
+    )
+    assert run.code == 6, run.stderr
+    error = run.json()["error"]
+    assert error["code"] == "incompatible_response"
+    assert error["message"].startswith("does not look like a Hermes dashboard: ")
+    assert "/not-the-dashboard/api/sessions/" in error["message"]
+    assert "--url" in error["hint"]
+
+
+def test_a_network_error_names_the_url_and_the_cause(backend: Any) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on: bound, never listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        run = _run_at(backend, f"http://127.0.0.1:{port}", "show", backend.manifest["c1"]["tip"], "--json")
+    assert run.code == 7
+    message = run.json()["error"]["message"]
+    assert message.startswith(f"could not reach the dashboard: http://127.0.0.1:{port} (GET /api/sessions/")
+    assert message.endswith(": connection refused")
+    assert backend.token not in run.stdout + run.stderr

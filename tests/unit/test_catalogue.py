@@ -1,4 +1,4 @@
-"""catalogue.py is the one place of human wording: every stable code has its text."""
+"""Every stable code has its text: failures in the one failure table, the rest in core/messages.py."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import get_args, get_type_hints
 
 import pytest
 
+from hermes_task import failures
 from hermes_task.core import messages as catalogue
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.failures import Code, ExitStatus, HermesError, exit_status_for
@@ -15,15 +16,29 @@ def literal_values(model: type, field: str) -> set[str]:
     return set(get_args(get_type_hints(model)[field]))
 
 
-def test_every_failure_code_has_a_message_and_an_exit_status() -> None:
-    assert set(catalogue.ERRORS) == set(Code)
+def test_every_failure_code_has_one_row_in_the_table() -> None:
+    assert set(failures.TABLE) == set(Code)
     for code in Code:
+        row = failures.TABLE[code]
         assert isinstance(exit_status_for(code), ExitStatus)
-        assert HermesError(code).exit_status is exit_status_for(code)
+        assert HermesError(code).exit_status is exit_status_for(code) is row.exit
+        assert HermesError(code).retryable is row.retryable
+        assert HermesError(code).hint == row.hint
 
 
-def test_hints_belong_to_codes() -> None:
-    assert set(catalogue.HINTS) <= set(Code)
+def test_retryable_codes_are_exactly_the_transient_ones() -> None:
+    retryable = {code for code, row in failures.TABLE.items() if row.retryable}
+    assert retryable == {Code.NOT_FOUND, Code.NETWORK, Code.TIMEOUT, Code.SERVER_ERROR, Code.RATE_LIMITED}
+
+
+def test_named_sets_hold_codes() -> None:
+    assert {Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH} == failures.HINT_IGNORABLE
+    assert {
+        Code.NOT_FOUND,
+        Code.UNSUPPORTED,
+        Code.BAD_REQUEST,
+        Code.INCOMPATIBLE,
+    } == failures.DESCENDANT_IGNORABLE
 
 
 def test_every_warning_code_has_a_message() -> None:
@@ -54,8 +69,8 @@ def test_every_exit_status_has_a_meaning() -> None:
 @pytest.mark.parametrize(
     "table",
     [
-        catalogue.ERRORS,
-        catalogue.HINTS,
+        {code: row.message for code, row in failures.TABLE.items()},
+        {code: row.hint for code, row in failures.TABLE.items() if row.hint},
         catalogue.WARNINGS,
         catalogue.STATUS_LABELS,
         catalogue.EXIT_MEANINGS,
@@ -71,8 +86,10 @@ def test_texts_are_single_lines_without_padding(table: dict[object, str]) -> Non
 
 
 def test_message_helpers() -> None:
-    assert catalogue.error_message(Code.NOT_FOUND) == catalogue.ERRORS[Code.NOT_FOUND]
-    assert catalogue.error_message(Code.TIMEOUT, "detail") == f"{catalogue.ERRORS[Code.TIMEOUT]}: detail"
+    assert failures.error_message(Code.NOT_FOUND) == failures.TABLE[Code.NOT_FOUND].message
+    assert failures.error_message(Code.TIMEOUT, "detail") == f"{failures.TABLE[Code.TIMEOUT].message}: detail"
+    assert HermesError(Code.TIMEOUT, "x").message == failures.error_message(Code.TIMEOUT, "x")
+    assert HermesError(Code.TIMEOUT, hint="own").hint == "own"
     assert catalogue.warning_message("gap", "3 rows") == f"{catalogue.WARNINGS['gap']} (3 rows)"
     with pytest.raises(KeyError):
         catalogue.warning_message("no_such_warning")

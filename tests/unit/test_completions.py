@@ -48,7 +48,10 @@ def test_completion_refuses_other_shells() -> None:
     result = CliRunner().invoke(app, ["completion", "powershell"], env={"NO_COLOR": "1", "COLUMNS": "100"})
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("Usage: hermes-task completion [OPTIONS] {shell}\n")
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("error: invalid usage: ")
+    assert lines[1] == "Usage: hermes-task completion [OPTIONS] {shell}"
+    assert lines[2] == "hint: try 'hermes-task completion -h' for help"
     assert "'powershell' is not one of 'bash', 'zsh', 'fish'." in result.stderr
 
 

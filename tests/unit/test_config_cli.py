@@ -104,6 +104,7 @@ def test_config_show_json_is_one_document_without_secrets(tmp_path: Path) -> Non
             "password": {"value": "set (from env HERMES_DASHBOARD_PASSWORD)", "source": "env"},
             "pager": {"value": "off", "source": "env"},
         },
+        "error": None,
     }
     assert SECRET_PASSWORD not in result.stdout
 
@@ -135,27 +136,71 @@ def test_config_show_without_a_file_shows_defaults(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("command", [["config", "show"], ["show", "20260101_000000_aaaaaa"]])
-def test_a_malformed_config_file_is_exit_2_with_one_line(tmp_path: Path, command: list[str]) -> None:
-    env = setup(tmp_path, "default_gateway = = 1\n")
-    result = invoke(command, env)
+def test_a_malformed_config_file_is_exit_2_with_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    env = setup(tmp_path, 'url = "x"\ndefault_gateway = = 1\n')
+    result = invoke(["show", "20260101_000000_aaaaaa"], env)
     assert result.exit_code == 2
     assert result.stdout == ""
     path = tmp_path / "hermes-task" / "config.toml"
-    assert result.stderr.startswith(f"error: the config file is not valid: {path}: ")
+    assert result.stderr.startswith(f"error: the config file is not valid: {path}:2: ")
     assert result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [["config", "show"], ["show", "20260101_000000_aaaaaa"]])
-def test_an_unknown_key_is_exit_2_with_one_line(tmp_path: Path, command: list[str]) -> None:
+def test_an_unknown_key_is_exit_2_with_one_line_naming_its_line(tmp_path: Path) -> None:
     env = setup(tmp_path, '[gateways.lab]\nurl = "http://x"\ntoken = "' + SECRET_TOKEN + '"\n')
-    result = invoke(command, env)
+    result = invoke(["show", "20260101_000000_aaaaaa"], env)
     assert result.exit_code == 2
     path = tmp_path / "hermes-task" / "config.toml"
     assert result.stderr == (
-        f"error: the config file is not valid: {path}: gateway 'lab' has unknown keys ['token']\n"
+        f"error: the config file is not valid: {path}:3: gateway 'lab' has unknown keys ['token']\n"
     )
     assert SECRET_TOKEN not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('default_gateway = "lab"\n[gateways.lab]\nurl = "http://x"\nrequest_timeout = "fast"\n', 4),
+        ('colour = "red"\n', 1),
+        ("a = [\n", 2),
+    ],
+)
+def test_config_show_with_an_invalid_file_says_where_then_what_it_can(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    env = {**setup(tmp_path, text), "HERMES_DASHBOARD_TOKEN": SECRET_TOKEN}
+    path = tmp_path / "hermes-task" / "config.toml"
+    result = invoke(["config", "show", "--url", "http://127.0.0.1:9300"], env)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: the config file is not valid: {path}:{line}: ")
+    assert result.stderr.count("\n") == 1
+    out = result.stdout.splitlines()
+    assert out[0] == f"config file  {path} (invalid: see the error above)"
+    assert any(row.split() == ["url", "http://127.0.0.1:9300", "flag"] for row in out)
+    assert SECRET_TOKEN not in result.stdout + result.stderr
+    data = json.loads(invoke(["config", "show", "--json"], env).stdout)
+    assert data["kind"] == "config"
+    assert data["error"].startswith(f"the config file is not valid: {path}:{line}: ")
+    assert data["settings"]["url"] == {"value": "http://127.0.0.1:9119", "source": "default"}
+
+
+def test_config_path_with_an_invalid_file_prints_the_path_and_says_what_is_wrong(tmp_path: Path) -> None:
+    env = setup(tmp_path, "default_gateway = = 1\n")
+    result = invoke(["config", "path"], env)
+    assert result.exit_code == 0
+    path = tmp_path / "hermes-task" / "config.toml"
+    assert result.stdout == f"{path}\n"
+    assert result.stderr.startswith(f"warning: the config file is not valid: {path}:1: ")
+
+
+def test_gateway_completion_is_silent_on_an_invalid_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_task.cli.options import complete_gateway
+
+    for key, value in setup(tmp_path, "default_gateway = = 1\n").items():
+        monkeypatch.setenv(key, value)
+    assert complete_gateway(None, "") == []  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("command", [["config", "show"], ["show", "20260101_000000_aaaaaa"]])
@@ -179,4 +224,5 @@ def test_an_unknown_gateway_is_exit_2_with_one_line_and_json_error(
             "hint": None,
         },
         "rows": [],
+        "task": None,
     }

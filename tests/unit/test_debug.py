@@ -19,8 +19,10 @@ from tests.replay import BASE_URL, TOKEN, Replay
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 ID = r"[0-9]{8}_[0-9]{6}_[0-9a-f]{6}"
 START = re.compile(
-    rf"debug: start (detail|messages|latest-descendant) id={ID}( limit=\d+ offset=\d+ order=(latest|oldest))?"
+    rf"debug: start (detail|messages|latest-descendant) GET /api/sessions/{ID}(/messages|/latest-descendant)?"
+    rf" id={ID}( limit=\d+ offset=\d+ order=(latest|oldest))?"
 )
+CREDENTIALS = "debug: credentials: env HERMES_DASHBOARD_TOKEN"
 SETTLE = re.compile(
     rf"debug: settle (detail|messages|latest-descendant) id={ID} (HTTP \d{{3}}|network|timeout)( returned=\d+)? \d+ms"
 )
@@ -43,11 +45,15 @@ def debug_lines(stderr: str) -> list[str]:
 
 
 def assert_well_formed(lines: list[str]) -> None:
+    """The token's source once, first; then a start and a settle line per request."""
     assert lines
-    for start, settle in zip(lines[::2], lines[1::2], strict=True):
+    assert lines[0] == CREDENTIALS
+    requests = lines[1:]
+    for start, settle in zip(requests[::2], requests[1::2], strict=True):
         assert START.fullmatch(start), start
         assert SETTLE.fullmatch(settle), settle
-        assert start.split()[2:4] == settle.split()[2:4]  # the same kind and id
+        assert start.split()[2] == settle.split()[2]  # the same kind
+        assert start.split()[5] == settle.split()[3]  # the same id
 
 
 def test_debug_lines_pair_each_request_and_carry_no_content(replay: Replay) -> None:
@@ -57,7 +63,7 @@ def test_debug_lines_pair_each_request_and_carry_no_content(replay: Replay) -> N
     lines = debug_lines(result.stderr)
     assert lines == result.stderr.splitlines()  # nothing else on stderr
     assert_well_formed(lines)
-    assert len(lines) == 2 * len(replay.seen)
+    assert len(lines) == 1 + 2 * len(replay.seen)
     assert any(" messages " in line and " returned=" in line for line in lines)
     assert TOKEN not in result.stderr
     assert c1["goal"] not in result.stderr
@@ -70,6 +76,25 @@ def test_the_env_variable_turns_debug_on_and_no_debug_by_default(replay: Replay)
     assert_well_formed(debug_lines(on.stderr))
     off = show(root, "--json", env={"HERMES_TASK_DEBUG": "0"})
     assert debug_lines(off.stderr) == []
+
+
+def test_the_token_source_is_named_once_and_never_the_token(replay: Replay, tmp_path: Any) -> None:
+    root = replay.manifest["plain"]["root"]
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    result = show(root, "--json", "--debug", "--token-file", str(token), env={"HERMES_DASHBOARD_TOKEN": ""})
+    lines = debug_lines(result.stderr)
+    assert [line for line in lines if "credentials" in line] == ["debug: credentials: flag --token-file"]
+    assert lines[0] == "debug: credentials: flag --token-file"
+    assert TOKEN not in result.stderr
+
+
+def test_a_rejected_token_names_its_source_in_the_hint(replay: Replay) -> None:
+    root = replay.manifest["plain"]["root"]
+    replay.overrides[(f"/api/sessions/{root}", "")] = httpx.Response(401, json={"detail": "Unauthorized"})
+    result = show(root)
+    assert result.exit_code == 3
+    assert "hint: check the token from env HERMES_DASHBOARD_TOKEN" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -101,12 +126,14 @@ def test_a_network_failure_is_settled_without_secrets() -> None:
     assert result.exit_code == 7
     lines = debug_lines(result.stderr)
     assert lines == [
-        "debug: start detail id=20261130_170941_b9b20e",
-        lines[1],
+        CREDENTIALS,
+        "debug: start detail GET /api/sessions/20261130_170941_b9b20e id=20261130_170941_b9b20e",
+        lines[2],
     ]
-    assert re.fullmatch(r"debug: settle detail id=20261130_170941_b9b20e network \d+ms", lines[1])
-    assert result.stderr.splitlines()[2:] == [
-        "error: could not reach the dashboard: ConnectError",
+    assert re.fullmatch(r"debug: settle detail id=20261130_170941_b9b20e network \d+ms", lines[2])
+    assert result.stderr.splitlines()[3:] == [
+        "error: could not reach the dashboard: http://127.0.0.1:9119 (GET /api/sessions/20261130_170941_b9b20e):"
+        " connection refused",
         "hint: is the dashboard running? check --url",
     ]
     assert TOKEN not in result.stderr

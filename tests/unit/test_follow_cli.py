@@ -192,7 +192,8 @@ def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, c
     assert lines[0] == {
         "type": "error",
         "code": "network",
-        "message": "could not reach the dashboard: ConnectError",
+        "message": f"could not reach the dashboard: http://127.0.0.1:9119 (GET /api/sessions/{dash.sid}):"
+        " connection refused",
         "retryable": True,
     }
     assert lines[1]["code"] == "server_error"
@@ -300,5 +301,5 @@ def test_help_separates_the_whole_follow_timeout_from_the_request_timeout() -> N
     result = CliRunner().invoke(app, ["follow", "--help"], env={**ENV, "COLUMNS": "200"})
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())
-    assert "Stop after S seconds in all; exit 9 while the task still runs." in text
+    assert "Stop after S seconds in all; exit 9 when the task is known to be still running." in text
     assert "--request-timeout S Per-request timeout in seconds" in text

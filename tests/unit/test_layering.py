@@ -258,7 +258,7 @@ def test_show_json_imports_no_pydantic(backend: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "status"), [("show", 7), ("older", 7), ("recover", 7), ("follow --timeout 0.1", 9)]
+    ("command", "status"), [("show", 7), ("older", 7), ("recover", 7), ("follow --timeout 0.1", 7)]
 )
 def test_reading_commands_import_no_pydantic(command: str, status: int) -> None:
     """`python -X importtime -m hermes_task COMMAND ID --json` against a dead loopback port:

@@ -145,9 +145,18 @@ def test_pages_and_all_together_are_a_usage_error(model: LongModel) -> None:
             "hint": None,
         },
         "rows": [],
+        "task": None,
     }
     assert result.stderr == "error: invalid usage: --pages and --all cannot be used together\n"
     assert model.replay.seen == []  # nothing was requested
+
+
+def test_all_and_min_text_together_are_a_usage_error(model: LongModel) -> None:
+    result = run(model.long["id"], "--all", "--min-text", "5", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "usage"
+    assert result.stderr == "error: invalid usage: --min-text and --all cannot be used together\n"
+    assert model.replay.seen == []
 
 
 def test_pages_must_be_positive(model: LongModel) -> None:

@@ -162,6 +162,13 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
         self.on_state: Callable[[Any], None] | None = None
+        self.on_final: Callable[[], None] | None = None
+
+    def note(self, line: str) -> None:
+        """The follower's debug lines: "follow final read" comes right after the cycle that
+        saw the ending, before the final read."""
+        if line == "follow final read" and self.on_final is not None:
+            self.on_final()
 
     def state(self, task: Any) -> None:
         self.events.append(("state", task.tip_id, task.state, task.end_reason))
@@ -206,6 +213,7 @@ def follow(
         clock=clock,
         sleep=clock.sleep,
         jitter=lambda: 1.0,
+        debug=recorder.note,
     )
     return follower.run(), recorder
 
@@ -226,12 +234,11 @@ def test_running_rows_ended_final_read_with_two_transient_failures_succeeds(lega
     clock = Clock([lambda: added.extend(client.append(X, 2)), lambda: client.end(X, "agent_close")])
     recorder = Recorder()
 
-    def arm(task: Any) -> None:
-        if task.state == "ended":  # the cycle that saw the ending is over: its final read fails twice
-            client.faults[:] = [HermesError(Code.NETWORK, "ConnectError"), HermesError(Code.SERVER_ERROR)]
-            added.extend(client.append(X, 1))  # flushed at close: only the final read sees it
+    def arm() -> None:  # the cycle that saw the ending is over: its final read fails twice
+        client.faults[:] = [HermesError(Code.NETWORK, "ConnectError"), HermesError(Code.SERVER_ERROR)]
+        added.extend(client.append(X, 1))  # flushed at close: only the final read sees it
 
-    recorder.on_state = arm
+    recorder.on_final = arm
     outcome, recorder = follow(client, clock, recorder=recorder)
 
     assert outcome.exit_code == 0
@@ -246,9 +253,7 @@ def test_four_final_read_failures_end_with_final_read_failed_and_keep_rows() -> 
     client, first = running()
     clock = Clock([lambda: client.end(X, "agent_close")])
     recorder = Recorder()
-    recorder.on_state = lambda task: (
-        client.faults.extend([HermesError(Code.TIMEOUT)] * 4) if task.state == "ended" else None
-    )
+    recorder.on_final = lambda: client.faults.extend([HermesError(Code.TIMEOUT)] * 4)
     outcome, recorder = follow(client, clock, recorder=recorder)
 
     assert outcome.exit_code == 7
@@ -400,12 +405,106 @@ def test_timeout_while_the_final_read_keeps_failing_is_final_read_failed() -> No
     client, _ = running()
     clock = Clock([lambda: client.end(X, "agent_close")])
     recorder = Recorder()
-    recorder.on_state = lambda task: (
-        client.faults.extend([HermesError(Code.NETWORK)] * 9) if task.state == "ended" else None
-    )
+    recorder.on_final = lambda: client.faults.extend([HermesError(Code.NETWORK)] * 9)
     outcome, recorder = follow(client, clock, recorder=recorder, timeout=5.0)
     assert outcome.exit_code == 7
     assert recorder.events[-2][:2] == ("error", "final_read_failed")
+
+
+def test_an_unknown_id_ends_after_the_start_timeout_with_exit_4() -> None:
+    client = FakeClient()
+    clock = Clock()
+    outcome, recorder = follow(client, clock, interval=2.0, start_timeout=7.0)
+    assert outcome.exit_code == 4
+    assert outcome.failure is not None
+    assert outcome.failure.code is Code.NOT_FOUND
+    assert outcome.failure.retryable is False
+    assert "--start-timeout 7s" in outcome.failure.detail
+    assert clock.sleeps == [2.0, 2.0, 2.0, 1.0]  # the last read happens at the start timeout
+    assert [e[0] for e in recorder.events] == ["error", "error", "result"]
+    assert recorder.events[0] == ("error", "not_found", True, None)
+    assert recorder.events[1][:3] == ("error", "not_found", False)
+    assert recorder.events[-1] == ("result", "failed", "unknown", None, 4)
+
+
+def test_a_profile_that_does_not_exist_stops_the_follow_at_once() -> None:
+    client, _ = running()
+    client.faults.append(HermesError(Code.PROFILE_NOT_FOUND, "'typo'", status=404))
+    clock = Clock()
+    outcome, recorder = follow(client, clock)
+    assert outcome.exit_code == 4
+    assert clock.sleeps == []
+    assert recorder.events == [
+        ("error", "profile_not_found", False, None),
+        ("result", "failed", "unknown", None, 4),
+    ]
+
+
+def test_a_start_timeout_of_zero_gives_up_at_the_first_404() -> None:
+    outcome, _ = follow(FakeClient(), clock := Clock(), start_timeout=0.0)
+    assert outcome.exit_code == 4
+    assert clock.sleeps == []
+
+
+def test_an_unknown_id_under_a_shorter_timeout_is_not_found_not_still_running() -> None:
+    outcome, recorder = follow(FakeClient(), Clock(), timeout=5.0, start_timeout=60.0)
+    assert outcome.exit_code == 4
+    assert recorder.events[-1] == ("result", "failed", "unknown", None, 4)
+
+
+def test_a_404_streak_that_ends_in_time_resets_the_start_timeout() -> None:
+    client, _ = running()
+    client.missing.add(X)
+    steps = [lambda: None, lambda: client.missing.discard(X), lambda: client.missing.add(X)]
+    steps += [lambda: None, lambda: client.missing.discard(X), lambda: client.end(X, "agent_close")]
+    outcome, _ = follow(client, Clock(steps), interval=2.0, start_timeout=5.0)
+    assert outcome.exit_code == 0
+
+
+def test_timeout_after_every_read_of_the_final_stretch_failed_exits_7() -> None:
+    client, first = running()
+    clock = Clock([lambda: client.faults.extend([HermesError(Code.NETWORK, "ConnectError")] * 20)])
+    outcome, recorder = follow(client, clock, timeout=20.0)
+    assert outcome.exit_code == 7
+    assert outcome.failure is not None
+    assert outcome.failure.code is Code.NETWORK
+    assert "--timeout ran out" in outcome.failure.detail
+    assert recorder.row_keys == first
+    assert recorder.events[-1] == ("result", "failed", "running", None, 7)
+
+
+def test_timeout_after_a_failure_then_a_success_is_still_running() -> None:
+    client, _ = running()
+    clock = Clock([lambda: client.faults.append(HermesError(Code.NETWORK))])
+    outcome, _ = follow(client, clock, timeout=9.0)
+    assert outcome.exit_code == 9
+
+
+def test_the_ended_state_comes_after_the_rows_of_the_final_read() -> None:
+    client, first = running()
+    late: list[tuple[str, int]] = []
+    clock = Clock([lambda: client.end(X, "agent_close")])
+    recorder = Recorder()
+    recorder.on_final = lambda: late.extend(client.append(X, 2))  # flushed at close
+    outcome, recorder = follow(client, clock, recorder=recorder)
+    assert outcome.exit_code == 0
+    assert late
+    assert recorder.row_keys == first + late
+    ended = recorder.events.index(("state", X, "ended", "agent_close"))
+    assert ended == len(recorder.events) - 2  # right before the result
+    assert all(e[0] != "rows" for e in recorder.events[ended:])
+
+
+def test_an_unreadable_tip_keeps_the_verified_rows_flowing_then_ends_not_found() -> None:
+    client, first = running()
+    later: list[tuple[str, int]] = []
+    clock = Clock([lambda: later.extend(client.append(X, 1))] + [lambda: None] * 10)
+    outcome, recorder = follow(client, clock, tips=(Z,), interval=2.0, start_timeout=6.0)
+    assert recorder.row_keys == first + later
+    assert recorder.events[0][0] == "state"
+    assert ("error", "not_found", True, None) in recorder.events
+    assert outcome.exit_code == 4
+    assert recorder.events[-1] == ("result", "failed", "running", None, 4)
 
 
 def test_ctrl_c_reports_a_result_with_130() -> None:
@@ -446,8 +545,9 @@ def test_an_ended_row_without_end_reason_is_unsuccessful() -> None:
     assert ending_exit_code(None, exit_status=True) == 8
 
 
-@pytest.mark.parametrize(("exit_status", "code"), [(True, 9), (False, 0)])
+@pytest.mark.parametrize(("exit_status", "code"), [(True, 9), (False, 9)])
 def test_partial_history_pauses_with_one_warning(exit_status: bool, code: int) -> None:
+    """The task was not seen ending: 9 with or without --exit-status, never 0."""
     client, first = running()
     client.end(X, "compression")
     outcome, recorder = follow(client, Clock(), exit_status=exit_status)
@@ -474,9 +574,14 @@ def test_a_tip_not_yet_flushed_is_retried_and_continues_without_duplicates() -> 
     )
     outcome, recorder = follow(client, clock, tips=(Y,), exit_status=True)
     assert outcome.exit_code == 0
-    assert recorder.events[0] == ("error", "not_found", True, None)
+    # X's verified rows are reported while Y is retried (and X is, for now, partial history).
+    assert recorder.kinds()[:4] == ["state", "warning", "rows", "error"]
+    assert recorder.events[3] == ("error", "not_found", True, None)
     assert recorder.row_keys == first + y_rows + later
-    assert not any(e == ("warning", "partial_history") for e in recorder.events)
+    assert recorder.events[-2:] == [
+        ("state", Y, "ended", "agent_close"),
+        ("result", "ended", "ended", "agent_close", 0),
+    ]
 
 
 def test_the_latest_descendant_hint_continues_a_paused_segment() -> None:

@@ -358,7 +358,7 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDas
         "  ↳ 1.2    ⧗ timed out  -     " + goal.format("Read the tests of a.py") + "done    -                       -           -",
         "1.2        ✗ failed     -     " + goal.format("Audit module B") + f"done    {MISSING}  -           -",
         "           gap                ↳ child not read: session not found (it may not",
-        "                              be flushed yet, or the id is ambiguous)",
+        "                              be flushed yet)",
         "1.3        ✓ completed  -     " + goal.format("Audit module C") + f"done    {CHILD_B}  -           -",
     ]  # fmt: skip
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
@@ -385,6 +385,10 @@ def test_a_child_that_names_another_parent_is_an_identity_gap(fake: FakeDashboar
     assert result.exit_code == 0
     (task,) = doc(result)["tasks"]
     assert (task["gap"], task["children"]) == ("identity_mismatch", [])
+    # Ownership first (acp-subagent-history-replay): the foreign child's detail is read, its
+    # messages never are.
+    assert f"/api/sessions/{CHILD_A}" in fake.seen
+    assert not any(p.startswith(f"/api/sessions/{CHILD_A}/") for p in fake.seen)
 
 
 def _long_parent(fake: FakeDashboard) -> None:

@@ -151,9 +151,11 @@ def test_real_follow_lines_validate(replay: Replay) -> None:
     )
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert lines[0]["type"] == "state"
     assert lines[-1]["type"] == "result"
-    assert {line["type"] for line in lines[1:-1]} <= {"row", "warning"}
+    # An ended task's state comes after the rows of the final read, right before the result.
+    assert lines[-2]["type"] == "state"
+    assert lines[-2]["state"] == "ended"
+    assert {line["type"] for line in lines[:-2]} <= {"row", "warning"}
     check = validator("events")
     for line in lines:
         check.validate(line)

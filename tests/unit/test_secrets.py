@@ -57,11 +57,10 @@ def _fault(kind: str) -> Any:
 
 
 def _expected_exit(command: str, fault: str) -> int:
-    """Auth failures are final everywhere; `follow` retries the rest until --timeout (exit 9)."""
+    """Auth failures are final everywhere; `follow` retries the rest until --timeout, then exits
+    with the failure of the final stretch (never 9: the task is not known to be running)."""
     if fault == "unauthorized":
         return 3
-    if command == "follow":
-        return 9
     return 4 if fault == "not_found" else 7
 
 

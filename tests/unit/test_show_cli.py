@@ -120,6 +120,27 @@ def test_unknown_id_is_not_found_and_retryable(replay: Replay) -> None:
     assert doc(result)["error"]["retryable"] is True
 
 
+def test_an_unreadable_tip_hides_nothing_verified(replay: Replay) -> None:
+    c1 = replay.manifest["c1"]
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(c1["root"], "--no-hint", "--tip", unknown, "--json")
+    assert result.exit_code == 4
+    data = doc(result)
+    assert data["error"]["code"] == "not_found"
+    assert {r["session_id"] for r in data["rows"]} == {c1["root"]}
+    assert data["task"]["root_id"] == c1["root"]
+    assert data["task"]["candidate"] == {
+        "id": unknown,
+        "status": "unavailable",
+        "reason": "not_found",
+        "source": "tip_option",
+    }
+    text = run(c1["root"], "--no-hint", "--tip", unknown)
+    assert text.exit_code == 4
+    assert c1["goal"] in text.stdout
+    assert "\nerror: session not found" in text.stderr
+
+
 def test_a_prefix_answer_is_an_identity_mismatch(replay: Replay) -> None:
     prefix = replay.by_name["detail:prefix-unique"]["path"].rsplit("/", 1)[-1]
     result = run(prefix, "--json")
@@ -127,10 +148,23 @@ def test_a_prefix_answer_is_an_identity_mismatch(replay: Replay) -> None:
     assert doc(result)["error"]["code"] == "identity_mismatch"
 
 
-def test_unknown_profile_is_not_found(replay: Replay) -> None:
+def test_unknown_profile_is_profile_not_found_and_final(replay: Replay) -> None:
     result = run(replay.manifest["c1"]["tip"], "--profile", "nosuchprofile", "--json")
     assert result.exit_code == 4
-    assert "Profile" in doc(result)["error"]["message"]
+    error = doc(result)["error"]
+    assert error["code"] == "profile_not_found"
+    assert error["retryable"] is False
+    assert error["message"] == "the dashboard has no such profile: 'nosuchprofile'"
+
+
+def test_not_found_names_the_id_and_the_route_once(replay: Replay) -> None:
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(unknown)
+    assert result.exit_code == 4
+    assert result.stderr.splitlines()[0] == (
+        f"error: session not found: {unknown} (GET /api/sessions/{unknown})"
+    )
+    assert "Session not found" not in result.stderr
 
 
 def test_missing_and_wrong_tokens(replay: Replay, tmp_path: Any) -> None:
@@ -237,3 +271,29 @@ def test_ctrl_c_under_json_writes_an_interrupted_document_and_exits_130(
     result = run(replay.manifest["c1"]["root"])
     assert result.exit_code == 130
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["show", "older", "recover"])
+def test_timeout_is_not_a_per_request_alias_any_more(replay: Replay, command: str) -> None:
+    """`--timeout` bounds a whole run (follow, recover --watch) only; per request it is
+    `--request-timeout`, everywhere."""
+    c1 = replay.manifest["c1"]
+    result = CliRunner().invoke(app, [command, c1["root"], "--timeout", "5", "--url", BASE_URL], env=ENV)
+    assert result.exit_code == 2
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: invalid usage: ")
+    assert "--request-timeout" in first  # recover: --timeout bounds --watch only
+    assert replay.seen == []
+    ok = run(c1["root"], "--no-hint", "--request-timeout", "5", "--json")
+    assert ok.exit_code in (0, 9), ok.stderr
+
+
+@pytest.mark.parametrize("columns", ["abc", "0", "-5", ""])
+def test_a_broken_columns_variable_keeps_the_error_message(replay: Replay, columns: str) -> None:
+    unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
+    result = run(unknown, env={"COLUMNS": columns})
+    assert result.exit_code == 4
+    assert (
+        result.stderr.splitlines()[0] == f"error: session not found: {unknown} (GET /api/sessions/{unknown})"
+    )
+    assert "Traceback" not in result.stderr

@@ -7,6 +7,7 @@ modules only — no rich, httpx or core module — so `--help` and `--version` s
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -26,6 +27,35 @@ class _Group(typer.core.TyperGroup):
         names = super().list_commands(ctx)
         rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
         return sorted(names, key=lambda name: rank.get(name, len(rank)))
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Usage errors spelled like every other failure: `error: invalid usage: …` first,
+        then the usage line and a hint (click's own `Error: …` comes last, capitalised)."""
+        if kwargs.get("standalone_mode", True) is False:
+            return super().main(*args, **kwargs)
+        from typer._click import exceptions
+
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # the help itself, not an error
+            sys.exit(exc.exit_code)
+        except exceptions.UsageError as exc:
+            ctx = exc.ctx
+            lines = [f"error: invalid usage: {exc.format_message()}"]
+            if ctx is not None:
+                lines.append(ctx.get_usage())
+                if ctx.command.get_help_option(ctx) is not None:
+                    lines.append(f"hint: try '{ctx.command_path} {ctx.help_option_names[0]}' for help")
+            sys.stderr.write("\n".join(lines) + "\n")
+            sys.exit(exc.exit_code)
+        except exceptions.ClickException as exc:
+            sys.stderr.write(f"error: {exc.format_message()}\n")
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.stderr.write("error: aborted\n")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 app = typer.Typer(

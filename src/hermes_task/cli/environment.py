@@ -66,3 +66,10 @@ def current(ctx: Any) -> Environment:
     object, else the real one."""
     obj = ctx.find_root().obj if ctx is not None else None
     return obj if isinstance(obj, Environment) else Environment()
+
+
+def columns(environ: Mapping[str, str]) -> int:
+    """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
+    COLUMNS must never cost the error message it was about to print)."""
+    raw = str(environ.get("COLUMNS", "")).strip()
+    return int(raw) if raw.isdigit() and 20 <= int(raw) <= 10_000 else 100

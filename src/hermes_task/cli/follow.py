@@ -52,9 +52,7 @@ class JsonReporter:
             self._event({"type": "row", **to_json_dict(row), "task": None})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.core.messages import error_message
-
-        message = error_message(error.code, error.detail)
+        message = error.message
         retryable = True if retrying else error.retryable
         self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
         if not retrying:  # the final failure also gets its one human line
@@ -119,15 +117,13 @@ class TerminalReporter:
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        from hermes_task.core.messages import HINTS, error_message
-
-        message = error_message(error.code, error.detail)
+        message = error.message
         if retrying:
             when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
             self._note("retrying: ", f"{message}; {when}", "yellow")
             return
         self._note("error: ", message, "bold red")
-        hint = HINTS.get(error.code)
+        hint = error.hint
         if hint:
             self._note("hint: ", hint, "dim")
 
@@ -144,7 +140,7 @@ class TerminalReporter:
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
 
 
-@with_common(pager=False, events=True, timeout_alias=False)
+@with_common(pager=False, events=True)
 def follow(
     child_id: Annotated[
         str | None,
@@ -174,7 +170,7 @@ def follow(
         bool,
         typer.Option(
             "--exit-status",
-            help="Exit 8 when the task did not close itself (agent_close), 9 when paused on partial history.",
+            help="Exit 8 when the task did not close itself (agent_close).",
         ),
     ] = False,
     timeout: Annotated[
@@ -183,10 +179,19 @@ def follow(
             "--timeout",
             metavar="S",
             min=0.0,
-            help="Stop after S seconds in all; exit 9 while the task still runs.",
+            help="Stop after S seconds in all; exit 9 when the task is known to be still running.",
             show_default=False,
         ),
     ] = None,
+    start_timeout: Annotated[
+        float,
+        typer.Option(
+            "--start-timeout",
+            metavar="S",
+            min=0.0,
+            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4.",
+        ),
+    ] = 60.0,
     reasoning: Reasoning = False,
     full: Full = False,
     utc: Utc = False,
@@ -212,7 +217,9 @@ def follow(
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env
-    config = FollowConfig(interval=interval, timeout=timeout, exit_status=exit_status)
+    config = FollowConfig(
+        interval=interval, timeout=timeout, start_timeout=start_timeout, exit_status=exit_status
+    )
     reporter: JsonReporter | TerminalReporter = (
         JsonReporter(env.write_stdout, env.stderr)
         if common.json

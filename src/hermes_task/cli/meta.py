@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from hermes_task.cli.environment import current
 from hermes_task.cli.options import Common, with_common
-from hermes_task.cli.shell import resolve_settings, run
+from hermes_task.cli.shell import console, resolve_settings, run
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -100,10 +100,19 @@ config_app = typer.Typer(
 @config_app.command("path")
 def config_path(ctx: typer.Context) -> None:
     """Print the config file's path ($XDG_CONFIG_HOME/hermes-task/config.toml)."""
+    from hermes_task.failures import HermesError
     from hermes_task.settings import config_path as path_of
+    from hermes_task.settings import load_config
 
     env = current(ctx)
-    env.write_stdout(f"{path_of(dict(env.environ))}\n")
+    path = path_of(dict(env.environ))
+    env.write_stdout(f"{path}\n")
+    try:
+        load_config(path)
+    except HermesError as exc:  # the path is still the answer: say what is wrong with the file
+        from hermes_task.core.sanitize import clean_line
+
+        env.stderr.write(f"warning: {clean_line(exc.message)}\n")
 
 
 @config_app.command("show")
@@ -119,13 +128,31 @@ def config_show(*, common: Common) -> None:
         from hermes_task import settings
         from hermes_task.cli.pager import pager_setting
         from hermes_task.core.documents import ConfigDoc, ConfigValue
-        from hermes_task.core.sanitize import clean_line
+        from hermes_task.failures import Code, HermesError
         from hermes_task.render.jsonout import document
+        from hermes_task.render.settings_view import explain
 
         env = dict(common.env.environ)
         path = settings.config_path(env)
-        resolved = resolve_settings(common)
-        values = {name: ConfigValue(value=v, source=s) for name, v, s in settings.explain(resolved, env)}
+        invalid: HermesError | None = None
+        try:
+            resolved = resolve_settings(common)
+        except HermesError as exc:
+            if exc.code is not Code.CONFIG:
+                raise
+            # Say what is wrong (file and line), then what can be said without the file.
+            invalid = exc
+            resolved = settings.resolve(
+                env=env,
+                url=common.url,
+                profile=common.profile,
+                token_file=common.token_file,
+                username=common.username,
+                password_file=common.password_file,
+                request_timeout=common.request_timeout,
+                use_config=False,
+            )
+        values = {name: ConfigValue(value=v, source=s) for name, v, s in explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(
             value=pager or "off", source="default" if pager_from == "default" else "env"
@@ -135,21 +162,40 @@ def config_show(*, common: Common) -> None:
             exists=path.exists(),
             gateways=settings.gateway_names(env),
             settings=values,
+            error=invalid.message if invalid is not None else None,
         )
         if common.json:
             common.env.write_stdout(document(doc))
-            return
-        found = "" if doc.exists else " (not found)"
-        lines = [
-            f"config file  {clean_line(doc.path)}{found}",
-            f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
-            "",
-        ]
-        shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
-        key_w = max(len(k) for k in shown)
-        val_w = max(len(v) for v in shown.values())
-        for key, value in shown.items():
-            lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
-        common.env.write_stdout("\n".join(lines) + "\n")
+        else:
+            if invalid is not None:
+                _error_line(common, invalid.message)
+            common.env.write_stdout(_config_text(doc))
+        if invalid is not None:
+            raise typer.Exit(int(invalid.exit_status))
 
     run(common, body)
+
+
+def _error_line(common: Common, message: str) -> None:
+    from rich.text import Text
+
+    line = Text("error: ", style="bold red")
+    line.append(message)
+    console(common, stderr=True).print(line)
+
+
+def _config_text(doc: Any) -> str:
+    from hermes_task.core.sanitize import clean_line
+
+    found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
+    lines = [
+        f"config file  {clean_line(doc.path)}{found}",
+        f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
+        "",
+    ]
+    shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
+    key_w = max(len(k) for k in shown)
+    val_w = max(len(v) for v in shown.values())
+    for key, value in shown.items():
+        lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
+    return "\n".join(lines) + "\n"

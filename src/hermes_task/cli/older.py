@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.output import output_transcript
 from hermes_task.cli.shell import (
     Known,
     color_enabled,
@@ -22,7 +23,6 @@ from hermes_task.cli.shell import (
     debug_writer,
     fail,
     guarded,
-    output_transcript,
     resolve_settings,
     run,
 )
@@ -105,6 +105,8 @@ def older(
 
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
+        if min_text is not None and all_pages:
+            raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
         anchor = check_id(child_id, what="CHILD_ID")
         tips = [check_id(t, what="--tip") for t in tip or []]
         plan = (

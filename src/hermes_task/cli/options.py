@@ -112,17 +112,6 @@ RequestTimeout = Annotated[
         min=0.001,
     ),
 ]
-Timeout = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        metavar="S",
-        help="Per-request timeout in seconds (same as --request-timeout).",
-        rich_help_panel=CONN,
-        show_default=False,
-        min=0.001,
-    ),
-]
 Color = Annotated[
     ColorMode,
     typer.Option(
@@ -236,12 +225,12 @@ _TRAILING: list[tuple[str, Any, Any]] = [("color", Color, ColorMode.auto), ("deb
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def with_common(*, pager: bool = True, events: bool = False, timeout_alias: bool = True) -> Callable[[F], F]:
+def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]:
     """Give the decorated command the shared options and call it with `common=Common(...)`.
 
-    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events (follow);
-    `timeout_alias` keeps the deprecated per-request --timeout on commands where --timeout
-    bounds nothing else."""
+    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events (follow).
+    `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
+    `--request-timeout`, everywhere."""
 
     def decorate(func: F) -> F:
         hints = typing.get_type_hints(func, include_extras=True)
@@ -253,7 +242,6 @@ def with_common(*, pager: bool = True, events: bool = False, timeout_alias: bool
         shared: list[tuple[str, Any, Any]] = [("json_out", JsonEvents if events else Json, False)]
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
-        shared += [("timeout", Timeout, None)] if timeout_alias else []
         shared += _TRAILING
         names = [name for name, _a, _d in shared]
         params = [
@@ -270,9 +258,6 @@ def with_common(*, pager: bool = True, events: bool = False, timeout_alias: bool
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             picked = {name: kwargs.pop(name) for name in names}
-            alias = picked.pop("timeout", None)
-            if picked["request_timeout"] is None and alias is not None:
-                picked["request_timeout"] = alias
             picked["json"] = picked.pop("json_out")
             env = current(kwargs.pop("typer_context"))
             return func(common=Common(env=env, **picked), **kwargs)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, with_common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, emit_warnings, resolve_settings, run
+from hermes_task.cli.output import emit_warnings
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ class TaskStatus(StrEnum):
     unknown = "unknown"
 
 
-@with_common(pager=False, timeout_alias=False)
+@with_common(pager=False)
 def recover(
     parent_id: Annotated[
         str,
@@ -128,6 +129,7 @@ def recover(
                 lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
                 recursive=recursive,
                 resolve=lambda conv, found: find_children(client, hints, conv.messages, found),
+                read_detail=client.detail,
             )
             warnings += hints.warnings()
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from hermes_task import __version__
+from hermes_task.cli.environment import columns
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 
@@ -81,7 +82,7 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         highlight=False,
         emoji=False,
         soft_wrap=not tty,
-        width=None if tty else int(env.environ.get("COLUMNS", "100") or 100),
+        width=None if tty else columns(env.environ),
     )
 
 
@@ -142,25 +143,26 @@ def connect(common: Common) -> Iterator[DashboardClient]:
     )
     client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
     try:
-        client.have_credentials = apply_credentials(http, resolved, dict(common.env.environ))
+        client.use_credentials(apply_credentials(http, resolved, dict(common.env.environ)))
         yield client
     finally:
         client.close()
 
 
-def report_failure(common: Common, error: HermesError, rows: list[Row] | None = None) -> None:
+def report_failure(
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None
+) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from rich.text import Text
 
     from hermes_task.core.documents import ErrorBody, ErrorDoc
-    from hermes_task.core.messages import HINTS, error_message
     from hermes_task.render.jsonout import document
 
-    message = error_message(error.code, error.detail)
-    hint = HINTS.get(error.code)
+    message = error.message
+    hint = error.hint
     if common.json:
         body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
-        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [])))
+        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [], task=task)))
     err = console(common, stderr=True)
     line = Text("error: ", style="bold red")
     line.append(message)
@@ -169,9 +171,9 @@ def report_failure(common: Common, error: HermesError, rows: list[Row] | None = 
         err.print(Text(f"hint: {hint}", style="dim"))
 
 
-def fail(common: Common, error: HermesError, rows: list[Row] | None = None) -> NoReturn:
-    """Report `error` and exit with its status; rows already known go in the JSON document."""
-    report_failure(common, error, rows)
+def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
+    """Report `error` and exit with its status; what is known goes in the JSON document."""
+    report_failure(common, error, rows, task)
     raise typer.Exit(int(error.exit_status))
 
 
@@ -255,46 +257,3 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
         if debug_enabled(common):
             raise
         end(HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)"), 1)
-
-
-def emit_warnings(common: Common, warnings: list[Any]) -> None:
-    """Warnings as `warning: ...` lines on stderr (JSON carries them in the document)."""
-    if common.json or not warnings:
-        return
-    from rich.text import Text
-
-    err = console(common, stderr=True)
-    for warning in warnings:
-        line = Text("warning: ", style="bold yellow")
-        line.append(warning.message)
-        err.print(line)
-
-
-def output_transcript(common: Common, doc: Any, **view: bool) -> None:
-    """A transcript document as JSON, or rendered rows (paged on a tall terminal) plus warnings."""
-    env = common.env
-    if common.json:
-        from hermes_task.render import jsonout
-
-        env.write_stdout(jsonout.document(doc))
-        return
-    from hermes_task.render import terminal
-
-    out = console(common)
-    tty = env.isatty(env.stdout)
-    if common.pager is False or not tty:
-        terminal.transcript(out, doc, markdown=tty, **view)  # reasoning, full, utc
-    else:
-        from hermes_task.cli import pager
-
-        with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
-            terminal.transcript(out, doc, markdown=True, **view)
-        pager.show(
-            captured.get(),
-            requested=common.pager,
-            height=out.size.height,
-            env=dict(env.environ),
-            write=env.write_stdout,
-            encoding=getattr(env.stdout, "encoding", None) or "utf-8",
-        )
-    emit_warnings(common, doc.warnings)

@@ -7,16 +7,8 @@ from typing import Annotated
 import typer
 
 from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
-from hermes_task.cli.shell import (
-    Known,
-    connect,
-    debug_writer,
-    fail,
-    guarded,
-    output_transcript,
-    resolve_settings,
-    run,
-)
+from hermes_task.cli.output import output_transcript
+from hermes_task.cli.shell import Known, connect, debug_writer, fail, guarded, resolve_settings, run
 from hermes_task.cli.store import store_hints
 
 
@@ -66,9 +58,9 @@ def show(
             guarded(common, reader, reader.read_goal)
             doc = reader.document(snap.warnings)
             if snap.failure is not None and common.json:
-                fail(common, snap.failure, doc.rows)
+                fail(common, snap.failure, doc.rows, doc.task)
             output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)
             if snap.failure is not None:
-                fail(common, snap.failure, doc.rows)
+                fail(common, snap.failure, doc.rows, doc.task)
 
     run(common, body)

@@ -67,7 +67,7 @@ class Row:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     id: str | None = None
-    status: Literal["proven", "rejected", "none"] = "none"
+    status: Literal["proven", "rejected", "unavailable", "none"] = "none"
     reason: str | None = None
     source: Literal["tip_option", "latest_descendant", "store"] | None = field(
         default=None, metadata=_doc("Where the candidate id came from (null when there is none).")
@@ -150,6 +150,7 @@ class ErrorDoc:
     kind: Literal["error"] = "error"
     error: ErrorBody
     rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = field(default=None, metadata=_doc("The task as verified so far, or null."))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,6 +247,7 @@ class ConfigDoc:
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
+    error: str | None = field(default=None, metadata=_doc("Why the config file is invalid (file:line)."))
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -259,9 +261,8 @@ def _names(cls: type) -> tuple[str, ...]:
 
 
 def to_json_dict(doc: Any) -> Any:
-    """`doc` (a document, or any value inside one) as plain JSON data: dataclasses become
-    dicts in field order, lists and tuples become lists; the `.model_dump(mode="json")` of
-    the documents."""
+    """`doc` (a document, or a value inside one) as plain JSON data: dataclasses become dicts
+    in field order, lists and tuples lists (the `.model_dump(mode="json")` of the documents)."""
     if isinstance(doc, str | int | float | None):
         return doc
     if isinstance(doc, list | tuple):

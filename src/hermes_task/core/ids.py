@@ -7,6 +7,7 @@ percent-encoded with nothing left unescaped (`quote(id, safe="")`).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import NewType
 from urllib.parse import quote
@@ -52,6 +53,18 @@ def is_valid_id(value: object) -> bool:
     except HermesError:
         return False
     return True
+
+
+# Hermes session ids look like 20261130_170935_fc44ff (date, time, six hex digits).
+_SHAPE = re.compile(r"\d{8}_\d{6}_[0-9a-f]{6}")
+_PARTIAL = re.compile(r"\d{1,8}(_(\d{1,6}(_[0-9a-f]{0,5})?)?)?")
+
+
+def looks_like_prefix(value: str) -> bool:
+    """True for a strict prefix of the usual id shape (`20261130_17`): the dashboard does
+    not resolve prefixes reliably, so a 404 for one deserves a hint. Ids stay opaque: this
+    only decides a hint, never a request."""
+    return bool(_PARTIAL.fullmatch(value)) and not _SHAPE.fullmatch(value)
 
 
 def path_segment(value: SessionId) -> str:

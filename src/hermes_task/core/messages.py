@@ -1,57 +1,14 @@
-"""Every human-facing string, keyed by stable codes (English is the complete default).
+"""Human-facing strings other than failures, keyed by stable codes (English is the default).
 
-JSON always carries the codes; these texts are only for people. A translation would
-provide another mapping with the same keys; `tests/unit/test_catalogue.py` checks that every
-code has a message.
+JSON always carries the codes; these texts are only for people. Failure messages and hints
+live in the one failure table (`hermes_task.failures.TABLE`); here are warnings, task status
+labels, recover's lines and the meaning of each exit status. `tests/unit/test_catalogue.py`
+checks that every code has its text.
 """
 
 from __future__ import annotations
 
-from hermes_task.failures import Code, ExitStatus
-
-ERRORS: dict[Code, str] = {
-    Code.INTERNAL: "internal error (a bug in hermes-task)",
-    Code.USAGE: "invalid usage",
-    Code.INVALID_ID: "invalid id",
-    Code.CONFIG: "the config file is not valid",
-    Code.UNKNOWN_GATEWAY: "no such gateway in the config file",
-    Code.AUTH_MISSING: "the dashboard needs authentication and none was given",
-    Code.AUTH_REJECTED: "the dashboard rejected the credentials",
-    Code.AUTH_EXPIRED: "the dashboard session expired",
-    Code.NOT_FOUND: "session not found (it may not be flushed yet, or the id is ambiguous)",
-    Code.IDENTITY_MISMATCH: "the dashboard answered for a different session than the one asked for",
-    Code.PROFILE_MISMATCH: "the dashboard answered for a different profile",
-    Code.LINEAGE_REJECTED: "the candidate segment could not be proven to belong to this task",
-    Code.FORK_AMBIGUOUS: "two candidate segments are proven on different branches of the task",
-    Code.INCOMPATIBLE: "the dashboard sent a response this version does not understand",
-    Code.UNSUPPORTED: "the dashboard does not support this request",
-    Code.BAD_REQUEST: "the dashboard refused the request",
-    Code.NETWORK: "could not reach the dashboard",
-    Code.TIMEOUT: "the dashboard did not answer in time",
-    Code.SERVER_ERROR: "the dashboard failed with a server error",
-    Code.RATE_LIMITED: "the dashboard asks to slow down",
-    Code.CLIENT_CLOSED: "the HTTP client was already closed",
-    Code.FINAL_READ_FAILED: "the task ended, but its final transcript read failed",
-    Code.INTERRUPTED: "interrupted",
-}
-
-HINTS: dict[Code, str] = {
-    Code.AUTH_MISSING: (
-        "set HERMES_DASHBOARD_TOKEN or --token-file (loopback dashboards are discovered "
-        "automatically); a password-gated dashboard needs --username and --password-file"
-    ),
-    Code.AUTH_REJECTED: "check the token file or the password file",
-    Code.AUTH_EXPIRED: "log in again (run the command again with --password-file)",
-    Code.NOT_FOUND: "check the full id and --profile; a just-started child may need a moment",
-    Code.PROFILE_MISMATCH: "check --profile against the dashboard's profiles",
-    Code.LINEAGE_REJECTED: "only verified rows are shown; check the --tip id",
-    Code.FORK_AMBIGUOUS: "pass only one --tip of the branch you want",
-    Code.NETWORK: "is the dashboard running? check --url",
-    Code.TIMEOUT: "raise --request-timeout, or check the dashboard",
-    Code.SERVER_ERROR: "try again; see the dashboard's log",
-    Code.INCOMPATIBLE: "run with --debug and report the backend version",
-    Code.INVALID_ID: "ids are passed exactly as the dashboard shows them",
-}
+from hermes_task.failures import ExitStatus
 
 WARNINGS: dict[str, str] = {
     "partial_history": (
@@ -118,6 +75,7 @@ RECOVER: dict[str, str] = {
     "summary": "{total} tasks · {terminal} terminal · {state}",
     "gap": "↳ child not read: {reason}",
     "gap_identity_mismatch": "it names another session as its parent",
+    "gap_not_found": "session not found (it may not be flushed yet)",
     "unavailable": 'child session "-": {reason}',
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
 }
@@ -128,12 +86,14 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.INTERNAL: "internal error (a bug; `--debug` shows the traceback)",
     ExitStatus.USAGE: "usage error, invalid id, bad config file or unknown gateway",
     ExitStatus.AUTH: "authentication missing, rejected or expired",
-    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable)",
+    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable; `follow` waits `--start-timeout`)",
     ExitStatus.IDENTITY: "identity not provable: exact-id, profile or lineage check failed, or a fork",
     ExitStatus.INCOMPATIBLE: "incompatible or unsupported backend response",
     ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
     ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
-    ExitStatus.STILL_RUNNING: "`follow --exit-status`/`--timeout`: still running, or paused on partial history",
+    ExitStatus.STILL_RUNNING: (
+        "known to be still running when `--timeout` ran out; `follow` stopped on partial history"
+    ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitStatus.TERMINATED: "interrupted (SIGTERM)",
@@ -167,11 +127,6 @@ WARNING_WHEN: dict[str, str] = {
         "was off, unreadable, or its ids unknown to the dashboard: today's HTTP-only result"
     ),
 }
-
-
-def error_message(code: Code, detail: str = "") -> str:
-    base = ERRORS.get(code, code.value)
-    return f"{base}: {detail}" if detail else base
 
 
 def warning_message(code: str, detail: str = "") -> str:

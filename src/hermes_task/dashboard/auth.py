@@ -4,13 +4,15 @@ Order: `--token-file` (or the gateway's `token_file`), then `HERMES_DASHBOARD_TO
 username, a password login (`--password-file` or `HERMES_DASHBOARD_PASSWORD`) replaces the
 token, because a gated dashboard refuses the session token. With nothing configured and a
 loopback URL only, the local token is discovered: the iot host record
-(`$XDG_STATE_HOME/hermes/gateway-locks/host-serve.{json,token}`) when it names this port,
+(`$XDG_STATE_HOME/hermes/gateway-locks/host-serve.{json,token}`) when it names this host
+(loopback names are one host) and port (443 for https, 80 for http),
 then the token the dashboard injects into its own root page. Secrets stay in memory: never
 in argv, output, logs or error messages.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Mapping
@@ -19,8 +21,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from hermes_task.dashboard.statuses import failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
-from hermes_task.settings import Settings
+from hermes_task.settings import TOKEN_ENVS, Settings
 
 TOKEN_HEADER = "X-Hermes-Session-Token"
 _INJECTED = re.compile(r'__HERMES_SESSION_TOKEN__\s*=\s*"([A-Za-z0-9_\-\.~+/=]{8,512})"')
@@ -44,10 +47,26 @@ def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None
         token = (lock_dir / "host-serve.token").read_text(encoding="utf-8").strip()
     except (OSError, ValueError):
         return None
-    port = urlsplit(settings.url).port or 80
+    url = urlsplit(settings.url)
+    port = url.port or (443 if url.scheme == "https" else 80)
     if not isinstance(record, dict) or record.get("port") != port or not token:
         return None
+    host, recorded = (url.hostname or "").lower(), record.get("host")
+    if not isinstance(recorded, str):
+        return None
+    recorded = recorded.lower().strip("[]")
+    if recorded != host and not (_loopback(recorded) and _loopback(host)):
+        return None  # another dashboard's record: same port, another host
     return token
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _page_token(http: httpx.Client) -> str | None:
@@ -61,52 +80,54 @@ def _page_token(http: httpx.Client) -> str | None:
     return match.group(1) if match else None
 
 
-def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, str]) -> bool:
-    """Configure `http` with the credentials in force; True when any were found."""
+def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, str]) -> str | None:
+    """Configure `http` with the credentials in force; return where they came from ("flag
+    --token-file", "env HERMES_DASHBOARD_TOKEN", "file token_file of the config file",
+    "discovery (host record)", ...) or None when none were found. Never the secret."""
+    source = settings.sources
     if settings.username:
         if settings.password_file is not None:
             password = _read_secret(settings.password_file, "password")
+            origin = _file_origin(source.get("password_file"), "--password-file", "password_file")
         elif settings.password_env:
             password = settings.password_env
+            origin = "env HERMES_DASHBOARD_PASSWORD"
         else:
             raise HermesError(
                 Code.AUTH_MISSING, "--username needs --password-file or HERMES_DASHBOARD_PASSWORD"
             )
         login(http, settings.username, password)
-        return True
+        return f"password login ({origin})"
     token: str | None = None
     if settings.token_file is not None:
         token = _read_secret(settings.token_file, "token")
+        origin = _file_origin(source.get("token_file"), "--token-file", "token_file")
     elif settings.token_env:
         token = settings.token_env
+        origin = f"env {next((n for n in TOKEN_ENVS if env.get(n)), TOKEN_ENVS[0])}"
     elif settings.loopback:
-        token = _host_record_token(settings, env) or _page_token(http)
+        token, origin = _host_record_token(settings, env), "discovery (host record)"
+        if token is None:
+            token, origin = _page_token(http), "discovery (dashboard page)"
     if token is None:
-        return False
+        return None
     http.headers[TOKEN_HEADER] = token
-    return True
+    return origin
+
+
+def _file_origin(source: str | None, flag: str, key: str) -> str:
+    return f"flag {flag}" if source == "flag" else f"file ({key} of the config file)"
 
 
 def login(http: httpx.Client, username: str, password: str) -> None:
     """`POST /auth/password-login` (provider `basic`); the session cookies stay in `http`."""
+    route = "POST /auth/password-login"
     try:
         response = http.post(
-            "/auth/password-login",
+            route.split()[1],
             json={"provider": "basic", "username": username, "password": password, "next": ""},
         )
-    except httpx.TimeoutException:
-        raise HermesError(Code.TIMEOUT, "password login") from None
     except httpx.HTTPError as exc:
-        raise HermesError(Code.NETWORK, type(exc).__name__) from None
-    status = response.status_code
-    if status == 200:
-        return
-    if status == 401:
-        raise HermesError(Code.AUTH_REJECTED, "invalid username or password", status=status)
-    if status == 429:
-        raise HermesError(Code.RATE_LIMITED, "too many login attempts", status=status)
-    if status == 404:
-        raise HermesError(Code.UNSUPPORTED, "this dashboard has no password login", status=status)
-    if status >= 500:
-        raise HermesError(Code.SERVER_ERROR, f"password login: HTTP {status}", status=status)
-    raise HermesError(Code.AUTH_REJECTED, f"password login: HTTP {status}", status=status)
+        raise transport_failure(exc, http.base_url, route) from None
+    if response.status_code != 200:
+        raise failure_for(response, credentials=None, login=True)

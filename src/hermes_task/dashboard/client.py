@@ -1,9 +1,10 @@
-"""DashboardClient: typed, read-only GETs against the Hermes dashboard (implements reading.api.DashboardAPI).
+"""DashboardClient: typed, read-only GETs against the Hermes dashboard API (implements reading.api.DashboardAPI).
 
 The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one), redirects are
 never followed, and every failure becomes a `HermesError` with a stable code. With a
 profile selected, every detail and messages response must name that profile. Debug lines
-carry kind, ids, offsets, counts, status and milliseconds: never content, never a secret.
+carry kind, method and path, ids, offsets, counts, status and milliseconds: never content,
+never a secret.
 """
 
 from __future__ import annotations
@@ -18,17 +19,10 @@ from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
+from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
 
 Debug = Callable[[str], None]
-
-
-def _body_detail(response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _segment(sid: str) -> str:
@@ -40,40 +34,6 @@ def _segment(sid: str) -> str:
     return path_segment(SessionId(sid))
 
 
-def failure_for(response: httpx.Response, *, have_credentials: bool) -> HermesError:
-    """Map a non-2xx response to a typed failure (backend.md §3 and §5)."""
-    status = response.status_code
-    body = _body_detail(response)
-    detail = body.get("detail")
-    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
-    if 300 <= status < 400:
-        location = response.headers.get("location", "")
-        if "/login" in location:
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
-    if status == 401:
-        error = body.get("error")
-        if error == "session_expired":
-            return HermesError(Code.AUTH_EXPIRED, status=status)
-        if error == "unauthenticated":
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        code = Code.AUTH_REJECTED if have_credentials else Code.AUTH_MISSING
-        return HermesError(code, status=status)
-    if status == 403:
-        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
-    if status == 404:
-        return HermesError(Code.NOT_FOUND, text, status=status)
-    if status == 405:
-        return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
-    if status == 429:
-        return HermesError(Code.RATE_LIMITED, status=status)
-    if status in (400, 422):
-        return HermesError(Code.BAD_REQUEST, f"HTTP {status} {text}".strip(), status=status)
-    if status >= 500:
-        return HermesError(Code.SERVER_ERROR, f"HTTP {status}", status=status)
-    return HermesError(Code.INCOMPATIBLE, f"HTTP {status}", status=status)
-
-
 class DashboardClient:
     """Read-only dashboard API. Every method validates the response it returns."""
 
@@ -82,14 +42,23 @@ class DashboardClient:
         http: httpx.Client,
         *,
         profile: str | None = None,
-        have_credentials: bool = True,
+        credentials: str | None = "the configured credentials",
         debug: Debug | None = None,
     ) -> None:
         self._http = http
         self.profile = profile
-        self.have_credentials = have_credentials
+        # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...); None
+        # when none were sent. Named in a rejection's hint; never the secret itself.
+        self.credentials = credentials
         self._debug = debug
         self._closed = False
+
+    def use_credentials(self, source: str | None) -> None:
+        """Record where the credentials in force came from (None: none are sent); with
+        --debug, say it once. Never the secret itself."""
+        self.credentials = source
+        if self._debug:
+            self._debug(f"credentials: {source or 'none'}")
 
     def close(self) -> None:
         """Close the HTTP client; later requests fail with `client_closed`."""
@@ -107,22 +76,21 @@ class DashboardClient:
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
+        route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         if self._debug:
             shown = " ".join(
                 f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
             )
-            self._debug(f"start {kind} id={clean_line(ident)} {shown}".rstrip())
+            self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
         try:
             response = self._http.get(path, params=params)
-        except httpx.TimeoutException:
-            self._settle(kind, ident, started, "timeout")
-            raise HermesError(Code.TIMEOUT) from None
         except httpx.HTTPError as exc:
-            self._settle(kind, ident, started, "network")
-            raise HermesError(Code.NETWORK, type(exc).__name__) from None
+            failure = transport_failure(exc, self._http.base_url, route)
+            self._settle(kind, ident, started, failure.code.value)
+            raise failure from None
         if not 200 <= response.status_code < 300:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
-            raise failure_for(response, have_credentials=self.have_credentials)
+            raise failure_for(response, credentials=self.credentials, ident=ident, route=route)
         content_type = response.headers.get("content-type", "")
         try:
             if "json" not in content_type:
@@ -130,7 +98,13 @@ class DashboardClient:
             body = response.json()
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
             self._settle(kind, ident, started, "not JSON")
-            raise HermesError(Code.INCOMPATIBLE, f"{kind}: the body is not JSON") from None
+            what = clean_line(content_type.split(";")[0])[:60] or "no content type"
+            raise HermesError(
+                Code.INCOMPATIBLE,
+                f"{route} answered {what}, not JSON",
+                summary=NOT_A_DASHBOARD,
+                hint=URL_HINT,
+            ) from None
         self._settle(kind, ident, started, f"HTTP {response.status_code}", body)
         return body
 
@@ -186,18 +160,14 @@ class DashboardClient:
         except WireError:
             raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
         pag = page.pagination
-        if (
-            pag.offset not in (offset, None)
-            or pag.limit not in (limit, None, -1)
-            or (not page.legacy and pag.order != order)
-        ):
-            raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
-        if pag.limit is not None and pag.limit != limit:
+        # The echo must be exactly the request: a null, a -1 or another offset is a page of
+        # something else; legacy (0.19.x) envelopes carry no `order` and no `profile`.
+        if pag.offset != offset or pag.limit != limit or (not page.legacy and pag.order != order):
             raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
         if pag.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "messages: returned count does not match the rows")
-        if self.profile is not None and isinstance(body, dict) and "profile" in body:
-            self._check_profile("messages", page.profile, True)
+        if self.profile is not None and not page.legacy:
+            self._check_profile("messages", page.profile, "profile" in page.sent_keys)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
@@ -219,8 +189,8 @@ class DashboardClient:
         try:
             body = self.get_json("around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid)
         except HermesError as exc:
-            # FastAPI's own 404 for an unknown route says exactly "Not Found".
-            if exc.status == 405 or (exc.status == 404 and exc.detail == "Not Found"):
+            # A Hermes server without the route answers 405, or 404 with its missing-route body.
+            if exc.status == 405 or (exc.status == 404 and exc.code is Code.INCOMPATIBLE):
                 raise HermesError(
                     Code.UNSUPPORTED, "this dashboard has no /messages/around", status=exc.status
                 ) from None

@@ -33,37 +33,14 @@ from hermes_task.core.lineage import (
 )
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import MessagesPage, SessionDetail
-from hermes_task.failures import Code, HermesError
+from hermes_task.failures import DESCENDANT_IGNORABLE, HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import DetailReader
 from hermes_task.reading.storehints import StoreHints
 
-MAX_DETAIL_READS = 100
 MAX_HINT_HOPS = 4
 MAX_STORE_CANDIDATES = 100
 Source = Literal["tip_option", "latest_descendant", "store"]
-
-
-class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads."""
-
-    def __init__(self, client: DashboardAPI, budget: int = MAX_DETAIL_READS) -> None:
-        self.client = client
-        self.budget = budget
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
-
-    def __call__(self, sid: str) -> SessionDetail:
-        if sid not in self.cache:
-            self.cache[sid] = self.fresh(sid)
-        return self.cache[sid]
-
-    def fresh(self, sid: str) -> SessionDetail:
-        if self.reads >= self.budget:
-            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
-        self.reads += 1
-        detail = self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
 
 
 class LineageProof:
@@ -105,8 +82,9 @@ class LineageProof:
 
     def _adopt(self, reader: DetailReader, sid: str, *, source: Source) -> HermesError | None:
         explicit = source == "tip_option"
+        anchor = reader(self.anchor_id)  # the anchor's own failure is the task's, not the tip's
         try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+            proof = prove(anchor, sid, reader, legacy=self._legacy)
         except LineageRejected as exc:
             if explicit:
                 self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason, source=source)
@@ -119,12 +97,13 @@ class LineageProof:
                 self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached", source=source)
             return None
         except HermesError as exc:
-            # A hint naming a session the dashboard cannot show (404, a malformed detail) is
-            # only a hint that did not pan out; an explicit --tip's failure is reported.
-            hint_codes = (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.IDENTITY_MISMATCH)
-            if explicit or not (
-                exc.code in hint_codes or (source == "store" and exc.code is Code.PROFILE_MISMATCH)
-            ):
+            # A proposal naming a session the dashboard cannot show (404, a malformed detail)
+            # only did not pan out. An explicit --tip that cannot be read hides nothing
+            # verified: it is `unavailable`, and its failure is reported after the rows.
+            if explicit:
+                self.candidate = Candidate(id=sid, status="unavailable", reason=exc.code.value, source=source)
+                return exc
+            if not (exc.code in HINT_IGNORABLE or (source == "store" and exc.code is Code.PROFILE_MISMATCH)):
                 raise
             self._ignored(source, exc.code.value)
             return None
@@ -150,14 +129,19 @@ class LineageProof:
 
     def _discover(self, reader: DetailReader) -> HermesError | None:
         failure: HermesError | None = None
+        waiting: list[str] = []
         while self.pending:
-            sid = self.pending[0]
-            # A read that fails (404: not flushed yet, a network error) raises here and the
-            # candidate stays queued for the next refresh; it leaves only with an outcome.
-            failure = self._adopt(reader, sid, source="tip_option") or failure
-            self.pending.pop(0)
+            sid = self.pending.pop(0)
+            outcome = self._adopt(reader, sid, source="tip_option")
+            if outcome is not None and outcome.retryable:
+                # Not readable yet (404: not flushed, a network error): queued for the next
+                # refresh; a candidate leaves the queue only with a proof outcome.
+                waiting.append(sid)
+            failure = outcome or failure
             if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
+                self.pending[:0] = waiting
                 return failure
+        self.pending[:0] = waiting
         for _ in range(MAX_HINT_HOPS if self.hint else 0):
             tip = reader(self.path[-1])
             if tip.end_reason != "compression":
@@ -165,7 +149,7 @@ class LineageProof:
             try:
                 hint = self.client.latest_descendant(tip.id)
             except HermesError as exc:
-                if exc.code in (Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQUEST, Code.INCOMPATIBLE):
+                if exc.code in DESCENDANT_IGNORABLE:
                     break
                 raise
             if hint.session_id in self.path or not is_valid_id(hint.session_id):

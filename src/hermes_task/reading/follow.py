@@ -19,76 +19,36 @@ Invariants:
   failures get `final_retries` retries, after which the follow fails `final_read_failed`;
 - transient failures back off (404: every interval; network, timeout, 5xx, 429: exponential
   with jitter, capped) and are reported once per streak; any other failure is final;
-- the `--timeout` deadline bounds the whole follow (at least one read always happens).
+- a streak of 404s lasts at most `start_timeout` seconds, then the follow fails `not_found`
+  (exit 4), naming the id;
+- a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
+  rows: they are reported while the tip is retried, and the follow does not end meanwhile;
+- the `--timeout` deadline bounds the whole follow (at least one read always happens); it
+  exits 9 only when the latest read succeeded (the task is known to be running), otherwise
+  with the failure of that read; a pause on partial history exits 9 too;
+- the `ended` state is reported after the rows of the final read, right before the result.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import project
 from hermes_task.core.window import RowKey
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
+from hermes_task.reading.follow_outcome import (
+    COMPRESSION,
+    MAX_FILL_PAGES,
+    Ending,
+    FollowConfig,
+    Outcome,
+    Reporter,
+    ending_exit_code,
+)
 from hermes_task.reading.reader import Snapshot, TaskReader
-
-FINAL_RETRIES = 3
-BACKOFF_BASE = 2.0
-BACKOFF_CAP = 30.0
-MAX_FILL_PAGES = 20
-COMPRESSION = "compression"
-# A delegated child's row is ended by its own agent's close(): `agent_close` on both
-# backends, whatever the run's outcome (completed, failed, interrupted and timed-out runs
-# all close the same way; the outcome lives in the parent's delegate_task result). Every
-# other ending is a reaper or an interactive close (`startup_orphan_reap`,
-# `orphaned_compression`, `cli_close`, ...): the child did not close itself.
-SUCCESS_END_REASONS = frozenset({"agent_close"})
-
-Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
-
-
-@dataclass(frozen=True)
-class FollowConfig:
-    """Timing and exit policy of one follow."""
-
-    interval: float = 2.0
-    timeout: float | None = None
-    exit_status: bool = False
-    final_retries: int = FINAL_RETRIES
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a follow ended: the `result` event's fields plus the failure, if any."""
-
-    ending: Ending
-    state: str
-    end_reason: str | None
-    exit_code: int
-    failure: HermesError | None = None
-
-
-class Reporter(Protocol):
-    """Where the loop reports; each method is called only for news."""
-
-    def state(self, task: TaskInfo) -> None: ...
-    def warning(self, item: WarningItem) -> None: ...
-    def rows(self, rows: Sequence[Row]) -> None: ...
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
-    def result(self, outcome: Outcome) -> None: ...
-
-
-def ending_exit_code(end_reason: str | None, *, exit_status: bool) -> int:
-    """Exit status of a task that ended: 0, or with `exit_status` 8 unless it closed itself."""
-    if not exit_status or end_reason in SUCCESS_END_REASONS:
-        return int(ExitStatus.OK)
-    return int(ExitStatus.TASK_FAILED)
 
 
 class Follower:
@@ -115,6 +75,7 @@ class Follower:
         self.seen: set[RowKey] = set()
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
+        self.held_state: TaskInfo | None = None
         self.warned: set[str] = set()
         self.gap = False
 
@@ -126,6 +87,7 @@ class Follower:
         except KeyboardInterrupt as exc:
             outcome = self._outcome("interrupted", interrupt_status(exc))
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
+        self._release_state()
         self.reporter.result(outcome)
         return outcome
 
@@ -137,25 +99,32 @@ class Follower:
         final: tuple[str, str | None] | None = None
         failures = 0
         streak: Code | None = None
+        last: HermesError | None = None  # the latest read's failure; None after a clean read
+        missing_since: float | None = None  # when the current streak of 404s began
         while True:
             started = self.clock()
+            snap: Snapshot | None = None
             try:
                 snap = self._cycle()
-            except HermesError as err:
-                if not err.retryable:
-                    return self._fail(err)
-                failures += 1
-                if final is not None and failures > config.final_retries:
-                    return self._fail(HermesError(Code.FINAL_READ_FAILED, err.code.value))
-                delay = None if final is None and err.code is Code.NOT_FOUND else self._backoff(failures)
-                if final is not None or err.code is not streak:
-                    self.reporter.error(err, retrying=True, delay=delay)
-                streak = err.code
-                wait = config.interval if delay is None else delay
+                err = snap.failure  # an unreadable --tip: the verified rows are published
+            except HermesError as exc:
+                err = exc
+            if err is not None and not err.retryable:
+                return self._fail(err)
+            last = err
+            if err is None:
+                failures, streak, missing_since = 0, None, None
             else:
-                failures, streak = 0, None
-                if snap.failure is not None:
-                    return self._fail(snap.failure)
+                failures += 1
+                if err.code is not Code.NOT_FOUND:
+                    missing_since = None
+                elif missing_since is None:
+                    missing_since = started
+                if missing_since is not None and self.clock() - missing_since >= config.start_timeout:
+                    return self._fail(self._gave_up(err))
+                if snap is None and final is not None and failures > config.final_retries:
+                    return self._fail(HermesError(Code.FINAL_READ_FAILED, err.code.value))
+            if snap is not None and err is None:
                 tip = self.reader.tip
                 assert tip is not None
                 done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -167,12 +136,29 @@ class Follower:
                     self._note("final read")
                     continue  # at once, whatever the deadline: one bounded read
                 wait = max(0.0, started + config.interval - self.clock())
+            else:
+                assert err is not None
+                if snap is not None:
+                    final = None  # a pending --tip may continue the task: no ending yet
+                delay = None if final is None and err.code is Code.NOT_FOUND else self._backoff(failures)
+                if final is not None or err.code is not streak:
+                    self.reporter.error(err, retrying=True, delay=delay)
+                streak = err.code
+                wait = config.interval if delay is None else delay
+                if missing_since is not None:
+                    wait = min(wait, max(0.0, missing_since + config.start_timeout - self.clock()))
             if deadline is not None:
                 wait = min(wait, max(0.0, deadline - self.clock()))
             self._note(f"wait {wait:.2f}s")
             self.sleep(wait)
             if deadline is not None and self.clock() >= deadline:
-                return self._timed_out(final is not None)
+                return self._timed_out(final is not None, last)
+
+    def _gave_up(self, err: HermesError) -> HermesError:
+        """A 404 that outlived --start-timeout: final, exit 4, still naming the id."""
+        waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
+        detail = f"{err.detail}; {waited}" if err.detail else waited
+        return HermesError(Code.NOT_FOUND, detail, retryable=False, status=err.status, hint=err.hint)
 
     def _backoff(self, failures: int) -> float:
         config = self.config
@@ -233,7 +219,9 @@ class Follower:
         key = (reader.state(), tip.id, tuple(reader.path), tip.end_reason, reader.candidate)
         if key != self.last_state:
             self.last_state = key
-            self.reporter.state(reader.document([]).task)
+            self.held_state = reader.document([]).task
+        if self.held_state is not None and self.held_state.state != "ended":
+            self._release_state()
         codes: set[str] = set()
         for item in warnings:
             if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
@@ -251,6 +239,13 @@ class Follower:
         if fresh:
             self.reporter.rows(fresh)
 
+    def _release_state(self) -> None:
+        """Report the held state. An `ended` state is held until the follow ends, so that it
+        comes after the rows of the final read: a consumer that stops there loses nothing."""
+        if self.held_state is not None:
+            self.reporter.state(self.held_state)
+            self.held_state = None
+
     # -- endings --------------------------------------------------------------------------
 
     def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
@@ -259,22 +254,29 @@ class Follower:
         return Outcome(ending, state, tip.end_reason if tip else None, code, failure)
 
     def _fail(self, err: HermesError) -> Outcome:
+        self._release_state()
         self.reporter.error(err, retrying=False, delay=None)
         return self._outcome("failed", int(err.exit_status), err)
 
     def _finished(self) -> Outcome:
         tip = self.reader.tip
         assert tip is not None
-        if tip.end_reason == COMPRESSION:
-            code = ExitStatus.STILL_RUNNING if self.config.exit_status else ExitStatus.OK
-            return self._outcome("partial_history", int(code))
+        if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
+            return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
         return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
-    def _timed_out(self, final: bool) -> Outcome:
-        if final:  # the task ended, but its final read kept failing until the deadline
+    def _timed_out(self, final: bool, last: HermesError | None) -> Outcome:
+        if final and last is not None:  # the task ended, but its final read kept failing
             return self._fail(HermesError(Code.FINAL_READ_FAILED, "--timeout ran out"))
+        if last is not None:  # every read of the final stretch failed: not known running
+            ran_out = "every read failed until --timeout ran out"
+            detail = f"{last.detail}; {ran_out}" if last.detail else ran_out
+            return self._fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
         return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
 
     def _note(self, line: str) -> None:
         if self.debug is not None:
             self.debug(f"follow {line}")
+
+
+__all__ = ["MAX_FILL_PAGES", "FollowConfig", "Follower", "Outcome", "Reporter", "ending_exit_code"]

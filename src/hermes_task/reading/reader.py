@@ -11,7 +11,7 @@ same branch. Failures raise `HermesError`; what was verified before stays in `wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import (
@@ -34,9 +34,11 @@ from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.discovery import DetailReader, LineageProof
+from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
+from hermes_task.reading.discovery import LineageProof
 from hermes_task.reading.history import Earlier
 from hermes_task.reading.pages import NewestPage, newest_page
+from hermes_task.reading.snapshot import Snapshot, with_refreshes
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.transcript import (
     coverage,
@@ -47,16 +49,6 @@ from hermes_task.reading.transcript import (
     segments,
     shown_rows,
 )
-
-
-@dataclass
-class Snapshot:
-    """The outcome of one cycle: new rows, warnings, and a failure to report after the
-    verified rows (a rejected or forked candidate)."""
-
-    new_keys: tuple[tuple[str, int], ...] = ()
-    warnings: list[WarningItem] = field(default_factory=list)
-    failure: HermesError | None = None
 
 
 class TaskReader(LineageProof):
@@ -79,6 +71,7 @@ class TaskReader(LineageProof):
         self.details: dict[str, SessionDetail] = {}
         self.goal: str | None = None
         self.continues_parent: bool | None = None
+        self.detail_budget = MAX_DETAIL_READS
 
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
         newest = newest_page(self.client, tip, self.legacy)
@@ -88,10 +81,21 @@ class TaskReader(LineageProof):
         return newest
 
     def refresh(self) -> Snapshot:
-        """One read cycle; the window gains the newest page of the newest verified segment."""
-        reader = DetailReader(self.client)
+        """One read cycle; the window gains the newest page of the newest verified segment.
+        A detail-read budget spent inside the cycle ends it with `bound_reached`, keeping
+        what was verified (never an internal error)."""
+        reader = DetailReader(self.client, self.detail_budget)
         if self.anchor is None:
             self.anchor = reader(self.anchor_id)
+        try:
+            return self._cycle(reader)
+        except BoundReached:
+            self.bound_hit = True
+            if self.tip is None:
+                self.tip = reader.cache.get(self.path[-1], self.anchor)
+            return Snapshot(warnings=self._warnings(reader))
+
+    def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
         for attempt in range(2):
             try:
@@ -169,7 +173,7 @@ class TaskReader(LineageProof):
                 if not result.stale:
                     self.window = result.window
                 merged = replace(result, returned=len(page.messages), restarted=joined is not None)
-                return _with(merged, joined)
+                return with_refreshes(merged, joined)
             if attempt == 0:
                 joined = self.refresh()
         self.window = advance(self.window, self.window.canonical or self.anchor_id)
@@ -178,7 +182,7 @@ class TaskReader(LineageProof):
     def _restart(self, joined: Snapshot | None) -> MergeResult:
         """Read the newest page again (offset 0 of the canonical segment)."""
         snap = self.refresh()
-        return _with(MergeResult(self.window, (), restarted=True), joined, snap)
+        return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
         """Where the next older read of the whole lineage goes (`core/history.py`)."""
@@ -280,17 +284,6 @@ class TaskReader(LineageProof):
             coverage=coverage(view, cur, cold_open=cold),
             warnings=merge_warnings(warnings, history_warnings(view, cur, cold_open=cold)),
         )
-
-
-def _with(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
-    """`result` carrying the new rows and warnings of refreshes made during an older read."""
-    new_keys, warnings, gap = dict.fromkeys(result.new_keys), list(result.warnings), result.gap
-    for snap in snaps:
-        if snap is not None:
-            new_keys.update(dict.fromkeys(snap.new_keys))
-            warnings += snap.warnings
-            gap = gap or any(w.code == "gap" for w in snap.warnings)
-    return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
 __all__ = ["Snapshot", "TaskReader"]

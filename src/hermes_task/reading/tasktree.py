@@ -8,7 +8,8 @@ were read (then a `bound_reached` warning says the task list may be incomplete).
 child when its reference is known and nests the child's own tasks under it. Invariants: each
 conversation (every segment of its proven lineage) is visited at most once, under the first
 task that references it, so cycles end; nesting is bounded to `max_depth` levels and
-`max_conversations` reads (a `bound_reached` warning names the bound); a child that cannot be
+`max_conversations` reads (a `bound_reached` warning names the bound); a child's detail must
+name its parent before any of its messages are read (ownership first); a child that cannot be
 read (not found, auth, network, ...) or that names another parent is reported once, as
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
@@ -131,6 +132,7 @@ def _as_is(conv: Conversation, tasks: list[TaskEntry]) -> list[TaskEntry]:
 class _Walk:
     read: Callable[[str], Conversation]
     resolve: Resolve
+    detail: Callable[[str], SessionDetail] | None
     max_depth: int
     max_conversations: int
     visited: set[str]
@@ -159,15 +161,22 @@ class _Walk:
                 continue
             self.visited.add(ref)
             self.reads += 1
+            parents = frozenset(
+                sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
+            )
             try:
+                # Ownership first: the child's detail must name this parent before any of its
+                # messages are read (acp-subagent-history-replay).
+                if self.detail is not None and not _names_parent(self.detail(ref), parents):
+                    out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
+                    continue
                 child = self.read(ref)
             except HermesError as exc:
                 if exc.code is Code.INTERRUPTED:
                     raise
                 out.append(replace(task, gap=exc.code.value))
                 continue
-            parents = sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
-            if not _names_parent(child.anchor, frozenset(parents)):
+            if not _names_parent(child.anchor, parents):
                 out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                 continue
             self.visited.update(child.path, (m.session_id for m in child.messages))
@@ -184,13 +193,16 @@ def build(
     *,
     recursive: bool,
     resolve: Resolve = _as_is,
+    read_detail: Callable[[str], SessionDetail] | None = None,
     max_depth: int = MAX_DEPTH,
     max_conversations: int = MAX_CONVERSATIONS,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
-    """The parent's tasks (nested when `recursive`) and the warnings of the whole read."""
+    """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
+    `read_detail` (one exact-id detail read) checks a child's parent before `read_child`."""
     walk = _Walk(
         read=read_child,
         resolve=resolve,
+        detail=read_detail,
         max_depth=max_depth if recursive else 0,
         max_conversations=max_conversations,
         visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},

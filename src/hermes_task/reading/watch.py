@@ -33,7 +33,7 @@ from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
-from hermes_task.reading.follow import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
+from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
 

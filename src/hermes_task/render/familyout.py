@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem, to_json_dict
-from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE, error_message
+from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
@@ -55,7 +55,7 @@ class JsonFamily(JsonWatch):
         self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
-        message = f"task {_name(entry)}: {error_message(error.code, error.detail)}"
+        message = f"task {_name(entry)}: {error.message}"
         self.write(
             jsonout.event(
                 {"type": "error", "code": error.code.value, "message": message, "retryable": retrying}
@@ -111,7 +111,7 @@ class TextFamily(Notes):
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         label = "retrying: " if retrying else "error: "
-        self.note(f"{_name(entry)} │ {label}", error_message(error.code, error.detail), "yellow")
+        self.note(f"{_name(entry)} │ {label}", error.message, "yellow")
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
         line = self.ending(outcome, entries)

@@ -16,10 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, TranscriptDoc
-from hermes_task.core.messages import ERRORS, RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
-from hermes_task.failures import Code
+from hermes_task.failures import Code, error_message
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
 from hermes_task.render.rows import Style, row_renderable
 
@@ -137,7 +137,7 @@ def _gap_text(entry: TaskEntry) -> str:
     gap = entry.gap or ""
     reason = RECOVER.get(f"gap_{gap}")
     if reason is None:
-        reason = ERRORS[Code(gap)] if gap in {c.value for c in Code} else gap
+        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
     return RECOVER["gap"].format(reason=clean_line(reason))
 
 

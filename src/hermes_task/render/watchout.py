@@ -20,7 +20,6 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
-from hermes_task.core.messages import error_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import summarize
 from hermes_task.failures import HermesError
@@ -51,7 +50,7 @@ class JsonWatch:
         self._event({"type": "warning", "code": item.code, "message": item.message})
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error_message(error.code, error.detail)
+        message = error.message
         retryable = True if retrying else error.retryable
         self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
         if not retrying:
@@ -84,7 +83,7 @@ class Notes:
         self.note("warning: ", item.message, "bold yellow")
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error_message(error.code, error.detail)
+        message = error.message
         if retrying:
             when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
             self.note("retrying: ", f"{message}; {when}", "yellow")

@@ -1,0 +1,187 @@
+"""dashboard/statuses.py: one mapping from an HTTP answer, or none, to a failure that says
+what happened (which id, which route, which origin, which cause)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+import httpx
+import pytest
+
+from hermes_task.core.ids import looks_like_prefix
+from hermes_task.dashboard.client import DashboardClient
+from hermes_task.dashboard.statuses import failure_for, origin, transport_failure
+from hermes_task.failures import Code, ExitStatus, HermesError
+
+SID = "20261130_170935_fc44ff"
+ROUTE = f"GET /api/sessions/{SID}"
+
+
+def answer(status: int, **kwargs: object) -> httpx.Response:
+    return httpx.Response(status, **kwargs)  # type: ignore[arg-type]
+
+
+def test_session_not_found_names_the_id_and_the_route_without_doubled_text() -> None:
+    err = failure_for(
+        answer(404, json={"detail": "Session not found"}), credentials=None, ident=SID, route=ROUTE
+    )
+    assert err.code is Code.NOT_FOUND
+    assert err.retryable is True
+    assert err.message == f"session not found: {SID} ({ROUTE})"
+    assert "Session not found" not in err.message
+
+
+def test_an_id_prefix_gets_the_prefix_hint() -> None:
+    err = failure_for(
+        answer(404, json={"detail": "Session not found"}), credentials=None, ident="20261130_17", route=ROUTE
+    )
+    assert err.hint == "pass the full id; prefixes are not resolved"
+    full = failure_for(
+        answer(404, json={"detail": "Session not found"}), credentials=None, ident=SID, route=ROUTE
+    )
+    assert full.hint != err.hint
+
+
+@pytest.mark.parametrize(
+    ("value", "prefix"),
+    [
+        ("2026", True),
+        ("20261130_", True),
+        ("20261130_170935_fc4", True),
+        (SID, False),
+        ("my-task", False),
+        ("", False),
+    ],
+)
+def test_looks_like_prefix(value: str, prefix: bool) -> None:
+    assert looks_like_prefix(value) is prefix
+
+
+def test_profile_not_found_is_final_exit_4() -> None:
+    body = {"detail": "Profile 'typo' does not exist."}
+    err = failure_for(answer(404, json=body), credentials=None, ident=SID, route=ROUTE)
+    assert err.code is Code.PROFILE_NOT_FOUND
+    assert err.exit_status is ExitStatus.NOT_FOUND
+    assert err.retryable is False
+    assert err.message == "the dashboard has no such profile: 'typo'"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        answer(404, text="<!doctype html><title>404</title>", headers={"content-type": "text/html"}),
+        answer(404, json={"message": "no such thing", "status": 404}),
+        answer(404, json={"detail": "No such API endpoint: /prefix/api/sessions/x"}),
+        answer(404, json={"detail": "Not Found"}),
+        answer(404, json={"error": "Headless backend: the web UI is not served here"}),
+        answer(404, json={"error": "Frontend not built"}),
+        answer(404, text="oops"),
+    ],
+    ids=[
+        "html",
+        "foreign-json",
+        "0.19-missing-route",
+        "fastapi",
+        "axisrow-headless",
+        "axisrow-frontend",
+        "text",
+    ],
+)
+def test_anything_else_on_404_does_not_look_like_a_hermes_dashboard(response: httpx.Response) -> None:
+    err = failure_for(response, credentials=None, ident=SID, route=ROUTE)
+    assert err.code is Code.INCOMPATIBLE
+    assert err.exit_status is ExitStatus.INCOMPATIBLE
+    assert err.message.startswith("does not look like a Hermes dashboard: ")
+    assert ROUTE in err.message
+    assert err.hint is not None
+    assert "--url" in err.hint
+
+
+def test_a_rejected_token_names_its_source_and_a_missing_one_asks_for_one() -> None:
+    rejected = failure_for(answer(401, json={"detail": "Unauthorized"}), credentials="flag --token-file")
+    assert rejected.code is Code.AUTH_REJECTED
+    assert rejected.hint == "check the token from flag --token-file"
+    missing = failure_for(answer(401, json={"detail": "Unauthorized"}), credentials=None)
+    assert missing.code is Code.AUTH_MISSING
+
+
+def test_an_expired_session_is_auth_expired() -> None:
+    err = failure_for(answer(401, json={"error": "session_expired"}), credentials="password login")
+    assert err.code is Code.AUTH_EXPIRED
+    assert (
+        failure_for(answer(401, json={"error": "unauthenticated"}), credentials="x").code is Code.AUTH_MISSING
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(401, Code.AUTH_REJECTED), (404, Code.UNSUPPORTED), (429, Code.RATE_LIMITED), (502, Code.SERVER_ERROR),
+     (400, Code.AUTH_REJECTED)],
+)  # fmt: skip
+def test_the_login_answers(status: int, code: Code) -> None:
+    assert failure_for(answer(status), credentials=None, login=True).code is code
+
+
+def _chained(outer: Exception, inner: BaseException) -> Exception:
+    outer.__cause__ = inner
+    return outer
+
+
+URL = httpx.URL("https://dash.example:8443/prefix")
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "cause"),
+    [
+        (_chained(httpx.ConnectError("[Errno 111]"), ConnectionRefusedError(111, "x")), Code.NETWORK, "connection refused"),
+        (httpx.ConnectError("[Errno 111] Connection refused"), Code.NETWORK, "connection refused"),
+        (_chained(httpx.ConnectError("x"), socket.gaierror(-2, "Name or service not known")), Code.NETWORK,
+         "DNS lookup failed"),
+        (httpx.ConnectError("[Errno -3] Temporary failure in name resolution"), Code.NETWORK, "DNS lookup failed"),
+        (_chained(httpx.ConnectError("x"), ssl.SSLCertVerificationError("verify failed")), Code.NETWORK,
+         "TLS handshake failed"),
+        (httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed"), Code.NETWORK,
+         "TLS handshake failed"),
+        (httpx.ConnectTimeout("timed out"), Code.TIMEOUT, "connect timeout"),
+        (httpx.ReadTimeout("timed out"), Code.TIMEOUT, "timeout"),
+        (httpx.RemoteProtocolError("Server disconnected"), Code.NETWORK, "connection closed by the server"),
+    ],
+)  # fmt: skip
+def test_a_network_failure_names_the_origin_and_the_cause(
+    exc: httpx.HTTPError, code: Code, cause: str
+) -> None:
+    err = transport_failure(exc, URL, ROUTE)
+    assert err.code is code
+    assert err.detail == f"https://dash.example:8443 ({ROUTE}): {cause}"
+
+
+def test_the_origin_never_carries_credentials_and_fills_the_default_port() -> None:
+    assert origin(httpx.URL("http://user:secret@host/x?token=1")) == "http://host:80"
+    assert origin(httpx.URL("https://[::1]/")) == "https://[::1]:443"
+
+
+def test_the_exception_text_never_reaches_the_message() -> None:
+    err = transport_failure(httpx.ConnectError("refused: token=sekrit"), URL, ROUTE)
+    assert "sekrit" not in err.message
+
+
+def test_the_client_maps_transport_errors_with_the_route() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(refuse))
+    client = DashboardClient(http, credentials=None)
+    with pytest.raises(HermesError) as info:
+        client.detail(SID)
+    assert str(info.value) == f"network: http://127.0.0.1:9 (GET /api/sessions/{SID}): connection refused"
+
+
+def test_around_on_a_dashboard_without_the_route_is_unsupported() -> None:
+    def missing(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"detail": "No such API endpoint: /api/sessions/x/messages/around"})
+
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(missing))
+    with pytest.raises(HermesError) as info:
+        DashboardClient(http).around(SID, 3)
+    assert info.value.code is Code.UNSUPPORTED
