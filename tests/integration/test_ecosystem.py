@@ -132,11 +132,17 @@ def test_debug_lines_against_the_real_backend_never_show_the_token(backend: Any,
     c1 = backend.manifest["c1"]
     run = cli(["show", c1["root"], "--tip", c1["tip"], "--json", "--debug", "--url", backend.url], env)
     assert run.returncode == 0, run.stderr
-    lines = run.stderr.splitlines()
+    all_lines = run.stderr.splitlines()
+    assert all_lines[0] == "debug: credentials: env HERMES_DASHBOARD_TOKEN"  # the source, never the value
+    assert all(line.startswith("debug: ") for line in all_lines)
+    lines = [line for line in all_lines[1:] if not line.startswith("debug: store")]  # store lines: no content
     assert lines
     assert len(lines) % 2 == 0
     for start, settle in zip(lines[::2], lines[1::2], strict=True):
-        assert re.fullmatch(r"debug: start [a-z-]+ id=\S+( limit=\d+ offset=\d+ order=latest)?", start), start
+        assert re.fullmatch(
+            r"debug: start [a-z-]+ GET /api/sessions/\S+ id=\S+( limit=\d+ offset=\d+ order=(latest|oldest))?",
+            start,
+        ), start
         assert re.fullmatch(r"debug: settle [a-z-]+ id=\S+ HTTP 200( returned=\d+)? \d+ms", settle), settle
     assert backend.token not in run.stderr
     bad = cli(
