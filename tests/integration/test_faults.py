@@ -48,7 +48,8 @@ EXPECTED_CODE = {
     "truncate": "network",
     "delay": "timeout",
 }
-TIMEOUT = "0.5"  # --request-timeout for every run; `delay` waits 1.5 s
+TIMEOUT = "3"  # --request-timeout for these runs: a loaded machine answers well within it
+DELAY = 6.0  # what a `delay` fault waits: past TIMEOUT, so the read times out
 
 
 def hermes(url: str, token: str, *args: str) -> Run:
@@ -132,7 +133,7 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
     assert flow >= 3
     for fault in ERROR_FAULTS:
         for position in range(1, flow + 1):
-            proxy.set_rules([Rule(fault, every=1000, phase=position)])
+            proxy.set_rules([Rule(fault, every=1000, phase=position, seconds=DELAY)])
             run = hermes(proxy.url, backend.token, *_show_args(backend))
             assert proxy.injected() == {fault: 1}
             assert run.code == 7, (fault, position, run.stderr)
@@ -287,7 +288,7 @@ def test_older_all_is_complete_or_a_typed_failure_under_faults(backend: Any, pro
     for fault in (*ERROR_FAULTS, "slow"):
         for position in range(1, flow + 1):
             proxy.set_rules(
-                [Rule(fault, every=1000, phase=position, seconds=0.002 if fault == "slow" else 1.5)]
+                [Rule(fault, every=1000, phase=position, seconds=0.002 if fault == "slow" else DELAY)]
             )
             run = hermes(proxy.url, backend.token, *_older_args(backend))
             assert proxy.injected() == {fault: 1}
