@@ -1228,6 +1228,8 @@ def watch_parent(goals: list[str]) -> dict:
     deleg = _new_delegation_id()
     children = [s.child(parent, i, g, len(goals)) for i, g in enumerate(goals)]
     s.append_dict(P, _tool_result(call_id, _dispatched_payload(s, goals, deleg, children)))
+    for child, goal in zip(children, goals, strict=True):  # a child's first row is its goal
+        s.append(child.session_id, "user", goal)
     return {
         "parent": P,
         "delegation_id": deleg,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import cli_env
+from tests.cli_runner import backend_store_env, cli_env
 
 pytestmark = pytest.mark.integration
 
@@ -200,3 +200,37 @@ def test_follow_parent_follows_the_verdicts_and_lists_tasks_without_child_ids_on
     assert sum(1 for line in lines if line.startswith("1.2 │ rows unavailable")) == 1
     assert "1.2 │ ✗ failed · Subagent did not produce a response." in lines
     assert lines[-1] == "every task ended (failed) · 2 of 2 tasks terminal"
+
+
+def test_follow_parent_prints_every_row_of_two_concurrently_written_children_once(backend: Any) -> None:
+    """The children's ids come from the dashboard's local store (proven over HTTP); rows
+    written to both children while the follow runs arrive once each, tagged with their task."""
+    unit = backend.watch_parent(GOALS)
+    first, second = unit["children"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes_task", "follow", "--parent", unit["parent"], "--exit-status", "--json",
+         "--url", backend.url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=cli_env(backend.token, **backend_store_env(backend)),
+    )  # fmt: skip
+    try:
+        time.sleep(3.0)
+        for _ in range(2):
+            backend.append_rows(first, 2)
+            backend.append_rows(second, 2)
+        backend.complete_unit(unit, ["completed", "completed"])
+        out, err = finish(proc, 90)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1]["type"] == "result"
+    rows = [e for e in events if e["type"] == "row"]
+    for number, child in (("1.1", first), ("1.2", second)):
+        status, page = backend.get(f"/api/sessions/{child}/messages?limit=500&order=oldest")
+        assert status == 200
+        stored = page["messages"]
+        assert len(stored) == 5  # the goal, then four appended rows
+        task = {"number": number, "child_session_id": child}
+        mine = [(r["session_id"], r["id"]) for r in rows if r["task"] == task]
+        assert mine == [(m["session_id"], m["id"]) for m in stored]  # every row, once, in order

@@ -17,7 +17,8 @@ from typing import Any
 import typer
 
 from hermes_task.cli.options import Common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.store import store_hints
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -87,13 +88,16 @@ def _drive(
         from hermes_task.reading.reader import TaskReader
 
         parent = check_id(parent_id, what="PARENT_ID")
-        with connect(common) as client:
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            from hermes_task.reading.storehints import find_children
+
             reader = TaskReader(client, parent, hint=False)
             timing: dict[str, Any] = {
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
                 "debug": debug_writer(common),
+                "resolve": lambda messages, found: find_children(client, hints, messages, found),
             }
             watcher: Watcher
             if family:

@@ -28,7 +28,7 @@ from hermes_task.core.verdict import all_terminal
 from hermes_task.failures import HermesError
 from hermes_task.reading.follow import FollowConfig, Follower, Outcome
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import WatchConfig, Watcher, WatchReporter
+from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
 
 MAX_CHILDREN_PER_CYCLE = 4
 
@@ -86,9 +86,12 @@ class FamilyFollower(Watcher):
         sleep: Callable[[float], None],
         jitter: Callable[[], float],
         debug: Callable[[str], None] | None = None,
+        resolve: Resolve | None = None,
         per_cycle: int = MAX_CHILDREN_PER_CYCLE,
     ) -> None:
-        super().__init__(reader, reporter, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
+        super().__init__(
+            reader, reporter, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug, resolve=resolve
+        )
         self.family = reporter
         self.open_child = open_child
         self.per_cycle = per_cycle

@@ -32,6 +32,7 @@ from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
+from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
 from hermes_task.reading.reader import TaskReader
@@ -68,6 +69,11 @@ class WatchReporter(Protocol):
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
+# Child ids the transcript lacks, proposed by the local store and proven over HTTP
+# (reading/storehints.py `find_children`), or the tasks as they are.
+Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
+
+
 class Watcher:
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
 
@@ -81,8 +87,10 @@ class Watcher:
         sleep: Callable[[float], None],
         jitter: Callable[[], float] = random.random,
         debug: Callable[[str], None] | None = None,
+        resolve: Resolve | None = None,
     ) -> None:
         self.reader = reader
+        self.resolve = resolve
         self.reporter = reporter
         self.config = config
         self.clock = clock
@@ -173,7 +181,10 @@ class Watcher:
         if not fresh:
             return False
         window = reader.window
-        self.entries = recover([window.messages[k] for k in window.keys])
+        messages = [window.messages[k] for k in window.keys]
+        self.entries = recover(messages)
+        if self.resolve is not None:
+            self.entries = self.resolve(messages, self.entries)
         for entry in self.entries:
             key = entry.number or ""
             if self.known.get(key) != entry:
