@@ -113,12 +113,14 @@ def main() -> int:
             "demo: seeding a disposable home: a parent chat that delegated two tasks, and a second one still running"
         )
         manifest = backend_harness.seed_demo(args.backend, home, WATCH_GOALS)
+        seeded = time.monotonic()
         token = secrets.token_urlsafe(32)
         token_file = home / "dashboard.token"
         token_file.write_text(token + "\n", encoding="utf-8")
         token_file.chmod(0o600)
         with backend_harness.start(args.backend, home, token) as backend:
             spec = backend.spec
+            up = time.monotonic()
             say(f"demo: dashboard {spec.dist}=={spec.version} at {backend.url} (pid {backend.pid})")
             env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
             env |= {"HERMES_DASHBOARD_URL": backend.url, "HERMES_DASHBOARD_TOKEN": token}
@@ -145,7 +147,11 @@ def main() -> int:
                                   env).returncode)  # fmt: skip
             finally:
                 timer.join()
-            say(f"\ndemo: {time.monotonic() - started:.1f} s")
+            done = time.monotonic()
+            say(
+                f"\ndemo: {done - started:.1f} s (seeding {seeded - started:.1f} s, dashboard start "
+                f"{up - seeded:.1f} s, the four steps {done - up:.1f} s)"
+            )
             hold(backend, home, token_file, parent, child)
         print("dashboard stopped.", flush=True)
         return max(codes)
