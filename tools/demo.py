@@ -128,7 +128,7 @@ def main() -> int:
             parent = manifest["parent"]
             codes.append(step("1. the tasks a parent chat delegated", ["recover", parent], env).returncode)
             piped = step("2. the same, piped: one tab-separated line per task; field 5 is the child id",
-                         ["recover", parent], env, pipe=" | cut -f5 | grep . | head -1")  # fmt: skip
+                         ["recover", parent], env, pipe=" | cut -f5 | grep . | sed -n 1p")  # fmt: skip
             child = first_child_id(piped.stdout)
             codes.append(piped.returncode)
             if child is None:
