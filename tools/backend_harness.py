@@ -422,6 +422,16 @@ def seed(name: str, home: Path) -> dict[str, Any]:
     return manifest
 
 
+def seed_demo(name: str, home: Path, watch_goals: list[str]) -> dict[str, Any]:
+    """Seed only what tools/demo.py walks (``seed_backend.py demo``): one process, so a few
+    seconds instead of the whole suite's scenarios; return its manifest (parent, c1, c2, watch)."""
+    home = Path(home).resolve()
+    out = home / "manifest.json"
+    run_seed_tool(name, home, "demo", "--out", str(out), "--watch-goals-json", json.dumps(watch_goals))
+    manifest: dict[str, Any] = json.loads(out.read_text())
+    return manifest
+
+
 # --------------------------------------------------------------------------- servers
 
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}

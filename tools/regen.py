@@ -1,9 +1,10 @@
-"""Regenerate the generated artefacts: completions/, schemas/ and the README's marked blocks.
+"""Regenerate the generated artefacts: completions/, schemas/ and the marked blocks of the docs.
 
     .venv/bin/python tools/regen.py           # write every artefact
     .venv/bin/python tools/regen.py --check   # exit 1 and name what is stale; write nothing
 
-README blocks are replaced only between their markers, never elsewhere:
+The docs are README.md and every docs/*.md (doc_files()); a block is replaced only between its
+markers, never elsewhere, in whichever of those files holds it:
 `<!-- help:main -->` ... `<!-- /help:main -->` holds `hermes-task --help`, `<!-- help:show -->`
 holds `hermes-task show --help` (and so on for any command path), `<!-- exit-codes -->` and
 `<!-- warnings -->` hold the tables generated from `failures.ExitStatus` and
@@ -23,6 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+
+
+def doc_files() -> list[Path]:
+    """README.md and every docs/*.md: the files whose marked blocks are generated."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
 COMPLETION_FILES = {"bash": "hermes-task.bash", "zsh": "_hermes-task", "fish": "hermes-task.fish"}
 REQUIRED_HELP = ("main", "show", "follow", "older", "recover")
 HELP_ENV = {"COLUMNS": "100", "LINES": "50", "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
@@ -122,8 +130,11 @@ def main(argv: list[str]) -> int:
     stale: list[str] = []
     errors: list[str] = []
     wanted = generated_files()
-    if README.exists():
-        wanted[README] = render_readme(README.read_text(encoding="utf-8"), errors)
+    for doc in doc_files():
+        if doc.exists():
+            failed: list[str] = []
+            wanted[doc] = render_readme(doc.read_text(encoding="utf-8"), failed)
+            errors += [f"{doc.relative_to(ROOT)} block {e}" for e in failed]
     for path, content in wanted.items():
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == content:
@@ -136,7 +147,7 @@ def main(argv: list[str]) -> int:
     for name in stale:
         print(f"{verb}: {name}")
     for error in errors:
-        print(f"error: README.md block {error}", file=sys.stderr)
+        print(f"error: {error}", file=sys.stderr)
     return 1 if (check and stale) or errors else 0
 
 

@@ -1267,6 +1267,51 @@ def complete_unit(
     return {"parent": parent, "rows": s.counts(parent)["active"]}
 
 
+def seed_demo(out: Path, watch_goals: list[str]) -> dict:
+    """The demo's home in one process (tools/demo.py): a parent chat whose background unit ran
+    two tasks (c1 rotated twice, c2 compacted then rotated; completion row written), and a
+    second parent whose unit of *watch_goals* is still running (``watch_parent``)."""
+    s = Seeder()
+    manifest: dict[str, Any] = {}
+    parent = s.agent("cli")
+    P = parent.session_id
+    manifest["parent"] = P
+    s.append(P, "user", "Count the TODO markers and check the build, in the background.")
+    call, bg_call = _assistant_call({"tasks": [{"goal": GOALS["c1"]}, {"goal": GOALS["c2"]}]})
+    s.append_dict(P, call)
+    dispatched_at = time.time()
+    deleg = _new_delegation_id()
+    c1 = s.child(parent, 0, GOALS["c1"], 2)
+    c2 = s.child(parent, 1, GOALS["c2"], 2, source="tool")
+    s.append_dict(
+        P, _tool_result(bg_call, _dispatched_payload(s, [GOALS["c1"], GOALS["c2"]], deleg, [c1, c2]))
+    )
+    _seed_c1(s, c1, manifest, "Skip tests/ when counting.")
+    _seed_c2(s, c2, manifest)
+    results = [
+        _result_entry(s, 0, "completed", "Found 3 TODO markers in 2 files.", 9, 8.4),
+        _result_entry(s, 1, "completed", "The build passes.", 5, 6.1),
+    ]
+    event = {
+        "type": "async_delegation",
+        "delegation_id": deleg,
+        "is_batch": True,
+        "goals": [GOALS["c1"], GOALS["c2"]],
+        "results": results,
+        "dispatched_at": dispatched_at,
+        "completed_at": time.time(),
+        "total_duration_seconds": 9.1,
+        "model": MODEL,
+        "role": "leaf",
+        "parent_session_id": P,
+    }
+    s.append_dict(P, _completion_row(s, event))
+    s.append(P, "assistant", "Both background tasks finished: 3 TODO markers, build passes.")
+    manifest["watch"] = watch_parent(watch_goals)
+    out.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return manifest
+
+
 # --------------------------------------------------------------------------- store scenarios
 # Issue 13 (child ids and newer segments from the local store). Realistic chronology: every
 # spawn call row is written before its children start; a synchronous task with no child of
@@ -1435,6 +1480,9 @@ def main(argv: list[str] | None = None) -> int:
     p_rs.add_argument("--session", required=True)
     p_rs.add_argument("--before", type=int, default=0)
     p_rs.add_argument("--after", type=int, default=0)
+    p_demo = sub.add_parser("demo", help="the demo's parent chat and a still-running parent (tools/demo.py)")
+    p_demo.add_argument("--out", required=True, type=Path)
+    p_demo.add_argument("--watch-goals-json", required=True)
     p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
     p_wp.add_argument("--goals-json", required=True)
     p_cu = sub.add_parser("complete-unit", help="write a background unit's completion row")
@@ -1457,6 +1505,11 @@ def main(argv: list[str] | None = None) -> int:
             _write_config()
             _stub_summariser()
             seed(args.out, args.name)
+            result = None
+        elif args.cmd == "demo":
+            _write_config()
+            _stub_summariser()
+            seed_demo(args.out, json.loads(args.watch_goals_json))
             result = None
         elif args.cmd == "append":
             result = append_rows(args.session, args.n)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 
 class ExitStatus(enum.IntEnum):
-    """Documented exit statuses (README "Exit codes")."""
+    """Documented exit statuses (docs/exit-codes.md)."""
 
     OK = 0
     INTERNAL = 1

@@ -99,7 +99,7 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.TERMINATED: "interrupted (SIGTERM)",
 }
 
-# When each warning is raised (README "Warnings"; the stderr text is WARNINGS).
+# When each warning is raised (docs/identity.md "Warnings"; the stderr text is WARNINGS).
 WARNING_WHEN: dict[str, str] = {
     "partial_history": (
         "the newest verified segment ended by compression and no newer segment is proven: "

@@ -1,6 +1,6 @@
 """Plain (no rich) task lines for piped output: `recover` and `recover --watch` not on a TTY.
 
-The contract (README "Piped output"): one line per task, fields separated by one tab, no
+The contract (docs/commands.md "Piped output"): one line per task, fields separated by one tab, no
 padding and no wrapping, full ids, no header unless asked. Every field is `clean_line`d, so a
 backend value can neither add a field (tab) nor a line (newline) nor an escape sequence; an
 unknown value is the empty field. Nested tasks follow their parent, their `#` being the path
