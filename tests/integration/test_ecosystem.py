@@ -1,4 +1,4 @@
-"""Against both real backends: the README's jq recipes, named gateways from the config file,
+"""Against both real backends: the jq recipes of docs/json.md, named gateways from the config file,
 `--debug` lines, and the pager on a real pseudo-terminal."""
 
 from __future__ import annotations

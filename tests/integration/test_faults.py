@@ -155,11 +155,13 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
 
 
 def test_show_under_a_periodic_fault_is_all_or_typed(backend: Any, proxy: FaultProxy) -> None:
-    """Every 6th request fails: a 5-request show sometimes meets a fault and sometimes not."""
+    """Every (n+1)th request fails, n being a clean show's request count: a show sometimes
+    meets a fault and sometimes not."""
     baseline = keys(hermes(proxy.url, backend.token, *_show_args(backend)).json()["rows"])
-    proxy.set_rules([Rule(("503", "reset", "truncate"), every=6)])
+    every = len(proxy.requests()) + 1
+    proxy.set_rules([Rule(("503", "reset", "truncate"), every=every)])
     outcomes = set()
-    for _ in range(6):
+    for _ in range(every):
         run = hermes(proxy.url, backend.token, *_show_args(backend))
         outcomes.add(run.code)
         assert run.code in (0, 7), run.stderr
