@@ -22,7 +22,7 @@ from fault_proxy import FaultProxy
 pytestmark = pytest.mark.integration
 
 CHAINS = ["c1", "c3"]  # c1: `subagent` source; c3: `tool` source; both rotated twice
-PAGE_LINE = re.compile(r"debug: start messages id=(\S+) limit=(\d+) offset=(\d+) order=(\w+)")
+PAGE_LINE = re.compile(r"debug: start messages (?:GET \S+ )?id=(\S+) limit=(\d+) offset=(\d+) order=(\w+)")
 
 
 def own_rows(backend: Any, sid: str) -> list[tuple[str, int]]:
