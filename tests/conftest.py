@@ -111,11 +111,24 @@ def _harness_call(what: str, fn, *args, **kwargs):
     pytest.fail(message, pytrace=False)
 
 
+# pytest's TempPathFactory is not thread-safe: its first getbasetemp() creates the numbered
+# base directory, and two threads racing there make two of them (then mktemp raises "not a
+# normalized and relative path"). The base is made on the main thread before any pool starts,
+# and the pools' mktemp calls are serialised.
+_MKTEMP_LOCK = threading.Lock()
+
+
+def _mktemp(factory: pytest.TempPathFactory, name: str) -> Path:
+    with _MKTEMP_LOCK:
+        return factory.mktemp(name)
+
+
 class _Templates:
     """Each backend seeded once per session into a template home, all backends at once (in
     the background) as soon as the first one is asked for."""
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        tmp_path_factory.getbasetemp()  # on the main thread, before any worker asks (see _mktemp)
         self._factory = tmp_path_factory
         self._pool = ThreadPoolExecutor(max_workers=len(BACKEND_NAMES), thread_name_prefix="seed")
         self._futures: dict[str, Future[Path]] = {}
@@ -125,10 +138,10 @@ class _Templates:
         with self._lock:
             if not self._futures:
                 for backend_name in BACKEND_NAMES:
-                    home = self._factory.mktemp(f"template-{backend_name}")
+                    home = _mktemp(self._factory, f"template-{backend_name}")
                     self._futures[backend_name] = self._pool.submit(_seed_into, backend_name, home)
             if name not in self._futures:  # a test asked for a backend outside the selection
-                home = self._factory.mktemp(f"template-{name}")
+                home = _mktemp(self._factory, f"template-{name}")
                 self._futures[name] = self._pool.submit(_seed_into, name, home)
             return self._futures[name]
 
@@ -172,6 +185,7 @@ class _Servers:
     done; all are stopped at session end."""
 
     def __init__(self, templates: _Templates, tmp_path_factory: pytest.TempPathFactory) -> None:
+        tmp_path_factory.getbasetemp()
         self._templates = templates
         self._factory = tmp_path_factory
         self._pool = ThreadPoolExecutor(max_workers=2 * len(BACKEND_NAMES), thread_name_prefix="start")
@@ -179,7 +193,7 @@ class _Servers:
         self._lock = threading.Lock()
 
     def _start(self, name: str, gated: bool) -> Any:
-        home = self._templates.copy(name, self._factory.mktemp(f"{name}-{'gated' if gated else 'token'}"))
+        home = self._templates.copy(name, _mktemp(self._factory, f"{name}-{'gated' if gated else 'token'}"))
         return backend_harness.start(name, home, secrets.token_urlsafe(32), gated=gated)
 
     def get(self, name: str, *, gated: bool) -> Any:
