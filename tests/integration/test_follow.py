@@ -188,7 +188,7 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
         }
         assert {k[0] for k in keys(events)} == {c1["root"]}
         # Not seen ending: 9 without --exit-status too, never 0.
-        plain = hermes_task(backend, "follow", c1["root"], "--json", "--interval", "0.5")
+        plain = hermes_task(backend, "follow", c1["root"], "--no-store", "--json", "--interval", "0.5")
         assert plain.code == 9, plain.stderr
 
 
