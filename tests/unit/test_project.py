@@ -120,3 +120,30 @@ def test_archived_rows_are_marked_and_unknown_roles_pass_through() -> None:
     tool = project(msg(role="tool", content="output", tool_call_id="call_1", tool_name="terminal"))
     assert tool is not None
     assert not counts_as_text(tool)
+
+
+def test_a_row_flagged_compressed_summary_is_compaction_boilerplate_whatever_its_text() -> None:
+    flagged = project(msg(role="user", content="Earlier turns, summarised.", _compressed_summary=True))
+    assert flagged is not None
+    assert flagged.kind == "compaction_summary"
+    assert not counts_as_text(flagged)
+    for value in (False, "true", 1, None):
+        plain = project(msg(role="user", content="Earlier turns, summarised.", _compressed_summary=value))
+        assert plain is not None
+        assert plain.kind is None
+        assert counts_as_text(plain)
+    typed = project(msg(role="user", content="x", display_kind="steer", _compressed_summary=True))
+    assert typed is not None
+    assert typed.kind == "steer"
+    restated = "[STILL IN PROGRESS — restated after the compaction boundary] Count TODO markers"
+    shown = project(
+        msg(
+            role="user",
+            content="[CONTEXT COMPACTION — REFERENCE ONLY] x",
+            display_content=restated,
+            _compressed_summary=True,
+        )
+    )
+    assert shown is not None
+    assert shown.text == restated
+    assert shown.kind is None  # the server's projection is what is displayed (iot)

@@ -135,6 +135,15 @@ def is_hidden(msg: WireMessage) -> bool:
     return msg.display_kind in HIDDEN_KINDS
 
 
+def _flagged_kind(msg: WireMessage) -> str | None:
+    """A row the backend flags as a compression's summary (`_compressed_summary: true`) is
+    compaction boilerplate whatever its text begins with, unless the server projected it
+    into something else to display (iot shows the restated request: `display_content`)."""
+    if msg.compressed_summary is not True or "display_content" in msg.sent_keys:
+        return None
+    return "compaction_summary"
+
+
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
     if is_hidden(msg):
@@ -158,7 +167,7 @@ def project(msg: WireMessage) -> Row | None:
         tool_name=msg.tool_name,
         timestamp=float(timestamp) if timestamp is not None else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
-        kind=msg.display_kind or recognised_kind(msg.role, text),
+        kind=msg.display_kind or _flagged_kind(msg) or recognised_kind(msg.role, text),
     )
 
 

@@ -230,6 +230,8 @@ class WireMessage:
     display_commentary: JSON = None
     display_metadata: JSON = None
     message_uid: str | None = None
+    # Hermes flags the summary row a compression writes (0.19 store; iot on the wire).
+    compressed_summary: JSON = field(default=None, metadata={"key": "_compressed_summary"})
     sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @classmethod
