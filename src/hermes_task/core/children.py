@@ -1,6 +1,6 @@
 """Which store row is a task's child, or a segment's continuation (pure; the store only proposes).
 
-Rules (`../shared/backend.md` §4, §7, §9; issue 13):
+Rules (docs/identity.md, "The local store"):
 
 - A delegated child of segment P is a store row with `parent_session_id == P` whose model
   config's `_delegate_from` is P. A compression continuation of segment X is a row with

@@ -1,6 +1,6 @@
 """The delegated tasks of one conversation, recovered from its transcript rows (pure).
 
-Rules (seed "Identity and reopen"; backend.md §4 and §7):
+Rules:
 
 - Only `delegate_task` spawn calls count (an omitted or empty `action` means spawn; `list`,
   `steer`, `stop` and any other action are excluded), with their known results: the top-level

@@ -1,6 +1,6 @@
 """Row projection: what one stored transcript row displays (pure).
 
-Rules (seed "Rendering and verification"): server-hidden rows are absent; `display_content`
+Rules: server-hidden rows are absent; `display_content`
 and `display_reasoning` are authoritative whenever present, even empty or null;
 `display_commentary` is public prose, even on an empty-content row, and is never recovered
 from raw `codex_message_items`; without projected reasoning, readable text/summary fields of

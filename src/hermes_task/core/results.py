@@ -1,6 +1,6 @@
 """What a parent's result rows say about one delegated task's outcome (pure, sanitised).
 
-Two sources (backend.md §4): a synchronous `delegate_task` result entry (`summary`,
+Two sources: a synchronous `delegate_task` result entry (`summary`,
 `duration_seconds`, `exit_reason`, `api_calls`, `model`, `tokens`, `tool_trace`, `error`), and
 the model-facing text of an async completion row (a batch block's header `(status=…,
 api_calls=…, 8.4s)` and body, the single form's `Status: … API calls: … Duration: …s` line and

@@ -5,7 +5,7 @@ The verdict is the parent's word, never a child's ending: every child closes wit
 succeeded. Invariants: `verdict` is `completed` only when there is at least one task and
 every task of the tree is `completed`; any terminal non-`completed` status (failed, error,
 timeout, interrupted, cancelled) makes it `failed` even while siblings still run; otherwise
-`running`. Exit statuses follow contract.md: 0 completed, 8 failed, 9 still running.
+`running`. Exit statuses (docs/exit-codes.md): 0 completed, 8 failed, 9 still running.
 """
 
 from __future__ import annotations

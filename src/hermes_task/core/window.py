@@ -8,11 +8,11 @@ and a merge places new rows beside the rows they share with the window, never by
 ids or comparing content.
 
 Adjacency is evidence, never assumed: two neighbouring keys are known adjacent only when
-one page carried them next to each other (or an older read at offset == coverage ended
-right before the block). Every other neighbour starts a new run (`breaks`). The newest run
+one page carried them next to each other, or an anchored older read re-read the block's
+first row at its end (`core/anchors.py`). Every other neighbour starts a new run (`breaks`). The newest run
 is the *block*; paging coverage counts its unique fetched identities (hidden rows
-included), so the next older offset never double-counts rows appended meanwhile (the seed's
-regression: raw page lengths plus head growth would skip the old tail).
+included), so the next older offset never double-counts rows appended meanwhile (raw page
+lengths plus head growth would skip the old tail).
 
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once

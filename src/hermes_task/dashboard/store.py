@@ -1,6 +1,6 @@
 """The local Hermes state store, read-only: the only module that knows SQLite.
 
-Invariants (issue 13; `../shared/backend.md` §9): the store only *proposes* session ids, which
+Invariants (docs/identity.md, "The local store"): the store only *proposes* session ids, which
 the callers prove over HTTP before anything is shown; no transcript content leaves this
 module except a child's first `user` row, used for goal matching and never displayed.
 

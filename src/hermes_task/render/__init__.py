@@ -1,1 +1,2 @@
-"""Renderers: pure functions from output documents to text (terminal) or JSON."""
+"""Renderers: output documents to terminal text, plain lines or JSON, written to the stream
+they are given (they read nothing and decide nothing)."""
