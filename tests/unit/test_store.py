@@ -283,3 +283,28 @@ def test_settings_store_precedence(tmp_path: Path) -> None:
     cfg.write_text("no_store = 1\n")
     with pytest.raises(settings.HermesError):
         settings.resolve(env=env)
+
+
+def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_path: Path) -> None:
+    """The import overlaps the first HTTP reads; nothing else imports sqlite3 before a lookup."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from hermes_task.dashboard.store import Store\n"
+        "before = 'sqlite3' in sys.modules\n"
+        "store = Store(Path(sys.argv[1]))\n"
+        "started = store._preload is not None\n"
+        "store.close()\n"
+        "print(before, started, 'sqlite3' in sys.modules, store._preload is None)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "state.db")], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True", "True", "True"]
+    # Already imported (as in this process): no thread.
+    already = Store(tmp_path / "state.db")
+    assert already._preload is None
+    already.close()
