@@ -72,7 +72,7 @@ def test_document_equals_the_standard_library_dump(value: Any) -> None:
         {},
         [],
         Node("empty"),
-        {"n": {1: "int key", None: "null key", True: [Leaf("x", 1.5)]}},  # keys json converts
+        {"n": {2: "int key", None: "null key", True: [Leaf("x", 1.5)]}},  # keys json converts
         [math.inf, -math.inf, math.nan, -0.0, 1e400, 5e-324, 2**64, True, False, None],
         "\u202e\x1b[31m\x7f\x85\ud800😀",
     ],
