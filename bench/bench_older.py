@@ -75,7 +75,8 @@ class Result:
 
     @staticmethod
     def _median(samples: tuple[Sample, ...], field: str) -> float:
-        return statistics.median(getattr(s, field) for s in samples)
+        median: float = statistics.median(getattr(s, field) for s in samples)
+        return median
 
     @property
     def ratio(self) -> float:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import gc
 import importlib
 import io
@@ -120,6 +121,11 @@ def entry(cls: Any) -> Callable[[Any], Any]:
     raise AttributeError(cls)
 
 
+def _from_json(model: Callable[[Any], Any]) -> Callable[[bytes], Any]:
+    """`bytes -> model`: `json.loads` then the hand-written model, as `DashboardClient` does."""
+    return lambda raw: model(json.loads(raw))
+
+
 def decoders(modules: dict[str, ModuleType]) -> dict[str, dict[str, Callable[[bytes], Any]]]:
     """`{implementation: {endpoint: bytes -> model}}`, the way the client would call each."""
     out: dict[str, dict[str, Callable[[bytes], Any]]] = {}
@@ -127,9 +133,9 @@ def decoders(modules: dict[str, ModuleType]) -> dict[str, dict[str, Callable[[by
         mod = modules[key]
         page, detail, hint = entry(mod.MessagesPage), entry(mod.SessionDetail), entry(mod.LatestDescendant)
         out[key] = {
-            "messages": lambda raw, f=page: f(json.loads(raw)),
-            "detail": lambda raw, f=detail: f(json.loads(raw)),
-            "latest-descendant": lambda raw, f=hint: f(json.loads(raw)),
+            "messages": _from_json(page),
+            "detail": _from_json(detail),
+            "latest-descendant": _from_json(hint),
         }
     proto = modules["msgspec"]
     out["msgspec"] = {
@@ -215,7 +221,7 @@ def import_times(paths: dict[str, Path], runs: int) -> dict[str, dict[str, Stats
             )
             return float(proc.stdout)
 
-        out[context] = alternating({key: (lambda key=key: sample(key)) for key in paths}, runs, warmup=2)
+        out[context] = alternating({key: functools.partial(sample, key) for key in paths}, runs, warmup=2)
     return out
 
 
@@ -231,7 +237,7 @@ def decode_times(
     import msgspec
 
     body = json.loads(raw)
-    loops = max(1, 20_000 // json.loads(raw)["pagination"]["returned"])
+    loops: int = max(1, 20_000 // json.loads(raw)["pagination"]["returned"])
     proto = modules["msgspec"]
     work: dict[str, Callable[[], Any]] = {
         "before": lambda: decode["before"]["messages"](raw),
@@ -263,8 +269,12 @@ def lines_of_code(path: Path) -> tuple[int, int]:
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
-            is_text = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            if is_text and isinstance(first.value.value, str) and first.end_lineno is not None:
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+                and first.end_lineno is not None
+            ):
                 docstrings.update(range(first.lineno, first.end_lineno + 1))
     code: set[int] = set()
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}

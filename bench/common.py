@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +75,7 @@ def timed(cmd: Sequence[str], env: dict[str, str], *, expect: int = 0) -> float:
 
 
 def interleaved(
-    commands: dict[str, Sequence[str]], env: dict[str, str], runs: int, warmup: int = 2
+    commands: Mapping[str, Sequence[str]], env: dict[str, str], runs: int, warmup: int = 2
 ) -> dict[str, Stats]:
     """Run every command `runs` times, alternating between them (ABBA...), after `warmup`
     untimed rounds; returns the timings per name."""

@@ -25,7 +25,12 @@ def segment(client: httpx.Client, sid: str, contract: str, debug: bool) -> list[
     pages: list[list[object]] = []
     offset = 0
     while True:
-        params = {"limit": LIMIT, "offset": offset, "order": "latest", "inline_images": "false"}
+        params: dict[str, str | int] = {
+            "limit": LIMIT,
+            "offset": offset,
+            "order": "latest",
+            "inline_images": "false",
+        }
         params["include_compacted"] = "true"
         if debug:
             sys.stderr.write(f"debug: start messages id={sid} offset={offset} limit={LIMIT}\n")

@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         base_url=url, headers=headers, timeout=30.0, follow_redirects=False, trust_env=False
     ) as client:
         while True:
-            params = {
+            params: dict[str, str | int] = {
                 "limit": LIMIT,
                 "offset": offset,
                 "order": "latest",

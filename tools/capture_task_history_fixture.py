@@ -32,6 +32,7 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 TOOLS_DIR = Path(__file__).resolve().parent
 SEED_SCRIPT = TOOLS_DIR / "seed_backend.py"
@@ -56,7 +57,7 @@ UNKNOWN_ID = "20000101_000000_000000"
 TIMELINE_ROUTE = "/api/sessions/{session_id}/timeline"
 
 
-def _backend(name: str | None) -> dict:
+def _backend(name: str | None) -> dict[str, Any]:
     """The backend this interpreter serves: *name* from ``tools/backend_harness.py``'s table
     (checked against the installed distribution), else looked up by the installed one."""
     import backend_harness  # standard library only; tools/ is this script's directory
@@ -82,7 +83,7 @@ def _backend(name: str | None) -> dict:
     raise SystemExit("capture: run this with a backend interpreter (a Hermes dashboard package installed)")
 
 
-def _scratch_environment(home: Path, token: str, backend: dict) -> dict[str, str]:
+def _scratch_environment(home: Path, token: str, backend: dict[str, Any]) -> dict[str, str]:
     """Point every Hermes/XDG location at *home*; return the env for the seeding subprocess."""
     for key in [k for k in os.environ if k.startswith("HERMES_") or k == "PYTHONPATH"]:
         del os.environ[key]
@@ -109,11 +110,11 @@ def _scratch_environment(home: Path, token: str, backend: dict) -> dict[str, str
         import builtins
         import pathlib
 
-        builtins.Path = pathlib.Path
+        builtins.Path = pathlib.Path  # type: ignore[attr-defined]  # deliberate: the shim above, in-process
     return env
 
 
-def _seed(home: Path, env: dict[str, str], name: str) -> dict:
+def _seed(home: Path, env: dict[str, str], name: str) -> dict[str, Any]:
     out = home / "manifest.json"
     proc = subprocess.run(
         [sys.executable, str(SEED_SCRIPT), "seed", "--out", str(out), "--name", name],
@@ -125,7 +126,8 @@ def _seed(home: Path, env: dict[str, str], name: str) -> dict:
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr.decode("utf-8", "replace"))
         raise SystemExit(f"capture: seeding failed (exit {proc.returncode})")
-    return json.loads(out.read_text())
+    manifest: dict[str, Any] = json.loads(out.read_text())
+    return manifest
 
 
 def _unique_prefix(db_path: Path, target: str) -> str:
@@ -142,7 +144,9 @@ def _unique_prefix(db_path: Path, target: str) -> str:
     return target
 
 
-def _requests(manifest: dict, routes: set[str], db_path: Path) -> list[tuple[str, str, dict, str]]:
+def _requests(
+    manifest: dict[str, Any], routes: set[str], db_path: Path
+) -> list[tuple[str, str, dict[str, str], str]]:
     """(name, path, query, auth) for every exchange, in a fixed order."""
     m = manifest
     segments = [
@@ -160,7 +164,7 @@ def _requests(manifest: dict, routes: set[str], db_path: Path) -> list[tuple[str
         ("other.root", m["other"]["root"]),
         ("other.tip", m["other"]["tip"]),
     ]
-    reqs: list[tuple[str, str, dict, str]] = []
+    reqs: list[tuple[str, str, dict[str, str], str]] = []
     for label, sid in segments:
         reqs.append((f"detail:{label}", f"/api/sessions/{sid}", {}, "token"))
         reqs.append((f"messages:{label}", f"/api/sessions/{sid}/messages", dict(PAGE), "token"))
@@ -248,7 +252,7 @@ def capture(out_dir: Path, keep_home: bool = False, name: str | None = None) -> 
             "none": {},
             "wrong": {"X-Hermes-Session-Token": "wrong-" + secrets.token_hex(8)},
         }
-        exchanges = []
+        exchanges: list[dict[str, Any]] = []
         db_path = home / "hermes" / "state.db"
         routes = {getattr(route, "path", "") for route in app.routes}
         for name, path, query, auth in _requests(manifest, routes, db_path):
@@ -278,7 +282,7 @@ def capture(out_dir: Path, keep_home: bool = False, name: str | None = None) -> 
             "manifest": manifest,
             "exchanges": exchanges,
         }
-        target = out_dir / backend["name"] / FIXTURE_NAME
+        target: Path = out_dir / backend["name"] / FIXTURE_NAME
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(fixture, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
@@ -291,7 +295,9 @@ def capture(out_dir: Path, keep_home: bool = False, name: str | None = None) -> 
             shutil.rmtree(home, ignore_errors=True)
 
 
-def _exchange(client, name: str, path: str, query: dict, auth: str, headers: dict) -> dict:
+def _exchange(
+    client: Any, name: str, path: str, query: dict[str, str], auth: str, headers: dict[str, str]
+) -> dict[str, Any]:
     resp = client.get(path, params=query, headers=headers)
     try:
         body = resp.json()

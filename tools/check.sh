@@ -11,7 +11,7 @@ venv="$root/.venv/bin"
 echo "== ruff"
 "$venv/ruff" check .
 "$venv/ruff" format --check .
-echo "== mypy (strict, src/)"
+echo "== mypy (strict: src/ and the tools/ and bench/ files listed in pyproject.toml)"
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
 backends="${HERMES_TASK_BACKENDS:-official,iot}"

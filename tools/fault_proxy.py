@@ -282,7 +282,9 @@ def _reset(handler: BaseHTTPRequestHandler, *, graceful: bool = False) -> None:
     with contextlib.suppress(OSError):
         sock.close()
     handler.close_connection = True
-    handler.wfile = _Discard()  # the server's own flush after the handler must not fail
+    # The server's own flush after the handler must not fail; _Discard has only `closed`,
+    # `write`, `flush` and `close`, not the whole BufferedIOBase interface.
+    handler.wfile = _Discard()  # type: ignore[assignment]  # a write/flush-only sink on purpose
 
 
 class _Discard:

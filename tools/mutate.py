@@ -121,7 +121,8 @@ class _Apply(ast.NodeTransformer):
 
     def visit(self, node: ast.AST) -> ast.AST | None:
         if node is not self.target:
-            return super().visit(node)
+            visited: ast.AST | None = super().visit(node)
+            return visited
         kind = self.what.split(":")[0].split("-")[0]
         if kind == "compare":
             assert isinstance(node, ast.Compare)

@@ -67,8 +67,15 @@ import sys
 import time
 import types
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, TypedDict
+
+# The installed backend's objects (``run_agent.AIAgent`` and the children ``delegate_task``
+# builds): their modules exist only in the backend's venv, so mypy sees them as Any.
+Agent: TypeAlias = Any
+# One message as the package's agents and SessionDB take it (role, content, tool_calls, ...).
+Msg: TypeAlias = dict[str, Any]
 
 MODEL = "study-model"
 DEAD_BASE_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens, connections are refused
@@ -79,7 +86,19 @@ SUMMARY_TEXT = (
 )
 PAD = "\n".join(f"  {i:04d}: scanned line with no marker" for i in range(40))  # ~1.5 kB per tool output
 
-GOALS = {
+
+class _Goals(TypedDict):
+    c1: str
+    c2: str
+    long: str
+    rich: str
+    running: str
+    plain: None
+    other: str
+    c3: str
+
+
+GOALS: _Goals = {
     "c1": "Count TODO markers under src/ and list the files",
     "c2": "Check that the build passes",
     "long": "Summarise every module in the repository, one line each",
@@ -132,18 +151,19 @@ def _guard_network() -> None:
         host = str(address[0])
         return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
 
-    def connect(self, address):
+    def connect(self: Any, address: Any) -> None:
         if not _allowed(address):
             raise OSError(f"seed_backend: network access to {address!r} is blocked")
         return original_connect(self, address)
 
-    def connect_ex(self, address):
+    def connect_ex(self: Any, address: Any) -> int:
         if not _allowed(address):
             raise OSError(f"seed_backend: network access to {address!r} is blocked")
         return original_connect_ex(self, address)
 
-    socket.socket.connect = connect
-    socket.socket.connect_ex = connect_ex
+    # Patching the class is the point: every socket the package opens goes through the guard.
+    socket.socket.connect = connect  # type: ignore[method-assign]  # deliberate monkeypatch
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]  # deliberate monkeypatch
 
 
 def _write_config() -> None:
@@ -164,7 +184,7 @@ def _stub_summariser() -> None:
     import agent.auxiliary_client as auxiliary
     import agent.context_compressor as compressor
 
-    def call_llm(**_kwargs):
+    def call_llm(**_kwargs: Any) -> types.SimpleNamespace:
         message = types.SimpleNamespace(
             content=SUMMARY_TEXT, refusal=None, tool_calls=None, reasoning=None, reasoning_content=None
         )
@@ -173,7 +193,7 @@ def _stub_summariser() -> None:
 
     original = auxiliary.call_llm
 
-    def auxiliary_call_llm(*args, **kwargs):
+    def auxiliary_call_llm(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("task") == "compression":
             return call_llm(**kwargs)
         return original(*args, **kwargs)
@@ -199,7 +219,7 @@ def _version() -> tuple[str, str]:
     raise SystemExit(f"seed_backend: none of {', '.join(KNOWN_DISTS)} is installed here")
 
 
-def _backend_label(name: str | None) -> dict:
+def _backend_label(name: str | None) -> dict[str, Any]:
     """The manifest's ``backend`` block: the harness names the backend (``--name``); otherwise
     the installed distribution is looked up in the harness table (never guessed)."""
     import backend_harness  # standard library only; tools/ is this script's directory
@@ -259,8 +279,8 @@ class Capabilities:
     def __init__(self) -> None:
         import inspect
 
+        import tools.delegate_tool as delegate_tool
         from hermes_state import SessionDB
-        from tools import delegate_tool
 
         # delegate_task builds children through a wrapper that restores the parent's tool
         # globals where the package has one (iot: delegate_tool_results; 0.20: delegate_tool).
@@ -291,13 +311,14 @@ class Capabilities:
         )
         # The note a synchronous fallback run carries, as this version words it.
         notes = _find("tools.delegate_tool_dispatch:_SYNC_FALLBACK_NOTES")
-        self.sync_note = (
+        sync_note: str | None = (
             notes["no_async"]
             if notes
             else _assigned_literal(delegate_tool.delegate_task, '_sync_result["note"]', "background=true")
         )
-        if not self.sync_note:
+        if not sync_note:
             raise SeedError("cannot find how delegate_task words its synchronous-fallback note")
+        self.sync_note: str = sync_note
         # Keys of one synchronous result entry beyond the common ones.
         sources = "".join(
             path.read_text(encoding="utf-8")
@@ -326,7 +347,7 @@ class Capabilities:
         if missing:
             raise SeedError(f"this package lacks what the scenarios need: {', '.join(missing)}")
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """What was found, for the manifest (``seeded_with``)."""
         return {
             "build_child": self.build_child.__module__ + "." + self.build_child.__name__,
@@ -345,7 +366,7 @@ def _call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-def _tool_call(name: str, args: dict, call_id: str | None = None) -> dict:
+def _tool_call(name: str, args: dict[str, Any], call_id: str | None = None) -> Msg:
     return {
         "id": call_id or _call_id(),
         "type": "function",
@@ -353,7 +374,7 @@ def _tool_call(name: str, args: dict, call_id: str | None = None) -> dict:
     }
 
 
-def _tool_round(i: int, label: str, pad: bool = True) -> list[dict]:
+def _tool_round(i: int, label: str, pad: bool = True) -> list[Msg]:
     """One assistant tool call and its result (padded so compaction really shrinks the transcript)."""
     call = _tool_call("terminal", {"command": f"grep -n TODO src/{label}_{i}.py"})
     output = f"src/{label}_{i}.py: {i % 3} TODO marker(s)\n" + (PAD if pad else "")
@@ -379,7 +400,7 @@ class Seeder:
         self._keep: list[Any] = []  # agents stay referenced until the run ends
 
     # ---------------------------------------------------------------- agents
-    def agent(self, platform: str = "cli"):
+    def agent(self, platform: str = "cli") -> Agent:
         from run_agent import AIAgent
 
         ag = AIAgent(
@@ -397,9 +418,11 @@ class Seeder:
         self._keep.append(ag)
         return ag
 
-    def child(self, parent, task_index: int, goal: str, task_count: int, source: str | None = None):
+    def child(
+        self, parent: Agent, task_index: int, goal: str, task_count: int, source: str | None = None
+    ) -> Agent:
         """Build a delegated child exactly the way delegate_task does and create its row."""
-        from tools import delegate_tool
+        import tools.delegate_tool as delegate_tool
 
         build = self.caps.build_child
         cfg = delegate_tool._load_config()
@@ -435,7 +458,7 @@ class Seeder:
         return child
 
     @staticmethod
-    def compact(agent, messages: list[dict], *, in_place: bool) -> list[dict]:
+    def compact(agent: Agent, messages: list[Msg], *, in_place: bool) -> list[Msg]:
         """Run the real compression path; verify it rotated (or compacted in place).
 
         Upstream 0.20 refuses a compaction whose result would not be smaller than its input
@@ -445,6 +468,7 @@ class Seeder:
         (what a small-context model would get) and the compaction is run once more."""
         start = agent.session_id
         agent.compression_in_place = in_place
+        out: list[Msg]
         for attempt in range(2):
             rows_before = len(messages)
             out, _prompt = agent._compress_context(messages, None, force=True)
@@ -453,7 +477,7 @@ class Seeder:
                     return out
             elif agent.session_id != start:
                 return out
-            compressor = getattr(agent, "context_compressor", None)
+            compressor: Any = getattr(agent, "context_compressor", None)
             if attempt or not isinstance(getattr(type(compressor), "tail_token_budget", None), property):
                 break
             compressor.tail_token_budget = 1
@@ -461,28 +485,29 @@ class Seeder:
         raise SeedError(f"{what} of {start} was refused (transcript would not shrink?)")
 
     # ---------------------------------------------------------------- reads
-    def counts(self, session_id: str) -> dict:
+    def counts(self, session_id: str) -> dict[str, int]:
         """Row counts straight from state.db (read-only connection)."""
         con = sqlite3.connect(f"file:{self.db.db_path}?mode=ro", uri=True)
         try:
             q = "SELECT COUNT(*) FROM messages WHERE session_id=? AND {}"
-            active = con.execute(q.format("active=1"), (session_id,)).fetchone()[0]
-            archived = con.execute(q.format("active=0 AND compacted=1"), (session_id,)).fetchone()[0]
+            active: int = con.execute(q.format("active=1"), (session_id,)).fetchone()[0]
+            archived: int = con.execute(q.format("active=0 AND compacted=1"), (session_id,)).fetchone()[0]
         finally:
             con.close()
         return {"active": active, "archived": archived}
 
-    def session(self, session_id: str) -> dict:
-        row = self.db.get_session(session_id)
+    def session(self, session_id: str) -> dict[str, Any]:
+        row: dict[str, Any] | None = self.db.get_session(session_id)
         if row is None:
             raise SeedError(f"session {session_id} not found")
         return row
 
     # ---------------------------------------------------------------- rows
-    def append(self, session_id: str, role: str, content: Any = None, **kw) -> int:
-        return self.db.append_message(session_id=session_id, role=role, content=content, **kw)
+    def append(self, session_id: str, role: str, content: Any = None, **kw: Any) -> int:
+        row_id: int = self.db.append_message(session_id=session_id, role=role, content=content, **kw)
+        return row_id
 
-    def append_dict(self, session_id: str, msg: dict) -> int:
+    def append_dict(self, session_id: str, msg: Msg) -> int:
         kw = {
             k: msg[k]
             for k in (
@@ -505,7 +530,9 @@ class Seeder:
 # --------------------------------------------------------------------------- payloads
 
 
-def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, children: list) -> dict:
+def _dispatched_payload(
+    seeder: Seeder, goals: list[str], deleg_id: str, children: list[Agent]
+) -> dict[str, Any]:
     """The tool result of a background delegate_task call, as each version builds it."""
     build = seeder.caps.dispatched_payload
     if build is not None:
@@ -518,7 +545,8 @@ def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, childre
             live_paths=[],
             group=None,
         )
-        return build(batch, [(batch, deleg_id)])
+        built_payload: dict[str, Any] = build(batch, [(batch, deleg_id)])
+        return built_payload
     # hermes-agent 0.18/0.19 and upstream 0.20 build this dict inline in
     # tools/delegate_tool.py::delegate_task; 0.20 adds the children's ids and a control hint.
     n = len(goals)
@@ -549,7 +577,7 @@ def _dispatched_payload(seeder: Seeder, goals: list[str], deleg_id: str, childre
 
 def _result_entry(
     seeder: Seeder, task_index: int, status: str, summary: str, api_calls: int, duration: float
-) -> dict:
+) -> dict[str, Any]:
     """One entry of a synchronous ``{"results": [...]}`` payload (shape per version)."""
     entry: dict[str, Any] = {
         "task_index": task_index,
@@ -583,7 +611,7 @@ def _sync_note(seeder: Seeder) -> str:
     return seeder.caps.sync_note
 
 
-def _completion_row(seeder: Seeder, event: dict) -> dict:
+def _completion_row(seeder: Seeder, event: dict[str, Any]) -> Msg:
     """The parent's user row written when a background unit finishes."""
     row = {"role": "user", "content": seeder.caps.format_completion(event)}
     if seeder.caps.completion_metadata is not None:
@@ -595,25 +623,26 @@ def _completion_row(seeder: Seeder, event: dict) -> dict:
 def _new_delegation_id() -> str:
     from tools.async_delegation import _new_delegation_id as new_id
 
-    return new_id()
+    delegation_id: str = new_id()
+    return delegation_id
 
 
 # --------------------------------------------------------------------------- scenarios
 
 
-def _assistant_call(args: dict) -> tuple[dict, str]:
+def _assistant_call(args: dict[str, Any]) -> tuple[Msg, str]:
     call = _tool_call("delegate_task", args)
     return {"role": "assistant", "content": "", "tool_calls": [call], "finish_reason": "tool_calls"}, call[
         "id"
     ]
 
 
-def _tool_result(call_id: str, payload: Any) -> dict:
+def _tool_result(call_id: str, payload: Any) -> Msg:
     content = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
     return {"role": "tool", "tool_call_id": call_id, "tool_name": "delegate_task", "content": content}
 
 
-def seed(out: Path, name: str | None = None) -> dict:
+def seed(out: Path, name: str | None = None) -> dict[str, Any]:
     label = _backend_label(name)
     s = Seeder()
     print(f"seed_backend: {label['name']} capabilities {json.dumps(s.caps.summary())}", file=sys.stderr)
@@ -622,9 +651,9 @@ def seed(out: Path, name: str | None = None) -> dict:
     parent = s.agent("cli")
     P = parent.session_id
     manifest["parent"] = P
-    expected: list[dict] = []
+    expected: list[dict[str, Any]] = []
 
-    def p(msg: dict) -> int:
+    def p(msg: Msg) -> int:
         return s.append_dict(P, msg)
 
     # ---- synchronous delegate_task: long (completed) and rich (failed) -------------------
@@ -791,7 +820,13 @@ def seed(out: Path, name: str | None = None) -> dict:
 
 
 def _control_calls(
-    s: Seeder, parent, p, children: list, steer_sid: str, stop_sid: str, steer_text: str
+    s: Seeder,
+    parent: Agent,
+    p: Callable[[Msg], int],
+    children: list[tuple[Agent, str]],
+    steer_sid: str | None,
+    stop_sid: str | None,
+    steer_text: str,
 ) -> None:
     """delegate_task(action=list|steer|stop) through the package's real control plane."""
     _handle_control_action = s.caps.control_action
@@ -823,17 +858,17 @@ def _control_calls(
         p(_tool_result(call_id, ack))
 
 
-def _finish(s: Seeder, agent, messages: list[dict], answer: str, *, close: bool = True) -> None:
+def _finish(s: Seeder, agent: Agent, messages: list[Msg], answer: str, *, close: bool = True) -> None:
     messages.append({"role": "assistant", "content": answer, "finish_reason": "stop"})
     agent._flush_messages_to_session_db(messages)
     if close:
         agent.close()
 
 
-def _seed_c1(s: Seeder, child, manifest: dict, steer_text: str) -> None:
+def _seed_c1(s: Seeder, child: Agent, manifest: dict[str, Any], steer_text: str) -> None:
     """Delegated child rotated twice: root -> mid -> tip, tip ended agent_close."""
     root = child.session_id
-    msgs = [{"role": "user", "content": GOALS["c1"]}]
+    msgs: list[Msg] = [{"role": "user", "content": GOALS["c1"]}]
     for i in range(4):
         msgs += _tool_round(i, "c1root")
     child._flush_messages_to_session_db(msgs)
@@ -893,10 +928,10 @@ def _seed_c1(s: Seeder, child, manifest: dict, steer_text: str) -> None:
     }
 
 
-def _seed_c2(s: Seeder, child, manifest: dict) -> None:
+def _seed_c2(s: Seeder, child: Agent, manifest: dict[str, Any]) -> None:
     """``tool``-source child: compacted in place, then rotated once, tip ended."""
     root = child.session_id
-    msgs = [{"role": "user", "content": GOALS["c2"]}]
+    msgs: list[Msg] = [{"role": "user", "content": GOALS["c2"]}]
     for i in range(4):
         msgs += _tool_round(i, "c2build")
     child._flush_messages_to_session_db(msgs)
@@ -926,9 +961,9 @@ def _seed_c2(s: Seeder, child, manifest: dict) -> None:
     }
 
 
-def _seed_long(s: Seeder, child, manifest: dict) -> None:
+def _seed_long(s: Seeder, child: Agent, manifest: dict[str, Any]) -> None:
     """Exactly 241 rows: the goal, a plan, 119 tool rounds, the answer; ended agent_close."""
-    msgs = [
+    msgs: list[Msg] = [
         {"role": "user", "content": GOALS["long"]},
         {"role": "assistant", "content": "Plan: read each module once, then summarise."},
     ]
@@ -950,9 +985,9 @@ def _seed_long(s: Seeder, child, manifest: dict) -> None:
     manifest["long"] = {"id": child.session_id, "goal": GOALS["long"], "rows": rows}
 
 
-def _seed_running(s: Seeder, child, manifest: dict) -> None:
+def _seed_running(s: Seeder, child: Agent, manifest: dict[str, Any]) -> None:
     """A few rows and no end: the task is still running."""
-    msgs = [{"role": "user", "content": GOALS["running"]}]
+    msgs: list[Msg] = [{"role": "user", "content": GOALS["running"]}]
     call = _tool_call("terminal", {"command": "pytest -q -x tests/ --count 3"})
     msgs.append({"role": "assistant", "content": "Starting the first pass.", "tool_calls": [call]})
     msgs.append(
@@ -976,7 +1011,7 @@ def _seed_running(s: Seeder, child, manifest: dict) -> None:
     }
 
 
-def _seed_rich(s: Seeder, child, manifest: dict) -> None:
+def _seed_rich(s: Seeder, child: Agent, manifest: dict[str, Any]) -> None:
     """Rows exercising reasoning, commentary, steer, hidden, multimodal, JSON args and hostile text."""
     sid = child.session_id
     ids: dict[str, int] = {}
@@ -1064,11 +1099,11 @@ def _seed_rich(s: Seeder, child, manifest: dict) -> None:
     }
 
 
-def _seed_plain(s: Seeder, manifest: dict) -> None:
+def _seed_plain(s: Seeder, manifest: dict[str, Any]) -> None:
     """A plain cli chat rotated once: the non-delegated control case."""
     chat = s.agent("cli")
     root = chat.session_id
-    msgs = [{"role": "user", "content": "Please look through the logs for errors."}]
+    msgs: list[Msg] = [{"role": "user", "content": "Please look through the logs for errors."}]
     for i in range(4):
         msgs += _tool_round(i, "logs")
     chat._flush_messages_to_session_db(msgs)
@@ -1083,7 +1118,7 @@ def _seed_plain(s: Seeder, manifest: dict) -> None:
     }
 
 
-def _seed_other(s: Seeder, manifest: dict) -> None:
+def _seed_other(s: Seeder, manifest: dict[str, Any]) -> None:
     """A second parent P2 with its own delegated child rotated once."""
     p2 = s.agent("cli")
     P2 = p2.session_id
@@ -1095,7 +1130,7 @@ def _seed_other(s: Seeder, manifest: dict) -> None:
         P2, _tool_result(call_id, _dispatched_payload(s, [GOALS["other"]], _new_delegation_id(), [child]))
     )
     root = child.session_id
-    msgs = [{"role": "user", "content": GOALS["other"]}]
+    msgs: list[Msg] = [{"role": "user", "content": GOALS["other"]}]
     for i in range(4):
         msgs += _tool_round(i, "docs")
     child._flush_messages_to_session_db(msgs)
@@ -1105,7 +1140,7 @@ def _seed_other(s: Seeder, manifest: dict) -> None:
     manifest["other"] = {"parent": P2, "root": root, "tip": tip, "goal": GOALS["other"]}
 
 
-def _seed_c3(s: Seeder, manifest: dict) -> None:
+def _seed_c3(s: Seeder, manifest: dict[str, Any]) -> None:
     """A third parent P3 with a `tool`-source child rotated twice (root -> mid -> tip); the
     mid segment holds 40 more rows than its handoff carries, so the newest 50 rows of the
     task span tip and mid."""
@@ -1119,7 +1154,7 @@ def _seed_c3(s: Seeder, manifest: dict) -> None:
         P3, _tool_result(call_id, _dispatched_payload(s, [GOALS["c3"]], _new_delegation_id(), [child]))
     )
     root = child.session_id
-    msgs = [{"role": "user", "content": GOALS["c3"]}]
+    msgs: list[Msg] = [{"role": "user", "content": GOALS["c3"]}]
     for i in range(4):
         msgs += _tool_round(i, "c3root")
     child._flush_messages_to_session_db(msgs)
@@ -1158,7 +1193,7 @@ def _seed_c3(s: Seeder, manifest: dict) -> None:
 # --------------------------------------------------------------------------- mutations
 
 
-def append_rows(session_id: str, n: int) -> dict:
+def append_rows(session_id: str, n: int) -> dict[str, Any]:
     """Append n rows (assistant tool call / tool result pairs) through SessionDB.append_message."""
     s = Seeder()
     s.session(session_id)
@@ -1184,7 +1219,7 @@ def append_rows(session_id: str, n: int) -> dict:
     return {"session_id": session_id, "rows": s.counts(session_id)["active"]}
 
 
-def end_session(session_id: str, reason: str) -> dict:
+def end_session(session_id: str, reason: str) -> dict[str, Any]:
     s = Seeder()
     s.session(session_id)
     s.db.end_session(session_id, reason)
@@ -1192,7 +1227,7 @@ def end_session(session_id: str, reason: str) -> dict:
     return {"session_id": session_id, "end_reason": row["end_reason"], "ended_at": row["ended_at"]}
 
 
-def rotate_session(session_id: str, before: int, after: int) -> dict:
+def rotate_session(session_id: str, before: int, after: int) -> dict[str, Any]:
     """Append `before` rows to `session_id`, then rotate it the way 0.19.0's rotation does
     (end_session(old, 'compression') -> create_session(new, parent=old) with the same source
     and model_config), then append `after` rows to the new segment; all in one process, so
@@ -1216,7 +1251,7 @@ def rotate_session(session_id: str, before: int, after: int) -> dict:
     return {"old": session_id, "new": new, "old_rows": s.counts(session_id)["active"], "new_rows": rows}
 
 
-def watch_parent(goals: list[str]) -> dict:
+def watch_parent(goals: list[str]) -> dict[str, Any]:
     """A fresh parent chat that dispatched *goals* as one background unit (children built the
     way delegate_task builds them); nothing has completed yet (for ``recover --watch``)."""
     s = Seeder()
@@ -1241,7 +1276,7 @@ def watch_parent(goals: list[str]) -> dict:
 
 def complete_unit(
     parent: str, deleg: str, goals: list[str], statuses: list[str], dispatched_at: float
-) -> dict:
+) -> dict[str, Any]:
     """The parent's completion row for background unit *deleg*, written by the package's own
     formatter (``[ASYNC DELEGATION BATCH COMPLETE — …]``; iot adds display metadata)."""
     s = Seeder()
@@ -1267,7 +1302,7 @@ def complete_unit(
     return {"parent": parent, "rows": s.counts(parent)["active"]}
 
 
-def seed_demo(out: Path, watch_goals: list[str]) -> dict:
+def seed_demo(out: Path, watch_goals: list[str]) -> dict[str, Any]:
     """The demo's home in one process (tools/demo.py): a parent chat whose background unit ran
     two tasks (c1 rotated twice, c2 compacted then rotated; completion row written), and a
     second parent whose unit of *watch_goals* is still running (``watch_parent``)."""
@@ -1327,9 +1362,11 @@ STORE_GOALS = {
 }
 
 
-def _store_child(s: Seeder, parent, goal: str, *, source: str | None = None, close: bool = True):
+def _store_child(
+    s: Seeder, parent: Agent, goal: str, *, source: str | None = None, close: bool = True
+) -> tuple[Agent, list[Msg]]:
     child = s.child(parent, 0, goal, 1, source=source)
-    msgs = [{"role": "user", "content": goal}]
+    msgs: list[Msg] = [{"role": "user", "content": goal}]
     msgs += _tool_round(0, "store", pad=False)
     if close:
         _finish(s, child, msgs, f"Done: {goal.lower()}.")
@@ -1338,7 +1375,7 @@ def _store_child(s: Seeder, parent, goal: str, *, source: str | None = None, clo
     return child, msgs
 
 
-def _bg_call(s: Seeder, parent, goal: str, **kw: Any):
+def _bg_call(s: Seeder, parent: Agent, goal: str, **kw: Any) -> tuple[str, Agent, list[Msg]]:
     """A background delegate_task call, its child (started after the call row) and result."""
     call, call_id = _assistant_call({"tasks": [{"goal": goal}]})
     s.append_dict(parent.session_id, call)
@@ -1348,7 +1385,7 @@ def _bg_call(s: Seeder, parent, goal: str, **kw: Any):
     return call_id, child, msgs
 
 
-def _seed_store_cases(s: Seeder, manifest: dict) -> None:
+def _seed_store_cases(s: Seeder, manifest: dict[str, Any]) -> None:
     """P3: two tasks with the same goal, a synchronous task without a child after a background
     task with its goal, an orchestrator child with its own delegated task, a tool-source child
     rotated twice, and a running child (rotated later by the ``rotate`` command)."""
@@ -1402,7 +1439,7 @@ def _seed_store_cases(s: Seeder, manifest: dict) -> None:
         ),
     )
     segments = [tool_child.session_id]
-    msgs = [{"role": "user", "content": STORE_GOALS["tool2"]}]
+    msgs: list[Msg] = [{"role": "user", "content": STORE_GOALS["tool2"]}]
     for label in ("idx1", "idx2"):
         for i in range(4):
             msgs += _tool_round(i, label)
@@ -1425,7 +1462,7 @@ def _seed_store_cases(s: Seeder, manifest: dict) -> None:
     }  # fmt: skip
 
 
-def rotate(session_id: str, rows: int) -> dict:
+def rotate(session_id: str, rows: int) -> dict[str, Any]:
     """Rotate a running delegated child through the real compression path
     (``AIAgent._compress_context`` with ``compression_in_place=False``), then append ``rows``
     rows to the new segment and end it ``agent_close``. Returns the new segment's id."""
