@@ -457,10 +457,12 @@ def schema_comparison() -> list[str]:
     import jsonschema
     import msgspec
 
-    from hermes_task import model, schemas
+    from hermes_task.core import documents as model
+    from hermes_task.core.documents import TranscriptDoc
+    from hermes_task.render import schemas
 
     ours = schemas.schema("transcript")
-    theirs = msgspec.json.schema(model.TranscriptDoc)
+    theirs = msgspec.json.schema(TranscriptDoc)
     ours_defs = dict(ours.get("$defs", {}))
     ours_defs["TranscriptDoc"] = {k: v for k, v in ours.items() if k not in ("$defs", "$schema", "$id")}
     theirs_defs = theirs["$defs"]
