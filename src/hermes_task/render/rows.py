@@ -9,9 +9,6 @@ notices shrink to one dim line; user and assistant prose is never cut.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
-
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
@@ -19,6 +16,9 @@ from rich.text import Text
 from hermes_task.core.documents import Row
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, tool_text
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.render.plain_rows import BOILERPLATE_LABELS, Style, when
+
+__all__ = ["Style", "quiet_line", "row_renderable", "when"]
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -27,34 +27,6 @@ ROLE_STYLES = {
     "tool": "bold yellow",
     "system": "bold magenta",
 }
-BOILERPLATE_LABELS = {
-    "compaction_summary": "compaction summary",
-    "continuation_prompt": "continuation prompt",
-}
-
-
-@dataclass(frozen=True)
-class Style:
-    """How rows are drawn: Markdown prose (a TTY), reasoning expanded, everything in full,
-    times in UTC instead of local time with its offset."""
-
-    markdown: bool = False
-    reasoning: bool = False
-    full: bool = False
-    utc: bool = False
-
-
-def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z."""
-    if timestamp is None:
-        return ""
-    try:
-        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-        if utc:
-            return moment.strftime("%Y-%m-%d %H:%M:%SZ")
-        return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
-    except (OverflowError, OSError, ValueError):
-        return ""
 
 
 def _prose(text: str, markdown: bool) -> RenderableType:

@@ -21,6 +21,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
+from hermes_task.render.plain_rows import footer_text, goal_text, segment_text
 from hermes_task.render.rows import Style, row_renderable
 
 STATUS_STYLES = {
@@ -37,29 +38,12 @@ STATUS_STYLES = {
 
 def goal_line(doc: TranscriptDoc, width: int) -> Text | None:
     """The task's goal on one line, cut to `width`."""
-    goal = doc.task.goal
-    if not goal:
-        return None
-    text = " ".join(clean_line(goal).split())
-    room = max(10, width - len("goal: "))
-    if len(text) > room:
-        text = text[: room - 1] + "…"
-    line = Text("goal: ", style="bold")
-    line.append(text, style="bold")
-    return line
+    goal = goal_text(doc, width)
+    return None if goal is None else Text(goal, style="bold")
 
 
 def segment_line(sid: str, previous: str | None, reason: str | None) -> Text:
-    why = (
-        f"previous segment {clean_line(previous)} ended: {clean_line(reason or 'unknown')}"
-        if previous
-        else ""
-    )
-    line = Text(f"── segment {clean_line(sid)}", style="dim")
-    if why:
-        line.append(f" · {why}")
-    line.append(" ──")
-    return line
+    return Text(segment_text(sid, previous, reason), style="dim")
 
 
 def transcript(
@@ -93,16 +77,7 @@ def transcript(
 
 
 def footer(doc: TranscriptDoc) -> Text:
-    task = doc.task
-    state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
-    text = Text(style="dim")
-    text.append(f"task {clean_line(task.root_id)} · {clean_line(state)}")
-    if len(task.lineage) > 1:
-        text.append(f" · {len(task.lineage)} segments, tip {clean_line(task.tip_id)}")
-    text.append(f" · {len(doc.rows)} rows shown")
-    if doc.coverage.has_older:
-        text.append(f" · older rows exist: hermes-task older {clean_line(task.root_id)}")
-    return text
+    return Text(footer_text(doc), style="dim")
 
 
 def rows(
