@@ -5,7 +5,9 @@ hostile text (hypothesis)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
+import time
 from typing import Any
 
 import pytest
@@ -19,7 +21,8 @@ from typer.testing import CliRunner
 from hermes_task.cli import app
 from hermes_task.cli import output as output_module
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
-from hermes_task.render import terminal
+from hermes_task.core.readable import cut
+from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
 from tests.replay import BASE_URL, TOKEN, Replay
 
@@ -240,3 +243,61 @@ def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch
     chunks = list(transcript_chunks(doc, Style(), 100, batch=10))
     assert len(chunks) >= len(doc.rows) // 10 + 2  # goal, every batch, footer
     assert "".join(chunks) == rich_transcript(doc)
+
+
+def reference_when(timestamp: float, utc: bool) -> str:
+    """What `when` printed before it cached minutes: strftime of every time."""
+    try:
+        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+        if utc:
+            return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+        return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+@pytest.mark.parametrize(
+    "zone", ["UTC", "Europe/Paris", "Asia/Kolkata", "America/St_Johns", "Africa/Monrovia"]
+)
+def test_times_print_as_strftime_prints_them(zone: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    plain_rows._MINUTES[False].clear()
+    try:
+        check_times()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+        plain_rows._MINUTES[False].clear()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    stamp=st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.floats(-3e9, 5e9),
+        st.integers(-(10**6), 4 * 10**9).map(float),
+        st.integers(0, 4 * 10**9).map(lambda s: s + 0.9999995),  # rounds up to the next second
+        st.sampled_from([1711846799.5, 1711846800.0, 1729990799.9999996, -1e-7, 0.9999996, 1e300]),
+    ),
+    utc=st.booleans(),
+)
+def check_times(stamp: float, utc: bool) -> None:
+    assert plain_rows.when(stamp, utc=utc) == reference_when(stamp, utc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(["a", "\n", "x" * 150, "é"]), max_size=40).map("".join))
+def test_the_short_cut_keeps_what_the_long_cut_keeps(text: str) -> None:
+    lines, chars = 12, 2000
+    kept, size, short, all_lines = [], 0, False, text.split("\n")
+    for line in all_lines[:lines]:  # core/readable.py `cut` without its shortcut
+        if kept and size + len(line) > chars:
+            break
+        if len(line) > chars:
+            line, short = line[:chars], True
+        kept.append(line)
+        size += len(line) + 1
+        if short:
+            break
+    assert cut(text) == ("\n".join(kept), len(all_lines) - len(kept), short)

@@ -97,6 +97,8 @@ def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> tuple[s
     """The first `lines` lines of `text` within about `chars` characters (whole lines; a
     first line longer than that is cut at `chars`), how many lines were left out, and
     whether a line was cut short."""
+    if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
+        return text, 0, False
     all_lines = text.split("\n")
     kept: list[str] = []
     size = 0

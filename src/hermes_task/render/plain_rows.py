@@ -14,6 +14,7 @@ holds a tab.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -40,9 +41,52 @@ class Style:
 
 
 def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z."""
+    """Local time with its UTC offset (as journalctl), or UTC with a Z: what `strftime` prints
+    for `datetime.fromtimestamp(timestamp)`, the date, hour, minute and offset formatted once
+    per minute (`_minute`) and the second added here."""
     if timestamp is None:
         return ""
+    if 0.0 <= timestamp < 1e11 and timestamp - int(timestamp) < 0.9999994:
+        second = int(timestamp)  # no rounding up to the next second
+    else:
+        try:
+            frac, whole = math.modf(timestamp)  # datetime.fromtimestamp's rounding (half even)
+            micro = round(frac * 1e6)
+            second = int(whole) + (1 if micro >= 1_000_000 else -1 if micro < 0 else 0)
+        except (OverflowError, ValueError):  # inf, nan
+            return ""
+    minutes = _MINUTES[utc]
+    parts = minutes.get(second // 60)
+    if parts is None:
+        if len(minutes) > 4096:
+            minutes.clear()
+        parts = minutes[second // 60] = _minute(second // 60, utc)
+    if not parts:
+        return _strftime(timestamp, utc)
+    return f"{parts[0]}{second % 60:02d}{parts[1]}"
+
+
+_MINUTES: dict[bool, dict[int, tuple[str, str] | tuple[()]]] = {False: {}, True: {}}
+
+
+def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
+    """The text before and after the seconds for every second of `minute` (minutes since the
+    epoch), or () when the offset changes within it or is not whole minutes (then each time
+    is formatted on its own)."""
+    try:
+        start = dt.datetime.fromtimestamp(minute * 60, tz=dt.UTC)
+        if utc:
+            return (start.strftime("%Y-%m-%d %H:%M:"), "Z")
+        local = start.astimezone()
+        end = dt.datetime.fromtimestamp(minute * 60 + 59, tz=dt.UTC).astimezone()
+    except (OverflowError, OSError, ValueError):
+        return ()
+    if local.utcoffset() != end.utcoffset() or local.second != 0 or local.microsecond != 0:
+        return ()
+    return (local.strftime("%Y-%m-%d %H:%M:"), local.strftime(" %z"))
+
+
+def _strftime(timestamp: float, utc: bool) -> str:
     try:
         moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
         if utc:
@@ -55,20 +99,16 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
 def header_text(row: Row, style: Style) -> str:
     """The header line: marker, role, kind, tool, call id, row id, time, archived."""
     role = "assistant" if row.role == "agent" else row.role
-    parts = ["▌ ", clean_line(role)]
+    head = f"▌ {clean_line(role)}"
     if row.kind:
-        parts.append(f" [{clean_line(row.kind)}]")
-    if row.role == "tool" and row.tool_name:
-        parts.append(f" {clean_line(row.tool_name)}")
+        head += f" [{clean_line(row.kind)}]"
+    if row.tool_name and row.role == "tool":
+        head += f" {clean_line(row.tool_name)}"
     if row.tool_call_id:
-        parts.append(f" ({clean_line(row.tool_call_id)})")
-    parts.append(f"  #{row.id}")
+        head += f" ({clean_line(row.tool_call_id)})"
     stamp = when(row.timestamp, utc=style.utc)
-    if stamp:
-        parts.append(f"  {stamp}")
-    if row.archived:
-        parts.append("  archived")
-    return "".join(parts)
+    head = f"{head}  #{row.id}  {stamp}" if stamp else f"{head}  #{row.id}"
+    return head + "  archived" if row.archived else head
 
 
 def quiet_text(row: Row, style: Style) -> str | None:
@@ -147,19 +187,22 @@ def expand_tabs(line: str) -> str:
 
 def row_text(row: Row, style: Style) -> str:
     """One row as printed without a terminal, without its final newline."""
-    quiet = quiet_text(row, style)
-    if quiet is not None:
-        return quiet
-    body = reasoning_parts(row, style)
-    body.extend(clean(note) for note in row.commentary)
+    if row.kind and not style.full and (row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS):
+        return quiet_text(row, style) or ""
+    body = reasoning_parts(row, style) if row.reasoning else []
+    for note in row.commentary:
+        body.append(clean(note))
     if row.text and row.role == "tool":
-        body.extend(text for text, _ in tool_parts(row.text, style))
+        for text, _ in tool_parts(row.text, style):
+            body.append(text)
     elif row.text:
         body.append(clean(row.text))
-    body.extend(call_text(c.name, c.id, c.arguments) for c in row.tool_calls)
-    if not body:
-        body.append("(empty)")
-    text = header_text(row, style) + "\n  " + "\n".join(body).replace("\n", "\n  ")
+    for call in row.tool_calls:
+        body.append(call_text(call.name, call.id, call.arguments))
+    joined = "\n".join(body) if body else "(empty)"
+    if "\n" in joined:
+        joined = joined.replace("\n", "\n  ")
+    text = f"{header_text(row, style)}\n  {joined}"
     if "\t" in text:
         text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
     return text
