@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from hermes_task.core.documents import Row
-from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, tool_text
+from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, looks_like_markdown, tool_text
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.render.plain_rows import BOILERPLATE_LABELS, Style, when
 
@@ -31,7 +31,7 @@ ROLE_STYLES = {
 
 def _prose(text: str, markdown: bool) -> RenderableType:
     safe = clean(text)
-    if markdown:
+    if markdown and looks_like_markdown(safe):
         from rich.markdown import Markdown
 
         return Markdown(safe, hyperlinks=False)
@@ -131,7 +131,7 @@ def row_renderable(row: Row, style: Style) -> RenderableType:
         body.append(line)
     if not body:
         body.append(Text("(empty)", style="dim italic"))
-    if style.markdown:
+    if style.markdown and not all(isinstance(part, Text) for part in body):
         return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
     # Plain output: whole lines, indented, never cropped or padded (greppable, selectable).
     plain = header.copy()

@@ -61,19 +61,49 @@ def transcript(
     if goal is not None:
         console.print(goal)
         console.print()
+    batch = Batch(console)
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(doc.task.lineage)}
     reasons = {s.id: s.end_reason for s in doc.task.segments}
     newest: str | None = None
     for row in doc.rows:
         if newest is not None and order.get(row.session_id, -1) > order.get(newest, -1):
-            console.print(segment_line(row.session_id, newest, reasons.get(newest)))
-            console.print()
+            batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             newest = row.session_id
-        console.print(row_renderable(row, style))
-        console.print()
+        batch.add(row_renderable(row, style))
+    batch.flush()
     console.print(footer(doc))
+
+
+class Batch:
+    """Renderables each followed by a blank line, as `console.print` draws them one by one,
+    but plain `Text`s joined and printed a few hundred at a time (one print is most of the
+    cost of a short row); anything else is printed on its own, in order."""
+
+    def __init__(self, console: Console, size: int = 200) -> None:
+        self.console = console
+        self.size = size
+        self.text = Text()
+        self.count = 0
+
+    def add(self, item: RenderableType) -> None:
+        if not isinstance(item, Text):
+            self.flush()
+            self.console.print(item)
+            self.console.print()
+            return
+        self.text.append(item)
+        self.text.append("\n\n")
+        self.count += 1
+        if self.count >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.count:
+            self.console.print(self.text, end="")
+            self.text = Text()
+            self.count = 0
 
 
 def footer(doc: TranscriptDoc) -> Text:
@@ -97,14 +127,14 @@ def rows(
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(task.lineage if task else ())}
     reasons = {s.id: s.end_reason for s in task.segments} if task else {}
+    batch = Batch(console)
     for row in items:
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             if newest is not None and task is not None:
-                console.print(segment_line(row.session_id, newest, reasons.get(newest)))
-                console.print()
+                batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
             newest = row.session_id
-        console.print(row_renderable(row, style))
-        console.print()
+        batch.add(row_renderable(row, style))
+    batch.flush()
     return newest
 
 
