@@ -14,6 +14,7 @@ the script, not for the docs).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"{version} · Python {info['python']} · {info['cpu']} · {info['os']} · commit {info['commit']} · "
         f"{info['date']}",
+        "",
+        f"Load average at the start (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+        f"{os.cpu_count()} cores, shared with other work: absolute figures move with it; the ratios are "
+        "measured side by side, alternating runs, in this one run.",
         "",
     ]
     with backends(["official", "iot"]) as servers:
