@@ -47,19 +47,30 @@ def output_transcript(common: Common, doc: Any, **view: bool) -> None:
     from hermes_task.render import terminal
 
     out = console(common)
+    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
     if common.pager is False or not tty:
-        terminal.transcript(out, doc, markdown=tty, **view)  # reasoning, full, utc
+        terminal.transcript(out, doc, markdown=tty, reasoning=reasoning, full=full, utc=utc)
     else:
         from hermes_task.cli import pager
 
-        with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
-            terminal.transcript(out, doc, markdown=True, **view)
-        pager.show(
-            captured.get(),
+        stream = pager.Stream(
             requested=common.pager,
             height=out.size.height,
             env=dict(env.environ),
             write=env.write_stdout,
             encoding=getattr(env.stdout, "encoding", None) or "utf-8",
         )
+
+        def printed() -> None:  # rich's rendering of sanitised text: all the pager sees
+            stream.feed(out.end_capture())
+            out.begin_capture()
+
+        out.begin_capture()
+        try:
+            terminal.transcript(
+                out, doc, markdown=True, reasoning=reasoning, full=full, utc=utc, printed=printed
+            )
+            stream.feed(out.end_capture())
+        finally:
+            stream.close()
     emit_warnings(common, doc.warnings)

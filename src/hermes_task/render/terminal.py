@@ -9,7 +9,7 @@ Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwis
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -54,14 +54,16 @@ def transcript(
     reasoning: bool,
     full: bool = False,
     utc: bool = False,
+    printed: Callable[[], None] | None = None,
 ) -> None:
     """The goal, the rows of a transcript document (one dim line where the task moves to a
-    newer segment), then a one-line footer about coverage."""
+    newer segment), then a one-line footer about coverage; `printed` is called after every
+    200 rows or so (a caller capturing the console passes on what it has so far)."""
     goal = goal_line(doc, console.width)
     if goal is not None:
         console.print(goal)
         console.print()
-    batch = Batch(console)
+    batch = Batch(console, done=printed)
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(doc.task.lineage)}
     reasons = {s.id: s.end_reason for s in doc.task.segments}
@@ -81,23 +83,29 @@ class Batch:
     but plain `Text`s joined and printed a few hundred at a time (one print is most of the
     cost of a short row); anything else is printed on its own, in order."""
 
-    def __init__(self, console: Console, size: int = 200) -> None:
+    def __init__(self, console: Console, size: int = 200, done: Callable[[], None] | None = None) -> None:
         self.console = console
         self.size = size
+        self.done = done  # called every `size` items, after they are printed
         self.text = Text()
         self.count = 0
+        self.items = 0
 
     def add(self, item: RenderableType) -> None:
+        self.items += 1
         if not isinstance(item, Text):
             self.flush()
             self.console.print(item)
             self.console.print()
-            return
-        self.text.append(item)
-        self.text.append("\n\n")
-        self.count += 1
-        if self.count >= self.size:
+        else:
+            self.text.append(item)
+            self.text.append("\n\n")
+            self.count += 1
+        if self.items >= self.size:
             self.flush()
+            self.items = 0
+            if self.done is not None:
+                self.done()
 
     def flush(self) -> None:
         if self.count:
