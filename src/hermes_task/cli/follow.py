@@ -119,10 +119,10 @@ class TerminalReporter:
             return
         from hermes_task.render import terminal
 
-        # Rendered to a string and written here: rich's own broken-pipe handler would exit 1.
-        with self.out.capture() as captured:
-            self.newest = terminal.rows(self.out, rows, task=self.task, newest=self.newest, **self.view)
-        self.env.write_stdout(captured.get())
+        # Rendered to text and written here: rich's own broken-pipe handler would exit 1.
+        self.newest = terminal.rows(
+            self.out, rows, task=self.task, newest=self.newest, write=self.env.write_stdout, **self.view
+        )
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:

@@ -49,7 +49,9 @@ def output_transcript(common: Common, doc: Any, **view: bool) -> None:
     out = console(common)
     reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
     if common.pager is False or not tty:
-        terminal.transcript(out, doc, markdown=tty, reasoning=reasoning, full=full, utc=utc)
+        terminal.transcript(
+            out, doc, markdown=tty, reasoning=reasoning, full=full, utc=utc, write=env.write_stdout
+        )
     else:
         from hermes_task.cli import pager
 
@@ -60,17 +62,10 @@ def output_transcript(common: Common, doc: Any, **view: bool) -> None:
             write=env.write_stdout,
             encoding=getattr(env.stdout, "encoding", None) or "utf-8",
         )
-
-        def printed() -> None:  # rich's rendering of sanitised text: all the pager sees
-            stream.feed(out.end_capture())
-            out.begin_capture()
-
-        out.begin_capture()
-        try:
+        try:  # rich's rendering of sanitised text, about 200 rows at a time: all the pager sees
             terminal.transcript(
-                out, doc, markdown=True, reasoning=reasoning, full=full, utc=utc, printed=printed
+                out, doc, markdown=True, reasoning=reasoning, full=full, utc=utc, write=stream.feed
             )
-            stream.feed(out.end_capture())
         finally:
             stream.close()
     emit_warnings(common, doc.warnings)

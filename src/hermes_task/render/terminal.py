@@ -20,6 +20,8 @@ from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
+from hermes_task.render.ansi import text_ansi
+from hermes_task.render.ansi_rows import Paint, row_ansi
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
 from hermes_task.render.plain_rows import footer_text, goal_text, segment_text
 from hermes_task.render.rows import Style, row_renderable
@@ -54,16 +56,16 @@ def transcript(
     reasoning: bool,
     full: bool = False,
     utc: bool = False,
-    printed: Callable[[], None] | None = None,
+    write: Callable[[str], None] | None = None,
 ) -> None:
     """The goal, the rows of a transcript document (one dim line where the task moves to a
-    newer segment), then a one-line footer about coverage; `printed` is called after every
-    200 rows or so (a caller capturing the console passes on what it has so far)."""
+    newer segment), then a one-line footer about coverage. With `write`, everything is
+    rendered to text (`Batch`) and passed to it about every 200 rows, so a pager can start
+    before the end is formatted; without it, each part is printed on `console`."""
+    batch = Batch(console, write)
     goal = goal_line(doc, console.width)
     if goal is not None:
-        console.print(goal)
-        console.print()
-    batch = Batch(console, done=printed)
+        batch.add(goal)
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(doc.task.lineage)}
     reasons = {s.id: s.end_reason for s in doc.task.segments}
@@ -73,45 +75,56 @@ def transcript(
             batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             newest = row.session_id
-        batch.add(row_renderable(row, style))
+        batch.row(row, style)
+    batch.add(footer(doc), blank=False)
     batch.flush()
-    console.print(footer(doc))
 
 
 class Batch:
-    """Renderables each followed by a blank line, as `console.print` draws them one by one,
-    but plain `Text`s joined and printed a few hundred at a time (one print is most of the
-    cost of a short row); anything else is printed on its own, in order."""
+    """Renderables each followed by a blank line, as `console.print` draws them one by one.
+    Without `write` they are printed on the console; with it they are rendered to text and
+    that text passed to `write` every `size` items and at `flush`: rows without Markdown by
+    `render.ansi_rows`, a `Text` whose lines fit by `render.ansi`, anything else by rich into
+    a capture (all three write the same characters)."""
 
-    def __init__(self, console: Console, size: int = 200, done: Callable[[], None] | None = None) -> None:
+    def __init__(self, console: Console, write: Callable[[str], None] | None = None, size: int = 200) -> None:
         self.console = console
+        self.write = write
         self.size = size
-        self.done = done  # called every `size` items, after they are printed
-        self.text = Text()
-        self.count = 0
-        self.items = 0
+        self.pending: list[str] = []
+        self.paint = Paint.of(console) if write is not None else None
+        self.width = None if console.soft_wrap else console.width
 
-    def add(self, item: RenderableType) -> None:
-        self.items += 1
-        if not isinstance(item, Text):
-            self.flush()
-            self.console.print(item)
-            self.console.print()
+    def row(self, row: Row, style: Style) -> None:
+        fast = None if self.paint is None else row_ansi(row, style, self.paint, self.width)
+        if fast is None:
+            self.add(row_renderable(row, style))
         else:
-            self.text.append(item)
-            self.text.append("\n\n")
-            self.count += 1
-        if self.items >= self.size:
+            self.pending.append(fast + "\n\n")
+            if len(self.pending) >= self.size:
+                self.flush()
+
+    def add(self, item: RenderableType, *, blank: bool = True) -> None:
+        if self.write is None:
+            self.console.print(item)
+            if blank:
+                self.console.print()
+            return
+        fast = text_ansi(item, self.console) if isinstance(item, Text) else None
+        if fast is None:
+            with self.console.capture() as captured:
+                self.console.print(item)
+            fast = captured.get()
+        else:
+            fast += "\n"
+        self.pending.append(fast + "\n" if blank else fast)
+        if len(self.pending) >= self.size:
             self.flush()
-            self.items = 0
-            if self.done is not None:
-                self.done()
 
     def flush(self) -> None:
-        if self.count:
-            self.console.print(self.text, end="")
-            self.text = Text()
-            self.count = 0
+        if self.write is not None and self.pending:
+            self.write("".join(self.pending))
+            self.pending = []
 
 
 def footer(doc: TranscriptDoc) -> Text:
@@ -128,20 +141,22 @@ def rows(
     utc: bool = False,
     task: TaskInfo | None = None,
     newest: str | None = None,
+    write: Callable[[str], None] | None = None,
 ) -> str | None:
     """Rows appended to an ongoing output (follow): printed once each, no redraw; with the
     task, one dim line where it moves to a newer segment than `newest` (the segment of the
-    newest row printed before). Returns that segment after these rows."""
+    newest row printed before). Returns that segment after these rows. `write` as in
+    `transcript`."""
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(task.lineage if task else ())}
     reasons = {s.id: s.end_reason for s in task.segments} if task else {}
-    batch = Batch(console)
+    batch = Batch(console, write)
     for row in items:
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             if newest is not None and task is not None:
                 batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
             newest = row.session_id
-        batch.add(row_renderable(row, style))
+        batch.row(row, style)
     batch.flush()
     return newest
 
