@@ -46,3 +46,9 @@ def clean_line(text: str) -> str:
     if _UNSAFE_LINE.search(text) is None:  # the common case: one scan, nothing to change
         return text
     return clean(text).replace("\n", " ").replace("\t", " ")
+
+
+def is_clean_line(text: str) -> bool:
+    """Whether `clean_line(text)` is `text` itself (one scan): a caller formatting many
+    one-line fields can check their joined text once instead of each."""
+    return _UNSAFE_LINE.search(text) is None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, tool_text
-from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.sanitize import clean, clean_line, is_clean_line
 
 BOILERPLATE_LABELS = {
     "compaction_summary": "compaction summary",
@@ -99,13 +99,16 @@ def _strftime(timestamp: float, utc: bool) -> str:
 def header_text(row: Row, style: Style) -> str:
     """The header line: marker, role, kind, tool, call id, row id, time, archived."""
     role = "assistant" if row.role == "agent" else row.role
-    head = f"▌ {clean_line(role)}"
+    fields = [role, row.kind or "", row.tool_name or "" if row.role == "tool" else "", row.tool_call_id or ""]
+    if not is_clean_line("".join(fields)):  # rare: sanitise each field on its own
+        fields = [clean_line(field) for field in fields]
+    head = f"▌ {fields[0]}"
     if row.kind:
-        head += f" [{clean_line(row.kind)}]"
+        head += f" [{fields[1]}]"
     if row.tool_name and row.role == "tool":
-        head += f" {clean_line(row.tool_name)}"
+        head += f" {fields[2]}"
     if row.tool_call_id:
-        head += f" ({clean_line(row.tool_call_id)})"
+        head += f" ({fields[3]})"
     stamp = when(row.timestamp, utc=style.utc)
     head = f"{head}  #{row.id}  {stamp}" if stamp else f"{head}  #{row.id}"
     return head + "  archived" if row.archived else head
@@ -249,7 +252,9 @@ def rows_chunks(
     reasons = {s.id: s.end_reason for s in task.segments} if task else {}
     append = out.append
     for row in items:
-        if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
+        if row.session_id != newest and (
+            newest is None or order.get(row.session_id, -1) > order.get(newest, -1)
+        ):
             if newest is not None and task is not None:
                 append(segment_text(row.session_id, newest, reasons.get(newest)) + "\n\n")
             newest = row.session_id
