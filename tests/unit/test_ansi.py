@@ -161,3 +161,28 @@ def test_a_row_too_wide_for_the_terminal_is_left_to_rich() -> None:
     assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, 100) is None
     assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, None) is not None  # never wrapped
     assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, 300) is not None
+
+
+MARKDOWN = st.lists(
+    st.sampled_from(
+        [
+            *("**b**", "*i*", "`c`", "# h", "> q", "- item", "1. one", "a | b\n--|--\n1 | 2", "~~s~~"),
+            *("[l](u)", "\n", "\n\n", "text ", "    code", "```\nx\n```", "<b>", "\\*", "界"),
+        ]
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=MARKDOWN, width=st.sampled_from([100, 30]))
+def test_markdown_parsed_by_the_shared_parser_prints_as_rich_markdown(text: str, width: int) -> None:
+    from rich.markdown import Markdown
+
+    from hermes_task.render.rows import parsed_markdown
+
+    ours, ours_buffer = terminal_console(width)
+    ours.print(parsed_markdown(text))
+    theirs, theirs_buffer = terminal_console(width)
+    theirs.print(Markdown(text, hyperlinks=False))
+    assert ours_buffer.getvalue() == theirs_buffer.getvalue()
