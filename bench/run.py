@@ -183,7 +183,9 @@ def only(names: list[str], runs: int) -> int:
     path = DOCS / "benchmarks.md"
     old = path.read_text() if path.exists() else ""
     kept = old.split("\n## ", 1)[0].splitlines()
+    prefix = "The other sections are from an earlier full run: "
     earlier = next((line for line in kept if " · commit " in line and not line.startswith("Sections")), "")
+    earlier = earlier.removeprefix(prefix)
     header = [
         "# Benchmarks",
         "",
@@ -197,7 +199,7 @@ def only(names: list[str], runs: int) -> int:
         "",
     ]
     if earlier:
-        header += [f"The other sections are from an earlier full run: {earlier.strip()}", ""]
+        header += [f"{prefix}{earlier.strip()}", ""]
     path.write_text(splice(old, header, sections))
     print(f"wrote {path}", flush=True)
     return 0
