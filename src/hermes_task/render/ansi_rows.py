@@ -22,14 +22,8 @@ from hermes_task.core.documents import Row
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, looks_like_markdown
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.render.plain_rows import Style, quiet_text, tool_parts, when
+from hermes_task.render.rows import ROLE_STYLES
 
-ROLE_STYLES = {
-    "user": "bold cyan",
-    "assistant": "bold green",
-    "agent": "bold green",
-    "tool": "bold yellow",
-    "system": "bold magenta",
-}
 NOTE_STYLES = {"text": "", "note": "dim italic", "status": "dim"}
 
 Piece = tuple[str, str]  # text, rich style ("" none; "a+b": b over a, as nested spans)
