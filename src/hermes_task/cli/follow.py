@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.options import Common, Full, NoHint, Reasoning, Tips, Utc, with_common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.shell import Known, color_enabled, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import complete_task_id, store_hints
 from hermes_task.cli.waiting import idle_sleep
 
@@ -74,6 +74,7 @@ class TerminalReporter:
         self.out = console(common)
         self.err = console(common, stderr=True)
         self.view = {"markdown": self.env.isatty(self.env.stdout), **(view or {})}  # reasoning, full, utc
+        self.plain = not self.view["markdown"] and not color_enabled(common, self.env.stdout)
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
@@ -108,12 +109,20 @@ class TerminalReporter:
         self._note("warning: ", item.message, "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
+        if self.plain:
+            from hermes_task.render.plain_rows import Style, rows_chunks
+
+            out: list[str] = []
+            self.newest = rows_chunks(rows, Style(**self.view), self.task, self.newest, out)
+            self.env.write_stdout("".join(out))  # the bytes rich prints here, without rich
+            self.count += len(rows)
+            return
         from hermes_task.render import terminal
 
-        # Rendered to a string and written here: rich's own broken-pipe handler would exit 1.
-        with self.out.capture() as captured:
-            self.newest = terminal.rows(self.out, rows, task=self.task, newest=self.newest, **self.view)
-        self.env.write_stdout(captured.get())
+        # Rendered to text and written here: rich's own broken-pipe handler would exit 1.
+        self.newest = terminal.rows(
+            self.out, rows, task=self.task, newest=self.newest, write=self.env.write_stdout, **self.view
+        )
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:

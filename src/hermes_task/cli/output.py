@@ -1,5 +1,6 @@
-"""Command output of transcripts: the JSON document, or rendered rows (paged on a tall
-terminal) and the warnings on stderr.
+"""Command output of transcripts: the JSON document, plain text (not a terminal, no colour:
+the bytes rich would print, formatted without rich and written as they are formatted), or
+rich on a terminal (paged when taller than the screen), and the warnings on stderr.
 
 Invariant: with `--json` stdout carries exactly the document; otherwise rows go to stdout
 (or the pager) and warnings to stderr, never mixed.
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_task.cli.environment import columns
 from hermes_task.cli.options import Common
-from hermes_task.cli.shell import console
+from hermes_task.cli.shell import color_enabled, console
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
@@ -34,23 +36,36 @@ def output_transcript(common: Common, doc: Any, **view: bool) -> None:
 
         env.write_stdout(jsonout.document(doc))
         return
+    tty = env.isatty(env.stdout)
+    if not tty and not color_enabled(common, env.stdout):
+        from hermes_task.render.plain_rows import Style, transcript_chunks
+
+        for chunk in transcript_chunks(doc, Style(**view), columns(env.environ)):
+            env.write_stdout(chunk)  # the same bytes rich prints here, without rich
+        emit_warnings(common, doc.warnings)
+        return
     from hermes_task.render import terminal
 
     out = console(common)
-    tty = env.isatty(env.stdout)
+    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
     if common.pager is False or not tty:
-        terminal.transcript(out, doc, markdown=tty, **view)  # reasoning, full, utc
+        terminal.transcript(
+            out, doc, markdown=tty, reasoning=reasoning, full=full, utc=utc, write=env.write_stdout
+        )
     else:
         from hermes_task.cli import pager
 
-        with out.capture() as captured:  # rich's rendering of sanitised text: all the pager sees
-            terminal.transcript(out, doc, markdown=True, **view)
-        pager.show(
-            captured.get(),
+        stream = pager.Stream(
             requested=common.pager,
             height=out.size.height,
             env=dict(env.environ),
             write=env.write_stdout,
             encoding=getattr(env.stdout, "encoding", None) or "utf-8",
         )
+        try:  # rich's rendering of sanitised text, about 200 rows at a time: all the pager sees
+            terminal.transcript(
+                out, doc, markdown=True, reasoning=reasoning, full=full, utc=utc, write=stream.feed
+            )
+        finally:
+            stream.close()
     emit_warnings(common, doc.warnings)

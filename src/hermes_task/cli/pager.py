@@ -92,3 +92,86 @@ def show(
         return True
     write(text)
     return False
+
+
+class Stream:
+    """Rendered text fed in pieces (`feed`) as it is formatted: held until it is taller than
+    the screen (or at once with --pager), then piped to the pager as it comes, so the pager
+    shows the start before the end is formatted; written directly when paging is off, the
+    pager cannot start, or the whole text fits. `close` ends the input and waits for the
+    pager (Ctrl-C meanwhile is the pager's)."""
+
+    def __init__(
+        self,
+        *,
+        requested: bool | None,
+        height: int,
+        env: Mapping[str, str],
+        write: Callable[[str], None],
+        encoding: str = "utf-8",
+    ) -> None:
+        self.argv = pager_command(env)
+        self.requested, self.height, self.env, self.write, self.encoding = (
+            requested,
+            height,
+            env,
+            write,
+            encoding,
+        )
+        self.held: list[str] = []
+        self.lines = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.direct = self.argv is None or requested is False
+
+    def feed(self, text: str) -> None:
+        if self.direct:
+            self.write(text)
+        elif self.proc is not None:
+            self._send(text)
+        else:
+            self.held.append(text)
+            self.lines += text.count("\n")
+            if should_page(self.requested, self.lines, self.height) and self.lines:
+                self._start()
+
+    def _start(self) -> None:
+        pager_env = dict(self.env)
+        pager_env.setdefault("LESS", "FRX")
+        pager_env.setdefault("LV", "-c")
+        try:
+            assert self.argv is not None
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, env=pager_env)
+        except OSError:
+            self.direct = True
+            self.write("".join(self.held))
+        else:
+            self._send("".join(self.held))
+        self.held = []
+
+    def _send(self, text: str) -> None:
+        stdin = self.proc.stdin if self.proc is not None else None
+        if stdin is None or stdin.closed:
+            return
+        try:
+            stdin.write(text.encode(self.encoding, "replace"))
+            stdin.flush()
+        except OSError:  # the user quit the pager before the end: fine
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def close(self) -> bool:
+        """End the text; True when the pager showed it."""
+        if self.proc is None:
+            if self.held:
+                self.write("".join(self.held))
+                self.held = []
+            return False
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        while True:
+            try:
+                self.proc.wait()
+                return True
+            except KeyboardInterrupt:
+                continue

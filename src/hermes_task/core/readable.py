@@ -11,6 +11,7 @@ whole lines from the start and says how many lines it left out. Prose is never c
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,11 @@ STATUS_KINDS = frozenset(
 )
 TEXT_FIELDS = ("output", "stdout", "result")
 RESULT_FIELDS = frozenset({"output", "stdout", "stderr", "result", "error", "exit_code", "status"})
+# Markdown that changes how text reads: emphasis, code, headings, quotes, links, tables,
+# strike-through, HTML, escapes, list items, setext rules and indented code.
+MARKDOWN_SYNTAX = re.compile(
+    r"[*_`#>\[|~<\\]|^ {0,3}(?:[-+]|\d{1,9}[.)])(?: |$)|^ {0,3}(?:=+|-{2,}) *$|^ {4}", re.M
+)
 MAX_LINES = 12
 MAX_CHARS = 2000
 
@@ -46,6 +52,12 @@ def recognised_kind(role: str, text: str | None) -> str | None:
     if role == "user" and head.startswith(SYSTEM_PREFIX):
         return "system_notice"
     return None
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Whether `text` holds Markdown syntax (a cheap test: text without it reads the same as
+    plain text, and keeps its line breaks)."""
+    return MARKDOWN_SYNTAX.search(text) is not None
 
 
 def is_quiet(kind: str | None) -> bool:
@@ -97,6 +109,8 @@ def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> tuple[s
     """The first `lines` lines of `text` within about `chars` characters (whole lines; a
     first line longer than that is cut at `chars`), how many lines were left out, and
     whether a line was cut short."""
+    if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
+        return text, 0, False
     all_lines = text.split("\n")
     kept: list[str] = []
     size = 0

@@ -20,6 +20,8 @@ _UNSAFE = re.compile(
     "\ud800-\udfff\ufeff\ufff9-\ufffb]"
 )
 
+_UNSAFE_LINE = re.compile(_UNSAFE.pattern[:-1] + "\t\n]")
+
 
 def _visible(match: re.Match[str]) -> str:
     ch = match.group()
@@ -41,4 +43,12 @@ def clean(text: str) -> str:
 def clean_line(text: str) -> str:
     """Like `clean`, for one-line contexts (ids, goals, error messages): newlines and tabs
     become spaces too, so a hostile value cannot forge a second line."""
+    if _UNSAFE_LINE.search(text) is None:  # the common case: one scan, nothing to change
+        return text
     return clean(text).replace("\n", " ").replace("\t", " ")
+
+
+def is_clean_line(text: str) -> bool:
+    """Whether `clean_line(text)` is `text` itself (one scan): a caller formatting many
+    one-line fields can check their joined text once instead of each."""
+    return _UNSAFE_LINE.search(text) is None

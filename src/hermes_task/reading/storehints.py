@@ -27,7 +27,6 @@ from hermes_task.core.children import (
     same_profile,
     spawn_times,
 )
-from hermes_task.core.delegations import call_sessions
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import STORE_REASONS, warning_message
@@ -128,6 +127,8 @@ def find_children(
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
+    from hermes_task.core.delegations import call_sessions  # recover's parsing: not on show's path
+
     segments_of = call_sessions(messages)
     times = spawn_times(messages)
     spawns = [

@@ -9,16 +9,20 @@ notices shrink to one dim line; user and assistant prose is never cut.
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
+import copy
+from functools import cache
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
 from hermes_task.core.documents import Row
-from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, tool_text
+from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, looks_like_markdown, tool_text
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.render.plain_rows import BOILERPLATE_LABELS, Style, when
+
+__all__ = ["Style", "quiet_line", "row_renderable", "when"]
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -27,43 +31,33 @@ ROLE_STYLES = {
     "tool": "bold yellow",
     "system": "bold magenta",
 }
-BOILERPLATE_LABELS = {
-    "compaction_summary": "compaction summary",
-    "continuation_prompt": "continuation prompt",
-}
-
-
-@dataclass(frozen=True)
-class Style:
-    """How rows are drawn: Markdown prose (a TTY), reasoning expanded, everything in full,
-    times in UTC instead of local time with its offset."""
-
-    markdown: bool = False
-    reasoning: bool = False
-    full: bool = False
-    utc: bool = False
-
-
-def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z."""
-    if timestamp is None:
-        return ""
-    try:
-        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-        if utc:
-            return moment.strftime("%Y-%m-%d %H:%M:%SZ")
-        return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
-    except (OverflowError, OSError, ValueError):
-        return ""
 
 
 def _prose(text: str, markdown: bool) -> RenderableType:
     safe = clean(text)
-    if markdown:
-        from rich.markdown import Markdown
-
-        return Markdown(safe, hyperlinks=False)
+    if markdown and looks_like_markdown(safe):
+        return parsed_markdown(safe)
     return Text(safe)
+
+
+@cache
+def _markdown_kit() -> tuple[Any, Any]:
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    return Markdown("", hyperlinks=False), MarkdownIt().enable("strikethrough").enable("table")
+
+
+def parsed_markdown(text: str) -> RenderableType:
+    """`rich.markdown.Markdown(text, hyperlinks=False)`, parsed by one shared markdown-it
+    parser (the parser rich builds for it) instead of a new one per row: building the parser
+    costs more than parsing a short row. A copy of one `Markdown` keeps every other attribute
+    as rich sets it; `tests/unit/test_ansi.py` renders both and compares."""
+    template, parser = _markdown_kit()
+    made = copy.copy(template)
+    made.markup = text
+    made.parsed = parser.parse(text)
+    return made  # type: ignore[no-any-return]
 
 
 def _header(row: Row, style: Style) -> Text:
@@ -159,7 +153,7 @@ def row_renderable(row: Row, style: Style) -> RenderableType:
         body.append(line)
     if not body:
         body.append(Text("(empty)", style="dim italic"))
-    if style.markdown:
+    if style.markdown and not all(isinstance(part, Text) for part in body):
         return Group(header, Padding(Group(*body), (0, 0, 0, 2)))
     # Plain output: whole lines, indented, never cropped or padded (greppable, selectable).
     plain = header.copy()

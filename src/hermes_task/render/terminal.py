@@ -9,7 +9,7 @@ Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwis
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -20,7 +20,10 @@ from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
+from hermes_task.render.ansi import text_ansi
+from hermes_task.render.ansi_rows import Paint, row_ansi
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
+from hermes_task.render.plain_rows import footer_text, goal_text, segment_text
 from hermes_task.render.rows import Style, row_renderable
 
 STATUS_STYLES = {
@@ -37,29 +40,12 @@ STATUS_STYLES = {
 
 def goal_line(doc: TranscriptDoc, width: int) -> Text | None:
     """The task's goal on one line, cut to `width`."""
-    goal = doc.task.goal
-    if not goal:
-        return None
-    text = " ".join(clean_line(goal).split())
-    room = max(10, width - len("goal: "))
-    if len(text) > room:
-        text = text[: room - 1] + "…"
-    line = Text("goal: ", style="bold")
-    line.append(text, style="bold")
-    return line
+    goal = goal_text(doc, width)
+    return None if goal is None else Text(goal, style="bold")
 
 
 def segment_line(sid: str, previous: str | None, reason: str | None) -> Text:
-    why = (
-        f"previous segment {clean_line(previous)} ended: {clean_line(reason or 'unknown')}"
-        if previous
-        else ""
-    )
-    line = Text(f"── segment {clean_line(sid)}", style="dim")
-    if why:
-        line.append(f" · {why}")
-    line.append(" ──")
-    return line
+    return Text(segment_text(sid, previous, reason), style="dim")
 
 
 def transcript(
@@ -70,39 +56,79 @@ def transcript(
     reasoning: bool,
     full: bool = False,
     utc: bool = False,
+    write: Callable[[str], None] | None = None,
 ) -> None:
     """The goal, the rows of a transcript document (one dim line where the task moves to a
-    newer segment), then a one-line footer about coverage."""
+    newer segment), then a one-line footer about coverage. With `write`, everything is
+    rendered to text (`Batch`) and passed to it about every 200 rows, so a pager can start
+    before the end is formatted; without it, each part is printed on `console`."""
+    batch = Batch(console, write)
     goal = goal_line(doc, console.width)
     if goal is not None:
-        console.print(goal)
-        console.print()
+        batch.add(goal)
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(doc.task.lineage)}
     reasons = {s.id: s.end_reason for s in doc.task.segments}
     newest: str | None = None
     for row in doc.rows:
         if newest is not None and order.get(row.session_id, -1) > order.get(newest, -1):
-            console.print(segment_line(row.session_id, newest, reasons.get(newest)))
-            console.print()
+            batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             newest = row.session_id
-        console.print(row_renderable(row, style))
-        console.print()
-    console.print(footer(doc))
+        batch.row(row, style)
+    batch.add(footer(doc), blank=False)
+    batch.flush()
+
+
+class Batch:
+    """Renderables each followed by a blank line, as `console.print` draws them one by one.
+    Without `write` they are printed on the console; with it they are rendered to text and
+    that text passed to `write` every `size` items and at `flush`: rows without Markdown by
+    `render.ansi_rows`, a `Text` whose lines fit by `render.ansi`, anything else by rich into
+    a capture (all three write the same characters)."""
+
+    def __init__(self, console: Console, write: Callable[[str], None] | None = None, size: int = 200) -> None:
+        self.console = console
+        self.write = write
+        self.size = size
+        self.pending: list[str] = []
+        self.paint = Paint.of(console) if write is not None else None
+        self.width = None if console.soft_wrap else console.width
+
+    def row(self, row: Row, style: Style) -> None:
+        fast = None if self.paint is None else row_ansi(row, style, self.paint, self.width)
+        if fast is None:
+            self.add(row_renderable(row, style))
+        else:
+            self.pending.append(fast + "\n\n")
+            if len(self.pending) >= self.size:
+                self.flush()
+
+    def add(self, item: RenderableType, *, blank: bool = True) -> None:
+        if self.write is None:
+            self.console.print(item)
+            if blank:
+                self.console.print()
+            return
+        fast = text_ansi(item, self.console) if isinstance(item, Text) else None
+        if fast is None:
+            with self.console.capture() as captured:
+                self.console.print(item)
+            fast = captured.get()
+        else:
+            fast += "\n"
+        self.pending.append(fast + "\n" if blank else fast)
+        if len(self.pending) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.write is not None and self.pending:
+            self.write("".join(self.pending))
+            self.pending = []
 
 
 def footer(doc: TranscriptDoc) -> Text:
-    task = doc.task
-    state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
-    text = Text(style="dim")
-    text.append(f"task {clean_line(task.root_id)} · {clean_line(state)}")
-    if len(task.lineage) > 1:
-        text.append(f" · {len(task.lineage)} segments, tip {clean_line(task.tip_id)}")
-    text.append(f" · {len(doc.rows)} rows shown")
-    if doc.coverage.has_older:
-        text.append(f" · older rows exist: hermes-task older {clean_line(task.root_id)}")
-    return text
+    return Text(footer_text(doc), style="dim")
 
 
 def rows(
@@ -115,21 +141,23 @@ def rows(
     utc: bool = False,
     task: TaskInfo | None = None,
     newest: str | None = None,
+    write: Callable[[str], None] | None = None,
 ) -> str | None:
     """Rows appended to an ongoing output (follow): printed once each, no redraw; with the
     task, one dim line where it moves to a newer segment than `newest` (the segment of the
-    newest row printed before). Returns that segment after these rows."""
+    newest row printed before). Returns that segment after these rows. `write` as in
+    `transcript`."""
     style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
     order = {sid: i for i, sid in enumerate(task.lineage if task else ())}
     reasons = {s.id: s.end_reason for s in task.segments} if task else {}
+    batch = Batch(console, write)
     for row in items:
         if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
             if newest is not None and task is not None:
-                console.print(segment_line(row.session_id, newest, reasons.get(newest)))
-                console.print()
+                batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
             newest = row.session_id
-        console.print(row_renderable(row, style))
-        console.print()
+        batch.row(row, style)
+    batch.flush()
     return newest
 
 
