@@ -70,10 +70,13 @@ NoStore = Annotated[
 @contextmanager
 def store_hints(resolved: Settings, debug: Callable[[str], None] | None) -> Iterator[StoreHints]:
     """The store these settings chose (or why there is none); closed on exit."""
-    from hermes_task.dashboard.store import Store
     from hermes_task.reading.storehints import StoreHints
 
-    store = Store(resolved.store, debug=debug) if resolved.store is not None else None
+    store = None
+    if resolved.store is not None:  # the SQLite reader is imported only when there is a store
+        from hermes_task.dashboard.store import Store
+
+        store = Store(resolved.store, debug=debug)
     hints = StoreHints(store, resolved.store_off, debug=debug)
     try:
         yield hints
