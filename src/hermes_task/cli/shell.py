@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,6 +27,7 @@ from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.segment import Segment
 
     from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
@@ -58,7 +59,9 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 
 def console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr) that prints no markup from data and treats a
+    """A rich console on stdout (or stderr) that prints no markup from data, pads no terminal
+    line with trailing spaces, never breaks a stderr message into lines (a terminal wraps it at
+    word boundaries of its own width, and a copied message stays one line), and treats a
     closed pipe as a quiet exit."""
     from rich.console import Console
 
@@ -69,6 +72,14 @@ def console(common: Common, *, stderr: bool = False) -> Console:
 
         def on_broken_pipe(self) -> None:
             quiet_pipe(common)
+
+        def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+            """On a terminal, every line without rich's trailing padding (copied lines stay
+            clean); piped output is never padded, and keeps every byte of the text."""
+            from hermes_task.render.unpadded import strip_line_ends
+
+            rendered = super().render(renderable, options)
+            return strip_line_ends(rendered) if tty else rendered
 
     stream = env.stderr if stderr else env.stdout
     color = color_enabled(common, stream)
@@ -81,7 +92,7 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         markup=False,
         highlight=False,
         emoji=False,
-        soft_wrap=not tty,
+        soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
         width=None if tty else columns(env.environ),
     )
 
