@@ -58,6 +58,14 @@ class Follow:
             self.events.append(json.loads(line))
         return [e for e in self.events if e["type"] == "row"]
 
+    def state_seen(self, timeout: float = 30.0) -> None:
+        """Read events until the first `state` one: the follow's first read is done."""
+        deadline = time.monotonic() + timeout
+        while not any(e["type"] == "state" for e in self.events):
+            line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert line is not None, f"follow ended early: {self.events}"
+            self.events.append(json.loads(line))
+
     def finish(self, timeout: float = 60.0) -> tuple[int, list[dict[str, Any]], str]:
         code = self.proc.wait(timeout=timeout)
         while (line := self.lines.get(timeout=10)) is not None:

@@ -259,3 +259,59 @@ def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int,
     broken = _mutate(nodes, index, **override)
     with pytest.raises(LineageRejected):
         prove(broken[0], tip, reader(broken), legacy=False)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [None, "null", {"_delegate_from": P, "max_iterations": 90}],
+    ids=["json-null", "string-null", "decoded-object"],
+)
+def test_a_null_or_decoded_model_config_is_read_as_it_is(config: object) -> None:
+    """A null config (a plain chat's segments) has no markers; a config the backend sends
+    already decoded is read like its JSON string. Both prove a valid chain."""
+    nodes = [_raw(n) for n in chain(3)]
+    for raw in nodes:
+        raw["model_config"] = config
+    proof = prove(
+        SessionDetail.from_json(nodes[0]),
+        "seg2",
+        reader([SessionDetail.from_json(n) for n in nodes]),
+        legacy=False,
+    )
+    assert proof.path == ("seg0", "seg1", "seg2")
+
+
+@pytest.mark.parametrize(
+    "profiles",
+    [("work", "work", "work"), (None, None, "work"), ("work", None, None)],
+    ids=["same-everywhere", "only-the-tip-records-one", "only-the-root-records-one"],
+)
+def test_the_profile_is_compared_only_where_both_segments_record_one(
+    profiles: tuple[str | None, ...],
+) -> None:
+    nodes = [
+        SessionDetail.from_json({**_raw(n), "profile_name": p})
+        for n, p in zip(chain(3), profiles, strict=True)
+    ]
+    assert prove(nodes[0], "seg2", reader(nodes), legacy=False).path == ("seg0", "seg1", "seg2")
+
+
+def test_a_candidate_with_no_parent_is_unrelated_and_nothing_more_is_read() -> None:
+    nodes = _mutate(chain(3), 2, parent_session_id=None)
+    asked: list[str] = []
+    read = reader(nodes)
+
+    def counted(sid: str) -> SessionDetail:
+        asked.append(sid)
+        return read(sid)  # type: ignore[no-any-return]
+
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "seg2", counted, legacy=False)
+    assert info.value.reason == "unrelated"
+    assert info.value.at == "seg2"
+    assert asked == ["seg2"]
+
+
+def test_a_rejection_reads_as_its_reason_and_where() -> None:
+    assert str(LineageRejected("cycle")) == "cycle"
+    assert str(LineageRejected("cycle", "seg1")) == "cycle at seg1"

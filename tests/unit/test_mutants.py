@@ -483,3 +483,78 @@ def test_a_malformed_detail_is_incompatible(body: Any) -> None:
         _client(body, profile=None).detail(SID)
     assert info.value.code is Code.INCOMPATIBLE
     assert info.value.detail == "detail: missing or mistyped fields"
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("messages", {"session_id": SID, "pagination": {"limit": 50, "offset": 0, "returned": 0}}),
+        ("messages", {"session_id": SID, "messages": "rows", "pagination": {}}),
+        ("latest-descendant", {"changed": True}),
+        ("around", {"session_id": SID, "messages": None}),
+    ],
+)
+def test_a_malformed_body_of_any_route_is_incompatible(route: str, body: dict[str, Any]) -> None:
+    client = _client(body, profile=None)
+    call = {
+        "messages": lambda: client.messages(SID),
+        "latest-descendant": lambda: client.latest_descendant(SID),
+        "around": lambda: client.around(SID, 1),
+    }[route]
+    with pytest.raises(HermesError) as info:
+        call()
+    assert info.value.code is Code.INCOMPATIBLE
+    assert info.value.detail == f"{route}: missing or mistyped fields"
+
+
+def test_the_messages_query_is_exactly_the_contracts() -> None:
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url.query, "ascii"))
+        return httpx.Response(200, json=_page_body())
+
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
+    DashboardClient(http, profile="work").messages(SID)
+    assert seen == ["limit=50&offset=0&order=latest&inline_images=false&include_compacted=true&profile=work"]
+
+
+def _around_body(**pagination: Any) -> dict[str, Any]:
+    row = {"id": 7, "session_id": SID, "role": "user", "content": "go"}
+    pag = {"limit": 120, "offset": 3, "returned": 1, **pagination}
+    return {"session_id": SID, "messages": [row], "pagination": pag, "profile": "work"}
+
+
+@pytest.mark.parametrize("pagination", [{"offset": None}, {"returned": 2}, {"returned": 0}])
+def test_an_around_page_must_say_where_it_starts_and_count_its_rows(pagination: dict[str, Any]) -> None:
+    assert _client(_around_body()).around(SID, 7).pagination.offset == 3
+    with pytest.raises(HermesError) as info:
+        _client(_around_body(**pagination)).around(SID, 7)
+    assert info.value.code is Code.INCOMPATIBLE
+    assert info.value.detail == "around: pagination does not match the rows"
+
+
+def test_the_around_profile_check() -> None:
+    other = {**_around_body(), "profile": "other"}
+    with pytest.raises(HermesError) as info:
+        _client(other).around(SID, 7)
+    assert info.value.code is Code.PROFILE_MISMATCH
+    assert _client(other, profile=None).around(SID, 7).session_id == SID  # no --profile: no check
+    unstamped = {k: v for k, v in _around_body().items() if k != "profile"}
+    assert _client(unstamped).around(SID, 7).session_id == SID
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "code"),
+    [
+        (405, {"detail": "Method Not Allowed"}, Code.UNSUPPORTED),
+        (404, {"detail": "Not Found"}, Code.UNSUPPORTED),  # a Hermes server without the route
+        (404, {"detail": "Session not found"}, Code.NOT_FOUND),
+        (500, {}, Code.SERVER_ERROR),
+        (403, {}, Code.AUTH_REJECTED),
+    ],
+)
+def test_only_a_missing_around_route_is_unsupported(status: int, body: dict[str, Any], code: Code) -> None:
+    with pytest.raises(HermesError) as info:
+        _client(body, status=status).around(SID, 7)
+    assert info.value.code is code

@@ -185,3 +185,59 @@ def test_around_on_a_dashboard_without_the_route_is_unsupported() -> None:
     with pytest.raises(HermesError) as info:
         DashboardClient(http).around(SID, 3)
     assert info.value.code is Code.UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("status", "kwargs", "code", "detail"),
+    [
+        (302, {"headers": {"location": "/login?next=/"}}, Code.AUTH_MISSING, "password login required"),
+        (307, {"headers": {"location": "/elsewhere"}}, Code.INCOMPATIBLE, "unexpected redirect (HTTP 307)"),
+        (403, {"json": {"detail": "Forbidden"}}, Code.AUTH_REJECTED, "HTTP 403 Forbidden"),
+        (403, {}, Code.AUTH_REJECTED, "HTTP 403"),
+        (405, {}, Code.UNSUPPORTED, "HTTP 405"),
+        (429, {}, Code.RATE_LIMITED, ""),
+        (400, {"json": {"detail": "limit must be positive"}}, Code.BAD_REQUEST, "HTTP 400 limit must be positive"),
+        (422, {"json": {"detail": [{"loc": ["query"]}]}}, Code.BAD_REQUEST, "HTTP 422"),
+        (500, {}, Code.SERVER_ERROR, "HTTP 500"),
+        (503, {"json": {"detail": "busy"}}, Code.SERVER_ERROR, "HTTP 503"),
+        (418, {}, Code.INCOMPATIBLE, "HTTP 418"),
+        (499, {}, Code.INCOMPATIBLE, "HTTP 499"),
+    ],
+)  # fmt: skip
+def test_every_status_has_its_own_failure(
+    status: int, kwargs: dict[str, object], code: Code, detail: str | None
+) -> None:
+    """One answer per branch of the mapping (each `if` of `failure_for` decides one row)."""
+    err = failure_for(answer(status, **kwargs), credentials="env", ident=SID, route=ROUTE)
+    assert err.code is code
+    assert err.detail == detail
+    assert err.status == status
+
+
+@pytest.mark.parametrize(
+    ("status", "detail"),
+    [(401, "invalid username or password"), (429, "too many login attempts"),
+     (404, "this dashboard has no password login"), (500, "password login: HTTP 500"),
+     (503, "password login: HTTP 503"), (400, "password login: HTTP 400"), (403, "password login: HTTP 403")],
+)  # fmt: skip
+def test_every_login_answer_says_what_happened(status: int, detail: str) -> None:
+    err = failure_for(answer(status, json={"detail": "x"}), credentials=None, login=True)
+    assert err.detail == detail
+    assert err.status == status
+
+
+@pytest.mark.parametrize(
+    ("response", "detail"),
+    [
+        (answer(404, text="<html>no</html>", headers={"content-type": "text/html; charset=utf-8"}),
+         f"HTTP 404 with an HTML page ({ROUTE})"),
+        (answer(404, json={"message": "no such thing"}), f"HTTP 404 with a foreign answer ({ROUTE})"),
+        (answer(404, json={"detail": "Not Found"}), f"it has no route {ROUTE} (HTTP 404)"),
+        (answer(404, json={"error": "Frontend not built"}), f"it has no route {ROUTE} (HTTP 404)"),
+    ],
+)  # fmt: skip
+def test_a_404_says_which_kind_of_stranger_answered(response: httpx.Response, detail: str) -> None:
+    """A Hermes server without the route is told apart from an HTML page and foreign JSON."""
+    err = failure_for(response, credentials=None, ident=SID, route=ROUTE)
+    assert err.code is Code.INCOMPATIBLE
+    assert err.detail == detail

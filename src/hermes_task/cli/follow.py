@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.options import Common, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.shell import Known, color_enabled, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import complete_task_id, store_hints
 from hermes_task.cli.waiting import idle_sleep
@@ -81,6 +82,7 @@ class TerminalReporter:
         self.count = 0
         self.task: TaskInfo | None = None
         self.newest: str | None = None  # the newest segment a printed row belonged to
+        self.quiet = common.quiet
 
     def _note(self, prefix: str, text: str, style: str) -> None:
         from rich.text import Text
@@ -106,7 +108,10 @@ class TerminalReporter:
         self.tip = task.tip_id
 
     def warning(self, item: WarningItem) -> None:
-        self._note("warning: ", item.message, "bold yellow")
+        from hermes_task.cli.quiet import dropped
+
+        if not dropped(self.quiet, item.code):
+            self._note("warning: ", item.message, "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
         if self.plain:
@@ -204,6 +209,8 @@ def follow(
     reasoning: Reasoning = False,
     full: Full = False,
     utc: Utc = False,
+    tail: Tail = None,
+    role: Roles = None,
     *,
     common: Common,
 ) -> None:
@@ -218,16 +225,23 @@ def follow(
     if parent is not None:
         if tip:
             raise typer.BadParameter("--tip names a segment of one task: not with --parent")
+        if tail is not None or role:
+            raise typer.BadParameter("--tail and --role select one task's rows: not with --parent")
         from hermes_task.cli.watch import follow_parent
 
         follow_parent(common, parent, timeout=timeout, exit_status=exit_status)
         return
     assert child_id is not None
+    from hermes_task.core.rowfilter import RowFilter
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env
     config = FollowConfig(
-        interval=interval, timeout=timeout, start_timeout=start_timeout, exit_status=exit_status
+        interval=interval,
+        timeout=timeout,
+        start_timeout=start_timeout,
+        exit_status=exit_status,
+        rows=RowFilter.of(role, tail),
     )
     reporter: JsonReporter | TerminalReporter = (
         JsonReporter(env.write_stdout, env.stderr)

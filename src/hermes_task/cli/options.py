@@ -121,6 +121,15 @@ Color = Annotated[
         case_sensitive=False,
     ),
 ]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No warnings that every command repeats (legacy_backend, store_unavailable); JSON keeps them.",
+        rich_help_panel=OUT,
+    ),
+]
 Debug = Annotated[
     bool,
     typer.Option(
@@ -166,6 +175,7 @@ Full = Annotated[
     ),
 ]
 Utc = Annotated[bool, typer.Option("--utc", help="Times in UTC (default: local time with its offset).")]
+
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
     str,
@@ -191,6 +201,7 @@ class Common:
     password_file: str | None = None
     request_timeout: float | None = None
     color: ColorMode = ColorMode.auto
+    quiet: bool = False
     debug: bool = False
     json: bool = False
     pager: bool | None = None
@@ -220,7 +231,11 @@ _CONNECTION: list[tuple[str, Any, Any]] = [
     ("store", StorePath, None),
     ("no_store", NoStore, False),
 ]
-_TRAILING: list[tuple[str, Any, Any]] = [("color", Color, ColorMode.auto), ("debug", Debug, False)]
+_TRAILING: list[tuple[str, Any, Any]] = [
+    ("color", Color, ColorMode.auto),
+    ("quiet", Quiet, False),
+    ("debug", Debug, False),
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

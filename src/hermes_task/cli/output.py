@@ -16,7 +16,11 @@ from hermes_task.cli.shell import color_enabled, console
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
-    """Warnings as `warning: ...` lines on stderr (JSON carries them in the document)."""
+    """Warnings as `warning: ...` lines on stderr, but for the repeating ones under `--quiet`
+    (JSON carries them all in the document)."""
+    from hermes_task.cli.quiet import dropped
+
+    warnings = [w for w in warnings if not dropped(common.quiet, w.code)]
     if common.json or not warnings:
         return
     from rich.text import Text

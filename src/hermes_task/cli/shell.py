@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,6 +27,7 @@ from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.segment import Segment
 
     from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
@@ -58,21 +59,33 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 
 def console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr) that prints no markup from data and treats a
+    """A rich console on stdout (or stderr) that prints no markup from data, pads no terminal
+    line with trailing spaces, never breaks a stderr message into lines (a terminal wraps it at
+    word boundaries of its own width, and a copied message stays one line), and treats a
     closed pipe as a quiet exit."""
     from rich.console import Console
 
     env = common.env
+    stream = env.stderr if stderr else env.stdout
+    color = color_enabled(common, stream)
+    tty = env.isatty(stream)
 
     class QuietConsole(Console):
         """rich's own broken-pipe handler exits 1; a closed pipe is a quiet exit 0 here."""
 
+        unpadded = tty  # read by render/terminal.py's fast paths
+
         def on_broken_pipe(self) -> None:
             quiet_pipe(common)
 
-    stream = env.stderr if stderr else env.stdout
-    color = color_enabled(common, stream)
-    tty = env.isatty(stream)
+        def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+            """On a terminal, every line without rich's trailing padding (copied lines stay
+            clean); piped output is never padded, and keeps every byte of the text."""
+            from hermes_task.render.unpadded import strip_line_ends
+
+            rendered = super().render(renderable, options)
+            return strip_line_ends(rendered) if tty else rendered
+
     return QuietConsole(
         file=stream,
         force_terminal=color,
@@ -81,7 +94,7 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         markup=False,
         highlight=False,
         emoji=False,
-        soft_wrap=not tty,
+        soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
         width=None if tty else columns(env.environ),
     )
 

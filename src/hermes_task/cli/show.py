@@ -8,6 +8,7 @@ import typer
 
 from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
 from hermes_task.cli.output import output_transcript
+from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.shell import Known, connect, debug_writer, fail, guarded, resolve_settings, run
 from hermes_task.cli.store import store_hints
 
@@ -29,6 +30,8 @@ def show(
     full: Full = False,
     utc: Utc = False,
     no_hint: NoHint = False,
+    tail: Tail = None,
+    role: Roles = None,
     *,
     common: Common,
 ) -> None:
@@ -41,22 +44,25 @@ def show(
 
     def body(known: Known) -> None:
         from hermes_task.core.ids import check_id
+        from hermes_task.core.rowfilter import RowFilter, filtered
 
         anchor = check_id(child_id, what="CHILD_ID")
         tips = [check_id(t, what="--tip") for t in tip or []]
+        picked = RowFilter.of(role, tail)  # what is printed, in the error document too
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.reading.reader import TaskReader
 
             reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-            known.rows = reader.rows
-            snap = guarded(common, reader, reader.refresh)
-            guarded(common, reader, reader.fill)
+            known.rows = shown = lambda: picked.select(reader.rows())
+            steps = Known(rows=shown)
+            snap = guarded(common, steps, reader.refresh)
+            guarded(common, steps, reader.fill)
             if around:
                 from hermes_task.reading.around import read_around
 
-                snap = guarded(common, reader, lambda: read_around(reader, around, snap))
-            guarded(common, reader, reader.read_goal)
-            doc = reader.document(snap.warnings)
+                snap = guarded(common, steps, lambda: read_around(reader, around, snap))
+            guarded(common, steps, reader.read_goal)
+            doc = filtered(reader.document(snap.warnings), picked)
             if snap.failure is not None and common.json:
                 fail(common, snap.failure, doc.rows, doc.task)
             output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)

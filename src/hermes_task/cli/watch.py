@@ -72,6 +72,10 @@ def _drive(
 
     env = common.env
     config = WatchConfig(interval=INTERVAL, timeout=timeout, exit_status=exit_status)
+    if common.quiet and not common.json:
+        from hermes_task.cli.quiet import QuietNotes
+
+        reporter = QuietNotes(reporter)
 
     def report(error: HermesError, status: int) -> None:
         """A failure outside the loop's own handling: its error event or line, then `result`."""

@@ -32,13 +32,14 @@ from hermes_task.core.lineage import (
     prove,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import MessagesPage, SessionDetail
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
 from hermes_task.failures import DESCENDANT_IGNORABLE, HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.storehints import StoreHints
 
 MAX_HINT_HOPS = 4
+MAX_HINT_PATH = 8
 MAX_STORE_CANDIDATES = 100
 Source = Literal["tip_option", "latest_descendant", "store"]
 
@@ -156,11 +157,33 @@ class LineageProof:
                 break
             before = self.path
             fork = self._adopt(reader, hint.session_id, source="latest_descendant")
+            if fork is None and self.path == before:
+                fork = self._hint_path(reader, hint)
             if fork is not None:
                 return fork
             if self.path == before:
                 break
         return self._from_store(reader) or failure
+
+    def _hint_path(self, reader: DetailReader, hint: LatestDescendant) -> HermesError | None:
+        """0.19's hint follows any child, so its answer may be a grandchild (a delegation of a
+        newer segment) that fails the proof. Then the segments of its `path` after the newest
+        verified one are tried, newest first (at most `MAX_HINT_PATH`), each proven like any
+        candidate; the first one proven ends the search. Nothing unproven is ever adopted."""
+        tip = self.path[-1]
+        after = hint.path[hint.path.index(tip) + 1 :] if tip in hint.path else hint.path
+        tried = 0
+        for sid in reversed(after):
+            if sid == hint.session_id or sid in self.path or not is_valid_id(sid):
+                continue
+            if tried == MAX_HINT_PATH:
+                break
+            tried += 1
+            before = self.path
+            fork = self._adopt(reader, sid, source="latest_descendant")
+            if fork is not None or self.path != before:
+                return fork
+        return None
 
     def _from_store(self, reader: DetailReader) -> HermesError | None:
         """Walk forward through the store's continuations of the newest verified segment."""
@@ -229,6 +252,8 @@ class LineageProof:
         this branch (the path's new tip); anything else is an identity mismatch."""
         if not is_valid_id(sid):
             raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
+        if reader(self.path[-1]).end_reason != "compression":
+            reader.fresh(self.path[-1])  # it rotated since this cycle read it: prove on what is now
         try:
             proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
             path = combine(self.path, proof.path)

@@ -26,7 +26,10 @@ Invariants:
 - the `--timeout` deadline bounds the whole follow (at least one read always happens); it
   exits 9 only when the latest read succeeded (the task is known to be running), otherwise
   with the failure of that read; a pause on partial history exits 9 too;
-- the `ended` state is reported after the rows of the final read, right before the result.
+- the `ended` state is reported after the rows of the final read, right before the result;
+- `config.rows` only chooses which rows are reported (`--role`; `--tail N`: the last N of the
+  rows already there at the first successful read, then every new one): a row it drops is
+  still seen, never reported later.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Follower:
         self.held_state: TaskInfo | None = None
         self.warned: set[str] = set()
         self.gap = False
+        self.backlog = True  # the next report is the first: the rows already there
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -236,6 +240,9 @@ class Follower:
                 row = project(view.messages[row_key])
                 if row is not None:
                     fresh.append(row)
+        # --tail cuts only the rows already there at the first read; --role every report
+        fresh = self.config.rows.select(fresh, tail=self.backlog)
+        self.backlog = False
         if fresh:
             self.reporter.rows(fresh)
 

@@ -8,10 +8,11 @@ ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
+from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import ExitStatus, HermesError
 
 FINAL_RETRIES = 3
@@ -41,6 +42,7 @@ class FollowConfig:
     final_retries: int = FINAL_RETRIES
     backoff_base: float = BACKOFF_BASE
     backoff_cap: float = BACKOFF_CAP
+    rows: RowFilter = field(default_factory=RowFilter)  # --role; --tail: of the rows at the first read
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,11 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.history import Cursor, View, compose, cursor
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
-from hermes_task.core.lineage import (
-    BoundReached,
-)
+from hermes_task.core.lineage import BoundReached
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import warning_message
 from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.core.wire import SessionDetail
-from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
 from hermes_task.reading.discovery import LineageProof
@@ -49,6 +46,8 @@ from hermes_task.reading.transcript import (
     segments,
     shown_rows,
 )
+
+MAX_REDIRECTS = 4
 
 
 class TaskReader(LineageProof):
@@ -72,6 +71,7 @@ class TaskReader(LineageProof):
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
+        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
 
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
         newest = newest_page(self.client, tip, self.legacy)
@@ -102,18 +102,7 @@ class TaskReader(LineageProof):
                 snap.failure = self._discover(reader) or snap.failure
             except BoundReached:
                 self.bound_hit = True
-            tip = reader(self.path[-1])
-            if self.window.canonical != tip.id:
-                self.window = advance(self.window, tip.id)
-            generation = self.window.generation
-            newest = self._newest_page(tip)
-            if newest.page.session_id != tip.id:
-                tip = self._redirected(reader, newest.page.session_id)
-                newest = self._newest_page(tip)
-                if newest.page.session_id != tip.id:
-                    raise HermesError(Code.IDENTITY_MISMATCH, "the messages answer names another session")
-            if self.window.generation != generation:
-                continue
+            tip, newest = self._tip_page(reader)
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
@@ -132,10 +121,28 @@ class TaskReader(LineageProof):
         snap.warnings = warnings + history + snap.warnings
         return snap
 
-    def _redirected(self, reader: DetailReader, sid: str) -> SessionDetail:
-        self.adopt_redirect(reader, sid)
-        self.window = advance(self.window, sid)
-        return reader(sid)
+    def _tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
+        """The newest verified segment and its newest page. An answer for another session is
+        used only once proven a newer segment of this branch (`adopt_redirect`), again for each
+        rotation during the cycle, at most `MAX_REDIRECTS` times (then `BoundReached`); it is
+        used as it is, but a legacy one (offset from the old segment's count) is read again."""
+        tip = reader(self.path[-1])
+        if self.window.canonical != tip.id:
+            self.window = advance(self.window, tip.id)
+        newest = self._newest_page(tip)
+        for _ in range(MAX_REDIRECTS):
+            sid = newest.page.session_id
+            if sid == tip.id:
+                return tip, newest
+            self.redirects[tip.id] = sid
+            self.adopt_redirect(reader, sid)
+            self.window = advance(self.window, sid)
+            tip = reader(sid)
+            if newest.legacy:
+                newest = self._newest_page(tip)
+        if newest.page.session_id == tip.id:
+            return tip, newest
+        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
         """Up to `limit` rows older than the history's oldest read row; None at the start.
@@ -208,6 +215,9 @@ class TaskReader(LineageProof):
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
         assert cur.sid is not None
+        if cur.sid in self.redirects:  # its messages answer for a newer segment: not read again
+            self.earlier.blocked.add(cur.sid)
+            return None
         if cur.kind == "first":
             return self.earlier.first(self.client, self._detail(cur.sid), legacy=self._legacy(), limit=limit)
         return self.earlier.older(self.client, cur.sid, legacy=self._legacy(), limit=limit)

@@ -25,6 +25,7 @@ from hermes_task.render.ansi_rows import Paint, row_ansi
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
 from hermes_task.render.plain_rows import footer_text, goal_text, segment_text
 from hermes_task.render.rows import Style, row_renderable
+from hermes_task.render.unpadded import strip_text_line_ends
 
 STATUS_STYLES = {
     "completed": "green",
@@ -94,6 +95,9 @@ class Batch:
         self.pending: list[str] = []
         self.paint = Paint.of(console) if write is not None else None
         self.width = None if console.soft_wrap else console.width
+        # A console that strips rich's line-end padding (cli/shell.py, on a terminal) gets the
+        # fast paths' text stripped the same way.
+        self.unpadded = bool(getattr(console, "unpadded", False))
 
     def row(self, row: Row, style: Style) -> None:
         fast = None if self.paint is None else row_ansi(row, style, self.paint, self.width)
@@ -123,7 +127,8 @@ class Batch:
 
     def flush(self) -> None:
         if self.write is not None and self.pending:
-            self.write("".join(self.pending))
+            text = "".join(self.pending)
+            self.write(strip_text_line_ends(text) if self.unpadded else text)
             self.pending = []
 
 
