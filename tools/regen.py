@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/regen.py           # write every artefact
     .venv/bin/python tools/regen.py --check   # exit 1 and name what is stale; write nothing
+    .venv/bin/python tools/regen.py --matrix  # the support matrix from the last full integration run
 
 The docs are README.md and every docs/*.md (doc_files()); a block is replaced only between its
 markers, never elsewhere, in whichever of those files holds it:
@@ -125,7 +126,33 @@ def render_readme(text: str, errors: list[str] | None = None) -> str:
     return MARKER.sub(replace, text)
 
 
+def regen_matrix() -> int:
+    """`--matrix`: render the support matrix of the last integration run that covered every
+    backend (`.matrix-results.json`, written by tests/conftest.py) into the
+    `<!-- support-matrix -->` blocks of README.md and docs/backends.md (tests/matrix.py)."""
+    import json
+
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tools"))
+    from tests import matrix
+
+    import backend_harness
+
+    if not matrix.RESULTS.exists():
+        print("error: no .matrix-results.json: run the integration suite on every backend", file=sys.stderr)
+        return 1
+    results = json.loads(matrix.RESULTS.read_text())
+    if not matrix.complete(results, backend_harness.BACKENDS):
+        print("error: the last run did not cover every backend and feature", file=sys.stderr)
+        return 1
+    for path in matrix.write_docs(matrix.render(results, backend_harness.BACKENDS)):
+        print(f"regenerated: {path.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if "--matrix" in argv:
+        return regen_matrix()
     check = "--check" in argv
     stale: list[str] = []
     errors: list[str] = []

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends import legacy_stderr
 
 pytestmark = pytest.mark.integration
 
@@ -197,9 +198,7 @@ UNSAFE = re.compile(rb"\x1b(?!\[[0-9;]*m)|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]")
 
 
 def expected_stderr(backend: Any) -> str:
-    if backend.contract == "legacy":
-        return "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
-    return ""
+    return legacy_stderr(backend.features)
 
 
 def test_long_output_on_a_terminal_goes_through_the_pager(backend: Any, tmp_path: Path) -> None:
