@@ -21,6 +21,11 @@ The session backends are shared: ``backend.append_rows(...)``/``backend.end_sess
 the ``running`` child are visible to every later test.  A test that must own its mutations
 starts a private server: ``with backend_harness.start(name, seeded_home(name, tmp_path), token)``.
 
+Tests marked ``client_side`` (fault injection, pager, jq, gateways: hermes-task's own
+behaviour) run only on the reference backends (``BackendSpec.reference``: official, iot);
+every other integration test runs on every selected backend, its expectations keyed on the
+backend's measured ``features``.
+
 Tests that use these fixtures are marked ``integration`` automatically.  A backend whose venv
 cannot be built or whose server cannot start makes those tests fail, never skip.  Every
 backend process gets scratch HERMES_HOME/HOME/XDG_* directories; the test process's own
@@ -55,6 +60,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "feature(name): the support-matrix column a test proves (tests/matrix.py)"
     )
+    config.addinivalue_line(
+        "markers",
+        "client_side: its outcome depends on hermes-task, not the backend: run on the reference "
+        "backends only (BackendSpec.reference)",
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -66,6 +76,10 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skipped = [i for i in items if _client_side_elsewhere(i)]
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = [i for i in items if i not in skipped]
     for item in items:
         if _uses_real_backend(item):
             item.add_marker(pytest.mark.integration)
@@ -75,6 +89,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             feature = matrix.feature_of(item)
             if feature is not None:
                 _FEATURE_OF[item.nodeid] = feature
+
+
+def _client_side_elsewhere(item: pytest.Item) -> bool:
+    """A client-side test parametrized with a backend that is not a reference backend."""
+    name = _backend_of(item)
+    return (
+        name is not None
+        and item.get_closest_marker("client_side") is not None
+        and not backend_harness.BACKENDS[name].reference
+    )
 
 
 def _uses_real_backend(item: pytest.Item) -> bool:
@@ -247,9 +271,12 @@ _FEATURE_OF: dict[str, str] = {}
 
 
 def _check_matrix(session: pytest.Session) -> None:
-    """Write this run's feature outcomes; when every backend ran every feature, the
+    """Write this run's feature outcomes (only for a run of whole modules: a `-k` or a
+    single test says nothing of a whole feature); when every backend ran every feature, the
     committed support matrix must equal the fresh one (`tools/regen.py --matrix` writes it)."""
-    if not _MATRIX:
+    option = session.config.option
+    partial = option.keyword or any("::" in a or a.endswith(".py") for a in session.config.args)
+    if not _MATRIX or partial:
         return
     matrix.write_results(_MATRIX)
     if set(BACKEND_NAMES) != set(backend_harness.BACKENDS) or not matrix.complete(
@@ -263,7 +290,7 @@ def _check_matrix(session: pytest.Session) -> None:
         shown = ", ".join(str(p.relative_to(matrix.ROOT)) for p in stale)
         writer.line(f"the committed support matrix differs from this run ({shown}):", red=True)
         writer.line(table)
-        writer.line("run: .venv/bin/python tools/regen.py --matrix   (renders .matrix-results.json)")
+        writer.line("run: .venv/bin/python tools/regen.py --matrix   (renders .matrix-results/)")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -6,10 +6,11 @@ Integration tests carry ``@pytest.mark.feature(NAME)`` (or get a column from the
 docs/backends.md hold between ``<!-- support-matrix -->`` markers. A cell is ``yes`` when
 every test of that feature passed on that backend and the backend has the feature,
 ``no (exit 6)`` when every test passed and they proved the honest refusal (the backend lacks
-it: ``ABSENT_WHEN``), and ``FAILS`` when any test failed. The suite writes the results of a
-run to ``RESULTS`` (git-ignored); ``tools/regen.py --matrix`` renders them into the docs, and
-``check`` (called at session end when every backend ran) fails the run when the committed
-table differs from the fresh one.
+it: ``ABSENT_WHEN``), and ``FAILS`` when any test failed. Each run writes its
+backends' outcomes to ``RESULTS_DIR/<backend>.json`` (git-ignored), so the per-backend runs
+``tools/check.sh`` makes side by side add up; ``tools/regen.py --matrix`` renders them into
+the docs, and ``--matrix --check`` (tools/check.sh) or a single run over every backend
+(tests/conftest.py) fails when the committed table differs from the fresh one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / ".matrix-results.json"
+RESULTS_DIR = ROOT / ".matrix-results"  # one <backend>.json per backend a run covered (git-ignored)
 DOCS = (ROOT / "README.md", ROOT / "docs" / "backends.md")
 BLOCK = re.compile(r"(<!-- support-matrix -->\n)(.*?)(<!-- /support-matrix -->)", re.S)
 
@@ -92,7 +93,18 @@ def complete(results: dict[str, dict[str, list[str]]], specs: dict[str, Any]) ->
 
 
 def write_results(results: dict[str, dict[str, list[str]]]) -> None:
-    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    """One file per backend, so runs of one backend each (tools/check.sh runs them side by
+    side) add up to the whole matrix."""
+    RESULTS_DIR.mkdir(exist_ok=True)
+    for backend, features in results.items():
+        (RESULTS_DIR / f"{backend}.json").write_text(json.dumps(features, indent=1, sort_keys=True) + "\n")
+
+
+def load_results() -> dict[str, dict[str, list[str]]]:
+    """The last recorded outcomes of every backend that has a results file."""
+    if not RESULTS_DIR.is_dir():
+        return {}
+    return {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS_DIR.glob("*.json"))}
 
 
 def committed(path: Path) -> str | None:

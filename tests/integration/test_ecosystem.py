@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from tests.backends import legacy_stderr
 
-pytestmark = pytest.mark.integration
+# What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
+pytestmark = [pytest.mark.integration, pytest.mark.client_side]
 
 BIN = Path(sys.executable).parent / "hermes-task"
 FINAL_REPLY = '[.rows[] | select(.role == "assistant" and (.text // "") != "")] | last | .text // empty'
