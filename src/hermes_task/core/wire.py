@@ -247,19 +247,17 @@ def _pagination(value: JSON, where: str, key: str) -> Pagination:
     return Pagination.from_json(value)
 
 
-# The placeholder of an envelope without `pagination` (replaced by the row count on read).
-_UNPAGINATED = Pagination(limit=None, offset=None, returned=0)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessagesPage:
     """`GET /api/sessions/{id}/messages`. `order` is absent from the pagination of 0.19.x;
-    0.18.x and older send no `pagination` at all: the answer is every active row, every
-    query parameter ignored (`paginated` is False and `pagination` counts the rows)."""
+    0.18.x and older send no `pagination`: every active row, the query ignored."""
 
     session_id: str
     messages: list[WireMessage] = field(metadata={"check": _rows})
-    pagination: Pagination = field(default=_UNPAGINATED, metadata={"check": _pagination})
+    # without `pagination` (0.18.x): one that counts the rows (from_json)
+    pagination: Pagination = field(
+        default=Pagination(limit=None, offset=None, returned=0), metadata={"check": _pagination}
+    )
     profile: str | None = None
     sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
