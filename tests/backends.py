@@ -24,9 +24,8 @@ if str(TOOLS_DIR) not in sys.path:
 import backend_harness  # noqa: E402  (needs tools/ on sys.path)
 
 ENV_VAR = "HERMES_TASK_BACKENDS"
-# The CLI does not read 0.18.2's pre-pagination envelope yet: the default stays at the two
-# backends it supports until src/ does (issue 15).
-DEFAULT_BACKENDS = ("official", "iot")
+# Every backend the harness knows: the suite (and the support matrix) covers all four.
+DEFAULT_BACKENDS = ("official", "iot", "official018", "axisrow")
 
 
 def configured_backends(value: str | None = None) -> list[str]:
@@ -45,3 +44,25 @@ def configured_backends(value: str | None = None) -> list[str]:
 
 
 BACKEND_NAMES = configured_backends()
+
+# The `legacy_backend` warning texts (src/hermes_task/core/messages.py), spelled out so a
+# change of wording is a test failure.
+LEGACY_WARNINGS = {
+    "paginated": "legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP",
+    "unpaginated": (
+        "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
+        "HTTP; every active row is read in one answer"
+    ),
+}
+
+
+def legacy_warning(features: backend_harness.Features) -> str | None:
+    """The `legacy_backend` message a backend with *features* gets, or None."""
+    if features.order:
+        return None
+    return LEGACY_WARNINGS["paginated" if features.pagination else "unpaginated"]
+
+
+def legacy_stderr(features: backend_harness.Features) -> str:
+    text = legacy_warning(features)
+    return f"warning: {text}\n" if text else ""

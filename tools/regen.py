@@ -2,6 +2,8 @@
 
     .venv/bin/python tools/regen.py           # write every artefact
     .venv/bin/python tools/regen.py --check   # exit 1 and name what is stale; write nothing
+    .venv/bin/python tools/regen.py --matrix  # the support matrix from the last runs of every backend
+    .venv/bin/python tools/regen.py --matrix --check  # exit 1 when the committed matrix differs
 
 The docs are README.md and every docs/*.md (doc_files()); a block is replaced only between its
 markers, never elsewhere, in whichever of those files holds it:
@@ -125,7 +127,40 @@ def render_readme(text: str, errors: list[str] | None = None) -> str:
     return MARKER.sub(replace, text)
 
 
+def regen_matrix(*, check: bool) -> int:
+    """`--matrix`: render the support matrix of the last integration runs that covered every
+    backend (`.matrix-results/`, written by tests/conftest.py) into the
+    `<!-- support-matrix -->` blocks of README.md and docs/backends.md (tests/matrix.py);
+    with `--check`, write nothing and fail when a committed block differs."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tools"))
+    from tests import matrix
+
+    import backend_harness
+
+    results = matrix.load_results()
+    if not matrix.complete(results, backend_harness.BACKENDS):
+        missing = sorted(set(backend_harness.BACKENDS) - set(results))
+        print(
+            f"error: no complete results of every backend and feature (missing: {missing})", file=sys.stderr
+        )
+        return 1
+    table = matrix.render(results, backend_harness.BACKENDS)
+    if check:
+        stale = matrix.stale_docs(table)
+        for path in stale:
+            print(f"stale: {path.relative_to(ROOT)} (support matrix)")
+        if stale:
+            print(table, end="")
+        return 1 if stale else 0
+    for path in matrix.write_docs(table):
+        print(f"regenerated: {path.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if "--matrix" in argv:
+        return regen_matrix(check="--check" in argv)
     check = "--check" in argv
     stale: list[str] = []
     errors: list[str] = []

@@ -86,8 +86,11 @@ TABLE: dict[Code, Failure] = {
         _E.AUTH,
         False,
         "the dashboard needs authentication and none was given",
-        "set HERMES_DASHBOARD_TOKEN or --token-file (loopback dashboards are discovered "
-        "automatically); a password-gated dashboard needs --username and --password-file",
+        "set HERMES_DASHBOARD_TOKEN or --token-file (loopback dashboards that publish their "
+        "token are discovered automatically); a dashboard that serves no page and writes no "
+        "host record (upstream 0.20, `hermes serve`) takes its token from "
+        "HERMES_DASHBOARD_SESSION_TOKEN when it starts: pass that value; a password-gated "
+        "dashboard needs --username and --password-file",
     ),
     Code.AUTH_REJECTED: Failure(
         _E.AUTH, False, "the dashboard rejected the credentials", "check the token file or the password file"

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends import legacy_stderr
 
-pytestmark = pytest.mark.integration
+# What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
+pytestmark = [pytest.mark.integration, pytest.mark.client_side]
 
 BIN = Path(sys.executable).parent / "hermes-task"
 FINAL_REPLY = '[.rows[] | select(.role == "assistant" and (.text // "") != "")] | last | .text // empty'
@@ -197,9 +199,7 @@ UNSAFE = re.compile(rb"\x1b(?!\[[0-9;]*m)|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]")
 
 
 def expected_stderr(backend: Any) -> str:
-    if backend.contract == "legacy":
-        return "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
-    return ""
+    return legacy_stderr(backend.features)
 
 
 def test_long_output_on_a_terminal_goes_through_the_pager(backend: Any, tmp_path: Path) -> None:

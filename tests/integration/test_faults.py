@@ -38,7 +38,8 @@ import backend_harness
 from fault_proxy import FaultProxy, Rule
 from hermes_task.cli import app
 
-pytestmark = pytest.mark.integration
+# What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
+pytestmark = [pytest.mark.integration, pytest.mark.client_side]
 ERROR_FAULTS = ("500", "502", "503", "reset", "truncate", "delay")
 EXPECTED_CODE = {
     "500": "server_error",

@@ -1,4 +1,4 @@
-"""`follow` against both real backends (hermes-agent 0.19.0 and iot), as a subprocess.
+"""`follow` against every real backend, as a subprocess.
 
 Tests that end a child start their own server on a copy of the seeded home, so the shared
 `backend`'s `running` child stays running for every other test; the shared one is only read.
@@ -130,7 +130,7 @@ def test_rows_arrive_once_as_they_are_written_until_the_task_ends(fresh: Any) ->
             states = [e["state"] for e in events if e["type"] == "state"]
             assert states == ["running", "ended"]
             warnings = [e["code"] for e in events if e["type"] == "warning"]
-            assert warnings == (["legacy_backend"] if fresh.contract == "legacy" else [])
+            assert warnings == ([] if fresh.features.order else ["legacy_backend"])
     finally:
         plain.close()
         strict.close()
@@ -173,15 +173,15 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
         backend, "follow", c1["root"], "--no-store", "--json", "--exit-status", "--interval", "0.5"
     )
     events = [json.loads(line) for line in run.stdout.splitlines()]
-    if backend.contract == "legacy":
-        # 0.19.0's latest-descendant walks to the tip, and each hop is proven.
+    if backend.features.hint_follows_delegates:
+        # latest-descendant walks to the tip (any child), and each hop is proven.
         assert run.code == 0, run.stderr
         # The ended state comes after the rows of the final read, right before the result.
         assert events[-2]["type"] == "state"
         assert events[-2]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
         assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
     else:
-        # iot's hint does not move for delegated chains, and the store is off: paused on
+        # the hint does not move for delegated chains, and the store is off: paused on
         # partial history (tests/integration/test_store.py follows the same chain with it).
         assert run.code == 9
         assert [e["code"] for e in events if e["type"] == "warning"] == [
@@ -215,8 +215,10 @@ def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any)
         "reason": None,
         "source": "tip_option",
     }
-    if backend.contract == "current":
+    if backend.features.merges_ancestors:
         assert {k[0] for k in rows} == {c1["root"], c1["mid"], c1["tip"]}
+    else:  # the tip is proven before the first page: its own rows only
+        assert {k[0] for k in rows} == {c1["tip"]}
     assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
 
 

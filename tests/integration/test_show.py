@@ -1,4 +1,5 @@
-"""`show` and the lineage proof against both real backends (hermes-agent 0.19.0 and iot)."""
+"""`show` and the lineage proof against every real backend; expectations follow each
+backend's measured features (`backend.features`, tools/backend_harness.py), never its name."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def codes(doc: dict[str, Any]) -> list[str]:
     return [w["code"] for w in doc["warnings"]]
 
 
+@pytest.mark.feature("rotated_chain")
 def test_rotated_subagent_chain_proves_from_tip_to_root(backend: Any) -> None:
     c1 = backend.manifest["c1"]
     run = hermes_task(backend, "show", c1["root"], "--tip", c1["tip"], "--json")
@@ -26,12 +28,19 @@ def test_rotated_subagent_chain_proves_from_tip_to_root(backend: Any) -> None:
     assert doc["task"]["end_reason"] == "agent_close"
     keys = [(r["session_id"], r["id"]) for r in doc["rows"]]
     assert len(keys) == len(set(keys))
-    # Fewer than 50 rows in all: the newest page is filled from mid and root on both backends.
-    assert codes(doc) == (["legacy_backend"] if backend.contract == "legacy" else [])
+    # Fewer than 50 rows in all: the newest page is filled from mid and root on every backend.
+    f = backend.features
+    caps = doc["backend"]["capabilities"]
+    assert (caps["pagination"], caps["order"]) == (f.pagination, f.order)
+    assert doc["backend"]["contract"] == ("current" if f.order else "legacy")
+    # merging is seen on the tip's own page where it happens; elsewhere nothing asked it
+    assert caps["ancestors_merged"] is (True if f.merges_ancestors else None)
+    assert codes(doc) == ([] if f.order else ["legacy_backend"])
     assert {k[0] for k in keys} == {c1["root"], c1["mid"], c1["tip"]}
     assert doc["rows"][0]["text"] == c1["goal"]
 
 
+@pytest.mark.feature("source_rewrite")
 def test_tool_source_chain_proves_and_reads_the_root_too(backend: Any) -> None:
     c2 = backend.manifest["c2"]
     run = hermes_task(backend, "show", c2["root"], "--tip", c2["tip"], "--json")
@@ -42,11 +51,29 @@ def test_tool_source_chain_proves_and_reads_the_root_too(backend: Any) -> None:
     assert "partial_ancestors" not in codes(doc)
     assert {r["session_id"] for r in doc["rows"]} == {c2["root"], c2["tip"]}
     assert doc["task"]["goal"] == c2["goal"]
-    if backend.contract == "legacy":
-        # 0.19.0's rotation turned source tool into subagent: accepted, and said so.
+    if backend.features.rewrites_source:
+        # the rotation turned source tool into subagent: accepted, and said so.
         assert doc["task"]["notes"] == ["legacy_source_rewrite"]
+        assert doc["backend"]["capabilities"]["source_rewrite"] is True
     else:
         assert doc["task"]["notes"] == []
+
+
+@pytest.mark.feature("around")
+def test_around_exits_6_where_the_route_is_missing_and_reads_where_it_exists(backend: Any) -> None:
+    rich = backend.manifest["rich"]
+    show = hermes_task(backend, "show", rich["id"], "--json")
+    assert show.code == 0, show.stderr
+    prompt = next(r["id"] for r in show.json()["rows"] if r["role"] == "user")
+    run = hermes_task(backend, "show", rich["id"], "--around", str(prompt), "--json")
+    if backend.features.around:
+        assert run.code == 0, run.stderr
+        assert run.json()["rows"][0]["id"] == prompt
+    else:
+        # a missing route, never "session not found"
+        assert run.code == 6, run.stderr
+        assert run.json()["error"]["code"] == "unsupported"
+        assert "/messages/around" in run.stderr
 
 
 def test_another_tasks_tip_is_rejected_and_nothing_of_it_is_shown(backend: Any) -> None:
@@ -72,7 +99,7 @@ def test_the_root_alone_carries_partial_history(backend: Any) -> None:
 def test_the_hint_is_only_a_hint(backend: Any) -> None:
     c1 = backend.manifest["c1"]
     doc = hermes_task(backend, "show", c1["root"], "--no-store", "--json").json()
-    if backend.contract == "legacy":
+    if backend.features.hint_follows_delegates:
         assert doc["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
         assert doc["task"]["candidate"] == {
             "id": c1["tip"],

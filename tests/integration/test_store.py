@@ -159,15 +159,16 @@ def test_older_walks_the_store_lineage(backend: Any) -> None:
 # -- unusable stores -----------------------------------------------------------------------
 
 
-def test_an_unusable_store_is_todays_behaviour_plus_the_warning(backend: Any, tmp_path: Path) -> None:
+def test_an_unusable_store_is_todays_behaviour_plus_the_warning(
+    backend: Any, seeded_home: Any, tmp_path: Path
+) -> None:
     parent = backend.manifest["parent"]
     expected = hermes_task(backend, "recover", parent, "--no-store", "--json").json()
     assert codes(expected)[-1] == "store_unavailable"
     today = {**expected, "warnings": expected["warnings"][:-1]}
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not SQLite" * 64)
-    other = "iot" if backend.name == "official" else "official"
-    foreign = backend_harness_home(other) / "hermes" / "state.db"
+    foreign = _another_dashboards_store(seeded_home(backend.name, tmp_path / "other"))
     cases = {
         "unreadable": ("--store", str(junk)),
         "another dashboard": ("--store", str(foreign)),
@@ -200,19 +201,24 @@ def test_an_unusable_store_is_todays_behaviour_plus_the_warning(backend: Any, tm
     assert "not loopback" in doc["warnings"][-1]["message"]
 
 
-_OTHER_HOMES: dict[str, Path] = {}
-
-
-def backend_harness_home(name: str) -> Path:
-    """A seeded home of backend *name* (another dashboard's store, different ids)."""
-    return _OTHER_HOMES[name]
-
-
-@pytest.fixture(autouse=True)
-def _other_homes(seeded_home: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    for name in ("official", "iot"):
-        if name not in _OTHER_HOMES:
-            _OTHER_HOMES[name] = seeded_home(name, tmp_path_factory.mktemp(f"other-{name}"))
+def _another_dashboards_store(home: Path) -> Path:
+    """A store of the same schema none of whose ids this dashboard knows: a copy of its own
+    seeded store with every session id (and every reference to one) moved to another year."""
+    year = json.loads((home / "manifest.json").read_text())["parent"][:4]  # ids start with it
+    db = home / "hermes" / "state.db"
+    conn = sqlite3.connect(db)
+    try:
+        for table, column in (
+            ("sessions", "id"),
+            ("sessions", "parent_session_id"),
+            ("sessions", "model_config"),
+            ("messages", "session_id"),
+        ):
+            conn.execute(f"UPDATE {table} SET {column} = replace({column}, ?, '1999')", (year,))  # noqa: S608
+        conn.commit()
+    finally:
+        conn.close()
+    return db
 
 
 # -- forged rows (a private server whose store holds them) --------------------------------
@@ -249,6 +255,7 @@ def test_forged_rows_are_never_used(backend: Any, seeded_home: Any, tmp_path: Pa
         "SELECT r.started_at, m.model_config FROM sessions r, sessions m WHERE r.id = ? AND m.id = ?",
         (c1["root"], c1["mid"]),
     ).fetchone()
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
     conn.close()
     wrong = json.dumps({**json.loads(mid_config), "_branched_from": "20261130_000000_abcdef"})
     c2_child = m["expected_tasks"][3]["child"]
@@ -262,7 +269,8 @@ def test_forged_rows_are_never_used(backend: Any, seeded_home: Any, tmp_path: Pa
         "20261130_000005_f00005": (c2_child, {"profile_name": "someone-else"}),
     }
     for new_id, (template, changes) in forged.items():
-        _forge(db, template, new_id, **changes)
+        if set(changes) <= columns:  # 0.18.x stores have no profile_name to forge
+            _forge(db, template, new_id, **changes)
     with backend_harness.start(backend.name, home, secrets.token_urlsafe(24)) as server:
         run = hermes_task(server, "show", c1["root"], "--no-hint", "--json")
         assert run.code == 0, run.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends import legacy_stderr
 from tests.cli_runner import backend_store_env, cli_env
 
 pytestmark = pytest.mark.integration
@@ -45,11 +46,7 @@ def first_line(proc: subprocess.Popen[str], *, skip: str = "") -> str:
 
 
 def legacy_note(backend: Any) -> str:
-    return (
-        "warning: legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP\n"
-        if backend.contract == "legacy"
-        else ""
-    )
+    return legacy_stderr(backend.features)
 
 
 WARNING = '{"type":"warning"'
@@ -188,7 +185,7 @@ def test_follow_parent_follows_the_verdicts_and_lists_tasks_without_child_ids_on
     )  # fmt: skip
     try:
         assert proc.stderr is not None
-        seen = [proc.stderr.readline() for _ in range(4 if backend.contract == "legacy" else 3)]
+        seen = [proc.stderr.readline() for _ in range(3 if backend.features.order else 4)]
         backend.complete_unit(unit, ["completed", "failed"])
         out, err = finish(proc, 60)
     finally:

@@ -79,9 +79,9 @@ def test_every_row_once_against_each_segments_own_rows_including_hidden(backend:
         assert per_segment[c[seg]] > 0
 
 
-def test_show_root_on_the_official_backend_fills_50_rows_from_tip_and_mid(backend: Any) -> None:
-    if backend.contract != "legacy":
-        pytest.skip("iot's latest-descendant does not move for delegated chains (show --tip below)")
+def test_show_root_where_the_hint_moves_fills_50_rows_from_tip_and_mid(backend: Any) -> None:
+    if not backend.features.hint_follows_delegates:
+        pytest.skip("latest-descendant does not move for delegated chains here (show --tip below)")
     c3 = backend.manifest["c3"]
     run = hermes_task(backend, "show", c3["root"], "--json", "--debug")
     assert run.code == 0, run.stderr
@@ -89,27 +89,32 @@ def test_show_root_on_the_official_backend_fills_50_rows_from_tip_and_mid(backen
     assert doc["task"]["lineage"] == [c3["root"], c3["mid"], c3["tip"]]
     rows = [(r["session_id"], r["id"]) for r in doc["rows"]]
     tip, mid = own_rows(backend, c3["tip"]), own_rows(backend, c3["mid"])
-    assert len(rows) == 50
-    assert rows == (mid + tip)[-50:]
-    assert doc["coverage"] == {"unique_rows": 50, "has_older": True, "at_start": False}
+    # 50 rows; where one answer is a whole segment (0.18.x), mid's whole answer is one page
+    expected = (mid + tip)[-50:] if backend.features.pagination else mid + tip
+    assert rows == expected
+    assert doc["coverage"] == {"unique_rows": len(expected), "has_older": True, "at_start": False}
     assert doc["task"]["goal"] == c3["goal"]
-    # one one-row read of the root: 0.19.x ignores `order`, so the contract probe of the
-    # proof already read the root's oldest row, and the goal is taken from it
-    assert [p for p in pages(run.stderr) if p[0] == c3["root"]] == [(c3["root"], "1", "0", "latest")]
+    # the root's rows are not in the window: one one-row read of it gives the goal
+    assert [p for p in pages(run.stderr) if p[0] == c3["root"]] == [(c3["root"], "1", "0", "oldest")]
+    if backend.features.rewrites_source:
+        # the tool -> subagent hop: one oldest-first row of mid shows its page does not merge
+        assert (c3["mid"], "1", "0", "oldest") in pages(run.stderr)
+        assert doc["task"]["notes"] == ["legacy_source_rewrite"]
+        assert doc["backend"]["capabilities"]["source_rewrite"] is True
     terminal = hermes_task(backend, "show", c3["root"])
     assert terminal.code == 0, terminal.stderr
     assert terminal.stdout.splitlines()[0] == f"goal: {c3['goal']}"
     boundary = f"── segment {c3['tip']} · previous segment {c3['mid']} ended: compression ──"
-    assert boundary in terminal.stdout
+    # shown where mid's rows are in the window (a rotation may carry 50 rows into the tip)
+    assert (boundary in terminal.stdout) is any(k[0] == c3["mid"] for k in expected)
 
 
 def test_show_root_with_tip_fills_from_mid_on_every_backend(backend: Any) -> None:
     c3 = backend.manifest["c3"]
     doc = hermes_task(backend, "show", c3["root"], "--tip", c3["tip"], "--json").json()
     rows = [(r["session_id"], r["id"]) for r in doc["rows"]]
-    assert len(rows) == 50
-    assert {k[0] for k in rows} == {c3["mid"], c3["tip"]}
-    assert rows[-len(own_rows(backend, c3["tip"])) :] == own_rows(backend, c3["tip"])
+    whole = own_rows(backend, c3["mid"]) + own_rows(backend, c3["tip"])
+    assert rows == (whole[-50:] if backend.features.pagination else whole)
 
 
 def test_a_cold_open_of_a_later_segment_discloses_partial_ancestors(backend: Any) -> None:
@@ -122,8 +127,8 @@ def test_a_cold_open_of_a_later_segment_discloses_partial_ancestors(backend: Any
     assert {r["session_id"] for r in doc["rows"]} == {c1["tip"]}
     assert {p[0] for p in pages(run.stderr)} == {c1["tip"]}  # no ancestor messages read
     assert doc["coverage"]["at_start"] is False
-    if backend.name == "iot":
-        assert "foreign_rows" in codes  # iot's page named root and mid, which this open did not prove
+    if backend.features.merges_ancestors:
+        assert "foreign_rows" in codes  # the page named root and mid, which this open did not prove
     else:
         assert "foreign_rows" not in codes  # the tip's page holds the tip's rows only
 
@@ -147,7 +152,8 @@ class ForeignRow(FaultProxy):
                     "content": "FOREIGN",
                 }
             )
-            data["pagination"]["returned"] = len(data["messages"])
+            if "pagination" in data:  # 0.18.x sends none
+                data["pagination"]["returned"] = len(data["messages"])
             body = json.dumps(data).encode()
             headers = [(k, str(len(body)) if k.lower() == "content-length" else v) for k, v in headers]
         return status, headers, body

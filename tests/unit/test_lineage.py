@@ -84,14 +84,14 @@ def reader(nodes: list[SessionDetail]) -> Any:
 
 def test_valid_chain_proves_tip_to_root() -> None:
     nodes = chain(3)
-    proof = prove(nodes[0], "seg2", reader(nodes), legacy=False)
+    proof = prove(nodes[0], "seg2", reader(nodes), rewrites_source=False)
     assert proof.path == ("seg0", "seg1", "seg2")
     assert proof.notes == ()
 
 
 def test_candidate_equal_to_anchor_is_trivially_proven() -> None:
     nodes = chain(1)
-    assert prove(nodes[0], "seg0", reader(nodes), legacy=False).path == ("seg0",)
+    assert prove(nodes[0], "seg0", reader(nodes), rewrites_source=False).path == ("seg0",)
 
 
 def _mutate(nodes: list[SessionDetail], index: int, **over: Any) -> list[SessionDetail]:
@@ -139,7 +139,7 @@ def test_each_rule_rejects(what: str, index: int, override: dict[str, Any], reas
     nodes = _mutate(nodes, index, **override)
     read = reader(nodes)
     with pytest.raises(LineageRejected) as info:
-        prove(nodes[0], "seg2", read, legacy=False)
+        prove(nodes[0], "seg2", read, rewrites_source=False)
     assert info.value.reason == reason
 
 
@@ -149,7 +149,7 @@ def test_missing_model_config_key_is_rejected() -> None:
     del raw["model_config"]
     nodes[2] = SessionDetail.from_json(raw)
     with pytest.raises(LineageRejected) as info:
-        prove(nodes[0], "seg2", reader(nodes), legacy=False)
+        prove(nodes[0], "seg2", reader(nodes), rewrites_source=False)
     assert info.value.reason == "missing_field"
 
 
@@ -160,14 +160,14 @@ def test_marker_naming_the_direct_parent_is_a_delegation_not_a_continuation() ->
     nodes = _mutate(nodes, 1, model_config=json.dumps({"_delegate_from": "seg1"}))
     nodes = _mutate(nodes, 2, model_config=json.dumps({"_delegate_from": "seg1"}))
     with pytest.raises(LineageRejected) as info:
-        prove(nodes[0], "seg2", reader(nodes), legacy=False)
+        prove(nodes[0], "seg2", reader(nodes), rewrites_source=False)
     assert info.value.reason == "foreign_root"
     # the same against the anchor itself: a child delegated by the anchor is not its continuation
     direct = chain(2)
     direct = _mutate(direct, 0, end_reason="compression", ended_at=200.0)
     direct = _mutate(direct, 1, model_config=json.dumps({"_delegate_from": "seg0"}))
     with pytest.raises(LineageRejected) as info:
-        prove(direct[0], "seg1", reader(direct), legacy=False)
+        prove(direct[0], "seg1", reader(direct), rewrites_source=False)
     assert info.value.reason in ("marker_changed", "direct_parent_marker")
 
 
@@ -181,42 +181,58 @@ def test_another_tasks_tip_is_rejected() -> None:
         detail("o1", parent_session_id="o0", model_config=marker, started_at=115.0, ended_at=None),
     ]
     with pytest.raises(LineageRejected) as info:
-        prove(ours[0], "o1", reader(ours + other), legacy=False)
+        prove(ours[0], "o1", reader(ours + other), rewrites_source=False)
     # o1 -> o0 is a fine compression edge; o0 is the other task's delegation root
     assert info.value.reason == "foreign_root"
     assert info.value.at == "o0"
 
 
-def test_legacy_tool_to_subagent_rewrite_is_accepted_only_on_legacy() -> None:
+def test_tool_to_subagent_rewrite_is_accepted_only_where_rotation_rewrites_the_source() -> None:
     nodes = chain(2)
     nodes = _mutate(nodes, 0, source="tool")
     with pytest.raises(LineageRejected):
-        prove(nodes[0], "seg1", reader(nodes), legacy=False)
-    proof = prove(nodes[0], "seg1", reader(nodes), legacy=True)
+        prove(nodes[0], "seg1", reader(nodes), rewrites_source=False)
+    proof = prove(nodes[0], "seg1", reader(nodes), rewrites_source=True)
     assert proof.path == ("seg0", "seg1")
     assert proof.notes == ("legacy_source_rewrite",)
     # the reverse direction (subagent -> tool) is never accepted
     reverse = _mutate(chain(2), 1, source="tool")
     with pytest.raises(LineageRejected):
-        prove(reverse[0], "seg1", reader(reverse), legacy=True)
+        prove(reverse[0], "seg1", reader(reverse), rewrites_source=True)
 
 
-def test_legacy_thunk_is_asked_only_when_the_exception_could_apply() -> None:
-    asked: list[bool] = []
+def test_rewrite_thunk_is_asked_only_when_the_exception_could_apply() -> None:
+    asked: list[str] = []
 
-    def legacy() -> bool:
-        asked.append(True)
+    def rewrites(child: SessionDetail) -> bool:
+        asked.append(child.id)
         return True
 
-    prove(chain(3)[0], "seg2", reader(chain(3)), legacy=legacy)
+    prove(chain(3)[0], "seg2", reader(chain(3)), rewrites_source=rewrites)
     assert asked == []
+    tool_root = _mutate(chain(3), 0, source="tool")
+    proof = prove(tool_root[0], "seg2", reader(tool_root), rewrites_source=rewrites)
+    assert asked == ["seg1"]  # the child of the rewritten hop, nothing else
+    assert proof.notes == ("legacy_source_rewrite",)
+
+    def copies(child: SessionDetail) -> bool:
+        return False
+
+    with pytest.raises(LineageRejected) as info:
+        prove(tool_root[0], "seg2", reader(tool_root), rewrites_source=copies)
+    assert info.value.reason == "source_changed"
+    # any other source change is still rejected, whatever the backend does
+    other = _mutate(chain(2), 0, source="tui")
+    with pytest.raises(LineageRejected) as info:
+        prove(other[0], "seg1", reader(other), rewrites_source=True)
+    assert info.value.reason == "source_changed"
 
 
 def test_path_bound() -> None:
     nodes = chain(40)
     with pytest.raises(BoundReached):
-        prove(nodes[0], "seg39", reader(nodes), legacy=False)
-    assert prove(nodes[0], "seg31", reader(nodes), legacy=False).path[-1] == "seg31"
+        prove(nodes[0], "seg39", reader(nodes), rewrites_source=False)
+    assert prove(nodes[0], "seg31", reader(nodes), rewrites_source=False).path[-1] == "seg31"
 
 
 def test_combine_extends_keeps_newer_and_refuses_forks() -> None:
@@ -228,9 +244,9 @@ def test_combine_extends_keeps_newer_and_refuses_forks() -> None:
 
 def test_continues_parent_distinguishes_delegation_roots_from_continuations() -> None:
     nodes = chain(2)
-    assert continues_parent(nodes[1], nodes[0], legacy=False)
+    assert continues_parent(nodes[1], nodes[0], rewrites_source=False)
     chat = detail(P, source="cli", model_config=None, ended_at=300.0, end_reason="compression")
-    assert not continues_parent(nodes[0], chat, legacy=False)
+    assert not continues_parent(nodes[0], chat, rewrites_source=False)
 
 
 @settings(max_examples=60, deadline=None)
@@ -238,7 +254,7 @@ def test_continues_parent_distinguishes_delegation_roots_from_continuations() ->
 def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int, data: st.DataObject) -> None:
     nodes = chain(length)
     tip = nodes[-1].id
-    assert prove(nodes[0], tip, reader(nodes), legacy=False).path == tuple(n.id for n in nodes)
+    assert prove(nodes[0], tip, reader(nodes), rewrites_source=False).path == tuple(n.id for n in nodes)
     hop = data.draw(st.integers(min_value=1, max_value=length - 1), label="hop child index")
     corruption = data.draw(
         st.sampled_from(
@@ -258,7 +274,7 @@ def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int,
     index = hop - 1 if which == "parent" else hop
     broken = _mutate(nodes, index, **override)
     with pytest.raises(LineageRejected):
-        prove(broken[0], tip, reader(broken), legacy=False)
+        prove(broken[0], tip, reader(broken), rewrites_source=False)
 
 
 @pytest.mark.parametrize(
@@ -276,7 +292,7 @@ def test_a_null_or_decoded_model_config_is_read_as_it_is(config: object) -> None
         SessionDetail.from_json(nodes[0]),
         "seg2",
         reader([SessionDetail.from_json(n) for n in nodes]),
-        legacy=False,
+        rewrites_source=False,
     )
     assert proof.path == ("seg0", "seg1", "seg2")
 
@@ -293,7 +309,7 @@ def test_the_profile_is_compared_only_where_both_segments_record_one(
         SessionDetail.from_json({**_raw(n), "profile_name": p})
         for n, p in zip(chain(3), profiles, strict=True)
     ]
-    assert prove(nodes[0], "seg2", reader(nodes), legacy=False).path == ("seg0", "seg1", "seg2")
+    assert prove(nodes[0], "seg2", reader(nodes), rewrites_source=False).path == ("seg0", "seg1", "seg2")
 
 
 def test_a_candidate_with_no_parent_is_unrelated_and_nothing_more_is_read() -> None:
@@ -306,7 +322,7 @@ def test_a_candidate_with_no_parent_is_unrelated_and_nothing_more_is_read() -> N
         return read(sid)  # type: ignore[no-any-return]
 
     with pytest.raises(LineageRejected) as info:
-        prove(nodes[0], "seg2", counted, legacy=False)
+        prove(nodes[0], "seg2", counted, rewrites_source=False)
     assert info.value.reason == "unrelated"
     assert info.value.at == "seg2"
     assert asked == ["seg2"]

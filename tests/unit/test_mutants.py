@@ -128,16 +128,20 @@ def test_the_detail_profile_check() -> None:
     assert _client(_detail_body(profile="other"), profile=None).detail(SID).id == SID
 
 
-def test_the_messages_profile_check_on_current_backends() -> None:
+def test_the_messages_profile_check_where_the_envelope_names_one() -> None:
     assert _client(_page_body()).messages(SID).session_id == SID
-    other = {**_page_body(), "profile": "other"}
-    missing = {k: v for k, v in _page_body().items() if k != "profile"}
-    for body in (other, missing):
+    for profile in ("other", None, 7):
         with pytest.raises(HermesError) as info:
-            _client(body).messages(SID)
-        assert info.value.code is Code.PROFILE_MISMATCH
+            _client({**_page_body(), "profile": profile}).messages(SID)
+        assert info.value.code is (Code.INCOMPATIBLE if profile == 7 else Code.PROFILE_MISMATCH)
+    # Envelopes that name no profile (0.18.x, 0.19.x, upstream 0.20: backend.md section 8) are
+    # held to it by the checked detail read of the same session, which always comes first.
+    missing = {k: v for k, v in _page_body().items() if k != "profile"}
+    assert _client(missing).messages(SID).ordered
     legacy = {"session_id": SID, "messages": [], "pagination": {"limit": 50, "offset": 0, "returned": 0}}
-    assert _client(legacy).messages(SID).legacy  # 0.19.x envelopes carry no profile at all
+    assert not _client(legacy).messages(SID).ordered
+    unpaginated = _client({"session_id": SID, "messages": []}).messages(SID)
+    assert not unpaginated.paginated
 
 
 @pytest.mark.parametrize(
@@ -191,11 +195,11 @@ def test_a_marker_naming_the_direct_parent_rejects_the_hop(marker: str) -> None:
     parent = _seg(SID, PARENT, {marker: SID})
     child = _seg(NEW, SID, {marker: SID}, started_at=15.0, ended_at=None, end_reason=None)
     with pytest.raises(LineageRejected) as info:
-        check_hop(child, parent, legacy=False)
+        check_hop(child, parent, rewrites_source=False)
     assert info.value.reason == "direct_parent_marker"
-    assert continues_parent(child, parent, legacy=False) is False
+    assert continues_parent(child, parent, rewrites_source=False) is False
     same = _seg(NEW, SID, {marker: PARENT}, started_at=15.0, ended_at=None, end_reason=None)
-    assert check_hop(same, _seg(SID, PARENT, {marker: PARENT}), legacy=False) is None
+    assert check_hop(same, _seg(SID, PARENT, {marker: PARENT}), rewrites_source=False) is None
 
 
 # -- the reader: read budget and the fresh-detail re-check ------------------------------------

@@ -98,7 +98,9 @@ def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -
     assert data["coverage"] == {"unique_rows": 241, "has_older": False, "at_start": True}
     legacy = model.legacy
     assert [w["code"] for w in data["warnings"]] == (["legacy_backend"] if legacy else [])
-    assert data["backend"] == {"contract": "legacy" if legacy else "current"}
+    assert data["backend"]["contract"] == ("legacy" if legacy else "current")
+    assert data["backend"]["capabilities"]["order"] is not legacy
+    assert data["backend"]["capabilities"]["pagination"] is True
     if legacy:
         assert model.reads == [("191", "50"), ("241", "50"), ("0", "192")]
     else:

@@ -29,8 +29,9 @@ class FakeDashboard:
     (to append rows between reads); `redirect` answers one session's messages with
     another's, as the backends do after a rotation."""
 
-    def __init__(self, *, legacy: bool) -> None:
+    def __init__(self, *, legacy: bool, paginated: bool = True) -> None:
         self.legacy = legacy
+        self.paginated = paginated  # False: 0.18.x's envelope, every row, parameters ignored
         self.details: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, list[dict[str, Any]]] = {}
         self.redirect: dict[str, str] = {}
@@ -82,9 +83,13 @@ class FakeDashboard:
         sid = self.redirect.get(sid, sid)
         rows = self.rows[sid]
         limit, offset, n = int(params["limit"]), int(params["offset"]), len(rows)
-        if self.legacy:
+        if not self.paginated:
+            return {"session_id": sid, "messages": list(rows)}
+        if self.legacy or params.get("order") == "oldest":
             got = rows[offset : offset + limit]
             pagination: dict[str, Any] = {"limit": limit, "offset": offset, "returned": len(got)}
+            if not self.legacy:
+                pagination["order"] = "oldest"
         else:
             got = rows[max(0, n - offset - limit) : max(0, n - offset)]
             pagination = {"limit": limit, "offset": offset, "order": params["order"], "returned": len(got)}

@@ -49,12 +49,18 @@ def test_root_with_proven_tip_shows_the_whole_lineage(replay: Replay) -> None:
     tip_ids = {r["session_id"] for r in data["rows"]}
     # 0.19.0's tip page holds the tip's rows only, iot's merged view some of mid's and root's:
     # the newest page is filled from mid and root (fewer than 50 rows in all), each read once.
-    if replay.manifest["backend"]["contract"] == "legacy":
-        assert data["backend"] == {"contract": "legacy"}
-        assert codes == ["legacy_backend"]
-    else:
-        assert data["backend"] == {"contract": "current"}
-        assert codes == []
+    legacy = replay.manifest["backend"]["contract"] == "legacy"
+    # The iot tip page carries mid's and root's rows: merging is learned from it (and with it,
+    # that rotation keeps the source); nothing asked about `--around`.
+    learned = {
+        "pagination": True,
+        "order": not legacy,
+        "ancestors_merged": None if legacy else True,
+        "around": None,
+        "source_rewrite": None if legacy else False,
+    }
+    assert data["backend"] == {"contract": "legacy" if legacy else "current", "capabilities": learned}
+    assert codes == (["legacy_backend"] if legacy else [])
     pages = [seen for seen in replay.seen if "/messages?" in seen]
     assert len(pages) == len(set(pages))
     assert [s for s in pages if "order=oldest" in s] == []  # the goal was in the window

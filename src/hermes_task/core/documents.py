@@ -108,8 +108,30 @@ class TaskInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BackendCapabilities:
+    """What the dashboard's answers showed in this run (null: not learned)."""
+
+    pagination: bool | None = field(
+        default=None, metadata=_doc("The messages envelope carries `pagination` (false: 0.18.x and older).")
+    )
+    order: bool | None = field(
+        default=None, metadata=_doc("`order=latest` is honoured (false: pages count from the oldest row).")
+    )
+    ancestors_merged: bool | None = field(
+        default=None, metadata=_doc("A continuation's pages carry its earlier segments' rows.")
+    )
+    around: bool | None = field(default=None, metadata=_doc("The `/messages/around` route exists."))
+    source_rewrite: bool | None = field(
+        default=None, metadata=_doc("Rotation rewrites a `tool` segment's source into `subagent`.")
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BackendInfo:
-    contract: Literal["current", "legacy"]
+    contract: Literal["current", "legacy"] = field(
+        metadata=_doc("`current` when `order` is honoured, else `legacy` (kept for scripts).")
+    )
+    capabilities: BackendCapabilities = field(default_factory=BackendCapabilities)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,9 +7,10 @@ durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
 - timestamps are finite and coherent: X starts no earlier than Y, Y ends no earlier than it
   starts (X may start before Y.ended_at: the backend inserts the child before it stamps
   the parent's closure in the same transaction);
-- X and Y have the same persisted `source` (one exception: on a legacy 0.19.x backend the
-  official rotation rewrites `tool` into `subagent`; exactly that transition is accepted,
-  and reported as a note);
+- X and Y have the same persisted `source` (one exception: on a backend whose rotation
+  rewrites the source, official 0.19.x and upstream 0.20, exactly `tool` -> `subagent` is
+  accepted and reported as the note `legacy_source_rewrite`; whether the backend rotates
+  that way is learned from its answers, core/capabilities.py);
 - both model configs are present and parse as a JSON object or null;
 - the inherited markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged
   from Y, and none names X or Y (a marker naming the direct parent is a delegation, branch
@@ -103,11 +104,15 @@ def _names_direct_parent(node: SessionDetail) -> bool:
     )
 
 
-def check_hop(
-    child: SessionDetail, parent: SessionDetail, *, legacy: bool | Callable[[], bool]
-) -> str | None:
+# Does the backend's rotation rewrite `tool` into `subagent`? A value, or a thunk given the
+# hop's child (asked only when the exception could apply).
+RewritesSource = bool | Callable[[SessionDetail], bool]
+
+
+def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
     """Accept `child -> parent` as a compression edge or raise `LineageRejected`.
-    Returns a note when the accepted hop used the legacy source exception."""
+    Returns a note when the accepted hop used the source-rewrite exception; a thunk
+    `rewrites_source` is only asked when it could apply (a `tool` parent, a `subagent` child)."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
     if not (_finite(child.started_at) and _finite(parent.started_at) and _finite(parent.ended_at)):
@@ -121,8 +126,11 @@ def check_hop(
     if child.source is None or parent.source is None:
         raise LineageRejected("missing_field", child.id)
     if child.source != parent.source:
-        is_legacy = legacy() if callable(legacy) else legacy
-        if parent.source == "tool" and child.source == "subagent" and is_legacy:
+        if (
+            parent.source == "tool"
+            and child.source == "subagent"
+            and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
+        ):
             note = LEGACY_SOURCE_REWRITE
         else:
             raise LineageRejected("source_changed", child.id)
@@ -144,12 +152,12 @@ def prove(
     candidate: str,
     read: Callable[[str], SessionDetail],
     *,
-    legacy: bool | Callable[[], bool],
+    rewrites_source: RewritesSource,
     max_nodes: int = MAX_PATH_NODES,
 ) -> Proof:
     """Walk from `candidate` back to `anchor`. `read(id)` returns an exact-id, profile-checked
-    detail (and may raise `BoundReached` when its read budget is spent). `legacy` may be a
-    thunk: the contract is only asked for when the legacy exception could apply."""
+    detail (and may raise `BoundReached` when its read budget is spent). `rewrites_source`
+    is passed to `check_hop` for every hop."""
     if candidate == anchor.id:
         return Proof((anchor.id,))
     node = read(candidate)
@@ -168,7 +176,7 @@ def prove(
             # A delegation (branch, reset) root that is not the anchor: the walk left the task.
             raise LineageRejected("foreign_root", node.id)
         parent = anchor if parent_id == anchor.id else read(parent_id)
-        note = check_hop(node, parent, legacy=legacy)
+        note = check_hop(node, parent, rewrites_source=rewrites_source)
         if note and note not in notes:
             notes.append(note)
         chain.append(parent)
@@ -192,13 +200,13 @@ def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
 
 
 def continues_parent(
-    anchor: SessionDetail, parent: SessionDetail, *, legacy: bool | Callable[[], bool]
+    anchor: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource
 ) -> bool:
     """True when the anchor itself continues its parent by compression (so earlier task
     segments exist that the anchor's own pages may not show). A delegation, branch or reset
     marker naming the direct parent is not a continuation."""
     try:
-        check_hop(anchor, parent, legacy=legacy)
+        check_hop(anchor, parent, rewrites_source=rewrites_source)
     except LineageRejected:
         return False
     return True

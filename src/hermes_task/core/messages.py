@@ -111,7 +111,8 @@ WARNING_WHEN: dict[str, str] = {
         "not read), or an earlier segment whose pages answer for another session"
     ),
     "legacy_backend": (
-        "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not visible"
+        "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not "
+        "visible; or it sends no pagination at all (0.18.x and older): every active row comes in one answer"
     ),
     "gap": (
         "a refreshed newest page shares no row with what was known: rows in between are not "
@@ -127,6 +128,17 @@ WARNING_WHEN: dict[str, str] = {
         "was off, unreadable, or its ids unknown to the dashboard: today's HTTP-only result"
     ),
 }
+
+
+PRE_PAGINATION_WARNING = (
+    "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
+    "HTTP; every active row is read in one answer"
+)
+
+
+def legacy_warning(*, paginated: bool) -> str:
+    """The `legacy_backend` text: what the backend's messages route cannot do."""
+    return WARNINGS["legacy_backend"] if paginated else PRE_PAGINATION_WARNING
 
 
 def warning_message(code: str, detail: str = "") -> str:

@@ -249,21 +249,34 @@ def _pagination(value: JSON, where: str, key: str) -> Pagination:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessagesPage:
-    """`GET /api/sessions/{id}/messages`. `order` is absent on legacy (0.19.x) backends."""
+    """`GET /api/sessions/{id}/messages`. `order` is absent from the pagination of 0.19.x;
+    0.18.x and older send no `pagination`: every active row, the query ignored."""
 
     session_id: str
     messages: list[WireMessage] = field(metadata={"check": _rows})
-    pagination: Pagination = field(metadata={"check": _pagination})
+    # without `pagination` (0.18.x): one that counts the rows (from_json)
+    pagination: Pagination = field(
+        default=Pagination(limit=None, offset=None, returned=0), metadata={"check": _pagination}
+    )
     profile: str | None = None
     sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
 
     @property
-    def legacy(self) -> bool:
-        return "order" not in self.pagination.sent_keys
+    def paginated(self) -> bool:
+        """Did the envelope carry a `pagination` object?"""
+        return "pagination" in self.sent_keys
+
+    @property
+    def ordered(self) -> bool:
+        """Did the pagination echo `order` (a backend that honours it)?"""
+        return self.paginated and "order" in self.pagination.sent_keys
 
     @classmethod
     def from_json(cls, body: JSON) -> MessagesPage:
-        return cls(**_read(cls, body, "messages"))
+        values = _read(cls, body, "messages")
+        if "pagination" not in values["sent_keys"]:  # the pre-pagination envelope (0.18.x)
+            values["pagination"] = Pagination(limit=None, offset=None, returned=len(values["messages"]))
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -90,7 +90,7 @@ class DashboardClient:
             raise failure from None
         if not 200 <= response.status_code < 300:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
-            raise failure_for(response, credentials=self.credentials, ident=ident, route=route)
+            raise failure_for(response, credentials=self.credentials, ident=ident, route=route, kind=kind)
         content_type = response.headers.get("content-type", "")
         try:
             if "json" not in content_type:
@@ -144,7 +144,8 @@ class DashboardClient:
         self, sid: SessionId | str, *, offset: int = 0, limit: int = PAGE_LIMIT, order: str = "latest"
     ) -> MessagesPage:
         """One page with exactly the query of the contract. The envelope must carry
-        `session_id`, `messages` and matching pagination (`order` on current backends)."""
+        `session_id`, `messages` and matching pagination (`order` where it is honoured);
+        0.18.x and older send no pagination: every active row, the query ignored."""
         params = self._params(
             {
                 "limit": limit,
@@ -161,13 +162,18 @@ class DashboardClient:
             raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
         pag = page.pagination
         # The echo must be exactly the request: a null, a -1 or another offset is a page of
-        # something else; legacy (0.19.x) envelopes carry no `order` and no `profile`.
-        if pag.offset != offset or pag.limit != limit or (not page.legacy and pag.order != order):
+        # something else; 0.19.x pagination carries no `order`.
+        if page.paginated and (
+            pag.offset != offset or pag.limit != limit or (page.ordered and pag.order != order)
+        ):
             raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
         if pag.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "messages: returned count does not match the rows")
-        if self.profile is not None and not page.legacy:
-            self._check_profile("messages", page.profile, "profile" in page.sent_keys)
+        # An envelope that names a profile must name ours. Those that name none (0.18.x,
+        # 0.19.x, upstream 0.20) are held to the profile by the detail read of the same
+        # session, which always comes first and is checked.
+        if self.profile is not None and "profile" in page.sent_keys:
+            self._check_profile("messages", page.profile, True)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
@@ -189,10 +195,11 @@ class DashboardClient:
         try:
             body = self.get_json("around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid)
         except HermesError as exc:
-            # A Hermes server without the route answers 405, or 404 with its missing-route body.
-            if exc.status == 405 or (exc.status == 404 and exc.code is Code.INCOMPATIBLE):
+            # A server without the route answers 405, or a 404 that is not Hermes's session
+            # or profile answer (statuses.OPTIONAL_ROUTES: already `unsupported`).
+            if exc.status == 405 or (exc.status == 404 and exc.code is Code.UNSUPPORTED):
                 raise HermesError(
-                    Code.UNSUPPORTED, "this dashboard has no /messages/around", status=exc.status
+                    Code.UNSUPPORTED, "this dashboard has no /messages/around route", status=exc.status
                 ) from None
             raise
         try:

@@ -6,8 +6,12 @@ same everywhere; `transport_failure` names what could not be reached (scheme, ho
 never credentials) and why (refused, DNS, TLS, timeout). A 404 is told apart by its body:
 only the two answers every Hermes backend gives ("Session not found", "Profile '…' does not
 exist.") are `not_found`/`profile_not_found`; a missing route, an HTML page or anyone else's
-JSON means the URL is not a Hermes dashboard (`incompatible_response`). Backend prose reaches
-a failure only through `clean_line`, cut to 200 characters.
+JSON is a missing route, never a session that is not flushed yet: for an optional route
+(`OPTIONAL_ROUTES`: around, timeline, latest-descendant) it is `unsupported`; for `/messages`
+answered with a Hermes server's own missing-route body, the backend is too old
+(`incompatible_response`, naming `MIN_HERMES_AGENT`); otherwise the URL is not a Hermes
+dashboard (`incompatible_response`). Backend prose reaches a failure only through
+`clean_line`, cut to 200 characters.
 
 Invariant: every non-2xx status maps to exactly one code; 2xx is never passed in.
 """
@@ -57,10 +61,12 @@ def failure_for(
     login: bool = False,
     ident: str = "",
     route: str = "",
+    kind: str = "",
 ) -> HermesError:
     """Map a non-2xx response to a typed failure; `login` for the password-login POST.
     `credentials` names where the credentials in force came from (None: none were sent);
-    `ident` and `route` ("GET /api/…") name what was asked."""
+    `ident` and `route` ("GET /api/…") name what was asked, `kind` which route it is
+    ("detail", "messages", "around", ...)."""
     status = response.status_code
     if login:
         return _login_failure(status)
@@ -84,7 +90,7 @@ def failure_for(
     if status == 403:
         return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
     if status == 404:
-        return not_found(response, body, ident=ident, route=route)
+        return not_found(response, body, ident=ident, route=route, kind=kind)
     if status == 405:
         return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
     if status == 429:
@@ -103,6 +109,11 @@ _PROFILE_NOT_FOUND = re.compile(r"Profile '(.{0,200})' does not exist\.?", re.S)
 _MISSING_ROUTE_DETAILS = ("No such API endpoint", "Not Found")
 _MISSING_ROUTE_ERRORS = ("Headless backend", "Frontend not built")
 NOT_A_DASHBOARD = "does not look like a Hermes dashboard"
+# The oldest official release whose dashboard serves `/api/sessions/{id}/messages` (the
+# oldest hermes-agent on the package index, 0.13.0, already has the route).
+MIN_HERMES_AGENT = "0.13.0"
+# Routes a dashboard may lack and still be read (their 404 is `unsupported`).
+OPTIONAL_ROUTES = frozenset({"around", "timeline", "latest-descendant"})
 PREFIX_HINT = "pass the full id; prefixes are not resolved"
 URL_HINT = "check --url: scheme, host, port and path prefix of the dashboard"
 
@@ -115,8 +126,11 @@ def missing_route(body: dict[str, Any]) -> bool:
     return isinstance(error, str) and error.startswith(_MISSING_ROUTE_ERRORS)
 
 
-def not_found(response: httpx.Response, body: dict[str, Any], *, ident: str, route: str) -> HermesError:
-    """A 404: a session or profile the dashboard does not have, or not a dashboard at all."""
+def not_found(
+    response: httpx.Response, body: dict[str, Any], *, ident: str, route: str, kind: str = ""
+) -> HermesError:
+    """A 404: a session or profile the dashboard does not have, a route it does not have,
+    or not a dashboard at all."""
     detail = body.get("detail")
     where = f" ({route})" if route else ""
     if detail == _SESSION_NOT_FOUND:
@@ -125,6 +139,15 @@ def not_found(response: httpx.Response, body: dict[str, Any], *, ident: str, rou
     match = _PROFILE_NOT_FOUND.fullmatch(detail) if isinstance(detail, str) else None
     if match:
         return HermesError(Code.PROFILE_NOT_FOUND, repr(clean_line(match.group(1))), status=404)
+    if kind in OPTIONAL_ROUTES:
+        return HermesError(Code.UNSUPPORTED, f"this dashboard has no {kind} route{where}", status=404)
+    if kind == "messages" and missing_route(body):
+        return HermesError(
+            Code.INCOMPATIBLE,
+            f"backend too old (needs hermes-agent ≥ {MIN_HERMES_AGENT}): it has no route{where}",
+            status=404,
+            hint="upgrade the Hermes dashboard",
+        )
     if missing_route(body):
         why = f"it has no route {route}" if route else "it has no such route"
         return HermesError(

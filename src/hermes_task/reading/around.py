@@ -1,4 +1,4 @@
-"""Windows other than the newest page: `show --around ROW_ID` (current backends only).
+"""Windows other than the newest page: `show --around ROW_ID` (where the route exists).
 
 Each around page starts at a user prompt of the canonical segment and says its absolute
 offset from the oldest row, so several windows are unioned in offset order: overlapping
@@ -21,13 +21,17 @@ from hermes_task.reading.reader import Snapshot, TaskReader
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
     """Replace the reader's window with the union of the windows around `row_ids`."""
-    if reader.legacy:
-        raise HermesError(Code.UNSUPPORTED, "--around needs a current backend (hermes-agent 0.19.x has none)")
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []
     for row_id in dict.fromkeys(row_ids):
-        page = reader.client.around(canonical, row_id)
+        try:
+            page = reader.client.around(canonical, row_id)
+        except HermesError as exc:
+            if exc.code is Code.UNSUPPORTED:
+                reader.caps.around = False
+            raise
+        reader.caps.around = True
         if page.session_id != canonical:
             raise HermesError(Code.IDENTITY_MISMATCH, "around answered for another session")
         first = page.messages[0] if page.messages else None

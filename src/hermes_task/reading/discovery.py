@@ -9,7 +9,9 @@ outcome. An explicit `--tip` that fails is reported; a proposal that fails (a hi
 row) is ignored, the store's named with its reason on `--debug`. Two proven branches are a
 fork, never resolved by recency. The store walk is bounded: `MAX_PATH_NODES` segments and
 `MAX_STORE_CANDIDATES` candidates per refresh. `task.candidate.source` says who proposed the
-adopted candidate.
+adopted candidate. What the backend can do (`caps`, core/capabilities.py) is learned from its
+answers; the proof asks whether its rotation rewrites the source only for a `tool` ->
+`subagent` hop, with one oldest-first row of that hop's child when no answer showed it yet.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.children import StoreSession, is_continuation, same_profile
 from hermes_task.core.documents import Candidate
 from hermes_task.core.ids import is_valid_id
@@ -62,19 +65,32 @@ class LineageProof:
         self.hint = hint
         self.store = store
         self.path: tuple[str, ...] = (anchor_id,)
-        self.legacy: bool | None = None
+        self.caps = Capabilities()
         self.candidate = Candidate()
         self.notes: set[str] = set()
         self.bound_hit = False
         self.oldest: MessagesPage | None = None  # the anchor's oldest row, once read
 
-    def _legacy(self) -> bool:
-        if self.legacy is None:
+    def _oldest_first(self) -> bool:
+        """Do the backend's offsets count from the oldest row (`order` not honoured)?"""
+        if self.caps.order is None:
             probe = self.client.messages(self.anchor_id, offset=0, limit=1)
-            self.legacy = probe.legacy
-            if probe.legacy:  # `order` ignored: offset 0 is the anchor's oldest row
+            self.caps.learn(probe)
+            if not probe.ordered:  # `order` ignored: offset 0 is the anchor's oldest row
                 self.oldest = probe
-        return self.legacy
+        return not self.caps.order
+
+    def _rewrites_source(self, child: SessionDetail) -> bool:
+        """Does this backend's rotation turn `tool` into `subagent`? Backends that merge a
+        continuation's ancestors into its pages copy the parent's source instead; when no
+        answer showed merging yet, one oldest-first row of `child` (a continuation) does.
+        Unknown (an empty segment) is no."""
+        if self.caps.ancestors_merged is None:
+            page = self.client.messages(child.id, offset=0, limit=1, order="oldest")
+            self.caps.learn(page)
+            if page.session_id == child.id and page.messages and self.caps.ancestors_merged is None:
+                self.caps.ancestors_merged = False
+        return self.caps.ancestors_merged is False
 
     def add_candidate(self, sid: str) -> None:
         """Queue an untrusted newer-segment reference (proven on the next refresh)."""
@@ -85,7 +101,7 @@ class LineageProof:
         explicit = source == "tip_option"
         anchor = reader(self.anchor_id)  # the anchor's own failure is the task's, not the tip's
         try:
-            proof = prove(anchor, sid, reader, legacy=self._legacy)
+            proof = prove(anchor, sid, reader, rewrites_source=self._rewrites_source)
         except LineageRejected as exc:
             if explicit:
                 self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason, source=source)
@@ -245,7 +261,7 @@ class LineageProof:
             if exc.code is not Code.NOT_FOUND:
                 raise
             return False
-        return continues_parent(anchor, parent, legacy=self._legacy)
+        return continues_parent(anchor, parent, rewrites_source=self._rewrites_source)
 
     def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
         """Accept a messages answer for another session only as a proven newer segment of
@@ -255,7 +271,7 @@ class LineageProof:
         if reader(self.path[-1]).end_reason != "compression":
             reader.fresh(self.path[-1])  # it rotated since this cycle read it: prove on what is now
         try:
-            proof = prove(reader(self.anchor_id), sid, reader, legacy=self._legacy)
+            proof = prove(reader(self.anchor_id), sid, reader, rewrites_source=self._rewrites_source)
             path = combine(self.path, proof.path)
         except (LineageRejected, ForkAmbiguous):
             raise HermesError(

@@ -1,10 +1,12 @@
-"""The newest page of one segment, on current and legacy backends alike (no state kept).
+"""The newest page of one segment, whatever the backend's paging (no state kept).
 
 Invariant: the rows returned are one contiguous, chronological slice ending with the
 segment's newest row at the time of the read; `exhausted` is true only when the slice starts
-at the segment's first row. Current backends page back from the newest row (`order=latest`,
-offset 0); legacy ones ignore `order`, so the offset is counted from the detail's
-`message_count` and, when that count was stale, pages are read forward until a short one.
+at the segment's first row. Backends that honour `order` page back from the newest row
+(`order=latest`, offset 0); 0.19.x ignores `order`, so the offset is counted from the
+detail's `message_count` and, when that count was stale, pages are read forward until a
+short one. A pre-pagination answer (0.18.x and older) is the whole active transcript: one
+page at the segment's start, nothing older.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def newest_page(
     if guess_legacy:
         offset = max(0, (tip.message_count or 0) - limit)
     page = client.messages(tip.id, offset=offset, limit=limit)
-    if not page.legacy:
+    if not page.paginated:  # every active row, the query ignored
+        return NewestPage(page, list(page.messages), True, 0, True)
+    if page.ordered:
         if offset != 0:
             page = client.messages(tip.id, offset=0, limit=limit)
         return NewestPage(page, list(page.messages), page.pagination.returned < limit, None, False)

@@ -15,7 +15,6 @@ from dataclasses import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import (
-    BackendInfo,
     Row,
     TaskInfo,
     TaskState,
@@ -27,7 +26,7 @@ from hermes_task.core.history import Cursor, View, compose, cursor
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.merge import merge_latest
-from hermes_task.core.messages import warning_message
+from hermes_task.core.messages import legacy_warning, warning_message
 from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
@@ -74,9 +73,8 @@ class TaskReader(LineageProof):
         self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
 
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
-        newest = newest_page(self.client, tip, self.legacy)
-        if self.legacy is None:
-            self.legacy = newest.legacy
+        newest = newest_page(self.client, tip, self.caps.oldest_first)
+        self.caps.learn(newest.page)
         self.bound_hit = self.bound_hit or newest.bound_hit
         return newest
 
@@ -168,7 +166,7 @@ class TaskReader(LineageProof):
             window = self.window
             if window.fresh:
                 return self._restart(joined)
-            request = older_request(window, legacy=bool(self.legacy), limit=limit, cap=MAX_LIMIT)
+            request = older_request(window, legacy=not self.caps.order, limit=limit, cap=MAX_LIMIT)
             if request is None:
                 return None
             assert window.canonical is not None
@@ -219,8 +217,9 @@ class TaskReader(LineageProof):
             self.earlier.blocked.add(cur.sid)
             return None
         if cur.kind == "first":
-            return self.earlier.first(self.client, self._detail(cur.sid), legacy=self._legacy(), limit=limit)
-        return self.earlier.older(self.client, cur.sid, legacy=self._legacy(), limit=limit)
+            detail = self._detail(cur.sid)
+            return self.earlier.first(self.client, detail, legacy=self._oldest_first(), limit=limit)
+        return self.earlier.older(self.client, cur.sid, legacy=self._oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
         """Fill the newest page up to `rows` rows from the previous proven segments."""
@@ -246,8 +245,9 @@ class TaskReader(LineageProof):
         def add(code: WarningCode, detail: str = "") -> None:
             out.append(WarningItem(code=code, message=warning_message(code, detail)))
 
-        if self.legacy:
-            add("legacy_backend")
+        if self.caps.order is False:
+            text = legacy_warning(paginated=bool(self.caps.pagination))
+            out.append(WarningItem(code="legacy_backend", message=text))
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
@@ -289,7 +289,7 @@ class TaskReader(LineageProof):
                 goal=self.goal,
                 segments=segments(self.path, self.details, rows),
             ),
-            backend=BackendInfo(contract="legacy" if self.legacy else "current"),
+            backend=self.caps.info(),
             rows=rows,
             coverage=coverage(view, cur, cold_open=cold),
             warnings=merge_warnings(warnings, history_warnings(view, cur, cold_open=cold)),

@@ -1,0 +1,74 @@
+"""What a dashboard can do, learned from its own answers (never from a version or a label).
+
+Invariant: a capability is `None` until an answer of this run showed it, and once learned
+it is never guessed back. Each one is read off an answer the commands already make:
+
+- `pagination`: the `/messages` envelope carries a `pagination` object (hermes-agent 0.19.0
+  and later; 0.18.x and older answer every active row at once, every parameter ignored);
+- `order`: the pagination echoes `order` (the backend pages back from the newest row;
+  0.19.x ignores `order` and pages from the oldest);
+- `ancestors_merged`: a continuation's page carries its earlier segments' rows (the iot
+  fork); learned from a page with another session's rows, or, only when the source-rewrite
+  exception depends on it, from one oldest-first row of the continuation;
+- `around`: the `/messages/around` route answered (True) or is missing (False);
+- `source_rewrite`: rotation rewrites a `tool` segment's source into `subagent` (official
+  0.19.x, upstream 0.20). The backends that merge a continuation's ancestors copy the
+  parent's source instead, so this is known as soon as `ancestors_merged` is.
+
+`contract` is the older two-valued summary kept for scripts: `current` when `order` is
+honoured, else `legacy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from hermes_task.core.documents import BackendCapabilities, BackendInfo
+from hermes_task.core.wire import MessagesPage
+
+
+@dataclass
+class Capabilities:
+    """The capabilities learned so far in one run (mutable: the reader fills it in)."""
+
+    pagination: bool | None = None
+    order: bool | None = None
+    ancestors_merged: bool | None = None
+    around: bool | None = None
+
+    @property
+    def source_rewrite(self) -> bool | None:
+        """Does rotation rewrite `tool` into `subagent`? (unknown while merging is unknown)"""
+        return None if self.ancestors_merged is None else not self.ancestors_merged
+
+    @property
+    def contract(self) -> Literal["current", "legacy"]:
+        return "current" if self.order else "legacy"
+
+    @property
+    def oldest_first(self) -> bool | None:
+        """Do offsets count from the oldest row (`order` ignored)? None: not known yet."""
+        return None if self.order is None else not self.order
+
+    def learn(self, page: MessagesPage) -> None:
+        """Record what one `/messages` answer showed: its envelope, and whether it carried
+        another session's rows (a merged ancestor; a redirect names its own session)."""
+        self.pagination = page.paginated
+        self.order = page.ordered
+        if any(m.session_id != page.session_id for m in page.messages):
+            self.ancestors_merged = True
+
+    def info(self) -> BackendInfo:
+        """The JSON `backend`: the contract label and what the answers showed."""
+        learned = BackendCapabilities(
+            pagination=self.pagination,
+            order=self.order,
+            ancestors_merged=self.ancestors_merged,
+            around=self.around,
+            source_rewrite=self.source_rewrite,
+        )
+        return BackendInfo(contract=self.contract, capabilities=learned)
+
+
+__all__ = ["Capabilities"]
