@@ -19,7 +19,7 @@ from hermes_task.reading.follow import (
     MAX_FILL_PAGES,
     FollowConfig,
     Follower,
-    Outcome,
+    FollowOutcome,
     ending_exit_code,
 )
 from hermes_task.reading.reader import TaskReader
@@ -184,7 +184,7 @@ class Recorder:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.events.append(("error", error.code.value, retrying, delay))
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: FollowOutcome) -> None:
         self.events.append(("result", outcome.ending, outcome.state, outcome.end_reason, outcome.exit_code))
 
     @property
@@ -203,7 +203,7 @@ def follow(
     hint: bool = True,
     recorder: Recorder | None = None,
     **config: Any,
-) -> tuple[Outcome, Recorder]:
+) -> tuple[FollowOutcome, Recorder]:
     recorder = recorder or Recorder()
     reader = TaskReader(client, X, tips=tips, hint=hint)
     follower = Follower(

@@ -23,7 +23,7 @@ from hermes_task.cli.waiting import idle_sleep
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
     from hermes_task.failures import HermesError
-    from hermes_task.reading.follow import Outcome
+    from hermes_task.reading.follow import FollowOutcome
 
 
 class JsonReporter:
@@ -60,7 +60,7 @@ class JsonReporter:
             self.stderr.write(f"error: {message}\n")
             self.stderr.flush()
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: FollowOutcome) -> None:
         fields = ("state", "end_reason", "exit_code")
         self._event({"type": "result", **{name: getattr(outcome, name) for name in fields}})
 
@@ -141,7 +141,7 @@ class TerminalReporter:
         if hint:
             self._note("hint: ", hint, "dim")
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: FollowOutcome) -> None:
         from hermes_task.core.sanitize import clean_line
 
         root = clean_line(self.root)
@@ -252,16 +252,16 @@ def follow(
     def report(error: HermesError, status: int) -> None:
         """A failure outside the loop's own handling: its error event (or line), then `result`."""
         from hermes_task.failures import Code
-        from hermes_task.reading.follow import Outcome
+        from hermes_task.reading.follow import FollowOutcome
 
         interrupted = error.code is Code.INTERRUPTED
         if not interrupted:
             reporter.error(error, retrying=False, delay=None)
         if common.json:
             if interrupted:
-                reporter.result(Outcome("interrupted", "unknown", None, status, None))
+                reporter.result(FollowOutcome("interrupted", "unknown", None, status, None))
             else:
-                reporter.result(Outcome("failed", "unknown", None, status, error))
+                reporter.result(FollowOutcome("failed", "unknown", None, status, error))
 
     def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id

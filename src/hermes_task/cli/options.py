@@ -130,7 +130,7 @@ Quiet = Annotated[
         rich_help_panel=OUT,
     ),
 ]
-Debug = Annotated[
+DebugFlag = Annotated[
     bool,
     typer.Option(
         "--debug",
@@ -234,7 +234,7 @@ _CONNECTION: list[tuple[str, Any, Any]] = [
 _TRAILING: list[tuple[str, Any, Any]] = [
     ("color", Color, ColorMode.auto),
     ("quiet", Quiet, False),
-    ("debug", Debug, False),
+    ("debug", DebugFlag, False),
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])

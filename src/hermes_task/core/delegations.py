@@ -37,7 +37,7 @@ from hermes_task.core.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"
-TERMINAL = frozenset({"completed", "failed", "error", "interrupted", "cancelled", "timeout"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "error", "interrupted", "cancelled", "timeout"})
 NO_REFERENCE = "no_durable_child_reference"
 RESULT_FIELDS = tuple(f.name for f in fields(outcome.TaskResult))
 _CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
@@ -67,7 +67,7 @@ def _index(value: object) -> int | None:
 def status_of(raw: object) -> str:
     """A recorded status in the contract's vocabulary: a recognised terminal status or
     `running` as is, anything else (missing, `queued`, `success`, ...) `unknown`."""
-    if isinstance(raw, str) and (raw in TERMINAL or raw == "running"):
+    if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
         return raw
     return "unknown"
 
@@ -84,7 +84,7 @@ class _Task:
 
     def update(self, status: str, result: outcome.TaskResult | None = None) -> None:
         """A reported status (terminal is sticky) and outcome (known fields are kept)."""
-        if self.status not in TERMINAL:
+        if self.status not in TERMINAL_STATUSES:
             self.status = status
         self.result = self.result.merged(result)
 
@@ -248,7 +248,7 @@ class _Recovery:
                         subagent_id=task.subagent_id,
                         child_session_id=task.child,
                         status=cast(Status, task.status),
-                        terminal=task.status in TERMINAL,
+                        terminal=task.status in TERMINAL_STATUSES,
                         unavailable_reason=None if task.child else NO_REFERENCE,
                         call_number=call.number,
                         number=f"{call.number}.{task.index + 1}",

@@ -14,11 +14,11 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from hermes_task.core.delegations import TERMINAL
+from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry, TasksSummary
 from hermes_task.failures import ExitStatus
 
-FAILED = TERMINAL - {"completed"}
+FAILED = TERMINAL_STATUSES - {"completed"}
 
 Verdict = Literal["completed", "failed", "running"]
 

@@ -22,7 +22,7 @@ from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail,
 from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
 
-Debug = Callable[[str], None]
+DebugWriter = Callable[[str], None]
 
 
 def _segment(sid: str) -> str:
@@ -43,7 +43,7 @@ class DashboardClient:
         *,
         profile: str | None = None,
         credentials: str | None = "the configured credentials",
-        debug: Debug | None = None,
+        debug: DebugWriter | None = None,
     ) -> None:
         self._http = http
         self.profile = profile

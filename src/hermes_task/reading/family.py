@@ -26,7 +26,7 @@ from typing import Protocol
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.verdict import all_terminal
 from hermes_task.failures import HermesError
-from hermes_task.reading.follow import FollowConfig, Follower, Outcome
+from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
 
@@ -59,7 +59,7 @@ class _Tagged:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: FollowOutcome) -> None:
         pass
 
 

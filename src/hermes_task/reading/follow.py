@@ -47,7 +47,7 @@ from hermes_task.reading.follow_outcome import (
     MAX_FILL_PAGES,
     Ending,
     FollowConfig,
-    Outcome,
+    FollowOutcome,
     Reporter,
     ending_exit_code,
 )
@@ -85,7 +85,7 @@ class Follower:
 
     # -- the loop -------------------------------------------------------------------------
 
-    def run(self) -> Outcome:
+    def run(self) -> FollowOutcome:
         try:
             outcome = self._loop()
         except KeyboardInterrupt as exc:
@@ -95,7 +95,7 @@ class Follower:
         self.reporter.result(outcome)
         return outcome
 
-    def _loop(self) -> Outcome:
+    def _loop(self) -> FollowOutcome:
         config = self.config
         deadline = None if config.timeout is None else self.clock() + config.timeout
         # (tip, end_reason) seen ended or paused: the next read is the final one, and a read
@@ -255,24 +255,24 @@ class Follower:
 
     # -- endings --------------------------------------------------------------------------
 
-    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
+    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> FollowOutcome:
         tip = self.reader.tip
         state = self.reader.state() if tip is not None else "unknown"
-        return Outcome(ending, state, tip.end_reason if tip else None, code, failure)
+        return FollowOutcome(ending, state, tip.end_reason if tip else None, code, failure)
 
-    def _fail(self, err: HermesError) -> Outcome:
+    def _fail(self, err: HermesError) -> FollowOutcome:
         self._release_state()
         self.reporter.error(err, retrying=False, delay=None)
         return self._outcome("failed", int(err.exit_status), err)
 
-    def _finished(self) -> Outcome:
+    def _finished(self) -> FollowOutcome:
         tip = self.reader.tip
         assert tip is not None
         if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
             return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
         return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
-    def _timed_out(self, final: bool, last: HermesError | None) -> Outcome:
+    def _timed_out(self, final: bool, last: HermesError | None) -> FollowOutcome:
         if final and last is not None:  # the task ended, but its final read kept failing
             return self._fail(HermesError(Code.FINAL_READ_FAILED, "--timeout ran out"))
         if last is not None:  # every read of the final stretch failed: not known running
@@ -286,4 +286,4 @@ class Follower:
             self.debug(f"follow {line}")
 
 
-__all__ = ["MAX_FILL_PAGES", "FollowConfig", "Follower", "Outcome", "Reporter", "ending_exit_code"]
+__all__ = ["MAX_FILL_PAGES", "FollowConfig", "FollowOutcome", "Follower", "Reporter", "ending_exit_code"]

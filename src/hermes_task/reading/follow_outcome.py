@@ -46,7 +46,7 @@ class FollowConfig:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class FollowOutcome:
     """How a follow ended: the `result` event's fields plus the failure, if any."""
 
     ending: Ending
@@ -63,7 +63,7 @@ class Reporter(Protocol):
     def warning(self, item: WarningItem) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
-    def result(self, outcome: Outcome) -> None: ...
+    def result(self, outcome: FollowOutcome) -> None: ...
 
 
 def ending_exit_code(end_reason: str | None, *, exit_status: bool) -> int:

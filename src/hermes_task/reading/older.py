@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MIN_TEXT_PAGES = 10
 ALL_PAGES = 10_000
 MAX_RESTARTS = 3
-TERMINAL = frozenset({"start", "no_progress", "restart_bound"})
+FINAL_STOPS = frozenset({"start", "no_progress", "restart_bound"})
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Progress:
 
 
 @dataclass
-class Outcome:
+class PagingOutcome:
     """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
     start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
     per-batch page bound), `target` (the text target) or `page` (one raw page)."""
@@ -81,7 +81,7 @@ class _Run:
         self.reader = reader
         self.plan = plan
         self.on_page = on_page
-        self.out = Outcome()
+        self.out = PagingOutcome()
         self.pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
 
     def _note_reset(self, before: Window, result: MergeResult) -> None:
@@ -89,7 +89,7 @@ class _Run:
             self.pending = before.keys[before.block_start :]
 
     def batch(self) -> str:
-        """One batch; returns why it ended (`TERMINAL` reasons end all paging)."""
+        """One batch; returns why it ended (`FINAL_STOPS` reasons end all paging)."""
         plan, reader, out = self.plan, self.reader, self.out
         bound = ALL_PAGES if plan.batches is None else MIN_TEXT_PAGES if plan.min_text else 1
         pages = text = 0
@@ -126,12 +126,12 @@ class _Run:
             if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
                 return "target"
 
-    def run(self) -> Outcome:
+    def run(self) -> PagingOutcome:
         out, plan = self.out, self.plan
         while plan.batches is None or out.batches < plan.batches:
             out.batches += 1
             out.stop = self.batch()
-            if out.stop in TERMINAL or plan.batches is None:
+            if out.stop in FINAL_STOPS or plan.batches is None:
                 break
         window = self.reader.window
         if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
@@ -156,7 +156,7 @@ class _Run:
 
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
-) -> Outcome:
+) -> PagingOutcome:
     """Read `plan` older batches into `reader.window` (after its first refresh).
 
     Invariants: rows are only ever added to the window (unique by identity, server order);

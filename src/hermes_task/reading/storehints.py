@@ -34,14 +34,16 @@ from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
 
-Debug = Callable[[str], None]
+DebugWriter = Callable[[str], None]
 T = TypeVar("T")
 
 
 class StoreHints:
     """An optional store; every lookup answers `None` once the store is off or failed."""
 
-    def __init__(self, store: StoreAPI | None, off: str | None = None, *, debug: Debug | None = None) -> None:
+    def __init__(
+        self, store: StoreAPI | None, off: str | None = None, *, debug: DebugWriter | None = None
+    ) -> None:
         self.store = store
         self.off = off if store is None else None
         self.debug = debug
