@@ -275,7 +275,8 @@ class ConfigDoc:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def _names(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
+    """A document class's field names, in order (cached: JSON writers ask for them per value)."""
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
@@ -291,4 +292,4 @@ def to_json_dict(doc: Any) -> Any:
         return [to_json_dict(item) for item in doc]
     if isinstance(doc, dict):
         return {key: to_json_dict(value) for key, value in doc.items()}
-    return {name: to_json_dict(getattr(doc, name)) for name in _names(type(doc))}
+    return {name: to_json_dict(getattr(doc, name)) for name in field_names(type(doc))}

@@ -13,21 +13,13 @@ intermediate dicts) and escapes strings with the same C function the standard li
 from __future__ import annotations
 
 import json
-from dataclasses import fields, is_dataclass
+from dataclasses import is_dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from hermes_task.core.documents import to_json_dict
+from hermes_task.core.documents import field_names, to_json_dict
 
 INDENT = "  "
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _names(cls: type) -> tuple[str, ...]:
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
 
 
 def _float(value: float) -> str:
@@ -71,7 +63,7 @@ def _encode(value: Any, out: list[str], level: int) -> None:
             plain = json.dumps(to_json_dict(value), ensure_ascii=True, indent=2)
             out.append(plain.replace("\n", "\n" + INDENT * level))
     elif is_dataclass(value) and not isinstance(value, type):
-        _members([(name, getattr(value, name)) for name in _names(type(value))], out, level)
+        _members([(name, getattr(value, name)) for name in field_names(type(value))], out, level)
     else:
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
