@@ -99,7 +99,11 @@ def normalise_url(raw: str) -> str:
 
 
 def is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
+    return is_loopback_host((urlsplit(url).hostname or "").lower())
+
+
+def is_loopback_host(host: str) -> bool:
+    """`localhost` or a loopback IP literal (a name other than `localhost` is not trusted)."""
     if host == "localhost":
         return True
     try:

@@ -18,17 +18,7 @@ from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.dashboard import store as store_mod
 from hermes_task.dashboard.store import Store
 from hermes_task.dashboard.storepath import choose_store, default_store, hermes_root
-
-SCHEMA = """
-CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, parent_session_id TEXT,
-  model_config TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT, title TEXT,
-  profile_name TEXT);
-CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,
-  role TEXT NOT NULL, content TEXT, timestamp REAL NOT NULL);
-CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
-CREATE INDEX idx_sessions_started ON sessions(started_at DESC);
-CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
-"""
+from tests.unit.conftest import SCHEMA
 
 P = "20261201_100000_aaaaaa"
 C1 = "20261201_100001_bbbbbb"

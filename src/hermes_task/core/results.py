@@ -150,7 +150,14 @@ def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
             error = first[len(status) + 3 : -1] if first.endswith(")") else None
         elif body.startswith("Partial output:\n"):
             summary = body[len("Partial output:\n") :]
-    return status, TaskResult(
+    return status, _text_result(summary, seconds, calls, model, error)
+
+
+def _text_result(
+    summary: str, seconds: str | None, calls: str | None, model: str | None, error: str | None
+) -> TaskResult:
+    """A result read from a completion row's text (the batch block or the single form)."""
+    return TaskResult(
         summary=_prose(summary),
         duration_seconds=_number(seconds),
         api_calls=None if calls is None else int(calls),
@@ -177,13 +184,7 @@ def single_result(body: str, model: str | None) -> tuple[str | None, TaskResult]
             error = reason[len(lead) :]
         elif reason.startswith("The subagent was interrupted before completing: "):
             error = reason[len("The subagent was interrupted before completing: ") :]
-    return status, TaskResult(
-        summary=_prose(summary),
-        duration_seconds=_number(seconds),
-        api_calls=None if calls is None else int(calls),
-        model=model,
-        error=_prose(error),
-    )
+    return status, _text_result(summary, seconds, calls, model, error)
 
 
 def notice_result(body: str) -> TaskResult:

@@ -12,7 +12,6 @@ in argv, output, logs or error messages.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ import httpx
 
 from hermes_task.dashboard.statuses import failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
-from hermes_task.settings import TOKEN_ENVS, Settings
+from hermes_task.settings import TOKEN_ENVS, Settings, is_loopback_host
 
 TOKEN_HEADER = "X-Hermes-Session-Token"
 _INJECTED = re.compile(r'__HERMES_SESSION_TOKEN__\s*=\s*"([A-Za-z0-9_\-\.~+/=]{8,512})"')
@@ -55,18 +54,9 @@ def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None
     if not isinstance(recorded, str):
         return None
     recorded = recorded.lower().strip("[]")
-    if recorded != host and not (_loopback(recorded) and _loopback(host)):
+    if recorded != host and not (is_loopback_host(recorded) and is_loopback_host(host)):
         return None  # another dashboard's record: same port, another host
     return token
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _page_token(http: httpx.Client) -> str | None:
