@@ -2,7 +2,7 @@
 
 `follow RUNNING --interval 2` follows a task that stays running with no new rows;
 `recover PARENT --watch` watches the seeded parent, whose last task stays running (so the
-watch never ends) and whose transcript gets no new rows. Each runs as a subprocess against a real backend (through tools/fault_proxy.py in
+watch never ends) and whose transcript gets no new rows. Each runs as a subprocess against a real backend (through tests/support/fault_proxy.py in
 pass-through mode, which only counts its requests) on a task that stays running with no new
 rows. After a 5 s warm-up, utime+stime are read from /proc/<pid>/stat at the start and the
 end of the window; the share is CPU seconds over wall seconds (of one core).
@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from common import HERMES_TASK, clean_env
-from fault_proxy import FaultProxy
+from tests.support.fault_proxy import FaultProxy
+
+from bench.common import HERMES_TASK, clean_env
 
 TARGET_SHARE = 0.02
 
@@ -113,10 +114,10 @@ def markdown(results: list[FollowResult]) -> list[str]:
 
 
 def main() -> int:
-    """`bench/bench_follow.py [follow|watch] [SECONDS]`: measure on both backends, print Markdown."""
+    """`python -m bench.bench_follow [follow|watch] [SECONDS]`: measure on both backends, print Markdown."""
     import sys
 
-    from common import backends
+    from bench.common import backends
 
     command = "recover --watch" if sys.argv[1:2] == ["watch"] else "follow"
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import time
 
-from common import Stats
+from bench.common import Stats
 
 ROWS = 10_000
 TARGETS = {

@@ -1,7 +1,7 @@
 """`show --json` against the minimal httpx script: same GETs, same interpreter, same backend.
 
 The requests hermes-task makes are counted from its `--debug` start lines and recorded,
-path and query, by tools/fault_proxy.py in pass-through mode; bench/minimal_show.py then
+path and query, by tests/support/fault_proxy.py in pass-through mode; bench/minimal_show.py then
 replays exactly those. Both commands alternate (ABBA) against the real backend.
 """
 
@@ -12,8 +12,9 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from common import HERMES_TASK, PYTHON, REPO, Stats, clean_env, interleaved
-from fault_proxy import FaultProxy
+from tests.support.fault_proxy import FaultProxy
+
+from bench.common import HERMES_TASK, PYTHON, REPO, Stats, clean_env, interleaved
 
 MINIMAL = REPO / "bench" / "minimal_show.py"
 TARGET_RATIO = 1.2

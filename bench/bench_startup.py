@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common import HERMES_TASK, PYTHON, Stats, clean_env, interleaved
+from bench.common import HERMES_TASK, PYTHON, Stats, clean_env, interleaved
 
 TARGET_MS = 80  # issue 18
 

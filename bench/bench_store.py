@@ -1,6 +1,6 @@
 """The local store's share of `show`'s time (issue 13; target: at most 5 ms per run).
 
-    .venv/bin/python bench/bench_store.py [--runs N] [--write]
+    .venv/bin/python -m bench.bench_store [--runs N] [--write]
 
 `show ROOT --no-hint --json` of the seeded twice-rotated delegated task (c1) with the
 backend's own store: the store proposes both newer segments, HTTP proves them. The store's
@@ -23,9 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import HERMES_TASK, REPO, backends, clean_env
+from bench.common import HERMES_TASK, REPO, backends, clean_env
 
 TARGET_MS = 5.0
 STORE_LINE = re.compile(r"^debug: store .*?(?:opened read-only|rows) in ([0-9.]+) ms$")

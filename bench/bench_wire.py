@@ -1,7 +1,7 @@
 """Wire decoding, side by side: hand-written `wire.py` (before and after its clean-up) and msgspec.
 
     .venv/bin/python -m pip install msgspec     # measurement only: not a dependency
-    .venv/bin/python bench/bench_wire.py [--runs N] [--before REV]
+    .venv/bin/python -m bench.bench_wire [--runs N] [--before REV]
 
 Three implementations of the same wire models, measured in one run: `wire.py` as it was at
 `--before` (read with `git show`), `wire.py` as it is in the working tree, and the msgspec

@@ -12,7 +12,6 @@ import platform
 import secrets
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,14 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support import harness
+
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
 HERMES_TASK = REPO / ".venv" / "bin" / "hermes-task"
-for folder in (REPO / "tools", REPO):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-
-import backend_harness  # noqa: E402  (tools/ is on sys.path now)
 
 
 @dataclass(frozen=True)
@@ -118,15 +114,15 @@ def machine() -> dict[str, str]:
 
 @contextmanager
 def backends(names: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """Seeded real backends on 127.0.0.1 (tools/backend_harness.py), stopped on exit."""
+    """Seeded real backends on 127.0.0.1 (tests/support/harness.py), stopped on exit."""
     started: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="hermes-task-bench-") as scratch:
         try:
             for name in names:
                 home = Path(scratch) / name
-                backend_harness.ensure_venv(name)
-                backend_harness.seed(name, home)
-                started[name] = backend_harness.start(name, home, secrets.token_urlsafe(32))
+                harness.ensure_venv(name)
+                harness.seed(name, home)
+                started[name] = harness.start(name, home, secrets.token_urlsafe(32))
             yield started
         finally:
             for server in started.values():

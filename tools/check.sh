@@ -16,7 +16,7 @@ echo "== mypy (strict: src/ and the tools/ and bench/ files listed in pyproject.
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
 backends="${HERMES_TASK_BACKENDS:-official,iot,official018,axisrow}"
-"$venv/python" tools/backend_harness.py ensure ${backends//,/ }
+"$venv/python" -m tests.support.harness ensure ${backends//,/ }
 if [ "$#" -gt 0 ]; then
   # Extra arguments: one pytest run over whatever they select, as before.
   echo "== pytest $* (real backends: $backends)"

@@ -8,8 +8,9 @@ the tool's own output, never taken from the seeding), `show CHILD_ID`, then `rec
 --exit-status` on a second chat whose tasks complete a few seconds later. On a terminal the
 dashboard then stays up (URL, token file and commands printed) until Enter or Ctrl-C; it is
 always stopped by its own process group, and the home is removed. `--backend NAME` takes any
-backend of tools/backend_harness.py (official: hermes-agent 0.19.0, the default; iot;
+backend of tools/harness.py (official: hermes-agent 0.19.0, the default; iot;
 official018; axisrow). Progress lines say "building" only when something is built.
+Run it through tools/demo.sh, which puts the repository root on PYTHONPATH (for tests.support).
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import backend_harness
+from tests.support import harness
 
 VENV_BIN = Path(sys.executable).parent
 WATCH_GOALS = ["Run the unit tests", "Build the wheel"]
@@ -64,14 +64,14 @@ def first_child_id(piped: str) -> str | None:
 
 
 def prepare(name: str) -> None:
-    venv = backend_harness.venv_path(name)
-    spec = backend_harness.BACKENDS[name]
-    if (venv / backend_harness.MARKER_NAME).exists():
+    venv = harness.venv_path(name)
+    spec = harness.BACKENDS[name]
+    if (venv / harness.MARKER_NAME).exists():
         say(f"demo: {name} backend ({spec.dist}=={spec.version}): cached in {venv}")
         return
     say(f"demo: first run: building the {name} backend venv ({spec.dist}=={spec.version}), about 1-2 minutes")
     started = time.monotonic()
-    backend_harness.ensure_venv(name)
+    harness.ensure_venv(name)
     say(f"demo: built in {time.monotonic() - started:.0f} s")
 
 
@@ -99,9 +99,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--backend",
-        choices=list(backend_harness.BACKENDS),
+        choices=list(harness.BACKENDS),
         default="official",
-        help="; ".join(f"{n}: {s.dist}=={s.version}" for n, s in backend_harness.BACKENDS.items()),
+        help="; ".join(f"{n}: {s.dist}=={s.version}" for n, s in harness.BACKENDS.items()),
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -112,13 +112,13 @@ def main() -> int:
         say(
             "demo: seeding a disposable home: a parent chat that delegated two tasks, and a second one still running"
         )
-        manifest = backend_harness.seed_demo(args.backend, home, WATCH_GOALS)
+        manifest = harness.seed_demo(args.backend, home, WATCH_GOALS)
         seeded = time.monotonic()
         token = secrets.token_urlsafe(32)
         token_file = home / "dashboard.token"
         token_file.write_text(token + "\n", encoding="utf-8")
         token_file.chmod(0o600)
-        with backend_harness.start(args.backend, home, token) as backend:
+        with harness.start(args.backend, home, token) as backend:
             spec = backend.spec
             up = time.monotonic()
             say(f"demo: dashboard {spec.dist}=={spec.version} at {backend.url} (pid {backend.pid})")

@@ -130,32 +130,11 @@ def render_readme(text: str, errors: list[str] | None = None) -> str:
 def regen_matrix(*, check: bool) -> int:
     """`--matrix`: render the support matrix of the last integration runs that covered every
     backend (`.matrix-results/`, written by tests/conftest.py) into the
-    `<!-- support-matrix -->` blocks of README.md and docs/backends.md (tests/matrix.py);
+    `<!-- support-matrix -->` blocks of README.md and docs/backends.md
+    (`python -m tests.support.matrix`, run from the repository root so `tests.support` imports);
     with `--check`, write nothing and fail when a committed block differs."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "tools"))
-    from tests import matrix
-
-    import backend_harness
-
-    results = matrix.load_results()
-    if not matrix.complete(results, backend_harness.BACKENDS):
-        missing = sorted(set(backend_harness.BACKENDS) - set(results))
-        print(
-            f"error: no complete results of every backend and feature (missing: {missing})", file=sys.stderr
-        )
-        return 1
-    table = matrix.render(results, backend_harness.BACKENDS)
-    if check:
-        stale = matrix.stale_docs(table)
-        for path in stale:
-            print(f"stale: {path.relative_to(ROOT)} (support matrix)")
-        if stale:
-            print(table, end="")
-        return 1 if stale else 0
-    for path in matrix.write_docs(table):
-        print(f"regenerated: {path.relative_to(ROOT)}")
-    return 0
+    cmd = [sys.executable, "-m", "tests.support.matrix", *(["--check"] if check else [])]
+    return subprocess.call(cmd, cwd=ROOT)
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.backends import legacy_stderr
+from tests.support.backends import legacy_stderr
 
 # What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
 pytestmark = [pytest.mark.integration, pytest.mark.client_side]

@@ -1,6 +1,6 @@
 """Faults between the CLI and both real backends: nothing lost, nothing duplicated, documented exits.
 
-`tools/fault_proxy.py` sits on 127.0.0.1 in front of a real dashboard and injects 5xx
+`tests/support/fault_proxy.py` sits on 127.0.0.1 in front of a real dashboard and injects 5xx
 answers, connection resets, delays past the request timeout, truncated and slow bodies on a
 deterministic schedule while `show`, `follow` and `older --all` run:
 
@@ -29,13 +29,12 @@ from typing import Any
 
 import httpx
 import pytest
-from tests import tally
-from tests.backends import BACKEND_NAMES
 from tests.cli_runner import Run, cli_env
+from tests.support import harness, tally
+from tests.support.backends import BACKEND_NAMES
+from tests.support.fault_proxy import FaultProxy, Rule
 from typer.testing import CliRunner
 
-import backend_harness
-from fault_proxy import FaultProxy, Rule
 from hermes_task.cli import app
 
 # What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
@@ -134,7 +133,7 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
     assert flow >= 3
     for fault in ERROR_FAULTS:
         for position in range(1, flow + 1):
-            proxy.set_rules([Rule(fault, every=1000, phase=position, seconds=DELAY)])
+            proxy.set_rules([Rule((fault,), every=1000, phase=position, seconds=DELAY)])
             run = hermes(proxy.url, backend.token, *_show_args(backend))
             assert proxy.injected() == {fault: 1}
             assert run.code == 7, (fault, position, run.stderr)
@@ -148,7 +147,7 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
             assert message.startswith("error: ")
             tally.count(f"faults.show.{fault}")
     for position in range(1, flow + 1):
-        proxy.set_rules([Rule("slow", every=1000, phase=position, seconds=0.002)])
+        proxy.set_rules([Rule(("slow",), every=1000, phase=position, seconds=0.002)])
         run = hermes(proxy.url, backend.token, *_show_args(backend))
         assert run.code == 0, run.stderr
         assert keys(run.json()["rows"]) == baseline
@@ -180,8 +179,8 @@ def test_show_under_a_periodic_fault_is_all_or_typed(backend: Any, proxy: FaultP
 def own_backend(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     home = seeded_home(request.param, tmp_path / "home")
     try:
-        server = backend_harness.start(request.param, home, secrets.token_urlsafe(32))
-    except backend_harness.HarnessError as exc:
+        server = harness.start(request.param, home, secrets.token_urlsafe(32))
+    except harness.HarnessError as exc:
         pytest.fail(f"starting {request.param}: {exc}", pytrace=False)
     yield server
     server.stop()
@@ -291,7 +290,7 @@ def test_older_all_is_complete_or_a_typed_failure_under_faults(backend: Any, pro
     for fault in (*ERROR_FAULTS, "slow"):
         for position in range(1, flow + 1):
             proxy.set_rules(
-                [Rule(fault, every=1000, phase=position, seconds=0.002 if fault == "slow" else DELAY)]
+                [Rule((fault,), every=1000, phase=position, seconds=0.002 if fault == "slow" else DELAY)]
             )
             run = hermes(proxy.url, backend.token, *_older_args(backend))
             assert proxy.injected() == {fault: 1}
@@ -342,21 +341,21 @@ def test_password_file_logins_keep_the_password_secret(gated_backend: Any, tmp_p
             (
                 "login 503",
                 str(gated_backend.password_file),
-                [Rule("503", path="/auth/password-login")],
+                [Rule(("503",), path="/auth/password-login")],
                 7,
                 "server_error",
             ),
             (
                 "login reset",
                 str(gated_backend.password_file),
-                [Rule("reset", path="/auth/password-login")],
+                [Rule(("reset",), path="/auth/password-login")],
                 7,
                 "network",
             ),
             (
                 "read 502",
                 str(gated_backend.password_file),
-                [Rule("502", path="/api/sessions/")],
+                [Rule(("502",), path="/api/sessions/")],
                 7,
                 "server_error",
             ),

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.backends import BACKEND_NAMES
 from tests.cli_runner import cli_env, hermes_task
-
-import backend_harness
+from tests.support import harness
+from tests.support.backends import BACKEND_NAMES
 
 pytestmark = pytest.mark.integration
 
@@ -88,7 +87,7 @@ class Follow:
 def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
     home = seeded_home(request.param, tmp_path / "home")
-    server = backend_harness.start(request.param, home, secrets.token_urlsafe(32))
+    server = harness.start(request.param, home, secrets.token_urlsafe(32))
     try:
         yield server
     finally:

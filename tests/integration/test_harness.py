@@ -9,29 +9,33 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from tests.backends import BACKEND_NAMES
-
-import backend_harness
+from tests.support import harness
+from tests.support.backends import BACKEND_NAMES
 
 pytestmark = pytest.mark.integration
 
 PAGE = {"limit": 50, "offset": 0, "order": "latest", "inline_images": "false", "include_compacted": "true"}
 
 
-def _client(server) -> httpx.Client:
+def _client(server: harness.Backend) -> httpx.Client:
     return httpx.Client(base_url=server.url, timeout=10.0, trust_env=False)
 
 
-def _get(server, path: str, *, token: str | None = "default", **params):
-    headers = {}
+def _get(
+    server: harness.Backend, path: str, *, token: str | None = "default", **params: Any
+) -> httpx.Response:
+    headers: dict[str, str] = {}
     if token == "default":
         token = server.token
     if token is not None:
@@ -40,22 +44,24 @@ def _get(server, path: str, *, token: str | None = "default", **params):
         return client.get(path, params=params or None, headers=headers)
 
 
-def _detail(server, sid: str) -> dict:
+def _detail(server: harness.Backend, sid: str) -> dict[str, Any]:
     resp = _get(server, f"/api/sessions/{sid}")
     assert resp.status_code == 200, resp.text
-    return resp.json()
+    body: dict[str, Any] = resp.json()
+    return body
 
 
-def _messages(server, sid: str, **params) -> dict:
+def _messages(server: harness.Backend, sid: str, **params: Any) -> dict[str, Any]:
     resp = _get(server, f"/api/sessions/{sid}/messages", **{**PAGE, **params})
     assert resp.status_code == 200, resp.text
-    return resp.json()
+    body: dict[str, Any] = resp.json()
+    return body
 
 
 # --------------------------------------------------------------------------- token mode
 
 
-def test_status_is_public_and_reports_the_version(backend):
+def test_status_is_public_and_reports_the_version(backend: Any) -> None:
     resp = _get(backend, "/api/status", token=None)
     assert resp.status_code == 200
     body = resp.json()
@@ -64,7 +70,7 @@ def test_status_is_public_and_reports_the_version(backend):
     assert backend.url.startswith("http://127.0.0.1:")
 
 
-def test_detail_needs_the_session_token(backend):
+def test_detail_needs_the_session_token(backend: Any) -> None:
     tip = backend.manifest["c1"]["tip"]
     assert _get(backend, f"/api/sessions/{tip}").status_code == 200
     for token in (None, "wrong-" + secrets.token_hex(4)):
@@ -73,12 +79,12 @@ def test_detail_needs_the_session_token(backend):
         assert resp.json() == {"detail": "Unauthorized"}
 
 
-def test_token_file_is_private(backend):
+def test_token_file_is_private(backend: Any) -> None:
     assert backend.token_file.read_text().strip() == backend.token
     assert (backend.token_file.stat().st_mode & 0o777) == 0o600
 
 
-def test_c1_rotation_lineage_and_delegation_marker(backend):
+def test_c1_rotation_lineage_and_delegation_marker(backend: Any) -> None:
     m = backend.manifest
     root, mid, tip = (_detail(backend, m["c1"][k]) for k in ("root", "mid", "tip"))
     assert tip["parent_session_id"] == m["c1"]["mid"]
@@ -93,7 +99,7 @@ def test_c1_rotation_lineage_and_delegation_marker(backend):
         assert seg["source"] == "subagent"
 
 
-def test_tool_source_child_and_rotation_source(backend):
+def test_tool_source_child_and_rotation_source(backend: Any) -> None:
     m = backend.manifest
     root, tip = _detail(backend, m["c2"]["root"]), _detail(backend, m["c2"]["tip"])
     assert root["source"] == "tool"
@@ -104,7 +110,7 @@ def test_tool_source_child_and_rotation_source(backend):
     assert tip["source"] == ("subagent" if backend.features.rewrites_source else "tool")
 
 
-def test_messages_envelope_differs_per_backend(backend):
+def test_messages_envelope_differs_per_backend(backend: Any) -> None:
     body = _messages(backend, backend.manifest["c1"]["tip"])
     f = backend.features
     if not f.pagination:
@@ -121,7 +127,7 @@ def test_messages_envelope_differs_per_backend(backend):
     assert body["session_id"] == backend.manifest["c1"]["tip"]
 
 
-def test_archived_rows_visible_only_where_include_compacted_is_honoured(backend):
+def test_archived_rows_visible_only_where_include_compacted_is_honoured(backend: Any) -> None:
     c2 = backend.manifest["c2"]
     assert c2["archived_rows"] > 0
     with_archived = _messages(backend, c2["root"], include_compacted="true")["messages"]
@@ -136,7 +142,7 @@ def test_archived_rows_visible_only_where_include_compacted_is_honoured(backend)
         assert [r["id"] for r in with_archived] == [r["id"] for r in without]
 
 
-def test_long_child_has_241_rows_and_paging_differs(backend):
+def test_long_child_has_241_rows_and_paging_differs(backend: Any) -> None:
     long = backend.manifest["long"]
     assert long["rows"] == 241
     assert _detail(backend, long["id"])["message_count"] == 241
@@ -154,13 +160,13 @@ def test_long_child_has_241_rows_and_paging_differs(backend):
         assert first_page[-1]["id"] == everything[-1]["id"]
 
 
-def test_unknown_id_is_404(backend):
+def test_unknown_id_is_404(backend: Any) -> None:
     resp = _get(backend, "/api/sessions/20000101_000000_000000")
     assert resp.status_code == 404
     assert resp.json() == {"detail": "Session not found"}
 
 
-def test_parent_transcript_matches_expected_tasks(backend):
+def test_parent_transcript_matches_expected_tasks(backend: Any) -> None:
     m = backend.manifest
     rows = _messages(backend, m["parent"], limit=500, order="oldest")["messages"]
     calls = {}
@@ -187,7 +193,7 @@ def test_parent_transcript_matches_expected_tasks(backend):
         assert completion[0]["display_metadata"]["task_count"] == 2
 
 
-def test_rich_rows_keep_hostile_text_and_projections(backend):
+def test_rich_rows_keep_hostile_text_and_projections(backend: Any) -> None:
     rich = backend.manifest["rich"]
     rows = {r["id"]: r for r in _messages(backend, rich["id"], limit=500, order="oldest")["messages"]}
     ids = rich["row_ids"]
@@ -212,9 +218,12 @@ def test_rich_rows_keep_hostile_text_and_projections(backend):
 
 
 @pytest.mark.parametrize("name", BACKEND_NAMES)
-def test_append_rows_end_session_and_clean_stop(name, seeded_home, tmp_path):
+def test_append_rows_end_session_and_clean_stop(
+    name: str, seeded_home: Callable[[str, Path], Path], tmp_path: Path
+) -> None:
     home = seeded_home(name, tmp_path / "home")
-    with backend_harness.start(name, home, secrets.token_urlsafe(16)) as server:
+    with harness.start(name, home, secrets.token_urlsafe(16)) as server:
+        assert server.manifest is not None
         running = server.manifest["running"]
         before = _detail(server, running["id"])
         assert before["end_reason"] is None
@@ -232,21 +241,19 @@ def test_append_rows_end_session_and_clean_stop(name, seeded_home, tmp_path):
         os.killpg(pid, 0)  # the whole process group is gone
     with pytest.raises(httpx.TransportError):
         httpx.get(url + "/api/status", timeout=2.0, trust_env=False)
-    assert pid not in backend_harness.live_pids()
+    assert pid not in harness.live_pids()
 
 
-def test_startup_timeout_stops_the_server(tmp_path, monkeypatch):
+def test_startup_timeout_stops_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No ready line before the deadline: HarnessError naming the log, and the group is stopped."""
-    monkeypatch.setattr(
-        backend_harness, "READY_RE", backend_harness.re.compile(rb"NEVER_PRINTED port=(\\d+)")
-    )
-    monkeypatch.setattr(backend_harness, "START_TIMEOUT", 2.5)
-    with pytest.raises(backend_harness.HarnessError) as err:
-        backend_harness.start(BACKEND_NAMES[0], tmp_path / "home", "tok")
+    monkeypatch.setattr(harness, "READY_RE", re.compile(rb"NEVER_PRINTED port=(\\d+)"))
+    monkeypatch.setattr(harness, "START_TIMEOUT", 2.5)
+    with pytest.raises(harness.HarnessError) as err:
+        harness.start(BACKEND_NAMES[0], tmp_path / "home", "tok")
     assert "no ready line" in str(err.value)
     assert str(tmp_path / "home" / "server.log") in str(err.value)
     # Session servers may be starting in the background meanwhile: look for this one only.
-    assert [pid for pid in backend_harness.live_pids() if _cwd(pid) == (tmp_path / "home").resolve()] == []
+    assert [pid for pid in harness.live_pids() if _cwd(pid) == (tmp_path / "home").resolve()] == []
 
 
 def _cwd(pid: int) -> Path | None:
@@ -256,7 +263,7 @@ def _cwd(pid: int) -> Path | None:
         return None
 
 
-def test_early_exit_is_reported_with_the_log_tail(tmp_path):
+def test_early_exit_is_reported_with_the_log_tail(tmp_path: Path) -> None:
     """A server process that dies before its ready line: exit code and log tail in the error."""
     log = tmp_path / "server.log"
     with open(log, "wb") as out:
@@ -266,8 +273,8 @@ def test_early_exit_is_reported_with_the_log_tail(tmp_path):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    with pytest.raises(backend_harness.HarnessError) as err:
-        backend_harness._wait_ready(proc, log, time.monotonic() + 10)
+    with pytest.raises(harness.HarnessError) as err:
+        harness._wait_ready(proc, log, time.monotonic() + 10)
     assert "exited with code 3" in str(err.value)
     assert "Application startup failed. Exiting." in str(err.value)
 
@@ -275,7 +282,7 @@ def test_early_exit_is_reported_with_the_log_tail(tmp_path):
 # --------------------------------------------------------------------------- gated mode
 
 
-def test_gated_status_and_no_cookie(gated_backend):
+def test_gated_status_and_no_cookie(gated_backend: Any) -> None:
     status = _get(gated_backend, "/api/status", token=None).json()
     assert status["auth_required"] is True
     assert "basic" in status["auth_providers"]
@@ -288,7 +295,7 @@ def test_gated_status_and_no_cookie(gated_backend):
     assert gated_backend.password_file.read_text().strip() == gated_backend.password
 
 
-def test_gated_password_login(gated_backend):
+def test_gated_password_login(gated_backend: Any) -> None:
     tip = gated_backend.manifest["c1"]["tip"]
     with _client(gated_backend) as client:
         bad = client.post(

@@ -94,6 +94,13 @@ def reader_for(backend: Any, sid: str) -> TaskReader:
     return TaskReader(DashboardClient(http), sid)
 
 
+def close_reader(reader: TaskReader) -> None:
+    """Close the HTTP client of a `reader_for` reader (the reader knows only the protocol)."""
+    client = reader.client
+    assert isinstance(client, DashboardClient)
+    client.close()
+
+
 def test_paging_a_child_while_rows_are_appended_never_skips_or_repeats(backend: Any) -> None:
     sid = backend.manifest["running"]["id"]
     backend.append_rows(sid, 240)
@@ -142,7 +149,7 @@ def test_paging_a_child_while_rows_are_appended_never_skips_or_repeats(backend: 
         first_row = window.rows()[0]
         assert first_row.text == backend.manifest["running"]["goal"]
     finally:
-        reader.client.close()
+        close_reader(reader)
 
 
 def test_older_all_while_the_task_keeps_writing(backend: Any) -> None:
@@ -182,4 +189,4 @@ def _whole_transcript_reads_diff_by_identity(backend: Any, reader: TaskReader, s
         assert [k[1] for k in reader.window.keys] == stored(backend, sid)
         assert reader.window.rows()[0].text == backend.manifest["running"]["goal"]
     finally:
-        reader.client.close()
+        close_reader(reader)

@@ -8,8 +8,8 @@ import subprocess
 from typing import Any
 
 import pytest
-from tests.backends import legacy_stderr, legacy_warning
 from tests.cli_runner import hermes_task
+from tests.support.backends import legacy_stderr, legacy_warning
 
 pytestmark = pytest.mark.integration
 

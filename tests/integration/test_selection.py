@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.backends import BACKEND_NAMES
 from tests.cli_runner import hermes_task
 from tests.integration.test_follow import Follow, keys
-
-import backend_harness
+from tests.support import harness
+from tests.support.backends import BACKEND_NAMES
 
 pytestmark = pytest.mark.integration
 
@@ -80,7 +79,7 @@ def test_quiet_keeps_setup_warnings_off_stderr_but_in_json(backend: Any, tmp_pat
 def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
     home = seeded_home(request.param, tmp_path / "home")
-    server = backend_harness.start(request.param, home, secrets.token_urlsafe(32))
+    server = harness.start(request.param, home, secrets.token_urlsafe(32))
     try:
         yield server
     finally:

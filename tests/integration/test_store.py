@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 from tests.cli_runner import backend_store_env, cli_env, hermes_task
-
-import backend_harness
+from tests.support import harness
 
 pytestmark = pytest.mark.integration
 
@@ -181,8 +180,8 @@ def test_an_unusable_store_is_todays_behaviour_plus_the_warning(
         assert {**doc, "warnings": doc["warnings"][:-1]} == today, name
         assert codes(doc)[-1] == "store_unavailable", name
     # A URL that is not recognisably loopback (127.1 reaches 127.0.0.1; the dashboards check
-    # the Host header, so through tools/fault_proxy.py, which sends the upstream's): no store.
-    from fault_proxy import FaultProxy
+    # the Host header, so through tests/support/fault_proxy.py, which sends the upstream's): no store.
+    from tests.support.fault_proxy import FaultProxy
 
     env = cli_env(backend.token, **backend_store_env(backend))
     with FaultProxy(backend.url) as proxy:
@@ -271,7 +270,7 @@ def test_forged_rows_are_never_used(backend: Any, seeded_home: Any, tmp_path: Pa
     for new_id, (template, changes) in forged.items():
         if set(changes) <= columns:  # 0.18.x stores have no profile_name to forge
             _forge(db, template, new_id, **changes)
-    with backend_harness.start(backend.name, home, secrets.token_urlsafe(24)) as server:
+    with harness.start(backend.name, home, secrets.token_urlsafe(24)) as server:
         run = hermes_task(server, "show", c1["root"], "--no-hint", "--json")
         assert run.code == 0, run.stderr
         assert run.json()["task"]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
@@ -299,7 +298,7 @@ def test_follow_reaches_the_end_of_a_task_that_rotates_while_followed(
     home = seeded_home(backend.name, tmp_path / "home")
     m = json.loads((home / "manifest.json").read_text())
     live = m["store"]["live"]["id"]
-    with backend_harness.start(backend.name, home, secrets.token_urlsafe(24)) as server:
+    with harness.start(backend.name, home, secrets.token_urlsafe(24)) as server:
         env = cli_env(server.token, **backend_store_env(server))
         proc = subprocess.Popen(
             [sys.executable, "-m", "hermes_task", "follow", live, "--no-hint", "--json", "--interval", "0.5",

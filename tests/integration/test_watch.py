@@ -1,6 +1,6 @@
 """`recover --watch` against both real backends: a parent whose background unit completes a
 few seconds after the watch started (its completion row written through the package's own
-formatter, `tools/seed_backend.py complete-unit`), the exit status by the parent's verdict, the
+formatter, `python -m tests.support.seeding complete-unit`), the exit status by the parent's verdict, the
 NDJSON stream ending in `result` also on SIGTERM, and the README's CI recipe run verbatim."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.backends import legacy_stderr
 from tests.cli_runner import backend_store_env, cli_env
+from tests.support.backends import legacy_stderr
 
 pytestmark = pytest.mark.integration
 

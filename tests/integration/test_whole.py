@@ -15,9 +15,8 @@ from urllib.parse import quote
 
 import pytest
 from tests.cli_runner import hermes_task
-
-import backend_harness
-from fault_proxy import FaultProxy
+from tests.support import harness
+from tests.support.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.integration
 
@@ -177,7 +176,7 @@ def test_a_foreign_session_row_is_dropped_and_counted(backend: Any) -> None:
 @pytest.fixture
 def official(seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
     home = seeded_home("official", tmp_path / "home")
-    server = backend_harness.start("official", home, secrets.token_urlsafe(32))
+    server = harness.start("official", home, secrets.token_urlsafe(32))
     try:
         yield server
     finally:
@@ -192,7 +191,7 @@ def test_follow_through_a_rotation_prints_the_old_segments_last_rows(official: A
     follow = Follow(official, sid, "--interval", "3")
     try:
         follow.rows_until(seeded)
-        rotated = official.rotate_session(sid, before=3, after=2)  # one process: no poll between
+        rotated = official.rotate(sid, before=3, after=2, how="by-hand")  # one process: no poll between
         new = rotated["new"]
         follow.rows_until(seeded + 5, timeout=60)
         official.end_session(new, "agent_close")

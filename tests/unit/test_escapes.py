@@ -36,9 +36,9 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render import terminal
-from tests import tally
 from tests.replay import BASE_URL, TOKEN
 from tests.scripted import Scripted, capture
+from tests.support import tally
 
 CORPUS = {
     "osc52_clipboard": "\x1b]52;c;ZXZpbA==\x07",

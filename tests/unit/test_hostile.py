@@ -25,10 +25,10 @@ from hermes_task.cli import app
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
-from tests import tally
 from tests.hostile import CATEGORIES, FOREIGN_ID, hostile_response
 from tests.replay import BASE_URL, TOKEN
 from tests.scripted import Scripted, capture, scenarios
+from tests.support import tally
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 # Each category is its own test case, so every one gets its share of examples.

@@ -1,4 +1,4 @@
-"""The support matrix (tests/matrix.py): rendered from a run's outcomes, never by hand."""
+"""The support matrix (tests/support/matrix.py): rendered from a run's outcomes, never by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests import matrix
+from tests.support import matrix
 
 
 def _spec(name: str, **features: bool) -> SimpleNamespace:

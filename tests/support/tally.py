@@ -4,7 +4,7 @@ Tests call `count(category)` once per input they actually exercised (one hypothe
 one corpus case through one output path, one injected fault) and `observe(name, value)` for
 measured outcomes (rows lost). Counting is always on and costs a dict update. The numbers
 reach a file only when this module is also loaded as a pytest plugin
-(`python -m pytest -p tests.tally --tally-out PATH`, as `bench/run.py` does): each count is
+(`python -m pytest -p tests.support.tally --tally-out PATH`, as `bench/run.py` does): each count is
 attributed to the test that made it, and the file records that test's outcome, so a report
 can never claim inputs of a test that failed.
 """

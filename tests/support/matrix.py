@@ -8,7 +8,7 @@ every test of that feature passed on that backend and the backend has the featur
 ``no (exit 6)`` when every test passed and they proved the honest refusal (the backend lacks
 it: ``ABSENT_WHEN``), and ``FAILS`` when any test failed. Each run writes its
 backends' outcomes to ``RESULTS_DIR/<backend>.json`` (git-ignored), so the per-backend runs
-``tools/check.sh`` makes side by side add up; ``tools/regen.py --matrix`` renders them into
+``tools/check.sh`` makes side by side add up; ``tools/regen.py --matrix`` (``main`` here) renders them into
 the docs, and ``--matrix --check`` (tools/check.sh) or a single run over every backend
 (tests/conftest.py) fails when the committed table differs from the fresh one.
 """
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / ".matrix-results"  # one <backend>.json per backend a run covered (git-ignored)
 DOCS = (ROOT / "README.md", ROOT / "docs" / "backends.md")
 BLOCK = re.compile(r"(<!-- support-matrix -->\n)(.*?)(<!-- /support-matrix -->)", re.S)
@@ -126,3 +126,35 @@ def write_docs(table: str) -> list[Path]:
             path.write_text(new)
             changed.append(path)
     return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.support.matrix [--check]` (what `tools/regen.py --matrix` runs): render
+    the last complete results into the docs, or with `--check` fail when a committed block differs."""
+    import sys
+
+    from tests.support import harness
+
+    args = sys.argv[1:] if argv is None else argv
+    results = load_results()
+    if not complete(results, harness.BACKENDS):
+        missing = sorted(set(harness.BACKENDS) - set(results))
+        print(
+            f"error: no complete results of every backend and feature (missing: {missing})", file=sys.stderr
+        )
+        return 1
+    table = render(results, harness.BACKENDS)
+    if "--check" in args:
+        stale = stale_docs(table)
+        for path in stale:
+            print(f"stale: {path.relative_to(ROOT)} (support matrix)")
+        if stale:
+            print(table, end="")
+        return 1 if stale else 0
+    for path in write_docs(table):
+        print(f"regenerated: {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -21,7 +21,7 @@ Python::
 
 Command line::
 
-    python tools/fault_proxy.py --upstream http://127.0.0.1:9119 --rule 503:every=3 \\
+    python -m tests.support.fault_proxy --upstream http://127.0.0.1:9119 --rule 503:every=3 \\
         --rule reset:every=5,phase=2,path=/messages [--log faults.jsonl]
 """
 

@@ -19,7 +19,7 @@ Four backends are supported (``BACKENDS``):
   (never ``--skip-build``: the wheel has no web dist).
 
 Gated (password-login) mode binds loopback too: iot through ``HERMES_DASHBOARD_PUBLIC_URL``,
-the others through ``tools/gated_dashboard.py`` (``BackendSpec.gate``).
+the others through ``tests/support/gated_dashboard.py`` (``BackendSpec.gate``).
 
 Each backend lives in its own virtualenv cached outside the repository
 (``$HERMES_TASK_BACKEND_CACHE`` or ``~/.cache/hermes-task-backends/<dist>-<version>``).  Every
@@ -30,16 +30,16 @@ that group id only (never ``hermes dashboard --stop``).
 Python API::
 
     venv = ensure_venv("iot")
-    manifest = seed("iot", home)                      # tools/seed_backend.py in the backend venv
+    manifest = seed("iot", home)                      # tests/support/seeding in the backend venv
     with start("iot", home, token) as backend:         # or backend.stop()
         backend.url, backend.manifest["c1"]["tip"]
         backend.append_rows(backend.manifest["running"]["id"], 2)
 
-Command line::
+Command line (from the repository root)::
 
-    python tools/backend_harness.py ensure official iot official018 axisrow
-    python tools/backend_harness.py up official|iot|official018|axisrow [--gated] [--home DIR]
-    python tools/backend_harness.py capture official018 axisrow [--out fixtures]
+    python -m tests.support.harness ensure official iot official018 axisrow
+    python -m tests.support.harness up official|iot|official018|axisrow [--gated] [--home DIR]
+    python -m tests.support.harness capture official018 axisrow [--out fixtures]
 """
 
 from __future__ import annotations
@@ -67,11 +67,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-TOOLS_DIR = REPO_ROOT / "tools"
-SEED_SCRIPT = TOOLS_DIR / "seed_backend.py"
-GATED_SCRIPT = TOOLS_DIR / "gated_dashboard.py"
-CAPTURE_SCRIPT = TOOLS_DIR / "capture_task_history_fixture.py"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Run by a backend's interpreter with REPO_ROOT on PYTHONPATH (``support_env``).
+SEED_MODULE = "tests.support.seeding"
+GATED_MODULE = "tests.support.gated_dashboard"
+CAPTURE_SCRIPT = REPO_ROOT / "tools" / "capture_task_history_fixture.py"
 
 READY_RE = re.compile(rb"HERMES_(?:DASHBOARD|BACKEND)_READY port=(\d+)")
 START_TIMEOUT = 30.0
@@ -128,7 +128,7 @@ class BackendSpec:
     # the others run every test whose feature they have (the CI run stays inside its time).
     reference: bool = False
     # How the password gate is turned on while binding only loopback: "public_url"
-    # (HERMES_DASHBOARD_PUBLIC_URL, iot) or "launcher" (tools/gated_dashboard.py).
+    # (HERMES_DASHBOARD_PUBLIC_URL, iot) or "launcher" (tests/support/gated_dashboard.py).
     gate: str = "launcher"
 
     @property
@@ -461,6 +461,16 @@ def backend_env(name: str, home: Path, *, token: str | None = None) -> dict[str,
     return env
 
 
+def support_env(env: dict[str, str]) -> dict[str, str]:
+    """*env* with the repository root first on ``PYTHONPATH``, for the processes a backend's
+    interpreter runs from this package (``python -m tests.support.seeding``, the gated launcher,
+    the fixture capture). The backend's own ``tools`` package still wins over the repository's
+    ``tools/`` folder: a regular package beats a namespace directory wherever it is on the path."""
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
 def _write_secret(path: Path, value: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -474,20 +484,21 @@ def _write_secret(path: Path, value: str) -> Path:
 
 
 def run_seed_tool(name: str, home: Path, *args: str, timeout: float = SEED_TIMEOUT) -> str:
-    """Run ``tools/seed_backend.py`` with the backend interpreter against *home*; return stdout."""
+    """Run ``python -m tests.support.seeding`` with the backend interpreter against *home*;
+    return its stdout."""
     venv = ensure_venv(name)
     home = Path(home).resolve()
-    env = backend_env(name, home)
-    cmd = [str(_venv_python(venv)), str(SEED_SCRIPT), *args]
+    env = support_env(backend_env(name, home))
+    cmd = [str(_venv_python(venv)), "-P", "-m", SEED_MODULE, *args]
     try:
         proc = subprocess.run(
             cmd, capture_output=True, stdin=subprocess.DEVNULL, cwd=home, env=env, timeout=timeout
         )
     except subprocess.TimeoutExpired:
-        raise HarnessError(f"seed_backend.py {' '.join(args)} timed out after {timeout:.0f}s") from None
+        raise HarnessError(f"seeding {' '.join(args)} timed out after {timeout:.0f}s") from None
     if proc.returncode != 0:
         raise HarnessError(
-            f"seed_backend.py {' '.join(args)} failed for {name} (exit {proc.returncode}):\n"
+            f"seeding {' '.join(args)} failed for {name} (exit {proc.returncode}):\n"
             f"{_tail(proc.stderr.decode('utf-8', 'replace'))}"
         )
     log = home / "seed.log"
@@ -497,7 +508,7 @@ def run_seed_tool(name: str, home: Path, *args: str, timeout: float = SEED_TIMEO
 
 
 def seed(name: str, home: Path) -> dict[str, Any]:
-    """Seed every scenario into *home* (see tools/seed_backend.py) and return the manifest."""
+    """Seed every scenario into *home* (see tests/support/seeding) and return the manifest."""
     home = Path(home).resolve()
     out = home / "manifest.json"
     run_seed_tool(name, home, "seed", "--out", str(out), "--name", name)
@@ -506,7 +517,7 @@ def seed(name: str, home: Path) -> dict[str, Any]:
 
 
 def seed_demo(name: str, home: Path, watch_goals: list[str]) -> dict[str, Any]:
-    """Seed only what tools/demo.py walks (``seed_backend.py demo``): one process, so a few
+    """Seed only what tools/demo.py walks (``seeding demo``): one process, so a few
     seconds instead of the whole suite's scenarios; return its manifest (parent, c1, c2, watch)."""
     home = Path(home).resolve()
     out = home / "manifest.json"
@@ -748,19 +759,25 @@ class Backend:
         out = run_seed_tool(self.name, self.home, "append", "--session", session_id, "--n", str(n))
         return int(json.loads(out.strip().splitlines()[-1])["rows"])
 
-    def rotate_session(self, session_id: str, before: int = 0, after: int = 0) -> dict[str, Any]:
-        """Append *before* rows, rotate the session by compression (0.19.0's order), append
-        *after* rows to the new segment; return {old, new, old_rows, new_rows}."""
+    def rotate(
+        self, session_id: str, *, before: int = 8, after: int = 2, how: str = "compressor"
+    ) -> dict[str, Any]:
+        """Append *before* rows, rotate the session, append *after* rows to the new segment, in
+        one process. ``how="compressor"``: the real compression path, the new segment ended
+        ``agent_close``; ``how="by-hand"``: 0.19.0's order of SessionDB calls, the new segment
+        left open. Returns {old, new, old_rows, new_rows, old_end, new_end}."""
         out = run_seed_tool(
             self.name,
             self.home,
-            "rotate-session",
+            "rotate",
             "--session",
             session_id,
             "--before",
             str(before),
             "--after",
             str(after),
+            "--how",
+            how,
         )
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
@@ -773,7 +790,7 @@ class Backend:
 
     def watch_parent(self, goals: list[str]) -> dict[str, Any]:
         """A new parent that dispatched *goals* as one background unit, not completed yet
-        (``seed_backend.py watch-parent``): parent, delegation_id, goals, children, dispatched_at."""
+        (``seeding watch-parent``): parent, delegation_id, goals, children, dispatched_at."""
         out = run_seed_tool(self.name, self.home, "watch-parent", "--goals-json", json.dumps(goals))
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
@@ -798,18 +815,12 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
-    def rotate(self, session_id: str, rows: int = 2) -> dict[str, Any]:
-        """Rotate a running child through the real compression path; return the new segment."""
-        out = run_seed_tool(self.name, self.home, "rotate", "--session", session_id, "--rows", str(rows))
-        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        return result
-
 
 def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
     """Start *name* on 127.0.0.1 (OS-assigned port) against *home*; wait until /api/status is 200.
 
     ``gated=True`` turns on the password (basic) login gate while still binding only loopback:
-    iot via ``HERMES_DASHBOARD_PUBLIC_URL``, the others via ``tools/gated_dashboard.py``
+    iot via ``HERMES_DASHBOARD_PUBLIC_URL``, the others via ``tests/support/gated_dashboard.py``
     (``BackendSpec.gate``).
     """
     spec = _spec(name)
@@ -829,7 +840,8 @@ def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
             env["HERMES_DASHBOARD_PUBLIC_URL"] = "http://hermes.example.test"
     bindir = venv / "bin"
     if gated and spec.gate == "launcher":
-        cmd = [str(bindir / "python"), str(GATED_SCRIPT), "--port", "0"]
+        cmd = [str(bindir / "python"), "-P", "-m", GATED_MODULE, "--port", "0"]
+        env = support_env(env)
     else:
         cmd = [str(bindir / spec.command), *spec.serve_args]
     log_path = home / ("server-gated.log" if gated else "server.log")
@@ -927,7 +939,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     out = Path(args.out).resolve()
     for name in args.backends:
         venv = ensure_venv(name)
-        env = _isolated_env()
+        env = support_env(_isolated_env())
         cmd = [str(_venv_python(venv)), str(CAPTURE_SCRIPT), "--out", str(out), "--name", name]
         print(f"{name}: capturing into {out / name}", flush=True)
         rc = subprocess.call(cmd, env=env, stdin=subprocess.DEVNULL)
@@ -952,7 +964,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"ensure": _cmd_ensure, "up": _cmd_up, "capture": _cmd_capture}[args.cmd](args)
     except HarnessError as exc:
-        print(f"backend_harness: {exc}", file=sys.stderr)
+        print(f"harness: {exc}", file=sys.stderr)
         return 1
 
 

@@ -1,6 +1,6 @@
 """Which real backends the integration suite runs against.
 
-``HERMES_TASK_BACKENDS`` is a comma list of names from ``tools/backend_harness.py``'s
+``HERMES_TASK_BACKENDS`` is a comma list of names from ``tests/support/harness.py``'s
 ``BACKENDS`` (``official``, ``iot``, ``official018``, ``axisrow``); unset or empty means
 ``DEFAULT_BACKENDS``.  Every fixture and test that is parametrized over backends takes
 ``BACKEND_NAMES`` from here, so one variable selects the whole integration suite's backends::
@@ -12,16 +12,10 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools"
-if str(TOOLS_DIR) not in sys.path:
-    sys.path.insert(0, str(TOOLS_DIR))
-
-import backend_harness  # noqa: E402  (needs tools/ on sys.path)
+from tests.support import harness
 
 ENV_VAR = "HERMES_TASK_BACKENDS"
 # Every backend the harness knows: the suite (and the support matrix) covers all four.
@@ -34,11 +28,11 @@ def configured_backends(value: str | None = None) -> list[str]:
     names = [part.strip() for part in raw.split(",") if part.strip()]
     if not names:
         return list(DEFAULT_BACKENDS)
-    unknown = [n for n in names if n not in backend_harness.BACKENDS]
+    unknown = [n for n in names if n not in harness.BACKENDS]
     if unknown:
         raise pytest.UsageError(
             f"{ENV_VAR}={raw!r}: unknown backend(s) {', '.join(unknown)}; "
-            f"expected a comma list of {', '.join(backend_harness.BACKENDS)}"
+            f"expected a comma list of {', '.join(harness.BACKENDS)}"
         )
     return list(dict.fromkeys(names))
 
@@ -56,13 +50,13 @@ LEGACY_WARNINGS = {
 }
 
 
-def legacy_warning(features: backend_harness.Features) -> str | None:
+def legacy_warning(features: harness.Features) -> str | None:
     """The `legacy_backend` message a backend with *features* gets, or None."""
     if features.order:
         return None
     return LEGACY_WARNINGS["paginated" if features.pagination else "unpaginated"]
 
 
-def legacy_stderr(features: backend_harness.Features) -> str:
+def legacy_stderr(features: harness.Features) -> str:
     text = legacy_warning(features)
     return f"warning: {text}\n" if text else ""

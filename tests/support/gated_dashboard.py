@@ -10,10 +10,11 @@ Everything else is the package's own code: the same ``app``, middlewares, login 
 fail-closed provider check, the uvicorn server and the ``HERMES_DASHBOARD_READY port=N`` line.
 
 Run it with the backend's interpreter, with HERMES_HOME/HOME/XDG_STATE_HOME pointing at a
-scratch directory and the provider configured through the environment::
+scratch directory, the repository root on PYTHONPATH and the provider configured through the
+environment::
 
     HERMES_DASHBOARD_BASIC_AUTH_USERNAME=admin HERMES_DASHBOARD_BASIC_AUTH_PASSWORD=... \\
-    HERMES_DASHBOARD_BASIC_AUTH_SECRET=... <venv>/bin/python tools/gated_dashboard.py --port 0
+    HERMES_DASHBOARD_BASIC_AUTH_SECRET=... PYTHONPATH=. <venv>/bin/python -P -m tests.support.gated_dashboard --port 0
 """
 
 from __future__ import annotations
