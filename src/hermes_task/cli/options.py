@@ -38,79 +38,60 @@ def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
 CONN = "Connection"
 OUT = "Output"
 
+
+def _connection(flag: str, metavar: str, help: str, **extra: Any) -> Any:
+    """An option of the Connection panel, listed without a default (its help names it)."""
+    return typer.Option(flag, metavar=metavar, help=help, rich_help_panel=CONN, show_default=False, **extra)
+
+
 Url = Annotated[
     str | None,
-    typer.Option(
-        "--url",
-        metavar="URL",
-        help="Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119].",
-        rich_help_panel=CONN,
-        show_default=False,
+    _connection(
+        "--url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
     ),
 ]
 
 
 Gateway = Annotated[
     str | None,
-    typer.Option(
+    _connection(
         "--gateway",
-        metavar="NAME",
-        help="A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
-        rich_help_panel=CONN,
-        show_default=False,
+        "NAME",
+        "A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
         autocompletion=complete_gateway,
     ),
 ]
 Profile = Annotated[
     str | None,
-    typer.Option(
-        "--profile",
-        metavar="NAME",
-        help="Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE].",
-        rich_help_panel=CONN,
-        show_default=False,
+    _connection(
+        "--profile", "NAME", "Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE]."
     ),
 ]
 TokenFile = Annotated[
     str | None,
-    typer.Option(
+    _connection(
         "--token-file",
-        metavar="PATH",
-        help="File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
-        rich_help_panel=CONN,
-        show_default=False,
+        "PATH",
+        "File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
     ),
 ]
 Username = Annotated[
     str | None,
-    typer.Option(
-        "--username",
-        metavar="NAME",
-        help="Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME].",
-        rich_help_panel=CONN,
-        show_default=False,
+    _connection(
+        "--username", "NAME", "Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME]."
     ),
 ]
 PasswordFile = Annotated[
     str | None,
-    typer.Option(
+    _connection(
         "--password-file",
-        metavar="PATH",
-        help="File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself].",
-        rich_help_panel=CONN,
-        show_default=False,
+        "PATH",
+        "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself].",
     ),
 ]
 RequestTimeout = Annotated[
     float | None,
-    typer.Option(
-        "--request-timeout",
-        metavar="S",
-        help="Per-request timeout in seconds [default: 10].",
-        rich_help_panel=CONN,
-        show_default=False,
-        min=0.001,
-    ),
+    _connection("--request-timeout", "S", "Per-request timeout in seconds [default: 10].", min=0.001),
 ]
 Color = Annotated[
     ColorMode,
