@@ -31,7 +31,7 @@ import httpx
 import pytest
 from tests import tally
 from tests.backends import BACKEND_NAMES
-from tests.cli_runner import Run, cli_env
+from tests.support.cli_runner import Run, cli_env
 from typer.testing import CliRunner
 
 import backend_harness

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from tests.backends import BACKEND_NAMES
-from tests.cli_runner import cli_env, hermes_task
+from tests.support.cli_runner import cli_env, hermes_task
 
 import backend_harness
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tests.backends import legacy_stderr, legacy_warning
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from tests.backends import BACKEND_NAMES
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 from tests.integration.test_follow import Follow, keys
 
 import backend_harness

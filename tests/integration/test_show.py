@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 
 pytestmark = pytest.mark.integration
 
@@ -172,7 +172,7 @@ def _run_at(backend: Any, url: str, *args: str) -> Any:
     import subprocess
     import sys
 
-    from tests.cli_runner import Run, cli_env
+    from tests.support.cli_runner import Run, cli_env
 
     proc = subprocess.run(
         [sys.executable, "-m", "hermes_task", *args, "--url", url],

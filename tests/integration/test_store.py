@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import backend_store_env, cli_env, hermes_task
+from tests.support.cli_runner import backend_store_env, cli_env, hermes_task
 
 import backend_harness
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from tests.backends import legacy_stderr
-from tests.cli_runner import backend_store_env, cli_env
+from tests.support.cli_runner import backend_store_env, cli_env
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 
 import backend_harness
 from fault_proxy import FaultProxy

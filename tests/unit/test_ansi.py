@@ -21,7 +21,7 @@ from hermes_task.cli import output as output_module
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
 from hermes_task.render import ansi_rows, terminal
 from hermes_task.render.ansi import text_ansi
-from tests.replay import BASE_URL, Replay
+from tests.support.replay import BASE_URL, Replay
 from tests.unit.test_plain_rows import ENV, rows, tasks
 
 

@@ -20,7 +20,7 @@ from hermes_task.cli import pager as pager
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.cli.shell import color_enabled, console
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 
 class Stream(io.StringIO):

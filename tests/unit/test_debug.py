@@ -14,7 +14,7 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 ID = r"[0-9]{8}_[0-9]{6}_[0-9a-f]{6}"

@@ -37,8 +37,8 @@ from hermes_task.core.documents import (
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render import terminal
 from tests import tally
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture
 
 CORPUS = {
     "osc52_clipboard": "\x1b]52;c;ZXZpbA==\x07",

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from hermes_task.cli import app
 from hermes_task.cli import follow as follow_cli
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, load
+from tests.support.replay import BASE_URL, TOKEN, load
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 

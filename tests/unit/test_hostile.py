@@ -1,6 +1,6 @@
 """Hostile dashboard responses: typed failures only, never a traceback, never a wrong row.
 
-Bodies derived from the real captures of both backends (tests/hostile.py) are served to
+Bodies derived from the real captures of both backends (tests/support/hostile.py) are served to
 `DashboardClient`, to `TaskReader.refresh()` and through the CLI (`show --json` and the
 terminal output). Every outcome must be a result or a `HermesError`; the CLI must exit 0 or
 with a documented failure status 3-7 (exit 1 is a bug), print one JSON document with
@@ -26,9 +26,9 @@ from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
 from tests import tally
-from tests.hostile import CATEGORIES, FOREIGN_ID, hostile_response
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture, scenarios
+from tests.support.hostile import CATEGORIES, FOREIGN_ID, hostile_response
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture, scenarios
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 # Each category is its own test case, so every one gets its share of examples.

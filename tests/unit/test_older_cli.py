@@ -19,7 +19,7 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 

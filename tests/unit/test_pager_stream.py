@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app, pager
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_colour_pager import capture_pager
 
 

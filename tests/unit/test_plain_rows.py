@@ -24,7 +24,7 @@ from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import cut
 from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {
     "HERMES_DASHBOARD_TOKEN": TOKEN,

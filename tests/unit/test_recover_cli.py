@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (

@@ -16,7 +16,7 @@ from hermes_task.cli import app
 from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary, to_json_dict
 from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.render import schemas as schemas
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from tests import tally
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture
 
 PASSWORD = "pw-SECRET-9d41c7e2b08f4a6e"
 COOKIE = "cookie-SECRET-3b7e0a94c1d2"

@@ -22,7 +22,7 @@ from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig
 from hermes_task.render.unpadded import strip_line_ends, strip_text_line_ends
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_follow_cli import CLOCKS, Dash, FakeTime
 from tests.unit.test_follow_cli import events as follow_events
 from tests.unit.test_follow_cli import run as follow_run

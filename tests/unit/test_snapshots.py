@@ -19,7 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 URL = "http://127.0.0.1:9119"
 CHILD = "20261130_163400_1f2d7b"
