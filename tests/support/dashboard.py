@@ -60,6 +60,11 @@ def status(code: int, body: Any = None, **kwargs: Any) -> httpx.Response:
     return httpx.Response(code, json=body, **kwargs)
 
 
+def _copy(response: httpx.Response) -> httpx.Response:
+    """A fresh answer like `response` (one scripted answer may serve many requests)."""
+    return httpx.Response(response.status_code, headers=response.headers, content=response.content)
+
+
 def _route(path: str, method: str) -> tuple[str, str]:
     if method == "POST" and path == "/auth/password-login":
         return "login", ""
@@ -171,12 +176,12 @@ class Dashboard:
         for hook in list(self.before):
             answered = hook(call)
             if answered is not None:
-                return answered
+                return _copy(answered)
         if self.faults:
             fault = self.faults.pop(0)
             if isinstance(fault, Exception):
                 raise fault
-            return fault
+            return _copy(fault)
         if kind == "login":
             self.logins.append(json.loads(request.content))
             return httpx.Response(200, json={"ok": True})

@@ -26,7 +26,7 @@ from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_follow_cli import CLOCKS, Dash, FakeTime
 from tests.unit.test_follow_cli import events as follow_events
 from tests.unit.test_follow_cli import run as follow_run
-from tests.unit.test_poll import Clock, FakeClient, X, follow, running
+from tests.unit.test_poll import Clock, Lineage, X, follow, running
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 MISSING = "20000101_000000_000000"
@@ -134,9 +134,9 @@ def test_follow_tail_cuts_only_the_rows_already_there(tail: int | None, kept: in
 
 
 def test_follow_role_filters_every_report() -> None:
-    client: FakeClient
+    client: Lineage
     client, first = running(rows=2)
-    client.own[X][0]["role"] = "user"
+    client.rows[X][0]["role"] = "user"
     clock = Clock([lambda: client.append(X, 2), lambda: client.end(X, "agent_close")])
     from hermes_task.core.rowfilter import RowFilter
 
