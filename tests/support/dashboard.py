@@ -29,6 +29,7 @@ from hermes_task.dashboard.client import DashboardClient
 Contract = Literal["current", "legacy", "unpaginated"]
 BASE_URL = "http://127.0.0.1:9119"
 NOT_FOUND: dict[str, Any] = {"detail": "Session not found"}
+ROUTES = frozenset({"detail", "messages", "around", "latest-descendant", "login"})
 
 
 class Call(NamedTuple):
@@ -87,6 +88,7 @@ class Dashboard:
         hints: bool = True,
         around: bool = True,
         token: str | None = None,
+        serves: frozenset[str] = ROUTES,
     ) -> None:
         self.contract: Contract = contract
         # hints False: `latest-descendant` answers "Session not found" (no lineage known).
@@ -95,6 +97,8 @@ class Dashboard:
         self.around = around
         # A token every request must carry in `X-Hermes-Session-Token` (None: not checked).
         self.token = token
+        # The route kinds this dashboard may be asked (any other fails the test).
+        self.serves = serves
         self.details: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, list[dict[str, Any]]] = {}
         # The segments whose rows a session's `/messages` serves, oldest first (iot merges a
@@ -120,7 +124,7 @@ class Dashboard:
 
     # -- the store --------------------------------------------------------------------------
 
-    def session(self, sid: str, **detail: Any) -> dict[str, Any]:
+    def put(self, sid: str, **detail: Any) -> dict[str, Any]:
         """Add (or replace) session `sid` with these detail fields; its rows start empty.
         `message_count` is always the number of its own rows."""
         self.details[sid] = {"id": sid, **detail}
@@ -182,11 +186,11 @@ class Dashboard:
             if isinstance(fault, Exception):
                 raise fault
             return _copy(fault)
+        if kind not in self.serves:
+            raise AssertionError(f"the in-memory dashboard has no route {request.method} {request.url}")
         if kind == "login":
             self.logins.append(json.loads(request.content))
             return httpx.Response(200, json={"ok": True})
-        if kind not in ("detail", "messages", "around", "latest-descendant"):
-            raise AssertionError(f"the in-memory dashboard has no route {request.method} {request.url}")
         if kind == "around" and not self.around:
             return httpx.Response(404, json={"detail": f"No such API endpoint: {request.url.path}"})
         if sid in self.missing or sid not in self.details or (kind == "latest-descendant" and not self.hints):

@@ -40,7 +40,7 @@ class Transcripts(Dashboard):
             "ended_at": None,
             "end_reason": None,
         }
-        self.session(sid, **{**fields, **detail})
+        self.put(sid, **{**fields, **detail})
         self.append(sid, rows, goal=True)
         return self
 

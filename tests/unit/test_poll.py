@@ -47,7 +47,7 @@ class Lineage(Dashboard):
             self.clock.now += self.cost
 
     def add(self, sid: str, *, parent: str | None = PARENT, started: float = 1.0) -> None:
-        self.session(
+        self.put(
             sid,
             source="subagent",
             parent_session_id=parent,
