@@ -89,6 +89,7 @@ class Dashboard:
         around: bool = True,
         token: str | None = None,
         serves: frozenset[str] = ROUTES,
+        fallback: Callable[[httpx.Request], httpx.Response] | None = None,
     ) -> None:
         self.contract: Contract = contract
         # hints False: `latest-descendant` answers "Session not found" (no lineage known).
@@ -99,6 +100,9 @@ class Dashboard:
         self.token = token
         # The route kinds this dashboard may be asked (any other fails the test).
         self.serves = serves
+        # Answers what this dashboard does not hold: a route kind it does not serve or a
+        # session it has no detail for (a `Replay` of the captures around a modelled session).
+        self.fallback = fallback
         self.details: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, list[dict[str, Any]]] = {}
         # The segments whose rows a session's `/messages` serves, oldest first (iot merges a
@@ -175,6 +179,8 @@ class Dashboard:
         call = Call(kind, sid, dict(request.url.params))
         self.requests.append(request)
         self.log.append(call)
+        if self.fallback is not None and (kind not in self.serves or sid not in self.details):
+            return self.fallback(request)
         if self.token is not None:
             assert request.headers.get("x-hermes-session-token") == self.token, request.url
         for hook in list(self.before):
@@ -195,6 +201,9 @@ class Dashboard:
             return httpx.Response(404, json={"detail": f"No such API endpoint: {request.url.path}"})
         if sid in self.missing or sid not in self.details or (kind == "latest-descendant" and not self.hints):
             return httpx.Response(404, json=NOT_FOUND)
+        if kind == "messages":  # the contract's query, always (the client never leaves it out)
+            assert call.params.get("inline_images") == "false", request.url
+            assert call.params.get("include_compacted") == "true", request.url
         body = self._body(kind, sid, call.params)
         hook_after = self.after.pop((kind, sid), None)
         if hook_after is not None:
@@ -243,10 +252,11 @@ class Dashboard:
 
 @contextmanager
 def serving(
-    handler: Callable[[httpx.Request], httpx.Response], base_url: str = BASE_URL
+    handler: Callable[[httpx.Request], httpx.Response] | Exception, base_url: str = BASE_URL
 ) -> Iterator[respx.MockRouter]:
-    """Serve `handler` (a `Dashboard.handle`, a `Replay`, a `Scripted`) to every httpx client
-    while the block runs: the CLI tests' one respx setup."""
+    """Serve `handler` (a `Dashboard.handle`, a `Replay`, a `Scripted`; an exception: every
+    request raises it) to every httpx client while the block runs: the CLI tests' one respx
+    setup."""
     with respx.mock(base_url=base_url, assert_all_called=False) as router:
         router.route().mock(side_effect=handler)
         yield router

@@ -9,7 +9,6 @@ import io
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -21,6 +20,7 @@ from hermes_task.cli import output as output_module
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
 from hermes_task.render import ansi_rows, terminal
 from hermes_task.render.ansi import text_ansi
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, Replay
 from tests.unit.test_plain_rows import ENV, rows, tasks
 
@@ -65,8 +65,7 @@ def documents(backend: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             f"hermes_task.cli.{command}.output_transcript",
             lambda c, d, **v: (seen.append(d), real(c, d, **v)),
         )
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         for args in tasks(replay.manifest):
             CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
     return seen

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
 from rich.text import Text
 from typer.testing import CliRunner
 
@@ -20,6 +19,7 @@ from hermes_task.cli import pager as pager
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.cli.shell import color_enabled, console
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
 
@@ -174,8 +174,7 @@ UNSAFE = re.compile(r"\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
@@ -31,8 +31,7 @@ SETTLE = re.compile(
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
@@ -120,8 +119,7 @@ def test_a_failure_is_settled_and_never_shows_the_token(
 
 
 def test_a_network_failure_is_settled_without_secrets() -> None:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=httpx.ConnectError(f"refused {TOKEN}"))
+    with serving(httpx.ConnectError(f"refused {TOKEN}")):
         result = show("20261130_170941_b9b20e", "--debug")
     assert result.exit_code == 7
     lines = debug_lines(result.stderr)

@@ -18,7 +18,6 @@ import re
 from typing import Any
 
 import pytest
-import respx
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -37,6 +36,7 @@ from hermes_task.core.documents import (
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render import terminal
 from tests import tally
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN
 from tests.support.scripted import Scripted, capture
 
@@ -154,8 +154,7 @@ def _rich_script(backend: str, payload: str) -> Scripted:
 
 
 def _invoke(script: Scripted, args: list[str]) -> Any:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         return CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
 
 

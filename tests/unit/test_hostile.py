@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -26,6 +25,7 @@ from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
 from tests import tally
+from tests.support.dashboard import serving
 from tests.support.hostile import CATEGORIES, FOREIGN_ID, hostile_response
 from tests.support.replay import BASE_URL, TOKEN
 from tests.support.scripted import Scripted, capture, scenarios
@@ -101,8 +101,7 @@ def _flow_length(backend: str, args: list[str]) -> int:
 
 
 def _invoke(script: Scripted, args: list[str]) -> Any:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         return CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
 
 
@@ -124,8 +123,7 @@ def test_task_reader_refresh_raises_only_typed_failures(category: str, data: st.
     script = Scripted(backend, data, corrupt=data.draw(st.integers(0, length - 1)), category=category)
     args = args[1:]
     tips = args[2:3] if "--tip" in args else []
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         reader = TaskReader(DashboardClient(httpx.Client(base_url=BASE_URL)), args[0], tips=tips)
         failure: HermesError | None = None
         try:

@@ -86,7 +86,8 @@ class NaivePager:
         self.offset = 0
 
     def _get(self, offset: int) -> list[int]:
-        params = {"limit": "50", "offset": str(offset), "order": "latest"}
+        params = {"limit": "50", "offset": str(offset), "order": "latest", "inline_images": "false"}
+        params["include_compacted"] = "true"
         page = self.fake.http().get(f"/api/sessions/{CHILD}/messages", params=params).json()
         return [row["id"] for row in page["messages"]]
 

@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -24,6 +23,7 @@ from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import cut
 from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {
@@ -89,8 +89,7 @@ def test_captured_transcripts_print_as_rich_prints_them(
     monkeypatch.setattr("hermes_task.cli.show.output_transcript", spy)
     monkeypatch.setattr("hermes_task.cli.older.output_transcript", spy)
     printed: list[str] = []
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         for args in tasks(replay.manifest):
             result = CliRunner().invoke(app, [*args, *extra, "--url", BASE_URL], env=ENV)
             if result.exit_code != 0:
@@ -112,8 +111,7 @@ def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pyt
         "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
     )
     c1 = replay.manifest["c1"]
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
     assert result.exit_code == 0, result.stderr
     doc = seen[0]
@@ -236,8 +234,7 @@ def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(
         "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
     )
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         CliRunner().invoke(app, ["show", replay.manifest["long"]["id"], "--url", BASE_URL], env=ENV)
     doc = seen[0]
     chunks = list(transcript_chunks(doc, Style(), 100, batch=10))

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from tests import tally
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN
 from tests.support.scripted import Scripted, capture
 
@@ -115,8 +116,7 @@ def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(snapshot.TaskReader, "refresh", boom)
     c1 = capture("iot")["manifest"]["c1"]
     env = {**BASE_ENV, "HERMES_DASHBOARD_TOKEN": TOKEN}
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=Scripted("iot", None, corrupt=-1))
+    with serving(Scripted("iot", None, corrupt=-1)):
         result = CliRunner().invoke(app, ["show", c1["root"], "--json", "--url", BASE_URL], env=env)
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"]["code"] == "internal"

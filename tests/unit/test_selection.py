@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.segment import Segment
@@ -22,6 +21,7 @@ from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig
 from hermes_task.render.unpadded import strip_line_ends, strip_text_line_ends
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_follow_cli import CLOCKS, Dash, FakeTime
 from tests.unit.test_follow_cli import events as follow_events
@@ -35,8 +35,7 @@ MISSING = "20000101_000000_000000"
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
@@ -150,8 +149,7 @@ def test_follow_cli_tail_zero_prints_only_new_rows() -> None:
     fake = FakeTime(pytest.MonkeyPatch())
     CLOCKS.append(fake)
     try:
-        with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-            router.route().mock(side_effect=served)
+        with serving(served.handle):
             fake.steps = [lambda: served.append("Pass 2: 43 passed."), lambda: served.end("agent_close")]
             result = follow_run(served.sid, "--json", "--tail", "0")
     finally:
@@ -173,8 +171,7 @@ def test_follow_config_selects_nothing_by_default() -> None:
 
 def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
     rep = Replay("official")  # 0.19: every command warns legacy_backend
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         c1 = rep.manifest["c1"]
         loud = show(c1["root"], "--no-hint")
         quiet = show(c1["root"], "--no-hint", "--quiet")
@@ -198,8 +195,7 @@ def test_quiet_follow_keeps_json_warning_events() -> None:
     fake = FakeTime(pytest.MonkeyPatch())
     CLOCKS.append(fake)
     try:
-        with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-            router.route().mock(side_effect=served)
+        with serving(served.handle):
             fake.steps = [lambda: served.end("agent_close")]
             text = follow_run(served.sid, "--quiet")
             fake.steps = [lambda: served.end("agent_close")]
@@ -259,8 +255,7 @@ def test_terminal_lines_carry_no_trailing_spaces(replay: Replay) -> None:
 
 
 def test_terminal_error_messages_stay_one_line() -> None:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=Replay("iot"))
+    with serving(Replay("iot")):
         result = show(MISSING, tty=True, env={"COLUMNS": "40"})
     assert result.exit_code == 4
     assert result.stderr.splitlines() == [

@@ -19,6 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
 URL = "http://127.0.0.1:9119"
@@ -260,8 +261,7 @@ def test_the_demo_task_reads_in_the_terminal(backend: str, snapshot: SnapshotAss
     replay = Replay(backend)
     c1 = replay.manifest["c1"]
     args = ["show", c1["root"], "--tip", c1["tip"], "--utc"]
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         short = CliRunner().invoke(app, [*args, "--url", BASE_URL], env=REPLAY_ENV)
         full = CliRunner().invoke(app, [*args, "--full", "--url", BASE_URL], env=REPLAY_ENV)
     assert short.exit_code == 0, short.stderr
