@@ -25,7 +25,7 @@ from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
 from tests import tally
-from tests.support.dashboard import serving
+from tests.support.dashboard import Dashboard, serving
 from tests.support.hostile import CATEGORIES, FOREIGN_ID, hostile_response
 from tests.support.replay import BASE_URL, TOKEN
 from tests.support.scripted import Scripted, capture, scenarios
@@ -50,8 +50,9 @@ def _exchange(backend: str, name: str) -> dict[str, Any]:
 
 
 def _client(response: httpx.Response) -> DashboardClient:
-    transport = httpx.MockTransport(lambda request: response)
-    return DashboardClient(httpx.Client(base_url=BASE_URL, transport=transport))
+    dash = Dashboard()
+    dash.answer(response)
+    return dash.client()
 
 
 ENDPOINTS = {

@@ -23,6 +23,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.reader import DetailReader, TaskReader
 from hermes_task.settings import resolve
+from tests.support.dashboard import Dashboard
 
 SID = "20261130_170935_fc44ff"
 NEW = "20261130_171000_0a0a0a"
@@ -43,16 +44,12 @@ def _record(tmp_path: Path, host: str, port: int) -> dict[str, str]:
 
 
 def _discover(url: str, env: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
-    asked: list[str] = []
-
-    def page(request: httpx.Request) -> httpx.Response:
-        asked.append(request.url.path)
-        html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
-        return httpx.Response(200, text=html, headers={"content-type": "text/html"})
-
-    http = httpx.Client(base_url=url, transport=httpx.MockTransport(page))
+    dash = Dashboard()
+    html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
+    dash.answer(httpx.Response(200, text=html, headers={"content-type": "text/html"}))
+    http = dash.http(url)
     source = apply_credentials(http, resolve(env=env, url=url), env)
-    return source, http.headers.get(TOKEN_HEADER), asked
+    return source, http.headers.get(TOKEN_HEADER), dash.paths_asked()
 
 
 def test_discovery_never_happens_for_a_remote_url(tmp_path: Path) -> None:
@@ -91,11 +88,9 @@ def test_a_configured_token_beats_discovery(tmp_path: Path) -> None:
 
 
 def _client(body: Any, *, profile: str | None = "work", status: int = 200) -> DashboardClient:
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, json=body)
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    return DashboardClient(http, profile=profile)
+    dash = Dashboard()
+    dash.answer(httpx.Response(status, json=body))
+    return dash.client(profile=profile, base_url="http://127.0.0.1:9")
 
 
 def _detail_body(**over: Any) -> dict[str, Any]:
@@ -372,9 +367,9 @@ def test_a_read_budget_spent_inside_a_refresh_is_bound_reached_not_a_crash() -> 
 
 def test_an_unreadable_or_empty_token_file_is_auth_missing(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": "/nonexistent", "HOME": str(tmp_path)}
-    http = httpx.Client(
-        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(500))
-    )
+    dash = Dashboard()
+    dash.answer(httpx.Response(500))
+    http = dash.http("http://127.0.0.1:9")
     empty = tmp_path / "empty.token"
     empty.write_text("  \n")
     for path, words in (
@@ -413,25 +408,17 @@ def test_a_host_record_without_a_host_or_naming_another_name_is_not_used(tmp_pat
 def test_a_token_on_a_page_that_is_not_200_is_never_used(tmp_path: Path) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path), "HOME": str(tmp_path), "XDG_CONFIG_HOME": "/nonexistent"}
 
-    def page(request: httpx.Request) -> httpx.Response:
-        html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
-        return httpx.Response(404, text=html, headers={"content-type": "text/html"})
-
-    http = httpx.Client(base_url="http://127.0.0.1:9129", transport=httpx.MockTransport(page))
+    dash = Dashboard()
+    html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
+    dash.answer(httpx.Response(404, text=html, headers={"content-type": "text/html"}))
+    http = dash.http("http://127.0.0.1:9129")
     assert apply_credentials(http, resolve(env=env, url="http://127.0.0.1:9129"), env) is None
     assert TOKEN_HEADER not in http.headers
 
 
 def _login_client() -> tuple[httpx.Client, list[dict[str, Any]]]:
-    posts: list[dict[str, Any]] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and request.url.path == "/auth/password-login":
-            posts.append(json.loads(request.content))
-            return httpx.Response(200, json={"ok": True})
-        return httpx.Response(404)
-
-    return httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer)), posts
+    dash = Dashboard(serves=frozenset({"login"}))
+    return dash.http("http://127.0.0.1:9"), dash.logins
 
 
 def test_a_username_logs_in_with_the_password_file_or_the_env_password(tmp_path: Path) -> None:
@@ -465,20 +452,14 @@ def test_without_xdg_state_home_the_host_record_is_under_home(tmp_path: Path) ->
 
 @pytest.mark.parametrize("bad", ["", "..", "a\x1bb", "x" * 600])
 def test_an_invalid_id_named_by_the_dashboard_is_never_requested(bad: str) -> None:
-    asked: list[str] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        asked.append(request.url.path)
-        return httpx.Response(200, json=_detail_body())
-
-    client = DashboardClient(
-        httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    )
+    dash = Dashboard()
+    dash.answer(httpx.Response(200, json=_detail_body()))
+    client = dash.client(base_url="http://127.0.0.1:9")
     for call in (client.detail, client.latest_descendant, client.messages):
         with pytest.raises(HermesError) as info:
             call(bad)
         assert info.value.code is Code.INCOMPATIBLE
-    assert asked == []
+    assert dash.paths_asked() == []
 
 
 @pytest.mark.parametrize("body", [{"id": SID}, {**_detail_body(), "started_at": "yesterday"}, [], "x"])
@@ -512,15 +493,12 @@ def test_a_malformed_body_of_any_route_is_incompatible(route: str, body: dict[st
 
 
 def test_the_messages_query_is_exactly_the_contracts() -> None:
-    seen: list[str] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(str(request.url.query, "ascii"))
-        return httpx.Response(200, json=_page_body())
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    DashboardClient(http, profile="work").messages(SID)
-    assert seen == ["limit=50&offset=0&order=latest&inline_images=false&include_compacted=true&profile=work"]
+    dash = Dashboard()
+    dash.answer(httpx.Response(200, json=_page_body()))
+    dash.client(profile="work", base_url="http://127.0.0.1:9").messages(SID)
+    assert [str(r.url.query, "ascii") for r in dash.requests] == [
+        "limit=50&offset=0&order=latest&inline_images=false&include_compacted=true&profile=work"
+    ]
 
 
 def _around_body(**pagination: Any) -> dict[str, Any]:
