@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli import pager as pager
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.cli.shell import color_enabled, console
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
-from tests.support.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import TOKEN, Replay
 
 
 class Stream(io.StringIO):
@@ -181,9 +180,7 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
 def show(args: list[str], env: dict[str, str], *, tty: bool = False) -> Any:
     clean = {"NO_COLOR": None, "FORCE_COLOR": None, "TERM": None, "PAGER": None, "HERMES_TASK_PAGER": None}
     terminal = Environment(isatty=lambda stream: True) if tty else None
-    return CliRunner().invoke(
-        app, ["show", *args, "--url", BASE_URL], env={**clean, **ENV, **env}, obj=terminal
-    )
+    return invoke("show", *args, env={**clean, **ENV, **env}, environment=terminal)
 
 
 def test_show_on_a_terminal_pages_rich_output_that_is_still_sanitised(

@@ -10,11 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from tests.support.cli_runner import Result, invoke
 from tests.support.dashboard import serving
-from tests.support.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 ID = r"[0-9]{8}_[0-9]{6}_[0-9a-f]{6}"
@@ -35,8 +34,8 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
         yield rep
 
 
-def show(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+def show(*args: str, env: dict[str, str] | None = None) -> Result:
+    return invoke("show", *args, env=env)
 
 
 def debug_lines(stderr: str) -> list[str]:

@@ -9,17 +9,14 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli.environment import Environment
 from hermes_task.reading.family import MAX_CHILDREN_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
+from tests.support.cli_runner import Result, invoke
 from tests.support.dashboard import serving
-from tests.support.replay import BASE_URL
 from tests.unit.test_recover_cli import ENV, ENVIRONMENT, Conversations, P
 from tests.unit.test_schemas import validator
 from tests.unit.test_watch import Clock
@@ -29,9 +26,8 @@ A = "20261130_170001_bbbbbb"
 B = "20261130_170002_cccccc"
 
 
-def run(*args: str) -> Any:
-    obj = ENVIRONMENT[-1] if ENVIRONMENT else None
-    return CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=obj)
+def run(*args: str) -> Result:
+    return invoke("follow", *args, env=ENV, environment=ENVIRONMENT[-1] if ENVIRONMENT else None)
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from hermes_task.cli import app
 from hermes_task.cli import follow as follow_cli
 from hermes_task.cli.environment import Environment
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
-from tests.support.replay import BASE_URL, TOKEN, load
+from tests.support.replay import TOKEN, load
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 
@@ -93,7 +94,7 @@ CLOCKS: list[FakeTime] = []  # the test's own fake time, handed to every invocat
 
 def run(*args: str) -> Any:
     env = CLOCKS[-1].env if CLOCKS else None
-    result = CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=env)
+    result = invoke("follow", *args, environment=env)
     assert TOKEN not in result.stdout + result.stderr
     return result
 

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from tests.support.cli_runner import Result, invoke
 from tests.support.dashboard import Call, Dashboard, serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
@@ -76,8 +77,8 @@ def model(request: pytest.FixtureRequest) -> Iterator[LongModel]:
         yield server
 
 
-def run(*args: str) -> Any:
-    return CliRunner().invoke(app, ["older", *args, "--url", BASE_URL], env=ENV)
+def run(*args: str) -> Result:
+    return invoke("older", *args)
 
 
 def ids(rows: list[dict[str, Any]]) -> list[int]:

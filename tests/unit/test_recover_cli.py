@@ -10,12 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli.environment import Environment
+from tests.support.cli_runner import Result, invoke
 from tests.support.dashboard import Call, Dashboard, serving
-from tests.support.replay import BASE_URL, TOKEN, Replay
+from tests.support.replay import TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (
@@ -34,9 +33,9 @@ GRANDCHILD = "20261130_170004_eeeeee"
 ENVIRONMENT: list[Environment] = []
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
     obj = ENVIRONMENT[-1] if ENVIRONMENT else None
-    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})}, obj=obj)
+    return invoke("recover", *args, env={"COLUMNS": "150", **(env or {})}, environment=obj)
 
 
 def doc(result: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig
 from hermes_task.render.unpadded import strip_line_ends, strip_text_line_ends
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_follow_cli import CLOCKS, Dash, FakeTime
@@ -41,9 +42,7 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
 
 def show(*args: str, tty: bool = False, env: dict[str, str] | None = None) -> Any:
     obj = Environment(isatty=lambda stream: True) if tty else None
-    return CliRunner().invoke(
-        app, ["show", *args, "--url", BASE_URL], env={**ENV, "LINES": "1000", **(env or {})}, obj=obj
-    )
+    return invoke("show", *args, env={"LINES": "1000", **(env or {})}, environment=obj)
 
 
 def doc_of(result: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
+from tests.support.cli_runner import Result, invoke
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
@@ -23,8 +24,8 @@ def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
         yield rep
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return invoke("show", *args, env=env)
 
 
 def doc(result: Any) -> dict[str, Any]:
