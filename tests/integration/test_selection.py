@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from tests.backends import BACKEND_NAMES
-from tests.support.cli_runner import hermes_task
 from tests.integration.test_follow import Follow, keys
+from tests.support.cli_runner import hermes_task
 
 import backend_harness
 

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,3 +91,13 @@ def invoke(
     return CliRunner().invoke(
         app, [command, *args, "--url", url], env={**CLI_ENV, **(env or {})}, obj=environment
     )
+
+
+def recording(seen: list[Any], real: Callable[..., None]) -> Callable[..., None]:
+    """`real` (an output function a test patches), remembering each document it is given."""
+
+    def record(console: Any, doc: Any, **view: Any) -> None:
+        seen.append(doc)
+        real(console, doc, **view)
+
+    return record

@@ -118,7 +118,7 @@ class Dashboard:
         self.missing: set[str] = set()
         self.faults: list[httpx.Response | Exception] = []
         self.before: list[Hook] = []
-        self.after: dict[tuple[str, str], Callable[[], None]] = {}
+        self.after: dict[tuple[str, str], Callable[[], object]] = {}
         # A broken backend: every page past the first is the newest one again.
         self.stuck = False
         self.logins: list[dict[str, Any]] = []
@@ -244,7 +244,7 @@ class Dashboard:
 
     def _around(self, sid: str, rows: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
         row_id, limit = int(params["row_id"]), int(params.get("limit", "120"))
-        start = next((i for i, row in enumerate(rows) if row["id"] == row_id), 0)
+        start = next((i for i, row in enumerate(rows) if row["id"] >= row_id), len(rows))
         got = rows[start : start + limit]
         pagination = {"limit": limit, "offset": start, "returned": len(got)}
         return {"session_id": sid, **self.envelope, "messages": got, "pagination": pagination}

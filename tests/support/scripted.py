@@ -94,8 +94,8 @@ class Scripted:
         if not (isinstance(sent, dict) and isinstance(sent.get("messages"), list)):
             return
         asked = request.url.path.split("/")[3]
-        keys = {
-            (m.get("session_id"), m.get("id"))
+        keys: set[tuple[str, int]] = {
+            (m["session_id"], m["id"])
             for m in sent["messages"]
             if isinstance(m, dict) and isinstance(m.get("session_id"), str) and isinstance(m.get("id"), int)
         }

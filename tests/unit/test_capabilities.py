@@ -4,6 +4,7 @@ the source-rewrite exception keyed on ancestor merging, missing routes and the a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -48,15 +49,19 @@ def test_the_pre_pagination_envelope_is_one_page_at_the_start() -> None:
 def test_the_paginated_envelopes_are_learned_apart() -> None:
     caps = Capabilities()
     assert caps.info().capabilities.pagination is None
-    legacy = {"session_id": CHILD, "messages": [], "pagination": {"limit": 1, "offset": 0, "returned": 0}}
+    legacy: dict[str, Any] = {
+        "session_id": CHILD,
+        "messages": [],
+        "pagination": {"limit": 1, "offset": 0, "returned": 0},
+    }
     caps.learn(MessagesPage.from_json(legacy))
     assert (caps.pagination, caps.order, caps.contract) == (True, False, "legacy")
-    ordered = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}  # type: ignore[dict-item]
+    ordered: dict[str, Any] = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}
     caps.learn(MessagesPage.from_json(ordered))
     assert (caps.pagination, caps.order, caps.contract) == (True, True, "current")
     assert caps.ancestors_merged is None
     assert caps.source_rewrite is None
-    row = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
+    row: dict[str, Any] = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
     caps.learn(MessagesPage.from_json({**ordered, "messages": [row]}))
     assert caps.ancestors_merged is True
     assert caps.source_rewrite is False

@@ -72,7 +72,7 @@ def test_stdout_and_stderr_are_decided_separately(
     monkeypatch: pytest.MonkeyPatch, out_tty: bool, err_tty: bool
 ) -> None:
     out, err = Stream(out_tty), Stream(err_tty)
-    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))  # type: ignore[arg-type]
+    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))
     for stream_is_err in (False, True):
         console(common, stderr=stream_is_err).print(Text("hello", style="bold red"))
     assert ("\x1b[" in out.getvalue()) is out_tty
@@ -87,7 +87,7 @@ def test_a_non_terminal_gets_the_columns_width_and_no_wrapping_of_long_lines(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "40")
     out = Stream(False)
-    rich_console = console(Common(env=Environment(stdout_stream=out)))  # type: ignore[arg-type]
+    rich_console = console(Common(env=Environment(stdout_stream=out)))
     assert rich_console.width == 40
     rich_console.print(Text("x" * 60))
     assert out.getvalue() == "x" * 60 + "\n"

@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import Result
 
-from tests.support.cli_runner import Result, invoke
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import TOKEN, Replay
 

@@ -11,11 +11,12 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
+from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
 from hermes_task.reading.family import MAX_CHILDREN_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
-from tests.support.cli_runner import Result, invoke
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.unit.test_recover_cli import ENV, ENVIRONMENT, Conversations, P
 from tests.unit.test_schemas import validator
@@ -58,7 +59,11 @@ def family(dash: Conversations, goals: list[str], children: list[str | None]) ->
 
 
 def write(dash: Conversations, child: str, *texts: str) -> Callable[[], None]:
-    return lambda: [dash.add(child, "assistant", text) for text in texts] and None
+    def step() -> None:
+        for text in texts:
+            dash.add(child, "assistant", text)
+
+    return step
 
 
 def complete(dash: Conversations, goals: list[str], statuses: list[str]) -> Callable[[], None]:

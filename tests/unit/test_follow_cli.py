@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.cli import follow as follow_cli
 from hermes_task.cli.environment import Environment
+from hermes_task.cli.waiting import idle_sleep
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
 from tests.support.replay import TOKEN, load
@@ -64,7 +64,7 @@ class FakeTime:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 0.0
         self.sleeps: list[float] = []
-        self.steps: list[Callable[[], None]] = []
+        self.steps: list[Callable[[], object]] = []
         self.env = Environment(clock=lambda: self.now, sleep=self.sleep)
 
     def sleep(self, seconds: float) -> None:
@@ -124,7 +124,11 @@ def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
 
 
 def test_terminal_rows_once_and_the_ending_on_stderr(dash: Dash, clock: FakeTime) -> None:
-    clock.steps = [lambda: (dash.append("Pass 2: 43 passed."), dash.end("agent_close"))]
+    def finish() -> None:
+        dash.append("Pass 2: 43 passed.")
+        dash.end("agent_close")
+
+    clock.steps = [finish]
     result = run(dash.sid)
     assert result.exit_code == 0
     assert result.stdout.count("Pass 2: 43 passed.") == 1
@@ -275,7 +279,7 @@ def test_a_closed_pipe_while_idle_ends_quietly(dash: Dash, clock: FakeTime) -> N
 def test_idle_sleep_notices_a_closed_reader_at_once() -> None:
     read_end, write_end = os.pipe()
     with os.fdopen(write_end, "w") as stream:
-        sleep = follow_cli.idle_sleep(stream)
+        sleep = idle_sleep(stream)
         started = time.monotonic()
         sleep(0.05)  # a live reader: a plain wait
         assert time.monotonic() - started >= 0.05

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -55,7 +56,8 @@ def _client(response: httpx.Response) -> DashboardClient:
     return dash.client()
 
 
-ENDPOINTS = {
+Endpoint = Callable[[DashboardClient, str, dict[str, Any]], Any]
+ENDPOINTS: dict[str, tuple[str, Endpoint]] = {
     "detail": ("detail:c1.tip", lambda c, sid, q: c.detail(sid)),
     "messages": (
         "messages:c1.tip",

@@ -256,20 +256,16 @@ def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int,
     tip = nodes[-1].id
     assert prove(nodes[0], tip, reader(nodes), rewrites_source=False).path == tuple(n.id for n in nodes)
     hop = data.draw(st.integers(min_value=1, max_value=length - 1), label="hop child index")
-    corruption = data.draw(
-        st.sampled_from(
-            [
-                ("parent", {"end_reason": "agent_close"}),
-                ("parent", {"ended_at": None}),
-                ("child", {"started_at": 0.0}),
-                ("child", {"source": "tool"}),
-                ("child", {"model_config": json.dumps({"_delegate_from": "elsewhere"})}),
-                ("child", {"model_config": "nope"}),
-                ("child", {"parent_session_id": "stranger"}),
-            ]
-        ),
-        label="corruption",
-    )
+    corruptions: list[tuple[str, dict[str, Any]]] = [
+        ("parent", {"end_reason": "agent_close"}),
+        ("parent", {"ended_at": None}),
+        ("child", {"started_at": 0.0}),
+        ("child", {"source": "tool"}),
+        ("child", {"model_config": json.dumps({"_delegate_from": "elsewhere"})}),
+        ("child", {"model_config": "nope"}),
+        ("child", {"parent_session_id": "stranger"}),
+    ]
+    corruption = data.draw(st.sampled_from(corruptions), label="corruption")
     which, override = corruption
     index = hop - 1 if which == "parent" else hop
     broken = _mutate(nodes, index, **override)

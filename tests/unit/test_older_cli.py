@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hermes_task.cli import app
-from tests.support.cli_runner import Result, invoke
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import Call, Dashboard, serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
@@ -56,14 +56,19 @@ class LongModel(Dashboard):
         return self.rows[self.long["id"]]
 
     @property
-    def reads(self) -> list[tuple[str, str]]:
+    def long_reads(self) -> list[tuple[str, str]]:
         """(offset, limit) of every page of the `long` child asked."""
         sid = self.long["id"]
         return [(c.params["offset"], c.params["limit"]) for c in self.log if c[:2] == ("messages", sid)]
 
     def page(self, offset: int, limit: int, order: str) -> Any:
-        query = {"limit": limit, "offset": offset, "order": order, "inline_images": "false"}
-        query["include_compacted"] = "true"
+        query: dict[str, str | int] = {
+            "limit": limit,
+            "offset": offset,
+            "order": order,
+            "inline_images": "false",
+            "include_compacted": "true",
+        }
         headers = {"x-hermes-session-token": TOKEN}
         return (
             self.http().get(f"/api/sessions/{self.long['id']}/messages", params=query, headers=headers).json()
@@ -108,9 +113,9 @@ def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -
     assert data["backend"]["capabilities"]["order"] is not legacy
     assert data["backend"]["capabilities"]["pagination"] is True
     if legacy:
-        assert model.reads == [("191", "50"), ("241", "50"), ("0", "192")]
+        assert model.long_reads == [("191", "50"), ("241", "50"), ("0", "192")]
     else:
-        assert model.reads == [("0", "50"), ("49", "500")]
+        assert model.long_reads == [("0", "50"), ("49", "500")]
 
 
 def test_default_is_one_older_page_and_more_pages_go_further(model: LongModel) -> None:

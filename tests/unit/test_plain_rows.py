@@ -23,6 +23,7 @@ from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import cut
 from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
+from tests.support.cli_runner import recording
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
@@ -56,7 +57,9 @@ def rich_console(width: int = 100) -> tuple[Console, io.StringIO]:
 
 def rich_transcript(doc: Any, width: int = 100, **view: bool) -> str:
     out, buffer = rich_console(width)
-    terminal.transcript(out, doc, markdown=False, **{"reasoning": False, **view})
+    terminal.transcript(
+        out, doc, markdown=False, reasoning=view.get("reasoning", False), full=view.get("full", False)
+    )
     return buffer.getvalue()
 
 
@@ -107,9 +110,7 @@ def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pyt
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr(
-        "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
-    )
+    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
     c1 = replay.manifest["c1"]
     with serving(replay):
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
@@ -231,9 +232,7 @@ def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch
     replay = Replay("official")
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr(
-        "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
-    )
+    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
     with serving(replay):
         CliRunner().invoke(app, ["show", replay.manifest["long"]["id"], "--url", BASE_URL], env=ENV)
     doc = seen[0]
@@ -287,7 +286,8 @@ def check_times(stamp: float, utc: bool) -> None:
 @given(text=st.lists(st.sampled_from(["a", "\n", "x" * 150, "é"]), max_size=40).map("".join))
 def test_the_short_cut_keeps_what_the_long_cut_keeps(text: str) -> None:
     lines, chars = 12, 2000
-    kept, size, short, all_lines = [], 0, False, text.split("\n")
+    kept: list[str] = []
+    size, short, all_lines = 0, False, text.split("\n")
     for line in all_lines[:lines]:  # core/readable.py `cut` without its shortcut
         if kept and size + len(line) > chars:
             break

@@ -8,7 +8,7 @@ between cycles (from the fake sleep) or in the middle of a cycle (a hook after a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -77,7 +77,7 @@ class Lineage(Dashboard):
 class Clock:
     """A fake monotonic clock; `sleep` advances it and runs the step scheduled for that sleep."""
 
-    def __init__(self, steps: list[Callable[[], None]] | None = None) -> None:
+    def __init__(self, steps: Sequence[Callable[[], object]] | None = None) -> None:
         self.now = 1000.0
         self.sleeps: list[float] = []
         self.steps = list(steps or [])
@@ -229,8 +229,13 @@ def test_a_cycle_that_straddles_a_rotation_reports_each_row_once(legacy: bool) -
 
     def rotate_mid_cycle() -> None:
         later.extend(client.append(X, 1))
+
         # after the messages read of X, X rotates: the fresh detail sees the compression
-        client.after[("messages", X)] = lambda: (client.rotate(X, Y), later.extend(client.append(Y, 2)))
+        def rotate() -> None:
+            client.rotate(X, Y)
+            later.extend(client.append(Y, 2))
+
+        client.after[("messages", X)] = rotate
 
     clock = Clock([rotate_mid_cycle, lambda: client.end(Y, "agent_close")])
     outcome, recorder = follow(client, clock)
@@ -247,7 +252,7 @@ def test_a_cycle_that_straddles_a_rotation_reports_each_row_once(legacy: bool) -
 
 def test_a_messages_answer_for_an_unproven_session_is_never_reported() -> None:
     client, first = running()
-    client.add(Z, parent=None)  # type: ignore[arg-type]
+    client.add(Z, parent=None)
     client.append(Z, 4)
     clock = Clock([lambda: client.redirect.update({X: Z})])
     outcome, recorder = follow(client, clock)

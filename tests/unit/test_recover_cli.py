@@ -10,9 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
-from tests.support.cli_runner import Result, invoke
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import Call, Dashboard, serving
 from tests.support.replay import TOKEN, Replay
 

@@ -226,8 +226,8 @@ def test_quiet_notes_drop_only_repeating_warnings_and_pass_the_rest() -> None:
     inner = Notes()
     notes = QuietNotes(inner)
     for code in ("legacy_backend", "store_unavailable", "partial_history", "gap"):
-        notes.warning(WarningItem(code=code, message=code))  # type: ignore[arg-type]
-        notes.child_warning("1.1", WarningItem(code=code, message=code))  # type: ignore[arg-type]
+        notes.warning(WarningItem(code=code, message=code))
+        notes.child_warning("1.1", WarningItem(code=code, message=code))
     notes.result("ended")
     assert inner.seen == [
         ("warning", "partial_history"),

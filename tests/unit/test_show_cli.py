@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hermes_task.cli import app
-from tests.support.cli_runner import Result, invoke
+from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 

@@ -18,6 +18,7 @@ from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.dashboard import store as store_mod
 from hermes_task.dashboard.store import Store
 from hermes_task.dashboard.storepath import choose_store, default_store, hermes_root
+from hermes_task.failures import HermesError
 from tests.unit.conftest import SCHEMA
 
 P = "20261201_100000_aaaaaa"
@@ -271,7 +272,7 @@ def test_settings_store_precedence(tmp_path: Path) -> None:
     cfg.write_text('[gateways.lab]\nurl = "http://127.0.0.1:1"\nno_store = true\n')
     assert settings.resolve(env=env, gateway="lab").store_off == "disabled"
     cfg.write_text("no_store = 1\n")
-    with pytest.raises(settings.HermesError):
+    with pytest.raises(HermesError):
         settings.resolve(env=env)
 
 

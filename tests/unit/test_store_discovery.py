@@ -9,7 +9,7 @@ from typing import Any
 from hermes_task.core.children import StoreSession
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.discovery import DetailReader
+from hermes_task.reading.details import DetailReader
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
 

@@ -67,7 +67,8 @@ def store_with(tmp_path: Path, children: list[tuple[str, str, float]], parent: s
 def recover(store: Path, *args: str) -> dict[str, Any]:
     result = run(P, "--json", *args, env={"HERMES_TASK_STORE": str(store)})
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
 
 
 def refs(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
