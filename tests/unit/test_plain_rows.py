@@ -57,9 +57,8 @@ def rich_console(width: int = 100) -> tuple[Console, io.StringIO]:
 
 def rich_transcript(doc: Any, width: int = 100, **view: bool) -> str:
     out, buffer = rich_console(width)
-    terminal.transcript(
-        out, doc, markdown=False, reasoning=view.get("reasoning", False), full=view.get("full", False)
-    )
+    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
+    terminal.transcript(out, doc, markdown=False, reasoning=reasoning, full=full, utc=utc)
     return buffer.getvalue()
 
 
