@@ -3,10 +3,13 @@ backend's measured features (`backend.features`, tools/backend_harness.py), neve
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from tests.support.cli_runner import hermes_task
+
+from hermes_task.render.plain_rows import STEER_LABEL
 
 pytestmark = pytest.mark.integration
 
@@ -140,6 +143,24 @@ def test_terminal_rendering_and_hostile_text(backend: Any) -> None:
         assert raw not in run.stdout
     assert "^[]52;c;" in run.stdout
     assert "\x1b[" in run.stdout  # the tool's own SGR colour
+
+
+def test_a_steer_reads_as_the_users_words(backend: Any) -> None:
+    # iot stores a steer as a typed user row; the others append it to a tool result, marked
+    rich = backend.manifest["rich"]
+    doc = json.loads(hermes_task(backend, "show", rich["id"], "--json").stdout)
+    row = next(r for r in doc["rows"] if r["id"] == rich["row_ids"]["steer"])
+    run = hermes_task(backend, "show", rich["id"], "--full")
+    assert run.code == 0, run.stderr
+    assert "OUT-OF-BAND" not in run.stdout
+    assert rich["steer_text"] in run.stdout
+    if row["role"] == "tool":
+        assert "OUT-OF-BAND" in row["text"]  # JSON keeps the text as stored
+        after = run.stdout.split(f"#{row['id']}", 1)[1]
+        lines = [line.strip() for line in after.splitlines()[1:5]]
+        assert lines == ["Terminal — build", "exit 0", STEER_LABEL, rich["steer_text"]]
+    else:
+        assert (row["role"], row["kind"]) == ("user", "steer")
 
 
 def test_failures_are_typed(backend: Any) -> None:

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from hermes_task.cli import app
 from hermes_task.cli import output as output_module
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
-from hermes_task.core.readable import cut
+from hermes_task.core.readable import STEER_CLOSE, cut, split_steers
 from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
 from tests.support.cli_runner import recording
@@ -166,6 +166,20 @@ TOOL_JSON = st.builds(
     MAYBE,
     MAYBE,
 )
+# the opening markers of the backends in the suite (0.18/0.19, then 0.20 and iot)
+OPENS = (
+    "\n\n[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered mid-turn; not tool output]\n",
+    "\n\n[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered once at this position; "
+    "not tool output and not a new delivery when replayed from conversation history]\n",
+)
+STEER_OPEN = OPENS[0]
+# a tool result with a steer appended the way Hermes appends one (core/readable.py)
+STEERED = st.builds(
+    lambda out, opening, msg: out + opening + msg + STEER_CLOSE,
+    st.one_of(TOOL_JSON, TEXT),
+    st.sampled_from(OPENS),
+    TEXT,
+)
 LONG = st.builds(lambda line, n: "\n".join([line] * n), TEXT, st.integers(0, 30))
 KINDS = st.sampled_from(
     [
@@ -183,7 +197,7 @@ KINDS = st.sampled_from(
 @st.composite
 def rows(draw: st.DrawFn) -> Row:
     role = draw(st.sampled_from(["user", "assistant", "agent", "tool", "system", "x\x1b]8;;y"]))
-    text = draw(st.one_of(MAYBE, TOOL_JSON, LONG, st.text(min_size=1900, max_size=2100)))
+    text = draw(st.one_of(MAYBE, TOOL_JSON, STEERED, LONG, st.text(min_size=1900, max_size=2100)))
     return Row(
         id=draw(st.integers(0, 10**6)),
         session_id=draw(st.sampled_from(["s1", "s2", "s3"])),
@@ -297,3 +311,35 @@ def test_the_short_cut_keeps_what_the_long_cut_keeps(text: str) -> None:
         if short:
             break
     assert cut(text) == ("\n".join(kept), len(all_lines) - len(kept), short)
+
+
+def test_a_steer_appended_to_a_tool_result_is_split_off_and_never_cut() -> None:
+    output = '{"output": "' + "line\\n" * 40 + '", "exit_code": 0}'
+    text = output + STEER_OPEN + "Skip tests/ when counting.\nAnd be quick." + STEER_CLOSE
+    assert split_steers(text) == (output, ["Skip tests/ when counting.\nAnd be quick."])
+    parts = plain_rows.tool_parts(text, Style())
+    assert [kind for _, kind in parts] == ["text", "note", "status", "steer"]
+    assert parts[-1][0].endswith("\nSkip tests/ when counting.\nAnd be quick.")
+    assert parts[2][0] == "exit 0"  # the output before the steer decodes as JSON again
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "out" + STEER_OPEN + "not at the end" + STEER_CLOSE + "\nmore output",  # followed by output
+        "out" + STEER_OPEN.lstrip("\n") + "no blank line before" + STEER_CLOSE,  # not the exact block
+        "out\n[/OUT-OF-BAND USER MESSAGE]",  # a close without an open
+        "out" + STEER_OPEN + "unclosed",
+        "out\n\n[OUT-OF-BAND USER MESSAGEx]\nnot the marker" + STEER_CLOSE,
+        "out\n\n[OUT-OF-BAND USER MESSAGE — two\nlines]\nnot the marker" + STEER_CLOSE,
+    ],
+)
+def test_lookalike_steers_stay_tool_output(text: str) -> None:
+    assert split_steers(text) == (text, [])
+
+
+def test_steers_in_a_row_are_split_oldest_first_and_sanitised() -> None:
+    text = "out" + OPENS[0] + "first" + STEER_CLOSE + OPENS[1] + "second \x1b[2J" + STEER_CLOSE
+    assert split_steers(text) == ("out", ["first", "second \x1b[2J"])
+    steers = [part for part, kind in plain_rows.tool_parts(text, Style()) if kind == "steer"]
+    assert [part.split("\n", 1)[1] for part in steers] == ["first", "second ^[[2J"]

@@ -5,7 +5,9 @@ Invariants: recognition only adds a `kind` to a row that has none from the serve
 changes its text (JSON keeps the full text); a tool result is decoded only when its whole
 content is one JSON object carrying at least one of the usual Hermes result fields, and then
 every such field is kept (nothing of the output is dropped, only re-laid out); a cut keeps
-whole lines from the start and says how many lines it left out. Prose is never cut.
+whole lines from the start and says how many lines it left out. Prose is never cut. A steer
+(an out-of-band user message Hermes appends to the end of a tool result) is split off the
+output only when it is the exact marked block at the very end, and is never cut.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ MARKDOWN_SYNTAX = re.compile(
 )
 MAX_LINES = 12
 MAX_CHARS = 2000
+# How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
+# the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
+# agent/prompt_builder.py; the words after the dash differ between versions, and
+# fixtures/*/delegated_task_dashboard.json hold one of each).
+STEER_OPEN = re.compile(r"\n\n\[OUT-OF-BAND USER MESSAGE(?: — [^\n\]]*)?\]\n")
+STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
 
 
 def recognised_kind(role: str, text: str | None) -> str | None:
@@ -72,6 +80,21 @@ class ToolText:
 
     body: str
     status: str | None
+
+
+def split_steers(text: str) -> tuple[str, list[str]]:
+    """`text` without the steers appended to its end, and their messages, oldest first.
+    Only whole marked blocks at the very end count; anything else stays output."""
+    steers: list[str] = []
+    while text.endswith(STEER_CLOSE):
+        blocks = list(STEER_OPEN.finditer(text))
+        if not blocks:
+            break
+        block = blocks[-1]  # the last opening marker
+        steers.append(text[block.end() : -len(STEER_CLOSE)])
+        text = text[: block.start()]
+    steers.reverse()
+    return text, steers
 
 
 def _as_text(value: Any) -> str:

@@ -51,11 +51,14 @@ from hermes_task.reading.follow_outcome import (
     Reporter,
     ending_exit_code,
 )
+from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import Snapshot, TaskReader
 
 
-class Follower:
+class Follower(PollLoop[FollowConfig]):
     """One follow of one task. `run()` reports a result exactly once and returns it."""
+
+    label = "follow"
 
     def __init__(
         self,
@@ -68,13 +71,8 @@ class Follower:
         jitter: Callable[[], float] = random.random,
         debug: Callable[[str], None] | None = None,
     ) -> None:
-        self.reader = reader
+        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
-        self.config = config
-        self.clock = clock
-        self.sleep = sleep
-        self.jitter = jitter
-        self.debug = debug
         self.seen: set[RowKey] = set()
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
@@ -163,11 +161,6 @@ class Follower:
         waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
         detail = f"{err.detail}; {waited}" if err.detail else waited
         return HermesError(Code.NOT_FOUND, detail, retryable=False, status=err.status, hint=err.hint)
-
-    def _backoff(self, failures: int) -> float:
-        config = self.config
-        delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
-        return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
 
     # -- one cycle ------------------------------------------------------------------------
 
@@ -280,10 +273,6 @@ class Follower:
             detail = f"{last.detail}; {ran_out}" if last.detail else ran_out
             return self._fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
         return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
-
-    def _note(self, line: str) -> None:
-        if self.debug is not None:
-            self.debug(f"follow {line}")
 
 
 __all__ = ["MAX_FILL_PAGES", "FollowConfig", "FollowOutcome", "Follower", "Reporter", "ending_exit_code"]

@@ -35,6 +35,7 @@ from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
+from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
 
@@ -74,8 +75,10 @@ class WatchReporter(Protocol):
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 
-class Watcher:
+class Watcher(PollLoop[WatchConfig]):
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
+
+    label = "watch"
 
     def __init__(
         self,
@@ -89,14 +92,9 @@ class Watcher:
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
     ) -> None:
-        self.reader = reader
-        self.resolve = resolve
+        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
-        self.config = config
-        self.clock = clock
-        self.sleep = sleep
-        self.jitter = jitter
-        self.debug = debug
+        self.resolve = resolve
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
@@ -156,11 +154,6 @@ class Watcher:
         known child was read to its end.)"""
         return True
 
-    def _backoff(self, failures: int) -> float:
-        config = self.config
-        delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
-        return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
-
     def _cycle(self) -> bool:
         """One read; True when the task list was recomputed (new rows arrived)."""
         self.cycles += 1
@@ -215,7 +208,3 @@ class Watcher:
                 self.reporter.warning(item)
             codes.add(item.code)
         self.warned |= codes
-
-    def _note(self, line: str) -> None:
-        if self.debug is not None:
-            self.debug(f"watch {line}")

@@ -22,9 +22,7 @@ from hermes_task.core.documents import Row
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, looks_like_markdown
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.render.plain_rows import Style, quiet_text, tool_parts, when
-from hermes_task.render.rows import ROLE_STYLES
-
-NOTE_STYLES = {"text": "", "note": "dim italic", "status": "dim"}
+from hermes_task.render.rows import PART_STYLES, ROLE_STYLES
 
 Piece = tuple[str, str]  # text, rich style ("" none; "a+b": b over a, as nested spans)
 Line = list[Piece]
@@ -98,7 +96,7 @@ def body(row: Row, style: Style) -> list[tuple[str, str]] | None:
             return None
         parts.append((safe, ""))
     if row.text and row.role == "tool":
-        parts += [(text, NOTE_STYLES[kind]) for text, kind in tool_parts(row.text, style)]
+        parts += [(text, PART_STYLES[kind]) for text, kind in tool_parts(row.text, style)]
     elif row.text:
         if (safe := _prose(row.text, style)) is None:
             return None

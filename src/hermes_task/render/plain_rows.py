@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
-from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, tool_text
+from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
 
 BOILERPLATE_LABELS = {
@@ -27,6 +27,7 @@ BOILERPLATE_LABELS = {
     "continuation_prompt": "continuation prompt",
 }
 TAB_SIZE = 8
+STEER_LABEL = "steer from the user (out-of-band, appended to this result):"
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,11 @@ def quiet_text(row: Row, style: Style) -> str | None:
 
 def tool_parts(text: str, style: Style) -> list[tuple[str, str]]:
     """A tool result's body parts as (text, kind): "text" (sanitised output), "note" (what was
-    cut) and "status" (exit code, error, status)."""
-    decoded = tool_text(text)
-    body = text if decoded is None else decoded.body
+    cut), "status" (exit code, error, status) and "steer" (a user message Hermes appended to
+    the result: never cut)."""
+    output, steers = split_steers(text)
+    decoded = tool_text(output)
+    body = output if decoded is None else decoded.body
     out: list[tuple[str, str]] = []
     if style.full:
         shown, more, short = body, 0, False
@@ -151,6 +154,7 @@ def tool_parts(text: str, style: Style) -> list[tuple[str, str]]:
         out.append(("… cut at 2,000 chars (--full)", "note"))
     if decoded is not None and decoded.status:
         out.append((clean_line(decoded.status), "status"))
+    out += [(f"{STEER_LABEL}\n{clean(steer)}", "steer") for steer in steers]
     return out
 
 

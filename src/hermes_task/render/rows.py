@@ -18,9 +18,9 @@ from rich.padding import Padding
 from rich.text import Text
 
 from hermes_task.core.documents import Row
-from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, looks_like_markdown, tool_text
+from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, looks_like_markdown
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.render.plain_rows import BOILERPLATE_LABELS, Style, when
+from hermes_task.render.plain_rows import BOILERPLATE_LABELS, Style, tool_parts, when
 
 __all__ = ["Style", "quiet_line", "row_renderable", "when"]
 
@@ -31,6 +31,8 @@ ROLE_STYLES = {
     "tool": "bold yellow",
     "system": "bold magenta",
 }
+# The styles of a tool result's parts (plain_rows.tool_parts): a steer in the user's colour.
+PART_STYLES = {"text": "", "note": "dim italic", "status": "dim", "steer": "cyan"}
 
 
 def _prose(text: str, markdown: bool) -> RenderableType:
@@ -101,22 +103,7 @@ def quiet_line(row: Row, style: Style) -> Text | None:
 
 
 def _tool_body(text: str, style: Style) -> list[Text]:
-    decoded = tool_text(text)
-    body = text if decoded is None else decoded.body
-    out: list[Text] = []
-    if style.full:
-        shown, more, short = body, 0, False
-    else:
-        shown, more, short = cut(body)
-    if shown:
-        out.append(Text(clean(shown)))
-    if more:
-        out.append(Text(f"… {more:,} more line{'s' if more != 1 else ''} (--full)", style="dim italic"))
-    elif short:
-        out.append(Text("… cut at 2,000 chars (--full)", style="dim italic"))
-    if decoded is not None and decoded.status:
-        out.append(Text(clean_line(decoded.status), style="dim"))
-    return out
+    return [Text(part, style=PART_STYLES[kind]) for part, kind in tool_parts(text, style)]
 
 
 def row_renderable(row: Row, style: Style) -> RenderableType:
