@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -70,7 +71,7 @@ def _raw(d: SessionDetail) -> dict[str, Any]:
     }
 
 
-def reader(nodes: list[SessionDetail]) -> Any:
+def reader(nodes: list[SessionDetail]) -> Callable[[str], SessionDetail]:
     by_id = {n.id: n for n in nodes}
     by_id.setdefault(P, detail(P, source="cli", model_config=None))
 
@@ -315,7 +316,7 @@ def test_a_candidate_with_no_parent_is_unrelated_and_nothing_more_is_read() -> N
 
     def counted(sid: str) -> SessionDetail:
         asked.append(sid)
-        return read(sid)  # type: ignore[no-any-return]
+        return read(sid)
 
     with pytest.raises(LineageRejected) as info:
         prove(nodes[0], "seg2", counted, rewrites_source=False)

@@ -129,6 +129,7 @@ def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPat
 
 
 def _login_router(router: respx.MockRouter, outcome: str, script: Scripted) -> None:
+    login: httpx.Response | Exception
     if outcome == "ok":
         login = httpx.Response(
             200,
@@ -136,7 +137,7 @@ def _login_router(router: respx.MockRouter, outcome: str, script: Scripted) -> N
             headers={"set-cookie": f"hermes_session_at={COOKIE}; HttpOnly; Path=/"},
         )
     elif outcome == "network":
-        login = httpx.ConnectError("refused")  # type: ignore[assignment]
+        login = httpx.ConnectError("refused")
     else:
         status = {"rejected": 401, "rate_limited": 429, "server_error": 503}[outcome]
         login = httpx.Response(status, json={"detail": f"Invalid credentials for {PASSWORD}"})

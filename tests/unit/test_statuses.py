@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+from typing import Any
 
 import httpx
 import pytest
@@ -19,8 +20,8 @@ SID = "20261130_170935_fc44ff"
 ROUTE = f"GET /api/sessions/{SID}"
 
 
-def answer(status: int, **kwargs: object) -> httpx.Response:
-    return httpx.Response(status, **kwargs)  # type: ignore[arg-type]
+def answer(status: int, **kwargs: Any) -> httpx.Response:
+    return httpx.Response(status, **kwargs)
 
 
 def test_session_not_found_names_the_id_and_the_route_without_doubled_text() -> None:

@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,10 +172,10 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     build(db, wal=False)
     real_open = open
 
-    def deny(path: object, *args: object, **kwargs: object) -> object:
+    def deny(path: Any, *args: Any, **kwargs: Any) -> Any:
         if str(path) == str(db):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(store_mod, "open", deny, raising=False)
     with pytest.raises(StoreUnavailable) as caught:
