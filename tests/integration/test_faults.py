@@ -29,9 +29,9 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.cli_runner import Run, cli_env
 from tests.support import harness, tally
 from tests.support.backends import BACKEND_NAMES
+from tests.support.cli_runner import Run, cli_env
 from tests.support.fault_proxy import FaultProxy, Rule
 from typer.testing import CliRunner
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import cli_env, hermes_task
 from tests.support import harness
 from tests.support.backends import BACKEND_NAMES
+from tests.support.cli_runner import cli_env, hermes_task
 
 pytestmark = pytest.mark.integration
 

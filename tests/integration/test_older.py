@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.reading.older import Plan, read_batches

@@ -8,8 +8,8 @@ import subprocess
 from typing import Any
 
 import pytest
-from tests.cli_runner import hermes_task
 from tests.support.backends import legacy_stderr, legacy_warning
+from tests.support.cli_runner import hermes_task
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import hermes_task
 from tests.integration.test_follow import Follow, keys
 from tests.support import harness
 from tests.support.backends import BACKEND_NAMES
+from tests.support.cli_runner import hermes_task
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from tests.cli_runner import hermes_task
+from tests.support.cli_runner import hermes_task
 
 from hermes_task.render.plain_rows import STEER_LABEL
 
@@ -193,7 +193,7 @@ def _run_at(backend: Any, url: str, *args: str) -> Any:
     import subprocess
     import sys
 
-    from tests.cli_runner import Run, cli_env
+    from tests.support.cli_runner import Run, cli_env
 
     proc = subprocess.run(
         [sys.executable, "-m", "hermes_task", *args, "--url", url],

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import backend_store_env, cli_env, hermes_task
 from tests.support import harness
+from tests.support.cli_runner import backend_store_env, cli_env, hermes_task
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_runner import backend_store_env, cli_env
 from tests.support.backends import legacy_stderr
+from tests.support.cli_runner import backend_store_env, cli_env
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.cli_runner import hermes_task
 from tests.support import harness
+from tests.support.cli_runner import hermes_task
 from tests.support.fault_proxy import FaultProxy
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,6 @@ import io
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -21,7 +20,10 @@ from hermes_task.cli import output as output_module
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
 from hermes_task.render import ansi_rows, terminal
 from hermes_task.render.ansi import text_ansi
-from tests.replay import BASE_URL, Replay
+from hermes_task.render.plain_rows import Style
+from tests.support.cli_runner import recording
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, Replay
 from tests.unit.test_plain_rows import ENV, rows, tasks
 
 
@@ -63,10 +65,9 @@ def documents(backend: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     for command in ("show", "older"):
         monkeypatch.setattr(
             f"hermes_task.cli.{command}.output_transcript",
-            lambda c, d, **v: (seen.append(d), real(c, d, **v)),
+            recording(seen, real),
         )
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         for args in tasks(replay.manifest):
             CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
     return seen
@@ -158,9 +159,9 @@ def test_a_text_prints_as_rich_prints_it(text: Text, width: int) -> None:
 def test_a_row_too_wide_for_the_terminal_is_left_to_rich() -> None:
     row = Row(id=1, session_id="s", role="assistant", text="word " * 40)
     paint = ansi_rows.Paint("standard")
-    assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, 100) is None
-    assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, None) is not None  # never wrapped
-    assert ansi_rows.row_ansi(row, ansi_rows.Style(), paint, 300) is not None
+    assert ansi_rows.row_ansi(row, Style(), paint, 100) is None
+    assert ansi_rows.row_ansi(row, Style(), paint, None) is not None  # never wrapped
+    assert ansi_rows.row_ansi(row, Style(), paint, 300) is not None
 
 
 MARKDOWN = st.lists(

@@ -4,6 +4,7 @@ the source-rewrite exception keyed on ancestor merging, missing routes and the a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +15,8 @@ from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import TABLE, Code, ExitStatus, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.reader import TaskReader
-from tests.unit.test_paging import CHILD, TIP, FakeDashboard
+from tests.support.dashboard import Dashboard
+from tests.unit.test_paging import CHILD, TIP, Transcripts
 
 UNPAGINATED = (
     "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
@@ -23,7 +25,7 @@ UNPAGINATED = (
 
 
 def test_the_pre_pagination_envelope_is_one_page_at_the_start() -> None:
-    fake = FakeDashboard(legacy=True, paginated=False).add(CHILD, 241)
+    fake = Transcripts(legacy=True, paginated=False).add(CHILD, 241)
     reader = TaskReader(fake.client(), CHILD)
     snap = reader.refresh()
     assert [k[1] for k in reader.window.keys] == fake.ids()
@@ -47,22 +49,26 @@ def test_the_pre_pagination_envelope_is_one_page_at_the_start() -> None:
 def test_the_paginated_envelopes_are_learned_apart() -> None:
     caps = Capabilities()
     assert caps.info().capabilities.pagination is None
-    legacy = {"session_id": CHILD, "messages": [], "pagination": {"limit": 1, "offset": 0, "returned": 0}}
+    legacy: dict[str, Any] = {
+        "session_id": CHILD,
+        "messages": [],
+        "pagination": {"limit": 1, "offset": 0, "returned": 0},
+    }
     caps.learn(MessagesPage.from_json(legacy))
     assert (caps.pagination, caps.order, caps.contract) == (True, False, "legacy")
-    ordered = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}  # type: ignore[dict-item]
+    ordered: dict[str, Any] = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}
     caps.learn(MessagesPage.from_json(ordered))
     assert (caps.pagination, caps.order, caps.contract) == (True, True, "current")
     assert caps.ancestors_merged is None
     assert caps.source_rewrite is None
-    row = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
+    row: dict[str, Any] = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
     caps.learn(MessagesPage.from_json({**ordered, "messages": [row]}))
     assert caps.ancestors_merged is True
     assert caps.source_rewrite is False
 
 
-def _tool_chain(*, merged: bool) -> FakeDashboard:
-    fake = FakeDashboard(legacy=False)
+def _tool_chain(*, merged: bool) -> Transcripts:
+    fake = Transcripts(legacy=False)
     fake.add(CHILD, 4, source="tool", end_reason="compression", ended_at=2.0)
     fake.add(TIP, 3, parent=CHILD, started_at=2.0, end_reason="agent_close", ended_at=3.0)
     if merged:  # the tip's pages start with its ancestor's rows (the iot fork)
@@ -111,11 +117,10 @@ def test_any_other_source_change_is_still_rejected() -> None:
     assert "source_changed" in snap.failure.detail
 
 
-def _client(status: int, body: object) -> DashboardClient:
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, json=body)
-
-    return DashboardClient(httpx.Client(transport=httpx.MockTransport(answer), base_url="http://127.0.0.1:9"))
+def _client(code: int, body: object) -> DashboardClient:
+    dash = Dashboard()
+    dash.answer(httpx.Response(code, json=body))
+    return dash.client(base_url="http://127.0.0.1:9")
 
 
 HERMES_MISSING_ROUTE = [
@@ -174,21 +179,10 @@ def test_hermes_own_not_found_answers_stay_not_found(body: object, code: Code) -
 
 @pytest.mark.parametrize("present", [False, True])
 def test_around_learns_whether_the_route_exists(present: bool) -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 5)
+    fake = Transcripts(legacy=False).add(CHILD, 5)
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        if not request.url.path.endswith("/around"):
-            return fake(request)
-        if not present:
-            return httpx.Response(
-                404, json={"detail": "No such API endpoint: /api/sessions/x/messages/around"}
-            )
-        rows = fake.rows[CHILD]
-        pagination = {"limit": 120, "offset": 0, "returned": len(rows)}
-        return httpx.Response(200, json={"session_id": CHILD, "messages": rows, "pagination": pagination})
-
-    http = httpx.Client(transport=httpx.MockTransport(answer), base_url="http://127.0.0.1:9119")
-    reader = TaskReader(DashboardClient(http), CHILD)
+    fake.around = present  # absent: Hermes's missing-route 404
+    reader = TaskReader(fake.client(), CHILD)
     snap = reader.refresh()
     assert reader.caps.around is None
     if present:

@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
 from rich.text import Text
-from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli import pager as pager
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.cli.shell import color_enabled, console
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import serving
+from tests.support.replay import TOKEN, Replay
 
 
 class Stream(io.StringIO):
@@ -73,7 +72,7 @@ def test_stdout_and_stderr_are_decided_separately(
     monkeypatch: pytest.MonkeyPatch, out_tty: bool, err_tty: bool
 ) -> None:
     out, err = Stream(out_tty), Stream(err_tty)
-    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))  # type: ignore[arg-type]
+    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))
     for stream_is_err in (False, True):
         console(common, stderr=stream_is_err).print(Text("hello", style="bold red"))
     assert ("\x1b[" in out.getvalue()) is out_tty
@@ -88,7 +87,7 @@ def test_a_non_terminal_gets_the_columns_width_and_no_wrapping_of_long_lines(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "40")
     out = Stream(False)
-    rich_console = console(Common(env=Environment(stdout_stream=out)))  # type: ignore[arg-type]
+    rich_console = console(Common(env=Environment(stdout_stream=out)))
     assert rich_console.width == 40
     rich_console.print(Text("x" * 60))
     assert out.getvalue() == "x" * 60 + "\n"
@@ -174,17 +173,14 @@ UNSAFE = re.compile(r"\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
 def show(args: list[str], env: dict[str, str], *, tty: bool = False) -> Any:
     clean = {"NO_COLOR": None, "FORCE_COLOR": None, "TERM": None, "PAGER": None, "HERMES_TASK_PAGER": None}
     terminal = Environment(isatty=lambda stream: True) if tty else None
-    return CliRunner().invoke(
-        app, ["show", *args, "--url", BASE_URL], env={**clean, **ENV, **env}, obj=terminal
-    )
+    return invoke("show", *args, env={**clean, **ENV, **env}, environment=terminal)
 
 
 def test_show_on_a_terminal_pages_rich_output_that_is_still_sanitised(

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
-from typer.testing import CliRunner
+from typer.testing import Result
 
-from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import serving
+from tests.support.replay import TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 ID = r"[0-9]{8}_[0-9]{6}_[0-9a-f]{6}"
@@ -31,13 +31,12 @@ SETTLE = re.compile(
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
-def show(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+def show(*args: str, env: dict[str, str] | None = None) -> Result:
+    return invoke("show", *args, env=env)
 
 
 def debug_lines(stderr: str) -> list[str]:
@@ -120,8 +119,7 @@ def test_a_failure_is_settled_and_never_shows_the_token(
 
 
 def test_a_network_failure_is_settled_without_secrets() -> None:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=httpx.ConnectError(f"refused {TOKEN}"))
+    with serving(httpx.ConnectError(f"refused {TOKEN}")):
         result = show("20261130_170941_b9b20e", "--debug")
     assert result.exit_code == 7
     lines = debug_lines(result.stderr)

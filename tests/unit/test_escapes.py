@@ -18,7 +18,6 @@ import re
 from typing import Any
 
 import pytest
-import respx
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -36,9 +35,10 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render import terminal
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture
 from tests.support import tally
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture
 
 CORPUS = {
     "osc52_clipboard": "\x1b]52;c;ZXZpbA==\x07",
@@ -154,8 +154,7 @@ def _rich_script(backend: str, payload: str) -> Scripted:
 
 
 def _invoke(script: Scripted, args: list[str]) -> Any:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         return CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
 
 

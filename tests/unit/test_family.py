@@ -9,17 +9,16 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
-import respx
-from typer.testing import CliRunner
+from typer.testing import Result
 
-from hermes_task.cli import app
 from hermes_task.cli.environment import Environment
 from hermes_task.reading.family import MAX_CHILDREN_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
-from tests.unit.test_recover_cli import BASE_URL, ENV, ENVIRONMENT, FakeDashboard, P
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import serving
+from tests.unit.test_recover_cli import ENV, ENVIRONMENT, Conversations, P
 from tests.unit.test_schemas import validator
 from tests.unit.test_watch import Clock
 
@@ -28,16 +27,14 @@ A = "20261130_170001_bbbbbb"
 B = "20261130_170002_cccccc"
 
 
-def run(*args: str) -> Any:
-    obj = ENVIRONMENT[-1] if ENVIRONMENT else None
-    return CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=obj)
+def run(*args: str) -> Result:
+    return invoke("follow", *args, env=ENV, environment=ENVIRONMENT[-1] if ENVIRONMENT else None)
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeDashboard]:
-    dash = FakeDashboard()
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=dash)
+def fake() -> Iterator[Conversations]:
+    dash = Conversations()
+    with serving(dash.handle):
         yield dash
 
 
@@ -49,7 +46,7 @@ def clock() -> Iterator[Clock]:
     ENVIRONMENT.clear()
 
 
-def family(dash: FakeDashboard, goals: list[str], children: list[str | None]) -> None:
+def family(dash: Conversations, goals: list[str], children: list[str | None]) -> None:
     dash.session(P)
     dash.add(P, "user", "Fan out.")
     results = [{"task_index": i, "status": "running", **({"child_session_id": c} if c else {})}
@@ -61,11 +58,15 @@ def family(dash: FakeDashboard, goals: list[str], children: list[str | None]) ->
             dash.add(child, "user", goal)
 
 
-def write(dash: FakeDashboard, child: str, *texts: str) -> Callable[[], None]:
-    return lambda: [dash.add(child, "assistant", text) for text in texts] and None
+def write(dash: Conversations, child: str, *texts: str) -> Callable[[], None]:
+    def step() -> None:
+        for text in texts:
+            dash.add(child, "assistant", text)
+
+    return step
 
 
-def complete(dash: FakeDashboard, goals: list[str], statuses: list[str]) -> Callable[[], None]:
+def complete(dash: Conversations, goals: list[str], statuses: list[str]) -> Callable[[], None]:
     def done() -> None:
         text = [f"[ASYNC DELEGATION BATCH COMPLETE — {DELEG}]", "Finished.", ""]
         for i, (goal, status) in enumerate(zip(goals, statuses, strict=True)):
@@ -87,7 +88,7 @@ GOALS = ["Write the parser", "Write the tests", "Write the docs"]
 
 
 def test_rows_of_two_concurrent_children_once_each_prefixed_in_json(
-    fake: FakeDashboard, clock: Clock
+    fake: Conversations, clock: Clock
 ) -> None:
     family(fake, GOALS, [A, B, None])
     clock.hooks[1] = chain(write(fake, A, "a1", "a2"), write(fake, B, "b1"))
@@ -114,7 +115,7 @@ def test_rows_of_two_concurrent_children_once_each_prefixed_in_json(
 
 
 def test_text_lines_are_prefixed_and_the_unavailable_task_is_listed_once(
-    fake: FakeDashboard, clock: Clock
+    fake: Conversations, clock: Clock
 ) -> None:
     family(fake, GOALS, [A, B, None])
     clock.hooks[1] = write(fake, B, "line one\nline two")
@@ -130,7 +131,7 @@ def test_text_lines_are_prefixed_and_the_unavailable_task_is_listed_once(
     assert result.stderr.splitlines()[-1] == "every task ended (completed) · 3 of 3 tasks terminal"
 
 
-def test_ids_that_appear_later_are_picked_up_and_tasks_join(fake: FakeDashboard, clock: Clock) -> None:
+def test_ids_that_appear_later_are_picked_up_and_tasks_join(fake: Conversations, clock: Clock) -> None:
     family(fake, ["Write the parser"], [A])
 
     def more() -> None:
@@ -152,7 +153,7 @@ def test_ids_that_appear_later_are_picked_up_and_tasks_join(fake: FakeDashboard,
 
 
 def test_requests_per_cycle_are_bounded_and_children_are_read_in_turn(
-    fake: FakeDashboard, clock: Clock
+    fake: Conversations, clock: Clock
 ) -> None:
     children = [f"20261130_1700{i:02d}_aaaaaa" for i in range(10, 16)]
     goals = [f"Task {i}" for i in range(6)]
@@ -160,7 +161,7 @@ def test_requests_per_cycle_are_bounded_and_children_are_read_in_turn(
     counts: list[int] = []
 
     def mark() -> None:
-        counts.append(len(fake.seen))
+        counts.append(len(fake.paths_asked()))
 
     for n in range(1, 5):
         clock.hooks[n] = mark

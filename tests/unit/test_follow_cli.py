@@ -13,59 +13,49 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from hermes_task.cli import follow as follow_cli
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, load
+from hermes_task.cli.waiting import idle_sleep
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import Dashboard, serving
+from tests.support.replay import TOKEN, load
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 
 
-class Dash:
-    """The captured `running` child of one backend, served live: rows and the ending change."""
+class Dash(Dashboard):
+    """The in-memory dashboard serving the captured `running` child of one backend live (rows
+    and the ending change); asked only its detail and pages, always with the token."""
 
     def __init__(self, backend: str) -> None:
         data = load(backend)
         exchanges = {e["name"]: e for e in data["exchanges"]}
-        self.legacy = data["manifest"]["backend"]["contract"] == "legacy"
-        self.detail: dict[str, Any] = copy.deepcopy(exchanges["detail:running"]["body"])
-        self.page: dict[str, Any] = copy.deepcopy(exchanges["messages:running"]["body"])
-        self.sid: str = self.detail["id"]
-        self.rows: list[dict[str, Any]] = list(self.page["messages"])
-        self.failures: list[Exception | httpx.Response] = []
+        legacy = data["manifest"]["backend"]["contract"] == "legacy"
+        super().__init__(
+            contract="legacy" if legacy else "current", token=TOKEN, serves=frozenset({"detail", "messages"})
+        )
+        self.legacy = legacy
+        detail: dict[str, Any] = copy.deepcopy(exchanges["detail:running"]["body"])
+        page: dict[str, Any] = copy.deepcopy(exchanges["messages:running"]["body"])
+        self.sid: str = detail["id"]
+        self.put(self.sid, **{k: v for k, v in detail.items() if k != "id"})
+        self.rows[self.sid] = list(page["messages"])
+        self.envelope = {k: v for k, v in page.items() if k not in ("session_id", "messages", "pagination")}
+
+    @property
+    def transcript(self) -> list[dict[str, Any]]:
+        return self.rows[self.sid]
 
     def append(self, text: str) -> None:
-        row = {**self.rows[-1], "id": max(r["id"] for r in self.rows) + 1, "role": "assistant"}
+        rows = self.transcript
+        row = {**rows[-1], "id": max(r["id"] for r in rows) + 1, "role": "assistant"}
         row.update(content=text, tool_calls=None, tool_call_id=None, tool_name=None)
-        self.rows.append(row)
-        self.detail["message_count"] = len(self.rows)
+        rows.append(row)
 
     def end(self, reason: str) -> None:
-        self.detail.update(end_reason=reason, ended_at=self.detail["started_at"] + 60)
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        assert request.headers.get("x-hermes-session-token") == TOKEN
-        if self.failures:
-            failure = self.failures.pop(0)
-            if isinstance(failure, Exception):
-                raise failure
-            return failure
-        path = request.url.path
-        if path == f"/api/sessions/{self.sid}":
-            return httpx.Response(200, json=self.detail)
-        assert path == f"/api/sessions/{self.sid}/messages", path
-        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
-        if self.legacy:
-            page = self.rows[offset : offset + limit]
-            pagination = {"limit": limit, "offset": offset, "returned": len(page)}
-        else:
-            end = len(self.rows) - offset
-            page = self.rows[max(0, end - limit) : max(0, end)]
-            pagination = {"limit": limit, "offset": offset, "order": "latest", "returned": len(page)}
-        return httpx.Response(200, json={**self.page, "messages": page, "pagination": pagination})
+        self.details[self.sid].update(end_reason=reason, ended_at=self.details[self.sid]["started_at"] + 60)
 
 
 class FakeTime:
@@ -74,7 +64,7 @@ class FakeTime:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 0.0
         self.sleeps: list[float] = []
-        self.steps: list[Callable[[], None]] = []
+        self.steps: list[Callable[[], object]] = []
         self.env = Environment(clock=lambda: self.now, sleep=self.sleep)
 
     def sleep(self, seconds: float) -> None:
@@ -87,8 +77,7 @@ class FakeTime:
 @pytest.fixture(params=["official", "iot"])
 def dash(request: pytest.FixtureRequest) -> Iterator[Dash]:
     served = Dash(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=served)
+    with serving(served.handle):
         yield served
 
 
@@ -105,7 +94,7 @@ CLOCKS: list[FakeTime] = []  # the test's own fake time, handed to every invocat
 
 def run(*args: str) -> Any:
     env = CLOCKS[-1].env if CLOCKS else None
-    result = CliRunner().invoke(app, ["follow", *args, "--url", BASE_URL], env=ENV, obj=env)
+    result = invoke("follow", *args, environment=env)
     assert TOKEN not in result.stdout + result.stderr
     return result
 
@@ -115,7 +104,7 @@ def events(result: Any) -> list[dict[str, Any]]:
 
 
 def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
-    first = [r["id"] for r in dash.rows]
+    first = [r["id"] for r in dash.transcript]
     clock.steps = [lambda: dash.append("Pass 2: 43 passed."), lambda: dash.end("agent_close")]
     result = run(dash.sid, "--json", "--interval", "0.5")
 
@@ -135,7 +124,11 @@ def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
 
 
 def test_terminal_rows_once_and_the_ending_on_stderr(dash: Dash, clock: FakeTime) -> None:
-    clock.steps = [lambda: (dash.append("Pass 2: 43 passed."), dash.end("agent_close"))]
+    def finish() -> None:
+        dash.append("Pass 2: 43 passed.")
+        dash.end("agent_close")
+
+    clock.steps = [finish]
     result = run(dash.sid)
     assert result.exit_code == 0
     assert result.stdout.count("Pass 2: 43 passed.") == 1
@@ -184,7 +177,7 @@ def test_timeout_exits_9_while_the_task_runs(dash: Dash, clock: FakeTime) -> Non
 
 
 def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, clock: FakeTime) -> None:
-    dash.failures = [httpx.ConnectError("refused"), httpx.Response(503, json={"detail": "busy"})]
+    dash.faults[:] = [httpx.ConnectError("refused"), httpx.Response(503, json={"detail": "busy"})]
     clock.steps = [lambda: None, lambda: dash.end("agent_close")]
     result = run(dash.sid, "--json")
     assert result.exit_code == 0
@@ -203,7 +196,7 @@ def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, c
 
 
 def test_auth_failure_is_final_with_rows_kept(dash: Dash, clock: FakeTime) -> None:
-    clock.steps = [lambda: dash.failures.append(httpx.Response(401, json={"detail": "Unauthorized"}))]
+    clock.steps = [lambda: dash.faults.append(httpx.Response(401, json={"detail": "Unauthorized"}))]
     result = run(dash.sid, "--json")
     assert result.exit_code == 3
     lines = events(result)
@@ -286,7 +279,7 @@ def test_a_closed_pipe_while_idle_ends_quietly(dash: Dash, clock: FakeTime) -> N
 def test_idle_sleep_notices_a_closed_reader_at_once() -> None:
     read_end, write_end = os.pipe()
     with os.fdopen(write_end, "w") as stream:
-        sleep = follow_cli.idle_sleep(stream)
+        sleep = idle_sleep(stream)
         started = time.monotonic()
         sleep(0.05)  # a live reader: a plain wait
         assert time.monotonic() - started >= 0.05

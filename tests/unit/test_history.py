@@ -5,40 +5,31 @@ dropped and counted, and a cold open of a later segment discloses what it cannot
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from hermes_task.core.history import compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
-from hermes_task.core.wire import MessagesPage, WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.reading.older import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
-from tests.unit.test_poll import FakeClient, X, Y, Z
+from tests.unit.test_poll import Lineage, X, Y, Z
 
 W = "20260101_000009_ffffff"
 
 
-class Counting(FakeClient):
-    """FakeClient that records every messages request with its offset and limit."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.pages: list[tuple[str, int, int, str]] = []
-
-    def messages(self, sid: str, *, offset: int = 0, limit: int = 50, order: str = "latest") -> MessagesPage:
-        self.pages.append((sid, offset, limit, order))
-        if order == "oldest" and not self.legacy:  # current backends honour it: oldest first
-            rows = [row for seg in self.merged[sid] for row in self.own[seg]][offset : offset + limit]
-            pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(rows)}
-            return MessagesPage.from_json({"session_id": sid, "messages": rows, "pagination": pagination})
-        return super().messages(sid, offset=offset, limit=limit, order=order)
+def pages(client: Lineage) -> list[tuple[str, int, int, str]]:
+    """(session id, offset, limit, order) of every messages request."""
+    return [
+        (c.sid, int(c.params["offset"]), int(c.params["limit"]), c.params["order"])
+        for c in client.log
+        if c.kind == "messages"
+    ]
 
 
-def chain(mode: str, sizes: tuple[int, int, int] = (60, 70, 10)) -> tuple[Counting, list[tuple[str, int]]]:
+def chain(mode: str, sizes: tuple[int, int, int] = (60, 70, 10)) -> tuple[Lineage, list[tuple[str, int]]]:
     """X -> Y -> Z rotated twice, ended; `mode`: legacy, merged (iot subagent) or unmerged."""
-    client = Counting(legacy=mode == "legacy")
+    client = Lineage(legacy=mode == "legacy")
     client.add(X)
     keys = client.append(X, sizes[0])
     client.rotate(X, Y)
@@ -58,7 +49,7 @@ def shown(reader: TaskReader) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("mode", ["legacy", "merged", "unmerged"])
 def test_older_all_reads_every_row_of_every_segment_once_and_no_page_twice(mode: str) -> None:
     client, keys = chain(mode)
-    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader = TaskReader(client.client(), X, tips=[Z])
     reader.refresh()
     reader.fill()
     read_batches(reader, Plan(batches=None, limit=500))
@@ -67,8 +58,8 @@ def test_older_all_reads_every_row_of_every_segment_once_and_no_page_twice(mode:
     assert doc.coverage.at_start is True
     assert doc.coverage.has_older is False
     assert [w.code for w in doc.warnings if w.code != "legacy_backend"] == []
-    assert len(client.pages) == len(set(client.pages))
-    read = {sid for sid, *_ in client.pages}
+    assert len(pages(client)) == len(set(pages(client)))
+    read = {sid for sid, *_ in pages(client)}
     assert read == ({Z} if mode == "merged" else {X, Y, Z})  # a merging backend: the tip only
     assert [s.rows_shown for s in doc.task.segments] == [60, 70, 10]
 
@@ -76,30 +67,30 @@ def test_older_all_reads_every_row_of_every_segment_once_and_no_page_twice(mode:
 @pytest.mark.parametrize("mode", ["legacy", "unmerged"])
 def test_show_fills_its_newest_page_from_the_previous_segment(mode: str) -> None:
     client, keys = chain(mode)
-    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader = TaskReader(client.client(), X, tips=[Z])
     reader.refresh()
     reader.fill()
     assert shown(reader) == keys[-50:]  # 10 of Z, the newest 40 of Y
     doc = reader.document([])
     assert doc.coverage.has_older is True
     assert doc.coverage.at_start is False
-    assert [p[0] for p in client.pages].count(Y) == 1
-    assert X not in {p[0] for p in client.pages}
+    assert [p[0] for p in pages(client)].count(Y) == 1
+    assert X not in {p[0] for p in pages(client)}
     # older continues in Y (one page: the rest of Y), then X, down to X's first row
     read_batches(reader, Plan(batches=1))
     assert shown(reader) == keys[-80:]
     read_batches(reader, Plan(batches=None, limit=500))
     assert shown(reader) == keys
-    assert len(client.pages) == len(set(client.pages))
+    assert len(pages(client)) == len(set(pages(client)))
 
 
 def test_a_merged_tip_page_is_never_filled_from_earlier_segments() -> None:
     client, keys = chain("merged", (5, 5, 5))
-    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader = TaskReader(client.client(), X, tips=[Z])
     reader.refresh()
     reader.fill()
     assert shown(reader) == keys
-    assert {p[0] for p in client.pages} == {Z}
+    assert {p[0] for p in pages(client)} == {Z}
 
 
 def test_rows_of_a_session_outside_the_lineage_are_dropped_and_counted() -> None:
@@ -107,7 +98,7 @@ def test_rows_of_a_session_outside_the_lineage_are_dropped_and_counted() -> None
     client.add(W)
     foreign = client.append(W, 2)
     client.merged[Z] = [X, W, Y, Z]  # the tip page carries two rows of an unproven session
-    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    reader = TaskReader(client.client(), X, tips=[Z])
     snap = reader.refresh()
     doc = reader.document(snap.warnings)
     assert shown(reader) == keys
@@ -120,28 +111,28 @@ def test_rows_of_a_session_outside_the_lineage_are_dropped_and_counted() -> None
 @pytest.mark.parametrize("mode", ["legacy", "merged", "unmerged"])
 def test_a_cold_open_of_a_later_segment_reads_one_parent_detail_and_no_ancestor_rows(mode: str) -> None:
     client, _ = chain(mode, (4, 4, 4))
-    reader = TaskReader(client, Z)  # type: ignore[arg-type]
+    reader = TaskReader(client.client(), Z)
     snap = reader.refresh()
     reader.fill()
     doc = reader.document(snap.warnings)
     assert "partial_ancestors" in [w.code for w in doc.warnings]  # even where X, Y rows were held
     assert {r.session_id for r in doc.rows} == {Z}
-    assert {p[0] for p in client.pages} == {Z}
-    assert [c for c in client.calls if c[0] == "detail" and c[1] == Y] == [("detail", Y)]
+    assert {p[0] for p in pages(client)} == {Z}
+    assert [c for c in client.calls() if c[0] == "detail" and c[1] == Y] == [("detail", Y)]
     assert doc.coverage.at_start is False
     assert reader.read_goal() is None  # the root of a cold open is not the task's first segment
 
 
 def test_the_goal_is_read_with_one_one_row_read_when_the_window_lacks_it() -> None:
     client, _ = chain("unmerged")
-    client.own[X][0]["role"] = "user"
-    client.own[X][0]["content"] = "Do the thing"
-    reader = TaskReader(client, X, tips=[Z])  # type: ignore[arg-type]
+    client.rows[X][0]["role"] = "user"
+    client.rows[X][0]["content"] = "Do the thing"
+    reader = TaskReader(client.client(), X, tips=[Z])
     reader.refresh()
     reader.fill()
-    before = len(client.pages)
+    before = len(pages(client))
     assert reader.read_goal() == "Do the thing"
-    assert client.pages[before:] == [(X, 0, 1, "oldest")]
+    assert pages(client)[before:] == [(X, 0, 1, "oldest")]
     assert reader.document([]).task.goal == "Do the thing"
 
 

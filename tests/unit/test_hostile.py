@@ -1,6 +1,6 @@
 """Hostile dashboard responses: typed failures only, never a traceback, never a wrong row.
 
-Bodies derived from the real captures of both backends (tests/hostile.py) are served to
+Bodies derived from the real captures of both backends (tests/support/hostile.py) are served to
 `DashboardClient`, to `TaskReader.refresh()` and through the CLI (`show --json` and the
 terminal output). Every outcome must be a result or a `HermesError`; the CLI must exit 0 or
 with a documented failure status 3-7 (exit 1 is a bug), print one JSON document with
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -25,10 +25,11 @@ from hermes_task.cli import app
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
-from tests.hostile import CATEGORIES, FOREIGN_ID, hostile_response
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture, scenarios
 from tests.support import tally
+from tests.support.dashboard import Dashboard, serving
+from tests.support.hostile import CATEGORIES, FOREIGN_ID, hostile_response
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture, scenarios
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 # Each category is its own test case, so every one gets its share of examples.
@@ -50,11 +51,13 @@ def _exchange(backend: str, name: str) -> dict[str, Any]:
 
 
 def _client(response: httpx.Response) -> DashboardClient:
-    transport = httpx.MockTransport(lambda request: response)
-    return DashboardClient(httpx.Client(base_url=BASE_URL, transport=transport))
+    dash = Dashboard()
+    dash.answer(response)
+    return dash.client()
 
 
-ENDPOINTS = {
+Endpoint = Callable[[DashboardClient, str, dict[str, Any]], Any]
+ENDPOINTS: dict[str, tuple[str, Endpoint]] = {
     "detail": ("detail:c1.tip", lambda c, sid, q: c.detail(sid)),
     "messages": (
         "messages:c1.tip",
@@ -101,8 +104,7 @@ def _flow_length(backend: str, args: list[str]) -> int:
 
 
 def _invoke(script: Scripted, args: list[str]) -> Any:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         return CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
 
 
@@ -124,8 +126,7 @@ def test_task_reader_refresh_raises_only_typed_failures(category: str, data: st.
     script = Scripted(backend, data, corrupt=data.draw(st.integers(0, length - 1)), category=category)
     args = args[1:]
     tips = args[2:3] if "--tip" in args else []
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=script)
+    with serving(script):
         reader = TaskReader(DashboardClient(httpx.Client(base_url=BASE_URL)), args[0], tips=tips)
         failure: HermesError | None = None
         try:

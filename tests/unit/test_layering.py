@@ -204,7 +204,7 @@ import sys
 import httpx
 
 sys.path.insert(0, sys.argv[1])
-from tests.replay import BASE_URL, Replay
+from tests.support.replay import BASE_URL, Replay
 
 replay = Replay(sys.argv[2])
 c1 = replay.manifest["c1"]
@@ -228,7 +228,7 @@ def test_show_json_imports_no_pydantic(backend: str) -> None:
     """The whole `show --json` path (proof, pages, projection, the document) against the
     captured exchanges: wire and output models are plain dataclasses, typer is pinned below
     0.29 (which built a pydantic adapter per option), so pydantic is never loaded."""
-    from tests.replay import TOKEN
+    from tests.support.replay import TOKEN
 
     proc = subprocess.run(
         [sys.executable, "-c", REPLAYED, str(PACKAGE.parents[1]), backend],

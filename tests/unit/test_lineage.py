@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -70,7 +71,7 @@ def _raw(d: SessionDetail) -> dict[str, Any]:
     }
 
 
-def reader(nodes: list[SessionDetail]) -> Any:
+def reader(nodes: list[SessionDetail]) -> Callable[[str], SessionDetail]:
     by_id = {n.id: n for n in nodes}
     by_id.setdefault(P, detail(P, source="cli", model_config=None))
 
@@ -256,20 +257,16 @@ def test_every_valid_chain_proves_and_any_single_corruption_rejects(length: int,
     tip = nodes[-1].id
     assert prove(nodes[0], tip, reader(nodes), rewrites_source=False).path == tuple(n.id for n in nodes)
     hop = data.draw(st.integers(min_value=1, max_value=length - 1), label="hop child index")
-    corruption = data.draw(
-        st.sampled_from(
-            [
-                ("parent", {"end_reason": "agent_close"}),
-                ("parent", {"ended_at": None}),
-                ("child", {"started_at": 0.0}),
-                ("child", {"source": "tool"}),
-                ("child", {"model_config": json.dumps({"_delegate_from": "elsewhere"})}),
-                ("child", {"model_config": "nope"}),
-                ("child", {"parent_session_id": "stranger"}),
-            ]
-        ),
-        label="corruption",
-    )
+    corruptions: list[tuple[str, dict[str, Any]]] = [
+        ("parent", {"end_reason": "agent_close"}),
+        ("parent", {"ended_at": None}),
+        ("child", {"started_at": 0.0}),
+        ("child", {"source": "tool"}),
+        ("child", {"model_config": json.dumps({"_delegate_from": "elsewhere"})}),
+        ("child", {"model_config": "nope"}),
+        ("child", {"parent_session_id": "stranger"}),
+    ]
+    corruption = data.draw(st.sampled_from(corruptions), label="corruption")
     which, override = corruption
     index = hop - 1 if which == "parent" else hop
     broken = _mutate(nodes, index, **override)
@@ -319,7 +316,7 @@ def test_a_candidate_with_no_parent_is_unrelated_and_nothing_more_is_read() -> N
 
     def counted(sid: str) -> SessionDetail:
         asked.append(sid)
-        return read(sid)  # type: ignore[no-any-return]
+        return read(sid)
 
     with pytest.raises(LineageRejected) as info:
         prove(nodes[0], "seg2", counted, rewrites_source=False)

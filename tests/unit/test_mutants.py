@@ -9,6 +9,7 @@ budget, the `auth_expired` mapping and `--around`'s positive path.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from hermes_task.dashboard.auth import TOKEN_HEADER, apply_credentials
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.around import read_around
-from hermes_task.reading.reader import DetailReader, TaskReader
+from hermes_task.reading.details import DetailReader
+from hermes_task.reading.reader import TaskReader
 from hermes_task.settings import resolve
+from tests.support.dashboard import Dashboard
 
 SID = "20261130_170935_fc44ff"
 NEW = "20261130_171000_0a0a0a"
@@ -43,16 +46,12 @@ def _record(tmp_path: Path, host: str, port: int) -> dict[str, str]:
 
 
 def _discover(url: str, env: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
-    asked: list[str] = []
-
-    def page(request: httpx.Request) -> httpx.Response:
-        asked.append(request.url.path)
-        html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
-        return httpx.Response(200, text=html, headers={"content-type": "text/html"})
-
-    http = httpx.Client(base_url=url, transport=httpx.MockTransport(page))
+    dash = Dashboard()
+    html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
+    dash.answer(httpx.Response(200, text=html, headers={"content-type": "text/html"}))
+    http = dash.http(url)
     source = apply_credentials(http, resolve(env=env, url=url), env)
-    return source, http.headers.get(TOKEN_HEADER), asked
+    return source, http.headers.get(TOKEN_HEADER), dash.paths_asked()
 
 
 def test_discovery_never_happens_for_a_remote_url(tmp_path: Path) -> None:
@@ -91,11 +90,9 @@ def test_a_configured_token_beats_discovery(tmp_path: Path) -> None:
 
 
 def _client(body: Any, *, profile: str | None = "work", status: int = 200) -> DashboardClient:
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, json=body)
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    return DashboardClient(http, profile=profile)
+    dash = Dashboard()
+    dash.answer(httpx.Response(status, json=body))
+    return dash.client(profile=profile, base_url="http://127.0.0.1:9")
 
 
 def _detail_body(**over: Any) -> dict[str, Any]:
@@ -177,7 +174,7 @@ def test_a_prefix_answer_is_an_identity_mismatch() -> None:
 
 
 def _seg(sid: str, parent: str | None, marker: dict[str, str], **over: Any) -> SessionDetail:
-    body = {
+    body: dict[str, Any] = {
         "id": sid,
         "source": "subagent",
         "parent_session_id": parent,
@@ -205,80 +202,38 @@ def test_a_marker_naming_the_direct_parent_rejects_the_hop(marker: str) -> None:
 # -- the reader: read budget and the fresh-detail re-check ------------------------------------
 
 
-class Store:
-    """A minimal current-backend dashboard for TaskReader (detail, messages, hint)."""
-
-    profile = None
-
-    def __init__(self) -> None:
-        self.details: dict[str, dict[str, Any]] = {}
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-        self.descendant: dict[str, str] = {}
-        self.on_messages: list[Any] = []
-        self.reads = 0
+class Store(Dashboard):
+    """The in-memory dashboard with this suite's vocabulary: current-backend subagent
+    segments of PARENT, each with one goal row whose id is ten times its start."""
 
     def add(self, sid: str, parent: str, started: float) -> None:
-        self.details[sid] = {
-            "id": sid,
-            "source": "subagent",
-            "parent_session_id": parent,
-            "model_config": json.dumps({"_delegate_from": PARENT}),
-            "started_at": started,
-            "ended_at": None,
-            "end_reason": None,
-            "is_default_profile": True,
-        }
+        self.put(
+            sid,
+            source="subagent",
+            parent_session_id=parent,
+            model_config=json.dumps({"_delegate_from": PARENT}),
+            started_at=started,
+            ended_at=None,
+            end_reason=None,
+            is_default_profile=True,
+        )
         self.rows[sid] = [{"id": int(started * 10), "session_id": sid, "role": "user", "content": "go"}]
 
-    def detail(self, sid: str) -> SessionDetail:
-        self.reads += 1
-        if sid not in self.details:
-            raise HermesError(Code.NOT_FOUND, status=404)
-        return SessionDetail.from_json(dict(self.details[sid]))
-
-    def messages(self, sid: str, *, offset: int = 0, limit: int = 50, order: str = "latest") -> Any:
-        from hermes_task.core.wire import MessagesPage
-
-        rows = self.rows[sid][-limit:] if offset == 0 else []
-        page = MessagesPage.from_json(
-            {
-                "session_id": sid,
-                "messages": rows,
-                "pagination": {"limit": limit, "offset": offset, "order": order, "returned": len(rows)},
-            }
-        )
-        while self.on_messages:
-            self.on_messages.pop(0)()
-        return page
-
-    def latest_descendant(self, sid: str) -> Any:
-        from hermes_task.core.wire import LatestDescendant
-
-        target = self.descendant.get(sid, sid)
-        return LatestDescendant.from_json({"session_id": target, "changed": target != sid})
-
-    def around(self, sid: str, row_id: int, *, limit: int = 120) -> Any:
-        from hermes_task.core.wire import MessagesPage
-
-        rows = [r for r in self.rows[sid] if r["id"] >= row_id]
-        return MessagesPage.from_json(
-            {
-                "session_id": sid,
-                "messages": rows,
-                "pagination": {"limit": limit, "offset": 0, "order": "oldest", "returned": len(rows)},
-            }
-        )
+    @property
+    def detail_reads(self) -> int:
+        """Detail requests so far."""
+        return [kind for kind, _ in self.calls()].count("detail")
 
 
 def test_the_detail_budget_stops_at_its_bound() -> None:
     store = Store()
     store.add(SID, PARENT, 1.0)
-    reader = DetailReader(store, budget=3)  # type: ignore[arg-type]
+    reader = DetailReader(store.client(), budget=3)
     for _ in range(3):
         reader.fresh(SID)
     with pytest.raises(BoundReached):
         reader.fresh(SID)
-    assert store.reads == 3
+    assert store.detail_reads == 3
 
 
 def test_a_compression_finished_during_the_read_moves_to_the_newer_segment_at_once() -> None:
@@ -288,10 +243,10 @@ def test_a_compression_finished_during_the_read_moves_to_the_newer_segment_at_on
     def rotate() -> None:  # while the newest page is read, the segment is compressed
         store.details[SID].update(end_reason="compression", ended_at=2.0)
         store.add(NEW, SID, 1.5)
-        store.descendant[SID] = NEW
+        store.descendants[SID] = NEW
 
-    store.on_messages.append(rotate)
-    reader = TaskReader(store, SID)  # type: ignore[arg-type]
+    store.after[("messages", SID)] = rotate
+    reader = TaskReader(store.client(), SID)
     snap = reader.refresh()
     assert snap.failure is None
     assert reader.path == (SID, NEW)
@@ -306,7 +261,7 @@ def test_around_returns_the_window_that_starts_at_the_row() -> None:
     store.rows[SID] += [
         {"id": 11 + i, "session_id": SID, "role": "assistant", "content": f"r{i}"} for i in range(3)
     ]
-    reader = TaskReader(store, SID)  # type: ignore[arg-type]
+    reader = TaskReader(store.client(), SID)
     snap = reader.refresh()
     out = read_around(reader, [12], snap)
     assert [key[1] for key in reader.window.keys] == [12, 13]
@@ -357,7 +312,7 @@ def test_ids_at_the_edges_are_accepted_unchanged(value: str) -> None:
 def test_a_read_budget_spent_inside_a_refresh_is_bound_reached_not_a_crash() -> None:
     store = Store()
     store.add(SID, PARENT, 1.0)
-    reader = TaskReader(store, SID)  # type: ignore[arg-type]
+    reader = TaskReader(store.client(), SID)
     reader.detail_budget = 1  # the anchor's read spends it: the fresh re-read cannot happen
     snap = reader.refresh()
     assert snap.failure is None
@@ -372,9 +327,9 @@ def test_a_read_budget_spent_inside_a_refresh_is_bound_reached_not_a_crash() -> 
 
 def test_an_unreadable_or_empty_token_file_is_auth_missing(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": "/nonexistent", "HOME": str(tmp_path)}
-    http = httpx.Client(
-        base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(500))
-    )
+    dash = Dashboard()
+    dash.answer(httpx.Response(500))
+    http = dash.http("http://127.0.0.1:9")
     empty = tmp_path / "empty.token"
     empty.write_text("  \n")
     for path, words in (
@@ -413,25 +368,17 @@ def test_a_host_record_without_a_host_or_naming_another_name_is_not_used(tmp_pat
 def test_a_token_on_a_page_that_is_not_200_is_never_used(tmp_path: Path) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path), "HOME": str(tmp_path), "XDG_CONFIG_HOME": "/nonexistent"}
 
-    def page(request: httpx.Request) -> httpx.Response:
-        html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
-        return httpx.Response(404, text=html, headers={"content-type": "text/html"})
-
-    http = httpx.Client(base_url="http://127.0.0.1:9129", transport=httpx.MockTransport(page))
+    dash = Dashboard()
+    html = f'<script>window.__HERMES_SESSION_TOKEN__ = "{PAGE_TOKEN}";</script>'
+    dash.answer(httpx.Response(404, text=html, headers={"content-type": "text/html"}))
+    http = dash.http("http://127.0.0.1:9129")
     assert apply_credentials(http, resolve(env=env, url="http://127.0.0.1:9129"), env) is None
     assert TOKEN_HEADER not in http.headers
 
 
 def _login_client() -> tuple[httpx.Client, list[dict[str, Any]]]:
-    posts: list[dict[str, Any]] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and request.url.path == "/auth/password-login":
-            posts.append(json.loads(request.content))
-            return httpx.Response(200, json={"ok": True})
-        return httpx.Response(404)
-
-    return httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer)), posts
+    dash = Dashboard(serves=frozenset({"login"}))
+    return dash.http("http://127.0.0.1:9"), dash.logins
 
 
 def test_a_username_logs_in_with_the_password_file_or_the_env_password(tmp_path: Path) -> None:
@@ -465,20 +412,14 @@ def test_without_xdg_state_home_the_host_record_is_under_home(tmp_path: Path) ->
 
 @pytest.mark.parametrize("bad", ["", "..", "a\x1bb", "x" * 600])
 def test_an_invalid_id_named_by_the_dashboard_is_never_requested(bad: str) -> None:
-    asked: list[str] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        asked.append(request.url.path)
-        return httpx.Response(200, json=_detail_body())
-
-    client = DashboardClient(
-        httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    )
+    dash = Dashboard()
+    dash.answer(httpx.Response(200, json=_detail_body()))
+    client = dash.client(base_url="http://127.0.0.1:9")
     for call in (client.detail, client.latest_descendant, client.messages):
         with pytest.raises(HermesError) as info:
             call(bad)
         assert info.value.code is Code.INCOMPATIBLE
-    assert asked == []
+    assert dash.paths_asked() == []
 
 
 @pytest.mark.parametrize("body", [{"id": SID}, {**_detail_body(), "started_at": "yesterday"}, [], "x"])
@@ -500,7 +441,7 @@ def test_a_malformed_detail_is_incompatible(body: Any) -> None:
 )
 def test_a_malformed_body_of_any_route_is_incompatible(route: str, body: dict[str, Any]) -> None:
     client = _client(body, profile=None)
-    call = {
+    call: Callable[[], object] = {
         "messages": lambda: client.messages(SID),
         "latest-descendant": lambda: client.latest_descendant(SID),
         "around": lambda: client.around(SID, 1),
@@ -512,15 +453,12 @@ def test_a_malformed_body_of_any_route_is_incompatible(route: str, body: dict[st
 
 
 def test_the_messages_query_is_exactly_the_contracts() -> None:
-    seen: list[str] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(str(request.url.query, "ascii"))
-        return httpx.Response(200, json=_page_body())
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(answer))
-    DashboardClient(http, profile="work").messages(SID)
-    assert seen == ["limit=50&offset=0&order=latest&inline_images=false&include_compacted=true&profile=work"]
+    dash = Dashboard()
+    dash.answer(httpx.Response(200, json=_page_body()))
+    dash.client(profile="work", base_url="http://127.0.0.1:9").messages(SID)
+    assert [str(r.url.query, "ascii") for r in dash.requests] == [
+        "limit=50&offset=0&order=latest&inline_images=false&include_compacted=true&profile=work"
+    ]
 
 
 def _around_body(**pagination: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""`hermes-task older` through the CLI with respx, on rows captured from both real backends.
+"""`hermes-task older` through the CLI on rows captured from both real backends.
 
 The `long` child's 241 captured rows are served by a page model of each contract (0.19.x:
 oldest-first offsets, `order` ignored; current: newest-first `order=latest`); the model is
@@ -15,64 +15,75 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import Call, Dashboard, serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 
 
-class LongModel:
-    """Replay, except `/messages` of the `long` child, which is paged from its captured rows."""
+class LongModel(Dashboard):
+    """The in-memory dashboard holding the `long` child's captured rows, paged by the
+    backend's contract; its detail and every other request replay the captures."""
 
     def __init__(self, backend: str) -> None:
         self.replay = Replay(backend)
         self.legacy = self.replay.manifest["backend"]["contract"] == "legacy"
+        super().__init__(
+            contract="legacy" if self.legacy else "current",
+            token=TOKEN,
+            serves=frozenset({"messages"}),
+            fallback=self.replay,
+        )
         self.long = self.replay.manifest["long"]
-        self.rows: list[dict[str, Any]] = self.replay.by_name["messages:long:limit=500"]["body"]["messages"]
-        self.fail_offsets: set[str] = set()
-        self.reads: list[tuple[str, str]] = []
-
-    def page(self, offset: int, limit: int, order: str) -> dict[str, Any]:
-        n = len(self.rows)
-        if self.legacy:
-            got = self.rows[offset : offset + limit]
-            pagination: dict[str, Any] = {"limit": limit, "offset": offset, "returned": len(got)}
-        else:
-            got = self.rows[max(0, n - offset - limit) : max(0, n - offset)]
-            pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(got)}
-        body: dict[str, Any] = {"session_id": self.long["id"], "messages": got, "pagination": pagination}
+        self.put(self.long["id"])
+        self.rows[self.long["id"]] = self.replay.by_name["messages:long:limit=500"]["body"]["messages"]
         if not self.legacy:
-            body["profile"] = "default"
-        return body
+            self.envelope = {"profile": "default"}
+        self.fail_offsets: set[str] = set()
+        self.before.append(self._fail)
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path != f"/api/sessions/{self.long['id']}/messages":
-            return self.replay(request)
-        assert request.headers.get("x-hermes-session-token") == TOKEN
-        params = dict(request.url.params)
-        assert params["inline_images"] == "false"
-        assert params["include_compacted"] == "true"
-        self.reads.append((params["offset"], params["limit"]))
-        if params["offset"] in self.fail_offsets:
+    def _fail(self, call: Call) -> httpx.Response | None:
+        if call.kind == "messages" and call.params["offset"] in self.fail_offsets:
             return httpx.Response(500, json={"detail": "Internal Server Error"})
-        return httpx.Response(
-            200, json=self.page(int(params["offset"]), int(params["limit"]), params["order"])
+        return None
+
+    @property
+    def transcript(self) -> list[dict[str, Any]]:
+        return self.rows[self.long["id"]]
+
+    @property
+    def long_reads(self) -> list[tuple[str, str]]:
+        """(offset, limit) of every page of the `long` child asked."""
+        sid = self.long["id"]
+        return [(c.params["offset"], c.params["limit"]) for c in self.log if c[:2] == ("messages", sid)]
+
+    def page(self, offset: int, limit: int, order: str) -> Any:
+        query: dict[str, str | int] = {
+            "limit": limit,
+            "offset": offset,
+            "order": order,
+            "inline_images": "false",
+            "include_compacted": "true",
+        }
+        headers = {"x-hermes-session-token": TOKEN}
+        return (
+            self.http().get(f"/api/sessions/{self.long['id']}/messages", params=query, headers=headers).json()
         )
 
 
 @pytest.fixture(params=["official", "iot"])
 def model(request: pytest.FixtureRequest) -> Iterator[LongModel]:
     server = LongModel(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=server)
+    with serving(server.handle):
         yield server
 
 
-def run(*args: str) -> Any:
-    return CliRunner().invoke(app, ["older", *args, "--url", BASE_URL], env=ENV)
+def run(*args: str) -> Result:
+    return invoke("older", *args)
 
 
 def ids(rows: list[dict[str, Any]]) -> list[int]:
@@ -83,7 +94,7 @@ def test_the_page_model_answers_like_the_captured_server(model: LongModel) -> No
     captured = model.replay.by_name["messages:long:offset=50"]["body"]
     assert model.page(50, 50, "latest")["messages"] == captured["messages"]
     assert model.page(50, 50, "latest")["pagination"] == captured["pagination"]
-    assert len(model.rows) == model.long["rows"] == 241
+    assert len(model.transcript) == model.long["rows"] == 241
 
 
 def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -> None:
@@ -92,7 +103,7 @@ def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -
     assert result.stderr == ""
     data = json.loads(result.stdout)
     assert data["kind"] == "transcript"
-    assert ids(data["rows"]) == ids(model.rows)
+    assert ids(data["rows"]) == ids(model.transcript)
     assert data["rows"][0]["text"] == model.long["goal"]
     assert data["rows"][-1]["text"] == "Summarised 119 modules."
     assert data["coverage"] == {"unique_rows": 241, "has_older": False, "at_start": True}
@@ -102,20 +113,20 @@ def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -
     assert data["backend"]["capabilities"]["order"] is not legacy
     assert data["backend"]["capabilities"]["pagination"] is True
     if legacy:
-        assert model.reads == [("191", "50"), ("241", "50"), ("0", "192")]
+        assert model.long_reads == [("191", "50"), ("241", "50"), ("0", "192")]
     else:
-        assert model.reads == [("0", "50"), ("49", "500")]
+        assert model.long_reads == [("0", "50"), ("49", "500")]
 
 
 def test_default_is_one_older_page_and_more_pages_go_further(model: LongModel) -> None:
     data = json.loads(run(model.long["id"], "--json").stdout)
-    assert ids(data["rows"]) == ids(model.rows)[-100:]
+    assert ids(data["rows"]) == ids(model.transcript)[-100:]
     assert data["coverage"] == {"unique_rows": 100, "has_older": True, "at_start": False}
     data = json.loads(run(model.long["id"], "--pages", "3", "--json").stdout)
-    assert ids(data["rows"]) == ids(model.rows)[-200:]
+    assert ids(data["rows"]) == ids(model.transcript)[-200:]
     assert data["coverage"] == {"unique_rows": 200, "has_older": True, "at_start": False}
     data = json.loads(run(model.long["id"], "--pages", "9", "--json").stdout)
-    assert ids(data["rows"]) == ids(model.rows)
+    assert ids(data["rows"]) == ids(model.transcript)
     assert data["coverage"] == {"unique_rows": 241, "has_older": False, "at_start": True}
 
 
@@ -128,7 +139,7 @@ def test_min_text_reads_pages_until_enough_prose_arrived(model: LongModel) -> No
         "debug: older stop=target batches=1 pages=2 new=100 text=50 restarts=0 unique=150"
     )
     data = json.loads(result.stdout)
-    assert ids(data["rows"]) == ids(model.rows)[-150:]
+    assert ids(data["rows"]) == ids(model.transcript)[-150:]
     older = data["rows"][:100]
     assert sum(1 for r in older if r["role"] == "assistant" and r["text"]) == 50
     assert sum(1 for r in older if r["role"] == "tool") == 50  # kept and shown, not counted
@@ -179,7 +190,7 @@ def test_an_older_page_failure_reports_the_rows_already_verified(model: LongMode
         "retryable": True,
         "hint": "try again; see the dashboard's log",
     }
-    assert ids(data["rows"]) == ids(model.rows)[-50:]
+    assert ids(data["rows"]) == ids(model.transcript)[-50:]
     assert result.stderr == (
         "error: the dashboard failed with a server error: HTTP 500\nhint: try again; see the dashboard's log\n"
     )
@@ -212,7 +223,8 @@ def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongMod
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
     starts = [line for line in lines if line.startswith("debug: start messages")]
-    offsets = [re.search(r"offset=(\d+)", line).group(1) for line in starts]  # type: ignore[union-attr]
+    found = [re.search(r"offset=(\d+)", line) for line in starts]
+    offsets = [match.group(1) if match else None for match in found]
     assert offsets == (["191", "241", "0"] if model.legacy else ["0", "49"])
     assert lines[-1] == "debug: older stop=start batches=1 pages=1 new=191 restarts=0 unique=241"
     assert "Reading module" not in result.stderr
@@ -232,7 +244,7 @@ def test_progress_on_a_terminal_stderr_never_touches_stdout(
         obj=Environment(isatty=lambda stream: True),
     )
     assert result.exit_code == 0
-    assert ids(json.loads(result.stdout)["rows"]) == ids(model.rows)
+    assert ids(json.loads(result.stdout)["rows"]) == ids(model.transcript)
 
 
 def test_an_invalid_child_id_is_a_usage_error(model: LongModel) -> None:

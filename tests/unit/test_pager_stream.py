@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app, pager
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_colour_pager import capture_pager
 
 
@@ -78,8 +78,7 @@ def test_older_feeds_the_pager_in_pieces(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(pager.Stream, "feed", feed)
     env = {"HERMES_DASHBOARD_TOKEN": TOKEN, "COLUMNS": "100", "LINES": "10", "HERMES_TASK_PAGER": command}
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         result = CliRunner().invoke(
             app,
             ["older", replay.manifest["long"]["id"], "--all", "--url", BASE_URL],

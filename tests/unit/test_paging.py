@@ -6,51 +6,41 @@ generations, detached pages and restarts."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from hermes_task.core.window import advance
-from hermes_task.dashboard.client import DashboardClient
 from hermes_task.reading.older import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from hermes_task.reading.reader import TaskReader
+from tests.support.dashboard import Call, Contract, Dashboard
 
 PARENT = "20261130_170432_8e73a5"
 CHILD = "20261130_170432_2a90b4"
 TIP = "20261130_170433_c19500"
-Hook = Callable[[str, str, dict[str, str]], None]
 
 
-class FakeDashboard:
-    """Sessions with rows; `/messages` pages newest-first (current: `order=latest`) or
-    oldest-first ignoring `order` (legacy 0.19.x). Hooks run before a request is answered
-    (to append rows between reads); `redirect` answers one session's messages with
-    another's, as the backends do after a rotation."""
+class Transcripts(Dashboard):
+    """The in-memory dashboard with this suite's vocabulary: subagent children of PARENT whose
+    first row is the goal and whose later rows alternate assistant and tool. `legacy`: 0.19.x
+    pages (oldest first, `order` ignored); `paginated` False: 0.18.x's envelope, every row.
+    `latest-descendant` knows no lineage (404)."""
 
     def __init__(self, *, legacy: bool, paginated: bool = True) -> None:
+        contract: Contract = "unpaginated" if not paginated else "legacy" if legacy else "current"
+        super().__init__(contract=contract, first_row_id=3, hints=False)
         self.legacy = legacy
-        self.paginated = paginated  # False: 0.18.x's envelope, every row, parameters ignored
-        self.details: dict[str, dict[str, Any]] = {}
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-        self.redirect: dict[str, str] = {}
-        self.hooks: list[Hook] = []
-        self.log: list[tuple[str, str, dict[str, str]]] = []
-        self.next_id = 3
 
-    def add(self, sid: str, rows: int, *, parent: str = PARENT, **detail: Any) -> FakeDashboard:
-        self.details[sid] = {
-            "id": sid,
+    def add(self, sid: str, rows: int, *, parent: str = PARENT, **detail: Any) -> Transcripts:
+        fields: dict[str, Any] = {
             "source": "subagent",
             "parent_session_id": parent,
             "model_config": json.dumps({"_delegate_from": PARENT}),
             "started_at": 1.0,
             "ended_at": None,
             "end_reason": None,
-            **detail,
         }
-        self.rows[sid] = []
+        self.put(sid, **{**fields, **detail})
         self.append(sid, rows, goal=True)
         return self
 
@@ -59,64 +49,13 @@ class FakeDashboard:
             i = len(self.rows[sid])
             kind = role or ("user" if goal and i == 0 else ("assistant", "tool")[i % 2])
             content = "the goal" if goal and i == 0 else f"{sid[-6:]} row {i}"
-            self.rows[sid].append(
-                {
-                    "id": self.next_id,
-                    "session_id": sid,
-                    "role": kind,
-                    "content": content,
-                    "timestamp": float(i),
-                }
-            )
-            self.next_id += 1
+            self.row(sid, role=kind, content=content, timestamp=float(i))
 
     def ids(self, sid: str = CHILD) -> list[int]:
-        return [r["id"] for r in self.rows[sid]]
-
-    def detail(self, sid: str) -> dict[str, Any]:
-        body = {**self.details[sid], "message_count": len(self.rows[sid])}
-        if not self.legacy:
-            body["is_default_profile"] = True
-        return body
-
-    def page(self, sid: str, params: dict[str, str]) -> dict[str, Any]:
-        sid = self.redirect.get(sid, sid)
-        rows = self.rows[sid]
-        limit, offset, n = int(params["limit"]), int(params["offset"]), len(rows)
-        if not self.paginated:
-            return {"session_id": sid, "messages": list(rows)}
-        if self.legacy or params.get("order") == "oldest":
-            got = rows[offset : offset + limit]
-            pagination: dict[str, Any] = {"limit": limit, "offset": offset, "returned": len(got)}
-            if not self.legacy:
-                pagination["order"] = "oldest"
-        else:
-            got = rows[max(0, n - offset - limit) : max(0, n - offset)]
-            pagination = {"limit": limit, "offset": offset, "order": params["order"], "returned": len(got)}
-        return {"session_id": sid, "messages": got, "pagination": pagination}
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        parts = request.url.path.split("/")
-        sid = parts[3]
-        kind = parts[4] if len(parts) > 4 else "detail"
-        params = dict(request.url.params)
-        for hook in list(self.hooks):
-            hook(kind, sid, params)
-        self.log.append((kind, sid, params))
-        if kind == "latest-descendant" or sid not in self.details:
-            return httpx.Response(404, json={"detail": "Session not found"})
-        body = self.page(sid, params) if kind == "messages" else self.detail(sid)
-        return httpx.Response(200, json=body)
-
-    def client(self) -> DashboardClient:
-        http = httpx.Client(transport=httpx.MockTransport(self), base_url="http://127.0.0.1:9119")
-        return DashboardClient(http)
-
-    def reads(self) -> list[tuple[str, str, str, str]]:
-        return [(k, s, p.get("offset", ""), p.get("limit", "")) for k, s, p in self.log if k == "messages"]
+        return super().ids(sid)
 
 
-def reader_for(fake: FakeDashboard, sid: str = CHILD) -> TaskReader:
+def reader_for(fake: Transcripts, sid: str = CHILD) -> TaskReader:
     reader = TaskReader(fake.client(), sid)
     reader.refresh()
     return reader
@@ -126,12 +65,12 @@ def window_ids(reader: TaskReader) -> list[int]:
     return [key[1] for key in reader.window.keys]
 
 
-def append_before_messages(fake: FakeDashboard, n: int, sid: str = CHILD) -> None:
-    def hook(kind: str, _sid: str, _params: dict[str, str]) -> None:
-        if kind == "messages":
+def append_before_messages(fake: Transcripts, n: int, sid: str = CHILD) -> None:
+    def hook(call: Call) -> None:
+        if call.kind == "messages":
             fake.append(sid, n)
 
-    fake.hooks.append(hook)
+    fake.before.append(hook)
 
 
 # -- the seed's regression ------------------------------------------------------------------
@@ -141,13 +80,15 @@ class NaivePager:
     """The buggy design: the next older offset is the number of rows loaded so far, grown
     by raw older-page lengths and by the head rows each latest refresh added."""
 
-    def __init__(self, fake: FakeDashboard) -> None:
+    def __init__(self, fake: Transcripts) -> None:
         self.fake = fake
         self.loaded: dict[int, None] = {}
         self.offset = 0
 
     def _get(self, offset: int) -> list[int]:
-        page = self.fake.page(CHILD, {"limit": "50", "offset": str(offset), "order": "latest"})
+        params = {"limit": "50", "offset": str(offset), "order": "latest", "inline_images": "false"}
+        params["include_compacted"] = "true"
+        page = self.fake.http().get(f"/api/sessions/{CHILD}/messages", params=params).json()
         return [row["id"] for row in page["messages"]]
 
     def latest(self) -> None:
@@ -165,7 +106,7 @@ def test_appends_between_reads_make_a_raw_length_pager_skip_the_old_tail_but_not
     # The interleaving: 100 rows; the newest page is read; the task appends 10 rows; an
     # older page is read (it overlaps the newest page by those 10 rows); a refresh adds
     # the 10 new head rows; the next older page is read.
-    naive_fake = FakeDashboard(legacy=False).add(CHILD, 100)
+    naive_fake = Transcripts(legacy=False).add(CHILD, 100)
     naive = NaivePager(naive_fake)
     naive.latest()
     naive_fake.append(CHILD, 10)
@@ -176,7 +117,7 @@ def test_appends_between_reads_make_a_raw_length_pager_skip_the_old_tail_but_not
     assert naive.offset == 110  # it believes it has read everything
     assert sorted(set(truth) - set(naive.loaded)) == truth[:10]  # but the old tail was skipped
 
-    fake = FakeDashboard(legacy=False).add(CHILD, 100)
+    fake = Transcripts(legacy=False).add(CHILD, 100)
     reader = reader_for(fake)
     fake.append(CHILD, 10)
     first = reader.read_older()
@@ -199,7 +140,7 @@ def test_appends_between_reads_make_a_raw_length_pager_skip_the_old_tail_but_not
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["current", "legacy"])
 def test_all_reads_every_row_once_in_server_order_with_the_largest_pages(legacy: bool) -> None:
-    fake = FakeDashboard(legacy=legacy).add(CHILD, 241)
+    fake = Transcripts(legacy=legacy).add(CHILD, 241)
     reader = reader_for(fake)
     seen: list[Progress] = []
     outcome = read_batches(reader, Plan(batches=None, limit=500), on_page=seen.append)
@@ -223,7 +164,7 @@ def test_all_reads_every_row_once_in_server_order_with_the_largest_pages(legacy:
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["current", "legacy"])
 def test_all_on_a_long_task_pages_500_rows_at_a_time_and_stops_at_the_start(legacy: bool) -> None:
-    fake = FakeDashboard(legacy=legacy).add(CHILD, 2000)
+    fake = Transcripts(legacy=legacy).add(CHILD, 2000)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=None, limit=500))
     assert window_ids(reader) == fake.ids()
@@ -248,7 +189,7 @@ def test_all_on_a_long_task_pages_500_rows_at_a_time_and_stops_at_the_start(lega
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["current", "legacy"])
 def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: bool) -> None:
-    fake = FakeDashboard(legacy=legacy).add(CHILD, 241)
+    fake = Transcripts(legacy=legacy).add(CHILD, 241)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=1))
     assert outcome.pages == 1
@@ -270,7 +211,7 @@ def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: 
 
 
 def test_a_current_page_that_exactly_reaches_the_start_needs_one_anchor_read_to_know_it() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 100)
+    fake = Transcripts(legacy=False).add(CHILD, 100)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=None))
     assert window_ids(reader) == fake.ids()
@@ -279,7 +220,7 @@ def test_a_current_page_that_exactly_reaches_the_start_needs_one_anchor_read_to_
     assert fake.reads()[-1] == ("messages", CHILD, "99", "51")  # returned only the anchor
 
 
-def prose_then_tools(fake: FakeDashboard, prose: int, tools: int) -> None:
+def prose_then_tools(fake: Transcripts, prose: int, tools: int) -> None:
     """Text rows at the start, then tool activity (tool rows and reasoning-only rows)."""
     fake.append(CHILD, prose - 1, role="assistant")
     for i in range(tools):
@@ -300,7 +241,7 @@ def prose_then_tools(fake: FakeDashboard, prose: int, tools: int) -> None:
 
 
 def test_min_text_keeps_reading_raw_pages_until_enough_text_rows_arrived() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 1)
+    fake = Transcripts(legacy=False).add(CHILD, 1)
     prose_then_tools(fake, prose=100, tools=200)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=1, min_text=30))
@@ -314,7 +255,7 @@ def test_min_text_keeps_reading_raw_pages_until_enough_text_rows_arrived() -> No
 
 
 def test_min_text_stops_at_the_visible_start() -> None:
-    fake = FakeDashboard(legacy=True).add(CHILD, 1)
+    fake = Transcripts(legacy=True).add(CHILD, 1)
     prose_then_tools(fake, prose=10, tools=100)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=3, min_text=50))
@@ -325,7 +266,7 @@ def test_min_text_stops_at_the_visible_start() -> None:
 
 
 def test_min_text_batches_are_bounded_to_ten_pages() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 1)
+    fake = Transcripts(legacy=False).add(CHILD, 1)
     prose_then_tools(fake, prose=10, tools=1000)
     reader = reader_for(fake)
     outcome = read_batches(reader, Plan(batches=1, min_text=5))
@@ -349,7 +290,7 @@ def test_min_text_batches_are_bounded_to_ten_pages() -> None:
 def test_all_while_the_task_appends_between_every_read_never_skips_or_repeats(
     legacy: bool, per_read: int
 ) -> None:
-    fake = FakeDashboard(legacy=legacy).add(CHILD, 1000)
+    fake = Transcripts(legacy=legacy).add(CHILD, 1000)
     reader = reader_for(fake)
     append_before_messages(fake, per_read)
     outcome = read_batches(reader, Plan(batches=None))
@@ -363,16 +304,16 @@ def test_all_while_the_task_appends_between_every_read_never_skips_or_repeats(
 
 
 def test_a_page_missing_its_anchor_is_retried_after_a_refresh_that_reports_and_fills_the_gap() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 300)
+    fake = Transcripts(legacy=False).add(CHILD, 300)
     reader = reader_for(fake)
     burst = {"left": 1}
 
-    def hook(kind: str, _sid: str, params: dict[str, str]) -> None:
-        if kind == "messages" and params["offset"] == "49" and burst["left"]:
+    def hook(call: Call) -> None:
+        if call.kind == "messages" and call.params["offset"] == "49" and burst["left"]:
             burst["left"] -= 1
             fake.append(CHILD, 120)  # more than a page: the older page misses its anchor
 
-    fake.hooks.append(hook)
+    fake.before.append(hook)
     result = reader.read_older()
     assert result is not None
     assert result.restarted
@@ -386,16 +327,16 @@ def test_a_page_missing_its_anchor_is_retried_after_a_refresh_that_reports_and_f
 
 
 def test_an_unfilled_gap_is_reported_when_paging_stops_before_the_known_rows() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 300)
+    fake = Transcripts(legacy=False).add(CHILD, 300)
     reader = reader_for(fake)
     burst = {"left": 1}
 
-    def hook(kind: str, _sid: str, params: dict[str, str]) -> None:
-        if kind == "messages" and params["offset"] == "49" and burst["left"]:
+    def hook(call: Call) -> None:
+        if call.kind == "messages" and call.params["offset"] == "49" and burst["left"]:
             burst["left"] -= 1
             fake.append(CHILD, 120)
 
-    fake.hooks.append(hook)
+    fake.before.append(hook)
     outcome = read_batches(reader, Plan(batches=1))
     assert outcome.restarts == 1
     assert outcome.pages == 1
@@ -405,7 +346,7 @@ def test_an_unfilled_gap_is_reported_when_paging_stops_before_the_known_rows() -
 
 
 def test_a_task_writing_faster_than_pages_are_read_stops_with_a_bound() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 300)
+    fake = Transcripts(legacy=False).add(CHILD, 300)
     reader = reader_for(fake)
     append_before_messages(fake, 60)
     outcome = read_batches(reader, Plan(batches=None))
@@ -421,8 +362,8 @@ def test_a_task_writing_faster_than_pages_are_read_stops_with_a_bound() -> None:
 # -- identity and generations -------------------------------------------------------------
 
 
-def rotated(legacy: bool) -> FakeDashboard:
-    fake = FakeDashboard(legacy=legacy)
+def rotated(legacy: bool) -> Transcripts:
+    fake = Transcripts(legacy=legacy)
     fake.add(CHILD, 120, end_reason="compression", ended_at=2.0)
     fake.add(TIP, 150, parent=CHILD, started_at=1.5)
     return fake
@@ -461,14 +402,14 @@ def test_a_canonical_change_during_an_older_read_restarts_at_offset_zero(legacy:
 
 
 def test_a_response_held_across_a_new_generation_never_changes_the_new_window() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 200)
+    fake = Transcripts(legacy=False).add(CHILD, 200)
     reader = reader_for(fake)
 
-    def hook(kind: str, _sid: str, params: dict[str, str]) -> None:
-        if kind == "messages" and params["offset"] == "49":
+    def hook(call: Call) -> None:
+        if call.kind == "messages" and call.params["offset"] == "49":
             reader.window = advance(reader.window, CHILD)  # a newer generation committed meanwhile
 
-    fake.hooks.append(hook)
+    fake.before.append(hook)
     result = reader.read_older()
     assert result is not None
     assert result.stale
@@ -479,7 +420,7 @@ def test_a_response_held_across_a_new_generation_never_changes_the_new_window() 
 
 
 def test_read_older_after_advance_reads_the_newest_page_first() -> None:
-    fake = FakeDashboard(legacy=False).add(CHILD, 200)
+    fake = Transcripts(legacy=False).add(CHILD, 200)
     reader = reader_for(fake)
     reader.window = advance(reader.window, CHILD)
     before = len(fake.log)
@@ -494,15 +435,15 @@ def test_read_older_after_advance_reads_the_newest_page_first() -> None:
 
 
 def test_a_legacy_newest_page_that_keeps_growing_is_bounded_and_says_so() -> None:
-    fake = FakeDashboard(legacy=True).add(CHILD, 100)
+    fake = Transcripts(legacy=True).add(CHILD, 100)
     grown = {"done": False}
 
-    def hook(kind: str, _sid: str, _params: dict[str, str]) -> None:
-        if kind == "messages" and not grown["done"]:
+    def hook(call: Call) -> None:
+        if call.kind == "messages" and not grown["done"]:
             grown["done"] = True
             fake.append(CHILD, 5100)  # appended after the detail said 100 rows
 
-    fake.hooks.append(hook)
+    fake.before.append(hook)
     reader = TaskReader(fake.client(), CHILD)
     snap = reader.refresh()
     forward = [r for r in fake.reads() if r[2] != "50"]

@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -24,7 +23,9 @@ from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import STEER_CLOSE, cut, split_steers
 from hermes_task.render import plain_rows, terminal
 from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import recording
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {
     "HERMES_DASHBOARD_TOKEN": TOKEN,
@@ -56,7 +57,8 @@ def rich_console(width: int = 100) -> tuple[Console, io.StringIO]:
 
 def rich_transcript(doc: Any, width: int = 100, **view: bool) -> str:
     out, buffer = rich_console(width)
-    terminal.transcript(out, doc, markdown=False, **{"reasoning": False, **view})
+    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
+    terminal.transcript(out, doc, markdown=False, reasoning=reasoning, full=full, utc=utc)
     return buffer.getvalue()
 
 
@@ -89,8 +91,7 @@ def test_captured_transcripts_print_as_rich_prints_them(
     monkeypatch.setattr("hermes_task.cli.show.output_transcript", spy)
     monkeypatch.setattr("hermes_task.cli.older.output_transcript", spy)
     printed: list[str] = []
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         for args in tasks(replay.manifest):
             result = CliRunner().invoke(app, [*args, *extra, "--url", BASE_URL], env=ENV)
             if result.exit_code != 0:
@@ -108,12 +109,9 @@ def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pyt
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr(
-        "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
-    )
+    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
     c1 = replay.manifest["c1"]
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
     assert result.exit_code == 0, result.stderr
     doc = seen[0]
@@ -247,11 +245,8 @@ def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch
     replay = Replay("official")
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr(
-        "hermes_task.cli.show.output_transcript", lambda c, d, **v: (seen.append(d), real(c, d, **v))
-    )
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
+    with serving(replay):
         CliRunner().invoke(app, ["show", replay.manifest["long"]["id"], "--url", BASE_URL], env=ENV)
     doc = seen[0]
     chunks = list(transcript_chunks(doc, Style(), 100, batch=10))
@@ -304,7 +299,8 @@ def check_times(stamp: float, utc: bool) -> None:
 @given(text=st.lists(st.sampled_from(["a", "\n", "x" * 150, "é"]), max_size=40).map("".join))
 def test_the_short_cut_keeps_what_the_long_cut_keeps(text: str) -> None:
     lines, chars = 12, 2000
-    kept, size, short, all_lines = [], 0, False, text.split("\n")
+    kept: list[str] = []
+    size, short, all_lines = 0, False, text.split("\n")
     for line in all_lines[:lines]:  # core/readable.py `cut` without its shortcut
         if kept and size + len(line) > chars:
             break

@@ -8,12 +8,11 @@ between cycles (from the fake sleep) or in the middle of a cycle (a hook after a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.follow import (
     MAX_FILL_PAGES,
@@ -23,6 +22,7 @@ from hermes_task.reading.follow import (
     ending_exit_code,
 )
 from hermes_task.reading.reader import TaskReader
+from tests.support.dashboard import Call, Dashboard, refused, status, timed_out
 
 PARENT = "20260101_000000_parent"
 X = "20260101_000001_aaaaaa"
@@ -30,54 +30,36 @@ Y = "20260101_000002_bbbbbb"
 Z = "20260101_000003_cccccc"
 
 
-class FakeClient:
-    """A scriptable dashboard store behind the DashboardClient methods TaskReader uses."""
-
-    profile = None
+class Lineage(Dashboard):
+    """The in-memory dashboard with this suite's vocabulary: subagent segments of PARENT whose
+    rows are assistant rows, compression rotations that merge the lineage into the tip's pages
+    (current) or not (legacy 0.19.x), and the tip named by `latest-descendant`."""
 
     def __init__(self, *, legacy: bool = False) -> None:
+        super().__init__(contract="legacy" if legacy else "current", first_row_id=101)
         self.legacy = legacy
-        self.details: dict[str, dict[str, Any]] = {}
-        self.own: dict[str, list[dict[str, Any]]] = {}
-        self.merged: dict[str, list[str]] = {}
-        self.answer_as: dict[str, str] = {}
-        self.descendant: dict[str, str] = {}
-        self.missing: set[str] = set()
-        self.faults: list[HermesError] = []
-        self.after: dict[tuple[str, str], Callable[[], None]] = {}
-        self.calls: list[tuple[str, str]] = []
-        self.next_id = 100
         self.clock: Clock | None = None
-        self.cost = 0.0
+        self.cost = 0.0  # seconds each request takes on `clock`
+        self.before.append(self._spend)
 
-    # -- store ----------------------------------------------------------------------------
+    def _spend(self, call: Call) -> None:
+        if self.clock is not None:
+            self.clock.now += self.cost
 
-    def add(self, sid: str, *, parent: str = PARENT, started: float = 1.0) -> None:
-        self.details[sid] = {
-            "id": sid,
-            "source": "subagent",
-            "parent_session_id": parent,
-            "model_config": json.dumps({"max_iterations": 50, "_delegate_from": PARENT}),
-            "started_at": started,
-            "ended_at": None,
-            "end_reason": None,
-            "message_count": 0,
-        }
-        if not self.legacy:
-            self.details[sid]["is_default_profile"] = True
-        self.own[sid] = []
+    def add(self, sid: str, *, parent: str | None = PARENT, started: float = 1.0) -> None:
+        self.put(
+            sid,
+            source="subagent",
+            parent_session_id=parent,
+            model_config=json.dumps({"max_iterations": 50, "_delegate_from": PARENT}),
+            started_at=started,
+            ended_at=None,
+            end_reason=None,
+        )
         self.merged[sid] = [sid]
 
     def append(self, sid: str, n: int) -> list[tuple[str, int]]:
-        keys = []
-        for _ in range(n):
-            self.next_id += 1
-            self.own[sid].append(
-                {"id": self.next_id, "session_id": sid, "role": "assistant", "content": f"row {self.next_id}"}
-            )
-            keys.append((sid, self.next_id))
-        self.details[sid]["message_count"] = len(self.own[sid])
-        return keys
+        return [self.row(sid, role="assistant", content=f"row {self.next_id}") for _ in range(n)]
 
     def end(self, sid: str, reason: str, at: float = 5.0) -> None:
         self.details[sid]["end_reason"] = reason
@@ -89,58 +71,13 @@ class FakeClient:
         self.add(new, parent=old, started=self.details[old]["started_at"] + 1)
         if not self.legacy:
             self.merged[new] = [*self.merged[old], new]
-        self.descendant[old] = new
-
-    # -- the client interface -------------------------------------------------------------
-
-    def _call(self, kind: str, sid: str) -> None:
-        self.calls.append((kind, sid))
-        if self.clock is not None:
-            self.clock.now += self.cost
-        if self.faults:
-            raise self.faults.pop(0)
-        if sid in self.missing or sid not in self.details:
-            raise HermesError(Code.NOT_FOUND, status=404)
-
-    def _done(self, kind: str, sid: str) -> None:
-        hook = self.after.pop((kind, sid), None)
-        if hook is not None:
-            hook()
-
-    def detail(self, sid: str) -> SessionDetail:
-        self._call("detail", sid)
-        detail = SessionDetail.from_json(dict(self.details[sid]))
-        self._done("detail", sid)
-        return detail
-
-    def messages(self, sid: str, *, offset: int = 0, limit: int = 50, order: str = "latest") -> MessagesPage:
-        self._call("messages", sid)
-        answer = self.answer_as.get(sid, sid)
-        rows = [row for seg in self.merged[answer] for row in self.own[seg]]
-        if self.legacy:
-            page = rows[offset : offset + limit]
-            pagination: dict[str, Any] = {"limit": limit, "offset": offset, "returned": len(page)}
-        else:
-            end = max(0, len(rows) - offset)
-            page = rows[max(0, end - limit) : end]
-            pagination = {"limit": limit, "offset": offset, "order": order, "returned": len(page)}
-        result = MessagesPage.from_json({"session_id": answer, "messages": page, "pagination": pagination})
-        self._done("messages", sid)
-        return result
-
-    def latest_descendant(self, sid: str) -> LatestDescendant:
-        self._call("latest-descendant", sid)
-        target = self.descendant.get(sid, sid)
-        return LatestDescendant.from_json({"session_id": target, "changed": target != sid})
-
-    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
-        raise HermesError(Code.UNSUPPORTED, "around is not part of the follow loop")
+        self.descendants[old] = new
 
 
 class Clock:
     """A fake monotonic clock; `sleep` advances it and runs the step scheduled for that sleep."""
 
-    def __init__(self, steps: list[Callable[[], None]] | None = None) -> None:
+    def __init__(self, steps: Sequence[Callable[[], object]] | None = None) -> None:
         self.now = 1000.0
         self.sleeps: list[float] = []
         self.steps = list(steps or [])
@@ -196,7 +133,7 @@ class Recorder:
 
 
 def follow(
-    client: FakeClient,
+    client: Lineage,
     clock: Clock,
     *,
     tips: tuple[str, ...] = (),
@@ -205,7 +142,7 @@ def follow(
     **config: Any,
 ) -> tuple[FollowOutcome, Recorder]:
     recorder = recorder or Recorder()
-    reader = TaskReader(client, X, tips=tips, hint=hint)
+    reader = TaskReader(client.client(), X, tips=tips, hint=hint)
     follower = Follower(
         reader,
         recorder,
@@ -218,8 +155,8 @@ def follow(
     return follower.run(), recorder
 
 
-def running(legacy: bool = False, rows: int = 3) -> tuple[FakeClient, list[tuple[str, int]]]:
-    client = FakeClient(legacy=legacy)
+def running(legacy: bool = False, rows: int = 3) -> tuple[Lineage, list[tuple[str, int]]]:
+    client = Lineage(legacy=legacy)
     client.add(X)
     return client, client.append(X, rows)
 
@@ -235,7 +172,7 @@ def test_running_rows_ended_final_read_with_two_transient_failures_succeeds(lega
     recorder = Recorder()
 
     def arm() -> None:  # the cycle that saw the ending is over: its final read fails twice
-        client.faults[:] = [HermesError(Code.NETWORK, "ConnectError"), HermesError(Code.SERVER_ERROR)]
+        client.faults[:] = [refused(), status(500)]
         added.extend(client.append(X, 1))  # flushed at close: only the final read sees it
 
     recorder.on_final = arm
@@ -253,7 +190,7 @@ def test_four_final_read_failures_end_with_final_read_failed_and_keep_rows() -> 
     client, first = running()
     clock = Clock([lambda: client.end(X, "agent_close")])
     recorder = Recorder()
-    recorder.on_final = lambda: client.faults.extend([HermesError(Code.TIMEOUT)] * 4)
+    recorder.on_final = lambda: client.faults.extend([timed_out()] * 4)
     outcome, recorder = follow(client, clock, recorder=recorder)
 
     assert outcome.exit_code == 7
@@ -272,7 +209,7 @@ def test_four_final_read_failures_end_with_final_read_failed_and_keep_rows() -> 
 
 def test_a_non_transient_failure_is_final_and_keeps_rows() -> None:
     client, first = running()
-    clock = Clock([lambda: client.faults.append(HermesError(Code.AUTH_EXPIRED, status=401))])
+    clock = Clock([lambda: client.faults.append(status(401, {"error": "session_expired"}))])
     outcome, recorder = follow(client, clock)
     assert outcome.exit_code == 3
     assert recorder.row_keys == first
@@ -292,8 +229,13 @@ def test_a_cycle_that_straddles_a_rotation_reports_each_row_once(legacy: bool) -
 
     def rotate_mid_cycle() -> None:
         later.extend(client.append(X, 1))
+
         # after the messages read of X, X rotates: the fresh detail sees the compression
-        client.after[("messages", X)] = lambda: (client.rotate(X, Y), later.extend(client.append(Y, 2)))
+        def rotate() -> None:
+            client.rotate(X, Y)
+            later.extend(client.append(Y, 2))
+
+        client.after[("messages", X)] = rotate
 
     clock = Clock([rotate_mid_cycle, lambda: client.end(Y, "agent_close")])
     outcome, recorder = follow(client, clock)
@@ -310,9 +252,9 @@ def test_a_cycle_that_straddles_a_rotation_reports_each_row_once(legacy: bool) -
 
 def test_a_messages_answer_for_an_unproven_session_is_never_reported() -> None:
     client, first = running()
-    client.add(Z, parent=None)  # type: ignore[arg-type]
+    client.add(Z, parent=None)
     client.append(Z, 4)
-    clock = Clock([lambda: client.answer_as.update({X: Z})])
+    clock = Clock([lambda: client.redirect.update({X: Z})])
     outcome, recorder = follow(client, clock)
 
     assert outcome.exit_code == 5
@@ -331,14 +273,14 @@ def test_a_messages_answer_for_a_proven_newer_segment_is_disposed_and_reread() -
     def rotate() -> None:
         client.rotate(X, Y)
         extra.extend(client.append(Y, 2))
-        client.answer_as[X] = Y  # the server redirects the old id to its tip
-        client.descendant.pop(X)  # and no hint: only the redirect tells
+        client.redirect[X] = Y  # the server redirects the old id to its tip
+        client.descendants.pop(X)  # and no hint: only the redirect tells
 
     clock = Clock([rotate, lambda: client.end(Y, "agent_close")])
     outcome, recorder = follow(client, clock)
     assert outcome.exit_code == 0
     assert recorder.row_keys == first + extra
-    assert ("messages", Y) in client.calls  # the redirected page was read again for Y itself
+    assert ("messages", Y) in client.calls()  # the redirected page was read again for Y itself
 
 
 # -- transient failures and timing ------------------------------------------------------------
@@ -370,7 +312,7 @@ def test_the_interval_counts_from_the_start_of_a_cycle() -> None:
 
 def test_network_failures_back_off_exponentially_to_the_cap_and_report_once() -> None:
     client, _ = running()
-    client.faults[:] = [HermesError(Code.NETWORK, "ConnectError")] * 6
+    client.faults[:] = [refused()] * 6
     clock = Clock([lambda: None] * 6 + [lambda: client.end(X, "agent_close")])
     outcome, recorder = follow(client, clock)
     assert outcome.exit_code == 0
@@ -380,9 +322,9 @@ def test_network_failures_back_off_exponentially_to_the_cap_and_report_once() ->
 
 def test_backoff_jitter_stays_between_half_and_the_full_delay() -> None:
     client, _ = running()
-    client.faults[:] = [HermesError(Code.SERVER_ERROR)] * 3
+    client.faults[:] = [status(500)] * 3
     clock = Clock([lambda: None] * 3 + [lambda: client.end(X, "agent_close")])
-    reader = TaskReader(client, X)
+    reader = TaskReader(client.client(), X)
     follower = Follower(
         reader, Recorder(), FollowConfig(), clock=clock, sleep=clock.sleep, jitter=lambda: 0.0
     )
@@ -405,14 +347,14 @@ def test_timeout_while_the_final_read_keeps_failing_is_final_read_failed() -> No
     client, _ = running()
     clock = Clock([lambda: client.end(X, "agent_close")])
     recorder = Recorder()
-    recorder.on_final = lambda: client.faults.extend([HermesError(Code.NETWORK)] * 9)
+    recorder.on_final = lambda: client.faults.extend([refused()] * 9)
     outcome, recorder = follow(client, clock, recorder=recorder, timeout=5.0)
     assert outcome.exit_code == 7
     assert recorder.events[-2][:2] == ("error", "final_read_failed")
 
 
 def test_an_unknown_id_ends_after_the_start_timeout_with_exit_4() -> None:
-    client = FakeClient()
+    client = Lineage()
     clock = Clock()
     outcome, recorder = follow(client, clock, interval=2.0, start_timeout=7.0)
     assert outcome.exit_code == 4
@@ -429,7 +371,7 @@ def test_an_unknown_id_ends_after_the_start_timeout_with_exit_4() -> None:
 
 def test_a_profile_that_does_not_exist_stops_the_follow_at_once() -> None:
     client, _ = running()
-    client.faults.append(HermesError(Code.PROFILE_NOT_FOUND, "'typo'", status=404))
+    client.faults.append(status(404, {"detail": "Profile 'typo' does not exist."}))
     clock = Clock()
     outcome, recorder = follow(client, clock)
     assert outcome.exit_code == 4
@@ -441,13 +383,13 @@ def test_a_profile_that_does_not_exist_stops_the_follow_at_once() -> None:
 
 
 def test_a_start_timeout_of_zero_gives_up_at_the_first_404() -> None:
-    outcome, _ = follow(FakeClient(), clock := Clock(), start_timeout=0.0)
+    outcome, _ = follow(Lineage(), clock := Clock(), start_timeout=0.0)
     assert outcome.exit_code == 4
     assert clock.sleeps == []
 
 
 def test_an_unknown_id_under_a_shorter_timeout_is_not_found_not_still_running() -> None:
-    outcome, recorder = follow(FakeClient(), Clock(), timeout=5.0, start_timeout=60.0)
+    outcome, recorder = follow(Lineage(), Clock(), timeout=5.0, start_timeout=60.0)
     assert outcome.exit_code == 4
     assert recorder.events[-1] == ("result", "failed", "unknown", None, 4)
 
@@ -463,7 +405,7 @@ def test_a_404_streak_that_ends_in_time_resets_the_start_timeout() -> None:
 
 def test_timeout_after_every_read_of_the_final_stretch_failed_exits_7() -> None:
     client, first = running()
-    clock = Clock([lambda: client.faults.extend([HermesError(Code.NETWORK, "ConnectError")] * 20)])
+    clock = Clock([lambda: client.faults.extend([refused()] * 20)])
     outcome, recorder = follow(client, clock, timeout=20.0)
     assert outcome.exit_code == 7
     assert outcome.failure is not None
@@ -475,7 +417,7 @@ def test_timeout_after_every_read_of_the_final_stretch_failed_exits_7() -> None:
 
 def test_timeout_after_a_failure_then_a_success_is_still_running() -> None:
     client, _ = running()
-    clock = Clock([lambda: client.faults.append(HermesError(Code.NETWORK))])
+    clock = Clock([lambda: client.faults.append(refused())])
     outcome, _ = follow(client, clock, timeout=9.0)
     assert outcome.exit_code == 9
 
@@ -561,7 +503,7 @@ def test_partial_history_pauses_with_one_warning(exit_status: bool, code: int) -
 def test_a_tip_not_yet_flushed_is_retried_and_continues_without_duplicates() -> None:
     client, first = running()
     client.rotate(X, Y)
-    client.descendant.pop(X)  # the hint does not know it: only --tip does
+    client.descendants.pop(X)  # the hint does not know it: only --tip does
     y_rows = client.append(Y, 2)
     client.missing.add(Y)
     later: list[tuple[str, int]] = []
@@ -593,7 +535,7 @@ def test_the_latest_descendant_hint_continues_a_paused_segment() -> None:
         if task.end_reason == "compression" and not rest:  # paused: a newer segment appears
             client.add(Y, parent=X, started=2.0)
             client.merged[Y] = [X, Y]
-            client.descendant[X] = Y
+            client.descendants[X] = Y
             rest.extend(client.append(Y, 2))
             client.end(Y, "agent_close")
 
@@ -603,7 +545,7 @@ def test_the_latest_descendant_hint_continues_a_paused_segment() -> None:
     assert outcome.exit_code == 0
     assert recorder.row_keys == first + rest
     assert ("warning", "partial_history") in recorder.events
-    assert client.calls.count(("messages", Y)) == 2  # the segment proven late gets its own final read
+    assert client.calls().count(("messages", Y)) == 2  # the segment proven late gets its own final read
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -669,12 +611,12 @@ def test_rows_written_to_the_old_segment_just_before_a_rotation_are_reported_fir
         if mode == "unmerged":
             client.merged[Y] = [Y]
         after.extend(client.append(Y, 2))
-        rotated_at.append(len(client.calls))
+        rotated_at.append(len(client.calls()))
 
     clock = Clock([rotate, lambda: client.end(Y, "agent_close")])
     outcome, recorder = follow(client, clock)
 
     assert outcome.exit_code == 0
     assert recorder.row_keys == first + late + after  # every row once, X's last rows before Y's
-    x_pages = [c for c in client.calls[rotated_at[0] :] if c == ("messages", X)]
+    x_pages = [c for c in client.calls()[rotated_at[0] :] if c == ("messages", X)]
     assert len(x_pages) == (0 if mode == "merged" else 1)  # never a segment read twice

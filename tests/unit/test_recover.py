@@ -16,7 +16,7 @@ from hermes_task.core.verdict import flatten, summarize
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.tasktree import Conversation, build
-from tests.replay import load
+from tests.support.replay import load
 
 P = "20261130_163359_a4d16b"
 CHILD_A = "20261130_163400_1f2d7b"

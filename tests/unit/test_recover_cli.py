@@ -4,19 +4,18 @@ would) for the nested tree, gaps, paging bounds and failures."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import respx
-from typer.testing import CliRunner
+from typer.testing import Result
 
-from hermes_task.cli import app
 from hermes_task.cli.environment import Environment
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import Call, Dashboard, serving
+from tests.support.replay import TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
 NOTE = (
@@ -35,9 +34,9 @@ GRANDCHILD = "20261130_170004_eeeeee"
 ENVIRONMENT: list[Environment] = []
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
     obj = ENVIRONMENT[-1] if ENVIRONMENT else None
-    return CliRunner().invoke(app, ["recover", *args, "--url", BASE_URL], env={**ENV, **(env or {})}, obj=obj)
+    return invoke("recover", *args, env={"COLUMNS": "150", **(env or {})}, environment=obj)
 
 
 def doc(result: Any) -> dict[str, Any]:
@@ -51,8 +50,7 @@ def doc(result: Any) -> dict[str, Any]:
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
@@ -215,27 +213,29 @@ def test_unknown_parent_is_not_found(replay: Replay) -> None:
 # -- fabricated transcripts (current contract) --------------------------------------------------
 
 
-class FakeDashboard:
-    """A minimal current-contract dashboard: exact-id detail and `order=latest` pages."""
+class Conversations(Dashboard):
+    """The in-memory dashboard with this suite's vocabulary: a current-contract backend (exact
+    ids, `order=latest` pages naming profile "default") that is asked only details and pages;
+    sessions whose rows spawn children with `delegate_task`. `status`: every request answers
+    it (a backend that went away)."""
 
     def __init__(self) -> None:
-        self.ids = itertools.count(1)
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-        self.seen: list[str] = []
+        super().__init__(serves=frozenset({"detail", "messages"}))
+        self.envelope = {"profile": "default"}
         self.status: int | None = None
-        self.stuck = False
+        self.before.append(self._down)
+
+    def _down(self, call: Call) -> httpx.Response | None:
+        return None if self.status is None else httpx.Response(self.status, json={"detail": "Unauthorized"})
 
     def session(self, sid: str, parent: str | None = None) -> None:
         config = None if parent is None else json.dumps({"max_iterations": 90, "_delegate_from": parent})
-        self.sessions[sid] = {"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
-                              "model_config": config, "started_at": 1796056440.0, "ended_at": None,
-                              "end_reason": None, "profile": "default", "is_default_profile": True}  # fmt: skip
-        self.rows[sid] = []
+        self.put(sid, source="subagent" if parent else "cli", parent_session_id=parent, model_config=config,
+                 started_at=1796056440.0, ended_at=None, end_reason=None, profile="default",
+                 is_default_profile=True)  # fmt: skip
 
     def add(self, sid: str, role: str, content: Any = "", **extra: Any) -> None:
-        self.rows[sid].append({"id": next(self.ids), "session_id": sid, "role": role, "content": content,
-                               "active": 1, "compacted": 0, **extra})  # fmt: skip
+        self.row(sid, role=role, content=content, active=1, compacted=0, **extra)
 
     def spawn(self, sid: str, call_id: str, goals: list[str], payload: dict[str, Any]) -> None:
         call = {"id": call_id, "type": "function",
@@ -243,33 +243,11 @@ class FakeDashboard:
         self.add(sid, "assistant", "", tool_calls=[call])
         self.add(sid, "tool", json.dumps(payload), tool_call_id=call_id, tool_name="delegate_task")
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(request.url.path)
-        if self.status is not None:
-            return httpx.Response(self.status, json={"detail": "Unauthorized"})
-        parts = request.url.path.split("/")
-        sid = parts[3]
-        if sid not in self.sessions:
-            return httpx.Response(404, json={"detail": "Session not found"})
-        rows = self.rows[sid]
-        if len(parts) == 4:
-            return httpx.Response(200, json={**self.sessions[sid], "message_count": len(rows)})
-        q = request.url.params
-        limit, offset = int(q["limit"]), int(q["offset"])
-        if self.stuck and offset > 0:
-            offset = min(offset, 0)  # a broken backend: every older page is the newest one
-        end = max(0, len(rows) - offset)
-        page = rows[max(0, end - limit) : end]
-        pagination = {"limit": limit, "offset": int(q["offset"]), "order": q["order"], "returned": len(page)}
-        return httpx.Response(200, json={"session_id": sid, "profile": "default", "messages": page,
-                                         "pagination": pagination})  # fmt: skip
-
 
 @pytest.fixture
-def fake() -> Iterator[FakeDashboard]:
-    dash = FakeDashboard()
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=dash)
+def fake() -> Iterator[Conversations]:
+    dash = Conversations()
+    with serving(dash.handle):
         yield dash
 
 
@@ -278,7 +256,7 @@ def _results(*entries: tuple[str, str | None]) -> dict[str, Any]:
                         for i, (status, ref) in enumerate(entries)]}  # fmt: skip
 
 
-def _tree(fake: FakeDashboard) -> None:
+def _tree(fake: Conversations) -> None:
     fake.session(P)
     fake.add(P, "user", "Audit the repository.")
     fake.spawn(P, "call_p", ["Audit module A", "Audit module B", "Audit module C"],
@@ -305,7 +283,7 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
             "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None, **extra}  # fmt: skip
 
 
-def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: FakeDashboard) -> None:
+def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: Conversations) -> None:
     _tree(fake)
     result = run(P, "--recursive", "--json")
     assert result.exit_code == 0
@@ -325,12 +303,12 @@ def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fa
         "summary": {"total": 6, "terminal": 6, "state": "finished"},
         "warnings": [],
     }  # fmt: skip
-    details = [p for p in fake.seen if not p.endswith("/messages")]
+    details = [p for p in fake.paths_asked() if not p.endswith("/messages")]
     assert details.count(f"/api/sessions/{P}") == 2  # the parent is never read again (cycle)
     assert f"/api/sessions/{MISSING}" in details
 
 
-def test_without_recursive_no_child_is_read(fake: FakeDashboard) -> None:
+def test_without_recursive_no_child_is_read(fake: Conversations) -> None:
     _tree(fake)
     result = run(P, "--json")
     assert result.exit_code == 0
@@ -340,10 +318,10 @@ def test_without_recursive_no_child_is_read(fake: FakeDashboard) -> None:
         (MISSING, []),
         (CHILD_B, []),
     ]
-    assert {p.split("/")[3] for p in fake.seen} == {P}
+    assert {p.split("/")[3] for p in fake.paths_asked()} == {P}
 
 
-def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDashboard, tty: None) -> None:
+def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: Conversations, tty: None) -> None:
     _tree(fake)
     result = run(P, "--recursive")
     assert result.exit_code == 0
@@ -376,7 +354,7 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: FakeDas
     ]
 
 
-def test_a_child_that_names_another_parent_is_an_identity_gap(fake: FakeDashboard) -> None:
+def test_a_child_that_names_another_parent_is_an_identity_gap(fake: Conversations) -> None:
     fake.session(P)
     fake.spawn(P, "call_p", ["Audit module A"], _results(("completed", CHILD_A)))
     fake.session(CHILD_A, parent="20261130_165959_ffffff")
@@ -387,11 +365,11 @@ def test_a_child_that_names_another_parent_is_an_identity_gap(fake: FakeDashboar
     assert (task["gap"], task["children"]) == ("identity_mismatch", [])
     # Ownership first (acp-subagent-history-replay): the foreign child's detail is read, its
     # messages never are.
-    assert f"/api/sessions/{CHILD_A}" in fake.seen
-    assert not any(p.startswith(f"/api/sessions/{CHILD_A}/") for p in fake.seen)
+    assert f"/api/sessions/{CHILD_A}" in fake.paths_asked()
+    assert not any(p.startswith(f"/api/sessions/{CHILD_A}/") for p in fake.paths_asked())
 
 
-def _long_parent(fake: FakeDashboard) -> None:
+def _long_parent(fake: Conversations) -> None:
     fake.session(P)
     fake.spawn(
         P,
@@ -403,7 +381,7 @@ def _long_parent(fake: FakeDashboard) -> None:
         fake.add(P, "assistant" if i % 2 else "user", f"turn {i}")
 
 
-def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: FakeDashboard) -> None:
+def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: Conversations) -> None:
     _long_parent(fake)
     result = run(P, "--pages", "1", "--json")
     assert result.exit_code == 0
@@ -422,7 +400,7 @@ def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: FakeDashboard) 
     assert human.stderr.startswith(f"no delegated tasks in {P}\nwarning: a proof or paging bound stopped")
 
 
-def test_every_page_is_read_by_default(fake: FakeDashboard) -> None:
+def test_every_page_is_read_by_default(fake: Conversations) -> None:
     _long_parent(fake)
     result = run(P, "--json")
     assert result.exit_code == 0
@@ -431,19 +409,19 @@ def test_every_page_is_read_by_default(fake: FakeDashboard) -> None:
         ("An early task", "running", "deleg_0a0a0a0a")
     ]
     assert data["warnings"] == []
-    pages = [p for p in fake.seen if p.endswith("/messages")]
+    pages = [p for p in fake.paths_asked() if p.endswith("/messages")]
     assert len(pages) == 2
     two = run(P, "--pages", "2", "--json")
     assert doc(two)["warnings"] == []
     assert len(doc(two)["tasks"]) == 1
 
 
-def test_invalid_parent_id_is_a_usage_error_without_a_request(fake: FakeDashboard) -> None:
+def test_invalid_parent_id_is_a_usage_error_without_a_request(fake: Conversations) -> None:
     result = run("..", "--json")
     assert result.exit_code == 2
     assert doc(result)["error"]["code"] == "invalid_id"
     assert result.stderr.startswith("error: invalid id: PARENT_ID may not be '.' or '..'")
-    assert fake.seen == []
+    assert fake.paths_asked() == []
 
 
 def test_pages_must_be_positive() -> None:
@@ -452,7 +430,7 @@ def test_pages_must_be_positive() -> None:
     assert "--pages" in result.stderr
 
 
-def test_rejected_credentials_exit_3(fake: FakeDashboard) -> None:
+def test_rejected_credentials_exit_3(fake: Conversations) -> None:
     fake.session(P)
     fake.status = 401
     result = run(P, "--json")
@@ -461,7 +439,7 @@ def test_rejected_credentials_exit_3(fake: FakeDashboard) -> None:
     assert TOKEN not in result.stdout + result.stderr
 
 
-def test_a_server_error_on_the_parent_exits_7(fake: FakeDashboard) -> None:
+def test_a_server_error_on_the_parent_exits_7(fake: Conversations) -> None:
     fake.session(P)
     fake.status = 500
     result = run(P)
@@ -470,7 +448,7 @@ def test_a_server_error_on_the_parent_exits_7(fake: FakeDashboard) -> None:
     assert result.stderr.startswith("error: the dashboard failed with a server error: HTTP 500")
 
 
-def test_hostile_goals_are_sanitised_in_the_table(fake: FakeDashboard) -> None:
+def test_hostile_goals_are_sanitised_in_the_table(fake: Conversations) -> None:
     fake.session(P)
     fake.spawn(P, "call_p", ["Evil \x1b]52;c;ZXZpbA==\x07 goal \u202e"], _results(("completed", None)))
     result = run(P)
@@ -495,7 +473,7 @@ def test_a_rotated_parent_chat_discloses_segments_it_cannot_read(replay: Replay)
     )
 
 
-def test_paging_that_stops_making_progress_ends_with_a_warning(fake: FakeDashboard) -> None:
+def test_paging_that_stops_making_progress_ends_with_a_warning(fake: Conversations) -> None:
     fake.session(P)
     for i in range(600):
         fake.add(P, "assistant" if i % 2 else "user", f"turn {i}")
@@ -507,4 +485,4 @@ def test_paging_that_stops_making_progress_ends_with_a_warning(fake: FakeDashboa
          "message": f"a proof or paging bound stopped the work early (older pages of {P} stopped returning new "
                     "rows after 5 page(s); the task list may be incomplete)"}
     ]  # fmt: skip
-    assert len([p for p in fake.seen if p.endswith("/messages")]) == 5
+    assert len([p for p in fake.paths_asked() if p.endswith("/messages")]) == 5

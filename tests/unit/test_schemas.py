@@ -9,14 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
-import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary, to_json_dict
 from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.render import schemas as schemas
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
@@ -93,8 +93,7 @@ def test_events_schema_is_a_union_discriminated_by_type() -> None:
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 

@@ -19,9 +19,10 @@ import respx
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN
-from tests.scripted import Scripted, capture
 from tests.support import tally
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN
+from tests.support.scripted import Scripted, capture
 
 PASSWORD = "pw-SECRET-9d41c7e2b08f4a6e"
 COOKIE = "cookie-SECRET-3b7e0a94c1d2"
@@ -115,8 +116,7 @@ def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(snapshot.TaskReader, "refresh", boom)
     c1 = capture("iot")["manifest"]["c1"]
     env = {**BASE_ENV, "HERMES_DASHBOARD_TOKEN": TOKEN}
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=Scripted("iot", None, corrupt=-1))
+    with serving(Scripted("iot", None, corrupt=-1)):
         result = CliRunner().invoke(app, ["show", c1["root"], "--json", "--url", BASE_URL], env=env)
     assert result.exit_code == 1
     assert json.loads(result.stdout)["error"]["code"] == "internal"
@@ -129,6 +129,7 @@ def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPat
 
 
 def _login_router(router: respx.MockRouter, outcome: str, script: Scripted) -> None:
+    login: httpx.Response | Exception
     if outcome == "ok":
         login = httpx.Response(
             200,
@@ -136,7 +137,7 @@ def _login_router(router: respx.MockRouter, outcome: str, script: Scripted) -> N
             headers={"set-cookie": f"hermes_session_at={COOKIE}; HttpOnly; Path=/"},
         )
     elif outcome == "network":
-        login = httpx.ConnectError("refused")  # type: ignore[assignment]
+        login = httpx.ConnectError("refused")
     else:
         status = {"rejected": 401, "rate_limited": 429, "server_error": 503}[outcome]
         login = httpx.Response(status, json={"detail": f"Invalid credentials for {PASSWORD}"})

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import respx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.segment import Segment
@@ -22,11 +21,13 @@ from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig
 from hermes_task.render.unpadded import strip_line_ends, strip_text_line_ends
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_follow_cli import CLOCKS, Dash, FakeTime
 from tests.unit.test_follow_cli import events as follow_events
 from tests.unit.test_follow_cli import run as follow_run
-from tests.unit.test_poll import Clock, FakeClient, X, follow, running
+from tests.unit.test_poll import Clock, Lineage, X, follow, running
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 MISSING = "20000101_000000_000000"
@@ -35,16 +36,13 @@ MISSING = "20000101_000000_000000"
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
 def show(*args: str, tty: bool = False, env: dict[str, str] | None = None) -> Any:
     obj = Environment(isatty=lambda stream: True) if tty else None
-    return CliRunner().invoke(
-        app, ["show", *args, "--url", BASE_URL], env={**ENV, "LINES": "1000", **(env or {})}, obj=obj
-    )
+    return invoke("show", *args, env={"LINES": "1000", **(env or {})}, environment=obj)
 
 
 def doc_of(result: Any) -> dict[str, Any]:
@@ -134,9 +132,9 @@ def test_follow_tail_cuts_only_the_rows_already_there(tail: int | None, kept: in
 
 
 def test_follow_role_filters_every_report() -> None:
-    client: FakeClient
+    client: Lineage
     client, first = running(rows=2)
-    client.own[X][0]["role"] = "user"
+    client.rows[X][0]["role"] = "user"
     clock = Clock([lambda: client.append(X, 2), lambda: client.end(X, "agent_close")])
     from hermes_task.core.rowfilter import RowFilter
 
@@ -150,8 +148,7 @@ def test_follow_cli_tail_zero_prints_only_new_rows() -> None:
     fake = FakeTime(pytest.MonkeyPatch())
     CLOCKS.append(fake)
     try:
-        with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-            router.route().mock(side_effect=served)
+        with serving(served.handle):
             fake.steps = [lambda: served.append("Pass 2: 43 passed."), lambda: served.end("agent_close")]
             result = follow_run(served.sid, "--json", "--tail", "0")
     finally:
@@ -173,8 +170,7 @@ def test_follow_config_selects_nothing_by_default() -> None:
 
 def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
     rep = Replay("official")  # 0.19: every command warns legacy_backend
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         c1 = rep.manifest["c1"]
         loud = show(c1["root"], "--no-hint")
         quiet = show(c1["root"], "--no-hint", "--quiet")
@@ -198,8 +194,7 @@ def test_quiet_follow_keeps_json_warning_events() -> None:
     fake = FakeTime(pytest.MonkeyPatch())
     CLOCKS.append(fake)
     try:
-        with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-            router.route().mock(side_effect=served)
+        with serving(served.handle):
             fake.steps = [lambda: served.end("agent_close")]
             text = follow_run(served.sid, "--quiet")
             fake.steps = [lambda: served.end("agent_close")]
@@ -231,8 +226,8 @@ def test_quiet_notes_drop_only_repeating_warnings_and_pass_the_rest() -> None:
     inner = Notes()
     notes = QuietNotes(inner)
     for code in ("legacy_backend", "store_unavailable", "partial_history", "gap"):
-        notes.warning(WarningItem(code=code, message=code))  # type: ignore[arg-type]
-        notes.child_warning("1.1", WarningItem(code=code, message=code))  # type: ignore[arg-type]
+        notes.warning(WarningItem(code=code, message=code))
+        notes.child_warning("1.1", WarningItem(code=code, message=code))
     notes.result("ended")
     assert inner.seen == [
         ("warning", "partial_history"),
@@ -259,8 +254,7 @@ def test_terminal_lines_carry_no_trailing_spaces(replay: Replay) -> None:
 
 
 def test_terminal_error_messages_stay_one_line() -> None:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=Replay("iot"))
+    with serving(Replay("iot")):
         result = show(MISSING, tty=True, env={"COLUMNS": "40"})
     assert result.exit_code == 4
     assert result.stderr.splitlines() == [

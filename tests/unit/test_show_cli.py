@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import respx
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.cli_runner import invoke
+from tests.support.dashboard import serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_CONFIG_HOME": "/nonexistent"}
 
@@ -19,13 +20,12 @@ ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_
 @pytest.fixture(params=["official", "iot"])
 def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
     rep = Replay(request.param)
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=rep)
+    with serving(rep):
         yield rep
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(app, ["show", *args, "--url", BASE_URL], env={**ENV, **(env or {})})
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return invoke("show", *args, env=env)
 
 
 def doc(result: Any) -> dict[str, Any]:

@@ -12,14 +12,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
-import respx
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from hermes_task.cli import app
-from tests.replay import BASE_URL, TOKEN, Replay
+from tests.support.dashboard import Dashboard, serving
+from tests.support.replay import BASE_URL, TOKEN, Replay
 
 URL = "http://127.0.0.1:9119"
 CHILD = "20261130_163400_1f2d7b"
@@ -99,28 +98,27 @@ MESSAGES = [
 ]
 
 
+def _serve(messages: list[dict[str, Any]]) -> Iterator[Dashboard]:
+    """CHILD ended with these rows (PARENT unknown: 404), on a dashboard asked only details
+    and pages."""
+    dash = Dashboard(serves=frozenset({"detail", "messages"}))
+    dash.put(CHILD, **{k: v for k, v in DETAIL.items() if k != "id"})
+    dash.rows[CHILD] = messages
+    dash.envelope = {"profile": "default"}
+    with serving(dash.handle, URL):
+        yield dash
+
+
 @pytest.fixture
-def dashboard() -> Iterator[respx.Router]:
-    with respx.mock(base_url=URL, assert_all_called=False) as router:
-        router.get(f"/api/sessions/{CHILD}").mock(return_value=httpx.Response(200, json=DETAIL))
-        page = {
-            "session_id": CHILD,
-            "profile": "default",
-            "messages": MESSAGES,
-            "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": len(MESSAGES)},
-        }
-        router.get(f"/api/sessions/{CHILD}/messages").mock(return_value=httpx.Response(200, json=page))
-        router.get(f"/api/sessions/{PARENT}").mock(
-            return_value=httpx.Response(404, json={"detail": "Session not found"})
-        )
-        yield router
+def dashboard() -> Iterator[Dashboard]:
+    yield from _serve(MESSAGES)
 
 
 def invoke(*args: str) -> Any:
     return CliRunner().invoke(app, [*args, "--url", URL], env=ENV)
 
 
-def test_show_json_document(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+def test_show_json_document(dashboard: Dashboard, snapshot: SnapshotAssertion) -> None:
     result = invoke("show", CHILD, "--json")
     assert result.exit_code == 0
     assert result.stderr == ""
@@ -146,7 +144,7 @@ def paris() -> Iterator[None]:
     time.tzset()
 
 
-def test_show_terminal_text(dashboard: respx.Router, snapshot: SnapshotAssertion, paris: None) -> None:
+def test_show_terminal_text(dashboard: Dashboard, snapshot: SnapshotAssertion, paris: None) -> None:
     result = invoke("show", CHILD)
     assert result.exit_code == 0
     assert result.stderr == ""
@@ -194,21 +192,12 @@ DEMO = [
 
 
 @pytest.fixture
-def demo() -> Iterator[respx.Router]:
-    with respx.mock(base_url=URL, assert_all_called=False) as router:
-        router.get(f"/api/sessions/{CHILD}").mock(return_value=httpx.Response(200, json=DETAIL))
-        page = {
-            "session_id": CHILD,
-            "profile": "default",
-            "messages": DEMO,
-            "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": len(DEMO)},
-        }
-        router.get(f"/api/sessions/{CHILD}/messages").mock(return_value=httpx.Response(200, json=page))
-        yield router
+def demo() -> Iterator[Dashboard]:
+    yield from _serve(DEMO)
 
 
 def test_demo_terminal_collapses_boilerplate_and_decodes_and_cuts_tool_output(
-    demo: respx.Router, snapshot: SnapshotAssertion
+    demo: Dashboard, snapshot: SnapshotAssertion
 ) -> None:
     result = invoke("show", CHILD, "--utc")
     assert result.exit_code == 0, result.stderr
@@ -246,7 +235,7 @@ def test_demo_terminal_collapses_boilerplate_and_decodes_and_cuts_tool_output(
     assert data["rows"][6]["text"] == DEMO[6]["content"]
 
 
-def test_error_document(dashboard: respx.Router, snapshot: SnapshotAssertion) -> None:
+def test_error_document(dashboard: Dashboard, snapshot: SnapshotAssertion) -> None:
     result = invoke("show", PARENT, "--json")
     assert result.exit_code == 4
     assert result.stderr.startswith("error: session not found")
@@ -260,8 +249,7 @@ def test_the_demo_task_reads_in_the_terminal(backend: str, snapshot: SnapshotAss
     replay = Replay(backend)
     c1 = replay.manifest["c1"]
     args = ["show", c1["root"], "--tip", c1["tip"], "--utc"]
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=replay)
+    with serving(replay):
         short = CliRunner().invoke(app, [*args, "--url", BASE_URL], env=REPLAY_ENV)
         full = CliRunner().invoke(app, [*args, "--full", "--url", BASE_URL], env=REPLAY_ENV)
     assert short.exit_code == 0, short.stderr

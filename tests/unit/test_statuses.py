@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+from typing import Any
 
 import httpx
 import pytest
@@ -13,13 +14,14 @@ from hermes_task.core.ids import looks_like_prefix
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.dashboard.statuses import failure_for, origin, transport_failure
 from hermes_task.failures import Code, ExitStatus, HermesError
+from tests.support.dashboard import Dashboard, refused
 
 SID = "20261130_170935_fc44ff"
 ROUTE = f"GET /api/sessions/{SID}"
 
 
-def answer(status: int, **kwargs: object) -> httpx.Response:
-    return httpx.Response(status, **kwargs)  # type: ignore[arg-type]
+def answer(status: int, **kwargs: Any) -> httpx.Response:
+    return httpx.Response(status, **kwargs)
 
 
 def test_session_not_found_names_the_id_and_the_route_without_doubled_text() -> None:
@@ -167,23 +169,19 @@ def test_the_exception_text_never_reaches_the_message() -> None:
 
 
 def test_the_client_maps_transport_errors_with_the_route() -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(refuse))
-    client = DashboardClient(http, credentials=None)
+    dash = Dashboard()
+    dash.faults.append(refused())
+    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None)
     with pytest.raises(HermesError) as info:
         client.detail(SID)
     assert str(info.value) == f"network: http://127.0.0.1:9 (GET /api/sessions/{SID}): connection refused"
 
 
 def test_around_on_a_dashboard_without_the_route_is_unsupported() -> None:
-    def missing(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(404, json={"detail": "No such API endpoint: /api/sessions/x/messages/around"})
-
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(missing))
+    dash = Dashboard(around=False)  # Hermes's missing-route answer
+    dash.put(SID)
     with pytest.raises(HermesError) as info:
-        DashboardClient(http).around(SID, 3)
+        dash.client(base_url="http://127.0.0.1:9").around(SID, 3)
     assert info.value.code is Code.UNSUPPORTED
 
 

@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.dashboard import store as store_mod
 from hermes_task.dashboard.store import Store
 from hermes_task.dashboard.storepath import choose_store, default_store, hermes_root
+from hermes_task.failures import HermesError
 from tests.unit.conftest import SCHEMA
 
 P = "20261201_100000_aaaaaa"
@@ -170,10 +172,10 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     build(db, wal=False)
     real_open = open
 
-    def deny(path: object, *args: object, **kwargs: object) -> object:
+    def deny(path: Any, *args: Any, **kwargs: Any) -> Any:
         if str(path) == str(db):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(store_mod, "open", deny, raising=False)
     with pytest.raises(StoreUnavailable) as caught:
@@ -271,7 +273,7 @@ def test_settings_store_precedence(tmp_path: Path) -> None:
     cfg.write_text('[gateways.lab]\nurl = "http://127.0.0.1:1"\nno_store = true\n')
     assert settings.resolve(env=env, gateway="lab").store_off == "disabled"
     cfg.write_text("no_store = 1\n")
-    with pytest.raises(settings.HermesError):
+    with pytest.raises(HermesError):
         settings.resolve(env=env)
 
 

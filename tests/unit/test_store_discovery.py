@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 from hermes_task.core.children import StoreSession
-from hermes_task.core.wire import SessionDetail
-from hermes_task.failures import Code, HermesError
-from hermes_task.reading.discovery import DetailReader
+from hermes_task.failures import Code
+from hermes_task.reading.details import DetailReader
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
+from tests.support.dashboard import Dashboard
 
 P = "20261201_100000_aaaaaa"
 R = "20261201_100010_bbbbbb"
@@ -26,23 +26,6 @@ CONFIG = json.dumps({"max_iterations": 90, "_delegate_from": P})
 def session(sid: str, parent: str, started: float, ended: float | None, reason: str | None) -> dict[str, Any]:
     return {"id": sid, "source": "subagent", "parent_session_id": parent, "model_config": CONFIG,
             "started_at": started, "ended_at": ended, "end_reason": reason}  # fmt: skip
-
-
-class Client:
-    profile = None
-
-    def __init__(self, sessions: dict[str, dict[str, Any]]) -> None:
-        self.sessions = sessions
-        self.details: list[str] = []
-
-    def detail(self, sid: str) -> SessionDetail:
-        self.details.append(sid)
-        if sid not in self.sessions:
-            raise HermesError(Code.NOT_FOUND, "Session not found")
-        return SessionDetail.from_json(self.sessions[sid])
-
-    def latest_descendant(self, sid: str) -> Any:
-        raise AssertionError("hints are off in these tests")
 
 
 class FakeStore:
@@ -61,17 +44,23 @@ class FakeStore:
     def knows(self, sid: str) -> bool:
         return True
 
+    def first_user_text(self, sid: str) -> str | None:
+        return None
+
     def close(self) -> None:
         pass
 
 
 def discover(sessions: dict[str, dict[str, Any]], store_rows: dict[str, list[dict[str, Any]]]) -> Any:
-    client = Client(sessions)
+    dash = Dashboard(serves=frozenset({"detail"}))  # hints are off in these tests
+    for sid, detail in sessions.items():
+        dash.put(sid, **{k: v for k, v in detail.items() if k != "id"})
+    client = dash.client()
     lines: list[str] = []
     store = FakeStore(store_rows)
-    hints = StoreHints(store, debug=lines.append)  # type: ignore[arg-type]
-    reader = TaskReader(client, R, hint=False, store=hints)  # type: ignore[arg-type]
-    failure = reader._discover(DetailReader(client))  # type: ignore[arg-type]
+    hints = StoreHints(store, debug=lines.append)
+    reader = TaskReader(client, R, hint=False, store=hints)
+    failure = reader._discover(DetailReader(client))
     return reader, failure, lines, store
 
 

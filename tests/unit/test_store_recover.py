@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
 
+from tests.support.dashboard import serving
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import BASE_URL, FakeDashboard, run
+from tests.unit.test_recover_cli import Conversations, run
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"
@@ -23,14 +23,13 @@ OTHER = "20261130_165000_ffffff"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeDashboard]:
-    dash = FakeDashboard()
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=dash)
+def fake() -> Iterator[Conversations]:
+    dash = Conversations()
+    with serving(dash.handle):
         yield dash
 
 
-def call(fake: FakeDashboard, call_id: str, goals: list[str], at: float) -> None:
+def call(fake: Conversations, call_id: str, goals: list[str], at: float) -> None:
     args = json.dumps({"tasks": [{"goal": g} for g in goals]})
     tool_call = {"id": call_id, "type": "function", "function": {"name": "delegate_task", "arguments": args}}
     fake.add(P, "assistant", "", tool_calls=[tool_call], timestamp=at)
@@ -68,14 +67,15 @@ def store_with(tmp_path: Path, children: list[tuple[str, str, float]], parent: s
 def recover(store: Path, *args: str) -> dict[str, Any]:
     result = run(P, "--json", *args, env={"HERMES_TASK_STORE": str(store)})
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
 
 
 def refs(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [(t["child_session_id"], t["child_ref_source"], t["unavailable_reason"]) for t in doc["tasks"]]
 
 
-def test_each_child_is_found_and_confirmed(fake: FakeDashboard, tmp_path: Path) -> None:
+def test_each_child_is_found_and_confirmed(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers", "Check  the\nbuild"], 100.0)
     fake.session(A, parent=P)
@@ -85,11 +85,11 @@ def test_each_child_is_found_and_confirmed(fake: FakeDashboard, tmp_path: Path) 
     assert refs(doc) == [(A, "store", None), (B, "store", None)]
     assert doc["warnings"] == []
     # one exact-id detail read per proposal, before it is printed
-    assert fake.seen.count(f"/api/sessions/{A}") == 1
-    assert fake.seen.count(f"/api/sessions/{B}") == 1
+    assert fake.paths_asked().count(f"/api/sessions/{A}") == 1
+    assert fake.paths_asked().count(f"/api/sessions/{B}") == 1
 
 
-def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: FakeDashboard, tmp_path: Path) -> None:
+def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Run the tests"], 100.0)
     call(fake, "call_2", ["Run the tests"], 200.0)
@@ -100,7 +100,7 @@ def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: FakeDashboard, tmp
 
 
 def test_a_child_started_before_its_call_or_of_another_parent_is_never_used(
-    fake: FakeDashboard, tmp_path: Path
+    fake: Conversations, tmp_path: Path
 ) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers"], 100.0)
@@ -109,7 +109,7 @@ def test_a_child_started_before_its_call_or_of_another_parent_is_never_used(
     assert refs(recover(store)) == [(None, None, "no_durable_child_reference")]
 
 
-def test_a_forged_row_the_dashboard_does_not_confirm_is_dropped(fake: FakeDashboard, tmp_path: Path) -> None:
+def test_a_forged_row_the_dashboard_does_not_confirm_is_dropped(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers", "Check the build"], 100.0)
     fake.session(A, parent=OTHER)  # the dashboard says A was spawned elsewhere
@@ -122,7 +122,7 @@ def test_a_forged_row_the_dashboard_does_not_confirm_is_dropped(fake: FakeDashbo
     assert "Count TODO" not in result.stderr
 
 
-def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: FakeDashboard, tmp_path: Path) -> None:
+def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers"], 100.0)
     store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)])  # A: 404 over HTTP
@@ -134,7 +134,7 @@ def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: FakeDashbo
 
 @pytest.mark.parametrize("how", ["junk", "missing", "off", "remote"])
 def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
-    fake: FakeDashboard, tmp_path: Path, how: str
+    fake: Conversations, tmp_path: Path, how: str
 ) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers"], 100.0)
@@ -157,8 +157,7 @@ def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
         from hermes_task.cli import app
         from tests.unit.test_recover_cli import ENV
 
-        with respx.mock(base_url="https://dash.example", assert_all_called=False) as router:
-            router.route().mock(side_effect=fake)
+        with serving(fake.handle, "https://dash.example"):
             result = CliRunner().invoke(
                 app, ["recover", P, "--json", "--url", "https://dash.example"], env={**ENV, **env}
             )
@@ -176,7 +175,7 @@ def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
 
 
 def test_a_store_that_does_not_know_the_parent_is_another_dashboards(
-    fake: FakeDashboard, tmp_path: Path
+    fake: Conversations, tmp_path: Path
 ) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers"], 100.0)

@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import respx
 
 from hermes_task.cli import watch as watch_cli
 from hermes_task.cli.environment import Environment
 from hermes_task.failures import ExitStatus, Interrupted
-from tests.unit.test_recover_cli import BASE_URL, ENVIRONMENT, FakeDashboard, P, run
+from tests.support.dashboard import serving
+from tests.unit.test_recover_cli import ENVIRONMENT, Conversations, P, run
 from tests.unit.test_schemas import validator
 
 DELEG = "deleg_66c2a77e"
@@ -47,21 +47,20 @@ def clock() -> Iterator[Clock]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeDashboard]:
-    dash = FakeDashboard()
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        router.route().mock(side_effect=dash)
+def fake() -> Iterator[Conversations]:
+    dash = Conversations()
+    with serving(dash.handle):
         yield dash
 
 
-def background(dash: FakeDashboard) -> None:
+def background(dash: Conversations) -> None:
     dash.session(P)
     dash.add(P, "user", "Audit the repository in the background.")
     dash.spawn(P, "bg", GOALS, {"status": "dispatched", "mode": "background", "count": 2,
                                 "delegation_id": DELEG, "goals": GOALS})  # fmt: skip
 
 
-def complete(dash: FakeDashboard, statuses: tuple[str, str]) -> Callable[[], None]:
+def complete(dash: Conversations, statuses: tuple[str, str]) -> Callable[[], None]:
     def write() -> None:
         text = [f"[ASYNC DELEGATION BATCH COMPLETE — {DELEG}]", "A background fan-out has finished.", "",
                 "Role: leaf   Model: study-model   Total duration: 9.1s"]  # fmt: skip
@@ -81,7 +80,7 @@ def events(stdout: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(("statuses", "code", "verdict"), [(("completed", "completed"), 0, "completed"),
                                                             (("completed", "failed"), 8, "failed")])  # fmt: skip
 def test_json_watch_reports_tasks_then_a_result_and_exits_by_the_verdict(
-    fake: FakeDashboard, clock: Clock, statuses: tuple[str, str], code: int, verdict: str
+    fake: Conversations, clock: Clock, statuses: tuple[str, str], code: int, verdict: str
 ) -> None:
     background(fake)
     clock.hooks[2] = complete(fake, statuses)  # written while the watch sleeps after its 2nd read
@@ -101,11 +100,11 @@ def test_json_watch_reports_tasks_then_a_result_and_exits_by_the_verdict(
     assert lines[2]["summary"] == "Done."
     assert clock.sleeps == [2.0, 2.0]
     # The history once (detail, newest page, fresh detail), then three requests a cycle.
-    assert len(fake.seen) == 9
+    assert len(fake.paths_asked()) == 9
     assert result.stderr == ""
 
 
-def test_without_exit_status_a_failed_task_exits_0(fake: FakeDashboard, clock: Clock) -> None:
+def test_without_exit_status_a_failed_task_exits_0(fake: Conversations, clock: Clock) -> None:
     background(fake)
     clock.hooks[1] = complete(fake, ("failed", "failed"))
     result = run(P, "--watch", "--json")
@@ -119,7 +118,7 @@ def test_without_exit_status_a_failed_task_exits_0(fake: FakeDashboard, clock: C
 
 
 def test_timeout_ends_the_watch_with_9_and_tasks_delegated_meanwhile_join(
-    fake: FakeDashboard, clock: Clock
+    fake: Conversations, clock: Clock
 ) -> None:
     background(fake)
 
@@ -138,7 +137,7 @@ def test_timeout_ends_the_watch_with_9_and_tasks_delegated_meanwhile_join(
     assert clock.sleeps == [2.0, 2.0, 1.0]
 
 
-def test_a_known_failure_wins_over_the_timeout(fake: FakeDashboard, clock: Clock) -> None:
+def test_a_known_failure_wins_over_the_timeout(fake: Conversations, clock: Clock) -> None:
     background(fake)
     text = (f"[ASYNC DELEGATION TASK FAILED — {DELEG}, task 2/2]\nOne subagent has failed.\n"
             "Task: Check the build\nStatus: error   Duration: 3.1s\nError: boom")  # fmt: skip
@@ -148,7 +147,7 @@ def test_a_known_failure_wins_over_the_timeout(fake: FakeDashboard, clock: Clock
     assert events(result.stdout)[-1]["state"] == "running"
 
 
-def test_piped_watch_appends_one_line_per_status_change(fake: FakeDashboard, clock: Clock) -> None:
+def test_piped_watch_appends_one_line_per_status_change(fake: Conversations, clock: Clock) -> None:
     background(fake)
     clock.hooks[1] = lambda: fake.add(P, "assistant", "Still working.")  # no task changes
     clock.hooks[2] = complete(fake, ("completed", "failed"))
@@ -164,7 +163,7 @@ def test_piped_watch_appends_one_line_per_status_change(fake: FakeDashboard, clo
 
 
 def test_transient_failures_back_off_and_are_reported_once(
-    fake: FakeDashboard, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    fake: Conversations, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     background(fake)
     monkeypatch.setattr(watch_cli, "JITTER", lambda: 1.0)
@@ -185,7 +184,7 @@ def test_transient_failures_back_off_and_are_reported_once(
     assert clock.sleeps == [2.0, 2.0, 4.0, 8.0]
 
 
-def test_a_final_failure_ends_the_stream_with_result(fake: FakeDashboard, clock: Clock) -> None:
+def test_a_final_failure_ends_the_stream_with_result(fake: Conversations, clock: Clock) -> None:
     background(fake)
     clock.hooks[1] = lambda: setattr(fake, "status", 401)
     result = run(P, "--watch", "--json")
@@ -201,7 +200,7 @@ def test_a_final_failure_ends_the_stream_with_result(fake: FakeDashboard, clock:
      (Interrupted(ExitStatus.HANGUP, "SIGHUP"), 129)],
 )  # fmt: skip
 def test_an_interrupt_or_a_stop_signal_still_writes_the_result(
-    fake: FakeDashboard, clock: Clock, raised: BaseException, code: int
+    fake: Conversations, clock: Clock, raised: BaseException, code: int
 ) -> None:
     background(fake)
 
@@ -226,11 +225,11 @@ def test_an_invalid_parent_id_is_an_error_event_and_a_result(clock: Clock) -> No
 
 
 @pytest.mark.parametrize("args", [["--recursive"], ["--pages", "2"]])
-def test_watch_reads_the_parent_only(fake: FakeDashboard, args: list[str]) -> None:
+def test_watch_reads_the_parent_only(fake: Conversations, args: list[str]) -> None:
     assert run(P, "--watch", *args).exit_code == 2
 
 
-def test_timeout_needs_watch(fake: FakeDashboard) -> None:
+def test_timeout_needs_watch(fake: Conversations) -> None:
     background(fake)
     result = run(P, "--timeout", "5")
     assert result.exit_code == 2
@@ -238,7 +237,7 @@ def test_timeout_needs_watch(fake: FakeDashboard) -> None:
 
 
 def test_on_a_terminal_the_table_is_redrawn_and_ends_with_the_verdict(
-    fake: FakeDashboard, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    fake: Conversations, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ENVIRONMENT.append(Environment(clock=clock, sleep=clock.sleep, isatty=lambda stream: True))
     background(fake)

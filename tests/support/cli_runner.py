@@ -1,4 +1,5 @@
-"""Run the installed CLI as a subprocess against a real backend (the truest integration)."""
+"""Run the CLI: `hermes_task` as a subprocess against a real backend (the truest
+integration), and `invoke` in-process through typer's CliRunner for the unit tests."""
 
 from __future__ import annotations
 
@@ -6,8 +7,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from typer.testing import CliRunner, Result
+
+from hermes_task.cli import app
+from hermes_task.cli.environment import Environment
+from tests.support.replay import BASE_URL
+from tests.support.replay import TOKEN as REPLAY_TOKEN
 
 
 @dataclass
@@ -57,3 +66,38 @@ def hermes_task(backend: Any, *args: str, timeout: float = 60, **env: str) -> Ru
         check=False,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+# -- in-process, through typer's CliRunner (the unit tests) ---------------------------------------
+
+# What every in-process run sees: the replay token, no colour, a fixed width and no user config.
+CLI_ENV: dict[str, str | None] = {
+    "HERMES_DASHBOARD_TOKEN": REPLAY_TOKEN,
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "XDG_CONFIG_HOME": "/nonexistent",
+}
+
+
+def invoke(
+    command: str,
+    *args: str,
+    env: Mapping[str, str | None] | None = None,
+    environment: Environment | None = None,
+    url: str = BASE_URL,
+) -> Result:
+    """`hermes-task COMMAND ARGS --url URL` in-process: `CLI_ENV` updated by `env` (None
+    removes a variable) and `environment` as the injected Environment (None: the real one)."""
+    return CliRunner().invoke(
+        app, [command, *args, "--url", url], env={**CLI_ENV, **(env or {})}, obj=environment
+    )
+
+
+def recording(seen: list[Any], real: Callable[..., None]) -> Callable[..., None]:
+    """`real` (an output function a test patches), remembering each document it is given."""
+
+    def record(console: Any, doc: Any, **view: Any) -> None:
+        seen.append(doc)
+        real(console, doc, **view)
+
+    return record

@@ -1,7 +1,7 @@
 """A captured scenario of a real backend, served through respx with one request answered badly.
 
 `Scripted` answers from fixtures/<backend>/delegated_task_dashboard.json and gives request
-number `corrupt` a hostile answer from `tests.hostile.hostile_response`, remembering which
+number `corrupt` a hostile answer from `tests.support.hostile.hostile_response`, remembering which
 row keys came from responses that named another session, so a test can prove they are never
 shown. `scenarios` lists command lines whose every request is captured.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from tests.hostile import JSON_TYPE, encode, hostile_response
-from tests.replay import derive, load
+from tests.support.hostile import JSON_TYPE, encode, hostile_response
+from tests.support.replay import derive, load
 
 
 @dataclass
@@ -94,8 +94,8 @@ class Scripted:
         if not (isinstance(sent, dict) and isinstance(sent.get("messages"), list)):
             return
         asked = request.url.path.split("/")[3]
-        keys = {
-            (m.get("session_id"), m.get("id"))
+        keys: set[tuple[str, int]] = {
+            (m["session_id"], m["id"])
             for m in sent["messages"]
             if isinstance(m, dict) and isinstance(m.get("session_id"), str) and isinstance(m.get("id"), int)
         }

@@ -3,7 +3,7 @@
 `hostile_response` turns one valid captured body into a bad one of a named category (random
 JSON, wrong types, missing or extra fields, huge strings, deep nesting, invalid UTF-8,
 truncation, wrong content types, NaN/Infinity, extreme ints, another session's identity, odd
-HTTP statuses, rows whose every field is hostile). `tests/scripted.py` serves them inside
+HTTP statuses, rows whose every field is hostile). `tests/support/scripted.py` serves them inside
 real captured flows.
 """
 

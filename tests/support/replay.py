@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BASE_URL = "http://127.0.0.1:9119"
 TOKEN = "replay-token-0123456789"
 
