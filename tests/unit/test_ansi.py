@@ -9,7 +9,7 @@ import io
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import app
 from hermes_task.cli import output as output_module
-from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
+from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.render import ansi_rows, terminal
 from hermes_task.render.ansi import text_ansi
 from hermes_task.render.plain_rows import Style
@@ -111,6 +111,26 @@ def test_captured_transcripts_print_on_a_terminal_as_rich_prints_them(
     full=st.booleans(),
     width=st.sampled_from([100, 30]),
     color=st.booleans(),
+)
+@example(  # 100 cells but 101 characters (a zero-width mark): rich crops the trailing space
+    items=[
+        Row(
+            id=0,
+            session_id="s1",
+            role="user",
+            text=None,
+            tool_calls=[
+                ToolCall(
+                    id="\u0300\ufeff", name="000\x08\x80\x80000\x80" + "0" * 31 + "\x80\x80", arguments=""
+                )
+            ],
+        )
+    ],
+    markdown=False,
+    reasoning=False,
+    full=False,
+    width=100,
+    color=False,
 )
 def test_generated_rows_print_on_a_terminal_as_rich_prints_them(
     items: list[Row], markdown: bool, reasoning: bool, full: bool, width: int, color: bool

@@ -18,6 +18,13 @@ from rich.console import COLOR_SYSTEMS, Console
 from rich.text import Span, Text
 
 
+def cropped_end(line: str, width: int) -> bool:
+    """Whether rich crops trailing whitespace off `line` although it fits: `Text.rstrip_end`
+    counts characters, not cells, so a line with zero-width characters that is longer than
+    `width` in characters loses up to that excess of its trailing whitespace."""
+    return len(line) > width and line[-1:].isspace()
+
+
 def text_ansi(text: Text, console: Console) -> str | None:
     """What `console.print(text)` writes before its final newline, or None when a line needs
     rich's layout (or the `Text` ends other than with a newline)."""
@@ -31,7 +38,7 @@ def text_ansi(text: Text, console: Console) -> str | None:
     if not console.soft_wrap:  # soft wrap (not a terminal): rich never wraps or crops
         width = console.width
         for line in plain.split("\n"):
-            if 2 * len(line) > width and cell_len(line) > width:
+            if 2 * len(line) > width and (cell_len(line) > width or cropped_end(line, width)):
                 return None
     if text.style:  # rich joins the wrapped lines, which makes a base style the first span
         text = Text(plain, spans=[Span(0, len(plain), text.style), *text.spans])

@@ -21,6 +21,7 @@ from rich.style import Style as RichStyle
 from hermes_task.core.documents import Row
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, looks_like_markdown
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.render.ansi import cropped_end
 from hermes_task.render.plain_rows import Style, quiet_text, tool_parts, when
 from hermes_task.render.rows import PART_STYLES, ROLE_STYLES
 
@@ -143,7 +144,11 @@ def row_ansi(row: Row, style: Style, paint: Paint, width: int | None) -> str | N
         plain = "".join(text for text, _ in line)
         if "\t" in plain:
             return None
-        if width is not None and 2 * len(plain) > width and cell_len(plain) > width:
+        if (
+            width is not None
+            and 2 * len(plain) > width
+            and (cell_len(plain) > width or cropped_end(plain, width))
+        ):
             return None
         out.append(paint.line(line))
     return "\n".join(out)
