@@ -153,12 +153,22 @@ def splice(doc: str, header: list[str], sections: dict[str, list[str]]) -> str:
     return "\n".join(line for block in out for line in block).rstrip() + "\n"
 
 
-def only(names: list[str], runs: int) -> int:
+def compile_src() -> None:
+    """Byte-compile src/ as installing a wheel does: under PYTHONDONTWRITEBYTECODE an editable
+    install would otherwise compile every module on every run, and the figures would be the
+    compiler's rather than the tool's."""
+    import compileall
+
+    compileall.compile_dir(str(REPO / "src"), quiet=1)
+
+
+def only(names: list[str], runs: int, shown: tuple[str, ...] = ("official", "iot")) -> int:
     """Measure the named sections and splice them into docs/benchmarks.md."""
     unknown = set(names) - set(SECTIONS)
     if unknown:
         print(f"unknown sections: {sorted(unknown)}", file=sys.stderr)
         return 2
+    compile_src()
     info = machine()
     load = os.getloadavg()
     sections: dict[str, list[str]] = {}
@@ -166,13 +176,13 @@ def only(names: list[str], runs: int) -> int:
         print("rendering ...", flush=True)
         sections[SECTIONS["render"]] = bench_render.markdown(bench_render.measure(5))
     if "show" in names or "startup" in names:
-        with backends(["official", "iot"]) as servers:
+        with backends(list(shown)) as servers:
             if "startup" in names:
                 print("start-up ...", flush=True)
                 sections[SECTIONS["startup"]] = bench_startup.markdown(bench_startup.measure(runs))
             if "show" in names:
                 shows = []
-                for name in ("official", "iot"):
+                for name in shown:
                     print(f"show on {name} ...", flush=True)
                     shows.append(bench_show.measure(servers[name], runs))
                 lines = bench_show.markdown(shows)
@@ -223,9 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated sections ({','.join(SECTIONS)}): measure just these and replace them in "
         "docs/benchmarks.md, keeping the others (implies --skip-reliability)",
     )
+    parser.add_argument(
+        "--backends",
+        default="official,iot",
+        help="with --only show/startup: comma-separated backends to start (official, iot, official018, "
+        "axisrow; default official,iot)",
+    )
     args = parser.parse_args(argv)
     if args.only:
-        return only(args.only.split(","), runs=5 if args.quick else 15)
+        return only(args.only.split(","), runs=5 if args.quick else 15, shown=tuple(args.backends.split(",")))
+    compile_src()
     runs = 5 if args.quick else 15
     info = machine()
     version = subprocess.run(

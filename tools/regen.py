@@ -41,7 +41,9 @@ _RUN = "import sys; from hermes_task.cli import app; app(sys.argv[1:], prog_name
 
 
 def generated_files() -> dict[Path, str]:
-    """Every generated file under completions/ and schemas/, with its expected content."""
+    """Every generated file under completions/ and schemas/, and the console script's help
+    texts (src/hermes_task/cli/help.txt), with its expected content."""
+    from hermes_task.__main__ import HELP_FILE, help_file_text
     from hermes_task.cli.meta import completion_script
     from hermes_task.render import schemas as schemas
 
@@ -49,7 +51,43 @@ def generated_files() -> dict[Path, str]:
         ROOT / "completions" / name: completion_script(shell) for shell, name in COMPLETION_FILES.items()
     }
     files.update({ROOT / "schemas" / f"{name}.json": schemas.render(name) for name in schemas.NAMES})
+    files[Path(HELP_FILE)] = help_file_text(all_help_texts())
     return files
+
+
+_ALL_HELP = """
+import contextlib, io, json, sys
+import typer
+from hermes_task.cli import app
+
+def paths(command, path):
+    yield path
+    for name in command.list_commands(None) if hasattr(command, "commands") else []:
+        yield from paths(command.commands[name], [*path, name])
+
+texts = {}
+for path in paths(typer.main.get_command(app), []):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        app([*path, "--help"], prog_name="hermes-task", standalone_mode=False)
+    texts[" ".join(["hermes-task", *path])] = out.getvalue()
+sys.stdout.write(json.dumps(texts))
+"""
+
+
+def all_help_texts() -> dict[str, str]:
+    """`hermes-task [PATH] --help` of every command path, exactly as printed (not stripped) at
+    100 columns, which click wraps like any width of 80 or more."""
+    import json
+
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"), **HELP_ENV}
+    proc = subprocess.run(
+        [sys.executable, "-c", _ALL_HELP], capture_output=True, text=True, env=env, check=False, timeout=60
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"rendering the help texts failed: {proc.stderr.strip()}")
+    texts: dict[str, str] = json.loads(proc.stdout)
+    return texts
 
 
 def help_text(command: str) -> str:

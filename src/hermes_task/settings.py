@@ -23,7 +23,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +132,8 @@ def load_config(path: Path) -> dict[str, object]:
     every value has its type, else `config_invalid`."""
     if not path.exists():
         return {}
+    import tomllib  # only with a config file: its import is start-up time of every run
+
     try:
         text = path.read_bytes().decode("utf-8")
         data = tomllib.loads(text)

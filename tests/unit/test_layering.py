@@ -123,8 +123,8 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from hermes_task.core import b\n")
     (tmp_path / "b.py").write_text("if TYPE_CHECKING:\n    from hermes_task.core.a import x\n")
     assert {"hermes_task.core", "hermes_task.core.b"} <= imports_of(tmp_path / "a.py")[1]
-    assert own_imports("cli/app.py") >= {"cli/show.py", "cli/follow.py"}
-    assert "cli/__init__.py" not in own_imports("cli/app.py")
+    assert own_imports("cli/show.py") >= {"cli/options.py", "cli/shell.py"}
+    assert "cli/__init__.py" not in own_imports("cli/show.py")
     assert "hermes_task.core.a" in imports_of(tmp_path / "b.py")[1]
 
 

@@ -278,7 +278,8 @@ def test_settings_store_precedence(tmp_path: Path) -> None:
 
 
 def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_path: Path) -> None:
-    """The import overlaps the first HTTP reads; nothing else imports sqlite3 before a lookup."""
+    """The import overlaps the first HTTP reads; nothing else imports sqlite3 before a lookup.
+    Without a store file, nothing imports it at all (the lookup fails `no_file` first)."""
     import subprocess
     import sys
 
@@ -292,6 +293,22 @@ def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_pat
         "store.close()\n"
         "print(before, started, 'sqlite3' in sys.modules, store._preload is None)\n"
     )
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe.replace("store.close()\n", "")
+            + "from hermes_task.core.children import StoreUnavailable\n"
+            + "try:\n    store.knows('x')\nexcept StoreUnavailable as exc:\n    print(exc.reason)\n"
+            + "print('sqlite3' in sys.modules)\n",
+            str(tmp_path / "state.db"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert missing.stdout.split() == ["False", "False", "False", "True", "no_file", "False"]
+    (tmp_path / "state.db").write_bytes(b"")
     out = subprocess.run(
         [sys.executable, "-c", probe, str(tmp_path / "state.db")], capture_output=True, text=True, check=True
     )

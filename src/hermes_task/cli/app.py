@@ -1,32 +1,104 @@
 """The command tree, assembled top-down: the typer app, its root options and every command.
 
-Commands live one per module and know nothing of the app; this module registers them in
-the order a user meets them. Invariant: importing this module imports typer and the command
-modules only — no rich, httpx or core module — so `--help` and `--version` start fast.
+Commands live one per module and know nothing of the app; this module names them in the
+order a user meets them (`COMMANDS`), and the root group imports and builds a command only
+when it is looked up: `show` never imports follow's, recover's or config's modules, nor
+pays for typer turning their signatures into options (issue 18). Invariant: importing this
+module imports typer only — no rich, httpx, core or command module — so start-up stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
+from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any
 
 import typer
+from typer.main import get_command_from_info, get_group_from_info
+from typer.models import CommandInfo, TyperInfo
 
 from hermes_task import __version__
-from hermes_task.cli import follow, meta, older, recover, show
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.shell import quiet_pipe_exit
 
-COMMAND_ORDER = ("show", "follow", "older", "recover", "completion", "schema", "config")
+# name: (module, attribute), in the order a user meets them; an attribute that is a
+# typer.Typer is a command group (`config`), anything else a command function.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "show": ("hermes_task.cli.show", "show"),
+    "follow": ("hermes_task.cli.follow", "follow"),
+    "older": ("hermes_task.cli.older", "older"),
+    "recover": ("hermes_task.cli.recover", "recover"),
+    "completion": ("hermes_task.cli.meta", "completion"),
+    "schema": ("hermes_task.cli.meta", "schema"),
+    "config": ("hermes_task.cli.meta", "config_app"),
+}
+COMMAND_ORDER = tuple(COMMANDS)
+
+if os.environ.get("_HERMES_TASK_COMPLETE"):
+    # A shell asks for completions: meta registers typer's shell classes on import.
+    from hermes_task.cli import meta as _meta  # noqa: F401
+
+
+def build_command(name: str) -> Any:
+    """The click command `name`, built from its module as `app.command()` / `add_typer`
+    would have built it inside the app (plain help: rich_markup_mode=None)."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attribute)
+    if isinstance(target, typer.Typer):
+        return get_group_from_info(
+            TyperInfo(target),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=None,
+            suggest_commands=app.suggest_commands,
+        )
+    return get_command_from_info(
+        CommandInfo(callback=target),
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=None,
+    )
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The root group's commands: every name of COMMANDS, each built on first lookup."""
+
+    def __init__(self, built: MutableMapping[str, Any]) -> None:
+        self._built = dict(built)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = build_command(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._built if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._built))
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self._built
 
 
 class _Group(typer.core.TyperGroup):
-    """Commands listed in the order a user meets them, not alphabetically."""
+    """Commands built when looked up, listed in the order a user meets them."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = _Commands(self.commands)
 
     def list_commands(self, ctx: Any) -> list[str]:
-        names = super().list_commands(ctx)
-        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
-        return sorted(names, key=lambda name: rank.get(name, len(rank)))
+        return list(self.commands)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Usage errors spelled like every other failure: `error: invalid usage: …` first,
@@ -87,15 +159,6 @@ def _root(
     ] = False,
 ) -> None:
     """hermes-task: read-only views of delegated Hermes Agent tasks."""
-
-
-app.command()(show.show)
-app.command()(follow.follow)
-app.command()(older.older)
-app.command()(recover.recover)
-app.command(rich_help_panel="Setup")(meta.completion)
-app.command(rich_help_panel="Setup")(meta.schema)
-app.add_typer(meta.config_app, rich_help_panel="Setup")
 
 
 def main() -> None:

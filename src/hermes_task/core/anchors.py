@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from hermes_task.core.merge import merge_older
+from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult, Window, key_of
 from hermes_task.core.wire import WireMessage
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class OlderRequest:
     """Where the next older page is read. Current backends count `offset` back from the
     newest row; legacy ones from the oldest. Either way the page ends with the block's

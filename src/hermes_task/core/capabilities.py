@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
+from hermes_task.core.records import values
 from hermes_task.core.wire import MessagesPage
 
 
-@dataclass
+@values
+@dataclass(eq=False, repr=False)
 class Capabilities:
     """The capabilities learned so far in one run (mutable: the reader fills it in)."""
 

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_task.core.records import values
+
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 AMBIGUOUS = "ambiguous_match"
 
@@ -41,7 +43,8 @@ class StoreUnavailable(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, slots=True)
+@values
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class StoreSession:
     """The few columns of one `sessions` row the store reader returns (`model_config` raw)."""
 
@@ -55,7 +58,8 @@ class StoreSession:
     profile_name: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@values
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Spawn:
     """One task that may own a child: `key` identifies it to the caller; `segments` are the
     parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""

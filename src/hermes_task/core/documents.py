@@ -8,8 +8,10 @@ Plain stdlib: building and serialising them costs no import of a validation libr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Literal
+
+from hermes_task.core.records import record
 
 TaskState = Literal["running", "ended", "unknown"]
 WarningCode = Literal[
@@ -27,7 +29,7 @@ def _doc(text: str) -> dict[str, str]:
     return {"description": text}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ToolCall:
     id: str | None
     name: str | None
@@ -36,7 +38,7 @@ class ToolCall:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Row:
     """One displayed transcript row. Identity is (`session_id`, `id`)."""
 
@@ -64,7 +66,7 @@ class Row:
             object.__setattr__(self, "timestamp", float(self.timestamp))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Candidate:
     id: str | None = None
     status: Literal["proven", "rejected", "unavailable", "none"] = "none"
@@ -74,7 +76,7 @@ class Candidate:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SegmentInfo:
     """One proven segment of the task's lineage, oldest first."""
 
@@ -85,7 +87,7 @@ class SegmentInfo:
     rows_shown: int = field(default=0, metadata=_doc("Rows of this segment in `rows`."))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TaskInfo:
     root_id: str
     tip_id: str
@@ -107,7 +109,7 @@ class TaskInfo:
     segments: list[SegmentInfo] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BackendCapabilities:
     """What the dashboard's answers showed in this run (null: not learned)."""
 
@@ -126,7 +128,7 @@ class BackendCapabilities:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BackendInfo:
     contract: Literal["current", "legacy"] = field(
         metadata=_doc("`current` when `order` is honoured, else `legacy` (kept for scripts).")
@@ -134,20 +136,20 @@ class BackendInfo:
     capabilities: BackendCapabilities = field(default_factory=BackendCapabilities)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Coverage:
     unique_rows: int
     has_older: bool
     at_start: bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WarningItem:
     code: WarningCode
     message: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TranscriptDoc:
     schema_version: Literal[1] = 1
     kind: Literal["transcript"] = "transcript"
@@ -158,7 +160,7 @@ class TranscriptDoc:
     warnings: list[WarningItem] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ErrorBody:
     code: str
     message: str
@@ -166,7 +168,7 @@ class ErrorBody:
     hint: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ErrorDoc:
     schema_version: Literal[1] = 1
     kind: Literal["error"] = "error"
@@ -175,13 +177,13 @@ class ErrorDoc:
     task: TaskInfo | None = field(default=None, metadata=_doc("The task as verified so far, or null."))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TaskTokens:
     input: int | None
     output: int | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ToolTraceCounts:
     """Counts over a result's `tool_trace`: its steps, and those whose status was not `ok`."""
 
@@ -189,7 +191,7 @@ class ToolTraceCounts:
     errors: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TaskEntry:
     call_id: str | None
     goal: str | None
@@ -230,14 +232,14 @@ class TaskEntry:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TasksSummary:
     total: int
     terminal: int
     state: Literal["running", "finished"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TasksDoc:
     schema_version: Literal[1] = 1
     kind: Literal["tasks"] = "tasks"
@@ -247,7 +249,7 @@ class TasksDoc:
     warnings: list[WarningItem] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ConfigValue:
     """One effective setting. For a secret, `value` only says whether and where it is set."""
 
@@ -259,7 +261,7 @@ class ConfigValue:
             object.__setattr__(self, "value", float(self.value))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ConfigDoc:
     """`hermes-task config show --json`: the effective settings and where each came from."""
 

@@ -21,13 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from hermes_task.core.records import values
 from hermes_task.core.window import RowKey, Window
 from hermes_task.core.wire import WireMessage
 
 CursorKind = Literal["page", "first", "start", "blocked"]
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class Cursor:
     """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
     `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
@@ -78,7 +80,8 @@ def cursor(
     return Cursor("start", path[0], current)
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class View:
     """The shown side of the history: identities in display order (owned rows only), every
     known message, and how many identities named a session outside the lineage."""

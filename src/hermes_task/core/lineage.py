@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_task.core.records import values
 from hermes_task.core.wire import SessionDetail
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
@@ -63,7 +64,8 @@ class ForkAmbiguous(Exception):
         self.second = tuple(second)
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class Proof:
     """A verified lineage: `path[0]` is the anchor, `path[-1]` the proven segment."""
 

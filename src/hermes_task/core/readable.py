@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_task.core.records import values
+
 COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
 CONTINUATION_PREFIX = "Continue from the compressed conversation context"
 SYSTEM_PREFIX = "[System:"
@@ -73,7 +75,8 @@ def is_quiet(kind: str | None) -> bool:
     return kind in BOILERPLATE_KINDS or kind in STATUS_KINDS
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class ToolText:
     """A tool result laid out for reading: `body` with real line breaks, and one `status`
     line (exit code, error, status) or None."""

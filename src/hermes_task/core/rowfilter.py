@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from hermes_task.core.documents import Row, TranscriptDoc
+from hermes_task.core.records import values
 
 ROLES = ("user", "assistant", "tool", "system")
 ALIASES = {"agent": "assistant"}
@@ -24,7 +25,8 @@ def role_of(row: Row) -> str:
     return ALIASES.get(row.role, row.role)
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class RowFilter:
     """`roles` empty: every role. `tail` None: every row."""
 

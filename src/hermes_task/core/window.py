@@ -27,6 +27,7 @@ from functools import cached_property
 
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.projection import project
+from hermes_task.core.records import values
 from hermes_task.core.wire import WireMessage
 
 RowKey = tuple[str, int]
@@ -36,7 +37,8 @@ def key_of(msg: WireMessage) -> RowKey:
     return (msg.session_id, msg.id)
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class Window:
     """Rows of one task as known so far, and the paging state of its canonical segment.
 
@@ -104,7 +106,8 @@ class Window:
         return out
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class MergeResult:
     """The window after a merge. `stale`: the response belonged to an older generation and
     was dropped; `detached`: an anchored older page missed its anchor and was dropped;

@@ -15,18 +15,19 @@ from one never sent. Why not pydantic or msgspec here: docs/decisions.md, "Wire 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, field, fields
 from functools import cache
 from typing import Any, NoReturn, TypeAlias
+
+from hermes_task.core.records import record
 
 JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
 # A check takes (value, where, key) and returns the value to keep or raises WireError.
 Check: TypeAlias = Callable[[Any, str, str], Any]
 
 _EMPTY: frozenset[str] = frozenset()
-# Field metadata: `key` (the JSON key when it is not the field's name), `check` (a check
-# the annotation cannot name: the nested models) and `derived` (set by `from_json` itself,
-# not read from a key).
+# Field metadata: `key` (the JSON key when it is not the field's name), `check` (a check the
+# annotation cannot name: the nested models) and `derived` (set by `from_json`, not read).
 _DERIVED = {"derived": True}
 
 
@@ -159,7 +160,7 @@ def _read(model: type, body: object, where: str) -> dict[str, Any]:
     return values
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SessionDetail:
     """`GET /api/sessions/{id}`: the raw sessions row (the lineage fields are required keys)."""
 
@@ -192,7 +193,7 @@ class SessionDetail:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Pagination:
     limit: int | None
     offset: int | None
@@ -205,7 +206,7 @@ class Pagination:
         return cls(**_read(cls, body, "pagination"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WireMessage:
     """One transcript row. Optional projections are told apart from absent ones with
     `sent_keys`: an explicitly empty `display_content` is authoritative."""
@@ -247,7 +248,7 @@ def _pagination(value: JSON, where: str, key: str) -> Pagination:
     return Pagination.from_json(value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MessagesPage:
     """`GET /api/sessions/{id}/messages`. `order` is absent from the pagination of 0.19.x;
     0.18.x and older send no `pagination`: every active row, the query ignored."""
@@ -279,7 +280,7 @@ class MessagesPage:
         return cls(**values)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LatestDescendant:
     """`GET /api/sessions/{id}/latest-descendant`: a hint, never proof."""
 
@@ -294,7 +295,6 @@ class LatestDescendant:
         return cls(**_read(cls, body, "latest-descendant"))
 
 
-# Read every model's keys now: an annotation without a check fails at import, not at the
-# first response that carries the field.
+# Read every model's keys now: a check missing for an annotation fails at import, not later.
 for _model in (SessionDetail, Pagination, WireMessage, MessagesPage, LatestDescendant):
     _keys(_model)

@@ -19,9 +19,10 @@ module except a child's first `user` row, used for goal matching and never displ
   `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
   unavailable for the rest of the run.
 - Debug lines name the store path and each query's duration, never ids or content.
-- `import sqlite3` costs a few milliseconds; a `Store` starts it on a background thread when
-  it is made, so it overlaps the first HTTP reads, and the first lookup only waits for
-  whatever is left of it (that wait is part of the "opened" time the debug line reports).
+- `import sqlite3` costs a few milliseconds; a `Store` whose file exists starts it on a
+  background thread when it is made, so it overlaps the first HTTP reads, and the first
+  lookup only waits for whatever is left of it (that wait is part of the "opened" time the
+  debug line reports). Without the file nothing imports it: the lookup fails `no_file` first.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class Store:
         self._failure: StoreUnavailable | None = None
         self._session_columns: tuple[str, ...] = ()
         self._preload: threading.Thread | None = None
-        if "sqlite3" not in sys.modules:
+        if "sqlite3" not in sys.modules and os.path.exists(path):
             self._preload = threading.Thread(
                 target=importlib.import_module, args=("sqlite3",), name="sqlite3-import", daemon=True
             )
@@ -140,9 +141,9 @@ class Store:
         return "mode=ro&immutable=1"
 
     def _connect(self) -> sqlite3.Connection:
+        mode = self._check_file()
         import sqlite3
 
-        mode = self._check_file()
         uri = Path(os.path.abspath(self.path)).as_uri() + "?" + mode
         try:
             conn = sqlite3.connect(
@@ -194,9 +195,9 @@ class Store:
             self.debug(line)
 
     def _query(self, name: str, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        conn = self._open()
         import sqlite3
 
-        conn = self._open()
         started = time.perf_counter()
         try:
             rows = conn.execute(sql, args).fetchall()

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field, replace
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.merge import merge_latest
+from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult, Window
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
 
 
-@dataclass
+@values
+@dataclass(eq=False, repr=False)
 class Earlier:
     """The windows of earlier segments read on their own, and the segments that cannot be."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hermes_task.core.limits import PAGE_LIMIT
+from hermes_task.core.records import values
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -21,7 +22,8 @@ from hermes_task.reading.api import DashboardAPI
 MAX_LEGACY_FORWARD_PAGES = 100
 
 
-@dataclass(frozen=True)
+@values
+@dataclass(frozen=True, eq=False, repr=False)
 class NewestPage:
     """`page` is the first answer (its envelope names the session that answered); `offset`
     is the legacy oldest-first offset of `rows[0]` (None on current backends); `bound_hit`:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from hermes_task.core.documents import WarningItem
+from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult
 from hermes_task.failures import HermesError
 
 
-@dataclass
+@values
+@dataclass(eq=False, repr=False)
 class Snapshot:
     """The outcome of one cycle: new rows, warnings, and a failure to report after the
     verified rows (a rejected or forked candidate)."""
