@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import io
 import time
+from typing import TYPE_CHECKING
 
 from bench.common import Stats
+
+if TYPE_CHECKING:
+    from hermes_task.core.documents import Row
 
 ROWS = 10_000
 TARGETS = {
@@ -24,10 +28,10 @@ TARGETS = {
 }
 
 
-def _rows() -> list[object]:
+def _rows() -> list[Row]:
     from hermes_task.core.documents import Row, ToolCall
 
-    out: list[object] = []
+    out: list[Row] = []
     for i in range(ROWS):
         kind = i % 4
         when = 1796056440.0 + i
@@ -85,7 +89,7 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
     )
 
     def floor() -> None:
-        "".join([f"{r.role} #{r.id} {r.timestamp}\n  {r.text}\n\n" for r in doc.rows])  # type: ignore[attr-defined]
+        "".join([f"{r.role} #{r.id} {r.timestamp}\n  {r.text}\n\n" for r in doc.rows])
 
     def piped() -> None:
         "".join(transcript_chunks(doc, Style(), 100))
@@ -102,7 +106,11 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
             highlight=False,
             emoji=False,
         )
-        terminal.transcript(console, doc, markdown=markdown, reasoning=False, write=sink.write)
+
+        def write(text: str) -> None:
+            sink.write(text)
+
+        terminal.transcript(console, doc, markdown=markdown, reasoning=False, write=write)
 
     modes = dict(zip(TARGETS, (floor, piped, lambda: tty(False), lambda: tty(True)), strict=True))
     wall: dict[str, list[float]] = {name: [] for name in TARGETS}

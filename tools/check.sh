@@ -12,7 +12,7 @@ venv="$root/.venv/bin"
 echo "== ruff"
 "$venv/ruff" check .
 "$venv/ruff" format --check .
-echo "== mypy (strict: src/ and the tools/ and bench/ files listed in pyproject.toml)"
+echo "== mypy (strict: src, tests, tools and bench)"
 "$venv/mypy"
 echo "== backend venvs (cached in ${HERMES_TASK_BACKEND_CACHE:-~/.cache/hermes-task-backends})"
 backends="${HERMES_TASK_BACKENDS:-official,iot,official018,axisrow}"
