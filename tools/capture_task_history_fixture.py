@@ -60,7 +60,7 @@ TIMELINE_ROUTE = "/api/sessions/{session_id}/timeline"
 
 
 def _backend(name: str | None) -> dict[str, Any]:
-    """The backend this interpreter serves: *name* from ``tests/support/harness.py``'s table
+    """The backend this interpreter serves: *name* from ``tests/support/harness/specs.py``'s table
     (checked against the installed distribution), else looked up by the installed one."""
     from tests.support import harness  # standard library only
 
@@ -73,7 +73,7 @@ def _backend(name: str | None) -> dict[str, Any]:
         if spec is None or (spec.dist, spec.version) != (dist, version):
             raise SystemExit(
                 f"capture: {dist}=={version} is installed here, which is not "
-                f"{'backend ' + repr(name) if name else 'a backend in tests/support/harness.py'}"
+                f"{'backend ' + repr(name) if name else 'a backend in tests/support/harness/specs.py'}"
             )
         return {
             "name": spec.name,

@@ -8,7 +8,7 @@ the tool's own output, never taken from the seeding), `show CHILD_ID`, then `rec
 --exit-status` on a second chat whose tasks complete a few seconds later. On a terminal the
 dashboard then stays up (URL, token file and commands printed) until Enter or Ctrl-C; it is
 always stopped by its own process group, and the home is removed. `--backend NAME` takes any
-backend of tools/harness.py (official: hermes-agent 0.19.0, the default; iot;
+backend of tests/support/harness/ (official: hermes-agent 0.19.0, the default; iot;
 official018; axisrow). Progress lines say "building" only when something is built.
 Run it through tools/demo.sh, which puts the repository root on PYTHONPATH (for tests.support).
 """

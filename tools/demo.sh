@@ -20,6 +20,6 @@ if [ ! -x "$venv/bin/hermes-task" ]; then
   "$venv/bin/python" -m pip --disable-pip-version-check -q install -e "$root" \
     2> >(grep -v "is ignored: it is neither" >&2)
 fi
-# The demo drives the suite's backend harness (tests/support/harness.py): the repository root
+# The demo drives the suite's backend harness (tests/support/harness/): the repository root
 # goes on PYTHONPATH so `tests.support` imports without any path edit in the script.
 PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec "$venv/bin/python" "$root/tools/demo.py" "$@"

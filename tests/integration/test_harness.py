@@ -22,6 +22,7 @@ import httpx
 import pytest
 from tests.support import harness
 from tests.support.backends import BACKEND_NAMES
+from tests.support.harness import server as harness_server
 
 pytestmark = pytest.mark.integration
 
@@ -246,8 +247,8 @@ def test_append_rows_end_session_and_clean_stop(
 
 def test_startup_timeout_stops_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No ready line before the deadline: HarnessError naming the log, and the group is stopped."""
-    monkeypatch.setattr(harness, "READY_RE", re.compile(rb"NEVER_PRINTED port=(\\d+)"))
-    monkeypatch.setattr(harness, "START_TIMEOUT", 2.5)
+    monkeypatch.setattr(harness_server, "READY_RE", re.compile(rb"NEVER_PRINTED port=(\\d+)"))
+    monkeypatch.setattr(harness_server, "START_TIMEOUT", 2.5)
     with pytest.raises(harness.HarnessError) as err:
         harness.start(BACKEND_NAMES[0], tmp_path / "home", "tok")
     assert "no ready line" in str(err.value)
@@ -274,7 +275,7 @@ def test_early_exit_is_reported_with_the_log_tail(tmp_path: Path) -> None:
             start_new_session=True,
         )
     with pytest.raises(harness.HarnessError) as err:
-        harness._wait_ready(proc, log, time.monotonic() + 10)
+        harness_server._wait_ready(proc, log, time.monotonic() + 10)
     assert "exited with code 3" in str(err.value)
     assert "Application startup failed. Exiting." in str(err.value)
 

@@ -1,5 +1,5 @@
 """`show` and the lineage proof against every real backend; expectations follow each
-backend's measured features (`backend.features`, tests/support/harness.py), never its name."""
+backend's measured features (`backend.features`, tests/support/harness/specs.py), never its name."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Which real backends the integration suite runs against.
 
-``HERMES_TASK_BACKENDS`` is a comma list of names from ``tests/support/harness.py``'s
+``HERMES_TASK_BACKENDS`` is a comma list of names from ``tests/support/harness/specs.py``'s
 ``BACKENDS`` (``official``, ``iot``, ``official018``, ``axisrow``); unset or empty means
 ``DEFAULT_BACKENDS``.  Every fixture and test that is parametrized over backends takes
 ``BACKEND_NAMES`` from here, so one variable selects the whole integration suite's backends::

