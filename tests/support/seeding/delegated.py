@@ -14,7 +14,7 @@ from tests.support.seeding import children, segments, store
 from tests.support.seeding.common import GOALS, MODEL, Agent, Msg, SeedError, backend_label
 from tests.support.seeding.payloads import (
     assistant_call,
-    completion_row,
+    c1_c2_completion,
     dispatched_payload,
     new_delegation_id,
     result_entry,
@@ -130,24 +130,7 @@ def seed(out: Path, name: str | None = None) -> dict[str, Any]:
     children.seed_running(s, running, manifest)
 
     # ---- async completion of the background unit ----------------------------------------
-    results = [
-        result_entry(s, 0, "completed", "Found 3 TODO markers in 2 files.", 9, 8.4),
-        result_entry(s, 1, "completed", "The build passes.", 5, 6.1),
-    ]
-    event = {
-        "type": "async_delegation",
-        "delegation_id": bg_deleg,
-        "is_batch": True,
-        "goals": [GOALS["c1"], GOALS["c2"]],
-        "results": results,
-        "dispatched_at": dispatched_at,
-        "completed_at": time.time(),
-        "total_duration_seconds": 9.1,
-        "model": MODEL,
-        "role": "leaf",
-        "parent_session_id": P,
-    }
-    p(completion_row(s, event))
+    p(c1_c2_completion(s, bg_deleg, dispatched_at, P))
     p({"role": "assistant", "content": "Both background tasks finished: 3 TODO markers, build passes."})
     expected += [
         {

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 import types
 from typing import Any
 
-from tests.support.seeding.common import MODEL, Agent, Msg
+from tests.support.seeding.common import GOALS, MODEL, Agent, Msg
 from tests.support.seeding.seeder import Seeder, tool_call
 
 
@@ -98,6 +99,29 @@ def completion_row(seeder: Seeder, event: dict[str, Any]) -> Msg:
         row["display_kind"] = "async_delegation_complete"
         row["display_metadata"] = seeder.caps.completion_metadata(event)
     return row
+
+
+def c1_c2_completion(seeder: Seeder, delegation_id: str, dispatched_at: float, parent_id: str) -> Msg:
+    """The async completion row of the background batch that delegated c1 and c2: both
+    completed (the parent P's, and the demo's)."""
+    results = [
+        result_entry(seeder, 0, "completed", "Found 3 TODO markers in 2 files.", 9, 8.4),
+        result_entry(seeder, 1, "completed", "The build passes.", 5, 6.1),
+    ]
+    event = {
+        "type": "async_delegation",
+        "delegation_id": delegation_id,
+        "is_batch": True,
+        "goals": [GOALS["c1"], GOALS["c2"]],
+        "results": results,
+        "dispatched_at": dispatched_at,
+        "completed_at": time.time(),
+        "total_duration_seconds": 9.1,
+        "model": MODEL,
+        "role": "leaf",
+        "parent_session_id": parent_id,
+    }
+    return completion_row(seeder, event)
 
 
 def new_delegation_id() -> str:

@@ -11,6 +11,7 @@ from tests.support.seeding import segments
 from tests.support.seeding.common import GOALS, MODEL
 from tests.support.seeding.payloads import (
     assistant_call,
+    c1_c2_completion,
     completion_row,
     dispatched_payload,
     new_delegation_id,
@@ -90,24 +91,7 @@ def seed_demo(out: Path, watch_goals: list[str]) -> dict[str, Any]:
     s.append_dict(P, tool_result(bg_call, dispatched_payload(s, [GOALS["c1"], GOALS["c2"]], deleg, [c1, c2])))
     segments.seed_c1(s, c1, manifest, "Skip tests/ when counting.")
     segments.seed_c2(s, c2, manifest)
-    results = [
-        result_entry(s, 0, "completed", "Found 3 TODO markers in 2 files.", 9, 8.4),
-        result_entry(s, 1, "completed", "The build passes.", 5, 6.1),
-    ]
-    event = {
-        "type": "async_delegation",
-        "delegation_id": deleg,
-        "is_batch": True,
-        "goals": [GOALS["c1"], GOALS["c2"]],
-        "results": results,
-        "dispatched_at": dispatched_at,
-        "completed_at": time.time(),
-        "total_duration_seconds": 9.1,
-        "model": MODEL,
-        "role": "leaf",
-        "parent_session_id": P,
-    }
-    s.append_dict(P, completion_row(s, event))
+    s.append_dict(P, c1_c2_completion(s, deleg, dispatched_at, P))
     s.append(P, "assistant", "Both background tasks finished: 3 TODO markers, build passes.")
     manifest["watch"] = watch_parent(watch_goals)
     out.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
