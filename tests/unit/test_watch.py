@@ -250,3 +250,51 @@ def test_on_a_terminal_the_table_is_redrawn_and_ends_with_the_verdict(
     assert all("✓ completed" in line for line in lines[1:3])
     assert lines[-1] == "every task ended (completed) · 2 of 2 tasks terminal"
     assert result.stderr == ""
+
+
+def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
+    import io
+
+    from rich.console import Console
+
+    from hermes_task.core.documents import TaskEntry, WarningItem
+    from hermes_task.failures import Code, HermesError
+    from hermes_task.reading.watch import Ending, WatchOutcome
+    from hermes_task.render.watchout import JsonWatch, LinesWatch
+
+    err = io.StringIO()
+    console = Console(file=err, width=200, color_system=None)
+    out: list[str] = []
+    lines = LinesWatch(out.append, lambda: console, 2.0)
+    entry = TaskEntry(
+        call_id="c",
+        goal="g",
+        task_index=0,
+        delegation_id=None,
+        subagent_id=None,
+        child_session_id=None,
+        status="running",
+        terminal=False,
+        unavailable_reason=None,
+        number="1.1",
+    )
+    lines.task(entry)
+    lines.task(entry)  # unchanged: no second line
+    lines.warning(WarningItem(code="gap", message="rows may be missing"))
+    lines.error(HermesError(Code.TIMEOUT, "read"), retrying=True, delay=4.0)
+    lines.error(HermesError(Code.NOT_FOUND, "x"), retrying=True, delay=None)
+    lines.error(HermesError(Code.AUTH_REJECTED, ""), retrying=False, delay=None)
+    endings: list[Ending] = ["timeout", "interrupted", "failed"]
+    for ending in endings:
+        lines.result(WatchOutcome(ending, "unknown", None, 9), [entry])
+    assert [line.split("\t")[:2] for line in out] == [["1.1", "running"]]
+    notes = err.getvalue().splitlines()
+    assert notes[0] == "warning: rows may be missing"
+    assert [note.split(": ", 1)[0] for note in notes[1:4]] == ["retrying", "retrying", "error"]
+    assert notes[1].endswith("; next read in 4s")
+    assert notes[2].endswith("; polling every 2s")
+    assert notes[4:] == ["--timeout ran out · 0 of 1 tasks terminal", "watch stopped · 0 of 1 tasks terminal"]
+
+    events: list[str] = []
+    JsonWatch(events.append, events.append).warning(WarningItem(code="gap", message="m"))
+    assert json.loads(events[0]) == {"type": "warning", "code": "gap", "message": "m"}
