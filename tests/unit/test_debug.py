@@ -48,6 +48,7 @@ def assert_well_formed(lines: list[str]) -> None:
     assert lines
     assert lines[0] == CREDENTIALS
     requests = lines[1:]
+    assert requests, "no request was logged"
     for start, settle in zip(requests[::2], requests[1::2], strict=True):
         assert START.fullmatch(start), start
         assert SETTLE.fullmatch(settle), settle

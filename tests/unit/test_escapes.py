@@ -227,6 +227,9 @@ def test_errors_and_ids_from_the_backend_are_clean(backend: str, name: str) -> N
         assert result.exit_code == 6, result.stderr
         assert result.stderr.startswith(("error: ", "\x1b["))
         assert_clean(result.stderr, "400 detail on stderr")
+        # the detail is shown, visibly spelled: rich alone drops BEL, BS and CR, and
+        # `assert_clean` looks past SGR, so the check above passes on an unsanitised detail
+        assert f"bad {clean_line(payload)}" in SGR.sub("", result.stderr)
         if "--json" in args:
             assert result.stdout.isascii()
             assert json.loads(result.stdout)["error"]["code"] == "bad_request"
@@ -237,6 +240,7 @@ def test_errors_and_ids_from_the_backend_are_clean(backend: str, name: str) -> N
     result = _invoke(renamed, ["show", rich, "--color", "always"])
     assert result.exit_code == 5, result.stderr
     assert_clean(result.stderr, "mismatching id on stderr")
+    assert f"got {rich}{clean_line(payload)}" in SGR.sub("", result.stderr)
     tally.count("escapes.mismatching id, colour forced")
 
 
@@ -272,6 +276,7 @@ def test_recovered_goals_and_task_ids_are_clean(backend: str, name: str) -> None
     assert coloured.exit_code == 0, coloured.stderr
     assert "goal" in coloured.stdout
     assert_clean(coloured.stdout, "recover stdout")
+    assert f"goal{clean_line(payload)}" in SGR.sub("", coloured.stdout)  # shown, visibly spelled
     assert_clean(coloured.stderr, "recover stderr")
     as_json = _invoke(_hostile_parent(backend, payload), ["recover", parent, "--json"])
     assert as_json.exit_code == 0
