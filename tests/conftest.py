@@ -259,6 +259,17 @@ def backend(request: pytest.FixtureRequest, _servers: _Servers) -> harness.Backe
     return _servers.get(request.param, gated=False)
 
 
+@pytest.fixture(params=BACKEND_NAMES)
+def fresh(
+    request: pytest.FixtureRequest, seeded_home: Callable[[str, Path], Path], tmp_path: Path
+) -> Iterator[harness.Backend]:
+    """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
+    with harness.start(
+        request.param, seeded_home(request.param, tmp_path / "home"), secrets.token_urlsafe(32)
+    ) as server:
+        yield server
+
+
 @pytest.fixture(scope="session", params=BACKEND_NAMES, ids=BACKEND_NAMES)
 def gated_backend(request: pytest.FixtureRequest, _servers: _Servers) -> harness.Backend:
     """A seeded backend in password-login (basic) mode, still bound to 127.0.0.1."""

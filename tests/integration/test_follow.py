@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import json
 import queue
-import secrets
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import harness
-from tests.support.backends import BACKEND_NAMES
 from tests.support.cli_runner import cli_env, hermes_task
 
 pytestmark = pytest.mark.integration
@@ -81,17 +76,6 @@ class Follow:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
-
-
-@pytest.fixture(params=BACKEND_NAMES)
-def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
-    """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
-    home = seeded_home(request.param, tmp_path / "home")
-    server = harness.start(request.param, home, secrets.token_urlsafe(32))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def keys(events: list[dict[str, Any]]) -> list[tuple[str, int]]:

@@ -6,15 +6,11 @@ seeded home), because they write rows into its `running` child and end it.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.integration.test_follow import Follow, keys
-from tests.support import harness
-from tests.support.backends import BACKEND_NAMES
 from tests.support.cli_runner import hermes_task
 
 pytestmark = pytest.mark.integration
@@ -73,17 +69,6 @@ def test_quiet_keeps_setup_warnings_off_stderr_but_in_json(backend: Any, tmp_pat
     ]
     assert quiet.stderr.startswith("warning: partial history")
     assert quiet.stdout == loud.stdout
-
-
-@pytest.fixture(params=BACKEND_NAMES)
-def fresh(request: pytest.FixtureRequest, seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
-    """A server of its own, on a copy of the seeded home: its `running` child may be ended."""
-    home = seeded_home(request.param, tmp_path / "home")
-    server = harness.start(request.param, home, secrets.token_urlsafe(32))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_follow_tail_prints_the_last_rows_then_every_new_one(fresh: Any) -> None:

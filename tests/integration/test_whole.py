@@ -175,12 +175,10 @@ def test_a_foreign_session_row_is_dropped_and_counted(backend: Any) -> None:
 
 @pytest.fixture
 def official(seeded_home: Any, tmp_path: Path) -> Iterator[Any]:
-    home = seeded_home("official", tmp_path / "home")
-    server = harness.start("official", home, secrets.token_urlsafe(32))
-    try:
+    with harness.start(
+        "official", seeded_home("official", tmp_path / "home"), secrets.token_urlsafe(32)
+    ) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_follow_through_a_rotation_prints_the_old_segments_last_rows(official: Any) -> None:
