@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     )
     step("httpx.Client() with TLS verification (loads the CA bundle)", lambda: httpx.Client().close())
     step("httpx.Client(verify=False)", lambda: httpx.Client(verify=False).close())
-    from hermes_task.cli import app
+    from hermes_task.cli.app import app
 
     def cli() -> None:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):

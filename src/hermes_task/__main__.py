@@ -10,7 +10,11 @@ Two answers are given here, before typer and the command tree are imported (issu
   the text is the same; narrower, under `python -m`, or for a command path not in the file,
   typer renders it as before.
 
-Everything else goes to `hermes_task.cli.main`.
+- `hermes-task show ...` as users type it: parsed without typer by `cli/fastpath.py` (from a
+  table `tools/regen.py` writes from typer's own `show` command), which hands anything
+  unusual back.
+
+Everything else goes to typer: `hermes_task.cli.app.main`.
 """
 
 from __future__ import annotations
@@ -87,7 +91,12 @@ def main() -> None:
         if text is not None:
             _write(text)
             return
-    from hermes_task.cli import main as run
+    if argv[:1] == ["show"]:
+        from hermes_task.cli import fastpath
+
+        if fastpath.run(argv[1:]):
+            return
+    from hermes_task.cli.app import main as run
 
     run()
 

@@ -35,7 +35,7 @@ from tests.support.cli_runner import Run, cli_env
 from tests.support.fault_proxy import FaultProxy, Rule
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 
 # What these prove is hermes-task's own behaviour (tests/conftest.py: reference backends only).
 pytestmark = [pytest.mark.integration, pytest.mark.client_side]

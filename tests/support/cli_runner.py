@@ -13,7 +13,7 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from hermes_task.cli.environment import Environment
 from tests.support.replay import BASE_URL
 from tests.support.replay import TOKEN as REPLAY_TOKEN

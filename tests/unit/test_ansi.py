@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli import output as output_module
+from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.render import ansi_rows, terminal
 from hermes_task.render.ansi import text_ansi
@@ -62,9 +62,9 @@ def documents(backend: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    for command in ("show", "older"):
+    for module in ("run_show", "older"):
         monkeypatch.setattr(
-            f"hermes_task.cli.{command}.output_transcript",
+            f"hermes_task.cli.{module}.output_transcript",
             recording(seen, real),
         )
     with serving(replay):

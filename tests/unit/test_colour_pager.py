@@ -14,8 +14,8 @@ import pytest
 from rich.text import Text
 
 from hermes_task.cli import pager as pager
+from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import Environment
-from hermes_task.cli.options import ColorMode, Common
 from hermes_task.cli.shell import color_enabled, console
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving

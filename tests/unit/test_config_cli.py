@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 
 SECRET_TOKEN = "tok-SECRET-0123456789"
 SECRET_PASSWORD = "pw-SECRET-0123456789"

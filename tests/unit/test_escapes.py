@@ -21,7 +21,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from hermes_task.core.documents import (
     BackendInfo,
     Candidate,

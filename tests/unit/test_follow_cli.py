@@ -15,7 +15,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.waiting import idle_sleep
 from tests.support.cli_runner import invoke

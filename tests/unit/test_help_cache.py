@@ -16,7 +16,7 @@ from hermes_task.__main__ import HELP_FILE, cached_help, help_file_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hermes-task"
-TYPER = "import sys; from hermes_task.cli import app; app(sys.argv[1:], prog_name='hermes-task')"
+TYPER = "import sys; from hermes_task.cli.app import app; app(sys.argv[1:], prog_name='hermes-task')"
 PROBE = (
     "import sys\nfrom hermes_task.__main__ import main\nsys.argv = ['hermes-task', *sys.argv[1:]]\n"
     "try:\n    main()\nfinally:\n    print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"

@@ -123,7 +123,7 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from hermes_task.core import b\n")
     (tmp_path / "b.py").write_text("if TYPE_CHECKING:\n    from hermes_task.core.a import x\n")
     assert {"hermes_task.core", "hermes_task.core.b"} <= imports_of(tmp_path / "a.py")[1]
-    assert own_imports("cli/show.py") >= {"cli/options.py", "cli/shell.py"}
+    assert own_imports("cli/show.py") >= {"cli/options.py", "cli/run_show.py"}
     assert "cli/__init__.py" not in own_imports("cli/show.py")
     assert "hermes_task.core.a" in imports_of(tmp_path / "b.py")[1]
 
@@ -139,7 +139,7 @@ def test_no_module_is_over_300_lines() -> None:
 
 PROBE = """
 import sys
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 try:
     app(sys.argv[1:], prog_name="hermes-task")
 except SystemExit:
@@ -208,7 +208,7 @@ from tests.support.replay import BASE_URL, Replay
 
 replay = Replay(sys.argv[2])
 c1 = replay.manifest["c1"]
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from hermes_task.cli.environment import Environment
 
 try:
@@ -304,7 +304,7 @@ def test_the_console_script_answers_version_without_typer() -> None:
     from typer.testing import CliRunner
 
     from hermes_task import __version__
-    from hermes_task.cli import app
+    from hermes_task.cli.app import app
 
     typer_line = CliRunner().invoke(app, ["--version"]).stdout
     for flag in ("--version", "-V"):

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from hermes_task.cli import app, pager
+from hermes_task.cli import pager
+from hermes_task.cli.app import app
 from hermes_task.cli.environment import Environment
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay

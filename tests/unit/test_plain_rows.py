@@ -17,8 +17,8 @@ from rich.console import Console
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
 from hermes_task.cli import output as output_module
+from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import STEER_CLOSE, cut, split_steers
 from hermes_task.render import plain_rows, terminal
@@ -88,7 +88,7 @@ def test_captured_transcripts_print_as_rich_prints_them(
         seen.append((doc, view))
         real(common, doc, **view)
 
-    monkeypatch.setattr("hermes_task.cli.show.output_transcript", spy)
+    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", spy)
     monkeypatch.setattr("hermes_task.cli.older.output_transcript", spy)
     printed: list[str] = []
     with serving(replay):
@@ -109,7 +109,7 @@ def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pyt
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
     c1 = replay.manifest["c1"]
     with serving(replay):
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
@@ -245,7 +245,7 @@ def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch
     replay = Replay("official")
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.show.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
     with serving(replay):
         CliRunner().invoke(app, ["show", replay.manifest["long"]["id"], "--url", BASE_URL], env=ENV)
     doc = seen[0]

@@ -18,8 +18,7 @@ import pytest
 import respx
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
-from hermes_task.cli.app import COMMANDS
+from hermes_task.cli.app import COMMANDS, app
 from tests.support import tally
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN

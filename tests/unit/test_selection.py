@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from rich.segment import Segment
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
+from hermes_task.cli.common import RoleName
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
-from hermes_task.cli.selection import RoleName
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay

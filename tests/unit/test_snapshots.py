@@ -16,7 +16,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from hermes_task.cli import app
+from hermes_task.cli.app import app
 from tests.support.dashboard import Dashboard, serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 

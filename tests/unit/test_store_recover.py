@@ -154,7 +154,7 @@ def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
     if result is None:
         from typer.testing import CliRunner
 
-        from hermes_task.cli import app
+        from hermes_task.cli.app import app
         from tests.unit.test_recover_cli import ENV
 
         with serving(fake.handle, "https://dash.example"):

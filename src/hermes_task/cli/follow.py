@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import Common, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.common import Common
+from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, complete_task_id, with_common
 from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.shell import Known, color_enabled, connect, console, debug_writer, resolve_settings, run
-from hermes_task.cli.store import complete_task_id, store_hints
+from hermes_task.cli.store import store_hints
 from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
@@ -281,6 +282,6 @@ def follow(
                 debug=debug_writer(common),
             )
             outcome = follower.run()
-        raise typer.Exit(outcome.exit_code)
+        raise SystemExit(outcome.exit_code)
 
     run(common, body, report=report)

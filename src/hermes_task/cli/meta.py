@@ -16,8 +16,9 @@ from typing import Annotated, Any
 
 import typer
 
+from hermes_task.cli.common import Common
 from hermes_task.cli.environment import current
-from hermes_task.cli.options import Common, with_common
+from hermes_task.cli.options import with_common
 from hermes_task.cli.shell import console, resolve_settings, run
 
 PROG = "hermes-task"
@@ -171,7 +172,7 @@ def config_show(*, common: Common) -> None:
                 _error_line(common, invalid.message)
             common.env.write_stdout(_config_text(doc))
         if invalid is not None:
-            raise typer.Exit(int(invalid.exit_status))
+            raise SystemExit(int(invalid.exit_status))
 
     run(common, body)
 

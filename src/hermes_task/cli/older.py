@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import ChildId, Common, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.common import Common
+from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, with_common
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.shell import (
     Known,

@@ -1,4 +1,5 @@
-"""The options every reading command shares, declared once, and the `Common` object they fill.
+"""The options every reading command shares, declared once, and the `Common` object they fill
+(`common.py`); also `--store`/`--no-store` and CHILD_ID completion from the local store.
 
 typer has no option groups, so `with_common` appends the shared parameters to a command's
 signature and hands the command one typed `Common` instead of eleven keyword arguments.
@@ -12,20 +13,12 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from hermes_task.cli.environment import Environment, current
-from hermes_task.cli.store import NoStore, StorePath, complete_task_id
-
-
-class ColorMode(StrEnum):
-    auto = "auto"
-    always = "always"
-    never = "never"
+from hermes_task.cli.common import ColorMode, Common
+from hermes_task.cli.environment import current
 
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -37,6 +30,50 @@ def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
 
 CONN = "Connection"
 OUT = "Output"
+
+
+def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
+    the profile and store the command line names; `[]` whenever that is not possible."""
+    try:
+        from hermes_task import settings
+        from hermes_task.core.children import StoreUnavailable, recent_task_roots
+        from hermes_task.dashboard.store import Store
+
+        given = {
+            k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")
+        }
+        resolved = settings.resolve(env=dict(current(ctx).environ), **given)
+        if resolved.store is None:
+            return []
+        store = Store(resolved.store)
+        try:
+            rows = store.recent_with_parent()
+        except StoreUnavailable:
+            return []
+        finally:
+            store.close()
+        return [sid for sid in recent_task_roots(rows, resolved.profile) if sid.startswith(incomplete)]
+    except Exception:  # a completion must never print a traceback into the shell
+        return []
+
+
+StorePath = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        metavar="PATH",
+        help=(
+            "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
+            "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only]."
+        ),
+        rich_help_panel=CONN,
+        show_default=False,
+    ),
+]
+NoStore = Annotated[
+    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
+]
 
 
 def _connection(flag: str, metavar: str, help: str, **extra: Any) -> Any:
@@ -167,27 +204,6 @@ ChildId = Annotated[
         autocompletion=complete_task_id,
     ),
 ]
-
-
-@dataclass(frozen=True)
-class Common:
-    """What every reading command shares: connection, output, and the environment it runs in."""
-
-    env: Environment
-    url: str | None = None
-    gateway: str | None = None
-    profile: str | None = None
-    token_file: str | None = None
-    username: str | None = None
-    password_file: str | None = None
-    request_timeout: float | None = None
-    color: ColorMode = ColorMode.auto
-    quiet: bool = False
-    debug: bool = False
-    json: bool = False
-    pager: bool | None = None
-    store: str | None = None
-    no_store: bool = False
 
 
 JsonEvents = Annotated[

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_task.cli.common import Common
 from hermes_task.cli.environment import columns
-from hermes_task.cli.options import Common
 from hermes_task.cli.shell import color_enabled, console
 
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import Common, with_common
+from hermes_task.cli.common import Common
+from hermes_task.cli.options import with_common
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import store_hints
@@ -139,7 +140,7 @@ def recover(
 
             code = int(verdict_exit(tasks))
             if code:
-                raise typer.Exit(code)
+                raise SystemExit(code)
 
     run(common, body)
 

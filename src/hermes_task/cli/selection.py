@@ -6,19 +6,11 @@ Invariant: a bad value is a usage error (exit 2) before any request.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-
-class RoleName(StrEnum):
-    """The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal)."""
-
-    user = "user"
-    assistant = "assistant"
-    tool = "tool"
-    system = "system"
+from hermes_task.cli.common import RoleName
 
 
 def _not_negative(value: int | None) -> int | None:

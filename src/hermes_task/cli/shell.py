@@ -18,11 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
-
 from hermes_task import __version__
+from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import columns
-from hermes_task.cli.options import ColorMode, Common
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
@@ -187,7 +185,7 @@ def report_failure(
 def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
     """Report `error` and exit with its status; what is known goes in the JSON document."""
     report_failure(common, error, rows, task)
-    raise typer.Exit(int(error.exit_status))
+    raise SystemExit(int(error.exit_status))
 
 
 def guarded(common: Common, reader: Any, step: Callable[[], Any]) -> Any:
@@ -206,13 +204,18 @@ def quiet_pipe(common: Common) -> NoReturn:
 
 
 def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
-    """Point the closed stdout at /dev/null (so the interpreter's final flush stays quiet), exit 0."""
+    """Silence the closed stdout, exit 0."""
+    silence(stdout)
+    raise SystemExit(0)
+
+
+def silence(stdout: Any = None) -> None:
+    """Point a closed stdout at /dev/null, so the interpreter's final flush stays quiet."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, (stdout or sys.stdout).fileno())
     except (OSError, ValueError, AttributeError):
         pass
-    raise typer.Exit(0)
 
 
 @contextmanager
@@ -252,7 +255,7 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
             report(error, status)
         elif error.code is not Code.INTERRUPTED or common.json:
             report_failure(common, error, known.rows())
-        raise typer.Exit(status)
+        raise SystemExit(status)
 
     try:
         with stop_signals():
@@ -264,7 +267,7 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
         end(HermesError(Code.INTERRUPTED, what), interrupt_status(exc))
     except BrokenPipeError:
         quiet_pipe(common)
-    except (typer.Exit, typer.Abort, SystemExit):
+    except SystemExit:  # fail() and the commands end with their status
         raise
     except Exception as exc:
         if debug_enabled(common):

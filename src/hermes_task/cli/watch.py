@@ -14,9 +14,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import typer
-
-from hermes_task.cli.options import Common
+from hermes_task.cli.common import Common
 from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import store_hints
 
@@ -115,6 +113,6 @@ def _drive(
                 watcher = Watcher(reader, reporter, config, **timing)
             outcome = watcher.run()
         if outcome.exit_code:
-            raise typer.Exit(outcome.exit_code)
+            raise SystemExit(outcome.exit_code)
 
     run(common, body, report=report)
