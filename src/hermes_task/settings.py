@@ -24,11 +24,11 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from hermes_task.core.records import dataclass, field
 from hermes_task.core.sanitize import clean_line
 from hermes_task.dashboard.storepath import choose_store
 from hermes_task.failures import Code, HermesError

@@ -21,11 +21,10 @@ honoured, else `legacy`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
-from hermes_task.core.records import values
+from hermes_task.core.records import dataclass, values
 from hermes_task.core.wire import MessagesPage
 
 

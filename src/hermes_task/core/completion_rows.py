@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core import results as results
 from hermes_task.core.projection import content_text
+from hermes_task.core.records import dataclass
 from hermes_task.core.wire import WireMessage
 
 _HEADER = re.compile(

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Literal, cast
 
 from hermes_task.core import completion_rows as completion
 from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
+from hermes_task.core.records import dataclass
 from hermes_task.core.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]

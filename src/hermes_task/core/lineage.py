@@ -31,10 +31,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from hermes_task.core.records import values
+from hermes_task.core.records import dataclass, values
 from hermes_task.core.wire import SessionDetail
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")

@@ -20,10 +20,10 @@ and every known child has been read once more after that (its final rows), or at
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
+from hermes_task.core.records import dataclass
 from hermes_task.core.verdict import all_terminal
 from hermes_task.failures import HermesError
 from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome

@@ -8,10 +8,11 @@ ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
+from hermes_task.core.records import dataclass
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import ExitStatus, HermesError
 

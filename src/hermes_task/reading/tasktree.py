@@ -20,7 +20,7 @@ local store, proven over HTTP).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hermes_task.core.delegations import call_sessions, recover
 from hermes_task.core.documents import TaskEntry, WarningItem
@@ -28,6 +28,7 @@ from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
+from hermes_task.core.records import dataclass
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.messages import warning_message
+from hermes_task.core.records import dataclass
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status

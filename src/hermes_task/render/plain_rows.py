@@ -16,10 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
+from hermes_task.core.records import dataclass
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
 
 BOILERPLATE_LABELS = {
