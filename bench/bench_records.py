@@ -1,4 +1,4 @@
-"""Dataclasses built by `core/records.py` (no method compiled, `__init__` from `core/inits.py`)
+"""Dataclasses built by `records/__init__.py` (no method compiled, `__init__` from `records/inits.py`)
 next to `dataclasses.dataclass` building the same declarations, in one process.
 
     .venv/bin/python -m bench.bench_records [--runs N]
@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hermes_task.core import documents, initcode, wire
-from hermes_task.core.records import dataclass as records_dataclass
+from hermes_task.core import documents, wire
+from hermes_task.records import dataclass as records_dataclass
+from hermes_task.records import initcode
 
 
 def declarations() -> list[type]:

@@ -57,15 +57,15 @@ def generated_files() -> dict[Path, str]:
 
 
 def inits_file() -> dict[Path, str]:
-    """src/hermes_task/core/inits.py: the `__init__` of every class built by
-    `core.records.dataclass` in the package (core/initcode.py), all its modules imported."""
+    """src/hermes_task/records/inits.py: the `__init__` of every class built by
+    `records.dataclass` in the package (records/initcode.py), all its modules imported."""
     import importlib
     import pkgutil
 
     import hermes_task
-    from hermes_task.core import initcode
+    from hermes_task.records import initcode
 
-    path = ROOT / "src" / "hermes_task" / "core" / "inits.py"
+    path = ROOT / "src" / "hermes_task" / "records" / "inits.py"
     for module in pkgutil.walk_packages(hermes_task.__path__, "hermes_task."):
         importlib.import_module(module.name)
     built = {k: v for k, v in initcode.BUILT.items() if k.startswith("hermes_task.") and "<" not in k}

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from hermes_task.core.merge import merge_older
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.window import MergeResult, Window, key_of
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 
 @values

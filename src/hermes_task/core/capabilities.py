@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Literal
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.wire import MessagesPage
+from hermes_task.records import dataclass, values
 
 
 @values

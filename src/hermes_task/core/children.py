@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_task.core.records import dataclass, values
+from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 AMBIGUOUS = "ambiguous_match"

@@ -33,8 +33,8 @@ from hermes_task.core import completion_rows as completion
 from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
-from hermes_task.core.records import dataclass
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.records import dataclass
+from hermes_task.records import dataclass
 
 # `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.window import RowKey, Window
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 CursorKind = Literal["page", "first", "start", "blocked"]
 

@@ -33,8 +33,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.wire import SessionDetail
+from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 MAX_PATH_NODES = 32

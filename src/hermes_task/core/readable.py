@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from hermes_task.core.records import dataclass, values
+from hermes_task.records import dataclass, values
 
 COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
 CONTINUATION_PREFIX = "Continue from the compressed conversation context"

@@ -22,8 +22,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 from hermes_task.core.documents import TaskTokens, ToolTraceCounts
-from hermes_task.core.records import dataclass
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.records import dataclass
 
 
 @dataclass(frozen=True)

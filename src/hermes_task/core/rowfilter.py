@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.core.records import dataclass, values
+from hermes_task.records import dataclass, values
 
 ROLES = ("user", "assistant", "tool", "system")
 ALIASES = {"agent": "assistant"}

@@ -27,8 +27,8 @@ from functools import cached_property
 
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.projection import project
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 RowKey = tuple[str, int]
 

@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.records import dataclass
 from hermes_task.core.verdict import all_terminal
 from hermes_task.failures import HermesError
 from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.records import dataclass
 
 MAX_CHILDREN_PER_CYCLE = 4
 

@@ -12,9 +12,9 @@ from dataclasses import field
 from typing import Literal, Protocol
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
-from hermes_task.core.records import dataclass
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import ExitStatus, HermesError
+from hermes_task.records import dataclass
 
 FINAL_RETRIES = 3
 START_TIMEOUT = 60.0

@@ -14,11 +14,11 @@ from dataclasses import field, replace
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.merge import merge_latest
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.window import MergeResult, Window
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
+from hermes_task.records import dataclass, values
 
 
 @values

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import field, replace
 
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.records import dataclass, values
 from hermes_task.core.window import MergeResult
 from hermes_task.failures import HermesError
+from hermes_task.records import dataclass, values
 
 
 @values

@@ -28,13 +28,13 @@ from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
-from hermes_task.core.records import dataclass
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
+from hermes_task.records import dataclass
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 100

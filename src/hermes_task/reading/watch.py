@@ -30,7 +30,6 @@ from typing import Literal, Protocol
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.messages import warning_message
-from hermes_task.core.records import dataclass
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
@@ -38,6 +37,7 @@ from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FI
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
+from hermes_task.records import dataclass
 
 Ending = Literal["ended", "timeout", "failed", "interrupted"]
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
-from hermes_task.core.records import dataclass
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
+from hermes_task.records import dataclass
 
 BOILERPLATE_LABELS = {
     "compaction_summary": "compaction summary",

@@ -8,7 +8,7 @@ some forty dataclasses before its first request. Here none is compiled:
 - `dataclass` (a drop-in for the subset of `dataclasses.dataclass` this package uses:
   `frozen`, `eq`, `repr`, `slots`, `kw_only`) lets `dataclasses` collect the fields, slots
   and `__match_args__` with every method generation off, then adds the `__init__` that
-  tools/regen.py wrote into `core/inits.py` (see `core/initcode.py`; a class edited without
+  tools/regen.py wrote into `inits.py` (see `initcode.py`; a class edited without
   regenerating gets its `__init__` compiled, correct but slower), the frozen
   `__setattr__`/`__delattr__` (raising `FrozenInstanceError` as the generated ones do, and
   with `slots` the pickling support), the shared `__eq__`, `__hash__` and `__repr__`, the
@@ -38,7 +38,7 @@ from dataclasses import field as field  # re-exported with `dataclass`
 from threading import get_ident
 from typing import Any, TypeVar, cast, dataclass_transform, overload
 
-from hermes_task.core.initcode import init_function, shape_of
+from hermes_task.records.initcode import init_function, shape_of
 
 T = TypeVar("T", bound=type)
 R = TypeVar("R")
