@@ -12,7 +12,6 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -20,6 +19,7 @@ import typer
 
 from hermes_task.cli.environment import Environment, current
 from hermes_task.cli.store import NoStore, StorePath, complete_task_id
+from hermes_task.records import dataclass
 
 
 class ColorMode(StrEnum):

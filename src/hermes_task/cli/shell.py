@@ -15,7 +15,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -24,6 +23,7 @@ from hermes_task import __version__
 from hermes_task.cli.environment import columns
 from hermes_task.cli.options import ColorMode, Common
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
+from hermes_task.records import dataclass, field
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,6 +11,15 @@ not be the same from one run to the next).
 
 INITS = {}
 
+def __init__(self, variables, stdout_stream, stderr_stream, isatty, clock, sleep, transport): self.variables = variables; self.stdout_stream = stdout_stream; self.stderr_stream = stderr_stream; self.isatty = isatty; self.clock = clock; self.sleep = sleep; self.transport = transport
+INITS['hermes_task.cli.environment.Environment'] = (__init__, (False, False, False, (('variables', True, False, 'default'), ('stdout_stream', True, False, 'default'), ('stderr_stream', True, False, 'default'), ('isatty', True, False, 'default'), ('clock', True, False, 'default'), ('sleep', True, False, 'default'), ('transport', True, False, 'default'))), None)
+
+def __init__(self, env, url, gateway, profile, token_file, username, password_file, request_timeout, color, quiet, debug, json, pager, store, no_store): __dataclass_setattr__(self, 'env', env); __dataclass_setattr__(self, 'url', url); __dataclass_setattr__(self, 'gateway', gateway); __dataclass_setattr__(self, 'profile', profile); __dataclass_setattr__(self, 'token_file', token_file); __dataclass_setattr__(self, 'username', username); __dataclass_setattr__(self, 'password_file', password_file); __dataclass_setattr__(self, 'request_timeout', request_timeout); __dataclass_setattr__(self, 'color', color); __dataclass_setattr__(self, 'quiet', quiet); __dataclass_setattr__(self, 'debug', debug); __dataclass_setattr__(self, 'json', json); __dataclass_setattr__(self, 'pager', pager); __dataclass_setattr__(self, 'store', store); __dataclass_setattr__(self, 'no_store', no_store)
+INITS['hermes_task.cli.options.Common'] = (__init__, (True, False, False, (('env', True, False, ''), ('url', True, False, 'default'), ('gateway', True, False, 'default'), ('profile', True, False, 'default'), ('token_file', True, False, 'default'), ('username', True, False, 'default'), ('password_file', True, False, 'default'), ('request_timeout', True, False, 'default'), ('color', True, False, 'default'), ('quiet', True, False, 'default'), ('debug', True, False, 'default'), ('json', True, False, 'default'), ('pager', True, False, 'default'), ('store', True, False, 'default'), ('no_store', True, False, 'default'))), None)
+
+def __init__(self, rows): self.rows = rows
+INITS['hermes_task.cli.shell.Known'] = (__init__, (False, False, False, (('rows', True, False, 'default'),)), None)
+
 def __init__(self, offset, limit, generation, legacy): __dataclass_setattr__(self, 'offset', offset); __dataclass_setattr__(self, 'limit', limit); __dataclass_setattr__(self, 'generation', generation); __dataclass_setattr__(self, 'legacy', legacy)
 INITS['hermes_task.core.anchors.OlderRequest'] = (__init__, (True, False, False, (('offset', True, False, ''), ('limit', True, False, ''), ('generation', True, False, ''), ('legacy', True, False, ''))), None)
 
