@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from bench.common import Stats
@@ -112,7 +113,8 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
 
         terminal.transcript(console, doc, markdown=markdown, reasoning=False, write=write)
 
-    modes = dict(zip(TARGETS, (floor, piped, lambda: tty(False), lambda: tty(True)), strict=True))
+    runs_of: tuple[Callable[[], None], ...] = (floor, piped, lambda: tty(False), lambda: tty(True))
+    modes = dict(zip(TARGETS, runs_of, strict=True))
     wall: dict[str, list[float]] = {name: [] for name in TARGETS}
     cpu: dict[str, list[float]] = {name: [] for name in TARGETS}
     for i in range(runs):

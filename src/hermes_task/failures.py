@@ -12,7 +12,8 @@ Invariant: every `Code` has exactly one `Failure` row (tests/unit/test_catalogue
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from hermes_task.records import dataclass
 
 
 class ExitStatus(enum.IntEnum):

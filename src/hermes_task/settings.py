@@ -24,7 +24,6 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -32,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 from hermes_task.core.sanitize import clean_line
 from hermes_task.dashboard.storepath import choose_store
 from hermes_task.failures import Code, HermesError
+from hermes_task.records import dataclass, field
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0

@@ -1,4 +1,4 @@
-"""`core/records.py`: the shared `__eq__`, `__hash__` and `__repr__` behave as the ones
+"""`records/__init__.py`: the shared `__eq__`, `__hash__` and `__repr__` behave as the ones
 `dataclasses` generates, for frozen and mutable classes, fields excluded from comparison or
 repr, nesting and recursion."""
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from hermes_task.core.records import record, values
+from hermes_task.records import record, values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,10 +7,10 @@ typer. Invariant: this module imports neither typer nor anything of the command 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from hermes_task.cli.environment import Environment
+from hermes_task.records import dataclass
 
 
 class ColorMode(StrEnum):

@@ -14,8 +14,9 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
+
+from hermes_task.records import dataclass
 
 if TYPE_CHECKING:
     import httpx

@@ -15,13 +15,13 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import columns
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
+from hermes_task.records import dataclass, field
 
 if TYPE_CHECKING:
     from rich.console import Console

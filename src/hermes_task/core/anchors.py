@@ -8,12 +8,12 @@ is skipped or repeated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hermes_task.core.merge import merge_older
-from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult, Window, key_of
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 
 @values

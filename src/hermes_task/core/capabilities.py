@@ -21,12 +21,11 @@ honoured, else `legacy`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
-from hermes_task.core.records import values
 from hermes_task.core.wire import MessagesPage
+from hermes_task.records import dataclass, values
 
 
 @values

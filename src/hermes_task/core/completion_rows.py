@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core import results as results
 from hermes_task.core.projection import content_text
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass
 
 _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Literal, cast
 
 from hermes_task.core import completion_rows as completion
@@ -34,6 +34,7 @@ from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"

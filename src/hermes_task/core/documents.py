@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import field, fields
 from typing import Any, Literal
 
-from hermes_task.core.records import record
+from hermes_task.records import record
 
 TaskState = Literal["running", "ended", "unknown"]
 WarningCode = Literal[

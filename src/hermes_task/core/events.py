@@ -7,10 +7,10 @@ Invariant: every event is a document of `documents.py` plus its `type` (and, for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
+from hermes_task.records import dataclass
 
 # `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
 

@@ -18,12 +18,11 @@ first row of the lineage's first segment.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
-from hermes_task.core.records import values
 from hermes_task.core.window import RowKey, Window
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 CursorKind = Literal["page", "first", "start", "blocked"]
 

@@ -31,11 +31,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from hermes_task.core.records import values
 from hermes_task.core.wire import SessionDetail
+from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 MAX_PATH_NODES = 32

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from hermes_task.core.records import values
+from hermes_task.records import dataclass, values
 
 COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
 CONTINUATION_PREFIX = "Continue from the compressed conversation context"

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 from hermes_task.core.documents import TaskTokens, ToolTraceCounts
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.core.records import values
+from hermes_task.records import dataclass, values
 
 ROLES = ("user", "assistant", "tool", "system")
 ALIASES = {"agent": "assistant"}

@@ -22,13 +22,13 @@ every page of one true sequence is merged the order is that sequence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property
 
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.projection import project
-from hermes_task.core.records import values
 from hermes_task.core.wire import WireMessage
+from hermes_task.records import dataclass, values
 
 RowKey = tuple[str, int]
 

@@ -19,7 +19,7 @@ from dataclasses import MISSING, field, fields
 from functools import cache
 from typing import Any, NoReturn, TypeAlias
 
-from hermes_task.core.records import record
+from hermes_task.records import record
 
 JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
 # A check takes (value, where, key) and returns the value to keep or raises WireError.

@@ -20,7 +20,6 @@ and every known child has been read once more after that (its final rows), or at
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
@@ -29,6 +28,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.records import dataclass
 
 MAX_CHILDREN_PER_CYCLE = 4
 

@@ -8,12 +8,13 @@ ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import ExitStatus, HermesError
+from hermes_task.records import dataclass
 
 FINAL_RETRIES = 3
 START_TIMEOUT = 60.0

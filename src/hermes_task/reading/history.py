@@ -9,16 +9,16 @@ older page (`core/anchors.py`), so no row is skipped or repeated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.merge import merge_latest
-from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult, Window
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
+from hermes_task.records import dataclass, values
 
 
 @values

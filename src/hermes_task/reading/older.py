@@ -16,13 +16,14 @@ block reached the rows known before it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.window import MergeResult, RowKey, Window
+from hermes_task.records import dataclass
 
 if TYPE_CHECKING:
     from hermes_task.reading.reader import TaskReader

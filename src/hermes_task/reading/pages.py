@@ -11,13 +11,11 @@ page at the segment's start, nothing older.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hermes_task.core.limits import PAGE_LIMIT
-from hermes_task.core.records import values
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.records import dataclass, values
 
 MAX_LEGACY_FORWARD_PAGES = 100
 

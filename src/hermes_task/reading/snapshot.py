@@ -6,12 +6,12 @@ lost: its new rows, warnings and gap travel with the older read's result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.records import values
 from hermes_task.core.window import MergeResult
 from hermes_task.failures import HermesError
+from hermes_task.records import dataclass, values
 
 
 @values

@@ -20,7 +20,7 @@ local store, proven over HTTP).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hermes_task.core.delegations import call_sessions, recover
 from hermes_task.core.documents import TaskEntry, WarningItem
@@ -34,6 +34,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
+from hermes_task.records import dataclass
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 100

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from hermes_task.core.delegations import recover
@@ -38,6 +37,7 @@ from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FI
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
+from hermes_task.records import dataclass
 
 Ending = Literal["ended", "timeout", "failed", "interrupted"]
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
 from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
+from hermes_task.records import dataclass
 
 BOILERPLATE_LABELS = {
     "compaction_summary": "compaction summary",
