@@ -5,11 +5,8 @@ links every reference page; the demo installs no test tool."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import get_args, get_type_hints
 
 import pytest
@@ -17,21 +14,13 @@ import pytest
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.messages import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
 from hermes_task.failures import Code, ExitStatus, exit_status_for
+from tests.support.regen import load_regen
+
+regen = load_regen()
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_regen() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("regen", ROOT / "tools" / "regen.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["regen"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-regen = load_regen()
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in regen.doc_files()}
 # Where each generated block lives: the reference moved to docs/ (issue 19).

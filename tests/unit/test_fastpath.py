@@ -4,14 +4,12 @@ or leaves the command line to typer; its table is typer's own `show` command."""
 from __future__ import annotations
 
 import errno
-import importlib.util
 import inspect
 import io
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import httpx
@@ -27,18 +25,11 @@ from hermes_task.cli.app import app
 from hermes_task.cli.argspec import ARGUMENTS, OPTIONS
 from hermes_task.cli.environment import Environment
 from tests.support.cli_runner import CLI_ENV
+from tests.support.regen import load_regen
 from tests.support.replay import BASE_URL, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_regen() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("regen", ROOT / "tools" / "regen.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+regen = load_regen()
 
 
 Call = tuple[dict[str, Any], dict[str, Any]]
@@ -311,7 +302,6 @@ json.dump({"taken": taken, "code": code, "out": out.getvalue(), "err": err.getva
 
 
 def test_the_table_is_typers_show_command() -> None:
-    regen = load_regen()
     assert (ROOT / "src/hermes_task/cli/argspec.py").read_text() == regen.argspec_text()
     assert ARGUMENTS == ("child_id",)
 
@@ -320,8 +310,6 @@ def test_the_table_refuses_what_the_start_path_cannot_parse(monkeypatch: pytest.
     import typer
 
     from hermes_task.cli import app as app_module
-
-    regen = load_regen()
 
     def command(**option: Any) -> Any:
         def show(child: str, value: float = typer.Option(0.5, "--value", **option)) -> None: ...

@@ -4,7 +4,6 @@ script prints from it is what typer prints, byte for byte, at 80 columns or more
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from hermes_task.__main__ import HELP_FILE, cached_help, help_file_text
+from tests.support.regen import load_regen
+
+regen = load_regen()
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hermes-task"
@@ -23,21 +25,12 @@ PROBE = (
 )
 
 
-def _regen() -> object:
-    spec = importlib.util.spec_from_file_location("regen", ROOT / "tools" / "regen.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _env(columns: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "COLUMNS": columns, "NO_COLOR": "1", "HOME": os.environ.get("HOME", "/")}
 
 
 def test_the_committed_help_file_is_current() -> None:
-    texts = _regen().all_help_texts()  # type: ignore[attr-defined]
+    texts = regen.all_help_texts()
     assert {"hermes-task", "hermes-task show", "hermes-task config show"} <= set(texts)
     assert Path(HELP_FILE).read_text(encoding="utf-8") == help_file_text(texts), (
         "src/hermes_task/cli/help.txt is stale: run .venv/bin/python tools/regen.py"

@@ -24,6 +24,9 @@ import pytest
 import hermes_task
 from hermes_task import records
 from hermes_task.records import dataclass, initcode, inits, values
+from tests.support.regen import load_regen
+
+regen = load_regen()
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB_BUILT: set[str] = set()  # built by `dataclasses` itself: none
@@ -54,11 +57,6 @@ def test_every_dataclass_of_the_package_is_built_from_inits_py() -> None:
 
 
 def test_inits_py_is_current() -> None:
-    spec = importlib.util.spec_from_file_location("regen_inits", ROOT / "tools" / "regen.py")
-    assert spec is not None
-    assert spec.loader is not None
-    regen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(regen)
     ((path, text),) = regen.inits_file().items()
     assert Path(path).read_text(encoding="utf-8") == text, "inits.py is stale: run tools/regen.py"
 

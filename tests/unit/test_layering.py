@@ -323,3 +323,13 @@ def test_the_console_script_answers_version_without_typer() -> None:
         )
         assert proc.stdout == typer_line == f"hermes-task {__version__}\n"
         assert not {"typer", "hermes_task.cli", "rich"} & set(proc.stderr.split())
+
+
+def test_the_repository_root_adds_no_package_the_agent_could_lose() -> None:
+    """The seeding runs in the Hermes Agent's interpreter with the repository root on
+    `PYTHONPATH`, and the agent has top-level packages of its own (`tools`, `utils`, `cli`,
+    `plugins`, ...): a package at the root shadows one of the same name. `tools/__init__.py`
+    once did, and the agent failed to import `tools.registry`."""
+    root = PACKAGE.parents[1]
+    packages = {path.parent.name for path in root.glob("*/__init__.py")}
+    assert packages == {"tests", "bench"}
