@@ -333,3 +333,13 @@ def test_the_repository_root_adds_no_package_the_agent_could_lose() -> None:
     root = PACKAGE.parents[1]
     packages = {path.parent.name for path in root.glob("*/__init__.py")}
     assert packages == {"tests", "bench"}
+
+
+def test_hermes_task_cli_still_has_main_for_old_console_scripts() -> None:
+    """Console scripts installed before `__main__:main` import `hermes_task.cli:main`."""
+    import hermes_task.cli
+    from hermes_task.cli import app as app_module
+
+    assert hermes_task.cli.main is app_module.main
+    with pytest.raises(AttributeError, match="no attribute 'app_'"):
+        _ = hermes_task.cli.app_

@@ -3,5 +3,18 @@ shell every command runs in (`shell.py`), the injected environment (`environment
 one module per command. The only package that imports typer (a test checks it).
 
 This file imports nothing: `show`'s typer-free start path (`fastpath.py`) imports modules of
-this package without loading typer. The app is `hermes_task.cli.app.app`.
+this package without loading typer. The app is `hermes_task.cli.app.app`; `main` is still
+found here (console scripts installed by older versions import `hermes_task.cli:main`).
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def __getattr__(name: str) -> Callable[[], None]:
+    if name == "main":
+        from hermes_task.cli.app import main
+
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
