@@ -15,6 +15,12 @@ from hermes_task.cli.environment import columns
 from hermes_task.cli.shell import color_enabled, console
 
 
+def plain_warning(message: str) -> str | None:
+    """The line rich prints for `message` on a stderr without colour, when that is just the
+    text (every character printable: no tab, control or zero-width character); else None."""
+    return f"warning: {message}\n" if message.isprintable() else None
+
+
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
     """Warnings as `warning: ...` lines on stderr, but for the repeating ones under `--quiet`
     (JSON carries them all in the document)."""
@@ -23,12 +29,24 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
     warnings = [w for w in warnings if not dropped(common.quiet, w.code)]
     if common.json or not warnings:
         return
+    stream = common.env.stderr
+    if not color_enabled(common, stream):
+        lines = [plain_warning(warning.message) for warning in warnings]
+        if None not in lines:  # rich would print these very bytes: no need to import it
+            stream.write("".join(line for line in lines if line is not None))
+            stream.flush()
+            return
+    rich_warnings(common, [warning.message for warning in warnings])
+
+
+def rich_warnings(common: Common, messages: list[str]) -> None:
+    """`warning: MESSAGE` lines on stderr through rich (colour, or text rich must clean)."""
     from rich.text import Text
 
     err = console(common, stderr=True)
-    for warning in warnings:
+    for message in messages:
         line = Text("warning: ", style="bold yellow")
-        line.append(warning.message)
+        line.append(message)
         err.print(line)
 
 
