@@ -12,13 +12,7 @@ from typing import Any
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.environment import columns
-from hermes_task.cli.shell import color_enabled, console
-
-
-def plain_warning(message: str) -> str | None:
-    """The line rich prints for `message` on a stderr without colour, when that is just the
-    text (every character printable: no tab, control or zero-width character); else None."""
-    return f"warning: {message}\n" if message.isprintable() else None
+from hermes_task.cli.shell import color_enabled, console, stderr_line
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
@@ -26,28 +20,11 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
     (JSON carries them all in the document)."""
     from hermes_task.cli.quiet import dropped
 
-    warnings = [w for w in warnings if not dropped(common.quiet, w.code)]
-    if common.json or not warnings:
+    if common.json:
         return
-    stream = common.env.stderr
-    if not color_enabled(common, stream):
-        lines = [plain_warning(warning.message) for warning in warnings]
-        if None not in lines:  # rich would print these very bytes: no need to import it
-            stream.write("".join(line for line in lines if line is not None))
-            stream.flush()
-            return
-    rich_warnings(common, [warning.message for warning in warnings])
-
-
-def rich_warnings(common: Common, messages: list[str]) -> None:
-    """`warning: MESSAGE` lines on stderr through rich (colour, or text rich must clean)."""
-    from rich.text import Text
-
-    err = console(common, stderr=True)
-    for message in messages:
-        line = Text("warning: ", style="bold yellow")
-        line.append(message)
-        err.print(line)
+    for warning in warnings:
+        if not dropped(common.quiet, warning.code):
+            stderr_line(common, f"warning: {warning.message}", "bold yellow")
 
 
 def output_transcript(common: Common, doc: Any, **view: bool) -> None:

@@ -164,8 +164,6 @@ def report_failure(
     common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
-    from rich.text import Text
-
     from hermes_task.core.documents import ErrorBody, ErrorDoc
     from hermes_task.render.jsonout import document
 
@@ -174,12 +172,27 @@ def report_failure(
     if common.json:
         body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
         common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [], task=task)))
-    err = console(common, stderr=True)
-    line = Text("error: ", style="bold red")
-    line.append(message)
-    err.print(line)
+    stderr_line(common, f"error: {message}", "bold red")
     if hint:
-        err.print(Text(f"hint: {hint}", style="dim"))
+        stderr_line(common, f"hint: {hint}", "dim")
+
+
+def stderr_line(common: Common, line: str, style: str) -> None:
+    """`line` on stderr in `style`. Without colour, when rich would print just the text (every
+    character printable: no tab, control or zero-width character), it is written as it is,
+    without importing rich; otherwise rich prints it (`rich_stderr_line`)."""
+    stream = common.env.stderr
+    if line.isprintable() and not color_enabled(common, stream):
+        stream.write(line + "\n")
+        stream.flush()
+    else:
+        rich_stderr_line(common, line, style)
+
+
+def rich_stderr_line(common: Common, line: str, style: str) -> None:
+    from rich.text import Text
+
+    console(common, stderr=True).print(Text(line, style=style))
 
 
 def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
