@@ -12,6 +12,10 @@ from enum import StrEnum
 from hermes_task.cli.environment import Environment
 from hermes_task.records import dataclass
 
+# A command's parameter that fills a differently named `Common` field (`json` would shadow
+# the module in a command's signature).
+PARAMETER_OF = {"json": "json_out"}
+
 
 class ColorMode(StrEnum):
     auto = "auto"

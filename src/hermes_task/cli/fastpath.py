@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_task.cli.argspec import ARGUMENTS, OPTIONS
-from hermes_task.cli.common import ColorMode, Common, RoleName
+from hermes_task.cli.common import PARAMETER_OF, ColorMode, Common, RoleName
 from hermes_task.cli.environment import Environment
 
 ENUMS: Mapping[str, type[ColorMode] | type[RoleName]] = {"color": ColorMode, "role": RoleName}
 COMMON = frozenset(Common.__dataclass_fields__) - {"env"}
-RENAMED = {"json_out": "json"}  # as cli/options.py's with_common
+FIELD_OF = {name: field for field, name in PARAMETER_OF.items()}
 
 
 def _plain_number(raw: str) -> bool:
@@ -80,7 +80,7 @@ def parse(argv: Sequence[str]) -> dict[str, Any] | None:
     if len(positional) != len(ARGUMENTS):
         return None
     given.update(zip(ARGUMENTS, positional, strict=True))
-    return {RENAMED.get(name, name): value for name, value in given.items()}
+    return {FIELD_OF.get(name, name): value for name, value in given.items()}
 
 
 def run(argv: Sequence[str], env: Environment | None = None) -> bool:

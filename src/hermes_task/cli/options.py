@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from hermes_task.cli.common import ColorMode, Common
+from hermes_task.cli.common import PARAMETER_OF, ColorMode, Common
 from hermes_task.cli.environment import current
 
 
@@ -251,7 +251,7 @@ def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]
             for p in inspect.signature(func).parameters.values()
             if p.name != "common"
         ]
-        shared: list[tuple[str, Any, Any]] = [("json_out", JsonEvents if events else Json, False)]
+        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], JsonEvents if events else Json, False)]
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
         shared += _TRAILING
@@ -270,7 +270,7 @@ def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             picked = {name: kwargs.pop(name) for name in names}
-            picked["json"] = picked.pop("json_out")
+            picked.update({field: picked.pop(name) for field, name in PARAMETER_OF.items()})
             env = current(kwargs.pop("typer_context"))
             return func(common=Common(env=env, **picked), **kwargs)
 
