@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests.support.cli_runner import hermes_task
 
-from hermes_task.render.plain_rows import STEER_LABEL
+from hermes_task.render.rows import STEER_LABEL
 
 pytestmark = pytest.mark.integration
 
