@@ -436,6 +436,7 @@ def test_piped_show_and_older_import_no_rich() -> None:
             "XDG_CONFIG_HOME": "/nonexistent",
             "HERMES_DASHBOARD_TOKEN": TOKEN,
             "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"],
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},  # a run against a source tree
         },
     )
     lines = proc.stderr.splitlines()

@@ -53,11 +53,20 @@ def plain(text: str) -> str:
 
 
 def painted(
-    doc: TranscriptDoc, *, color: bool, columns: int, tty: bool = True, view: View | None = None
+    doc: TranscriptDoc,
+    *,
+    color: bool,
+    columns: int,
+    tty: bool = True,
+    view: View | None = None,
+    markdown: bool = True,
 ) -> str:
-    view = view or View()
+    """`doc` on a target; `markdown` False: every row painted by us (rich's Markdown, whose
+    look changes between rich versions, kept out of a snapshot)."""
     sink = io.StringIO()
-    terminal_rows.transcript(Target(sink.write, tty=tty, color=color, columns=columns), doc, view)
+    target = Target(sink.write, tty=tty, color=color, columns=columns)
+    painter = Painter(color=color, width=target.width, markdown=markdown and tty)
+    terminal_rows.transcript(target, doc, view or View(), painter)
     return sink.getvalue()
 
 
@@ -96,13 +105,39 @@ def test_captured_transcripts_on_a_terminal(
     assert len(docs) == 2
     out = []
     for doc in docs:
-        coloured = painted(doc, color=True, columns=72)
+        coloured = painted(doc, color=True, columns=72, markdown=False)
         assert_the_rules(coloured, 72)
-        narrow = painted(doc, color=False, columns=40, view=View(reasoning=True, full=True))
+        narrow = painted(doc, color=False, columns=40, view=View(reasoning=True, full=True), markdown=False)
         assert_the_rules(narrow, 40)
         assert "\x1b" not in narrow
         out += [visible(coloured), narrow]
     assert out == snapshot
+
+
+@pytest.mark.parametrize("backend", ["official", "iot", "official018", "axisrow"])
+def test_every_captured_transcript_reads_clean_on_a_terminal(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every transcript `show` and `older` build from the captures, painted with Markdown and
+    colour in every view: the terminal rules, and nothing unsafe once SGR is stripped."""
+    from tests.unit.test_plain_rows import FORBIDDEN, tasks
+
+    replay = Replay(backend)
+    seen: list[Any] = []
+    real = output_module.output_transcript
+    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.older.output_transcript", recording(seen, real))
+    with serving(replay):
+        for args in tasks(replay.manifest):
+            CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
+    assert len(seen) >= 4
+    for doc in seen:
+        for view, columns in ((View(), 80), (View(reasoning=True, full=True), 33)):
+            text = painted(doc, color=True, columns=columns, view=view)
+            assert_the_rules(text, columns)
+            assert FORBIDDEN.search(plain(text)) is None
+            starts = re.findall(r"^(?:▌|▸|·) ", plain(text), re.M)
+            assert len(starts) == len(doc.rows)
 
 
 EVERY_PART = [
@@ -183,9 +218,9 @@ DOC = TranscriptDoc(
 
 
 def test_every_part_on_a_narrow_colour_terminal(snapshot: SnapshotAssertion) -> None:
-    text = painted(DOC, color=True, columns=44, view=View(utc=True))
+    text = painted(DOC, color=True, columns=44, view=View(utc=True), markdown=False)
     assert_the_rules(text, 44)
-    assert text == painted(DOC, color=True, columns=44, view=View(utc=True))  # nothing depends on a cache
+    assert text == painted(DOC, color=True, columns=44, view=View(utc=True), markdown=False)  # no cache
     assert visible(text) == snapshot
 
 

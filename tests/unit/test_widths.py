@@ -57,6 +57,7 @@ def on_a_terminal(
         "TERM": "xterm",
         "TZ": "UTC",
         "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"],  # conftest's empty store
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},  # a run against a source tree
     }
     if columns is not None:
         env["COLUMNS"] = columns

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.render.rows import RowView, Segments, View, footer_text, goal_text, row_items
+from hermes_task.render.rows import RowView, Segments, View, footer_text, goal_text, row_view
 
 
 def row_text(view: RowView) -> str:
@@ -42,8 +42,11 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
     moves to a newer segment; `segments` then knows the newest segment printed."""
     out: list[str] = []
     append = out.append
-    for _what, item in row_items(rows, view, segments):
-        append(row_text(item) + "\n\n" if isinstance(item, RowView) else f"{item}\n\n")
+    for row in rows:
+        line = segments.line(row)
+        if line is not None:
+            append(line + "\n\n")
+        append(row_text(row_view(row, view)) + "\n\n")
     return "".join(out)
 
 

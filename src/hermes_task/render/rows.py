@@ -35,7 +35,7 @@ STEER_LABEL = "steer from the user (out-of-band, appended to this result):"
 # What a piece is, for the painters: the header's parts, then the body's.
 PARTS = (
     *("user", "assistant", "tool", "system", "role"),  # the marker and role, by role
-    *("kind", "tool_name", "call_id", "row_id", "time", "archived"),
+    *("kind", "tool_name", "call_id", "row_id", "archived"),  # row_id: `  #ID  TIME`
     *("prose", "output", "cut", "status", "steer", "reasoning_label", "reasoning", "hidden"),
     *("call", "call_id_in_call", "no_arguments", "empty"),
 )
@@ -134,18 +134,18 @@ def header(row: Row, view: View) -> Block:
     )
     if not is_clean_line(role + kind + tool + call_id):  # rare: sanitise each field on its own
         role, kind, tool, call_id = clean_line(role), clean_line(kind), clean_line(tool), clean_line(call_id)
-    what = role if role in ROLES else "role"
-    pieces = [("▌ ", what), (role, what)]
+    stamp = when(row.timestamp, utc=view.utc)
+    place = f"  #{row.id}  {stamp}" if stamp else f"  #{row.id}"  # the row id and time: one part
+    if not (kind or tool or call_id or row.archived):  # the usual row: two pieces
+        return ((f"▌ {role}", role if role in ROLES else "role"), (place, "row_id"))
+    pieces = [(f"▌ {role}", role if role in ROLES else "role")]
     if kind:
         pieces.append((f" [{kind}]", "kind"))
     if tool:
         pieces.append((f" {tool}", "tool_name"))
     if call_id:
         pieces.append((f" ({call_id})", "call_id"))
-    pieces.append((f"  #{row.id}", "row_id"))
-    stamp = when(row.timestamp, utc=view.utc)
-    if stamp:
-        pieces.append((f"  {stamp}", "time"))
+    pieces.append((place, "row_id"))
     if row.archived:
         pieces.append(("  archived", "archived"))
     return tuple(pieces)

@@ -30,7 +30,7 @@ from hermes_task.render.target import Target
 # whole lines.
 PALETTE = {
     **{"user": "1;36", "assistant": "1;32", "tool": "1;33", "system": "1;35", "role": "1"},
-    **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "time": "2", "archived": "2;3"},
+    **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "archived": "2;3"},
     **{"prose": "", "output": "", "cut": "2;3", "status": "2", "steer": "36"},
     **{"reasoning_label": "2;3", "reasoning": "2", "hidden": "2"},
     **{"call": "33", "call_id_in_call": "2;33", "no_arguments": "2;3;33", "empty": "2;3"},
