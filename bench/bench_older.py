@@ -60,7 +60,7 @@ elif proc.returncode == 0:
     marks = tuple(mark.encode() for mark in ("\\u258c ", "\\u25b8 ", "\\u00b7 "))
     lines = proc.stdout.rstrip(b"\\n").split(b"\\n")
     ids = [int(re.findall(rb"  #(\\d+)", line)[-1]) for line in lines if line.startswith(marks)]
-    shown = re.search(rb" \\xc2\\xb7 (\\d+) rows shown", lines[-1])
+    shown = re.search(rb" \\xc2\\xb7 (\\d+) rows? shown", lines[-1])
     if shown is None or int(shown.group(1)) != len(ids):
         err = f"{len(ids)} row headers, footer {lines[-1][:200]!r}"
         ids = None

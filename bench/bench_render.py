@@ -1,11 +1,11 @@
-"""Rendering throughput: 10,000 rows piped (render/plain_rows.py, no rich) and into a
-terminal-like sink (rich).
+"""Rendering throughput: 10,000 rows through the plain painter (render/plain_rows.py, what a
+pipe gets) and the terminal painter (render/terminal_rows.py: colour, wrapping at 100
+columns), with Markdown off and on (rich's Markdown for the prose that holds Markdown).
 
-`render.terminal.transcript` writes into a rich `Console` on a `StringIO` with
-`force_terminal=True`, width 100 and the CLI's console settings (standard colours, no markup,
-no highlighting, no emoji), with Markdown off (a pipe) and on (a TTY). The rows are a fixed
-mix of what a delegated task shows: user prompts with light Markdown, tool calls with JSON
-arguments, tool results, and assistant answers with reasoning (collapsed).
+The rows are a fixed mix of what a delegated task shows: user prompts with light Markdown,
+tool calls with JSON arguments, tool results, and assistant answers with reasoning
+(collapsed); every row's text is its own (no two Markdown rows alike), so nothing is
+rendered from a cache of an earlier row.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 ROWS = 10_000
 TARGETS = {
     "floor: one f-string per row": 0,
-    "piped (plain, no rich)": 100_000,
-    "markdown off": 10_000,
-    "markdown on": 5_000,
+    "piped (plain painter)": 100_000,
+    "terminal, Markdown off": 10_000,
+    "terminal, Markdown on": 2_000,
 }
 
 
@@ -59,7 +59,9 @@ def _rows() -> list[Row]:
                 )
             )
         else:
-            text = "Found **3** TODO markers in 2 files:\n\n1. `src/a.py`\n2. `src/b.py`\n\nThe build passes."
+            text = (
+                f"Found **{i}** TODO markers in 2 files:\n\n1. `src/a.py`\n2. `src/b.py`\n\nThe build passes."
+            )
             out.append(
                 Row(
                     id=i,
@@ -76,11 +78,11 @@ def _rows() -> list[Row]:
 def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
     """Seconds per 10,000 rows in every mode, the modes alternating: {"wall": ..., "cpu": ...}
     (CPU time of this process: what the formatting costs when it has a core to itself)."""
-    from rich.console import Console
-
     from hermes_task.core.documents import BackendInfo, Coverage, TaskInfo, TranscriptDoc
-    from hermes_task.render import terminal
-    from hermes_task.render.plain_rows import Style, transcript_chunks
+    from hermes_task.render import terminal_rows
+    from hermes_task.render.plain_rows import transcript_chunks
+    from hermes_task.render.rows import View
+    from hermes_task.render.target import Target
 
     doc = TranscriptDoc(
         task=TaskInfo(root_id="r", tip_id="r", lineage=["r"]),
@@ -93,25 +95,14 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
         "".join([f"{r.role} #{r.id} {r.timestamp}\n  {r.text}\n\n" for r in doc.rows])
 
     def piped() -> None:
-        "".join(transcript_chunks(doc, Style(), 100))
+        "".join(transcript_chunks(doc, View(), 100))
 
     def tty(markdown: bool) -> None:
-        # The CLI's terminal console (cli/shell.py), written through `write` as show/older do.
+        # A colour terminal 100 columns wide, written to a StringIO as show writes to stdout.
         sink = io.StringIO()
-        console = Console(
-            file=sink,
-            force_terminal=True,
-            color_system="standard",
-            width=100,
-            markup=False,
-            highlight=False,
-            emoji=False,
-        )
-
-        def write(text: str) -> None:
-            sink.write(text)
-
-        terminal.transcript(console, doc, markdown=markdown, reasoning=False, write=write)
+        target = Target(sink.write, tty=True, color=True, columns=100)
+        painter = terminal_rows.Painter(color=True, width=100, markdown=markdown)
+        terminal_rows.transcript(target, doc, View(), painter)
 
     runs_of: tuple[Callable[[], None], ...] = (floor, piped, lambda: tty(False), lambda: tty(True))
     modes = dict(zip(TARGETS, runs_of, strict=True))
@@ -135,13 +126,13 @@ def markdown(measured: dict[str, dict[str, Stats]]) -> list[str]:
         "## Rendering",
         "",
         f"{ROWS:,} rows, median of {len(next(iter(stats.values())).values)} runs (min–max of the rate in "
-        "brackets), the modes alternating. Piped: `render.plain_rows.transcript_chunks` (what `show` and "
-        "`older` print when stdout is not a terminal, byte-identical to rich's output there). Markdown "
-        "off/on: `render.terminal.transcript` with the CLI's terminal console (`force_terminal=True`, "
-        "width 100, standard colour) written to a `StringIO` through `write`, as `show` does on a TTY "
-        "(rows without Markdown by `render/ansi_rows.py`, identical to rich's output; the bench rows are "
-        "half Markdown prose, which rich parses). Wall time is what this run saw on the shared machine; "
-        "CPU time is the process's own (`time.process_time`), the rate with a core to itself.",
+        "brackets), the modes alternating. Piped: the plain painter (`render.plain_rows.transcript_chunks`, "
+        "what `show` and `older` print when stdout is not a terminal). Terminal: the terminal painter "
+        "(`render.terminal_rows.transcript`, colour, lines wrapped at 100 columns) written to a `StringIO`, "
+        "as `show` writes on a TTY, with Markdown off (every row painted by us) and on (the half of the "
+        "rows whose prose holds Markdown rendered by rich's Markdown, each text its own). Wall time is what "
+        "this run saw on the shared machine; CPU time is the process's own (`time.process_time`), the rate "
+        "with a core to itself.",
         "",
         "| mode | rows/s (wall) | rows/s (CPU time) | seconds per 10,000 rows (wall) | target | verdict (wall / CPU) |",
         "|---|---|---|---|---|---|",

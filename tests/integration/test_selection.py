@@ -40,7 +40,7 @@ def test_show_tail_and_role_select_rows_and_keep_the_coverage(backend: Any) -> N
     assert text.code == 0, text.stderr
     assert text.stdout.count("▌ ") == 1
     assert "▌ tool" in text.stdout
-    assert "· 1 rows shown" in text.stdout
+    assert "· 1 row shown" in text.stdout  # singular (issue 26)
 
 
 @pytest.mark.parametrize("args", [("--tail", "-3"), ("--role", "robot")])

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests.support.cli_runner import hermes_task
 
-from hermes_task.render.plain_rows import STEER_LABEL
+from hermes_task.render.rows import STEER_LABEL
 
 pytestmark = pytest.mark.integration
 
@@ -143,6 +143,25 @@ def test_terminal_rendering_and_hostile_text(backend: Any) -> None:
         assert raw not in run.stdout
     assert "^[]52;c;" in run.stdout
     assert "\x1b[" in run.stdout  # the tool's own SGR colour
+
+
+def test_a_long_tool_output_shows_its_first_and_last_lines(backend: Any) -> None:
+    """Issue 26: piped, a cut tool output keeps its first 4 and last 8 lines (the end of a
+    build log matters), with the count of what was left out between them."""
+    from hermes_task.core.readable import tool_text
+
+    c1 = backend.manifest["c1"]
+    doc = hermes_task(backend, "show", c1["root"], "--tip", c1["tip"], "--json").json()
+    outputs = {r["id"]: (tool_text(r["text"]) or r["text"]) for r in doc["rows"] if r["role"] == "tool"}
+    bodies = {i: (o if isinstance(o, str) else o.body).split("\n") for i, o in outputs.items()}
+    row_id, lines = next((i, b) for i, b in bodies.items() if len(b) > 12 and len("\n".join(b)) < 2000)
+    run = hermes_task(backend, "show", c1["root"], "--tip", c1["tip"])
+    assert run.code == 0, run.stderr
+    section = run.stdout.split(f"  #{row_id}  ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    shown = [line[2:] for line in section]
+    assert shown[:4] == lines[:4]
+    assert shown[4] == f"… {len(lines) - 12} lines left out (--full)"
+    assert shown[5:13] == lines[-8:]
 
 
 def test_a_steer_reads_as_the_users_words(backend: Any) -> None:

@@ -18,7 +18,6 @@ import re
 from typing import Any
 
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 from hermes_task.cli.app import app
@@ -34,7 +33,9 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.render import terminal
+from hermes_task.render import terminal_rows
+from hermes_task.render.rows import View
+from hermes_task.render.target import Target
 from tests.support import tally
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN
@@ -208,10 +209,12 @@ def test_show_and_follow_rows_are_clean_in_every_mode(backend: str, name: str) -
     doc = transcript_from_json(json.loads(shown.stdout))
     for markdown in (True, False):
         sink = io.StringIO()
-        console = Console(file=sink, force_terminal=True, color_system="standard", width=100)
-        terminal.transcript(console, doc, markdown=markdown, reasoning=True)
+        painter = terminal_rows.Painter(color=True, width=100, markdown=markdown)
+        terminal_rows.transcript(
+            Target(sink.write, tty=True, color=True, columns=100), doc, View(reasoning=True), painter
+        )
         assert SGR.search(sink.getvalue())
-        assert_clean(sink.getvalue(), f"renderer markdown={markdown}")
+        assert_clean(sink.getvalue(), f"painter markdown={markdown}")
         tally.count(f"escapes.renderer rows, Markdown {'on' if markdown else 'off'}", len(ROW_PATHS))
 
 

@@ -163,10 +163,10 @@ def test_the_cursor_reads_a_segment_only_when_newer_windows_hold_fewer_of_its_ro
 def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment() -> None:
     import io
 
-    from rich.console import Console
-
     from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
-    from hermes_task.render import terminal
+    from hermes_task.render import terminal_rows
+    from hermes_task.render.rows import Segments, View
+    from hermes_task.render.target import Target
 
     task = TaskInfo(
         root_id=X,
@@ -175,17 +175,17 @@ def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment()
         segments=[SegmentInfo(id=X, end_reason="compression"), SegmentInfo(id=Y)],
     )
     sink = io.StringIO()
-    console = Console(file=sink, width=100, no_color=True)
+    out = Target(sink.write, tty=True, color=True, columns=100)
 
     def row(sid: str, i: int) -> Row:
         return Row(id=i, session_id=sid, role="assistant", text=f"row {i}")
 
-    newest = terminal.rows(console, [row(X, 1)], markdown=False, reasoning=False, task=task)
-    newest = terminal.rows(
-        console, [row(X, 2), row(Y, 3)], markdown=False, reasoning=False, task=task, newest=newest
-    )
-    terminal.rows(console, [row(Y, 4)], markdown=False, reasoning=False, task=task, newest=newest)
-    out = sink.getvalue()
-    line = f"── segment {Y} · previous segment {X} ended: compression ──"
-    assert out.count(line) == 1
-    assert out.index("row 2") < out.index(line) < out.index("row 3")
+    segments = Segments(task)
+    terminal_rows.rows(out, [row(X, 1)], View(), segments)
+    terminal_rows.rows(out, [row(X, 2), row(Y, 3)], View(), segments)
+    terminal_rows.rows(out, [row(Y, 4)], View(), segments)
+    text = sink.getvalue()
+    line = f"\x1b[2m── segment {Y} · previous segment {X} ended: compression ──\x1b[0m"
+    assert text.count(line) == 1
+    assert text.index("row 2") < text.index(line) < text.index("row 3")
+    assert segments.newest == Y

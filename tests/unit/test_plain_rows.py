@@ -1,19 +1,20 @@
-"""The plain path (render/plain_rows.py) prints byte for byte what rich prints on the
-non-terminal console of cli/shell.py: on every captured fixture (show and older, short and
---full, through the CLI, snapshotted), for follow's row batches, and on generated rows with
-hostile text (hypothesis)."""
+"""The plain painter (render/plain_rows.py): the piped line format of docs/commands.md, held
+by its own snapshots on every captured fixture (show and older, short, --full and --utc,
+through the CLI), by follow's batches (the same lines as the whole transcript), and by the
+format's rules on generated rows with hostile text (hypothesis); the cut of tool output
+(core/readable.py) and the split of steers."""
 
 from __future__ import annotations
 
 import datetime as dt
-import io
+import json
+import re
 import time
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
@@ -21,8 +22,9 @@ from hermes_task.cli import output as output_module
 from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall
 from hermes_task.core.readable import STEER_CLOSE, cut, split_steers
-from hermes_task.render import plain_rows, terminal
-from hermes_task.render.plain_rows import Style, rows_chunks, transcript_chunks
+from hermes_task.render import rows as rows_module
+from hermes_task.render.plain_rows import rows_text, transcript_chunks
+from hermes_task.render.rows import Segments, View, tool_blocks
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
@@ -34,32 +36,12 @@ ENV = {
     "XDG_CONFIG_HOME": "/nonexistent",
     "TZ": "UTC",
 }
-
-
-def rich_console(width: int = 100) -> tuple[Console, io.StringIO]:
-    """The console cli/shell.py `console()` builds when stdout is not a terminal."""
-    buffer = io.StringIO()
-    return (
-        Console(
-            file=buffer,
-            force_terminal=False,
-            no_color=True,
-            color_system=None,
-            markup=False,
-            highlight=False,
-            emoji=False,
-            soft_wrap=True,
-            width=width,
-        ),
-        buffer,
-    )
-
-
-def rich_transcript(doc: Any, width: int = 100, **view: bool) -> str:
-    out, buffer = rich_console(width)
-    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
-    terminal.transcript(out, doc, markdown=False, reasoning=reasoning, full=full, utc=utc)
-    return buffer.getvalue()
+# Where a line of the plain format may start: a row (header or quiet line), a segment line,
+# the goal, the footer, an indented body line; or it is the blank line after a row.
+LINE_STARTS = re.compile(r"(▌ |▸ |· |── segment |goal: |task |  |$)")
+FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
+)
 
 
 def tasks(manifest: dict[str, Any]) -> list[list[str]]:
@@ -77,35 +59,46 @@ def tasks(manifest: dict[str, Any]) -> list[list[str]]:
 
 @pytest.mark.parametrize("backend", ["official", "iot", "official018", "axisrow"])
 @pytest.mark.parametrize("extra", [[], ["--full", "--reasoning"], ["--utc"]], ids=["short", "full", "utc"])
-def test_captured_transcripts_print_as_rich_prints_them(
+def test_captured_transcripts_in_the_piped_format(
     backend: str, extra: list[str], snapshot: SnapshotAssertion, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     replay = Replay(backend)
-    seen: list[tuple[Any, dict[str, bool]]] = []
+    seen: list[Any] = []
     real = output_module.output_transcript
-
-    def spy(common: Any, doc: Any, **view: bool) -> None:
-        seen.append((doc, view))
-        real(common, doc, **view)
-
-    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", spy)
-    monkeypatch.setattr("hermes_task.cli.older.output_transcript", spy)
+    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.older.output_transcript", recording(seen, real))
     printed: list[str] = []
     with serving(replay):
         for args in tasks(replay.manifest):
             result = CliRunner().invoke(app, [*args, *extra, "--url", BASE_URL], env=ENV)
             if result.exit_code != 0:
                 printed.append(" ".join(args[:1]) + f"\nexit {result.exit_code}")
-                continue  # a capture without this task (older backends): nothing printed to compare
-            doc, view = seen[-1]
-            assert result.stdout == rich_transcript(doc, **view), args
+                continue  # a capture without this task (older backends): nothing printed
+            doc = seen[-1]
+            assert_the_format(result.stdout, doc.rows)
             printed.append(" ".join(args[:1]) + "\n" + result.stdout)
     assert len(seen) >= 2, "the capture served at least two transcripts"
     assert printed == snapshot
 
 
+def assert_the_format(text: str, rows: list[Row]) -> None:
+    """The rules of the piped format that hold for any transcript (plain_rows docstring)."""
+    lines = text.split("\n")
+    assert lines[-1] == "", "ends with a newline"
+    assert [line for line in lines if not LINE_STARTS.match(line)] == []
+    assert FORBIDDEN.search(text) is None
+    assert "\t" not in text
+    headers = [line for line in lines if line.startswith(("▌ ", "▸ ", "· "))]
+    assert [int(re.findall(r"  #(\d+)", line)[-1]) for line in headers] == [row.id for row in rows]
+    footer = lines[-2]
+    assert footer.startswith("task ")
+    assert f" · {len(rows):,} row{'' if len(rows) == 1 else 's'} shown" in footer
+
+
 @pytest.mark.parametrize("backend", ["official", "iot"])
-def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_follow_batches_print_the_transcripts_rows(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """follow prints rows in batches as they arrive: the same lines, segment lines included,
+    as the whole transcript between its goal and its footer."""
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
@@ -115,19 +108,16 @@ def test_follow_batches_print_as_rich_prints_them(backend: str, monkeypatch: pyt
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
     assert result.exit_code == 0, result.stderr
     doc = seen[0]
-    style = Style()
-    plain: list[str] = []
-    out, buffer = rich_console()
-    newest_plain = newest_rich = None
-    for start in range(0, len(doc.rows), 7):  # follow prints rows in batches as they arrive
-        batch = doc.rows[start : start + 7]
-        newest_plain = rows_chunks(batch, style, doc.task, newest_plain, plain)
-        newest_rich = terminal.rows(
-            out, batch, markdown=False, reasoning=False, task=doc.task, newest=newest_rich
-        )
-    assert "".join(plain) == buffer.getvalue()
-    assert newest_plain == newest_rich == doc.task.tip_id
-    assert "── segment" in buffer.getvalue()
+    segments = Segments(doc.task)
+    batches = [
+        rows_text(doc.rows[start : start + 7], View(), segments) for start in range(0, len(doc.rows), 7)
+    ]
+    chunks = list(transcript_chunks(doc, View(), 100))
+    assert "".join(chunks) == result.stdout
+    assert chunks[0].startswith("goal: ")
+    assert "".join(batches) == "".join(chunks[1:-1])
+    assert segments.newest == doc.task.tip_id
+    assert "── segment" in "".join(batches)
 
 
 HOSTILE = st.sampled_from(
@@ -158,7 +148,7 @@ HOSTILE = st.sampled_from(
 TEXT = st.lists(st.one_of(st.text(max_size=12), HOSTILE), max_size=12).map("".join)
 MAYBE = st.one_of(st.none(), TEXT)
 TOOL_JSON = st.builds(
-    lambda out, code, err, extra: __import__("json").dumps(
+    lambda out, code, err, extra: json.dumps(
         {"output": out, "exit_code": code, "error": err, **({"extra": extra} if extra else {})}
     ),
     TEXT,
@@ -221,37 +211,43 @@ def rows(draw: st.DrawFn) -> Row:
     full=st.booleans(),
     utc=st.booleans(),
 )
-def test_generated_rows_print_as_rich_prints_them(
+def test_generated_rows_keep_the_piped_format(
     items: list[Row], reasoning: bool, full: bool, utc: bool
 ) -> None:
+    """Hostile rows in any view: one header (or quiet) line per row, every other line
+    indented or blank, nothing unsafe, no tab, and with --full every character of the text."""
     task = TaskInfo(
         root_id="s1",
         tip_id="s3",
         lineage=["s1", "s2", "s3"],
         segments=[SegmentInfo(id="s1", end_reason="compression\x1b[2J"), SegmentInfo(id="s2")],
     )
-    style = Style(reasoning=reasoning, full=full, utc=utc)
-    out, buffer = rich_console()
-    plain: list[str] = []
-    newest_plain = rows_chunks(items, style, task, None, plain)
-    newest_rich = terminal.rows(
-        out, items, markdown=False, reasoning=reasoning, full=full, utc=utc, task=task
-    )
-    assert "".join(plain) == buffer.getvalue()
-    assert newest_plain == newest_rich
-
-
-def test_the_plain_transcript_streams_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    replay = Replay("official")
-    seen: list[Any] = []
-    real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
-    with serving(replay):
-        CliRunner().invoke(app, ["show", replay.manifest["long"]["id"], "--url", BASE_URL], env=ENV)
-    doc = seen[0]
-    chunks = list(transcript_chunks(doc, Style(), 100, batch=10))
-    assert len(chunks) >= len(doc.rows) // 10 + 2  # goal, every batch, footer
-    assert "".join(chunks) == rich_transcript(doc)
+    view = View(reasoning=reasoning, full=full, utc=utc)
+    segments = Segments(task)
+    text = rows_text(items, view, segments)
+    lines = text.split("\n")
+    assert [line for line in lines if not LINE_STARTS.match(line)] == []
+    assert FORBIDDEN.search(text) is None
+    assert "\t" not in text
+    headers = [line for line in lines if line.startswith(("▌ ", "▸ ", "· "))]
+    assert len(headers) == len(items)
+    newest, moves = None, 0  # a segment line each time a row is of a later segment than all before
+    for row in items:
+        if newest is None or task.lineage.index(row.session_id) > task.lineage.index(newest):
+            moves += newest is not None
+            newest = row.session_id
+    assert text.count("── segment ") == moves
+    assert segments.newest == newest
+    if full:  # every printable line of every text is there
+        for row in items:
+            for part in (row.text or "").split("\n"):
+                if (
+                    part.isprintable()
+                    and len(part) > 3
+                    and not part.startswith("{")
+                    and "OUT-OF-BAND" not in part
+                ):
+                    assert part in text
 
 
 def reference_when(timestamp: float, utc: bool) -> str:
@@ -271,13 +267,13 @@ def reference_when(timestamp: float, utc: bool) -> str:
 def test_times_print_as_strftime_prints_them(zone: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", zone)
     time.tzset()
-    plain_rows._MINUTES[False].clear()
+    rows_module._MINUTES[False].clear()
     try:
         check_times()
     finally:
         monkeypatch.undo()
         time.tzset()
-        plain_rows._MINUTES[False].clear()
+        rows_module._MINUTES[False].clear()
 
 
 @settings(max_examples=400, deadline=None)
@@ -292,35 +288,72 @@ def test_times_print_as_strftime_prints_them(zone: str, monkeypatch: pytest.Monk
     utc=st.booleans(),
 )
 def check_times(stamp: float, utc: bool) -> None:
-    assert plain_rows.when(stamp, utc=utc) == reference_when(stamp, utc)
+    assert rows_module.when(stamp, utc=utc) == reference_when(stamp, utc)
 
 
-@settings(max_examples=300, deadline=None)
-@given(text=st.lists(st.sampled_from(["a", "\n", "x" * 150, "é"]), max_size=40).map("".join))
-def test_the_short_cut_keeps_what_the_long_cut_keeps(text: str) -> None:
-    lines, chars = 12, 2000
-    kept: list[str] = []
-    size, short, all_lines = 0, False, text.split("\n")
-    for line in all_lines[:lines]:  # core/readable.py `cut` without its shortcut
-        if kept and size + len(line) > chars:
-            break
-        if len(line) > chars:
-            line, short = line[:chars], True
-        kept.append(line)
-        size += len(line) + 1
-        if short:
-            break
-    assert cut(text) == ("\n".join(kept), len(all_lines) - len(kept), short)
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", "\n", "\n\n", "x" * 150, "y" * 900, "é", " "]), max_size=60).map(
+        "".join
+    )
+)
+def test_a_cut_keeps_the_first_and_the_last_lines(text: str) -> None:
+    kept = cut(text)
+    short = len(text) <= 2000 and text.count("\n") < 12
+    if short:
+        assert kept == (text, "", 0, 0, False)
+        return
+    assert text.startswith(kept.head)
+    assert text.endswith(kept.tail)
+    assert len(kept.head) + kept.chars + len(kept.tail) == len(text)
+    assert kept.chars > 0  # something is left out, said between the two
+    assert len(kept.head) <= 666
+    assert len(kept.tail) <= 1334
+    assert kept.head.count("\n") < 4
+    assert kept.tail.count("\n") < 8
+    middle = text[len(kept.head) : len(text) - len(kept.tail)]
+    if not kept.inside:  # whole lines: the head ends and the tail starts at a line break
+        assert middle.startswith("\n")
+        assert middle.endswith("\n")
+        assert kept.lines == middle.count("\n") - 1
+    last = text.rsplit("\n", 1)[-1]
+    assert kept.tail.endswith(last[-1334:])  # the end is always shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown", "note"),
+    [
+        (
+            "\n".join(f"line {i}" for i in range(13)),
+            ["line 0", "line 3", "line 5", "line 12"],
+            "… 1 line left out (--full)",
+        ),
+        (
+            "\n".join(f"line {i}" for i in range(120)),
+            ["line 3", "line 112", "line 119"],
+            "… 108 lines left out (--full)",
+        ),
+        ("x" * 5000, ["x" * 666], "… 3,000 chars left out (--full)"),
+    ],
+)
+def test_a_cut_tool_output_says_what_it_left_out(text: str, shown: list[str], note: str) -> None:
+    blocks = tool_blocks(text, View())
+    assert [block[0][1] for block in blocks] == ["output", "cut", "output"]
+    assert blocks[1][0][0] == note
+    body = "\n".join(block[0][0] for block in blocks)
+    for line in shown:
+        assert line in body.split("\n")
+    assert tool_blocks(text, View(full=True)) == [((text, "output"),)]
 
 
 def test_a_steer_appended_to_a_tool_result_is_split_off_and_never_cut() -> None:
     output = '{"output": "' + "line\\n" * 40 + '", "exit_code": 0}'
     text = output + STEER_OPEN + "Skip tests/ when counting.\nAnd be quick." + STEER_CLOSE
     assert split_steers(text) == (output, ["Skip tests/ when counting.\nAnd be quick."])
-    parts = plain_rows.tool_parts(text, Style())
-    assert [kind for _, kind in parts] == ["text", "note", "status", "steer"]
+    parts = [block[0] for block in tool_blocks(text, View())]
+    assert [kind for _, kind in parts] == ["output", "cut", "output", "status", "steer"]
     assert parts[-1][0].endswith("\nSkip tests/ when counting.\nAnd be quick.")
-    assert parts[2][0] == "exit 0"  # the output before the steer decodes as JSON again
+    assert parts[3][0] == "exit 0"  # the output before the steer decodes as JSON again
 
 
 @pytest.mark.parametrize(
@@ -341,5 +374,151 @@ def test_lookalike_steers_stay_tool_output(text: str) -> None:
 def test_steers_in_a_row_are_split_oldest_first_and_sanitised() -> None:
     text = "out" + OPENS[0] + "first" + STEER_CLOSE + OPENS[1] + "second \x1b[2J" + STEER_CLOSE
     assert split_steers(text) == ("out", ["first", "second \x1b[2J"])
-    steers = [part for part, kind in plain_rows.tool_parts(text, Style()) if kind == "steer"]
+    steers = [part for ((part, kind),) in tool_blocks(text, View()) if kind == "steer"]
     assert [part.split("\n", 1)[1] for part in steers] == ["first", "second ^[[2J"]
+
+
+@pytest.mark.parametrize(("count", "words"), [(0, "0 rows shown"), (1, "1 row shown"), (2, "2 rows shown")])
+def test_the_footer_counts_rows_in_the_singular_too(count: int, words: str) -> None:
+    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
+    from hermes_task.render.rows import footer_text
+
+    rows = [Row(id=i, session_id="s1", role="user", text="x") for i in range(count)]
+    doc = TranscriptDoc(
+        task=TaskInfo(root_id="s1", tip_id="s1", lineage=["s1"]),
+        backend=BackendInfo(contract="current"),
+        rows=rows,
+        coverage=Coverage(unique_rows=count, has_older=False, at_start=True),
+    )
+    assert footer_text(doc) == f"task s1 · unknown · {words}"
+
+
+PIPED = """
+import sys
+
+import httpx
+
+sys.path.insert(0, sys.argv[1])
+from tests.support.replay import BASE_URL, Replay
+
+replay = Replay(sys.argv[2])
+manifest = replay.manifest
+from hermes_task.cli.app import app
+from hermes_task.cli.environment import Environment
+
+for args in (["show", manifest["rich"]["id"]], ["older", manifest["long"]["id"], "--all"]):
+    try:
+        app([*args, "--url", BASE_URL], prog_name="hermes-task", obj=Environment(transport=httpx.MockTransport(replay)))
+    except SystemExit as exc:
+        print(f"exit {exc.code}", file=sys.stderr)
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_piped_show_and_older_import_no_rich() -> None:
+    """The plain painter needs no rich (its import is about 70 ms of every piped run)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", PIPED, str(root), "iot"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=root,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "NO_COLOR": "1",
+            "XDG_CONFIG_HOME": "/nonexistent",
+            "HERMES_DASHBOARD_TOKEN": TOKEN,
+            "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"],
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},  # a run against a source tree
+        },
+    )
+    lines = proc.stderr.splitlines()
+    assert lines[:2] == ["exit 0", "exit 0"], proc.stderr[-2000:]
+    assert proc.stdout.count("rows shown") == 2
+    modules = set(lines[-1].split())
+    assert "hermes_task.render.plain_rows" in modules
+    assert not {m for m in modules if m.split(".")[0] == "rich"}
+
+
+def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/commands.md "Piped rows" shows the format on a transcript that has every kind of
+    line: the painter prints exactly that block."""
+    from pathlib import Path
+
+    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
+    section = docs.split("### Piped rows", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```\n", 1)[0]
+    root, tip = "20261130_163400_1f2d7b", "20261130_163404_cb0d97"
+    output = "\n".join(f"src/mod_{i}.py:{i}: TODO" for i in range(120))
+    result = json.dumps({"output": output, "exit_code": 1, "error": "grep: tests/: No such file"})
+    call = ToolCall(id="call_1", name="terminal", arguments='{"command": "grep -rn TODO src/"}')
+    at = 1796056440.0  # 2026-11-30 16:34 UTC
+    rows = [
+        Row(
+            id=1,
+            session_id=root,
+            role="user",
+            text="Count TODO markers under src/ and list the files",
+            timestamp=at + 1,
+        ),
+        Row(
+            id=2,
+            session_id=root,
+            role="assistant",
+            text=None,
+            reasoning="Start with grep.",
+            tool_calls=[call],
+            timestamp=at + 2,
+        ),
+        Row(
+            id=3,
+            session_id=root,
+            role="tool",
+            text=result,
+            tool_name="terminal",
+            tool_call_id="call_1",
+            timestamp=at + 3,
+        ),
+        Row(
+            id=5,
+            session_id=tip,
+            role="user",
+            text="[System: the previous call was cut off]",
+            kind="system_notice",
+            timestamp=at + 64,
+        ),
+        Row(id=6, session_id=tip, role="assistant", text="Found 120 TODO markers.", timestamp=at + 65),
+    ]
+    task = TaskInfo(
+        root_id=root,
+        tip_id=tip,
+        lineage=[root, tip],
+        state="ended",
+        end_reason="agent_close",
+        goal="Count TODO markers under src/ and list the files",
+        segments=[SegmentInfo(id=root, end_reason="compression"), SegmentInfo(id=tip)],
+    )
+    doc = TranscriptDoc(
+        task=task,
+        backend=BackendInfo(contract="current"),
+        rows=rows,
+        coverage=Coverage(unique_rows=5, has_older=False, at_start=True),
+    )
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    rows_module._MINUTES[False].clear()
+    try:
+        assert "".join(transcript_chunks(doc, View(), 100)) == block
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+        rows_module._MINUTES[False].clear()

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from rich.segment import Segment
 from typer.testing import CliRunner
 
@@ -21,7 +19,7 @@ from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
 from hermes_task.reading.follow_outcome import FollowConfig
-from hermes_task.render.unpadded import strip_line_ends, strip_text_line_ends
+from hermes_task.render.terminal import strip_line_ends
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
@@ -310,36 +308,3 @@ def test_every_failure_is_spelled_error_colon(args: list[str], tty: bool) -> Non
     assert first.startswith("error: ")
     assert "Error" not in result.stderr
     assert [line for line in result.stderr.splitlines() if "error" in line.lower()] == [first]
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.text(alphabet=" ab\n", max_size=6),
-            st.sampled_from(["", "dim", "bold yellow", "dim italic", "green"]),
-        ),
-        max_size=12,
-    )
-)
-def test_stripping_written_text_equals_stripping_its_segments(pieces: list[tuple[str, str]]) -> None:
-    """The fast paths' text (render/terminal.py) loses exactly what rich's segments lose."""
-    from rich.console import Console
-    from rich.style import Style
-
-    console = Console(force_terminal=True, color_system="standard", width=80)
-    # as the fast paths write them: a line break is never inside a styled piece
-    segments = [
-        Segment(part, Style.parse(style) if style and part != "\n" else None)
-        for text, style in pieces
-        for part in re.split("(\n)", text)
-        if part
-    ]
-    segments.append(Segment("\n"))
-
-    def written(items: list[Segment]) -> str:
-        return console._render_buffer(items)  # rich's own writer: codes per styled segment
-
-    text = written(segments)
-    assert text.endswith("\n")
-    assert strip_text_line_ends(text) == written(list(strip_line_ends(segments)))

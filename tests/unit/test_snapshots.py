@@ -207,9 +207,12 @@ def test_demo_terminal_collapses_boilerplate_and_decodes_and_cuts_tool_output(
     assert "▸ continuation prompt" in out
     assert "· system_notice: [System: the previous tool call was cut off; continue]" in out
     assert "· model_switch: model switched" in out
-    assert "src/mod_11.py:11: TODO" in out  # real line breaks, the first 12 lines
-    assert "src/mod_12.py" not in out
-    assert "… 108 more lines (--full)" in out
+    assert "src/mod_3.py:3: TODO" in out  # real line breaks: the first 4 lines
+    assert "src/mod_4.py" not in out
+    assert "… 108 lines left out (--full)" in out
+    assert "src/mod_111.py" not in out
+    assert "src/mod_112.py:112: TODO" in out  # and the last 8: the end of the output matters
+    assert out.index("src/mod_3.py") < out.index("… 108 lines left out") < out.index("src/mod_119.py:119:")
     assert "exit 1 · error: grep: tests/: No such file" in out
     assert "\\n" not in out
     assert '{"output"' not in out
@@ -217,7 +220,7 @@ def test_demo_terminal_collapses_boilerplate_and_decodes_and_cuts_tool_output(
     full = invoke("show", CHILD, "--utc", "--full")
     assert "The agent grepped" in full.stdout
     assert "src/mod_119.py:119: TODO" in full.stdout
-    assert "more lines" not in full.stdout
+    assert "left out" not in full.stdout
     assert full.stdout == snapshot(name="full")
     data = json.loads(invoke("show", CHILD, "--json").stdout)
     kinds = {r["id"]: r["kind"] for r in data["rows"]}
@@ -256,12 +259,12 @@ def test_the_demo_task_reads_in_the_terminal(backend: str, snapshot: SnapshotAss
     out = short.stdout
     assert out.splitlines()[0] == f"goal: {c1['goal']}"
     assert "[CONTEXT COMPACTION" not in out
-    assert "more lines (--full)" in out
+    assert "lines left out (--full)" in out
     assert "0000: scanned line with no marker" in out  # decoded: real line breaks
     assert '{"output"' not in out.split(c1["tip"])[0]  # before the tip's steer-marked row
     if backend == "official":  # iot hides its compaction summaries itself (display_kind hidden)
         assert "▸ compaction summary" in out
         assert "[CONTEXT COMPACTION" in full.stdout
-    assert "more lines" not in full.stdout
+    assert "left out" not in full.stdout
     assert len(full.stdout.splitlines()) > 2 * len(out.splitlines())
     assert out == snapshot

@@ -1,10 +1,9 @@
-"""Warning, error and hint lines on a stderr without colour are written without rich, byte
-for byte as rich prints them; anything rich would have to clean goes through rich."""
+"""Warning, error and hint lines on stderr are ours: one sanitised line each, in colour only
+when stderr takes it (SGR around the whole line), never broken by the tool."""
 
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
@@ -15,67 +14,59 @@ from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.messages import WARNINGS
+from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
 
 
-def common(width: int = 100) -> tuple[Common, io.StringIO]:
+def common(color: ColorMode = ColorMode.auto, width: int = 100) -> tuple[Common, io.StringIO]:
     err = io.StringIO()
     env = Environment(variables={"COLUMNS": str(width)}, stderr_stream=err, isatty=lambda _s: False)
-    return Common(env=env), err
-
-
-def printed(write: Any, line: str, width: int) -> str:
-    com, err = common(width)
-    write(com, line, "bold yellow")
-    return err.getvalue()
+    return Common(env=env, color=color), err
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=300), st.integers(min_value=20, max_value=200))
-@example("x" * 250, 40)  # longer than the width: rich does not wrap stderr (soft wrap)
-@example("日本語のテキスト " * 20, 30)
-@example("tab\there", 100)
-@example("bell\x07 and\rcarriage", 100)
-@example("zero\u200bwidth and \u202ebidi", 100)
-def test_a_line_on_stderr_is_what_rich_prints(message: str, width: int) -> None:
-    line = f"warning: {message}"
-    assert printed(shell.stderr_line, line, width) == printed(shell.rich_stderr_line, line, width)
+@given(st.text(max_size=300), st.sampled_from([ColorMode.never, ColorMode.always]))
+@example("x" * 250, ColorMode.never)  # longer than the width: never broken (the terminal wraps it)
+@example("tab\there", ColorMode.never)
+@example("bell\x07 and\rcarriage \x1b[2J", ColorMode.always)
+@example("zero\u200bwidth and \u202ebidi\nsecond line", ColorMode.always)
+def test_a_stderr_line_is_one_sanitised_line(message: str, color: ColorMode) -> None:
+    com, err = common(color, width=40)
+    shell.stderr_line(com, f"warning: {message}", "bold yellow")
+    written = err.getvalue()
+    if color is ColorMode.always:
+        assert written == f"\x1b[1;33mwarning: {clean_line(message)}\x1b[0m\n"
+    else:
+        assert written == f"warning: {clean_line(message)}\n"
+    assert written.count("\n") == 1
 
 
-@pytest.fixture
-def through_rich(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    monkeypatch.setattr(shell, "rich_stderr_line", lambda _c, line, _s: seen.append(line))
-    return seen
-
-
-def test_only_what_rich_would_clean_goes_through_rich(through_rich: list[str]) -> None:
-    com, err = common()
-    unclean = ["tab\there", "bell\x07", "line\nbreak", "zero\u200bwidth", "\u202ebidi"]
-    for line in [*unclean, "plain", "日本語"]:
-        shell.stderr_line(com, line, "dim")
-    assert through_rich == unclean
-    assert err.getvalue() == "plain\n日本語\n"
-
-
-def test_the_catalogue_warnings_are_written_plainly(through_rich: list[str]) -> None:
+def test_the_catalogue_warnings_are_written_as_they_are() -> None:
     com, err = common()
     items = [WarningItem(code="legacy_backend", message="legacy backend (hermes-agent 0.19.x): rows")]
     items += [WarningItem(code="gap", message=text) for text in WARNINGS.values()]
     output.emit_warnings(com, items)
-    assert through_rich == []
     assert err.getvalue() == "".join(f"warning: {w.message}\n" for w in items)
 
 
-def test_an_error_and_its_hint_are_written_plainly(through_rich: list[str]) -> None:
+def test_an_error_and_its_hint_are_two_lines() -> None:
     com, err = common()
     error = HermesError(Code.NOT_FOUND, "session X", hint="check the id")
     shell.report_failure(com, error)
-    assert through_rich == []
     assert err.getvalue() == f"error: {error.message}\nhint: check the id\n"
 
 
-def test_colour_goes_through_rich(through_rich: list[str]) -> None:
-    com, _err = common()
-    output.emit_warnings(Common(env=com.env, color=ColorMode.always), [WarningItem(code="gap", message="p")])
-    assert through_rich == ["warning: p"]
+@pytest.mark.parametrize(
+    ("style", "code"), [("bold red", "1;31"), ("bold yellow", "1;33"), ("yellow", "33"), ("dim", "2")]
+)
+def test_colour_wraps_the_whole_line(style: str, code: str) -> None:
+    com, err = common(ColorMode.always)
+    shell.stderr_line(com, "warning: p", style)
+    assert err.getvalue() == f"\x1b[{code}mwarning: p\x1b[0m\n"
+
+
+def test_no_colour_on_a_terminal_that_refuses_it() -> None:
+    err = io.StringIO()
+    env = Environment(variables={"NO_COLOR": "1"}, stderr_stream=err, isatty=lambda _s: True)
+    shell.stderr_line(Common(env=env), "error: x", "bold red")
+    assert err.getvalue() == "error: x\n"

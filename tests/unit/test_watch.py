@@ -293,7 +293,7 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
     assert [note.split(": ", 1)[0] for note in notes[1:4]] == ["retrying", "retrying", "error"]
     assert notes[1].endswith("; next read in 4s")
     assert notes[2].endswith("; polling every 2s")
-    assert notes[4:] == ["--timeout ran out · 0 of 1 tasks terminal", "watch stopped · 0 of 1 tasks terminal"]
+    assert notes[4:] == ["--timeout ran out · 0 of 1 task terminal", "watch stopped · 0 of 1 task terminal"]
 
     events: list[str] = []
     JsonWatch(events.append, events.append).warning(WarningItem(code="gap", message="m"))

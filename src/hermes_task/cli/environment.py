@@ -72,5 +72,41 @@ def current(ctx: Any) -> Environment:
 def columns(environ: Mapping[str, str]) -> int:
     """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
     COLUMNS must never cost the error message it was about to print)."""
-    raw = str(environ.get("COLUMNS", "")).strip()
-    return int(raw) if raw.isdigit() and 20 <= int(raw) <= 10_000 else 100
+    from hermes_task.render.target import sane_width  # not at import: --help loads no render/
+
+    return sane_width(environ.get("COLUMNS")) or 100
+
+
+def screen_size(environ: Mapping[str, str], stream: Any, *, tty: bool) -> tuple[int, int]:
+    """(columns, lines) of an output: a terminal's (`terminal_size`), else `columns` and 25."""
+    return terminal_size(environ, stream) if tty else (columns(environ), 25)
+
+
+def rich_width(environ: Mapping[str, str], stream: Any, *, tty: bool) -> int | None:
+    """The width to give a rich console: `columns` off a terminal; on one, None (rich follows
+    the terminal's size as it changes) unless COLUMNS is set but not sane (rich would take
+    `COLUMNS=0` as it is), then `terminal_size`'s."""
+    from hermes_task.render.target import sane_width
+
+    if not tty:
+        return columns(environ)
+    if "COLUMNS" in environ and sane_width(environ["COLUMNS"]) is None:
+        return terminal_size(environ, stream)[0]
+    return None
+
+
+def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
+    """(columns, lines) of the terminal `stream` is: `COLUMNS` and `LINES` when sane, else
+    what the terminal reports, else 80 and 25 (`COLUMNS=0` or 99999 must not leave a
+    zero-wide or absurd screen)."""
+    from hermes_task.render.target import FALLBACK_WIDTH, sane_width
+
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        measured_width, measured_height = size.columns, size.lines
+    except (AttributeError, ValueError, OSError):  # not a real terminal (a test's stream)
+        measured_width = measured_height = 0
+    width = sane_width(environ.get("COLUMNS")) or sane_width(measured_width) or FALLBACK_WIDTH
+    raw = str(environ.get("LINES", "")).strip()
+    height = int(raw) if raw.isdigit() and int(raw) > 0 else measured_height or 25
+    return width, height

@@ -17,7 +17,7 @@ import typer
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, complete_task_id, with_common
 from hermes_task.cli.selection import Roles, Tail
-from hermes_task.cli.shell import Known, color_enabled, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.shell import Known, connect, debug_writer, resolve_settings, run, stderr_line, target
 from hermes_task.cli.store import store_hints
 from hermes_task.cli.waiting import idle_sleep
 
@@ -67,39 +67,34 @@ class JsonReporter:
 
 
 class TerminalReporter:
-    """Rows on stdout as they arrive; warnings, retries and the ending on stderr."""
+    """Rows on stdout as they arrive (the plain or the terminal painter, as `show`); warnings,
+    retries and the ending on stderr."""
 
     def __init__(
         self, common: Common, interval: float, root: str = "", view: dict[str, bool] | None = None
     ) -> None:
+        from hermes_task.render.rows import Segments, View
+
+        self.common = common
         self.env = common.env
-        self.out = console(common)
-        self.err = console(common, stderr=True)
-        self.view = {"markdown": self.env.isatty(self.env.stdout), **(view or {})}  # reasoning, full, utc
-        self.plain = not self.view["markdown"] and not color_enabled(common, self.env.stdout)
+        self.out = target(common)
+        self.view = View(**(view or {}))  # reasoning, full, utc
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
         self.count = 0
-        self.task: TaskInfo | None = None
-        self.newest: str | None = None  # the newest segment a printed row belonged to
+        self.segments = Segments(None)  # where rows move to a newer segment, once the task is known
         self.quiet = common.quiet
 
     def _note(self, prefix: str, text: str, style: str) -> None:
-        from rich.text import Text
-
-        line = Text(prefix, style=style)
-        line.append(text)
-        with self.err.capture() as captured:
-            self.err.print(line)
-        self.env.stderr.write(captured.get())
-        self.env.stderr.flush()
+        stderr_line(self.common, prefix + text, style)
 
     def state(self, task: TaskInfo) -> None:
         from hermes_task.core.sanitize import clean_line
+        from hermes_task.render.rows import Segments
 
         self.root = task.root_id
-        self.task = task
+        self.segments = Segments(task, self.segments.newest)
         if self.tip is None and self.env.isatty(self.env.stderr):
             self._note("following ", f"{clean_line(task.root_id)} (Ctrl-C stops)", "dim")
         elif self.tip is not None and task.tip_id != self.tip:
@@ -115,20 +110,14 @@ class TerminalReporter:
             self._note("warning: ", item.message, "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
-        if self.plain:
-            from hermes_task.render.plain_rows import Style, rows_chunks
+        if self.out.plain:
+            from hermes_task.render.plain_rows import rows_text
 
-            out: list[str] = []
-            self.newest = rows_chunks(rows, Style(**self.view), self.task, self.newest, out)
-            self.env.write_stdout("".join(out))  # the bytes rich prints here, without rich
-            self.count += len(rows)
-            return
-        from hermes_task.render import terminal
+            self.env.write_stdout(rows_text(rows, self.view, self.segments))
+        else:
+            from hermes_task.render import terminal_rows
 
-        # Rendered to text and written here: rich's own broken-pipe handler would exit 1.
-        self.newest = terminal.rows(
-            self.out, rows, task=self.task, newest=self.newest, write=self.env.write_stdout, **self.view
-        )
+            terminal_rows.rows(self.out, rows, self.view, self.segments)
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
@@ -144,11 +133,12 @@ class TerminalReporter:
 
     def result(self, outcome: FollowOutcome) -> None:
         from hermes_task.core.sanitize import clean_line
+        from hermes_task.render.rows import plural
 
         root = clean_line(self.root)
         if outcome.ending == "ended":
             reason = f" ({clean_line(outcome.end_reason)})" if outcome.end_reason else ""
-            self._note("", f"task {root} ended{reason} · {self.count} rows", "dim")
+            self._note("", f"task {root} ended{reason} · {plural(self.count, 'row')}", "dim")
         elif outcome.ending == "partial_history":
             self._note("", "following stopped on partial history; pass --tip NEWER_ID when known", "dim")
         elif outcome.ending == "timeout":

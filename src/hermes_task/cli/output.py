@@ -1,6 +1,7 @@
-"""Command output of transcripts: the JSON document, plain text (not a terminal, no colour:
-the bytes rich would print, formatted without rich and written as they are formatted), or
-rich on a terminal (paged when taller than the screen), and the warnings on stderr.
+"""Command output of transcripts: the JSON document, the plain painter's lines (not a
+terminal, no colour), or the terminal painter's rows (colour, wrapping, Markdown; paged when
+taller than the screen), and the warnings on stderr. Where the output goes and how it may
+look is one explicit `Target` (`shell.target`).
 
 Invariant: with `--json` stdout carries exactly the document; otherwise rows go to stdout
 (or the pager) and warnings to stderr, never mixed.
@@ -11,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.environment import columns
-from hermes_task.cli.shell import color_enabled, console, stderr_line
+from hermes_task.cli.shell import stderr_line, target
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
@@ -28,43 +28,39 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
 
 
 def output_transcript(common: Common, doc: Any, **view: bool) -> None:
-    """A transcript document as JSON, or rendered rows (paged on a tall terminal) plus warnings."""
+    """A transcript document as JSON, or painted rows (paged on a tall terminal) plus warnings."""
     env = common.env
     if common.json:
         from hermes_task.render import jsonout
 
         env.write_stdout(jsonout.document(doc))
         return
-    tty = env.isatty(env.stdout)
-    if not tty and not color_enabled(common, env.stdout):
-        from hermes_task.render.plain_rows import Style, transcript_chunks
+    from hermes_task.render.rows import View
 
-        for chunk in transcript_chunks(doc, Style(**view), columns(env.environ)):
-            env.write_stdout(chunk)  # the same bytes rich prints here, without rich
+    out = target(common)
+    if out.plain:
+        from hermes_task.render.plain_rows import transcript_chunks
+
+        for chunk in transcript_chunks(doc, View(**view), out.columns):
+            env.write_stdout(chunk)  # written as it is formatted
         emit_warnings(common, doc.warnings)
         return
-    from hermes_task.render import terminal
+    from hermes_task.render import terminal_rows
 
-    out = console(common)
-    reasoning, full, utc = (view.get(flag, False) for flag in ("reasoning", "full", "utc"))
-    if common.pager is False or not tty:
-        terminal.transcript(
-            out, doc, markdown=tty, reasoning=reasoning, full=full, utc=utc, write=env.write_stdout
-        )
+    if common.pager is False or not out.tty:
+        terminal_rows.transcript(out, doc, View(**view))
     else:
         from hermes_task.cli import pager
 
         stream = pager.Stream(
             requested=common.pager,
-            height=out.size.height,
+            height=out.height,
             env=dict(env.environ),
             write=env.write_stdout,
             encoding=getattr(env.stdout, "encoding", None) or "utf-8",
         )
-        try:  # rich's rendering of sanitised text, about 200 rows at a time: all the pager sees
-            terminal.transcript(
-                out, doc, markdown=True, reasoning=reasoning, full=full, utc=utc, write=stream.feed
-            )
+        try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+            terminal_rows.transcript(out.to(stream.feed), doc, View(**view))
         finally:
             stream.close()
     emit_warnings(common, doc.warnings)

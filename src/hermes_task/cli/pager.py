@@ -2,7 +2,7 @@
 
 The command is `HERMES_TASK_PAGER`, then `PAGER`, then `less -FRX`; either variable set to
 an empty string or to `cat` turns paging off (gh's `GH_PAGER` rule). `less` gets `LESS=FRX`
-when `LESS` is unset, so rich's colour codes show as colour and one screen of output does
+when `LESS` is unset, so the painters' colour codes show as colour and one screen of output does
 not wait for `q`. The caller decides the rest (never with `--json`, in `follow`, or when
 stdout is not a TTY). The pager only ever receives text that was already rendered from
 sanitised strings: nothing from the backend reaches it unfiltered.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
-from hermes_task.cli.environment import columns
+from hermes_task.cli.environment import rich_width, screen_size
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
 from hermes_task.records import dataclass, field
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.failures import HermesError
+    from hermes_task.render.target import Target
     from hermes_task.settings import Settings
 
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
@@ -56,11 +57,23 @@ def color_enabled(common: Common, stream: Any) -> bool:
     return common.env.isatty(stream)
 
 
+def target(common: Common) -> Target:
+    """stdout as the painters' output (`render/target.py`): a terminal or not, colour or not,
+    its size (`environment.screen_size`), written through `write_stdout`."""
+    from hermes_task.render.target import Target
+
+    env = common.env
+    tty = env.isatty(env.stdout)
+    width, height = screen_size(env.environ, env.stdout, tty=tty)
+    color = color_enabled(common, env.stdout)
+    return Target(env.write_stdout, tty=tty, color=color, columns=width, height=height)
+
+
 def console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr) that prints no markup from data, pads no terminal
-    line with trailing spaces, never breaks a stderr message into lines (a terminal wraps it at
-    word boundaries of its own width, and a copied message stays one line), and treats a
-    closed pipe as a quiet exit."""
+    """A rich console on stdout (or stderr), for what rich draws (tables, live displays):
+    no markup from data, no terminal line padded with trailing spaces, never a stderr message
+    broken into lines (a terminal wraps it at word boundaries of its own width, and a copied
+    message stays one line), a closed pipe a quiet exit, a sane width (`rich_width`)."""
     from rich.console import Console
 
     env = common.env
@@ -71,15 +84,13 @@ def console(common: Common, *, stderr: bool = False) -> Console:
     class QuietConsole(Console):
         """rich's own broken-pipe handler exits 1; a closed pipe is a quiet exit 0 here."""
 
-        unpadded = tty  # read by render/terminal.py's fast paths
-
         def on_broken_pipe(self) -> None:
             quiet_pipe(common)
 
         def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
             """On a terminal, every line without rich's trailing padding (copied lines stay
             clean); piped output is never padded, and keeps every byte of the text."""
-            from hermes_task.render.unpadded import strip_line_ends
+            from hermes_task.render.terminal import strip_line_ends
 
             rendered = super().render(renderable, options)
             return strip_line_ends(rendered) if tty else rendered
@@ -93,7 +104,7 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         highlight=False,
         emoji=False,
         soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
-        width=None if tty else columns(env.environ),
+        width=rich_width(env.environ, stream, tty=tty),
     )
 
 
@@ -177,22 +188,22 @@ def report_failure(
         stderr_line(common, f"hint: {hint}", "dim")
 
 
+# The SGR parameters of the styles stderr lines are written in.
+STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim": "2", "": ""}
+
+
 def stderr_line(common: Common, line: str, style: str) -> None:
-    """`line` on stderr in `style`. Without colour, when rich would print just the text (every
-    character printable: no tab, control or zero-width character), it is written as it is,
-    without importing rich; otherwise rich prints it (`rich_stderr_line`)."""
+    """`line` on stderr in `style` (when stderr takes colour), sanitised to one line
+    (`clean_line`: a message quoting the backend can add neither a line nor an escape)."""
+    from hermes_task.core.sanitize import clean_line
+
     stream = common.env.stderr
-    if line.isprintable() and not color_enabled(common, stream):
-        stream.write(line + "\n")
-        stream.flush()
-    else:
-        rich_stderr_line(common, line, style)
-
-
-def rich_stderr_line(common: Common, line: str, style: str) -> None:
-    from rich.text import Text
-
-    console(common, stderr=True).print(Text(line, style=style))
+    line = clean_line(line)
+    code = STDERR_STYLES[style]
+    if code and color_enabled(common, stream):
+        line = f"\x1b[{code}m{line}\x1b[0m"
+    stream.write(line + "\n")
+    stream.flush()
 
 
 def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run, target
 from hermes_task.cli.store import store_hints
 
 INTERVAL = 2.0
@@ -47,9 +47,7 @@ def follow_parent(common: Common, parent_id: str, *, timeout: float | None, exit
     if common.json:
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
-        reporter = TextFamily(
-            console(common), env.write_stdout, lambda: console(common, stderr=True), INTERVAL
-        )
+        reporter = TextFamily(target(common), lambda: console(common, stderr=True), INTERVAL)
     _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=True)
 
 

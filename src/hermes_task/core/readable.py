@@ -5,7 +5,8 @@ Invariants: recognition only adds a `kind` to a row that has none from the serve
 changes its text (JSON keeps the full text); a tool result is decoded only when its whole
 content is one JSON object carrying at least one of the usual Hermes result fields, and then
 every such field is kept (nothing of the output is dropped, only re-laid out); a cut keeps
-whole lines from the start and says how many lines it left out. Prose is never cut. A steer
+the first and the last lines (the end of a build log is what matters) and says what it left
+out between them. Prose is never cut. A steer
 (an out-of-band user message Hermes appends to the end of a tool result) is split off the
 output only when it is the exact marked block at the very end, and is never cut.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from hermes_task.records import dataclass, values
 
@@ -34,10 +35,15 @@ STATUS_KINDS = frozenset(
 )
 TEXT_FIELDS = ("output", "stdout", "result")
 RESULT_FIELDS = frozenset({"output", "stdout", "stderr", "result", "error", "exit_code", "status"})
-# Markdown that changes how text reads: emphasis, code, headings, quotes, links, tables,
-# strike-through, HTML, escapes, list items, setext rules and indented code.
+# Markdown that changes how text reads: emphasis (`_` only at a word's edge: snake_case is
+# not), code, links and autolinks, strike-through, escapes; at a line's start headings,
+# quotes, list items, setext rules, indented code; a table's delimiter row. A `#` or `|`
+# inside a line changes nothing, and such text keeps its line breaks.
 MARKDOWN_SYNTAX = re.compile(
-    r"[*_`#>\[|~<\\]|^ {0,3}(?:[-+]|\d{1,9}[.)])(?: |$)|^ {0,3}(?:=+|-{2,}) *$|^ {4}", re.M
+    r"[*`\[~<\\]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"
+    r"|^ {0,3}(?:#{1,6}(?: |$)|>|[-+](?: |$)|\d{1,9}[.)](?: |$)|(?:=+|-{2,}) *$)|^ {4}"
+    r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
+    re.M,
 )
 MAX_LINES = 12
 MAX_CHARS = 2000
@@ -130,23 +136,46 @@ def tool_text(text: str) -> ToolText | None:
     return ToolText("\n".join(p.rstrip("\n") for p in parts), " · ".join(status) or None)
 
 
-def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> tuple[str, int, bool]:
-    """The first `lines` lines of `text` within about `chars` characters (whole lines; a
-    first line longer than that is cut at `chars`), how many lines were left out, and
-    whether a line was cut short."""
+class Cut(NamedTuple):
+    """A tool output cut for reading: `head` (its start) and `tail` (its end) are shown, with
+    `lines` whole lines and `chars` characters (line breaks included) left out between them;
+    `inside` says whether the cut falls inside a line. Invariant: `text` is exactly `head`,
+    the `chars` left out, then `tail`; a text kept whole is `Cut(text, "", 0, 0, False)`."""
+
+    head: str
+    tail: str
+    lines: int
+    chars: int
+    inside: bool
+
+
+def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
+    """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
+    else its first lines (at most a third of `lines`, within a third of `chars`) and its last
+    lines (the rest of both), whole lines only, except that a first or last line longer than
+    its share is cut to the share (its start, or its end)."""
     if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
-        return text, 0, False
-    all_lines = text.split("\n")
-    kept: list[str] = []
-    size = 0
-    short = False
-    for line in all_lines[:lines]:
-        if kept and size + len(line) > chars:
-            break
-        if len(line) > chars:
-            line, short = line[:chars], True
-        kept.append(line)
-        size += len(line) + 1
-        if short:
-            break
-    return "\n".join(kept), len(all_lines) - len(kept), short
+        return Cut(text, "", 0, 0, False)
+    head_lines, head_chars = lines // 3, chars // 3
+    tail_lines, tail_chars = lines - head_lines, chars - head_chars
+    parts = text.split("\n")
+    count = len(parts)
+    shown = size = 0
+    while shown < min(head_lines, count) and size + len(parts[shown]) <= head_chars:
+        size += len(parts[shown]) + 1
+        shown += 1
+    head_end = size - 1 if shown else head_chars  # no whole line fits: the first one's start
+    first_tail = max(shown, 1)  # a line cut at the head is never also a whole tail line
+    start, size = count, 0
+    while start > first_tail and count - start < tail_lines and size + len(parts[start - 1]) <= tail_chars:
+        start -= 1
+        size += len(parts[start]) + 1
+    tail_start = len(text) - (size - 1) if start < count else max(head_end, len(text) - tail_chars)
+    whole = range(shown if shown else 1, start if start < count else count - 1)
+    return Cut(
+        text[:head_end],
+        text[tail_start:],
+        len(whole),
+        tail_start - head_end,
+        not shown or start == count,
+    )

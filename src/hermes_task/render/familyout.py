@@ -1,8 +1,10 @@
 """What `follow --parent` prints: every task's rows, each line prefixed with the task's number.
 
-On a terminal or piped, each row is rendered as `follow` renders it (plain, never Markdown, so
-lines can be prefixed) and every line of it gets `NUMBER │ `, in a colour that is a pure
-function of the number (stable across runs, as stern does); task news (a status change, a
+On a terminal or piped, each row is painted as `follow` paints it, but never as Markdown (so
+lines can be prefixed) and on a terminal wrapped to the width left after the prefix (a long
+line continues under the row's indent, never at column 0); every line of it gets
+`NUMBER │ `, in a colour that is a pure function of the number (stable across runs, as
+stern does); task news (a status change, a
 task without a child id, a child's warning or failure) go to stderr with the same prefix. With
 `--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
 `task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
@@ -24,11 +26,18 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render import jsonout
+from hermes_task.render.cells import width_of
 from hermes_task.render.plain import result_line
-from hermes_task.render.rows import Style, row_renderable
+from hermes_task.render.plain_rows import row_text
+from hermes_task.render.rows import View, row_view
+from hermes_task.render.target import Target
+from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonWatch, Notes
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
+SGR = {"cyan": 36, "magenta": 35, "green": 32, "yellow": 33, "blue": 34}
+SGR |= {f"bright_{name}": code + 60 for name, code in list(SGR.items())}
+MIN_ROOM = 20  # the narrowest a prefixed row is painted, however narrow the terminal
 
 Write = Callable[[str], None]
 
@@ -66,10 +75,9 @@ class JsonFamily(JsonWatch):
 class TextFamily(Notes):
     """Prefixed rows on stdout, task news on stderr."""
 
-    def __init__(self, out: Console, write: Write, err: Callable[[], Console], interval: float) -> None:
+    def __init__(self, out: Target, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
         self.out = out
-        self.write = write
         self.statuses: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
@@ -96,15 +104,20 @@ class TextFamily(Notes):
         self.err().print(line)
 
     def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
-        prefix = self._prefix(entry)
-        with self.out.capture() as captured:
-            for row in rows:
-                self.out.print(row_renderable(row, Style()))
-        text = captured.get()
-        with self.out.capture() as prefixed:
-            for line in text.splitlines():
-                self.out.print(prefix + Text.from_ansi(line))
-        self.write(prefixed.get())
+        out = self.out
+        prefix = f"{_name(entry)} │ "
+        room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
+        painter = Painter(color=out.color, width=room, markdown=False)
+        bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
+        if out.color:
+            code = SGR[colour_of(entry.number or "?")]
+            prefix, bare = (f"\x1b[{code}m{text}\x1b[0m" for text in (prefix, bare))
+        lines = []
+        for row in rows:
+            view = row_view(row, View())
+            for line in (row_text(view) if out.plain else painter.row(view)).split("\n"):
+                lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
+        out.write("".join(lines))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.note(f"{_name(entry)} │ warning: ", item.message, "bold yellow")

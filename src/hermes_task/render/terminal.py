@@ -1,31 +1,35 @@
-"""Terminal rendering of transcripts and task lists (rich, no markup from data).
+"""What rich draws for the terminal: the task table of `recover` (and `recover --watch`),
+Markdown prose for the terminal painter (`render/terminal_rows.py`), and the segment filter
+that keeps rich's line-end padding off a terminal.
 
-Every backend string is passed through `sanitize.clean` first and only ever wrapped in
-`Text` (or `Markdown` with hyperlinks off), so transcript bytes cannot inject escape
+Every backend string is passed through `sanitize.clean`/`clean_line` first and only ever
+wrapped in `Text` (or `Markdown` with hyperlinks off), so backend bytes cannot inject escape
 sequences, markup or OSC 8 links; only rich's own SGR colour codes reach the terminal.
-Prose is Markdown when `markdown` is set (a TTY), plain selectable text otherwise.
 """
 
 from __future__ import annotations
 
+import copy
+import io
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.color import ColorSystem
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, TranscriptDoc
+from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
-from hermes_task.render.ansi import text_ansi
-from hermes_task.render.ansi_rows import Paint, row_ansi
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
-from hermes_task.render.plain_rows import footer_text, goal_text, segment_text
-from hermes_task.render.rows import Style, row_renderable
-from hermes_task.render.unpadded import strip_text_line_ends
+from hermes_task.render.rows import plural
+from hermes_task.render.target import FALLBACK_WIDTH
 
 STATUS_STYLES = {
     "completed": "green",
@@ -39,131 +43,104 @@ STATUS_STYLES = {
 }
 
 
-def goal_line(doc: TranscriptDoc, width: int) -> Text | None:
-    """The task's goal on one line, cut to `width`."""
-    goal = goal_text(doc, width)
-    return None if goal is None else Text(goal, style="bold")
+@cache
+def _markdown_kit() -> tuple[Any, Any]:
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    return Markdown("", hyperlinks=False), parser
 
 
-def segment_line(sid: str, previous: str | None, reason: str | None) -> Text:
-    return Text(segment_text(sid, previous, reason), style="dim")
+def parsed_markdown(text: str) -> RenderableType:
+    """`rich.markdown.Markdown(text, hyperlinks=False)` parsed by one shared markdown-it
+    parser instead of a new one per row (building the parser costs about as much as parsing
+    a short row): a copy of one `Markdown` with the text and its parse set. The parser is
+    rich's (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a
+    `<div>` block or a `<b>` tag would vanish with the text inside; here it stays text."""
+    template, parser = _markdown_kit()
+    made = copy.copy(template)
+    made.markup = text
+    made.parsed = parser.parse(text)
+    return made  # type: ignore[no-any-return]
 
 
-def transcript(
-    console: Console,
-    doc: TranscriptDoc,
-    *,
-    markdown: bool,
-    reasoning: bool,
-    full: bool = False,
-    utc: bool = False,
-    write: Callable[[str], None] | None = None,
-) -> None:
-    """The goal, the rows of a transcript document (one dim line where the task moves to a
-    newer segment), then a one-line footer about coverage. With `write`, everything is
-    rendered to text (`Batch`) and passed to it about every 200 rows, so a pager can start
-    before the end is formatted; without it, each part is printed on `console`."""
-    batch = Batch(console, write)
-    goal = goal_line(doc, console.width)
-    if goal is not None:
-        batch.add(goal)
-    style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
-    order = {sid: i for i, sid in enumerate(doc.task.lineage)}
-    reasons = {s.id: s.end_reason for s in doc.task.segments}
-    newest: str | None = None
-    for row in doc.rows:
-        if newest is not None and order.get(row.session_id, -1) > order.get(newest, -1):
-            batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
-        if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
-            newest = row.session_id
-        batch.row(row, style)
-    batch.add(footer(doc), blank=False)
-    batch.flush()
+@cache
+def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]:
+    """A console that renders (never prints) Markdown, and its options at `width`: built once,
+    with its size fixed (a console without one asks the terminal on every render)."""
+    console = Console(
+        file=io.StringIO(),
+        force_terminal=True,
+        no_color=not color,
+        color_system="standard" if color else None,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        width=FALLBACK_WIDTH,
+        height=25,
+    )
+    return console, console.options.update_width(width)
 
 
-class Batch:
-    """Renderables each followed by a blank line, as `console.print` draws them one by one.
-    Without `write` they are printed on the console; with it they are rendered to text and
-    that text passed to `write` every `size` items and at `flush`: rows without Markdown by
-    `render.ansi_rows`, a `Text` whose lines fit by `render.ansi`, anything else by rich into
-    a capture (all three write the same characters)."""
-
-    def __init__(self, console: Console, write: Callable[[str], None] | None = None, size: int = 200) -> None:
-        self.console = console
-        self.write = write
-        self.size = size
-        self.pending: list[str] = []
-        self.paint = Paint.of(console) if write is not None else None
-        self.width = None if console.soft_wrap else console.width
-        # A console that strips rich's line-end padding (cli/shell.py, on a terminal) gets the
-        # fast paths' text stripped the same way.
-        self.unpadded = bool(getattr(console, "unpadded", False))
-
-    def row(self, row: Row, style: Style) -> None:
-        fast = None if self.paint is None else row_ansi(row, style, self.paint, self.width)
-        if fast is None:
-            self.add(row_renderable(row, style))
-        else:
-            self.pending.append(fast + "\n\n")
-            if len(self.pending) >= self.size:
-                self.flush()
-
-    def add(self, item: RenderableType, *, blank: bool = True) -> None:
-        if self.write is None:
-            self.console.print(item)
-            if blank:
-                self.console.print()
-            return
-        fast = text_ansi(item, self.console) if isinstance(item, Text) else None
-        if fast is None:
-            with self.console.capture() as captured:
-                self.console.print(item)
-            fast = captured.get()
-        else:
-            fast += "\n"
-        self.pending.append(fast + "\n" if blank else fast)
-        if len(self.pending) >= self.size:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.write is not None and self.pending:
-            text = "".join(self.pending)
-            self.write(strip_text_line_ends(text) if self.unpadded else text)
-            self.pending = []
+def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
+    """Sanitised `text` rendered as Markdown by rich at `width`: screen lines with rich's
+    standard colour codes (or none), without the spaces rich pads a line with."""
+    console, options = _markdown_options(color, width)
+    lines = console.render_lines(parsed_markdown(text), options, pad=False)
+    system = ColorSystem.STANDARD if color else None
+    out = []
+    for line in lines:
+        out.append(
+            "".join(
+                segment.style.render(segment.text, color_system=system)
+                if segment.style is not None and system is not None
+                else segment.text
+                for segment in unpadded(line)
+                if not segment.control
+            )
+        )
+    return out
 
 
-def footer(doc: TranscriptDoc) -> Text:
-    return Text(footer_text(doc), style="dim")
+def unpadded(line: list[Segment]) -> list[Segment]:
+    """One line of segments without the spaces at its end (rich pads Markdown paragraphs,
+    tables and `Padding` to the full width); control segments are kept."""
+    kept: list[Segment] = []
+    stripping = True
+    for segment in reversed(line):
+        if stripping and not segment.control:
+            text = segment.text.rstrip(" ")
+            if not text:
+                continue
+            if text != segment.text:
+                segment = Segment(text, segment.style)
+            stripping = False
+        kept.append(segment)
+    kept.reverse()
+    return kept
 
 
-def rows(
-    console: Console,
-    items: Iterable[Row],
-    *,
-    markdown: bool,
-    reasoning: bool,
-    full: bool = False,
-    utc: bool = False,
-    task: TaskInfo | None = None,
-    newest: str | None = None,
-    write: Callable[[str], None] | None = None,
-) -> str | None:
-    """Rows appended to an ongoing output (follow): printed once each, no redraw; with the
-    task, one dim line where it moves to a newer segment than `newest` (the segment of the
-    newest row printed before). Returns that segment after these rows. `write` as in
-    `transcript`."""
-    style = Style(markdown=markdown, reasoning=reasoning, full=full, utc=utc)
-    order = {sid: i for i, sid in enumerate(task.lineage if task else ())}
-    reasons = {s.id: s.end_reason for s in task.segments} if task else {}
-    batch = Batch(console, write)
-    for row in items:
-        if newest is None or order.get(row.session_id, -1) > order.get(newest, -1):
-            if newest is not None and task is not None:
-                batch.add(segment_line(row.session_id, newest, reasons.get(newest)))
-            newest = row.session_id
-        batch.row(row, style)
-    batch.flush()
-    return newest
+def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """`segments` (a rich render) with the spaces before every newline removed, control
+    segments (a live display's cursor moves) kept in order, and an unfinished last line passed
+    on unchanged (a later print may continue it): how the shell's terminal console prints
+    tables and live displays."""
+    line: list[Segment] = []
+    for segment in segments:
+        if segment.control or "\n" not in segment.text:
+            line.append(segment)
+            continue
+        parts = segment.text.split("\n")
+        for part in parts[:-1]:
+            if part:
+                line.append(Segment(part, segment.style))
+            yield from unpadded(line)
+            yield Segment("\n", segment.style)
+            line = []
+        if parts[-1]:
+            line.append(Segment(parts[-1], segment.style))
+    yield from line
 
 
 def _gap_text(entry: TaskEntry) -> str:
@@ -238,7 +215,9 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     counts: Counter[str] = Counter(e.status for e in every)
     line = Text(style="dim")
     line.append(
-        RECOVER["summary"].format(total=summary.total, terminal=summary.terminal, state=summary.state)
+        RECOVER["summary"].format(
+            tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
+        )
     )
     line.append(" (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")")
     parts.append(line)

@@ -26,6 +26,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render import jsonout
 from hermes_task.render.plain import task_line
+from hermes_task.render.rows import plural
 
 Write = Callable[[str], None]
 
@@ -92,7 +93,7 @@ class Notes:
 
     def ending(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
-        counts = f"{summary.terminal} of {summary.total} tasks terminal"
+        counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
         if outcome.ending == "ended":
             return f"every task ended ({clean_line(outcome.end_reason or '')}) · {counts}"
         if outcome.ending == "timeout":
