@@ -34,6 +34,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
+from hermes_task.reading.transcript import history_warnings, merge_warnings
 from hermes_task.records import dataclass
 
 MAX_DEPTH = 8
@@ -81,12 +82,17 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
         result = reader.read_older(limit=MAX_LIMIT, across=False)
         if result is None:
             break
+        warnings += result.warnings  # a refresh made while paging (a restart, a re-anchor)
         read += 1
         idle = 0 if result.new_keys else idle + 1
         if idle >= MAX_IDLE_PAGES:
             break
     window = reader.window
     cur = reader.cursor()
+    # The history's own warnings as they stand after the last page (foreign rows counted over
+    # every page read), in place of the ones each refresh reported on the way.
+    history = history_warnings(reader.view(), cur, cold_open=bool(reader.continues_parent))
+    warnings = list(dict.fromkeys(merge_warnings(warnings, history)))
     unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
     if unread and all(w.code != "partial_ancestors" for w in warnings):
         # an earlier segment of this conversation none of whose rows its pages carry
@@ -98,12 +104,14 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
 
 
 def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) -> Conversation:
-    """The rows the reader's window holds, in order, as a `Conversation`."""
-    window = reader.window
+    """The rows of the reader's proven lineage, in order, as a `Conversation`: the
+    path-filtered view, so a row naming a session outside the lineage (counted in the
+    `foreign_rows` warning) never yields a task, a status or a child to descend into."""
+    view = reader.view()
     assert reader.anchor is not None
     return Conversation(
         session_id=reader.anchor_id,
-        messages=tuple(window.messages[k] for k in window.keys),
+        messages=tuple(view.messages[k] for k in view.keys),
         anchor=reader.anchor,
         path=reader.path,
         warnings=tuple(warnings),

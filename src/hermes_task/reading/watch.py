@@ -167,14 +167,14 @@ class Watcher(PollLoop[WatchConfig]):
             if snap.failure is not None:
                 raise snap.failure
             warnings = [w for w in snap.warnings if w.code != "gap"]
-            if not self._fill(known):
+            if not self._fill(known, warnings):
                 warnings.append(WarningItem(code="gap", message=warning_message("gap")))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self._publish_warnings(warnings)
         if not fresh:
             return False
-        window = reader.window
-        messages = [window.messages[k] for k in window.keys]
+        view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
+        messages = [view.messages[k] for k in view.keys]
         self.entries = recover(messages)
         if self.resolve is not None:
             self.entries = self.resolve(messages, self.entries)
@@ -185,9 +185,10 @@ class Watcher(PollLoop[WatchConfig]):
                 self.reporter.task(entry)
         return True
 
-    def _fill(self, known: set[tuple[str, int]]) -> bool:
+    def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap)."""
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). The warnings of a
+        refresh made while paging join `warnings` (its gap is this cycle's own verdict)."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
@@ -197,6 +198,8 @@ class Watcher(PollLoop[WatchConfig]):
                 return True
             self._note(f"fill: read older than {len(block)} new rows")
             result = self.reader.read_older()
+            if result is not None:
+                warnings += [w for w in result.warnings if w.code != "gap"]
             if result is None or not result.new_keys:
                 return False
         return False
