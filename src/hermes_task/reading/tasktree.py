@@ -8,8 +8,10 @@ were read (then a `bound_reached` warning says the task list may be incomplete).
 child when its reference is known and nests the child's own tasks under it. Invariants: each
 conversation (every segment of its proven lineage) is visited at most once, under the first
 task that references it, so cycles end; nesting is bounded to `max_depth` levels and
-`max_conversations` reads (a `bound_reached` warning names the bound); a child's detail must
-name its parent before any of its messages are read (ownership first); a child that cannot be
+`max_conversations` reads (a `bound_reached` warning names the bound); tasks come only from
+rows of the conversation's proven lineage (its path-filtered view), and a child's detail must
+name a segment of that lineage as its delegation parent (`parent_session_id` and
+`_delegate_from`, reading/ownership.py) before any of its messages are read; a child that cannot be
 read (not found, auth, network, ...) or that names another parent is reported once, as
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
@@ -22,16 +24,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hermes_task.core.delegations import call_sessions, recover
+from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.transcript import history_warnings, merge_warnings
@@ -118,18 +120,6 @@ def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) ->
     )
 
 
-def _names_parent(child: SessionDetail, parents: frozenset[str]) -> bool:
-    """Does the child's detail name one of `parents` as the session that spawned it?
-    A later segment keeps the spawning session in `_delegate_from`."""
-    if child.parent_session_id in parents:
-        return True
-    try:
-        config = parse_model_config(child) or {}
-    except LineageRejected:
-        return False
-    return config.get("_delegate_from") in parents
-
-
 Resolve = Callable[[Conversation, list[TaskEntry]], list[TaskEntry]]
 
 
@@ -153,7 +143,6 @@ class _Walk:
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        sessions = call_sessions(conv.messages)
         out: list[TaskEntry] = []
         for task in self.resolve(conv, recover(conv.messages)):
             ref = task.child_session_id
@@ -170,13 +159,13 @@ class _Walk:
                 continue
             self.visited.add(ref)
             self.reads += 1
-            parents = frozenset(
-                sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
-            )
+            # A segment of this conversation's proven lineage (which carries every spawn call:
+            # its rows are the only ones tasks are built from).
+            parents = frozenset(conv.path)
             try:
-                # Ownership first: the child's detail must name this parent before any of its
-                # messages are read (acp-subagent-history-replay).
-                if self.detail is not None and not _names_parent(self.detail(ref), parents):
+                # Ownership first: the child's detail must name this parent as its delegation
+                # parent before any of its messages are read (reading/ownership.py).
+                if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
                     out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                     continue
                 child = self.read(ref)
@@ -185,7 +174,7 @@ class _Walk:
                     raise
                 out.append(replace(task, gap=exc.code.value))
                 continue
-            if not _names_parent(child.anchor, parents):
+            if self.detail is None and not owned_by(child.anchor, parents):
                 out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                 continue
             self.visited.update(child.path, (m.session_id for m in child.messages))
