@@ -109,7 +109,13 @@ def test_watch_decides_by_the_lineages_tasks_only(fake: Conversations, clock: Cl
     assert [(e["type"], e.get("goal")) for e in lines] == [
         ("warning", None), ("task", "Own goal"), ("result", None)]  # fmt: skip
     assert lines[0] == {"type": "warning", **FOREIGN_WARNING}
-    assert lines[-1] == {"type": "result", "state": "ended", "end_reason": "completed", "exit_code": 0}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "completed",
+        "exit_code": 0,
+        "last_read_age": None,
+    }
 
 
 def test_follow_parent_streams_no_foreign_task(fake: Conversations, clock: Clock) -> None:
