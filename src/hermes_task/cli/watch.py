@@ -111,9 +111,12 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
             watcher: Watcher
             if family:
                 from hermes_task.reading.family import FamilyFollower
+                from hermes_task.reading.ownership import admit
 
-                def open_child(child_id: str) -> TaskReader:
-                    return TaskReader(client, child_id, hint=True)
+                def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+                    """A child read as `follow CHILD` reads it (hint, store), once proven."""
+                    gate = admit(parents, client.detail)
+                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:

@@ -206,6 +206,10 @@ class Watcher(PollLoop[WatchConfig]):
     def after_cycle(self) -> None:
         """After each successful read of the parent (`follow --parent` reads children here)."""
 
+    def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
+        """The task list as reported (`follow --parent`: with the gaps its children left)."""
+        return entries
+
     def settled(self) -> bool:
         """Besides every task being terminal, may the watch end? (`follow --parent`: every
         known child was read to its end.)"""
@@ -235,6 +239,7 @@ class Watcher(PollLoop[WatchConfig]):
         self.entries = recover(messages)
         if self.resolve is not None:
             self.entries = self.resolve(messages, self.entries)
+        self.entries = self.amend(self.entries)
         for entry in self.entries:
             key = entry.number or ""
             if self.known.get(key) != entry:

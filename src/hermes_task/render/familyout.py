@@ -3,7 +3,8 @@
 On a terminal or piped, each row is rendered as `follow` renders it (plain, never Markdown, so
 lines can be prefixed) and every line of it gets `NUMBER │ `, in a colour that is a pure
 function of the number (stable across runs, as stern does); task news (a status change, a
-task without a child id, a child's warning or failure) go to stderr with the same prefix. With
+task without a child id, a child's warning or failure, a child not read: its gap) go to stderr
+with the same prefix. With
 `--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
 `task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
 `result` last. The prefix and messages use only sanitised text.
@@ -26,6 +27,7 @@ from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render import jsonout
 from hermes_task.render.plain import result_line
 from hermes_task.render.rows import Style, row_renderable
+from hermes_task.render.terminal import gap_text
 from hermes_task.render.watchout import JsonWatch, Notes
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
@@ -71,6 +73,7 @@ class TextFamily(Notes):
         self.out = out
         self.write = write
         self.statuses: dict[str, str] = {}
+        self.gaps: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
         return Text(f"{_name(entry)} │ ", style=colour_of(entry.number or "?"))
@@ -84,6 +87,11 @@ class TextFamily(Notes):
             outcome = result_line(entry)
             if entry.terminal and outcome:
                 line.append(f" · {outcome}")
+            self.err().print(line)
+        if entry.gap and self.gaps.get(key) != entry.gap:
+            self.gaps[key] = entry.gap  # a child that was not proven or could not be read
+            line = self._prefix(entry)
+            line.append(gap_text(entry), style="dim")
             self.err().print(line)
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
