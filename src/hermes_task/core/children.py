@@ -29,6 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_task.core.ids import is_valid_id
 from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
@@ -155,11 +156,15 @@ def match(
 
 def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
     """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names
-    its own parent, of this profile; at most `limit`, in the given order, each once."""
+    its own parent, of this profile, whose id the id check accepts (the store only proposes:
+    an id with a control sequence, surrounding whitespace or `..` is never offered); at most
+    `limit`, in the given order, each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
-        if parent and is_delegated_child(row, parent) and same_profile(row, profile) and row.id not in out:
+        if not (parent and is_valid_id(row.id)) or row.id in out:
+            continue
+        if is_delegated_child(row, parent) and same_profile(row, profile):
             out.append(row.id)
             if len(out) >= limit:
                 break
