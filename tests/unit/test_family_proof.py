@@ -179,6 +179,28 @@ def test_at_the_timeout_with_every_task_terminal_the_verdict_decides_not_9(
                                   "last_read_age": None}  # fmt: skip
 
 
+def test_a_child_failing_after_the_verdict_is_unreadable_after_its_retries(
+    fake: Conversations, clock: Clock
+) -> None:
+    fake.session(P)
+    spawn(fake, "call_1", "Audit A", 100.0, A)
+    child(fake, A, "Audit A")
+    complete(fake, "Audit A")()
+    fake.before.append(
+        lambda call: httpx.Response(503) if call.sid == A and call.kind == "messages" else None
+    )
+    result = run("--parent", P, "--json", "--exit-status")
+    assert result.exit_code == 0, result.stdout
+    lines = events(result)
+    errors = [(e["code"], e["retryable"]) for e in lines if e["type"] == "error"]
+    assert errors == [("server_error", True), ("server_error", False)]  # reported once per streak
+    assert [(e["status"], e["gap"]) for e in lines if e["type"] == "task"][-1] == (
+        "completed",
+        "server_error",
+    )
+    assert len([c for c in fake.log if c.sid == A and c.kind == "messages"]) == 4  # 1 + 3 retries
+
+
 def test_a_child_whose_segment_ended_gets_one_final_read_then_rests(
     fake: Conversations, clock: Clock
 ) -> None:
