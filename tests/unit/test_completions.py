@@ -205,3 +205,31 @@ def test_task_id_completion_is_silent_without_a_usable_store(tmp_path: Path) -> 
         bash_complete(["hermes-task", "show", ""], {**env, "HERMES_TASK_STORE": str(tmp_path / "junk.db")})
         == []
     )
+
+
+def test_child_id_completion_offers_only_valid_ids_from_the_store(tmp_path: Path) -> None:
+    """The store proposes ids; completion prints only those the id check accepts (issue 25):
+    a row whose id carries a control sequence, surrounding whitespace or is `..` is dropped."""
+    import json
+    import sqlite3
+
+    from tests.unit.conftest import SCHEMA
+
+    parent, good = "20261201_090000_aaaaaa", "20261201_090001_bbbbbb"
+    bad = ["20261201_090002_cc\x1b]0;pwned\x07", " 20261201_090003_dddddd", ".."]
+    db = tmp_path / "state.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(SCHEMA)
+    config = json.dumps({"_delegate_from": parent})
+    for i, sid in enumerate([good, *bad]):
+        conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, model_config, started_at) VALUES (?,?,?,?,?)",
+            (sid, "subagent", parent, config, 100.0 - i),
+        )
+    conn.commit()
+    conn.close()
+    env = env_with_config(tmp_path)
+    out = protocol(
+        "fish", "hermes-task show ", env, _TYPER_COMPLETE_FISH_ACTION="get-args", HERMES_TASK_STORE=str(db)
+    )
+    assert out == f"{good}\n"

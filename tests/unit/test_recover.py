@@ -441,10 +441,14 @@ def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: st
 # -- the nested tree walk (reads injected) ------------------------------------------------------
 
 
-def _detail(sid: str, parent: str | None, delegate_from: str | None = None) -> SessionDetail:
+def _raw(sid: str, parent: str | None, delegate_from: str | None = None) -> dict[str, Any]:
     config = None if parent is None else json.dumps({"_delegate_from": delegate_from or parent})
-    return SessionDetail.from_json({"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
-                                "model_config": config, "started_at": 1.0, "ended_at": None, "end_reason": None})  # fmt: skip
+    return {"id": sid, "source": "subagent" if parent else "cli", "parent_session_id": parent,
+            "model_config": config, "started_at": 1.0, "ended_at": None, "end_reason": None}  # fmt: skip
+
+
+def _detail(sid: str, parent: str | None, delegate_from: str | None = None) -> SessionDetail:
+    return SessionDetail.from_json(_raw(sid, parent, delegate_from))
 
 
 def _spawning(sid: str, refs: list[str | None], parent: str | None) -> Conversation:
@@ -501,13 +505,36 @@ def test_a_child_naming_another_parent_is_an_identity_gap() -> None:
     assert _shape(tasks) == [(CHILD_A, "identity_mismatch", []), (CHILD_B, None, [])]
 
 
-def test_a_rotated_child_reference_is_accepted_by_its_delegate_marker() -> None:
+def test_a_rotated_child_reference_is_accepted_only_through_its_proven_root() -> None:
+    """A reference to a later segment of a child names its previous segment as parent: it is
+    the parent's child only once compression edges lead back to a root that P delegated
+    (issue 25: `_delegate_from` alone is not the proof)."""
+    root = "20261130_163400_000001"
     tip = _spawning(CHILD_A, [], P)
-    tip = Conversation(
-        CHILD_A, tip.messages, _detail(CHILD_A, "20261130_163400_000001", delegate_from=P), (CHILD_A,)
-    )
-    tasks, _ = build(_spawning(P, [CHILD_A], None), {CHILD_A: tip}.__getitem__, recursive=True)
+    tip = Conversation(CHILD_A, tip.messages, _detail(CHILD_A, root, delegate_from=P), (CHILD_A,))
+    ended = SessionDetail.from_json({**_raw(root, P), "ended_at": 1.5, "end_reason": "compression"})
+    details = {CHILD_A: tip.anchor, root: ended}
+    tasks, _ = build(_spawning(P, [CHILD_A], None), {CHILD_A: tip}.__getitem__, recursive=True,
+                     read_detail=details.__getitem__)  # fmt: skip
     assert _shape(tasks) == [(CHILD_A, None, [])]
+    # The same reference without a compression edge to a root of P: not P's child.
+    details[root] = _detail(root, P)
+    tasks, _ = build(_spawning(P, [CHILD_A], None), {CHILD_A: tip}.__getitem__, recursive=True,
+                     read_detail=details.__getitem__)  # fmt: skip
+    assert _shape(tasks) == [(CHILD_A, "identity_mismatch", [])]
+    # Without detail reads only a delegation root is accepted.
+    tasks, _ = build(_spawning(P, [CHILD_A], None), {CHILD_A: tip}.__getitem__, recursive=True)
+    assert _shape(tasks) == [(CHILD_A, "identity_mismatch", [])]
+
+
+def test_a_child_is_owned_only_when_parent_and_delegate_marker_name_the_same_segment() -> None:
+    other = "20261130_000000_000000"
+    for detail, owned in [(_detail(CHILD_A, P), True), (_detail(CHILD_A, P, delegate_from=other), False),
+                          (_detail(CHILD_A, other, delegate_from=P), False), (_detail(CHILD_A, None), False)]:  # fmt: skip
+        convs = {CHILD_A: Conversation(CHILD_A, (), detail, (CHILD_A,))}
+        tasks, _ = build(_spawning(P, [CHILD_A], None), convs.__getitem__, recursive=True,
+                         read_detail={CHILD_A: detail, other: _detail(other, None)}.__getitem__)  # fmt: skip
+        assert _shape(tasks) == [(CHILD_A, None if owned else "identity_mismatch", [])]
 
 
 def test_depth_is_bounded_with_a_warning() -> None:

@@ -45,6 +45,14 @@ def call(fake: Conversations, call_id: str, goals: list[str], at: float) -> None
     )
 
 
+def child(fake: Conversations, sid: str, goal: str, parent: str = P, started: float | None = None) -> None:
+    """A delegated child as the dashboard shows it: its detail and its first row, the goal."""
+    fake.session(sid, parent=parent)
+    if started is not None:
+        fake.details[sid]["started_at"] = started
+    fake.add(sid, "user", goal)
+
+
 def store_with(tmp_path: Path, children: list[tuple[str, str, float]], parent: str = P) -> Path:
     path = tmp_path / "state.db"
     conn = sqlite3.connect(path)
@@ -78,23 +86,49 @@ def refs(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
 def test_each_child_is_found_and_confirmed(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers", "Check  the\nbuild"], 100.0)
-    fake.session(A, parent=P)
-    fake.session(B, parent=P)
+    child(fake, A, "Count TODO markers")
+    child(fake, B, "Check the build")
     store = store_with(tmp_path, [(A, "Count TODO markers", 100.5), (B, "Check the build", 100.6)])
     doc = recover(store)
     assert refs(doc) == [(A, "store", None), (B, "store", None)]
     assert doc["warnings"] == []
-    # one exact-id detail read per proposal, before it is printed
-    assert fake.paths_asked().count(f"/api/sessions/{A}") == 1
-    assert fake.paths_asked().count(f"/api/sessions/{B}") == 1
+    # per proposal: one exact-id detail read (the ownership proof), then its oldest row
+    for sid in (A, B):
+        asked = [(c.kind, c.params.get("limit"), c.params.get("order")) for c in fake.log if c.sid == sid]
+        assert asked == [("detail", None, None), ("messages", "1", "oldest")]
+
+
+def test_the_assignment_is_decided_by_what_http_shows_not_by_the_store(
+    fake: Conversations, tmp_path: Path
+) -> None:
+    """The store proposes A for the first task and B for the second; the dashboard shows
+    A's first row is the second goal and B started before its call: A goes to the second
+    task, and nothing to the first (issue 25)."""
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    call(fake, "call_2", ["Check the build"], 200.0)
+    child(fake, A, "Check the build", started=200.5)
+    child(fake, B, "Count TODO markers", started=99.0)
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5), (B, "Check the build", 200.5)])
+    assert refs(recover(store)) == [(None, None, "no_durable_child_reference"), (A, "store", None)]
+
+
+def test_a_proposal_whose_goal_row_is_not_written_yet_is_not_assigned(
+    fake: Conversations, tmp_path: Path
+) -> None:
+    fake.session(P)
+    call(fake, "call_1", ["Count TODO markers"], 100.0)
+    fake.session(A, parent=P)  # no row over HTTP yet
+    store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)])
+    assert refs(recover(store)) == [(None, None, "no_durable_child_reference")]
 
 
 def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Run the tests"], 100.0)
     call(fake, "call_2", ["Run the tests"], 200.0)
-    fake.session(A, parent=P)
-    fake.session(B, parent=P)
+    child(fake, A, "Run the tests")
+    child(fake, B, "Run the tests")
     store = store_with(tmp_path, [(A, "Run the tests", 100.5), (B, "Run the tests", 200.5)])
     assert refs(recover(store)) == [(None, None, "ambiguous_match"), (None, None, "ambiguous_match")]
 
@@ -112,14 +146,15 @@ def test_a_child_started_before_its_call_or_of_another_parent_is_never_used(
 def test_a_forged_row_the_dashboard_does_not_confirm_is_dropped(fake: Conversations, tmp_path: Path) -> None:
     fake.session(P)
     call(fake, "call_1", ["Count TODO markers", "Check the build"], 100.0)
-    fake.session(A, parent=OTHER)  # the dashboard says A was spawned elsewhere
-    fake.session(B, parent=P)
+    child(fake, A, "Count TODO markers", parent=OTHER)  # the dashboard says A was spawned elsewhere
+    child(fake, B, "Check the build")
     store = store_with(tmp_path, [(A, "Count TODO markers", 100.5), (B, "Check the build", 100.6)])
     result = run(P, "--json", "--debug", env={"HERMES_TASK_STORE": str(store)})
     doc = json.loads(result.stdout)
     assert refs(doc) == [(None, None, "no_durable_child_reference"), (B, "store", None)]
     assert "store: child proposal for task 0 dropped (names_another_parent)" in result.stderr
     assert "Count TODO" not in result.stderr
+    assert not any(p.startswith(f"/api/sessions/{A}/") for p in fake.paths_asked())  # no row of A read
 
 
 def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: Conversations, tmp_path: Path) -> None:

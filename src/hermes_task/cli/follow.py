@@ -62,7 +62,7 @@ class JsonReporter:
             self.stderr.flush()
 
     def result(self, outcome: FollowOutcome) -> None:
-        fields = ("state", "end_reason", "exit_code")
+        fields = ("state", "end_reason", "exit_code", "last_read_age")
         self._event({"type": "result", **{name: getattr(outcome, name) for name in fields}})
 
 
@@ -194,7 +194,8 @@ def follow(
             "--start-timeout",
             metavar="S",
             min=0.0,
-            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4.",
+            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4; with --parent, "
+            "also after S seconds in which no read of the parent succeeded (that failure's code).",
         ),
     ] = 60.0,
     reasoning: Reasoning = False,
@@ -220,7 +221,7 @@ def follow(
             raise typer.BadParameter("--tail and --role select one task's rows: not with --parent")
         from hermes_task.cli.watch import follow_parent
 
-        follow_parent(common, parent, timeout=timeout, exit_status=exit_status)
+        follow_parent(common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout)
         return
     assert child_id is not None
     from hermes_task.core.rowfilter import RowFilter

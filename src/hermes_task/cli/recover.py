@@ -94,6 +94,18 @@ def recover(
             show_default=False,
         ),
     ] = None,
+    start_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--start-timeout",
+            metavar="S",
+            min=0.0,
+            help="With --watch: give up after S seconds in which no read of the parent succeeded, or of "
+            "'not found' (a typo, a dashboard that is down): exit with that failure's code, 4 not found, "
+            "7 network [default: 60].",
+            show_default=False,
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
@@ -109,10 +121,12 @@ def recover(
 
         if recursive or pages is not None:
             raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
-        watch_parent(common, parent_id, timeout=timeout, exit_status=exit_status)
+        watch_parent(common, parent_id, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout)
         return
     if timeout is not None:
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
+    if start_timeout is not None:
+        raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
 
     def body(_known: Known) -> None:
         from hermes_task.core.ids import check_id

@@ -23,7 +23,9 @@ INTERVAL = 2.0
 JITTER: Callable[[], float] = random.random
 
 
-def watch_parent(common: Common, parent_id: str, *, timeout: float | None, exit_status: bool) -> None:
+def watch_parent(
+    common: Common, parent_id: str, *, timeout: float | None, exit_status: bool, start_timeout: float | None
+) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
     from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
 
@@ -35,10 +37,13 @@ def watch_parent(common: Common, parent_id: str, *, timeout: float | None, exit_
         reporter = LiveWatch(console(common), lambda: console(common, stderr=True), parent_id, INTERVAL)
     else:
         reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
-    _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=False)
+    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+    _drive(common, parent_id, reporter, limits, family=False)
 
 
-def follow_parent(common: Common, parent_id: str, *, timeout: float | None, exit_status: bool) -> None:
+def follow_parent(
+    common: Common, parent_id: str, *, timeout: float | None, exit_status: bool, start_timeout: float | None
+) -> None:
     """`follow --parent PARENT`: every task's rows, prefixed, until every task ended."""
     from hermes_task.render.familyout import JsonFamily, TextFamily
 
@@ -48,7 +53,8 @@ def follow_parent(common: Common, parent_id: str, *, timeout: float | None, exit
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
         reporter = TextFamily(target(common), lambda: console(common, stderr=True), INTERVAL)
-    _drive(common, parent_id, reporter, timeout=timeout, exit_status=exit_status, family=True)
+    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+    _drive(common, parent_id, reporter, limits, family=True)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -59,15 +65,16 @@ def _writer(stream: Any) -> Callable[[str], None]:
     return write
 
 
-def _drive(
-    common: Common, parent_id: str, reporter: Any, *, timeout: float | None, exit_status: bool, family: bool
-) -> None:
+def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any], *, family: bool) -> None:
     from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError
+    from hermes_task.reading.follow_outcome import START_TIMEOUT
     from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
 
     env = common.env
-    config = WatchConfig(interval=INTERVAL, timeout=timeout, exit_status=exit_status)
+    if limits["start_timeout"] is None:
+        limits = {**limits, "start_timeout": START_TIMEOUT}
+    config = WatchConfig(interval=INTERVAL, **limits)
     if common.quiet and not common.json:
         from hermes_task.cli.quiet import QuietNotes
 
@@ -102,9 +109,12 @@ def _drive(
             watcher: Watcher
             if family:
                 from hermes_task.reading.family import FamilyFollower
+                from hermes_task.reading.ownership import admit
 
-                def open_child(child_id: str) -> TaskReader:
-                    return TaskReader(client, child_id, hint=True)
+                def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+                    """A child read as `follow CHILD` reads it (hint, store), once proven."""
+                    gate = admit(parents, client.detail)
+                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:

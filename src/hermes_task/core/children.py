@@ -16,7 +16,10 @@ Rules (docs/identity.md, "The local store"):
   child fits stays unmatched. Identical goals inside one delegation are therefore always
   ambiguous (the store records no task index).
 
-Every result is a proposal: the caller confirms it with one exact-id HTTP read before use.
+The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
+columns (which ids to propose) and once on what HTTP shows of the proposed children (their
+details and first user rows over HTTP), and only the second assignment is used
+(`reading/storehints.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_task.core.ids import is_valid_id
 from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
@@ -117,7 +121,8 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
+def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
+    """Could `child` (with first user row `goal`) be the child of `spawn`? (the rules above)"""
     parent = child.parent_session_id
     if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
         return False
@@ -135,15 +140,15 @@ def match(
 ) -> dict[int, str]:
     """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits (rules above).
     `goals` maps a child id to its normalised first user row (None when unknown)."""
-    fits: dict[int, list[str]] = {}
+    found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
     for spawn in spawns:
         for child in children:
-            if _fits(spawn, child, goals.get(child.id)):
-                fits.setdefault(spawn.key, []).append(child.id)
+            if fits(spawn, child, goals.get(child.id)):
+                found.setdefault(spawn.key, []).append(child.id)
                 owners.setdefault(child.id, []).append(spawn.key)
     out: dict[int, str] = {}
-    for key, ids in fits.items():
+    for key, ids in found.items():
         unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
         out[key] = ids[0] if unique else AMBIGUOUS
     return out
@@ -151,11 +156,15 @@ def match(
 
 def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
     """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names
-    its own parent, of this profile; at most `limit`, in the given order, each once."""
+    its own parent, of this profile, whose id the id check accepts (the store only proposes:
+    an id with a control sequence, surrounding whitespace or `..` is never offered); at most
+    `limit`, in the given order, each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
-        if parent and is_delegated_child(row, parent) and same_profile(row, profile) and row.id not in out:
+        if not (parent and is_valid_id(row.id)) or row.id in out:
+            continue
+        if is_delegated_child(row, parent) and same_profile(row, profile):
             out.append(row.id)
             if len(out) >= limit:
                 break
@@ -188,6 +197,7 @@ __all__ = [
     "Spawn",
     "StoreSession",
     "StoreUnavailable",
+    "fits",
     "is_continuation",
     "is_delegated_child",
     "markers",

@@ -7,6 +7,7 @@ Invariant: every event is a document of `documents.py` plus its `type` (and, for
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Literal
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
@@ -60,6 +61,13 @@ class ResultEvent:
     state: Literal["running", "ended", "unknown"]
     end_reason: str | None
     exit_code: int
+    last_read_age: float | None = field(
+        default=None,
+        metadata={
+            "description": "Seconds since the last successful read when the run ended on a failure "
+            "after one (every read failed until --timeout ran out, or a final failure); else null."
+        },
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

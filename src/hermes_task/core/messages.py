@@ -86,13 +86,17 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.INTERNAL: "internal error (a bug; `--debug` shows the traceback)",
     ExitStatus.USAGE: "usage error, invalid id, bad config file or unknown gateway",
     ExitStatus.AUTH: "authentication missing, rejected or expired",
-    ExitStatus.NOT_FOUND: "not found (may be an unflushed child: retryable; `follow` waits `--start-timeout`)",
+    ExitStatus.NOT_FOUND: (
+        "not found (may be an unflushed child: retryable; `follow`, `follow --parent` and "
+        "`recover --watch` wait `--start-timeout`)"
+    ),
     ExitStatus.IDENTITY: "identity not provable: exact-id, profile or lineage check failed, or a fork",
     ExitStatus.INCOMPATIBLE: "incompatible or unsupported backend response",
     ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
     ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
     ExitStatus.STILL_RUNNING: (
-        "known to be still running when `--timeout` ran out; `follow` stopped on partial history"
+        "known to be still running when `--timeout` ran out (the last read succeeded and showed it "
+        "running); `follow` stopped on partial history"
     ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",

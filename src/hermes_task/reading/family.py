@@ -8,24 +8,37 @@ most one in flight, a fortiori one per task) and a cycle makes at most
 bounded gap-filling older pages of `follow.py`: 20 tasks do not hammer the dashboard, they are
 read in turn.
 
-Invariants: a child is read only once its id is known from the parent's task object
-(`child_session_id`); an id that appears later (a newer result row, or store-proposed ids when
-they land) is picked up on the next cycle; a task without one is reported once as unavailable.
-Each child's rows are reported once each, in order, tagged with the task (`Follower`'s rules).
-A child whose read fails for good is reported once and no longer read; a transient failure is
-retried on its next turn. The stream ends when every task is terminal by the parent's verdict
-and every known child has been read once more after that (its final rows), or at `--timeout`.
+Invariants:
+- a child is read only once its id is known from the parent's task object
+  (`child_session_id`: the transcript's, or the store's proposal assigned over HTTP); an id
+  that appears later is picked up on the next cycle; a task without one is reported once as
+  unavailable; a store match withdrawn later (ambiguous now, or another child) stops that
+  child's stream at once;
+- each child is read as `follow CHILD` reads it (a `TaskReader` with the hint and the local
+  store, so a rotated child is followed into its newer segments), and only after its detail
+  proved it a delegated child of the parent's proven lineage (`reading/ownership.py`: the
+  reader's gate, before any messages request); a child that fails is a `gap` on its task;
+- each child's rows are reported once each, in order, tagged with the task (`Follower`'s
+  rules); a child whose own segment ended gets one final read, then is done;
+- a child that cannot be read is reported unreadable once, its code the task's `gap` (a `task`
+  event; a line on stderr), and is no longer read: a final failure at once, a streak of 404s
+  after `start_timeout`, a transient failure once the parent's verdict is in and
+  `FINAL_RETRIES` retries failed; a transient failure before that is retried on its next turn;
+- the stream ends when every task is terminal by the parent's verdict and every known child
+  was read once more after that, or reported unreadable; or at `--timeout`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.verdict import all_terminal
-from hermes_task.failures import HermesError
+from hermes_task.failures import Code, HermesError
 from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
+from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
 from hermes_task.records import dataclass
@@ -65,11 +78,18 @@ class _Tagged:
 
 @dataclass
 class _Child:
+    sid: str
     tagged: _Tagged
     follower: Follower
     done: bool = False
     final: bool = False  # the parent's verdict is in: one more read, then done
+    ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
     streak: str | None = None
+    failures: int = 0
+    missing_since: float | None = None
+
+
+OpenChild = Callable[[str, frozenset[str]], TaskReader]
 
 
 class FamilyFollower(Watcher):
@@ -80,7 +100,7 @@ class FamilyFollower(Watcher):
         reader: TaskReader,
         reporter: FamilyReporter,
         config: WatchConfig,
-        open_child: Callable[[str], TaskReader],
+        open_child: OpenChild,
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], None],
@@ -93,27 +113,44 @@ class FamilyFollower(Watcher):
             reader, reporter, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug, resolve=resolve
         )
         self.family = reporter
-        self.open_child = open_child
+        self.open_child = open_child  # a reader for a child id, gated on the parent's segments
         self.per_cycle = per_cycle
         self.children: dict[str, _Child] = {}
+        self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
+
+    def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
+        out = []
+        for entry in entries:
+            gap = self.gaps.get(entry.number or "")
+            if gap is not None and gap[0] == entry.child_session_id and entry.gap is None:
+                entry = replace(entry, gap=gap[1])
+            out.append(entry)
+        return out
 
     def after_cycle(self) -> None:
         ended = all_terminal(self.entries)
         for entry in self.entries:
             key, child_id = entry.number or "", entry.child_session_id
+            child = self.children.get(key)
+            if child is not None and child.sid != child_id:
+                # The store's match was withdrawn (or names another child now): stop at once.
+                del self.children[key]
+                self.listed.discard(key)
+                child = None
             if child_id is None:
                 if key not in self.listed:
                     self.listed.add(key)
                     self.family.unavailable(entry)
                 continue
-            child = self.children.get(key)
             if child is None:
-                reader = self.open_child(child_id)
+                if self.gaps.get(key, ("", ""))[0] == child_id:
+                    continue  # this child was reported unreadable
+                reader = self.open_child(child_id, frozenset(self.reader.path))
                 tagged = _Tagged(self.family, entry)
                 follower = Follower(reader, tagged, FollowConfig(), clock=self.clock, sleep=self.sleep)
-                child = self.children[key] = _Child(tagged, follower)
+                child = self.children[key] = _Child(child_id, tagged, follower)
             child.tagged.entry = entry
             child.final = child.final or ended
         self._read_children()
@@ -126,23 +163,59 @@ class FamilyFollower(Watcher):
         chosen = (pending[start:] + pending[:start])[: self.per_cycle]
         self.turn = start + len(chosen)
         for child in chosen:
-            final = child.final
-            try:
-                snap = child.follower.step()
-            except HermesError as err:
-                if not err.retryable:
-                    child.tagged.error(err, retrying=False, delay=None)
-                    child.done = True
-                elif err.code.value != child.streak:
-                    child.tagged.error(err, retrying=True, delay=None)
-                child.streak = err.code.value
-                continue
-            child.streak = None
-            if snap.failure is not None:
-                child.tagged.error(snap.failure, retrying=False, delay=None)
-                child.done = True
-            elif final:
-                child.done = True
+            self._read_child(child)
+
+    def _read_child(self, child: _Child) -> None:
+        final = child.final
+        try:
+            snap = child.follower.step()
+        except HermesError as err:
+            self._failed(child, err, final=final)
+            return
+        child.streak, child.failures, child.missing_since = None, 0, None
+        if snap.failure is not None:
+            self._unreadable(child, snap.failure)
+            return
+        reader = child.follower.reader
+        tip = reader.tip
+        seen = (tip.id, tip.end_reason) if tip is not None and reader.state() == "ended" else None
+        if final or (seen is not None and seen == child.ended):
+            child.done = True  # the read after the parent's verdict, or the child's final read
+        child.ended = seen
+
+    def _failed(self, child: _Child, err: HermesError, *, final: bool) -> None:
+        """A child's read failed: unreadable when final (or past its bound), else retried."""
+        if not err.retryable:
+            self._unreadable(child, err)
+            return
+        child.failures += 1
+        now = self.clock()
+        if err.code is not Code.NOT_FOUND:
+            child.missing_since = None
+        elif child.missing_since is None:
+            child.missing_since = now
+        if child.missing_since is not None and now - child.missing_since >= self.config.start_timeout:
+            waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
+            self._unreadable(child, HermesError(err.code, waited, retryable=False, status=err.status))
+        elif (final or child.ended is not None) and child.failures > FINAL_RETRIES:
+            self._unreadable(child, err)
+        elif err.code.value != child.streak:
+            child.tagged.error(err, retrying=True, delay=None)
+        child.streak = err.code.value
+
+    def _unreadable(self, child: _Child, err: HermesError) -> None:
+        """Report a child unreadable once: its error, and its code as the task's `gap`."""
+        child.done = True
+        child.tagged.error(err, retrying=False, delay=None)
+        entry = child.tagged.entry
+        key = entry.number or ""
+        self.gaps[key] = (child.sid, err.code.value)
+        self.entries = self.amend(self.entries)
+        for amended in self.entries:
+            if (amended.number or "") == key and self.known.get(key) != amended:
+                self.known[key] = amended
+                child.tagged.entry = amended
+                self.reporter.task(amended)
 
     def settled(self) -> bool:
         return all(c.done for c in self.children.values())

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message
@@ -80,6 +81,7 @@ class Follower(PollLoop[FollowConfig]):
         self.warned: set[str] = set()
         self.gap = False
         self.backlog = True  # the next report is the first: the rows already there
+        self.read_at: float | None = None  # when the last successful read ended
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class Follower(PollLoop[FollowConfig]):
                 if snap is None and final is not None and failures > config.final_retries:
                     return self._fail(HermesError(Code.FINAL_READ_FAILED, err.code.value))
             if snap is not None and err is None:
+                self.read_at = self.clock()
                 tip = self.reader.tip
                 assert tip is not None
                 done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -256,7 +259,10 @@ class Follower(PollLoop[FollowConfig]):
     def _fail(self, err: HermesError) -> FollowOutcome:
         self._release_state()
         self.reporter.error(err, retrying=False, delay=None)
-        return self._outcome("failed", int(err.exit_status), err)
+        outcome = self._outcome("failed", int(err.exit_status), err)
+        if self.read_at is None:
+            return outcome
+        return replace(outcome, last_read_age=round(self.clock() - self.read_at, 3))
 
     def _finished(self) -> FollowOutcome:
         tip = self.reader.tip

@@ -55,6 +55,7 @@ class FollowOutcome:
     end_reason: str | None
     exit_code: int
     failure: HermesError | None = None
+    last_read_age: float | None = None  # seconds since the last successful read, on a failure
 
 
 class Reporter(Protocol):

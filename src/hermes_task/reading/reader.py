@@ -10,18 +10,11 @@ same branch. Failures raise `HermesError`; what was verified before stays in `wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.documents import (
-    Row,
-    TaskInfo,
-    TaskState,
-    TranscriptDoc,
-    WarningCode,
-    WarningItem,
-)
+from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
 from hermes_task.core.history import Cursor, View, compose, cursor
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
@@ -60,8 +53,10 @@ class TaskReader(LineageProof):
         tips: Sequence[str] = (),
         hint: bool = True,
         store: StoreHints | None = None,
+        admit: Callable[[SessionDetail], None] | None = None,
     ) -> None:
         super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
+        self.admit = admit  # sees the anchor's first detail before any messages request; may raise
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.window = Window()
@@ -84,7 +79,10 @@ class TaskReader(LineageProof):
         what was verified (never an internal error)."""
         reader = DetailReader(self.client, self.detail_budget)
         if self.anchor is None:
-            self.anchor = reader(self.anchor_id)
+            anchor = reader(self.anchor_id)
+            if self.admit is not None:
+                self.admit(anchor)  # e.g. a child that does not name its parent (reading/ownership.py)
+            self.anchor = anchor
         try:
             return self._cycle(reader)
         except BoundReached:

@@ -2,16 +2,19 @@
 
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
-`store_unavailable` warning; `find_children` proposes each task's child from the store
-(`core/children.py` matching) and prints an id only after one exact-id, profile-checked
-detail read shows it names the spawning segment as `parent_session_id` and
-`_delegate_from`. A proposal the dashboard does not know (404) is dropped; when every
-proposal of a run was unknown, the store is another dashboard's (`foreign`). Debug lines
-name what was dropped and why, never content.
+`store_unavailable` warning; `find_children` proposes children from the store
+(`core/children.py` matching on its columns) and assigns each task its child by what HTTP
+shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
+`parent_session_id` and `_delegate_from` (reading/ownership.py), then the child's own first
+user row read over HTTP against the task's goal and its `started_at` against the spawn call.
+A proposal the dashboard does not know (404) is dropped; when every proposal of a run was
+unknown, the store is another dashboard's (`foreign`). Debug lines name what was dropped and
+why, never content.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
@@ -21,6 +24,7 @@ from hermes_task.core.children import (
     Spawn,
     StoreSession,
     StoreUnavailable,
+    fits,
     is_delegated_child,
     match,
     normalise_goal,
@@ -28,11 +32,13 @@ from hermes_task.core.children import (
     spawn_times,
 )
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.lineage import LineageRejected, parse_model_config
+from hermes_task.core.ids import is_valid_id
 from hermes_task.core.messages import STORE_REASONS, warning_message
-from hermes_task.core.wire import WireMessage
+from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
+from hermes_task.reading.ownership import NOT_OWNED, delegation_parent
+from hermes_task.reading.transcript import read_goal
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
@@ -52,6 +58,9 @@ class StoreHints:
         self.failed = False
         self.tried = 0
         self.unknown = 0
+        # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
+        self.shown: dict[str, StoreSession] = {}
+        self.goals: dict[str, str | None] = {}
 
     def _unavailable(self, reason: str) -> None:
         self.failed = self.failed or reason != "foreign"
@@ -103,28 +112,54 @@ class StoreHints:
             self.store.close()
 
 
-def confirm_child(client: DashboardAPI, child_id: str, segment: str) -> str | None:
-    """None when the dashboard confirms `child_id` as a child spawned by `segment`; else why not."""
+def _shown(detail: SessionDetail, parent: str) -> StoreSession:
+    """The columns the matching rules read, as the dashboard showed them."""
+    raw = detail.model_config_raw
+    return StoreSession(
+        id=detail.id,
+        parent_session_id=parent,
+        model_config=raw if isinstance(raw, str) or raw is None else json.dumps(raw),
+        started_at=detail.started_at,
+        ended_at=detail.ended_at,
+        end_reason=detail.end_reason,
+        source=detail.source,
+        profile_name=detail.profile_name,
+    )
+
+
+def child_over_http(
+    client: DashboardAPI, hints: StoreHints, child_id: str, segments: frozenset[str]
+) -> StoreSession | str:
+    """What the dashboard shows of a proposed child, or why it is not used. First the
+    ownership proof on its exact-id detail (a delegated child of one of `segments`,
+    reading/ownership.py); only then one oldest row of it, its goal. Complete answers are
+    kept for the run (`hints.shown`, `hints.goals`): a later cycle asks nothing again."""
+    if child_id in hints.shown:
+        return hints.shown[child_id]
     try:
         detail = client.detail(child_id)
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         raise
-    try:
-        config = parse_model_config(detail) or {}
-    except LineageRejected as exc:
-        return exc.reason
-    if detail.parent_session_id != segment or config.get("_delegate_from") != segment:
-        return "names_another_parent"
-    return None
+    parent = delegation_parent(detail)
+    if parent is None or parent not in segments:
+        return NOT_OWNED
+    goal = normalise_goal(read_goal(client, child_id))
+    if goal is None:
+        return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
+    hints.shown[child_id], hints.goals[child_id] = _shown(detail, parent), goal
+    return hints.shown[child_id]
 
 
 def find_children(
     client: DashboardAPI, hints: StoreHints, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store and proven over HTTP;
-    `child_ref_source` says where every id came from."""
+    """`tasks` with each missing child id proposed by the store and assigned by what HTTP
+    shows; `child_ref_source` says where every id came from. The store proposes the
+    delegated children of the segments that carry the spawn calls whose own columns fit a
+    task; the assignment is `core.children.match` over the proposals' details and first
+    user rows read over HTTP (`child_over_http`), never over the store's columns."""
     out = [replace(t, child_ref_source="transcript") if t.child_session_id else t for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
@@ -147,27 +182,37 @@ def find_children(
         found = hints.children(segment)
         if found is None:
             return out
-        rows += [r for r in found if is_delegated_child(r, segment) and same_profile(r, client.profile)]
-    goals: dict[str, str | None] = {}
-    for row in rows:
-        goals[row.id] = hints.first_user_goal(row.id)
+        rows += [
+            r
+            for r in found
+            if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
+        ]
+    store_goals = {row.id: hints.first_user_goal(row.id) for row in rows}
     if hints.failed:
         return out  # the store failed part-way: today's behaviour
-    parent_of = {r.id: r.parent_session_id for r in rows}
-    for key, proposal in match(spawns, rows, goals).items():
+    segments = frozenset(s for spawn in spawns for s in spawn.segments)
+    shown: list[StoreSession] = []
+    for row in rows:
+        keys = [spawn.key for spawn in spawns if fits(spawn, row, store_goals[row.id])]
+        if not keys:
+            continue  # the store itself does not propose it for any task
+        got = child_over_http(client, hints, row.id, segments)
+        if isinstance(got, str):
+            hints.proposal_checked(got != Code.NOT_FOUND.value)
+            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
+            continue
+        hints.proposal_checked(True)
+        if same_profile(got, client.profile):
+            shown.append(got)
+    for key, proposal in match(spawns, shown, hints.goals).items():
         task = out[key]
         if proposal == AMBIGUOUS:
             out[key] = replace(task, unavailable_reason=AMBIGUOUS)
-            continue
-        spawner = parent_of[proposal]
-        assert spawner is not None
-        why = confirm_child(client, proposal, spawner)
-        hints.proposal_checked(why != Code.NOT_FOUND.value)
-        if why is not None:
-            hints.say(f"store: child proposal for task {key} dropped ({why})")
-            continue
-        out[key] = replace(task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None)
+        else:
+            out[key] = replace(
+                task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
+            )
     return out
 
 
-__all__ = ["StoreHints", "confirm_child", "find_children"]
+__all__ = ["StoreHints", "child_over_http", "find_children"]

@@ -8,8 +8,10 @@ were read (then a `bound_reached` warning says the task list may be incomplete).
 child when its reference is known and nests the child's own tasks under it. Invariants: each
 conversation (every segment of its proven lineage) is visited at most once, under the first
 task that references it, so cycles end; nesting is bounded to `max_depth` levels and
-`max_conversations` reads (a `bound_reached` warning names the bound); a child's detail must
-name its parent before any of its messages are read (ownership first); a child that cannot be
+`max_conversations` reads (a `bound_reached` warning names the bound); tasks come only from
+rows of the conversation's proven lineage (its path-filtered view), and a child's detail must
+name a segment of that lineage as its delegation parent (`parent_session_id` and
+`_delegate_from`, reading/ownership.py) before any of its messages are read; a child that cannot be
 read (not found, auth, network, ...) or that names another parent is reported once, as
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
@@ -22,18 +24,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hermes_task.core.delegations import call_sessions, recover
+from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.lineage import LineageRejected, parse_model_config
 from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
+from hermes_task.reading.transcript import history_warnings, merge_warnings
 from hermes_task.records import dataclass
 
 MAX_DEPTH = 8
@@ -81,12 +84,17 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
         result = reader.read_older(limit=MAX_LIMIT, across=False)
         if result is None:
             break
+        warnings += result.warnings  # a refresh made while paging (a restart, a re-anchor)
         read += 1
         idle = 0 if result.new_keys else idle + 1
         if idle >= MAX_IDLE_PAGES:
             break
     window = reader.window
     cur = reader.cursor()
+    # The history's own warnings as they stand after the last page (foreign rows counted over
+    # every page read), in place of the ones each refresh reported on the way.
+    history = history_warnings(reader.view(), cur, cold_open=bool(reader.continues_parent))
+    warnings = list(dict.fromkeys(merge_warnings(warnings, history)))
     unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
     if unread and all(w.code != "partial_ancestors" for w in warnings):
         # an earlier segment of this conversation none of whose rows its pages carry
@@ -98,28 +106,18 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
 
 
 def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) -> Conversation:
-    """The rows the reader's window holds, in order, as a `Conversation`."""
-    window = reader.window
+    """The rows of the reader's proven lineage, in order, as a `Conversation`: the
+    path-filtered view, so a row naming a session outside the lineage (counted in the
+    `foreign_rows` warning) never yields a task, a status or a child to descend into."""
+    view = reader.view()
     assert reader.anchor is not None
     return Conversation(
         session_id=reader.anchor_id,
-        messages=tuple(window.messages[k] for k in window.keys),
+        messages=tuple(view.messages[k] for k in view.keys),
         anchor=reader.anchor,
         path=reader.path,
         warnings=tuple(warnings),
     )
-
-
-def _names_parent(child: SessionDetail, parents: frozenset[str]) -> bool:
-    """Does the child's detail name one of `parents` as the session that spawned it?
-    A later segment keeps the spawning session in `_delegate_from`."""
-    if child.parent_session_id in parents:
-        return True
-    try:
-        config = parse_model_config(child) or {}
-    except LineageRejected:
-        return False
-    return config.get("_delegate_from") in parents
 
 
 Resolve = Callable[[Conversation, list[TaskEntry]], list[TaskEntry]]
@@ -145,7 +143,6 @@ class _Walk:
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        sessions = call_sessions(conv.messages)
         out: list[TaskEntry] = []
         for task in self.resolve(conv, recover(conv.messages)):
             ref = task.child_session_id
@@ -162,13 +159,13 @@ class _Walk:
                 continue
             self.visited.add(ref)
             self.reads += 1
-            parents = frozenset(
-                sessions.get(task.call_id or "", frozenset()) | set(conv.path) | {conv.session_id}
-            )
+            # A segment of this conversation's proven lineage (which carries every spawn call:
+            # its rows are the only ones tasks are built from).
+            parents = frozenset(conv.path)
             try:
-                # Ownership first: the child's detail must name this parent before any of its
-                # messages are read (acp-subagent-history-replay).
-                if self.detail is not None and not _names_parent(self.detail(ref), parents):
+                # Ownership first: the child's detail must name this parent as its delegation
+                # parent before any of its messages are read (reading/ownership.py).
+                if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
                     out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                     continue
                 child = self.read(ref)
@@ -177,7 +174,7 @@ class _Walk:
                     raise
                 out.append(replace(task, gap=exc.code.value))
                 continue
-            if not _names_parent(child.anchor, parents):
+            if self.detail is None and not owned_by(child.anchor, parents):
                 out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
                 continue
             self.visited.update(child.path, (m.session_id for m in child.messages))

@@ -18,7 +18,14 @@ Invariants:
   number, and tasks delegated meanwhile join;
 - the watch ends `ended` when there is at least one task and every task is terminal, `timeout`
   when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
-  the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last.
+  the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last;
+- exit 9 means what it says: only when the last read succeeded and showed a task still
+  running. A parent that never answered, or a streak of 404s, ends after `start_timeout` with
+  that failure's own code (4, 7, ...); when every read failed until the deadline, the watch
+  ends with the last failure's code and the result carries the age of the last successful
+  read (`last_read_age`); every task terminal at the deadline (`follow --parent` still
+  reading a child) ends by the verdict;
+- tasks are built from the reader's path-filtered view only (rows of the proven lineage).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from hermes_task.core.messages import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
-from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES
+from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES, START_TIMEOUT
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
@@ -47,6 +54,7 @@ class WatchConfig:
     interval: float = 2.0
     timeout: float | None = None
     exit_status: bool = False
+    start_timeout: float = START_TIMEOUT
     backoff_base: float = BACKOFF_BASE
     backoff_cap: float = BACKOFF_CAP
 
@@ -60,6 +68,7 @@ class WatchOutcome:
     end_reason: str | None
     exit_code: int
     failure: HermesError | None = None
+    last_read_age: float | None = None  # seconds since the last successful read, on a failure
 
 
 class WatchReporter(Protocol):
@@ -100,6 +109,7 @@ class Watcher(PollLoop[WatchConfig]):
         self.known: dict[str, TaskEntry] = {}
         self.warned: set[str] = set()
         self.cycles = 0
+        self.read_at: float | None = None
 
     def run(self) -> WatchOutcome:
         try:
@@ -112,24 +122,39 @@ class Watcher(PollLoop[WatchConfig]):
 
     def _loop(self) -> WatchOutcome:
         config = self.config
-        deadline = None if config.timeout is None else self.clock() + config.timeout
+        opened = self.clock()
+        deadline = None if config.timeout is None else opened + config.timeout
         failures, streak = 0, None
+        last: HermesError | None = None  # the latest read's failure; None after a good read
+        self.read_at = None  # when the last successful read ended
+        missing_since: float | None = None  # when the current streak of 404s began
         while True:
             started = self.clock()
             try:
                 changed = self._cycle()
             except HermesError as err:
                 if not err.retryable:
-                    self.reporter.error(err, retrying=False, delay=None)
-                    return WatchOutcome("failed", "unknown", None, int(err.exit_status), err)
-                failures += 1
+                    return self._fail(err)
+                last, failures = err, failures + 1
+                if err.code is not Code.NOT_FOUND:
+                    missing_since = None
+                elif missing_since is None:
+                    missing_since = started
+                # --start-timeout: a parent that never answered, or a streak of 404s, ends
+                # with that failure's own code (a typo never waits out --timeout).
+                since = opened if self.read_at is None else missing_since
+                if since is not None and self.clock() - since >= config.start_timeout:
+                    return self._fail(self._gave_up(err))
                 delay = None if err.code is Code.NOT_FOUND else self._backoff(failures)
                 if err.code is not streak:
                     self.reporter.error(err, retrying=True, delay=delay)
                 streak = err.code
                 wait = config.interval if delay is None else delay
+                if since is not None:
+                    wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
             else:
-                failures, streak = 0, None
+                failures, streak, last, missing_since = 0, None, None, None
+                self.read_at = self.clock()
                 if changed:
                     self.reporter.tasks(self.entries)
                 self.after_cycle()
@@ -142,12 +167,48 @@ class Watcher(PollLoop[WatchConfig]):
             self._note(f"wait {wait:.2f}s")
             self.sleep(wait)
             if deadline is not None and self.clock() >= deadline:
-                failed = config.exit_status and verdict(self.entries) == "failed"
-                code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
-                return WatchOutcome("timeout", "running", None, int(code))
+                return self._timed_out(last)
+
+    def _timed_out(self, last: HermesError | None) -> WatchOutcome:
+        """--timeout ran out. Exit 9 only when the last read succeeded and showed a task still
+        running; every read since then failed: that failure's code (and the read's age);
+        every task terminal (`follow --parent` still reading a child): the verdict."""
+        if last is not None:
+            ran_out = "every read failed until --timeout ran out"
+            if self.read_at is not None:
+                ran_out += f"; the last successful read was {self.clock() - self.read_at:.0f}s ago"
+            detail = f"{last.detail}; {ran_out}" if last.detail else ran_out
+            return self._fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
+        config, entries = self.config, self.entries
+        if all_terminal(entries):
+            code = exit_status(entries) if config.exit_status else ExitStatus.OK
+            return WatchOutcome("timeout", "ended", verdict(entries), int(code))
+        failed = config.exit_status and verdict(entries) == "failed"
+        code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
+        return WatchOutcome("timeout", "running", None, int(code))
+
+    def _gave_up(self, err: HermesError) -> HermesError:
+        """A failure that outlived --start-timeout: final, with its own code and exit status."""
+        seconds = f"{self.config.start_timeout:g}s"
+        if err.code is Code.NOT_FOUND:
+            waited = f"still not found after --start-timeout {seconds}"
+        else:
+            waited = f"no read of the parent succeeded within --start-timeout {seconds}"
+        detail = f"{err.detail}; {waited}" if err.detail else waited
+        return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
+
+    def _fail(self, err: HermesError) -> WatchOutcome:
+        """A final failure: its error, and the age of the last successful read (if any)."""
+        self.reporter.error(err, retrying=False, delay=None)
+        age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
+        return WatchOutcome("failed", "unknown", None, int(err.exit_status), err, age)
 
     def after_cycle(self) -> None:
         """After each successful read of the parent (`follow --parent` reads children here)."""
+
+    def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
+        """The task list as reported (`follow --parent`: with the gaps its children left)."""
+        return entries
 
     def settled(self) -> bool:
         """Besides every task being terminal, may the watch end? (`follow --parent`: every
@@ -167,17 +228,18 @@ class Watcher(PollLoop[WatchConfig]):
             if snap.failure is not None:
                 raise snap.failure
             warnings = [w for w in snap.warnings if w.code != "gap"]
-            if not self._fill(known):
+            if not self._fill(known, warnings):
                 warnings.append(WarningItem(code="gap", message=warning_message("gap")))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self._publish_warnings(warnings)
         if not fresh:
             return False
-        window = reader.window
-        messages = [window.messages[k] for k in window.keys]
+        view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
+        messages = [view.messages[k] for k in view.keys]
         self.entries = recover(messages)
         if self.resolve is not None:
             self.entries = self.resolve(messages, self.entries)
+        self.entries = self.amend(self.entries)
         for entry in self.entries:
             key = entry.number or ""
             if self.known.get(key) != entry:
@@ -185,9 +247,10 @@ class Watcher(PollLoop[WatchConfig]):
                 self.reporter.task(entry)
         return True
 
-    def _fill(self, known: set[tuple[str, int]]) -> bool:
+    def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap)."""
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). The warnings of a
+        refresh made while paging join `warnings` (its gap is this cycle's own verdict)."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
@@ -197,6 +260,8 @@ class Watcher(PollLoop[WatchConfig]):
                 return True
             self._note(f"fill: read older than {len(block)} new rows")
             result = self.reader.read_older()
+            if result is not None:
+                warnings += [w for w in result.warnings if w.code != "gap"]
             if result is None or not result.new_keys:
                 return False
         return False

@@ -4,8 +4,8 @@ On a terminal or piped, each row is painted as `follow` paints it, but never as 
 lines can be prefixed) and on a terminal wrapped to the width left after the prefix (a long
 line continues under the row's indent, never at column 0); every line of it gets
 `NUMBER │ `, in a colour that is a pure function of the number (stable across runs, as
-stern does); task news (a status change, a
-task without a child id, a child's warning or failure) go to stderr with the same prefix. With
+stern does); task news (a status change, a task without a child id, a child's warning or
+failure, a child not read: its gap) go to stderr with the same prefix. With
 `--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
 `task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
 `result` last. The prefix and messages use only sanitised text.
@@ -31,6 +31,7 @@ from hermes_task.render.plain import result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
 from hermes_task.render.target import Target
+from hermes_task.render.terminal import gap_text
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonWatch, Notes
 
@@ -79,6 +80,7 @@ class TextFamily(Notes):
         super().__init__(err, interval)
         self.out = out
         self.statuses: dict[str, str] = {}
+        self.gaps: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
         return Text(f"{_name(entry)} │ ", style=colour_of(entry.number or "?"))
@@ -92,6 +94,11 @@ class TextFamily(Notes):
             outcome = result_line(entry)
             if entry.terminal and outcome:
                 line.append(f" · {outcome}")
+            self.err().print(line)
+        if entry.gap and self.gaps.get(key) != entry.gap:
+            self.gaps[key] = entry.gap  # a child that was not proven or could not be read
+            line = self._prefix(entry)
+            line.append(gap_text(entry), style="dim")
             self.err().print(line)
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:

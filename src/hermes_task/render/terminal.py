@@ -143,7 +143,8 @@ def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     yield from line
 
 
-def _gap_text(entry: TaskEntry) -> str:
+def gap_text(entry: TaskEntry) -> str:
+    """The words for a task's `gap` (why its child was not read), sanitised."""
     gap = entry.gap or ""
     reason = RECOVER.get(f"gap_{gap}")
     if reason is None:
@@ -174,7 +175,7 @@ def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
         )
         if entry.gap:
             table.add_row(
-                "", Text("gap", style="dim"), "", Text(_gap_text(entry), style="dim"), "", "", "", ""
+                "", Text("gap", style="dim"), "", Text(gap_text(entry), style="dim"), "", "", "", ""
             )
         _task_rows(table, entry.children, depth + 1)
 

@@ -64,6 +64,7 @@ class JsonWatch:
                 "state": outcome.state,
                 "end_reason": outcome.end_reason,
                 "exit_code": outcome.exit_code,
+                "last_read_age": outcome.last_read_age,
             }
         )
 

@@ -247,6 +247,13 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def rotated_parent(self) -> dict[str, Any]:
+        """A new parent chat rotated by compression whose later segment delegates a task
+        whose child rotates too (``seeding rotated-parent``, tests/support/seeding/rotparent.py)."""
+        out = run_seed_tool(self.name, self.home, "rotated-parent")
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
     def complete_unit(self, unit: dict[str, Any], statuses: list[str]) -> dict[str, Any]:
         """Write the completion row of a `watch_parent` unit with one status per goal."""
         out = run_seed_tool(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import seeding
-from tests.support.seeding import delegated, mutations, watch
+from tests.support.seeding import delegated, mutations, rotparent, watch
 from tests.support.seeding.common import check_environment, guard_network, stub_summariser, write_config
 
 
@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--watch-goals-json", required=True)
     p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
     p_wp.add_argument("--goals-json", required=True)
+    sub.add_parser("rotated-parent", help="a parent rotated by compression whose later segment delegates")
     p_cu = sub.add_parser("complete-unit", help="write a background unit's completion row")
     p_cu.add_argument("--parent", required=True)
     p_cu.add_argument("--delegation", required=True)
@@ -70,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
             result = mutations.append_rows(args.session, args.n)
         elif args.cmd == "rotate":
             result = mutations.rotate(args.session, before=args.before, after=args.after, how=args.how)
+        elif args.cmd == "rotated-parent":
+            write_config()
+            stub_summariser()
+            result = rotparent.rotated_parent()
         elif args.cmd == "watch-parent":
             result = watch.watch_parent(json.loads(args.goals_json))
         elif args.cmd == "complete-unit":
