@@ -125,6 +125,12 @@ INITS['hermes_task.core.history.Cursor'] = (__init__, (True, False, False, (('ki
 def __init__(self, keys, messages, foreign): __dataclass_setattr__(self, 'keys', keys); __dataclass_setattr__(self, 'messages', messages); __dataclass_setattr__(self, 'foreign', foreign)
 INITS['hermes_task.core.history.View'] = (__init__, (True, False, False, (('keys', True, False, ''), ('messages', True, False, ''), ('foreign', True, False, ''))), None)
 
+def __init__(self, delegation_id, parent_session_id, state, event_json, result_json, delivery_state): __dataclass_setattr__(self, 'delegation_id', delegation_id); __dataclass_setattr__(self, 'parent_session_id', parent_session_id); __dataclass_setattr__(self, 'state', state); __dataclass_setattr__(self, 'event_json', event_json); __dataclass_setattr__(self, 'result_json', result_json); __dataclass_setattr__(self, 'delivery_state', delivery_state)
+INITS['hermes_task.core.ledger.LedgerRecord'] = (__init__, (True, False, False, (('delegation_id', True, False, ''), ('parent_session_id', True, False, ''), ('state', True, False, ''), ('event_json', True, False, ''), ('result_json', True, False, ''), ('delivery_state', True, False, ''))), None)
+
+def __init__(self, status, result, delivery_state): __dataclass_setattr__(self, 'status', status); __dataclass_setattr__(self, 'result', result); __dataclass_setattr__(self, 'delivery_state', delivery_state)
+INITS['hermes_task.core.ledger.Proposal'] = (__init__, (True, False, False, (('status', True, False, ''), ('result', True, False, ''), ('delivery_state', True, False, ''))), None)
+
 def __init__(self, path, notes): __dataclass_setattr__(self, 'path', path); __dataclass_setattr__(self, 'notes', notes)
 INITS['hermes_task.core.lineage.Proof'] = (__init__, (True, False, False, (('path', True, False, ''), ('notes', True, False, 'default'))), None)
 
