@@ -105,7 +105,13 @@ def test_rows_of_two_concurrent_children_once_each_prefixed_in_json(
         + [("1.2", B, t) for t in ("Write the tests", "b1", "b2", "b3")]
     )
     assert [r[2] for r in rows if r[0] == "1.1"] == ["Write the parser", "a1", "a2", "a3", "a4"]  # in order
-    assert events[-1] == {"type": "result", "state": "ended", "end_reason": "failed", "exit_code": 8}
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "failed",
+        "exit_code": 8,
+        "unreported": [],
+    }
     tasks = [(e["number"], e["status"], e["unavailable_reason"]) for e in events if e["type"] == "task"]
     assert tasks[:3] == [("1.1", "running", None), ("1.2", "running", None),
                          ("1.3", "running", "no_durable_child_reference")]  # fmt: skip

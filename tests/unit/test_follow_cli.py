@@ -118,7 +118,13 @@ def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
     assert lines[0]["root_id"] == dash.sid
     assert [e["id"] for e in lines if e["type"] == "row"] == [*first, first[-1] + 1]
     assert lines[-2]["state"] == "ended"
-    assert lines[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "agent_close",
+        "exit_code": 0,
+        "unreported": None,
+    }
     assert clock.sleeps == [0.5, 0.5]
     assert all(line.isascii() for line in result.stdout.splitlines())
 
@@ -146,7 +152,13 @@ def test_exit_status_maps_the_end_reason(dash: Dash, clock: FakeTime, reason: st
     dash.end(reason)
     result = run(dash.sid, "--json", "--exit-status")
     assert result.exit_code == code
-    assert events(result)[-1] == {"type": "result", "state": "ended", "end_reason": reason, "exit_code": code}
+    assert events(result)[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": reason,
+        "exit_code": code,
+        "unreported": None,
+    }
 
 
 def test_without_exit_status_an_unsuccessful_ending_exits_0(dash: Dash, clock: FakeTime) -> None:
@@ -173,7 +185,13 @@ def test_timeout_exits_9_while_the_task_runs(dash: Dash, clock: FakeTime) -> Non
 
     result = run(dash.sid, "--timeout", "0", "--json")
     assert result.exit_code == 9
-    assert events(result)[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 9}
+    assert events(result)[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": 9,
+        "unreported": None,
+    }
 
 
 def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, clock: FakeTime) -> None:
@@ -214,7 +232,13 @@ def test_auth_failure_is_final_with_rows_kept(dash: Dash, clock: FakeTime) -> No
         "message": "the dashboard rejected the credentials",
         "retryable": False,
     }
-    assert lines[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 3}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": 3,
+        "unreported": None,
+    }
     assert result.stderr == "error: the dashboard rejected the credentials\n"
 
 
@@ -228,7 +252,7 @@ def test_invalid_id_in_json_is_an_error_and_a_result(clock: FakeTime) -> None:
             "message": "invalid id: CHILD_ID has surrounding whitespace",
             "retryable": False,
         },
-        {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 2},
+        {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 2, "unreported": None},
     ]
     assert result.stderr == "error: invalid id: CHILD_ID has surrounding whitespace\n"
 
@@ -247,7 +271,13 @@ def test_ctrl_c_ends_the_stream_with_a_result_and_130(dash: Dash, clock: FakeTim
     clock.steps = [interrupt]
     result = run(dash.sid, "--json")
     assert result.exit_code == 130
-    assert events(result)[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 130}
+    assert events(result)[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": 130,
+        "unreported": None,
+    }
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
@@ -261,7 +291,13 @@ def test_sigterm_and_sighup_end_the_stream_with_a_result(
     assert result.exit_code == status
     lines = events(result)
     assert [e["type"] for e in lines].count("result") == 1
-    assert lines[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": status}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": status,
+        "unreported": None,
+    }
     assert signal.getsignal(signum) == previous  # the handler is the command's only
 
 

@@ -84,9 +84,10 @@ def test_each_child_is_found_and_confirmed(fake: Conversations, tmp_path: Path) 
     doc = recover(store)
     assert refs(doc) == [(A, "store", None), (B, "store", None)]
     assert doc["warnings"] == []
-    # one exact-id detail read per proposal, before it is printed
-    assert fake.paths_asked().count(f"/api/sessions/{A}") == 1
-    assert fake.paths_asked().count(f"/api/sessions/{B}") == 1
+    # one exact-id detail read per proposal, before it is printed; then one more: the task is
+    # running by the parent's word, so the child's state is read (has it ended unreported?)
+    assert fake.paths_asked().count(f"/api/sessions/{A}") == 2
+    assert fake.paths_asked().count(f"/api/sessions/{B}") == 2
 
 
 def test_the_same_goal_twice_is_ambiguous_never_swapped(fake: Conversations, tmp_path: Path) -> None:

@@ -92,7 +92,13 @@ def test_json_watch_reports_tasks_then_a_result_and_exits_by_the_verdict(
         ("task", "1.1", "completed"), ("task", "1.2", statuses[1]),
         ("result", None, None),
     ]  # fmt: skip
-    assert lines[-1] == {"type": "result", "state": "ended", "end_reason": verdict, "exit_code": code}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": verdict,
+        "exit_code": code,
+        "unreported": [],
+    }
     assert lines[3]["error"] == (None if code == 0 else "boom")
     check = validator("events")
     for event in lines:
@@ -114,6 +120,7 @@ def test_without_exit_status_a_failed_task_exits_0(fake: Conversations, clock: C
         "state": "ended",
         "end_reason": "failed",
         "exit_code": 0,
+        "unreported": [],
     }
 
 
@@ -133,7 +140,13 @@ def test_timeout_ends_the_watch_with_9_and_tasks_delegated_meanwhile_join(
     lines = events(result.stdout)
     assert [(e.get("number"), e.get("status")) for e in lines[:-1]] == [
         ("1.1", "running"), ("1.2", "running"), ("2.1", "running")]  # fmt: skip
-    assert lines[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 9}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": 9,
+        "unreported": [],
+    }
     assert clock.sleeps == [2.0, 2.0, 1.0]
 
 
@@ -191,7 +204,13 @@ def test_a_final_failure_ends_the_stream_with_result(fake: Conversations, clock:
     assert result.exit_code == 3
     lines = events(result.stdout)
     assert [e["type"] for e in lines] == ["task", "task", "error", "result"]
-    assert lines[-1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 3}
+    assert lines[-1] == {
+        "type": "result",
+        "state": "unknown",
+        "end_reason": None,
+        "exit_code": 3,
+        "unreported": [],
+    }
 
 
 @pytest.mark.parametrize(
@@ -215,6 +234,7 @@ def test_an_interrupt_or_a_stop_signal_still_writes_the_result(
         "state": "unknown",
         "end_reason": None,
         "exit_code": code,
+        "unreported": [],
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.records import dataclass
+from hermes_task.records import dataclass, field
 
 # `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
 
@@ -60,6 +60,14 @@ class ResultEvent:
     state: Literal["running", "ended", "unknown"]
     end_reason: str | None
     exit_code: int
+    unreported: list[str] | None = field(
+        default=None,
+        metadata={
+            "description": "`recover --watch`: the numbers of the tasks whose child ended while the "
+            "parent received no result and no outcome was proposed (status ended_unreported). "
+            "Null for `follow`."
+        },
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,7 @@
 Three `WatchReporter`s (reading/watch.py), chosen by the CLI:
 - `JsonWatch`: one event per line, flushed per line: `task` (the whole task object) when a
   task appears or changes, `warning`, `error`, and `result` last (state, end_reason = the
-  parent's verdict when every task ended, exit_code);
+  parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
 - `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
   time a task appears or its status changes, nothing else on stdout;
 - `LiveWatch` (a terminal): the `recover` table redrawn in place with a dim state line;
@@ -20,8 +20,9 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
+from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.verdict import summarize
+from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render import jsonout
@@ -63,6 +64,7 @@ class JsonWatch:
                 "state": outcome.state,
                 "end_reason": outcome.end_reason,
                 "exit_code": outcome.exit_code,
+                "unreported": unreported(entries),
             }
         )
 
@@ -93,6 +95,9 @@ class Notes:
     def ending(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
         counts = f"{summary.terminal} of {summary.total} tasks terminal"
+        numbers = unreported(entries)
+        if numbers:  # which tasks ended with no outcome known to the parent
+            counts += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
         if outcome.ending == "ended":
             return f"every task ended ({clean_line(outcome.end_reason or '')}) · {counts}"
         if outcome.ending == "timeout":
