@@ -39,7 +39,8 @@ def entry(index: int, status: str, **extra: Any) -> dict[str, Any]:
 
 def batch_event(*results: dict[str, Any], status: str = "completed", **extra: Any) -> dict[str, Any]:
     return {"type": "async_delegation", "delegation_id": DELEG, "parent_session_id": P, "goals": GOALS,
-            "status": status, "is_batch": True, "results": list(results), **extra}  # fmt: skip
+            "goal": "2 parallel subagents: Count TODO markers; Check the build", "status": status,
+            "is_batch": True, "results": list(results), **extra}  # fmt: skip
 
 
 def record(
@@ -80,6 +81,13 @@ def test_entries_are_matched_by_task_index_not_position() -> None:
     assert found.status == "completed"
 
 
+def test_entries_without_a_task_index_are_taken_by_position() -> None:
+    rec = record(batch_event({"status": "failed", "error": "boom"}, {"status": "completed"}))
+    found = [ask(rec, 0), ask(rec, 1, GOALS[1])]
+    assert [p.status if p else None for p in found] == ["failed", "completed"]
+    assert ask(rec, 2, None) is None
+
+
 def test_nothing_is_proposed_for_a_task_the_record_has_no_terminal_outcome_for() -> None:
     assert ask(record(state="running")) is None  # dispatched, nothing recorded yet
     assert ask(record(batch_event(entry(0, "completed"))), 1, GOALS[1]) is None  # no entry for task 2
@@ -98,6 +106,8 @@ def test_another_delegation_parent_or_goal_proposes_nothing() -> None:
     assert ask(rec, goal="Delete the repository") is None
     assert ask(rec, goal="  Count   TODO\nmarkers ") is not None  # whitespace-normalised
     assert ask(record(batch_event(entry(0, "completed")), parent_session_id=None)) is not None
+    short = batch_event(entry(0, "completed"), entry(1, "completed"), goals=GOALS[:1])  # no goal for task 2
+    assert ask(record(short), 1, GOALS[1]) is not None  # the unit's label is no task's goal
 
 
 def test_the_completion_event_is_read_before_the_runners_result() -> None:
@@ -122,7 +132,10 @@ def test_a_single_task_unit_and_a_crashed_batch() -> None:
         "Timed out after 600s",
         12,
     )
-    assert ask(record(single), 1, GOALS[1]) is None  # a single unit is one task
+    assert ask(record(single), 1, None) is None  # a single unit is one task
+    assert ask(record(single), 0, "Check the build") is None  # its own goal must agree
+    partial = batch_event(entry(0, "failed"), status="error", error="1 of 2 children crashed")
+    assert ask(record(partial), 1, GOALS[1]) is None  # results exist, none for this task: not a crash
     crashed = batch_event(status="error", error="RuntimeError: pool died")
     found = ask(record(crashed), 1, GOALS[1])
     assert found is not None

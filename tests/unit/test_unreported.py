@@ -288,6 +288,38 @@ def test_the_dashboards_hint_finds_a_rotated_childs_newer_segment(tmp_path: Path
     assert tasks(result)[0] == ("1.1", "ended_unreported", True, "ended", None)
 
 
+def test_one_lookup_per_delegation_and_none_without_a_ledger_or_a_delegation_id(
+    fake: Family, tmp_path: Path
+) -> None:
+    dispatch(fake)
+    fake.end_all()
+    result = recover(store(tmp_path), "--json", "--debug")
+    assert result.stderr.count("store query delegation") == 1  # one record serves the unit's tasks
+    db = tmp_path / "state.db"
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE async_delegations")  # a Hermes without the ledger (0.18)
+    conn.commit()
+    conn.close()
+    result = recover(db, "--json", "--debug")
+    assert [t[1] for t in tasks(result)] == ["ended_unreported", "ended_unreported"]
+    assert json.loads(result.stdout)["warnings"] == []
+    assert "store: no usable async_delegations table; no outcome is proposed" in result.stderr
+
+
+def test_a_task_without_a_delegation_id_ends_unreported_without_asking_the_store(
+    fake: Family, tmp_path: Path
+) -> None:
+    fake.session(P)
+    fake.spawn(
+        P, "call_1", GOALS[:1], {"results": [{"task_index": 0, "status": "running", "child_session_id": A}]}
+    )
+    fake.session(A, parent=P)
+    fake.end(A)
+    result = recover(store(tmp_path, event=completed_event("completed", "completed")), "--json", "--debug")
+    assert tasks(result) == [("1.1", "ended_unreported", True, "ended", None)]
+    assert "store query delegation" not in result.stderr
+
+
 def test_an_unreadable_child_is_undecided_not_ended(fake: Family, tmp_path: Path) -> None:
     dispatch(fake)
     fake.end(B)

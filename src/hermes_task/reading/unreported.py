@@ -38,7 +38,7 @@ from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.lineage import BoundReached, LineageRejected, parse_model_config
 from hermes_task.core.verdict import UNREPORTED
 from hermes_task.core.wire import SessionDetail, WireMessage
-from hermes_task.failures import Code, HermesError
+from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof
@@ -159,9 +159,7 @@ class Unreported:
             try:
                 child.state = child.check(self.segments.get(task.call_id or "", frozenset()))
                 seen = child.state or "not proven the task's child"
-            except HermesError as exc:
-                if exc.code is Code.INTERRUPTED:
-                    raise
+            except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
                 child.state, seen = "unknown", f"unknown (not read: {exc.code.value})"
             self._say(f"task {task.number} child {child.anchor_id}: {seen}")
 
