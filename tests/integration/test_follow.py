@@ -109,6 +109,7 @@ def test_rows_arrive_once_as_they_are_written_until_the_task_ends(fresh: Any) ->
                 "state": "ended",
                 "end_reason": "agent_close",
                 "exit_code": 0,
+                "unreported": None,
             }
             states = [e["state"] for e in events if e["type"] == "state"]
             assert states == ["running", "ended"]
@@ -134,6 +135,7 @@ def test_exit_status_is_8_when_the_child_did_not_close_itself(fresh: Any) -> Non
         "state": "ended",
         "end_reason": "startup_orphan_reap",
         "exit_code": 8,
+        "unreported": None,
     }
 
 
@@ -144,7 +146,13 @@ def test_timeout_on_the_shared_running_child_exits_9(backend: Any) -> None:
     assert 2.0 <= time.monotonic() - started < 15
     assert run.code == 9, run.stderr
     events = [json.loads(line) for line in run.stdout.splitlines()]
-    assert events[-1] == {"type": "result", "state": "running", "end_reason": None, "exit_code": 9}
+    assert events[-1] == {
+        "type": "result",
+        "state": "running",
+        "end_reason": None,
+        "exit_code": 9,
+        "unreported": None,
+    }
     rows = keys(events)
     assert len(rows) >= backend.manifest["running"]["rows"]
     assert len(set(rows)) == len(rows)
@@ -162,7 +170,13 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
         # The ended state comes after the rows of the final read, right before the result.
         assert events[-2]["type"] == "state"
         assert events[-2]["lineage"] == [c1["root"], c1["mid"], c1["tip"]]
-        assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+        assert events[-1] == {
+            "type": "result",
+            "state": "ended",
+            "end_reason": "agent_close",
+            "exit_code": 0,
+            "unreported": None,
+        }
     else:
         # the hint does not move for delegated chains, and the store is off: paused on
         # partial history (tests/integration/test_store.py follows the same chain with it).
@@ -176,6 +190,7 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
             "state": "unknown",
             "end_reason": "compression",
             "exit_code": 9,
+            "unreported": None,
         }
         assert {k[0] for k in keys(events)} == {c1["root"]}
         # Not seen ending: 9 without --exit-status too, never 0.
@@ -202,7 +217,13 @@ def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any)
         assert {k[0] for k in rows} == {c1["root"], c1["mid"], c1["tip"]}
     else:  # the tip is proven before the first page: its own rows only
         assert {k[0] for k in rows} == {c1["tip"]}
-    assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "agent_close",
+        "exit_code": 0,
+        "unreported": None,
+    }
 
 
 def test_an_unknown_child_ends_after_the_start_timeout_with_exit_4(backend: Any) -> None:
@@ -217,7 +238,13 @@ def test_an_unknown_child_ends_after_the_start_timeout_with_exit_4(backend: Any)
         assert events[0]["retryable"] is True
         assert events[1]["code"] == "not_found"
         assert unknown in events[1]["message"]
-        assert events[2] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 4}
+        assert events[2] == {
+            "type": "result",
+            "state": "unknown",
+            "end_reason": None,
+            "exit_code": 4,
+            "unreported": None,
+        }
 
 
 def test_an_unknown_profile_stops_the_follow_at_once(backend: Any) -> None:

@@ -98,6 +98,7 @@ def test_follow_tail_prints_the_last_rows_then_every_new_one(fresh: Any) -> None
             "state": "ended",
             "end_reason": "agent_close",
             "exit_code": 0,
+            "unreported": None,
         }
     finally:
         for follow in (everything, new_only, last_two):

@@ -327,5 +327,11 @@ def test_follow_reaches_the_end_of_a_task_that_rotates_while_followed(
     assert states[-1]["tip_id"] == rotated["new"]
     assert states[-1]["lineage"] == [live, rotated["new"]]
     assert states[-1]["candidate"]["source"] == "store"
-    assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "agent_close",
+        "exit_code": 0,
+        "unreported": None,
+    }
     assert any(r[0] == rotated["new"] for r in rows)

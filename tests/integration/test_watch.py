@@ -96,7 +96,13 @@ def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
         ("task", "1.1", "completed"), ("task", "1.2", statuses[1]),
         ("result", None, None),
     ]  # fmt: skip
-    assert events[-1] == {"type": "result", "state": "ended", "end_reason": verdict, "exit_code": code}
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": verdict,
+        "exit_code": code,
+        "unreported": [],
+    }
     assert events[2]["summary"] == "Task 1 finished."
     assert (events[3]["error"] is None) is (code == 0)
     assert time.monotonic() - started < 60
@@ -115,7 +121,13 @@ def test_sigterm_mid_watch_still_ends_the_stream_with_result(backend: Any) -> No
         stop(proc)
     assert proc.returncode == 143
     last = json.loads(out.splitlines()[-1])
-    assert last == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 143}
+    assert last == {
+        "type": "result",
+        "state": "unknown",
+        "end_reason": None,
+        "exit_code": 143,
+        "unreported": [],
+    }
 
 
 def test_piped_watch_appends_tab_separated_lines(backend: Any) -> None:

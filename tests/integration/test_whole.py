@@ -202,4 +202,10 @@ def test_follow_through_a_rotation_prints_the_old_segments_last_rows(official: A
     old = own_rows(official, sid)
     assert rows[: len(old)] == old  # the three rows written just before the rotation included
     assert rows[len(old) :] == own_rows(official, new)
-    assert events[-1] == {"type": "result", "state": "ended", "end_reason": "agent_close", "exit_code": 0}
+    assert events[-1] == {
+        "type": "result",
+        "state": "ended",
+        "end_reason": "agent_close",
+        "exit_code": 0,
+        "unreported": None,
+    }
