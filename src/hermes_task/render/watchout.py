@@ -95,9 +95,6 @@ class Notes:
     def ending(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
         counts = f"{summary.terminal} of {summary.total} tasks terminal"
-        numbers = unreported(entries)
-        if numbers:  # which tasks ended with no outcome known to the parent
-            counts += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
         if outcome.ending == "ended":
             return f"every task ended ({clean_line(outcome.end_reason or '')}) · {counts}"
         if outcome.ending == "timeout":
@@ -105,6 +102,14 @@ class Notes:
         if outcome.ending == "interrupted":
             return f"watch stopped · {counts}"
         return None
+
+    def closing(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
+        """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
+        line = self.ending(outcome, entries)
+        numbers = unreported(entries)
+        if line and numbers:
+            line += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
+        return line
 
 
 class LinesWatch(Notes):
@@ -125,7 +130,7 @@ class LinesWatch(Notes):
         pass
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
+        line = self.closing(outcome, entries)
         if line:
             self.note("", line, "dim")
 
@@ -158,5 +163,5 @@ class LiveWatch(Notes):
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
         self.entries = list(entries)
-        self._draw(self.ending(outcome, entries) or "")
+        self._draw(self.closing(outcome, entries) or "")
         self.live.stop()
