@@ -110,6 +110,7 @@ def test_rows_arrive_once_as_they_are_written_until_the_task_ends(fresh: Any) ->
                 "end_reason": "agent_close",
                 "exit_code": 0,
                 "last_read_age": None,
+                "unreported": None,
             }
             states = [e["state"] for e in events if e["type"] == "state"]
             assert states == ["running", "ended"]
@@ -136,6 +137,7 @@ def test_exit_status_is_8_when_the_child_did_not_close_itself(fresh: Any) -> Non
         "end_reason": "startup_orphan_reap",
         "exit_code": 8,
         "last_read_age": None,
+        "unreported": None,
     }
 
 
@@ -152,6 +154,7 @@ def test_timeout_on_the_shared_running_child_exits_9(backend: Any) -> None:
         "end_reason": None,
         "exit_code": 9,
         "last_read_age": None,
+        "unreported": None,
     }
     rows = keys(events)
     assert len(rows) >= backend.manifest["running"]["rows"]
@@ -176,6 +179,7 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
             "end_reason": "agent_close",
             "exit_code": 0,
             "last_read_age": None,
+            "unreported": None,
         }
     else:
         # the hint does not move for delegated chains, and the store is off: paused on
@@ -191,6 +195,7 @@ def test_root_of_a_rotated_chain_ends_or_pauses_on_partial_history(backend: Any)
             "end_reason": "compression",
             "exit_code": 9,
             "last_read_age": None,
+            "unreported": None,
         }
         assert {k[0] for k in keys(events)} == {c1["root"]}
         # Not seen ending: 9 without --exit-status too, never 0.
@@ -223,6 +228,7 @@ def test_a_proven_tip_continues_the_same_output_without_duplicates(backend: Any)
         "end_reason": "agent_close",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": None,
     }
 
 
@@ -244,6 +250,7 @@ def test_an_unknown_child_ends_after_the_start_timeout_with_exit_4(backend: Any)
             "end_reason": None,
             "exit_code": 4,
             "last_read_age": None,
+            "unreported": None,
         }
 
 

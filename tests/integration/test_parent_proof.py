@@ -88,7 +88,7 @@ def test_recover_watch_and_follow_parent_decide_by_the_later_segments_tasks(back
     assert [e["session_id"] for e in rows if e["text"] == late["final"]] == [late["tip"]]
     assert not [e for e in lines if e["type"] == "warning" and e["code"] == "partial_history"]
     assert lines[-1] == {"type": "result", "state": "ended", "end_reason": "completed", "exit_code": 0,
-                         "last_read_age": None}  # fmt: skip
+                         "last_read_age": None, "unreported": []}  # fmt: skip
 
 
 class ForeignTask(FaultProxy):
@@ -154,4 +154,4 @@ def test_a_mistyped_parent_id_ends_4_after_the_start_timeout(backend: Any, comma
     assert lines[-2]["code"] == "not_found"
     assert "still not found after --start-timeout 3s" in lines[-2]["message"]
     assert lines[-1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 4,
-                         "last_read_age": None}  # fmt: skip
+                         "last_read_age": None, "unreported": []}  # fmt: skip

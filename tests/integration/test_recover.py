@@ -123,9 +123,12 @@ def test_results_of_the_seeded_parent(backend: Any) -> None:
 def test_another_parent_has_its_own_single_task(backend: Any) -> None:
     other = backend.manifest["other"]
     doc = hermes_task(backend, "recover", other["parent"], "--json").json()
-    assert [(t["goal"], t["task_index"], t["status"], t["terminal"]) for t in doc["tasks"]] == [
-        (other["goal"], 0, "running", False)
-    ]
+    # Its child rotated once and its tip closed, but P2's transcript says only `dispatched` and
+    # no completion was recorded: proven ended through the rotation, so never `running`.
+    assert [
+        (t["goal"], t["task_index"], t["status"], t["terminal"], t["child_state"]) for t in doc["tasks"]
+    ] == [(other["goal"], 0, "ended_unreported", True, "ended")]
+    assert doc["tasks"][0]["child_session_id"] == other["root"]
     assert re.fullmatch(r"deleg_[0-9a-f]{8}", doc["tasks"][0]["delegation_id"])
     # a subagent id exists where the backend's delegate_task records them (seeded manifest)
     assert (doc["tasks"][0]["subagent_id"] is None) is (expected(backend)[2]["subagent_id"] is None)

@@ -99,6 +99,7 @@ def test_follow_tail_prints_the_last_rows_then_every_new_one(fresh: Any) -> None
             "end_reason": "agent_close",
             "exit_code": 0,
             "last_read_age": None,
+            "unreported": None,
         }
     finally:
         for follow in (everything, new_only, last_two):

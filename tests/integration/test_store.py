@@ -333,5 +333,6 @@ def test_follow_reaches_the_end_of_a_task_that_rotates_while_followed(
         "end_reason": "agent_close",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": None,
     }
     assert any(r[0] == rotated["new"] for r in rows)

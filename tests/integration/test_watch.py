@@ -102,6 +102,7 @@ def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
         "end_reason": verdict,
         "exit_code": code,
         "last_read_age": None,
+        "unreported": [],
     }
     assert events[2]["summary"] == "Task 1 finished."
     assert (events[3]["error"] is None) is (code == 0)
@@ -127,6 +128,7 @@ def test_sigterm_mid_watch_still_ends_the_stream_with_result(backend: Any) -> No
         "end_reason": None,
         "exit_code": 143,
         "last_read_age": None,
+        "unreported": [],
     }
 
 

@@ -208,4 +208,5 @@ def test_follow_through_a_rotation_prints_the_old_segments_last_rows(official: A
         "end_reason": "agent_close",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": None,
     }

@@ -111,6 +111,7 @@ def test_rows_of_two_concurrent_children_once_each_prefixed_in_json(
         "end_reason": "failed",
         "exit_code": 8,
         "last_read_age": None,
+        "unreported": [],
     }
     tasks = [(e["number"], e["status"], e["unavailable_reason"]) for e in events if e["type"] == "task"]
     assert tasks[:3] == [("1.1", "running", None), ("1.2", "running", None),

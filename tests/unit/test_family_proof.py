@@ -155,7 +155,7 @@ def test_a_child_that_cannot_be_read_is_reported_and_the_stream_ends(
     assert result.exit_code == 0, result.stdout  # today: 9 at --timeout (it never ended)
     lines = events(result)
     assert lines[-1] == {"type": "result", "state": "ended", "end_reason": "completed", "exit_code": 0,
-                         "last_read_age": None}  # fmt: skip
+                         "last_read_age": None, "unreported": []}  # fmt: skip
     tasks = [(e["status"], e["gap"]) for e in lines if e["type"] == "task"]
     assert tasks[-1] == ("completed", "not_found")
     final = [e for e in lines if e["type"] == "error" and not e["retryable"]]
@@ -176,7 +176,7 @@ def test_at_the_timeout_with_every_task_terminal_the_verdict_decides_not_9(
     result = run("--parent", P, "--json", "--exit-status", "--timeout", "3")
     assert result.exit_code == 0, result.stdout
     assert events(result)[-1] == {"type": "result", "state": "ended", "end_reason": "completed", "exit_code": 0,
-                                  "last_read_age": None}  # fmt: skip
+                                  "last_read_age": None, "unreported": []}  # fmt: skip
 
 
 def test_a_child_failing_after_the_verdict_is_unreadable_after_its_retries(

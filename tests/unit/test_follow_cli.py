@@ -124,6 +124,7 @@ def test_json_stream_from_running_to_ended(dash: Dash, clock: FakeTime) -> None:
         "end_reason": "agent_close",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": None,
     }
     assert clock.sleeps == [0.5, 0.5]
     assert all(line.isascii() for line in result.stdout.splitlines())
@@ -158,6 +159,7 @@ def test_exit_status_maps_the_end_reason(dash: Dash, clock: FakeTime, reason: st
         "end_reason": reason,
         "exit_code": code,
         "last_read_age": None,
+        "unreported": None,
     }
 
 
@@ -191,6 +193,7 @@ def test_timeout_exits_9_while_the_task_runs(dash: Dash, clock: FakeTime) -> Non
         "end_reason": None,
         "exit_code": 9,
         "last_read_age": None,
+        "unreported": None,
     }
 
 
@@ -239,6 +242,7 @@ def test_auth_failure_is_final_with_rows_kept(dash: Dash, clock: FakeTime) -> No
         "end_reason": None,
         "exit_code": 3,
         "last_read_age": 2.0,
+        "unreported": None,
     }
     assert result.stderr == "error: the dashboard rejected the credentials\n"
 
@@ -253,7 +257,14 @@ def test_invalid_id_in_json_is_an_error_and_a_result(clock: FakeTime) -> None:
             "message": "invalid id: CHILD_ID has surrounding whitespace",
             "retryable": False,
         },
-        {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 2, "last_read_age": None},
+        {
+            "type": "result",
+            "state": "unknown",
+            "end_reason": None,
+            "exit_code": 2,
+            "last_read_age": None,
+            "unreported": None,
+        },
     ]
     assert result.stderr == "error: invalid id: CHILD_ID has surrounding whitespace\n"
 
@@ -278,6 +289,7 @@ def test_ctrl_c_ends_the_stream_with_a_result_and_130(dash: Dash, clock: FakeTim
         "end_reason": None,
         "exit_code": 130,
         "last_read_age": None,
+        "unreported": None,
     }
 
 
@@ -298,6 +310,7 @@ def test_sigterm_and_sighup_end_the_stream_with_a_result(
         "end_reason": None,
         "exit_code": status,
         "last_read_age": None,
+        "unreported": None,
     }
     assert signal.getsignal(signum) == previous  # the handler is the command's only
 

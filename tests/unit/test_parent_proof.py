@@ -115,6 +115,7 @@ def test_watch_decides_by_the_lineages_tasks_only(fake: Conversations, clock: Cl
         "end_reason": "completed",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": [],
     }
 
 

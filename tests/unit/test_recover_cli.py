@@ -82,7 +82,9 @@ def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
          "delegation_id": e["delegation_id"], "subagent_id": e["subagent_id"], "child_session_id": None,
          "status": e["status"], "terminal": e["status"] != "running",
          "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None,
-         "call_number": int(number[0]), "number": number, **result, "child_ref_source": None}
+         "call_number": int(number[0]), "number": number, **result, "child_ref_source": None,
+         "result_source": None if e["status"] == "running" else "parent", "child_state": None,
+         "delivery_state": None}
         for e, number, result in zip(manifest["expected_tasks"], numbers, CAPTURED_RESULTS, strict=True)
     ]  # fmt: skip
 
@@ -280,7 +282,8 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
     return {"call_id": call_id, "goal": goal, "task_index": index, "delegation_id": None, "subagent_id": None,
             "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
             "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
-            "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None, **extra}  # fmt: skip
+            "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None,
+            "result_source": "parent", "child_state": None, "delivery_state": None, **extra}  # fmt: skip
 
 
 def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: Conversations) -> None:

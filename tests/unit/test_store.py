@@ -16,7 +16,7 @@ import pytest
 
 from hermes_task import settings
 from hermes_task.core.children import StoreSession, StoreUnavailable
-from hermes_task.dashboard import store as store_mod
+from hermes_task.dashboard import storefile
 from hermes_task.dashboard.store import Store
 from hermes_task.dashboard.storepath import choose_store, default_store, hermes_root
 from hermes_task.failures import HermesError
@@ -177,7 +177,7 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(store_mod, "open", deny, raising=False)
+    monkeypatch.setattr(storefile, "open", deny, raising=False)
     with pytest.raises(StoreUnavailable) as caught:
         Store(db).children(P)
     assert caught.value.reason == "permission"

@@ -47,6 +47,9 @@ class FakeStore:
     def first_user_text(self, sid: str) -> str | None:
         return None
 
+    def delegation(self, delegation_id: str) -> None:
+        return None
+
     def close(self) -> None:
         pass
 

@@ -98,6 +98,7 @@ def test_json_watch_reports_tasks_then_a_result_and_exits_by_the_verdict(
         "end_reason": verdict,
         "exit_code": code,
         "last_read_age": None,
+        "unreported": [],
     }
     assert lines[3]["error"] == (None if code == 0 else "boom")
     check = validator("events")
@@ -121,6 +122,7 @@ def test_without_exit_status_a_failed_task_exits_0(fake: Conversations, clock: C
         "end_reason": "failed",
         "exit_code": 0,
         "last_read_age": None,
+        "unreported": [],
     }
 
 
@@ -146,6 +148,7 @@ def test_timeout_ends_the_watch_with_9_and_tasks_delegated_meanwhile_join(
         "end_reason": None,
         "exit_code": 9,
         "last_read_age": None,
+        "unreported": [],
     }
     assert clock.sleeps == [2.0, 2.0, 1.0]
 
@@ -210,6 +213,7 @@ def test_a_final_failure_ends_the_stream_with_result(fake: Conversations, clock:
         "end_reason": None,
         "exit_code": 3,
         "last_read_age": 2.0,
+        "unreported": [],
     }
 
 
@@ -235,6 +239,7 @@ def test_an_interrupt_or_a_stop_signal_still_writes_the_result(
         "end_reason": None,
         "exit_code": code,
         "last_read_age": None,
+        "unreported": [],
     }
 
 

@@ -72,7 +72,7 @@ def test_a_mistyped_parent_id_ends_4_after_the_start_timeout(
         ("error", "not_found", True), ("error", "not_found", False), ("result", None, None)]  # fmt: skip
     assert "still not found after --start-timeout 60s" in lines[1]["message"]
     assert lines[-1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 4,
-                         "last_read_age": None}  # fmt: skip
+                         "last_read_age": None, "unreported": []}  # fmt: skip
     assert sum(clock.sleeps) == 60.0  # not the 1800 s of --timeout
 
 
@@ -107,7 +107,7 @@ def test_reads_that_failed_until_the_timeout_end_with_their_code_and_the_last_re
         "; every read failed until --timeout ran out; the last successful read was 100s ago"
     )
     assert lines[-1] == {"type": "result", "state": "unknown", "end_reason": None, "exit_code": 7,
-                         "last_read_age": 100.0}  # fmt: skip
+                         "last_read_age": 100.0, "unreported": []}  # fmt: skip
 
 
 def test_a_404_streak_after_good_reads_also_ends_after_the_start_timeout(
@@ -126,7 +126,7 @@ def test_nine_only_when_the_last_read_showed_a_task_running(fake: Conversations,
     result = recover(P, "--watch", "--exit-status", "--timeout", "5", "--json")
     assert result.exit_code == 9
     assert events(result.stdout)[-1] == {"type": "result", "state": "running", "end_reason": None,
-                                         "exit_code": 9, "last_read_age": None}  # fmt: skip
+                                         "exit_code": 9, "last_read_age": None, "unreported": []}  # fmt: skip
 
 
 def test_start_timeout_needs_watch(fake: Conversations) -> None:

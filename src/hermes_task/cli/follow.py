@@ -63,7 +63,9 @@ class JsonReporter:
 
     def result(self, outcome: FollowOutcome) -> None:
         fields = ("state", "end_reason", "exit_code", "last_read_age")
-        self._event({"type": "result", **{name: getattr(outcome, name) for name in fields}})
+        self._event(
+            {"type": "result", **{name: getattr(outcome, name) for name in fields}, "unreported": None}
+        )
 
 
 class TerminalReporter:

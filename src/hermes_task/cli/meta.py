@@ -128,7 +128,7 @@ def config_show(*, common: Common) -> None:
     def body(_known: object) -> None:
         from hermes_task import settings
         from hermes_task.cli.pager import pager_setting
-        from hermes_task.core.documents import ConfigDoc, ConfigValue
+        from hermes_task.core.configdoc import ConfigDoc, ConfigValue
         from hermes_task.failures import Code, HermesError
         from hermes_task.render.jsonout import document
         from hermes_task.render.settings_view import explain

@@ -26,6 +26,7 @@ class TaskStatus(StrEnum):
     cancelled = "cancelled"
     timeout = "timeout"
     unknown = "unknown"
+    ended_unreported = "ended_unreported"
 
 
 @with_common(pager=False)
@@ -72,7 +73,7 @@ def recover(
         typer.Option(
             "--exit-status",
             help="Exit 0 when every task completed, 8 when any failed, errored, timed out, was "
-            "interrupted or cancelled, 9 while any still runs.",
+            "interrupted or cancelled, or ended with no outcome reported (ended_unreported), 9 while any still runs.",
         ),
     ] = False,
     watch: Annotated[
@@ -80,8 +81,8 @@ def recover(
         typer.Option(
             "--watch",
             help="Keep reading the parent every 2 s (new rows only) until every task is terminal; "
-            "tasks delegated meanwhile join. A terminal redraws the table; piped, one line per status change; "
-            "--json, NDJSON events.",
+            "tasks delegated meanwhile join, and a known child's end is checked each cycle. A terminal "
+            "redraws the table; piped, one line per status change; --json, NDJSON events.",
         ),
     ] = False,
     timeout: Annotated[
@@ -111,7 +112,7 @@ def recover(
 ) -> None:
     """List the tasks a parent chat delegated: goal, status, result and child session when known.
 
-    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older.
+    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older. A task whose child is proven ended while the parent has no result is never running: it takes the outcome Hermes holds for the parent in the store (marked "store"), else ended_unreported.
 
     # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (docs/commands.md "Piped output").
     """
@@ -137,13 +138,17 @@ def recover(
             from hermes_task.core.verdict import summarize
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import build, read_conversation
+            from hermes_task.reading.unreported import Unreported
 
+            settle = Unreported(client, hints, debug=debug_writer(common))
             conversation = read_conversation(client, parent, hint=False, pages=pages)
             tasks, warnings = build(
                 conversation,
                 lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
                 recursive=recursive,
-                resolve=lambda conv, found: find_children(client, hints, conv.messages, found),
+                resolve=lambda conv, found: settle(
+                    conv.messages, find_children(client, hints, conv.messages, found)
+                ),
                 read_detail=client.detail,
             )
             warnings += hints.warnings()

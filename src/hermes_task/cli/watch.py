@@ -97,6 +97,7 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
         parent = check_id(parent_id, what="PARENT_ID")
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.reading.storehints import find_children
+            from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 
             reader = TaskReader(client, parent, hint=False)
             timing: dict[str, Any] = {
@@ -118,7 +119,11 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:
-                watcher = Watcher(reader, reporter, config, **timing)
+                # Each cycle also settles the tasks whose child ended unreported.
+                settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))
+                found = timing.pop("resolve")
+                timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
+                watcher = Watcher(reader, reporter, config, recheck=settle, **timing)
             outcome = watcher.run()
         if outcome.exit_code:
             raise SystemExit(outcome.exit_code)

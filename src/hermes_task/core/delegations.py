@@ -253,6 +253,7 @@ class _Recovery:
                         unavailable_reason=None if task.child else NO_REFERENCE,
                         call_number=call.number,
                         number=f"{call.number}.{task.index + 1}",
+                        result_source="parent" if task.status in TERMINAL_STATUSES else None,
                         **{name: getattr(done, name) for name in RESULT_FIELDS},
                     )
                 )

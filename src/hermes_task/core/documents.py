@@ -200,9 +200,17 @@ class TaskEntry:
     subagent_id: str | None
     child_session_id: str | None
     status: Literal[
-        "running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"
-    ]
-    terminal: bool
+        "running",
+        "completed",
+        "failed",
+        "error",
+        "interrupted",
+        "cancelled",
+        "timeout",
+        "unknown",
+        "ended_unreported",
+    ] = field(metadata=_doc("ended_unreported: the child is proven ended; no result reached the parent."))
+    terminal: bool = field(metadata=_doc("A terminal status was recorded, or the child is proven ended."))
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
     gap: str | None = None
@@ -230,6 +238,25 @@ class TaskEntry:
             "Where child_session_id came from: the parent's rows, or the local store (confirmed over HTTP)."
         ),
     )
+    result_source: Literal["parent", "store"] | None = field(
+        default=None,
+        metadata=_doc(
+            "parent: its rows; store: the completion Hermes holds for the parent (async_delegations), used "
+            "only because the child is proven ended; null while no outcome is known."
+        ),
+    )
+    child_state: Literal["running", "ended", "unknown"] | None = field(
+        default=None,
+        metadata=_doc(
+            "The child's proven state (running, ended, unknown), read while the parent has no result; else null."
+        ),
+    )
+    delivery_state: str | None = field(
+        default=None,
+        metadata=_doc(
+            "With result_source store: the record's delivery_state (pending: still held; delivered; dropped)."
+        ),
+    )
 
 
 @record
@@ -247,31 +274,6 @@ class TasksDoc:
     tasks: list[TaskEntry]
     summary: TasksSummary
     warnings: list[WarningItem] = field(default_factory=list)
-
-
-@record
-class ConfigValue:
-    """One effective setting. For a secret, `value` only says whether and where it is set."""
-
-    value: str | float | None
-    source: Literal["flag", "env", "config", "default"]
-
-    def __post_init__(self) -> None:
-        if type(self.value) is int:  # a float setting: 10 is 10.0 in the document
-            object.__setattr__(self, "value", float(self.value))
-
-
-@record
-class ConfigDoc:
-    """`hermes-task config show --json`: the effective settings and where each came from."""
-
-    schema_version: Literal[1] = 1
-    kind: Literal["config"] = "config"
-    path: str
-    exists: bool
-    gateways: list[str]
-    settings: dict[str, ConfigValue]
-    error: str | None = field(default=None, metadata=_doc("Why the config file is invalid (file:line)."))
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

@@ -7,11 +7,10 @@ Invariant: every event is a document of `documents.py` plus its `type` (and, for
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Literal
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.records import dataclass
+from hermes_task.records import dataclass, field
 
 # `follow --json`: one event per line (NDJSON), `type` first in meaning, last `result`.
 
@@ -66,6 +65,14 @@ class ResultEvent:
         metadata={
             "description": "Seconds since the last successful read when the run ended on a failure "
             "after one (every read failed until --timeout ran out, or a final failure); else null."
+        },
+    )
+    unreported: list[str] | None = field(
+        default=None,
+        metadata={
+            "description": "`recover --watch`: the numbers of the tasks whose child ended while the "
+            "parent received no result and no outcome was proposed (status ended_unreported). "
+            "Null for `follow`."
         },
     )
 

@@ -23,7 +23,10 @@ WARNINGS: dict[str, str] = {
     "gap": "rows between the newest page and the rows already known are not loaded",
     "bound_reached": "a proof or paging bound stopped the work early",
     "foreign_rows": "rows naming a session outside the proven lineage were dropped",
-    "store_unavailable": "the local Hermes store was not used; child and newer-segment ids were not looked up",
+    "store_unavailable": (
+        "the local Hermes store was not used; child and newer-segment ids and held completions "
+        "were not looked up"
+    ),
 }
 
 # Why the store was not used (the detail of `store_unavailable`).
@@ -48,6 +51,7 @@ STATUS_LABELS: dict[str, str] = {
     "cancelled": "⊘ cancelled",
     "timeout": "⧗ timed out",
     "unknown": "? unknown",
+    "ended_unreported": "◌ ended, unreported",
 }
 
 UNAVAILABLE: dict[str, str] = {
@@ -78,6 +82,12 @@ RECOVER: dict[str, str] = {
     "gap_not_found": "session not found (it may not be flushed yet)",
     "unavailable": 'child session "-": {reason}',
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
+    "unreported": "ended unreported: {numbers}",
+    "unreported_result": "the child ended; the parent has received no result",
+    "store_note": (
+        "(store): the outcome Hermes holds for the parent in its local store (async_delegations), "
+        "used because the child is proven ended"
+    ),
 }
 
 
@@ -93,7 +103,10 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.IDENTITY: "identity not provable: exact-id, profile or lineage check failed, or a fork",
     ExitStatus.INCOMPATIBLE: "incompatible or unsupported backend response",
     ExitStatus.NETWORK: "network failure, timeout, server error, or a final read that kept failing",
-    ExitStatus.TASK_FAILED: "`follow --exit-status`: the task ended unsuccessfully",
+    ExitStatus.TASK_FAILED: (
+        "`--exit-status`: the task ended unsuccessfully (`recover`: a task failed, or ended with no "
+        "outcome reported to the parent)"
+    ),
     ExitStatus.STILL_RUNNING: (
         "known to be still running when `--timeout` ran out (the last read succeeded and showed it "
         "running); `follow` stopped on partial history"
@@ -128,8 +141,9 @@ WARNING_WHEN: dict[str, str] = {
         "are dropped, never shown (the detail gives the count)"
     ),
     "store_unavailable": (
-        "a lookup in the local store was needed (a task's child, a newer segment) but the store "
-        "was off, unreadable, or its ids unknown to the dashboard: today's HTTP-only result"
+        "a lookup in the local store was needed (a task's child, a newer segment, a completion "
+        "held for the parent) but the store was off, unreadable, or its ids unknown to the "
+        "dashboard: today's HTTP-only result"
     ),
 }
 

@@ -1,26 +1,31 @@
 """Facts over a recovered task list: counts, the CI verdict and status filters (pure).
 
 The verdict is the parent's word, never a child's ending: every child closes with
-`agent_close` whatever its outcome, so only the parent's recorded statuses say whether a task
-succeeded. Invariants: `verdict` is `completed` only when there is at least one task and
-every task of the tree is `completed`; any terminal non-`completed` status (failed, error,
-timeout, interrupted, cancelled) makes it `failed` even while siblings still run; otherwise
-`running`. Exit statuses (docs/exit-codes.md): 0 completed, 8 failed, 9 still running.
+`agent_close` whatever its outcome, so only the parent's recorded statuses (or the outcome
+Hermes holds for the parent in its store, `result_source: store`) say whether a task
+succeeded. A child's proven end without either is `ended_unreported`: terminal, and never
+counted as completed. Invariants: `verdict` is `completed` only when there is at least one
+task and every task of the tree is `completed`; any terminal non-`completed` recorded status
+(failed, error, timeout, interrupted, cancelled) makes it `failed` even while siblings still
+run; else, once every task is terminal, `unreported` when some task ended unreported;
+otherwise `running`. Exit statuses (docs/exit-codes.md): 0 completed, 8 failed or
+unreported, 9 still running.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Final, Literal
 
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry, TasksSummary
 from hermes_task.failures import ExitStatus
 
 FAILED = TERMINAL_STATUSES - {"completed"}
+UNREPORTED: Final = "ended_unreported"
 
-Verdict = Literal["completed", "failed", "running"]
+Verdict = Literal["completed", "failed", "unreported", "running"]
 
 
 def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
@@ -55,16 +60,24 @@ def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
         return "failed"
     if every and all(t.status == "completed" for t in every):
         return "completed"
+    if every and all(t.terminal for t in every) and any(t.status == UNREPORTED for t in every):
+        return "unreported"
     return "running"
 
 
 def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
     """0 when every task completed; 8 when any failed (a known failure wins over a wait that
-    ran out, and does not wait for its siblings' end to count); else 9, still running."""
+    ran out, and does not wait for its siblings' end to count) or, every task being terminal,
+    one ended unreported (not known completed); else 9, still running."""
     found = verdict(tasks)
     if found == "completed":
         return ExitStatus.OK
-    return ExitStatus.TASK_FAILED if found == "failed" else ExitStatus.STILL_RUNNING
+    return ExitStatus.STILL_RUNNING if found == "running" else ExitStatus.TASK_FAILED
+
+
+def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
+    """The numbers of the tasks of the tree that ended unreported, in tree order."""
+    return [t.number or "?" for t in flatten(tasks) if t.status == UNREPORTED]
 
 
 def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:

@@ -2,7 +2,9 @@
 
 Invariants (docs/identity.md, "The local store"): the store only *proposes* session ids, which
 the callers prove over HTTP before anything is shown; no transcript content leaves this
-module except a child's first `user` row, used for goal matching and never displayed.
+module except a child's first `user` row, used for goal matching and never displayed, and
+Hermes' own `async_delegations` record of a background unit (its held completion), which
+proposes a task's outcome only once the task's child is proven ended over HTTP.
 
 - Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout. Nothing is
   written, no schema or journal-mode change is made, and no file is created or modified next
@@ -12,8 +14,9 @@ module except a child's first `user` row, used for goal matching and never displ
   the `-shm`, so that store is unavailable (`needs_write`).
 - Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
   the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
-  a session (primary key), the children of one session, and one child's first `user` row
-  (`LIMIT 1`). The only other query, for shell
+  a session (primary key), the children of one session, one child's first `user` row
+  (`LIMIT 1`), and one `async_delegations` record (primary key `delegation_id`; a store
+  without that table or its columns, as 0.18's, simply has no record). The only other query, for shell
   completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
 - Every failure is a `StoreUnavailable` with a stable reason (`no_file`, `permission`,
   `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import stat
 import sys
 import threading
 import time
@@ -38,6 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_task.core.children import StoreSession, StoreUnavailable
+from hermes_task.core.ledger import LedgerRecord
+from hermes_task.dashboard.storefile import uri_mode
 
 if TYPE_CHECKING:
     import sqlite3  # imported when a lookup opens the store (it costs start-up time)
@@ -45,7 +49,6 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT = 0.2
 MAX_CHILDREN = 1000
 RECENT_SCAN = 500
-HEADER = b"SQLite format 3\x00"
 SESSION_COLUMNS = (
     "id",
     "parent_session_id",
@@ -56,6 +59,14 @@ SESSION_COLUMNS = (
     "source",
 )
 MESSAGE_COLUMNS = ("session_id", "role", "content", "timestamp")
+LEDGER_COLUMNS = (
+    "delegation_id",
+    "parent_session_id",
+    "state",
+    "event_json",
+    "result_json",
+    "delivery_state",
+)
 
 
 def _classify(exc: sqlite3.Error) -> StoreUnavailable:
@@ -93,6 +104,7 @@ class Store:
         self._conn: sqlite3.Connection | None = None
         self._failure: StoreUnavailable | None = None
         self._session_columns: tuple[str, ...] = ()
+        self._ledger: bool | None = None  # has the store a usable `async_delegations` table?
         self._preload: threading.Thread | None = None
         if "sqlite3" not in sys.modules and os.path.exists(path):
             self._preload = threading.Thread(
@@ -102,46 +114,8 @@ class Store:
 
     # -- opening --------------------------------------------------------------------------
 
-    def _check_file(self) -> str:
-        """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
-        file, something that is not an SQLite database, or a WAL database whose `-shm` file is
-        missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
-        try:
-            info = os.stat(self.path)
-        except FileNotFoundError:
-            raise StoreUnavailable("no_file", "no store file") from None
-        except PermissionError:
-            raise StoreUnavailable("permission", "the store cannot be opened") from None
-        except OSError:
-            raise StoreUnavailable("no_file", "the store path cannot be read") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise StoreUnavailable("corrupt", "the store path is not a regular file")
-        try:
-            with open(self.path, "rb") as handle:
-                header = handle.read(100)
-        except PermissionError:
-            raise StoreUnavailable("permission", "the store cannot be read") from None
-        except OSError:
-            raise StoreUnavailable("corrupt", "the store cannot be read") from None
-        if len(header) < 100 or not header.startswith(HEADER):
-            raise StoreUnavailable("corrupt", "the store is not an SQLite database")
-        wal = header[18] == 2 or header[19] == 2
-        if not wal or os.path.exists(f"{self.path}-shm"):
-            return "mode=ro"
-        try:
-            pending = os.path.getsize(f"{self.path}-wal")
-        except FileNotFoundError:
-            pending = 0
-        except OSError:
-            raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
-        if pending:
-            raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
-        # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
-        # the file holds every commit; a writer that starts now appends to a new -wal only.
-        return "mode=ro&immutable=1"
-
     def _connect(self) -> sqlite3.Connection:
-        mode = self._check_file()
+        mode = uri_mode(self.path)
         import sqlite3
 
         uri = Path(os.path.abspath(self.path)).as_uri() + "?" + mode
@@ -268,6 +242,35 @@ class Store:
             (scan,),
         )
         return self._sessions(rows)
+
+    def delegation(self, delegation_id: str) -> LedgerRecord | None:
+        """Hermes' `async_delegations` record of one background unit (its primary key), or
+        None: no such record, or no such table, column or key (a Hermes without the ledger)."""
+        if self._ledger is None:
+            info = self._query("ledger", "PRAGMA table_info(async_delegations)", ())
+            names = {row[1] for row in info}
+            keys = [row[1] for row in info if row[5]]
+            self._ledger = keys == ["delegation_id"] and all(c in names for c in LEDGER_COLUMNS)
+            if not self._ledger:
+                self._say("store: no usable async_delegations table; no outcome is proposed")
+        if not self._ledger:
+            return None
+        rows = self._query(
+            "delegation",
+            f"SELECT {', '.join(LEDGER_COLUMNS)} FROM async_delegations WHERE delegation_id = ? LIMIT 1",  # noqa: S608 (known column names)
+            (delegation_id,),
+        )
+        if not rows:
+            return None
+        values = [_text(value) for value in rows[0]]
+        return LedgerRecord(
+            delegation_id=values[0] or "",
+            parent_session_id=values[1],
+            state=values[2],
+            event_json=values[3],
+            result_json=values[4],
+            delivery_state=values[5],
+        )
 
     def close(self) -> None:
         if self._conn is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from hermes_task.core.children import StoreSession
+from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
 
@@ -57,6 +58,10 @@ class StoreAPI(Protocol):
 
     def first_user_text(self, session_id: str) -> str | None:
         """The text of the session's first `user` row (goal matching only)."""
+        ...
+
+    def delegation(self, delegation_id: str) -> LedgerRecord | None:
+        """Hermes' `async_delegations` record of one background unit, if the store has one."""
         ...
 
     def close(self) -> None:

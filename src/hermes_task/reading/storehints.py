@@ -33,6 +33,7 @@ from hermes_task.core.children import (
 )
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ids import is_valid_id
+from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.messages import STORE_REASONS, warning_message
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
@@ -92,6 +93,11 @@ class StoreHints:
 
     def first_user_goal(self, session_id: str) -> str | None:
         return normalise_goal(self._call(lambda s: s.first_user_text(session_id)))
+
+    def delegation(self, delegation_id: str) -> LedgerRecord | None:
+        """The store's `async_delegations` record (a held completion); None when it has none
+        or the store is unavailable (then the warning)."""
+        return self._call(lambda s: s.delegation(delegation_id))
 
     def say(self, line: str) -> None:
         if self.debug is not None:

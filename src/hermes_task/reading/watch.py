@@ -13,10 +13,13 @@ Invariants:
   cycle is one anchored `TaskReader.refresh()` (detail, newest page, fresh detail), plus older
   pages only to close a gap back to rows already known (at most `MAX_FILL_PAGES`, else a `gap`
   warning): never the whole history again;
-- the task list is recomputed only when a cycle brought new rows; a task is reported (`task`)
-  when it first appears and whenever its entry changes, keyed by its stable `CALL.TASK`
-  number, and tasks delegated meanwhile join;
-- the watch ends `ended` when there is at least one task and every task is terminal, `timeout`
+- the task list is recomputed only when a cycle brought new rows; in a cycle without,
+  `recheck` (reading/unreported.py) checks the known tasks' children again, so a child's end
+  is noticed without a parent row; a task is reported (`task`) when it first appears and
+  whenever its entry changes, keyed by its stable `CALL.TASK` number, and tasks delegated
+  meanwhile join;
+- the watch ends `ended` when there is at least one task, every task is terminal and
+  `recheck` is steady (an end it just noticed had its second look), `timeout`
   when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
   the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last;
 - exit 9 means what it says: only when the last read succeeded and showed a task still
@@ -84,6 +87,13 @@ class WatchReporter(Protocol):
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 
+class Recheck(Protocol):
+    """Tasks that change without new parent rows: a child's proven end (reading/unreported.py)."""
+
+    def again(self) -> list[TaskEntry]: ...  # the last resolved tasks, checked once more
+    def steady(self) -> bool: ...  # may the watch end on what the last check found?
+
+
 class Watcher(PollLoop[WatchConfig]):
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
 
@@ -100,10 +110,12 @@ class Watcher(PollLoop[WatchConfig]):
         jitter: Callable[[], float] = random.random,
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
+        recheck: Recheck | None = None,
     ) -> None:
         super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
         self.resolve = resolve
+        self.recheck = recheck
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
@@ -183,7 +195,7 @@ class Watcher(PollLoop[WatchConfig]):
         if all_terminal(entries):
             code = exit_status(entries) if config.exit_status else ExitStatus.OK
             return WatchOutcome("timeout", "ended", verdict(entries), int(code))
-        failed = config.exit_status and verdict(entries) == "failed"
+        failed = config.exit_status and verdict(entries) in ("failed", "unreported")
         code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
         return WatchOutcome("timeout", "running", None, int(code))
 
@@ -211,12 +223,13 @@ class Watcher(PollLoop[WatchConfig]):
         return entries
 
     def settled(self) -> bool:
-        """Besides every task being terminal, may the watch end? (`follow --parent`: every
-        known child was read to its end.)"""
-        return True
+        """Besides every task being terminal, may the watch end? (`recheck`: no end it just
+        noticed still waits for a second look; `follow --parent`: every known child was read
+        to its end.)"""
+        return self.recheck is None or self.recheck.steady()
 
     def _cycle(self) -> bool:
-        """One read; True when the task list was recomputed (new rows arrived)."""
+        """One read; True when the task list changed (new rows, or a child's end rechecked)."""
         self.cycles += 1
         reader = self.reader
         if not self.opened:
@@ -233,7 +246,7 @@ class Watcher(PollLoop[WatchConfig]):
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self._publish_warnings(warnings)
         if not fresh:
-            return False
+            return self.recheck is not None and self._report(self.recheck.again())
         view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
         messages = [view.messages[k] for k in view.keys]
         self.entries = recover(messages)
@@ -246,6 +259,15 @@ class Watcher(PollLoop[WatchConfig]):
                 self.known[key] = entry
                 self.reporter.task(entry)
         return True
+
+    def _report(self, entries: list[TaskEntry]) -> bool:
+        """Tasks found again without new rows: each changed one reported; True when any was."""
+        changed = [e for e in entries if self.known.get(e.number or "") != e]
+        self.entries = entries
+        for entry in changed:
+            self.known[entry.number or ""] = entry
+            self.reporter.task(entry)
+        return bool(changed)
 
     def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or

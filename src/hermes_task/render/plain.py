@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hermes_task.core.documents import TaskEntry
+from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
 
 COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
@@ -32,9 +33,12 @@ def duration_text(seconds: float | None) -> str:
 
 def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
     """One line saying how the task ended: the error of a task that did not complete (else
-    its summary), first line only, cut to `width` characters with `…`."""
+    its summary; a task that ended unreported says so), first line only, cut to `width`
+    characters with `…`."""
     failed = entry.terminal and entry.status != "completed"
     text = (entry.error if failed else None) or entry.summary or entry.error or ""
+    if not text and entry.status == "ended_unreported":
+        text = RECOVER["unreported_result"]
     first = clean_line(text.strip().split("\n", 1)[0])
     if width is not None and len(first) > width:
         return first[: width - 1] + "…"

@@ -20,7 +20,8 @@ from pydantic import Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
-from hermes_task.core.documents import ConfigDoc, ErrorDoc, TasksDoc, TranscriptDoc
+from hermes_task.core.configdoc import ConfigDoc
+from hermes_task.core.documents import ErrorDoc, TasksDoc, TranscriptDoc
 from hermes_task.core.events import FollowEvent
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

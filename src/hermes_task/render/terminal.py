@@ -40,7 +40,9 @@ STATUS_STYLES = {
     "timeout": "red",
     "running": "cyan",
     "unknown": "dim",
+    "ended_unreported": "magenta",
 }
+STORE_MARK = " (store)"
 
 
 @cache
@@ -156,9 +158,9 @@ def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
     """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
     its gap and its nested tasks, indented."""
     for entry in entries:
-        status = Text(
-            STATUS_LABELS.get(entry.status, entry.status), style=STATUS_STYLES.get(entry.status, "")
-        )
+        label = STATUS_LABELS.get(entry.status, entry.status)
+        mark = STORE_MARK if entry.result_source == "store" else ""
+        status = Text(label + mark, style=STATUS_STYLES.get(entry.status, ""))
         goal = clean_line(entry.goal or "(no goal recorded)")
         if len(goal) > 100:
             goal = goal[:99] + "…"
@@ -222,6 +224,8 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     )
     line.append(" (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")")
     parts.append(line)
+    if any(e.result_source == "store" for e in every):
+        parts.append(Text(RECOVER["store_note"], style="dim"))
     for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
         if reason in UNAVAILABLE:
             parts.append(Text(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]), style="dim"))

@@ -3,7 +3,7 @@
 Three `WatchReporter`s (reading/watch.py), chosen by the CLI:
 - `JsonWatch`: one event per line, flushed per line: `task` (the whole task object) when a
   task appears or changes, `warning`, `error`, and `result` last (state, end_reason = the
-  parent's verdict when every task ended, exit_code);
+  parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
 - `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
   time a task appears or its status changes, nothing else on stdout;
 - `LiveWatch` (a terminal): the `recover` table redrawn in place with a dim state line;
@@ -20,8 +20,9 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
+from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.verdict import summarize
+from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render import jsonout
@@ -65,6 +66,7 @@ class JsonWatch:
                 "end_reason": outcome.end_reason,
                 "exit_code": outcome.exit_code,
                 "last_read_age": outcome.last_read_age,
+                "unreported": unreported(entries),
             }
         )
 
@@ -103,6 +105,14 @@ class Notes:
             return f"watch stopped · {counts}"
         return None
 
+    def closing(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
+        """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
+        line = self.ending(outcome, entries)
+        numbers = unreported(entries)
+        if line and numbers:
+            line += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
+        return line
+
 
 class LinesWatch(Notes):
     """Piped: a task line when a task appears or its status changes."""
@@ -122,7 +132,7 @@ class LinesWatch(Notes):
         pass
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
+        line = self.closing(outcome, entries)
         if line:
             self.note("", line, "dim")
 
@@ -155,5 +165,5 @@ class LiveWatch(Notes):
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
         self.entries = list(entries)
-        self._draw(self.ending(outcome, entries) or "")
+        self._draw(self.closing(outcome, entries) or "")
         self.live.stop()

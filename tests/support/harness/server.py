@@ -274,6 +274,36 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def held_unit(self, goals: list[str]) -> dict[str, Any]:
+        """``watch_parent`` plus the ledger record Hermes writes at dispatch (``seeding
+        held-unit``): parent, delegation_id, goals, children, dispatched_at, and ``ledger``
+        (whether this package has the durable async_delegations ledger)."""
+        out = run_seed_tool(self.name, self.home, "held-unit", "--goals-json", json.dumps(goals))
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def finish_held(self, unit: dict[str, Any], statuses: list[str] | None) -> dict[str, Any]:
+        """Close a held unit's children; with *statuses*, Hermes records the unit's completion
+        for the parent (``delivery_state='pending'``), never delivered to its transcript."""
+        args = [
+            "finish-held",
+            "--parent",
+            unit["parent"],
+            "--delegation",
+            unit["delegation_id"],
+            "--goals-json",
+            json.dumps(unit["goals"]),
+            "--children-json",
+            json.dumps(unit["children"]),
+            "--dispatched-at",
+            str(unit["dispatched_at"]),
+        ]
+        if statuses is not None:
+            args += ["--statuses-json", json.dumps(statuses)]
+        out = run_seed_tool(self.name, self.home, *args)
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
 
 def start(name: str, home: Path, token: str, *, gated: bool = False) -> Backend:
     """Start *name* on 127.0.0.1 (OS-assigned port) against *home*; wait until /api/status is 200.

@@ -10,13 +10,16 @@ repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness/`` doe
     <venv>/bin/python -m tests.support.seeding end --session ID --reason agent_close
     <venv>/bin/python -m tests.support.seeding rotate --session ID --before 8 --after 2
     <venv>/bin/python -m tests.support.seeding rotated-parent
+    <venv>/bin/python -m tests.support.seeding held-unit --goals-json '["Lint", "Build"]'
 
 The modules: ``common`` (constants, goals, the scratch-home and network guards),
 ``capabilities`` (what the installed package offers), ``seeder`` (the SessionDB, agents and
 rows), ``payloads`` (``delegate_task`` results and completion rows), one module per group of
 scenarios (``delegated`` -- the whole ``seed`` run and parent P; ``children``; ``segments`` --
 rotation and compaction; ``store``; ``watch`` -- an unfinished unit and the demo's home;
-``rotparent`` -- a parent rotated by compression whose later segment delegates),
+``rotparent`` -- a parent rotated by compression whose later segment delegates;
+``held`` -- a unit whose completion Hermes records in its ``async_delegations`` ledger through
+``tools.async_delegation._persist_dispatch``/``_persist_completion`` but never delivers),
 ``mutations`` (append, end, rotate while a server reads the home) and ``__main__``.
 
 Everything is written by the installed package itself: sessions and rows through

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import seeding
-from tests.support.seeding import delegated, mutations, rotparent, watch
+from tests.support.seeding import delegated, held, mutations, rotparent, watch
 from tests.support.seeding.common import check_environment, guard_network, stub_summariser, write_config
 
 
@@ -49,6 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     p_cu.add_argument("--goals-json", required=True)
     p_cu.add_argument("--statuses-json", required=True)
     p_cu.add_argument("--dispatched-at", type=float, required=True)
+    p_hu = sub.add_parser("held-unit", help="a parent whose background unit runs, recorded in the ledger")
+    p_hu.add_argument("--goals-json", required=True)
+    p_fh = sub.add_parser("finish-held", help="close a held unit's children; maybe record its completion")
+    p_fh.add_argument("--parent", required=True)
+    p_fh.add_argument("--delegation", required=True)
+    p_fh.add_argument("--goals-json", required=True)
+    p_fh.add_argument("--children-json", required=True)
+    p_fh.add_argument("--dispatched-at", type=float, required=True)
+    p_fh.add_argument("--statuses-json", help="record the completion with these statuses (default: none)")
     args = parser.parse_args(argv)
 
     check_environment()
@@ -75,6 +84,17 @@ def main(argv: list[str] | None = None) -> int:
             write_config()
             stub_summariser()
             result = rotparent.rotated_parent()
+        elif args.cmd == "held-unit":
+            result = held.held_unit(json.loads(args.goals_json))
+        elif args.cmd == "finish-held":
+            result = held.finish_held(
+                args.parent,
+                args.delegation,
+                json.loads(args.goals_json),
+                json.loads(args.children_json),
+                args.dispatched_at,
+                None if args.statuses_json is None else json.loads(args.statuses_json),
+            )
         elif args.cmd == "watch-parent":
             result = watch.watch_parent(json.loads(args.goals_json))
         elif args.cmd == "complete-unit":

@@ -113,6 +113,10 @@ class Capabilities:
             if self.display_columns
             else None
         )
+        # Hermes' durable ledger of background units (the store's async_delegations table):
+        # 0.19, upstream 0.20 and iot write it; 0.18 keeps its units in memory only.
+        self.persist_dispatch = find("tools.async_delegation:_persist_dispatch")
+        self.persist_completion = find("tools.async_delegation:_persist_completion")
         missing = [
             name
             for name in ("build_child", "format_steer_marker", "register_subagent", "format_completion")
@@ -133,4 +137,5 @@ class Capabilities:
             "entry_truncated": self.entry_truncated,
             "entry_cost": self.entry_cost,
             "completion_metadata": self.completion_metadata is not None,
+            "ledger": self.persist_dispatch is not None and self.persist_completion is not None,
         }

@@ -1,0 +1,41 @@
+"""`hermes-task config show --json`: the config document (schema_version 1).
+
+A document like those of `documents.py` (frozen, every key always present, a field's
+`metadata["description"]` its schema description), for the settings instead of a task.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from hermes_task.records import field, record
+
+
+@record
+class ConfigValue:
+    """One effective setting. For a secret, `value` only says whether and where it is set."""
+
+    value: str | float | None
+    source: Literal["flag", "env", "config", "default"]
+
+    def __post_init__(self) -> None:
+        if type(self.value) is int:  # a float setting: 10 is 10.0 in the document
+            object.__setattr__(self, "value", float(self.value))
+
+
+@record
+class ConfigDoc:
+    """`hermes-task config show --json`: the effective settings and where each came from."""
+
+    schema_version: Literal[1] = 1
+    kind: Literal["config"] = "config"
+    path: str
+    exists: bool
+    gateways: list[str]
+    settings: dict[str, ConfigValue]
+    error: str | None = field(
+        default=None, metadata={"description": "Why the config file is invalid (file:line)."}
+    )
+
+
+__all__ = ["ConfigDoc", "ConfigValue"]
