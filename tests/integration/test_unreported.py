@@ -111,7 +111,7 @@ def test_watch_ends_within_two_cycles_of_the_childrens_end(backend: Any, statuse
     unreported = [] if completed else ["1.1", "1.2"]
     end_reason = "completed" if completed else "unreported"
     assert result == {"type": "result", "state": "ended", "end_reason": end_reason, "exit_code": proc.returncode,
-                      "unreported": unreported}  # fmt: skip
+                      "last_read_age": None, "unreported": unreported}  # fmt: skip
     last = {e["number"]: e for e in events if e["type"] == "task"}
     assert [(n, t["status"], t["child_state"]) for n, t in last.items()] == [
         ("1.1", "completed" if completed else "ended_unreported", "ended"),
