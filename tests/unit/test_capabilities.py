@@ -78,18 +78,26 @@ def _tool_chain(*, merged: bool) -> Transcripts:
 
 @pytest.mark.parametrize("merged", [False, True])
 def test_tool_to_subagent_is_accepted_only_where_rotation_rewrites_the_source(merged: bool) -> None:
+    """No answer showed yet how this backend rotates: the hop is proven under the rewrite
+    rule without reading a row of the unproven TIP (the old code read one, oldest first,
+    mid-proof), and the adopted TIP's first page decides it before any row is merged."""
     fake = _tool_chain(merged=merged)
     fake.details[TIP]["source"] = "subagent"
     reader = TaskReader(fake.client(), CHILD, tips=[TIP])
     snap = reader.refresh()
-    probes = [(sid, p) for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"]
-    one_row = {"limit": "1", "offset": "0", "order": "oldest", "inline_images": "false"}
-    assert [(sid, {k: p[k] for k in one_row}) for sid, p in probes[:1]] == [(TIP, one_row)]
-    if merged:
+    assert [(sid, p) for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"] == []
+    first_tip_read = next(i for i, (kind, sid, _) in enumerate(fake.log) if sid == TIP and kind == "messages")
+    assert all(kind == "detail" for kind, _, _ in fake.log[:first_tip_read] if kind != "latest-descendant")
+    if merged:  # a page carrying its ancestor's rows: this backend copies the source
         assert snap.failure is not None
         assert snap.failure.code is Code.LINEAGE_REJECTED
         assert "source_changed" in str(snap.failure.detail)
         assert reader.path == (CHILD,)
+        assert reader.candidate.status == "rejected"
+        assert {r.session_id for r in reader.rows()} == {CHILD}
+        doc = reader.document(snap.warnings)
+        assert doc.task.notes == []
+        assert doc.backend.capabilities.source_rewrite is False
     else:
         assert snap.failure is None
         assert reader.path == (CHILD, TIP)
@@ -97,6 +105,22 @@ def test_tool_to_subagent_is_accepted_only_where_rotation_rewrites_the_source(me
         assert doc.task.notes == ["legacy_source_rewrite"]
         assert doc.backend.capabilities.source_rewrite is True
         assert doc.backend.capabilities.ancestors_merged is False
+
+
+def test_a_rule_no_page_showed_yet_stands_and_is_noted() -> None:
+    """A long tip's newest page starts after its first row: it cannot show whether the
+    backend merges, so the rule stays assumed (noted), and nothing is read to decide it."""
+    fake = _tool_chain(merged=False)
+    fake.details[TIP]["source"] = "subagent"
+    fake.append(TIP, 80)
+    reader = TaskReader(fake.client(), CHILD, tips=[TIP])
+    snap = reader.refresh()
+    assert snap.failure is None
+    assert reader.path == (CHILD, TIP)
+    doc = reader.document(snap.warnings)
+    assert doc.task.notes == ["legacy_source_rewrite"]
+    assert doc.backend.capabilities.source_rewrite is None
+    assert [sid for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"] == []
 
 
 def test_an_unchanged_source_needs_no_probe() -> None:

@@ -40,9 +40,18 @@ class Cursor:
     window: Window
 
 
+def _counted(msg: WireMessage) -> bool:
+    """Does a detail's `message_count` count this row? It counts active rows only: an
+    archived row (`active` 0, compacted in place) is shown but not counted."""
+    return msg.active is None or bool(msg.active)
+
+
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Identities of segment `sid` held by any of `windows`."""
-    return len({key for window in windows for key in window.keys if key[0] == sid})
+    """Active row ids of segment `sid` held by any of `windows`: what its detail's
+    `message_count` can be compared with (archived rows are not in that count)."""
+    return len(
+        {key for window in windows for key in window.keys if key[0] == sid and _counted(window.messages[key])}
+    )
 
 
 def _at_start(window: Window) -> bool:

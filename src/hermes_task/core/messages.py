@@ -15,10 +15,7 @@ WARNINGS: dict[str, str] = {
         "partial history: the newest verified segment ended by compression and no newer "
         "segment is proven; final output may be missing"
     ),
-    "partial_ancestors": (
-        "earlier task segments are not included: this segment continues an earlier one; "
-        "open the task's first segment to read them"
-    ),
+    "partial_ancestors": "earlier task segments are not included",
     "legacy_backend": ("legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"),
     "gap": "rows between the newest page and the rows already known are not loaded",
     "bound_reached": "a proof or paging bound stopped the work early",
