@@ -91,8 +91,9 @@ def cursor(
 @values
 @dataclass(frozen=True, eq=False, repr=False)
 class View:
-    """The shown side of the history: identities in display order (owned rows only), every
-    known message, and how many identities named a session outside the lineage."""
+    """The shown side of the history: identities in display order (owned rows only, each
+    durable row once), every known message, and how many identities named a session
+    outside the lineage."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -100,8 +101,15 @@ class View:
 
 
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
-    """Earlier windows (oldest segment first), then the tip window; each identity once."""
-    owned = frozenset(path)
+    """Earlier windows (oldest segment first), then the tip window; each identity once.
+
+    Durable identity across segments: where the backend gives rows a `message_uid` (iot), a
+    row a rotation re-anchored into a later segment (the goal, a steer, the carried tail)
+    keeps its uid, so it is the same row: only the copies of the earliest segment that
+    holds the uid are shown (and counted). Rows of one segment are never merged this way
+    (in-place compaction keeps an archived original beside its pruned copy, as the
+    backend's own view does), and a row without a uid is its own (`session_id`, `id`)."""
+    owned = {sid: i for i, sid in enumerate(path)}
     messages: dict[RowKey, WireMessage] = {}
     order: dict[RowKey, None] = {}
     foreign: set[RowKey] = set()
@@ -113,7 +121,15 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
                 order.setdefault(key, None)
             else:
                 foreign.add(key)
-    return View(tuple(order), messages, len(foreign))
+    first: dict[str, int] = {}  # uid -> the earliest segment holding it
+    for key in order:
+        uid = messages[key].message_uid
+        if uid:
+            first[uid] = min(first.get(uid, owned[key[0]]), owned[key[0]])
+    shown = tuple(
+        k for k in order if not messages[k].message_uid or first[messages[k].message_uid or ""] == owned[k[0]]
+    )
+    return View(shown, messages, len(foreign))
 
 
 __all__ = ["Cursor", "View", "compose", "cursor", "held"]
