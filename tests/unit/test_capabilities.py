@@ -107,20 +107,30 @@ def test_tool_to_subagent_is_accepted_only_where_rotation_rewrites_the_source(me
         assert doc.backend.capabilities.ancestors_merged is False
 
 
-def test_a_rule_no_page_showed_yet_stands_and_is_noted() -> None:
-    """A long tip's newest page starts after its first row: it cannot show whether the
-    backend merges, so the rule stays assumed (noted), and nothing is read to decide it."""
-    fake = _tool_chain(merged=False)
+@pytest.mark.parametrize("merged", [False, True])
+def test_where_the_newest_page_cannot_show_the_rule_one_row_of_the_adopted_segment_does(merged: bool) -> None:
+    """A long tip's newest page starts after its first row, so it cannot show whether the
+    backend merges: one oldest-first row of TIP decides, read only after TIP was adopted
+    (every detail of the proof read before it) and before any of its rows is merged."""
+    fake = _tool_chain(merged=merged)
     fake.details[TIP]["source"] = "subagent"
     fake.append(TIP, 80)
     reader = TaskReader(fake.client(), CHILD, tips=[TIP])
     snap = reader.refresh()
-    assert snap.failure is None
-    assert reader.path == (CHILD, TIP)
+    log = [(kind, sid, p.get("order"), p.get("limit")) for kind, sid, p in fake.log]
+    probe = log.index(("messages", TIP, "oldest", "1"))
+    assert probe > log.index(("messages", TIP, "latest", "50"))
+    assert all(kind != "messages" for kind, *_ in log[: log.index(("messages", TIP, "latest", "50"))])
     doc = reader.document(snap.warnings)
-    assert doc.task.notes == ["legacy_source_rewrite"]
-    assert doc.backend.capabilities.source_rewrite is None
-    assert [sid for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"] == []
+    if merged:
+        assert snap.failure is not None
+        assert "source_changed" in str(snap.failure.detail)
+        assert reader.path == (CHILD,)
+        assert {r.session_id for r in doc.rows} == {CHILD}
+    else:
+        assert (snap.failure, reader.path) == (None, (CHILD, TIP))
+        assert doc.task.notes == ["legacy_source_rewrite"]
+        assert doc.backend.capabilities.source_rewrite is True
 
 
 def test_an_unchanged_source_needs_no_probe() -> None:

@@ -1,8 +1,8 @@
 """Durable identity across segments (issue 25, item 8): where the backend gives rows a
 `message_uid` (iot), a row re-anchored into a later segment (the goal and steer rows after a
 rotation, the carried tail) is the same row: shown once (the earliest segment's copy) and
-counted once, by `show`, `older` and `follow`. Rows of one segment are never merged this way,
-and a backend without uids keeps (`session_id`, `id`)."""
+counted once, by `show`, `older` and `follow`; so is the pruned copy in-place compaction
+leaves beside its archived original. A backend without uids keeps (`session_id`, `id`)."""
 
 from __future__ import annotations
 
@@ -37,21 +37,21 @@ def window(canonical: str, rows: list[WireMessage]) -> Window:
 def test_a_re_anchored_row_is_shown_once_from_the_earliest_segment() -> None:
     earlier = {X: window(X, [msg(X, 1, "goal", "user"), msg(X, 2, "a"), msg(X, 3, "b")])}
     # Y's page: the goal and b re-anchored (same uids, new ids), one row of its own, one
-    # without a uid, and an archived original with its pruned copy in Y itself
+    # without a uid, and an archived original (14) with its pruned copy (15) in Y itself
     tip = window(Y, [msg(Y, 10, "goal", "user"), msg(Y, 11, "b"), msg(Y, 12, "c"), msg(Y, 13),
                      msg(Y, 14, "d"), msg(Y, 15, "d"), msg(W, 16, "a")])  # fmt: skip
     view = compose((X, Y), tip, earlier)
-    assert view.keys == ((X, 1), (X, 2), (X, 3), (Y, 12), (Y, 13), (Y, 14), (Y, 15))
+    assert view.keys == ((X, 1), (X, 2), (X, 3), (Y, 12), (Y, 13), (Y, 14))
     assert view.foreign == 1  # W is not a segment: dropped and counted, its uid ignored
     without = compose((X, Y), tip, {})  # X not read: Y's copies are the earliest held
-    assert without.keys == ((Y, 10), (Y, 11), (Y, 12), (Y, 13), (Y, 14), (Y, 15))
+    assert without.keys == ((Y, 10), (Y, 11), (Y, 12), (Y, 13), (Y, 14))
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     data=st.lists(st.tuples(st.integers(0, 2), st.one_of(st.none(), st.sampled_from("abcdef"))), max_size=25)
 )
-def test_every_durable_row_is_shown_from_exactly_the_earliest_segment_holding_it(
+def test_every_durable_row_is_shown_once_its_earliest_copy(
     data: list[tuple[int, str | None]],
 ) -> None:
     path = (X, Y, Z)
@@ -62,9 +62,12 @@ def test_every_durable_row_is_shown_from_exactly_the_earliest_segment_holding_it
     shown = [view.messages[k] for k in view.keys]
     assert len(view.keys) == len(set(view.keys))
     for uid in {m.message_uid for m in rows} - {None}:
-        holders = [path.index(m.session_id) for m in rows if m.message_uid == uid]
-        assert {path.index(m.session_id) for m in shown if m.message_uid == uid} == {min(holders)}
-        assert sum(m.message_uid == uid for m in shown) == holders.count(min(holders))
+        earliest = min(path.index(m.session_id) for m in rows if m.message_uid == uid)
+        copies = [m for m in shown if m.message_uid == uid]
+        assert len(copies) == 1
+        assert copies[0] == next(
+            m for m in rows if m.message_uid == uid and path.index(m.session_id) == earliest
+        )
     assert [m for m in shown if m.message_uid is None] == [
         m for sid in path for m in rows if m.session_id == sid and m.message_uid is None
     ]
@@ -126,3 +129,20 @@ def test_follow_reports_a_durable_row_once_across_segments() -> None:
     assert [k for k in recorder.row_keys if k in goals] == [copy]
     assert expected[1] in recorder.row_keys  # X's other row is new: reported
     assert len(recorder.row_keys) == len(set(recorder.row_keys)) == len(expected)
+
+
+def test_show_fills_its_newest_page_with_distinct_rows() -> None:
+    """Y carries copies of X's last ten rows (same uids): Y's page and X's newest page hold
+    ten rows twice. `show` still shows the newest 50 distinct rows (it showed 40)."""
+    client = Lineage(legacy=False)
+    client.add(X)
+    xs = [client.row(X, role="assistant", content=f"x {i}", message_uid=f"x{i}") for i in range(60)]
+    client.rotate(X, Y)
+    client.merged[Y] = [Y]  # a `tool` chain on iot: Y's pages hold Y's rows only
+    for i in range(50, 60):
+        client.row(Y, role="assistant", content=f"x {i}", message_uid=f"x{i}")
+    ys = [client.row(Y, role="assistant", content=f"y {i}", message_uid=f"y{i}") for i in range(5)]
+    reader = TaskReader(client.client(), X, tips=[Y])
+    reader.refresh()
+    reader.fill()
+    assert [(r.session_id, r.id) for r in reader.rows()] == xs[-45:] + ys

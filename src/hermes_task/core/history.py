@@ -103,12 +103,12 @@ class View:
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
     """Earlier windows (oldest segment first), then the tip window; each identity once.
 
-    Durable identity across segments: where the backend gives rows a `message_uid` (iot), a
-    row a rotation re-anchored into a later segment (the goal, a steer, the carried tail)
-    keeps its uid, so it is the same row: only the copies of the earliest segment that
-    holds the uid are shown (and counted). Rows of one segment are never merged this way
-    (in-place compaction keeps an archived original beside its pruned copy, as the
-    backend's own view does), and a row without a uid is its own (`session_id`, `id`)."""
+    Durable identity: where the backend gives rows a `message_uid` (iot), a row a rotation
+    re-anchored into a later segment (the goal, a steer, the carried tail) keeps its uid, and
+    so does the pruned copy in-place compaction leaves beside an archived original: it is
+    the same row, shown and counted once, the earliest copy (of the earliest segment holding
+    the uid, first in display order there). A row without a uid is its own (`session_id`,
+    `id`)."""
     owned = {sid: i for i, sid in enumerate(path)}
     messages: dict[RowKey, WireMessage] = {}
     order: dict[RowKey, None] = {}
@@ -126,10 +126,15 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
         uid = messages[key].message_uid
         if uid:
             first[uid] = min(first.get(uid, owned[key[0]]), owned[key[0]])
-    shown = tuple(
-        k for k in order if not messages[k].message_uid or first[messages[k].message_uid or ""] == owned[k[0]]
-    )
-    return View(shown, messages, len(foreign))
+    shown: list[RowKey] = []
+    for key in order:
+        uid = messages[key].message_uid
+        if uid and (first.get(uid) != owned[key[0]]):
+            continue
+        if uid:
+            del first[uid]  # the earliest copy is shown; every other is the same row
+        shown.append(key)
+    return View(tuple(shown), messages, len(foreign))
 
 
 __all__ = ["Cursor", "View", "compose", "cursor", "held"]

@@ -8,7 +8,7 @@ NDJSON events).
 
 Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`, where the backend
-  gives one) across segments, is reported at most once, in window order, and only
+  gives one: any copy of it), is reported at most once, in window order, and only
   after a cycle finished successfully: rows of a cycle that straddled an advancement, or of
   a failed cycle, are taken from the reader's window, which only ever holds rows of
   verified segments (TaskReader discards pages of an older generation);
@@ -75,7 +75,7 @@ class Follower(PollLoop[FollowConfig]):
         super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
         self.seen: set[RowKey] = set()
-        self.seen_uids: dict[str, str] = {}  # durable row id (`message_uid`) -> its segment
+        self.seen_uids: set[str] = set()  # durable row ids (`message_uid`) reported
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
         self.held_state: TaskInfo | None = None
@@ -233,8 +233,10 @@ class Follower(PollLoop[FollowConfig]):
             if row_key not in self.seen:
                 self.seen.add(row_key)
                 uid = view.messages[row_key].message_uid
-                if uid and self.seen_uids.setdefault(uid, row_key[0]) != row_key[0]:
-                    continue  # the same durable row, reported from another segment already
+                if uid and uid in self.seen_uids:
+                    continue  # the same durable row, reported already (another copy of it)
+                if uid:
+                    self.seen_uids.add(uid)
                 row = project(view.messages[row_key])
                 if row is not None:
                     fresh.append(row)

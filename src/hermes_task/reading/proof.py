@@ -88,19 +88,24 @@ class ProvenPath:
         continuation's ancestors into its pages copy the parent's source instead. What an
         answer showed decides; the anchor (the task itself) may show it with one oldest-first
         row. Any other child is not proven yet, so none of its rows is read: the rule is
-        assumed (`assumed`), and the first page of the adopted segment that could show
-        merging decides it (`TaskReader`), before any row of it is shown."""
+        assumed (`assumed`) and decided by `rule_holds` once the segment is adopted, before
+        any row of it is used."""
         known = self.caps.source_rewrite
         if known is not None:
             return known
         if child.id != self.anchor_id:
             self._assuming.append(child.id)
             return True
-        page = self.client.messages(child.id, offset=0, limit=1, order="oldest")
-        self.caps.learn(page)
-        if page.session_id == child.id and page.messages and self.caps.ancestors_merged is None:
-            self.caps.ancestors_merged = False
+        self._first_row_shows(child.id)
         return self.caps.ancestors_merged is False
+
+    def _first_row_shows(self, sid: str) -> None:
+        """Learn whether the backend merges ancestors from the oldest row of segment `sid`
+        (a proven one): another session's row shows merging, its own shows none."""
+        page = self.client.messages(sid, offset=0, limit=1, order="oldest")
+        self.caps.learn(page)
+        if page.session_id == sid and page.messages and self.caps.ancestors_merged is None:
+            self.caps.ancestors_merged = False
 
     def _prove(self, reader: DetailReader, sid: str) -> tuple[Proof, list[str]]:
         """`prove` from the verified path; also the hop children it assumed the rule for."""
@@ -118,20 +123,23 @@ class ProvenPath:
         self.hinted &= set(path[:-1])
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
-        """Check the source-rewrite rule a proof assumed (`_rewrites_source`) against the
-        newest page of the proven tip (`rows`, read from its start when `exhausted`), before
-        the page is merged: a continuation's
-        page carrying earlier segments' rows shows a backend that copies the source; one read
-        from its start with only its own rows (not `tool`: merging skips those) shows one
-        that does not merge. Refuted, the path is cut before the first segment that relied on
-        the rule (`withdrawn`; False: read the new tip's page); still unknown, it stands."""
+        """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the
+        newest page of the proven tip (`rows`, read from its start when `exhausted`) is
+        merged. A continuation's page (not `tool`: merging skips those) carrying earlier
+        segments' rows shows a backend that copies the source; one read from its start with
+        only its own rows shows one that does not merge; otherwise one oldest-first row of
+        the first adopted segment that relied on the rule decides. Refuted, the path is cut
+        before that segment (`withdrawn`; False: read the new tip's page)."""
         if not self.assumed:
             return True
         own = bool(rows) and all(m.session_id == tip.id for m in rows)
         continuation = tip.id != self.anchor_id and tip.source != "tool"
         if self.caps.ancestors_merged is None and own and exhausted and continuation:
             self.caps.ancestors_merged = False
-        if self.caps.ancestors_merged is not True:
+        first = next((s for s in self.path if s in self.assumed), None)
+        if self.caps.ancestors_merged is None and first is not None:
+            self._first_row_shows(first)
+        if self.caps.ancestors_merged is not True:  # confirmed, or still not shown: it stands
             if self.caps.ancestors_merged is False:
                 self.assumed.clear()
             return True

@@ -46,6 +46,8 @@ from hermes_task.reading.transcript import (
     state_warnings,
 )
 
+FILL_OLDER = 4
+
 
 class TaskReader(TipPages):
     """The read-only controller of one task, anchored at its first durable reference."""
@@ -200,13 +202,18 @@ class TaskReader(TipPages):
         return self.earlier.older(self.client, cur.sid, legacy=self._oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` rows from the previous proven segments."""
-        for _ in range(len(self.path)):
+        """Fill the newest page up to `rows` shown rows from the previous proven segments:
+        their newest pages, and older pages of them where copies of one durable row showed
+        as one (at most `FILL_OLDER` of those)."""
+        for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
-            if have >= rows or cur.kind != "first":
+            earlier = cur.kind == "page" and cur.window is not self.window
+            if have >= rows or not (cur.kind == "first" or earlier):
                 return
-            self._read_earlier(cur, rows - have)
+            result = self._read_earlier(cur, rows - have)
+            if earlier and (result is None or not result.new_keys):
+                return
 
     def read_goal(self) -> str | None:
         """The task's goal (`TaskInfo.goal`): from the view, else one one-row read of the root."""
