@@ -121,6 +121,7 @@ class ProvenPath:
         self.path = path
         self.settled &= set(path[:-1])
         self.hinted &= set(path[:-1])
+        self.assumed &= set(path)
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
         """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the

@@ -9,13 +9,16 @@ repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness/`` doe
     <venv>/bin/python -m tests.support.seeding append --session ID --n 4
     <venv>/bin/python -m tests.support.seeding end --session ID --reason agent_close
     <venv>/bin/python -m tests.support.seeding rotate --session ID --before 8 --after 2
+    <venv>/bin/python -m tests.support.seeding chain --rotations 39 [--fork]
 
 The modules: ``common`` (constants, goals, the scratch-home and network guards),
 ``capabilities`` (what the installed package offers), ``seeder`` (the SessionDB, agents and
 rows), ``payloads`` (``delegate_task`` results and completion rows), one module per group of
 scenarios (``delegated`` -- the whole ``seed`` run and parent P; ``children``; ``segments`` --
 rotation and compaction; ``store``; ``watch`` -- an unfinished unit and the demo's home),
-``mutations`` (append, end, rotate while a server reads the home) and ``__main__``.
+``mutations`` (append, end, rotate while a server reads the home; ``chain``: a new plain chat
+rotated N times, optionally with a second continuation of its last compressed segment) and
+``__main__``.
 
 Everything is written by the installed package itself: sessions and rows through
 ``hermes_state.SessionDB``, delegated children through the builder ``delegate_task`` uses
