@@ -130,7 +130,8 @@ class Dashboard:
 
     def put(self, sid: str, **detail: Any) -> dict[str, Any]:
         """Add (or replace) session `sid` with these detail fields; its rows start empty.
-        `message_count` is always the number of its own rows."""
+        `message_count` is always the number of its own active rows (an archived row,
+        `active` 0, is not counted, as on the real backends)."""
         self.details[sid] = {"id": sid, **detail}
         self.rows[sid] = []
         return self.details[sid]
@@ -212,7 +213,8 @@ class Dashboard:
 
     def _body(self, kind: str, sid: str, params: dict[str, str]) -> dict[str, Any]:
         if kind == "detail":
-            body = {**self.details[sid], "message_count": len(self.rows[sid])}
+            active = [row for row in self.rows[sid] if row.get("active", 1) not in (0, False)]
+            body = {**self.details[sid], "message_count": len(active)}
             if self.contract == "current":
                 body.setdefault("is_default_profile", True)
             return body

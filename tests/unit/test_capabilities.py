@@ -78,18 +78,26 @@ def _tool_chain(*, merged: bool) -> Transcripts:
 
 @pytest.mark.parametrize("merged", [False, True])
 def test_tool_to_subagent_is_accepted_only_where_rotation_rewrites_the_source(merged: bool) -> None:
+    """No answer showed yet how this backend rotates: the hop is proven under the rewrite
+    rule without reading a row of the unproven TIP (the old code read one, oldest first,
+    mid-proof), and the adopted TIP's first page decides it before any row is merged."""
     fake = _tool_chain(merged=merged)
     fake.details[TIP]["source"] = "subagent"
     reader = TaskReader(fake.client(), CHILD, tips=[TIP])
     snap = reader.refresh()
-    probes = [(sid, p) for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"]
-    one_row = {"limit": "1", "offset": "0", "order": "oldest", "inline_images": "false"}
-    assert [(sid, {k: p[k] for k in one_row}) for sid, p in probes[:1]] == [(TIP, one_row)]
-    if merged:
+    assert [(sid, p) for kind, sid, p in fake.log if kind == "messages" and p.get("order") == "oldest"] == []
+    first_tip_read = next(i for i, (kind, sid, _) in enumerate(fake.log) if sid == TIP and kind == "messages")
+    assert all(kind == "detail" for kind, _, _ in fake.log[:first_tip_read] if kind != "latest-descendant")
+    if merged:  # a page carrying its ancestor's rows: this backend copies the source
         assert snap.failure is not None
         assert snap.failure.code is Code.LINEAGE_REJECTED
         assert "source_changed" in str(snap.failure.detail)
         assert reader.path == (CHILD,)
+        assert reader.candidate.status == "rejected"
+        assert {r.session_id for r in reader.rows()} == {CHILD}
+        doc = reader.document(snap.warnings)
+        assert doc.task.notes == []
+        assert doc.backend.capabilities.source_rewrite is False
     else:
         assert snap.failure is None
         assert reader.path == (CHILD, TIP)
@@ -97,6 +105,32 @@ def test_tool_to_subagent_is_accepted_only_where_rotation_rewrites_the_source(me
         assert doc.task.notes == ["legacy_source_rewrite"]
         assert doc.backend.capabilities.source_rewrite is True
         assert doc.backend.capabilities.ancestors_merged is False
+
+
+@pytest.mark.parametrize("merged", [False, True])
+def test_where_the_newest_page_cannot_show_the_rule_one_row_of_the_adopted_segment_does(merged: bool) -> None:
+    """A long tip's newest page starts after its first row, so it cannot show whether the
+    backend merges: one oldest-first row of TIP decides, read only after TIP was adopted
+    (every detail of the proof read before it) and before any of its rows is merged."""
+    fake = _tool_chain(merged=merged)
+    fake.details[TIP]["source"] = "subagent"
+    fake.append(TIP, 80)
+    reader = TaskReader(fake.client(), CHILD, tips=[TIP])
+    snap = reader.refresh()
+    log = [(kind, sid, p.get("order"), p.get("limit")) for kind, sid, p in fake.log]
+    probe = log.index(("messages", TIP, "oldest", "1"))
+    assert probe > log.index(("messages", TIP, "latest", "50"))
+    assert all(kind != "messages" for kind, *_ in log[: log.index(("messages", TIP, "latest", "50"))])
+    doc = reader.document(snap.warnings)
+    if merged:
+        assert snap.failure is not None
+        assert "source_changed" in str(snap.failure.detail)
+        assert reader.path == (CHILD,)
+        assert {r.session_id for r in doc.rows} == {CHILD}
+    else:
+        assert (snap.failure, reader.path) == (None, (CHILD, TIP))
+        assert doc.task.notes == ["legacy_source_rewrite"]
+        assert doc.backend.capabilities.source_rewrite is True
 
 
 def test_an_unchanged_source_needs_no_probe() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -108,6 +109,18 @@ def test_delegated_child_and_continuation_rows() -> None:
     )
     assert not is_continuation(grandchild, seg, {"_delegate_from": seg})  # names the segment
     assert not is_continuation(cont, P, segment_markers)  # not its parent
+
+
+@pytest.mark.parametrize("config", [None, "null"], ids=["NULL", "json-null"])
+def test_a_null_config_is_a_continuation_with_no_markers(config: str | None) -> None:
+    """A plain chat's segments may record no model config: no markers, as the lineage proof
+    reads it, so its continuations are proposed (they were not)."""
+    seg = "20261201_100001_bbbbbb"
+    cont = StoreSession("n", seg, config, 12.0, None, None, "cli", None)
+    assert is_continuation(cont, seg, {})
+    assert not is_continuation(cont, seg, {"_delegate_from": P})
+    assert not is_delegated_child(cont, seg)
+    assert not is_continuation(StoreSession("n", seg, "[1]", 12.0, None, None, "cli", None), seg, {})
 
 
 def test_spawn_times_take_the_earliest_row_carrying_the_call() -> None:

@@ -43,11 +43,21 @@ def debug_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("debug: ")]
 
 
+STORE = re.compile(
+    r"debug: store (\S+: opened read-only|query (children|knows|first_user_text): \d+ rows) in [\d.]+ ms"
+)
+
+
 def assert_well_formed(lines: list[str]) -> None:
-    """The token's source once, first; then a start and a settle line per request."""
+    """The token's source once, first; then a start and a settle line per request, and the
+    local store's lines (the store is asked about every compressed segment): its path and
+    each query's duration, never an id."""
     assert lines
     assert lines[0] == CREDENTIALS
-    requests = lines[1:]
+    store = [line for line in lines[1:] if line.startswith("debug: store")]
+    assert all(STORE.fullmatch(line) for line in store), store
+    assert not any(re.search(ID, line) for line in store)
+    requests = [line for line in lines[1:] if not line.startswith("debug: store")]
     assert requests, "no request was logged"
     for start, settle in zip(requests[::2], requests[1::2], strict=True):
         assert START.fullmatch(start), start
@@ -63,7 +73,7 @@ def test_debug_lines_pair_each_request_and_carry_no_content(replay: Replay) -> N
     lines = debug_lines(result.stderr)
     assert lines == result.stderr.splitlines()  # nothing else on stderr
     assert_well_formed(lines)
-    assert len(lines) == 1 + 2 * len(replay.seen)
+    assert len([line for line in lines if not line.startswith("debug: store")]) == 1 + 2 * len(replay.seen)
     assert any(" messages " in line and " returned=" in line for line in lines)
     assert TOKEN not in result.stderr
     assert c1["goal"] not in result.stderr

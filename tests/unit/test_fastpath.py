@@ -7,6 +7,7 @@ import errno
 import inspect
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -280,7 +281,14 @@ json.dump({"taken": taken, "code": code, "out": out.getvalue(), "err": err.getva
            "typer": "typer" in sys.modules}, sys.stdout)
 """
     proc = subprocess.run(
-        [sys.executable, "-c", probe, json.dumps(CLI_ENV), *argv],
+        # the same local store as the in-process run below (conftest's: it proposes nothing)
+        [
+            sys.executable,
+            "-c",
+            probe,
+            json.dumps({**CLI_ENV, "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"]}),
+            *argv,
+        ],
         capture_output=True,
         text=True,
         timeout=60,

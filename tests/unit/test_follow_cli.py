@@ -52,6 +52,8 @@ class Dash(Dashboard):
         rows = self.transcript
         row = {**rows[-1], "id": max(r["id"] for r in rows) + 1, "role": "assistant"}
         row.update(content=text, tool_calls=None, tool_call_id=None, tool_name=None)
+        if row.get("message_uid"):  # a new row gets a durable id of its own, as iot mints one
+            row["message_uid"] = f"appended-{row['id']}"
         rows.append(row)
 
     def end(self, reason: str) -> None:

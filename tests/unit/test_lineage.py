@@ -236,6 +236,74 @@ def test_path_bound() -> None:
     assert prove(nodes[0], "seg31", reader(nodes), rewrites_source=False).path[-1] == "seg31"
 
 
+@pytest.mark.parametrize(
+    "over",
+    [{"ended_at": 90.0}, {"ended_at": float("inf")}, {"started_at": float("nan"), "ended_at": 200.0}],
+    ids=["ended-before-it-started", "infinite-end", "no-finite-start"],
+)
+def test_the_candidates_own_end_must_be_coherent(over: dict[str, Any]) -> None:
+    # seg2 starts at 120: ending at 90 is before its own start. The walk used to check only
+    # the hops' parents, never the candidate's own closure.
+    nodes = chain(3, end_reason="agent_close", **over)
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "seg2", reader(nodes), rewrites_source=False)
+    assert (info.value.reason, info.value.at) == ("bad_timestamps", "seg2")
+    ended = chain(3, end_reason="agent_close", ended_at=130.0)
+    assert prove(ended[0], "seg2", reader(ended), rewrites_source=False).path[-1] == "seg2"
+
+
+def test_a_walk_ends_at_an_already_verified_segment() -> None:
+    nodes = chain(40)
+    asked: list[str] = []
+    read = reader(nodes)
+
+    def counted(sid: str) -> SessionDetail:
+        asked.append(sid)
+        return read(sid)
+
+    verified = tuple(n.id for n in nodes[:32])
+    proof = prove(nodes[0], "seg39", counted, rewrites_source=False, verified=verified)
+    assert proof.path == tuple(n.id for n in nodes)
+    assert asked == [f"seg{i}" for i in range(39, 30, -1)]  # seg39 .. seg31: not the proven part
+    # a late reference to a verified segment is its verified prefix, with no read
+    asked.clear()
+    assert prove(nodes[0], "seg5", counted, rewrites_source=False, verified=verified).path == verified[:6]
+    assert asked == []
+    # a verified path that is not this anchor's is not used
+    with pytest.raises(BoundReached):
+        prove(nodes[0], "seg39", read, rewrites_source=False, verified=("other", *verified[1:]))
+
+
+def test_a_delegation_of_a_verified_segment_is_not_its_continuation() -> None:
+    nodes = chain(3)
+    grandchild = detail(
+        "g0", parent_session_id="seg1", started_at=125.0, model_config=json.dumps({"_delegate_from": "seg1"})
+    )
+    with pytest.raises(LineageRejected) as info:
+        prove(nodes[0], "g0", reader([*nodes, grandchild]), rewrites_source=False, verified=("seg0", "seg1"))
+    assert info.value.reason == "foreign_root"
+
+
+@settings(max_examples=80, deadline=None)
+@given(length=st.integers(min_value=2, max_value=70), data=st.data())
+def test_a_proof_in_steps_is_the_whole_walk_each_step_bounded(length: int, data: st.DataObject) -> None:
+    """Proving from a verified prefix gives the same path as one walk from the anchor; only
+    the walk from the candidate to the prefix counts against the 32-node bound."""
+    nodes = chain(length)
+    whole = tuple(n.id for n in nodes)
+    k = data.draw(st.integers(min_value=1, max_value=length), label="verified prefix length")
+    walk = length - k + 1  # candidate .. the newest verified segment
+    if walk > 32 and k < length:
+        with pytest.raises(BoundReached):
+            prove(nodes[0], whole[-1], reader(nodes), rewrites_source=False, verified=whole[:k])
+    else:
+        assert (
+            prove(nodes[0], whole[-1], reader(nodes), rewrites_source=False, verified=whole[:k]).path == whole
+        )
+    if length <= 32:
+        assert prove(nodes[0], whole[-1], reader(nodes), rewrites_source=False).path == whole
+
+
 def test_combine_extends_keeps_newer_and_refuses_forks() -> None:
     assert combine(("r",), ("r", "a")) == ("r", "a")
     assert combine(("r", "a", "b"), ("r", "a")) == ("r", "a", "b")  # late ancestor reference

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,7 +49,7 @@ def result(call_id: str, payload: Any, *, sid: str = P) -> WireMessage:
     return row("tool", content, sid=sid, tool_call_id=call_id, tool_name="delegate_task")
 
 
-def dispatched(deleg: str, goals: list[str], **extra: Any) -> dict[str, Any]:
+def dispatched(deleg: str, goals: Sequence[str | None], **extra: Any) -> dict[str, Any]:
     return {"status": "dispatched", "mode": "background", "count": len(goals), "delegation_id": deleg,
             "goals": goals, "note": "running in the background", **extra}  # fmt: skip
 
@@ -267,6 +268,16 @@ def test_dispatched_goals_are_authoritative_and_bad_subagent_ids_are_dropped() -
         ("Count TODOs", "sa-0-aa"),
         ("Check the build", None),
     ]
+
+
+def test_a_null_dispatched_goal_keeps_the_goal_the_call_arguments_gave() -> None:
+    payload = dispatched("deleg_1f2d7b00", [None, "Check the build", ""])
+    args = {"tasks": [{"goal": "Count TODOs"}, {"goal": "Build it"}, {"goal": "Lint it"}]}
+    rows = [call("c1", args), result("c1", payload)]
+    assert [t.goal for t in recover(rows)] == ["Count TODOs", "Check the build", "Lint it"]
+    # a null goal with nothing to fall back on stays unknown
+    rows = [call("c2", {}), result("c2", dispatched("deleg_1f2d7b01", [None]))]
+    assert [(t.goal, t.status) for t in recover(rows)] == [(None, "running")]
 
 
 def test_dispatched_units_give_each_task_its_units_delegation() -> None:

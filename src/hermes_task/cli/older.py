@@ -91,7 +91,8 @@ def older(
 ) -> None:
     """The newest page of a delegated task's transcript, then older pages.
 
-    Rows are unique by (session_id, id), in the server's order; paging
+    Rows are unique by (session_id, id), in the server's order (copies of one
+    row carried into later segments, one message_uid, are shown once); paging
     counts unique rows, so a task that keeps writing is read back without
     skipping or repeating a row. The output is the whole window, as with
     show; JSON coverage says whether older rows remain (has_older) and

@@ -74,14 +74,19 @@ class Spawn:
 
 
 def markers(row: StoreSession) -> dict[str, Any] | None:
-    """The model config's markers, or None when the config is absent or not a JSON object."""
+    """The model config's markers (none set for a NULL or JSON-null config, as the lineage
+    proof reads a null config), or None when the config is not a JSON object."""
     raw = row.model_config
+    if raw is None:
+        return dict.fromkeys(MARKERS)
     if not isinstance(raw, str):
         return None
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         return None
+    if data is None:
+        return dict.fromkeys(MARKERS)
     if not isinstance(data, dict):
         return None
     return {m: data.get(m) for m in MARKERS}

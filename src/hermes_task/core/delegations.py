@@ -189,7 +189,10 @@ class _Recovery:
             call.answered = True
             goals = payload.get("goals")
             if isinstance(goals, list) and goals:
-                call.goals = [_text(g) for g in goals]
+                # The dispatch's goals are authoritative, but a null entry says nothing: the
+                # goal the call's arguments gave for that task stays.
+                known = call.goals
+                call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
                 call.tasks = {}
             top = _ident(payload.get("delegation_id"))
             units: dict[int, str | None] = {}

@@ -40,9 +40,18 @@ class Cursor:
     window: Window
 
 
+def _counted(msg: WireMessage) -> bool:
+    """Does a detail's `message_count` count this row? It counts active rows only: an
+    archived row (`active` 0, compacted in place) is shown but not counted."""
+    return msg.active is None or bool(msg.active)
+
+
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Identities of segment `sid` held by any of `windows`."""
-    return len({key for window in windows for key in window.keys if key[0] == sid})
+    """Active row ids of segment `sid` held by any of `windows`: what its detail's
+    `message_count` can be compared with (archived rows are not in that count)."""
+    return len(
+        {key for window in windows for key in window.keys if key[0] == sid and _counted(window.messages[key])}
+    )
 
 
 def _at_start(window: Window) -> bool:
@@ -82,8 +91,9 @@ def cursor(
 @values
 @dataclass(frozen=True, eq=False, repr=False)
 class View:
-    """The shown side of the history: identities in display order (owned rows only), every
-    known message, and how many identities named a session outside the lineage."""
+    """The shown side of the history: identities in display order (owned rows only, each
+    durable row once), every known message, and how many identities named a session
+    outside the lineage."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -91,8 +101,15 @@ class View:
 
 
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
-    """Earlier windows (oldest segment first), then the tip window; each identity once."""
-    owned = frozenset(path)
+    """Earlier windows (oldest segment first), then the tip window; each identity once.
+
+    Durable identity: where the backend gives rows a `message_uid` (iot), a row a rotation
+    re-anchored into a later segment (the goal, a steer, the carried tail) keeps its uid, and
+    so does the pruned copy in-place compaction leaves beside an archived original: it is
+    the same row, shown and counted once, the earliest copy (of the earliest segment holding
+    the uid, first in display order there). A row without a uid is its own (`session_id`,
+    `id`)."""
+    owned = {sid: i for i, sid in enumerate(path)}
     messages: dict[RowKey, WireMessage] = {}
     order: dict[RowKey, None] = {}
     foreign: set[RowKey] = set()
@@ -104,7 +121,20 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
                 order.setdefault(key, None)
             else:
                 foreign.add(key)
-    return View(tuple(order), messages, len(foreign))
+    first: dict[str, int] = {}  # uid -> the earliest segment holding it
+    for key in order:
+        uid = messages[key].message_uid
+        if uid:
+            first[uid] = min(first.get(uid, owned[key[0]]), owned[key[0]])
+    shown: list[RowKey] = []
+    for key in order:
+        uid = messages[key].message_uid
+        if uid and (first.get(uid) != owned[key[0]]):
+            continue
+        if uid:
+            del first[uid]  # the earliest copy is shown; every other is the same row
+        shown.append(key)
+    return View(tuple(shown), messages, len(foreign))
 
 
 __all__ = ["Cursor", "View", "compose", "cursor", "held"]

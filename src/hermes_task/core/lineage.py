@@ -17,13 +17,21 @@ durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
   or reset edge, not a continuation);
 - `profile_name`, where both record one, is the same.
 
+The candidate itself (the walk's first node, which is no hop's parent) must be coherent on
+its own: a finite start, and an end, when it has one, that is finite and no earlier than its
+start.
+
 A segment whose own marker names its direct parent is a task root (delegation, branch or
 reset edge); reaching one that is not the anchor ends the walk: the candidate belongs to
 another task (`foreign_root`).
 
-The walk is bounded (32 nodes per path; the reader bounds detail reads per fetch) and
-rejects cycles and walks that end anywhere but at the anchor. Two proven paths that are not
-prefixes of one another are a fork: never resolved by recency.
+The walk ends at the anchor, or at a segment already proven back to it (`verified`: a path
+proven earlier, anchor first), whose own proof is not walked again. Each walk is bounded to
+32 nodes, the candidate and the node it ends at included (the reader bounds detail reads per
+fetch), so a lineage longer than 32 segments is proven in steps, each from a proven segment;
+a walk past the bound raises `BoundReached`. Cycles and walks that end anywhere else are
+rejected. Two proven paths that are not prefixes of one another are a fork: never resolved
+by recency.
 """
 
 from __future__ import annotations
@@ -148,6 +156,16 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
     return note
 
 
+def check_own_end(node: SessionDetail) -> None:
+    """The candidate's own timestamps: a finite start, and an end (when it has one) that is
+    finite and no earlier than the start; raises `LineageRejected` (`bad_timestamps`)."""
+    if not _finite(node.started_at) or (node.ended_at is not None and not _finite(node.ended_at)):
+        raise LineageRejected("bad_timestamps", node.id)
+    assert node.started_at is not None
+    if node.ended_at is not None and node.ended_at < node.started_at:
+        raise LineageRejected("bad_timestamps", node.id)
+
+
 def prove(
     anchor: SessionDetail,
     candidate: str,
@@ -155,13 +173,19 @@ def prove(
     *,
     rewrites_source: RewritesSource,
     max_nodes: int = MAX_PATH_NODES,
+    verified: Sequence[str] = (),
 ) -> Proof:
-    """Walk from `candidate` back to `anchor`. `read(id)` returns an exact-id, profile-checked
-    detail (and may raise `BoundReached` when its read budget is spent). `rewrites_source`
-    is passed to `check_hop` for every hop."""
-    if candidate == anchor.id:
-        return Proof((anchor.id,))
+    """Walk from `candidate` back to `anchor`, or to a segment of `verified` (a path already
+    proven, `verified[0]` the anchor). `read(id)` returns an exact-id, profile-checked detail
+    (and may raise `BoundReached` when its read budget is spent). `rewrites_source` is passed
+    to `check_hop` for every hop. The proof's path is the verified prefix up to where the
+    walk ended, then the walked segments."""
+    proven = tuple(verified) if verified and verified[0] == anchor.id else (anchor.id,)
+    at = {sid: i for i, sid in enumerate(proven)}
+    if candidate in at:  # already proven (a late reference to a verified segment)
+        return Proof(proven[: at[candidate] + 1])
     node = read(candidate)
+    check_own_end(node)
     chain = [node]
     seen = {node.id}
     notes: list[str] = []
@@ -180,13 +204,13 @@ def prove(
         note = check_hop(node, parent, rewrites_source=rewrites_source)
         if note and note not in notes:
             notes.append(note)
-        chain.append(parent)
-        if parent.id == anchor.id:
+        if parent.id in at:
             break
+        chain.append(parent)
         seen.add(parent.id)
         node = parent
     chain.reverse()
-    return Proof(tuple(d.id for d in chain), tuple(notes))
+    return Proof(proven[: at[parent.id] + 1] + tuple(d.id for d in chain), tuple(notes))
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:

@@ -15,10 +15,7 @@ WARNINGS: dict[str, str] = {
         "partial history: the newest verified segment ended by compression and no newer "
         "segment is proven; final output may be missing"
     ),
-    "partial_ancestors": (
-        "earlier task segments are not included: this segment continues an earlier one; "
-        "open the task's first segment to read them"
-    ),
+    "partial_ancestors": "earlier task segments are not included",
     "legacy_backend": ("legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"),
     "gap": "rows between the newest page and the rows already known are not loaded",
     "bound_reached": "a proof or paging bound stopped the work early",
@@ -125,7 +122,8 @@ WARNING_WHEN: dict[str, str] = {
     "partial_ancestors": (
         "earlier segments exist that this window cannot include: a cold open of a later "
         "segment (one parent metadata read proves it continues one; ancestors' messages are "
-        "not read), or an earlier segment whose pages answer for another session"
+        "not read; the detail says where to look), an earlier segment whose pages answer for "
+        "another session, or a read bound that stopped that check (the detail says not known)"
     ),
     "legacy_backend": (
         "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not "
@@ -135,7 +133,11 @@ WARNING_WHEN: dict[str, str] = {
         "a refreshed newest page shares no row with what was known: rows in between are not "
         "loaded (`older` fills them)"
     ),
-    "bound_reached": "a proof or paging bound stopped the work early",
+    "bound_reached": (
+        "a proof or paging bound stopped the work early (32 nodes per proof walk, 100 detail "
+        "reads per read, paging bounds): what was proven is shown, and the partial state it "
+        "interrupted is said beside it"
+    ),
     "foreign_rows": (
         "a page carried rows whose `session_id` is not a segment of the proven lineage: they "
         "are dropped, never shown (the detail gives the count)"

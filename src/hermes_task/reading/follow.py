@@ -7,7 +7,8 @@ clock. What the loop learns goes to a `Reporter` (the CLI renders it as terminal
 NDJSON events).
 
 Invariants:
-- a row identity (`session_id`, `id`) is reported at most once, in window order, and only
+- a row identity (`session_id`, `id`), and a durable row (`message_uid`, where the backend
+  gives one: any copy of it), is reported at most once, in window order, and only
   after a cycle finished successfully: rows of a cycle that straddled an advancement, or of
   a failed cycle, are taken from the reader's window, which only ever holds rows of
   verified segments (TaskReader discards pages of an older generation);
@@ -75,6 +76,7 @@ class Follower(PollLoop[FollowConfig]):
         super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
         self.seen: set[RowKey] = set()
+        self.seen_uids: set[str] = set()  # durable row ids (`message_uid`) reported
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
         self.held_state: TaskInfo | None = None
@@ -233,6 +235,11 @@ class Follower(PollLoop[FollowConfig]):
         for row_key in view.keys:
             if row_key not in self.seen:
                 self.seen.add(row_key)
+                uid = view.messages[row_key].message_uid
+                if uid and uid in self.seen_uids:
+                    continue  # the same durable row, reported already (another copy of it)
+                if uid:
+                    self.seen_uids.add(uid)
                 row = project(view.messages[row_key])
                 if row is not None:
                     fresh.append(row)

@@ -20,15 +20,14 @@ from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import legacy_warning, warning_message
-from hermes_task.core.window import MergeResult, Window, advance
+from hermes_task.core.window import MergeResult, advance
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
-from hermes_task.reading.discovery import LineageProof
 from hermes_task.reading.history import Earlier
-from hermes_task.reading.pages import NewestPage, newest_page
 from hermes_task.reading.snapshot import Snapshot, with_refreshes
 from hermes_task.reading.storehints import StoreHints
+from hermes_task.reading.tippage import TipPages
 from hermes_task.reading.transcript import (
     coverage,
     goal_in,
@@ -37,12 +36,13 @@ from hermes_task.reading.transcript import (
     read_goal,
     segments,
     shown_rows,
+    state_warnings,
 )
 
-MAX_REDIRECTS = 4
+FILL_OLDER = 4
 
 
-class TaskReader(LineageProof):
+class TaskReader(TipPages):
     """The read-only controller of one task, anchored at its first durable reference."""
 
     def __init__(
@@ -59,19 +59,11 @@ class TaskReader(LineageProof):
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
-        self.window = Window()
         self.earlier = Earlier()
         self.details: dict[str, SessionDetail] = {}
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
-        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
-
-    def _newest_page(self, tip: SessionDetail) -> NewestPage:
-        newest = newest_page(self.client, tip, self.caps.oldest_first)
-        self.caps.learn(newest.page)
-        self.bound_hit = self.bound_hit or newest.bound_hit
-        return newest
 
     def refresh(self) -> Snapshot:
         """One read cycle; the window gains the newest page of the newest verified segment.
@@ -87,9 +79,14 @@ class TaskReader(LineageProof):
             return self._cycle(reader)
         except BoundReached:
             self.bound_hit = True
-            if self.tip is None:
-                self.tip = reader.cache.get(self.path[-1], self.anchor)
-            return Snapshot(warnings=self._warnings(reader))
+            newest = self.path[-1]
+            if self.tip is None or self.tip.id != newest:
+                self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
+            self.details.update(reader.cache)
+            warnings = self._warnings(reader)
+            history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
+            failure, self.withdrawn = self.withdrawn, None
+            return Snapshot(warnings=warnings + history, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
@@ -99,6 +96,7 @@ class TaskReader(LineageProof):
             except BoundReached:
                 self.bound_hit = True
             tip, newest = self._tip_page(reader)
+            snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
@@ -113,32 +111,9 @@ class TaskReader(LineageProof):
             break
         self.details.update(reader.cache)
         warnings = self._warnings(reader)  # decides `continues_parent` on the first cycle
-        history = history_warnings(self.view(), self.cursor(), cold_open=bool(self.continues_parent))
+        history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
         snap.warnings = warnings + history + snap.warnings
         return snap
-
-    def _tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page. An answer for another session is
-        used only once proven a newer segment of this branch (`adopt_redirect`), again for each
-        rotation during the cycle, at most `MAX_REDIRECTS` times (then `BoundReached`); it is
-        used as it is, but a legacy one (offset from the old segment's count) is read again."""
-        tip = reader(self.path[-1])
-        if self.window.canonical != tip.id:
-            self.window = advance(self.window, tip.id)
-        newest = self._newest_page(tip)
-        for _ in range(MAX_REDIRECTS):
-            sid = newest.page.session_id
-            if sid == tip.id:
-                return tip, newest
-            self.redirects[tip.id] = sid
-            self.adopt_redirect(reader, sid)
-            self.window = advance(self.window, sid)
-            tip = reader(sid)
-            if newest.legacy:
-                newest = self._newest_page(tip)
-        if newest.page.session_id == tip.id:
-            return tip, newest
-        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
         """Up to `limit` rows older than the history's oldest read row; None at the start.
@@ -188,7 +163,12 @@ class TaskReader(LineageProof):
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/history.py`)."""
+        """Where the next older read of the whole lineage goes (`core/history.py`). The tip
+        segment whose messages answer for a session not proven (a redirect past the proof's
+        bounds) is `blocked`: none of its pages can be read as its own."""
+        target = self.redirects.get(self.path[-1])
+        if self.window.fresh and target is not None and target not in self.path:
+            return Cursor("blocked", self.path[-1], self.window)
         counts = {sid: self.details[sid].message_count for sid in self.path if sid in self.details}
         return cursor(self.path, self.window, self.earlier.windows, frozenset(self.earlier.blocked), counts)
 
@@ -220,13 +200,18 @@ class TaskReader(LineageProof):
         return self.earlier.older(self.client, cur.sid, legacy=self._oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` rows from the previous proven segments."""
-        for _ in range(len(self.path)):
+        """Fill the newest page up to `rows` shown rows from the previous proven segments:
+        their newest pages, and older pages of them where copies of one durable row showed
+        as one (at most `FILL_OLDER` of those)."""
+        for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
-            if have >= rows or cur.kind != "first":
+            earlier = cur.kind == "page" and cur.window is not self.window
+            if have >= rows or not (cur.kind == "first" or earlier):
                 return
-            self._read_earlier(cur, rows - have)
+            result = self._read_earlier(cur, rows - have)
+            if earlier and (result is None or not result.new_keys):
+                return
 
     def read_goal(self) -> str | None:
         """The task's goal (`TaskInfo.goal`): from the view, else one one-row read of the root."""
@@ -271,7 +256,7 @@ class TaskReader(LineageProof):
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
-        view, cur, cold = self.view(), self.cursor(), bool(self.continues_parent)
+        view, cur, cold = self.view(), self.cursor(), self.continues_parent
         rows = shown_rows(view)
         return TranscriptDoc(
             task=TaskInfo(
@@ -290,7 +275,10 @@ class TaskReader(LineageProof):
             backend=self.caps.info(),
             rows=rows,
             coverage=coverage(view, cur, cold_open=cold),
-            warnings=merge_warnings(warnings, history_warnings(view, cur, cold_open=cold)),
+            warnings=merge_warnings(
+                state_warnings(warnings, partial=tip.end_reason == "compression"),
+                history_warnings(view, cur, cold_open=cold),
+            ),
         )
 
 

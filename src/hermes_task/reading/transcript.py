@@ -18,6 +18,7 @@ from hermes_task.core.documents import Coverage, Row, SegmentInfo, WarningCode, 
 from hermes_task.core.history import Cursor, View
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.sanitize import clean_line
 from hermes_task.core.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -33,11 +34,13 @@ def shown_rows(view: View) -> list[Row]:
     return out
 
 
-def coverage(view: View, cur: Cursor, *, cold_open: bool) -> Coverage:
+def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
+    """`cold_open` None: whether the anchor continues an earlier segment is not known (a
+    bound stopped the check), so the start is not claimed."""
     return Coverage(
         unique_rows=len(view.keys),
         has_older=cur.kind in ("page", "first"),
-        at_start=cur.kind == "start" and not cold_open,
+        at_start=cur.kind == "start" and cold_open is False,
     )
 
 
@@ -64,21 +67,45 @@ def segments(
     return out
 
 
-def history_warnings(view: View, cur: Cursor, *, cold_open: bool) -> list[WarningItem]:
-    """The warnings the history itself implies (added once to whatever a cycle reported)."""
+ANCESTORS: dict[str, str] = {
+    "cold_open": "this segment continues an earlier one; open the task's first segment to read them",
+    "unknown": "whether this segment continues an earlier one is not known: a read bound stopped the check",
+    "blocked": "the pages of segment {sid} answer for a newer segment, so its own rows cannot be read",
+}
+
+
+def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
+    """The warnings the history itself implies (added once to whatever a cycle reported).
+    `partial_ancestors` says why: a cold open of a later segment (and where to look), a
+    check a bound stopped, or an earlier segment whose pages answer for another session.
+    A tip segment that cannot be read (`blocked` at the tip) is not about ancestors."""
     out: list[WarningItem] = []
 
     def add(code: WarningCode, detail: str = "") -> None:
         out.append(WarningItem(code=code, message=warning_message(code, detail)))
 
-    if cold_open or cur.kind == "blocked":
-        add("partial_ancestors")
+    if cold_open is not False:
+        add("partial_ancestors", ANCESTORS["cold_open" if cold_open else "unknown"])
+    elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
+        add("partial_ancestors", ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
     if view.foreign:
         add("foreign_rows", f"{view.foreign} row{'s' if view.foreign != 1 else ''}")
     return out
 
 
 HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
+
+
+def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
+    """The reported warnings with `partial_history` as the task stands now (`partial`: the
+    newest verified segment ended by compression): a refresh that proved a newer segment
+    after the warning was reported (a restart while paging) leaves no stale one, and one
+    still partial keeps it once, after `legacy_backend`."""
+    kept = [w for w in reported if w.code != "partial_history"]
+    if partial:
+        at = 1 if kept and kept[0].code == "legacy_backend" else 0
+        kept.insert(at, WarningItem(code="partial_history", message=warning_message("partial_history")))
+    return kept
 
 
 def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:

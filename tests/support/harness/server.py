@@ -234,6 +234,15 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def chain(self, rotations: int, *, fork: bool = False) -> dict[str, Any]:
+        """A new plain chat rotated *rotations* times (``seeding chain``): root, tip, segments
+        (oldest first), answer, sibling (``fork``: a second continuation of the last
+        compressed segment)."""
+        args = ["chain", "--rotations", str(rotations), *(["--fork"] if fork else [])]
+        out = run_seed_tool(self.name, self.home, *args)
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
     def end_session(self, session_id: str, end_reason: str = "agent_close") -> dict[str, Any]:
         """End a session through SessionDB.end_session; return its end_reason/ended_at."""
         out = run_seed_tool(self.name, self.home, "end", "--session", session_id, "--reason", end_reason)

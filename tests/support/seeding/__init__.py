@@ -11,6 +11,7 @@ repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness/`` doe
     <venv>/bin/python -m tests.support.seeding rotate --session ID --before 8 --after 2
     <venv>/bin/python -m tests.support.seeding rotated-parent
     <venv>/bin/python -m tests.support.seeding held-unit --goals-json '["Lint", "Build"]'
+    <venv>/bin/python -m tests.support.seeding chain --rotations 39 [--fork]
 
 The modules: ``common`` (constants, goals, the scratch-home and network guards),
 ``capabilities`` (what the installed package offers), ``seeder`` (the SessionDB, agents and
@@ -20,7 +21,9 @@ rotation and compaction; ``store``; ``watch`` -- an unfinished unit and the demo
 ``rotparent`` -- a parent rotated by compression whose later segment delegates;
 ``held`` -- a unit whose completion Hermes records in its ``async_delegations`` ledger through
 ``tools.async_delegation._persist_dispatch``/``_persist_completion`` but never delivers),
-``mutations`` (append, end, rotate while a server reads the home) and ``__main__``.
+``mutations`` (append, end, rotate while a server reads the home; ``chain``: a new plain chat
+rotated N times, optionally with a second continuation of its last compressed segment) and
+``__main__``.
 
 Everything is written by the installed package itself: sessions and rows through
 ``hermes_state.SessionDB``, delegated children through the builder ``delegate_task`` uses

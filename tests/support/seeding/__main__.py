@@ -37,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         help="compressor: the real compression path, new segment ended; "
         "by-hand: 0.19.0's order of SessionDB calls, new segment left open",
     )
+    p_chain = sub.add_parser("chain", help="a plain chat rotated N times through the real compressor")
+    p_chain.add_argument("--rotations", type=int, required=True)
+    p_chain.add_argument(
+        "--fork", action="store_true", help="a second continuation of the last compressed segment"
+    )
     p_demo = sub.add_parser("demo", help="the demo's parent chat and a still-running parent (tools/demo.py)")
     p_demo.add_argument("--out", required=True, type=Path)
     p_demo.add_argument("--watch-goals-json", required=True)
@@ -95,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.dispatched_at,
                 None if args.statuses_json is None else json.loads(args.statuses_json),
             )
+        elif args.cmd == "chain":
+            result = mutations.chain(args.rotations, fork=args.fork)
         elif args.cmd == "watch-parent":
             result = watch.watch_parent(json.loads(args.goals_json))
         elif args.cmd == "complete-unit":

@@ -1,4 +1,5 @@
-"""Changes to a seeded home while a server reads it: append rows, end a session, rotate one."""
+"""Changes to a seeded home while a server reads it: append rows, end a session, rotate one,
+or add a plain chat rotated many times (``chain``)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,45 @@ def _rotate_by_compressor(s: Seeder, session_id: str, old: dict[str, Any], befor
     ]
     finish(s, agent, msgs, "Two errors in the deploy log.")
     return new
+
+
+def chain(rotations: int, *, fork: bool = False) -> dict[str, Any]:
+    """A plain ``cli`` chat rotated *rotations* times through the real compression path, in one
+    process: each segment gets four padded tool rounds before it is compressed, and the last
+    one a question and its answer (the chat is not closed). ``fork``: the last compressed
+    segment also gets a second continuation, created through ``SessionDB.create_session``
+    with the segment's source and model config (what a second rotation of the same segment
+    writes), holding one row. Returns the ids of every segment, oldest first (``segments``),
+    ``root``, ``tip``, the tip's answer and the ``sibling`` (or None)."""
+    stub_summariser()
+    s = Seeder()
+    chat = s.agent("cli")
+    segments = [chat.session_id]
+    msgs: list[Any] = [{"role": "user", "content": "Keep an eye on the deploy log."}]
+    for n in range(rotations):
+        msgs += [row for i in range(4) for row in tool_round(i, f"chain{n}")]
+        chat._flush_messages_to_session_db(msgs)
+        msgs = s.compact(chat, msgs, in_place=False)
+        segments.append(chat.session_id)
+    msgs.append({"role": "user", "content": "Anything new?"})
+    answer = f"Nothing new after {rotations} rotations."
+    finish(s, chat, msgs, answer, close=False)
+    sibling = None
+    if fork and rotations:
+        old = s.session(segments[-2])
+        config = old.get("model_config")
+        sibling = f"{datetime.now().strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
+        s.db.create_session(
+            session_id=sibling,
+            source=old["source"],
+            model_config=json.loads(config) if isinstance(config, str) else config,
+            parent_session_id=segments[-2],
+        )
+        s.append(sibling, "user", "A second continuation of the same segment.")
+    return {
+        "root": segments[0],
+        "tip": segments[-1],
+        "segments": segments,
+        "answer": answer,
+        "sibling": sibling,
+    }

@@ -1,0 +1,266 @@
+"""The proven lineage of one task: proofs of candidates against the verified path.
+
+Invariant: `path` only ever holds segments proven back to the anchor (the first durable
+reference) on one branch. A candidate is untrusted until `core.lineage.prove` accepts it over
+exact-id, profile-checked detail reads (cached per fetch and bounded by `DetailReader`); a
+proof walks from the candidate to the anchor or to a segment already proven (32 nodes per
+walk), so a long lineage is proven step by step. An explicit `--tip` that fails is reported;
+a proposal that fails (a hint or a store row) is ignored, the store's named with its reason
+on `--debug`; two proven branches are a fork, never resolved by recency. No row of a
+candidate is read before its proof: what the backend can do (`caps`, core/capabilities.py)
+is learned from its answers, and a rule no answer showed yet is assumed and checked on the
+adopted segment's first page (`_rewrites_source`). Where candidates come from is
+`reading/discovery.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
+
+from hermes_task.core.capabilities import Capabilities
+from hermes_task.core.documents import Candidate
+from hermes_task.core.ids import is_valid_id
+from hermes_task.core.lineage import (
+    LEGACY_SOURCE_REWRITE,
+    MARKERS,
+    BoundReached,
+    ForkAmbiguous,
+    LineageRejected,
+    Proof,
+    combine,
+    continues_parent,
+    parse_model_config,
+    prove,
+)
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
+from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import DetailReader
+from hermes_task.reading.storehints import StoreHints
+
+Source = Literal["tip_option", "latest_descendant", "store"]
+
+
+class ProvenPath:
+    """The proven lineage of one task and its queue of untrusted candidates."""
+
+    def __init__(
+        self,
+        client: DashboardAPI,
+        anchor_id: str,
+        *,
+        tips: Sequence[str] = (),
+        hint: bool = True,
+        store: StoreHints | None = None,
+    ) -> None:
+        self.client = client
+        self.anchor_id = anchor_id
+        self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
+        self.hint = hint
+        self.store = store
+        self.path: tuple[str, ...] = (anchor_id,)
+        self.caps = Capabilities()
+        self.candidate = Candidate()
+        self.notes: set[str] = set()
+        self.bound_hit = False
+        self.oldest: MessagesPage | None = None  # the anchor's oldest row, once read
+        self.settled: set[str] = set()  # every source asked, and a successor proven
+        self.hinted: set[str] = set()  # on the path of a hint answer that was proven
+        # children of hops accepted under an assumed source-rewrite rule (`_rewrites_source`)
+        self.assumed: set[str] = set()
+        self._assuming: list[str] = []
+        self.withdrawn: HermesError | None = None  # a --tip withdrawn by `rule_holds`
+
+    def _oldest_first(self) -> bool:
+        """Do the backend's offsets count from the oldest row (`order` not honoured)?"""
+        if self.caps.order is None:
+            probe = self.client.messages(self.anchor_id, offset=0, limit=1)
+            self.caps.learn(probe)
+            if not probe.ordered:  # `order` ignored: offset 0 is the anchor's oldest row
+                self.oldest = probe
+        return not self.caps.order
+
+    def _rewrites_source(self, child: SessionDetail) -> bool:
+        """Does this backend's rotation turn `tool` into `subagent`? Backends that merge a
+        continuation's ancestors into its pages copy the parent's source instead. What an
+        answer showed decides; the anchor (the task itself) may show it with one oldest-first
+        row. Any other child is not proven yet, so none of its rows is read: the rule is
+        assumed (`assumed`) and decided by `rule_holds` once the segment is adopted, before
+        any row of it is used."""
+        known = self.caps.source_rewrite
+        if known is not None:
+            return known
+        if child.id != self.anchor_id:
+            self._assuming.append(child.id)
+            return True
+        self._first_row_shows(child.id)
+        return self.caps.ancestors_merged is False
+
+    def _first_row_shows(self, sid: str) -> None:
+        """Learn whether the backend merges ancestors from the oldest row of segment `sid`
+        (a proven one): another session's row shows merging, its own shows none."""
+        page = self.client.messages(sid, offset=0, limit=1, order="oldest")
+        self.caps.learn(page)
+        if page.session_id == sid and page.messages and self.caps.ancestors_merged is None:
+            self.caps.ancestors_merged = False
+
+    def _prove(self, reader: DetailReader, sid: str) -> tuple[Proof, list[str]]:
+        """`prove` from the verified path; also the hop children it assumed the rule for."""
+        self._assuming = []
+        proof = prove(
+            reader(self.anchor_id), sid, reader, rewrites_source=self._rewrites_source, verified=self.path
+        )
+        return proof, self._assuming
+
+    def truncate(self, path: tuple[str, ...]) -> None:
+        """Keep only `path` (a prefix of the proven path): its newest segment is asked about
+        its continuations again."""
+        self.path = path
+        self.settled &= set(path[:-1])
+        self.hinted &= set(path[:-1])
+        self.assumed &= set(path)
+
+    def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
+        """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the
+        newest page of the proven tip (`rows`, read from its start when `exhausted`) is
+        merged. A continuation's page (not `tool`: merging skips those) carrying earlier
+        segments' rows shows a backend that copies the source; one read from its start with
+        only its own rows shows one that does not merge; otherwise one oldest-first row of
+        the first adopted segment that relied on the rule decides. Refuted, the path is cut
+        before that segment (`withdrawn`; False: read the new tip's page)."""
+        if not self.assumed:
+            return True
+        own = bool(rows) and all(m.session_id == tip.id for m in rows)
+        continuation = tip.id != self.anchor_id and tip.source != "tool"
+        if self.caps.ancestors_merged is None and own and exhausted and continuation:
+            self.caps.ancestors_merged = False
+        first = next((s for s in self.path if s in self.assumed), None)
+        if self.caps.ancestors_merged is None and first is not None:
+            self._first_row_shows(first)
+        if self.caps.ancestors_merged is not True:  # confirmed, or still not shown: it stands
+            if self.caps.ancestors_merged is False:
+                self.assumed.clear()
+            return True
+        cut = min((self.path.index(s) for s in self.assumed if s in self.path), default=len(self.path))
+        dropped = self.path[cut:]
+        self.assumed.clear()
+        self.notes.discard(LEGACY_SOURCE_REWRITE)
+        if not dropped:
+            return True
+        self.truncate(self.path[:cut])
+        if self.candidate.id in dropped:
+            explicit = self.candidate.source == "tip_option"
+            self.candidate = replace(self.candidate, status="rejected", reason="source_changed")
+            if explicit and self.candidate.id is not None:
+                self.withdrawn = HermesError(
+                    Code.LINEAGE_REJECTED, f"{clean_line(self.candidate.id)}: source_changed"
+                )
+        return False
+
+    def add_candidate(self, sid: str) -> None:
+        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
+        if sid not in self.path and sid not in self.pending:
+            self.pending.append(sid)
+
+    def _adopt(self, reader: DetailReader, sid: str, *, source: Source) -> HermesError | None:
+        explicit = source == "tip_option"
+        reader(self.anchor_id)  # the anchor's own failure is the task's, not the tip's
+        try:
+            proof, assuming = self._prove(reader, sid)
+        except LineageRejected as exc:
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason=exc.reason, source=source)
+                return HermesError(Code.LINEAGE_REJECTED, f"{clean_line(sid)}: {exc.reason}")
+            self._ignored(source, exc.reason)
+            return None
+        except BoundReached:
+            self.bound_hit = True
+            if explicit:
+                self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached", source=source)
+            return None
+        except HermesError as exc:
+            # A proposal naming a session the dashboard cannot show (404, a malformed detail)
+            # only did not pan out. An explicit --tip that cannot be read hides nothing
+            # verified: it is `unavailable`, and its failure is reported after the rows.
+            if explicit:
+                self.candidate = Candidate(id=sid, status="unavailable", reason=exc.code.value, source=source)
+                return exc
+            if not (exc.code in HINT_IGNORABLE or (source == "store" and exc.code is Code.PROFILE_MISMATCH)):
+                raise
+            self._ignored(source, exc.code.value)
+            return None
+        try:
+            self.path = combine(self.path, proof.path)
+        except ForkAmbiguous as exc:
+            common = [a for a, b in zip(exc.first, exc.second, strict=False) if a == b]
+            self.truncate(tuple(common) or (self.anchor_id,))
+            self.candidate = Candidate(id=sid, status="rejected", reason="fork_ambiguous", source=source)
+            return HermesError(
+                Code.FORK_AMBIGUOUS, f"{clean_line(exc.first[-1])} and {clean_line(exc.second[-1])}"
+            )
+        self.notes.update(proof.notes)
+        self.assumed.update(assuming)
+        if explicit or self.candidate.status == "none" or source == self.candidate.source:
+            reason = None if explicit else source
+            self.candidate = Candidate(id=sid, status="proven", reason=reason, source=source)
+        return None
+
+    def _ignored(self, source: Source, reason: str) -> None:
+        if source == "store" and self.store is not None:
+            self.store.say(f"store: continuation candidate ignored ({reason})")
+
+    def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool | None:
+        """Does the anchor itself continue an earlier segment (a cold open of a later one)?
+        One extra exact-id, profile-checked read of the parent's metadata, and only when the
+        anchor names no direct-parent marker; never the parent's messages. None: not known,
+        the read budget was spent before the parent could be read."""
+        parent_id = anchor.parent_session_id
+        try:
+            markers = parse_model_config(anchor) or {}
+        except LineageRejected:
+            markers = {}
+        if (
+            parent_id is None
+            or any(markers.get(m) == parent_id for m in MARKERS)
+            or not is_valid_id(parent_id)
+        ):
+            return False
+        try:
+            parent = reader(parent_id)
+        except BoundReached:
+            self.bound_hit = True
+            return None
+        except HermesError as exc:
+            if exc.code is not Code.NOT_FOUND:
+                raise
+            return False
+        return continues_parent(anchor, parent, rewrites_source=self._rewrites_source)
+
+    def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
+        """Accept a messages answer for another session only as a proven newer segment of
+        this branch (the path's new tip); anything else is an identity mismatch. A proof
+        stopped by a bound raises `BoundReached`: not known, so nothing of it is used."""
+        if not is_valid_id(sid):
+            raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
+        if reader(self.path[-1]).end_reason != "compression":
+            reader.fresh(self.path[-1])  # it rotated since this cycle read it: prove on what is now
+        try:
+            proof, assuming = self._prove(reader, sid)
+            path = combine(self.path, proof.path)
+        except (LineageRejected, ForkAmbiguous):
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for {clean_line(sid)}, not proven on this task"
+            ) from None
+        except BoundReached:
+            self.bound_hit = True
+            raise
+        if path[-1] != sid:
+            raise HermesError(
+                Code.IDENTITY_MISMATCH, f"messages answered for an earlier segment {clean_line(sid)}"
+            )
+        self.path = path
+        self.notes.update(proof.notes)
+        self.assumed.update(assuming)
