@@ -17,8 +17,17 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from hermes_task.cli.common import PARAMETER_OF, ColorMode, Common
+from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import current
+
+
+def command_app(**settings: Any) -> typer.Typer:
+    """The typer app a command module declares its command (or group) in: help in click's
+    plain formatter (no rich panels, as the root), no `--install-completion` of its own
+    (`hermes-task completion` prints the script)."""
+    return typer.Typer(
+        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **settings
+    )
 
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -235,6 +244,10 @@ _TRAILING: list[tuple[str, Any, Any]] = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# A command's parameter that fills a differently named `Common` field (`json` would shadow
+# the module in a command's signature).
+PARAMETER_OF = {"json": "json_out"}
 
 
 def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]:
