@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "follow": ("hermes_task.cli.follow", "follow"),
     "older": ("hermes_task.cli.older", "older"),
     "recover": ("hermes_task.cli.recover", "recover"),
+    "search": ("hermes_task.cli.search", "search"),
     "completion": ("hermes_task.cli.meta", "completion"),
     "schema": ("hermes_task.cli.meta", "schema"),
     "config": ("hermes_task.cli.meta", "config_app"),
