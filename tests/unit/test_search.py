@@ -21,9 +21,12 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
-from hermes_task.core.documents import Row, TaskEntry, WarningItem
-from hermes_task.core.search import Hit, compile_pattern, groups, search_row
+from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
+from hermes_task.core.messages import WARNINGS, warning_message
+from hermes_task.core.search import Hit, blocks, compile_pattern, groups, search_row
 from hermes_task.failures import ExitStatus, Interrupted
+from hermes_task.reading import search as search_module
+from hermes_task.reading.older import PagingOutcome
 from hermes_task.reading.search import Query, Tally, TaskSearch, search_parent
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.render.rows import when
@@ -41,6 +44,7 @@ OTHER = "20261201_115000_e2e2e2"
 MISSING = "20261201_120004_f2f2f2"
 T0 = 1796056440.0
 STAMP = "2026-11-30 16:34:00Z"  # T0 with --utc
+LEGACY = WARNINGS["legacy_backend"]
 
 
 @pytest.fixture
@@ -174,6 +178,31 @@ def test_tool_status_steer_commentary_and_call_arguments_are_searched(fake: Conv
     ]
     with_reasoning = events(run("NEEDLE", P, "--json", "--reasoning"))
     assert [(e["row_id"], e["field"]) for e in with_reasoning if e["type"] == "match"][-1] == (7, "reasoning")
+    shown = run("NEEDLE", P, "--reasoning", "--utc", tty=True, env={"COLUMNS": "30"}).stdout.splitlines()
+    assert shown[0] == f"1.1  {A}  Audit A"  # ids are never cut, nor a goal that short
+    assert [line for line in shown if line.startswith("  ") and not line.startswith("    ")] == [
+        "  status",
+        "  steer",
+        "  commentary",
+        "  arguments of call terminal (call_9)",
+        "  reasoning",
+    ]
+
+
+def test_the_blocks_of_a_row() -> None:
+    """A tool result's output, status and steers; commentary notes and call arguments by
+    `part`; a call without recorded arguments and an empty output are no block."""
+    tool = Row(id=1, session_id="s", role="tool", text=json.dumps({"exit_code": 2}))
+    assert [(b.field, b.part, b.text) for b in blocks(tool)] == [("status", 0, "exit 2")]
+    plain = Row(id=2, session_id="s", role="tool", text=json.dumps({"output": "done"}))
+    assert [(b.field, b.text) for b in blocks(plain)] == [("output", "done")]
+    calls = [ToolCall(id="a", name="x", arguments=None), ToolCall(id="b", name="y", arguments="{}")]
+    said = Row(id=3, session_id="s", role="assistant", text=None, commentary=["one", "two"], tool_calls=calls)
+    assert [(b.field, b.part, b.text) for b in blocks(said)] == [
+        ("commentary", 0, "one"),
+        ("commentary", 1, "two"),
+        ("arguments", 1, "{}"),
+    ]
 
 
 # -- every task accounted for -------------------------------------------------------------------
@@ -270,6 +299,27 @@ def test_a_backend_that_hides_archived_rows_cannot_prove_an_absence(fake: Conver
     assert [e["code"] for e in doc if e["type"] == "warning"] == ["legacy_backend"]  # once, not per task
     assert [e["searched"] for e in doc if e["type"] == "task"] == ["whole", "whole"]
     assert doc[-1]["complete"] is False
+    text = run("absent", P)
+    assert text.stderr == f"warning: {LEGACY}\n"
+    assert run("absent", P, "--quiet").stderr == ""  # a warning about the setup, every run
+
+
+def test_a_child_ended_by_compression_without_a_proven_continuation_is_searched_in_part(
+    fake: Conversations,
+) -> None:
+    parent(fake, ("Audit A", "completed", A))
+    child(fake, A, "Audit A", ("assistant", "Compressing now."))
+    fake.details[A].update(ended_at=T0 + 1, end_reason="compression")  # its newer segment is unknown
+    doc = events(run("Compressing", P, "--json"))
+    ref = {"number": "1.1", "child_session_id": A}
+    assert [(e["code"], e["task"]) for e in doc if e["type"] == "warning"] == [("partial_history", ref)]
+    (task,) = [e for e in doc if e["type"] == "task"]
+    assert (task["searched"], task["code"], task["matches"]) == ("partial", "partial_history", 1)
+    assert (doc[-1]["complete"], doc[-1]["exit_code"]) == (False, 0)
+    text = run("absent", P)
+    assert text.exit_code == 11
+    # said once, naming the task: the warning already says why it was searched in part
+    assert text.stderr == f"warning: task 1.1: {warning_message('partial_history')}\n"
 
 
 def test_a_rotated_childs_later_segment_is_searched_and_named(
@@ -319,6 +369,33 @@ def test_a_rotated_childs_later_segment_is_searched_and_named(
         f"1.1  {A}  Rotate me",
         f"▌ assistant  #5  1970-01-01 00:01:41Z  segment {TIP}",
     ]
+
+
+def test_a_long_child_is_read_back_to_its_first_row(fake: Conversations) -> None:
+    """Every page, as `older --all`: the newest 50 rows, then pages of 500 back to the goal."""
+    parent(fake, ("NEEDLE in the goal", "completed", A))
+    child(fake, A, "NEEDLE in the goal", *[("assistant", f"row {i}") for i in range(700)])
+    doc = events(run("NEEDLE", P, "--json"))
+    assert [(e["row_id"], e["line"]) for e in doc if e["type"] == "match"] == [(4, "NEEDLE in the goal")]
+    (task,) = [e for e in doc if e["type"] == "task"]
+    assert (task["searched"], task["rows"]) == ("whole", 701)
+    limits = [c.params.get("limit") for c in fake.log if c.sid == A and c.kind == "messages"]
+    assert limits == ["50", "500", "500"]
+    heading = run("NEEDLE", P, tty=True, env={"COLUMNS": "40"}).stdout.splitlines()[0]
+    assert heading == f"1.1  {A}  NEEDLE in…"  # the goal is cut to the width left
+
+
+def test_whole_is_never_claimed_while_older_rows_remain(
+    fake: Conversations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever stopped the paging, warning or not: older rows left means searched in part."""
+    parent(fake, ("Audit A", "completed", A))
+    child(fake, A, "Audit A", *[("assistant", f"row {i}") for i in range(60)])
+    monkeypatch.setattr(search_module, "read_batches", lambda reader, plan: PagingOutcome(stop="start"))
+    doc = events(run("row", P, "--json"))
+    (task,) = [e for e in doc if e["type"] == "task"]
+    assert (task["searched"], task["code"], task["rows"]) == ("partial", "bound_reached", 50)
+    assert doc[-1]["complete"] is False
 
 
 def test_children_are_read_up_to_the_task_bound_and_the_rest_reported(fake: Conversations) -> None:
@@ -398,6 +475,13 @@ def test_the_terminal_layout(fake: Conversations) -> None:
     none = run("absent", P, tty=True)
     assert (none.exit_code, none.stdout) == (10, "")
     assert none.stderr == "no match · 2 of 2 tasks searched whole\n"
+    fake.missing.add(B)  # a child gone: not everything could be read
+    unproven = run("absent", P, tty=True)
+    assert unproven.exit_code == 11
+    assert unproven.stderr.splitlines()[-1] == (
+        "no match · 1 of 2 tasks searched whole · the absence is not proven: not every transcript "
+        "was searched whole"
+    )
 
 
 def test_hostile_text_is_sanitised_on_a_terminal_and_in_tsv(fake: Conversations) -> None:

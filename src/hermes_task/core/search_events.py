@@ -48,10 +48,6 @@ class SearchMatch:
     before: list[str] = described("Up to N lines of the same block just above the line.")
     after: list[str] = described("Up to N lines of the same block just below the line.")
 
-    def __post_init__(self) -> None:
-        if type(self.timestamp) is int:  # a float field: 1 is 1.0 in the document
-            object.__setattr__(self, "timestamp", float(self.timestamp))
-
 
 @record
 class SearchTask:

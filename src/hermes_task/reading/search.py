@@ -31,7 +31,7 @@ from hermes_task.core.documents import Row, TaskEntry, WarningItem
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.messages import SEARCH, UNAVAILABLE
 from hermes_task.core.search import Hit, search_row
-from hermes_task.failures import Code, HermesError
+from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.older import Plan, combine_warnings, read_batches
 from hermes_task.reading.ownership import admit
@@ -139,7 +139,6 @@ class _Run:
             if outcome.searched == "whole":
                 self.tally.searched += 1
             self.reporter.task(outcome)
-        self.run_warnings(self.hints.warnings())
         self.tally.complete = self.whole and self.tally.searched == len(tasks)
 
     def search_task(self, task: TaskEntry, child_id: str, parents: frozenset[str]) -> TaskSearch:
@@ -153,9 +152,7 @@ class _Run:
             snap = reader.refresh()
             reader.fill()
             paging = read_batches(reader, Plan(batches=None, limit=MAX_LIMIT))
-        except HermesError as exc:
-            if exc.code is Code.INTERRUPTED:
-                raise
+        except HermesError as exc:  # this task only (Ctrl-C is KeyboardInterrupt: it ends the run)
             failure = exc
             rows = reader.rows()
             has_older = True

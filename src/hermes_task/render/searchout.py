@@ -27,6 +27,7 @@ from hermes_task.core.search_events import SearchMatch, SearchResult, SearchTask
 from hermes_task.failures import HermesError
 from hermes_task.reading.search import Tally, TaskSearch
 from hermes_task.render import jsonout
+from hermes_task.render.cells import width_of
 from hermes_task.render.rows import View, header, plural, when
 from hermes_task.render.target import Target
 from hermes_task.render.terminal_rows import Painter
@@ -36,6 +37,7 @@ Note = Callable[[str, str], None]  # (line, style): one line on stderr
 LINE_FIELDS = ("#", "child_session", "segment", "row", "role", "time", "field", "line", "mark", "text")
 MAX_SHOWN = 300  # a longer line is shown on a terminal around its first match
 SHOWN_BEFORE = 100
+MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
 SGR = {"match": "1;31", "number": "32", "mark": "36", "label": "2", "heading": "1", "segment": "2"}
 
 
@@ -226,11 +228,12 @@ class TerminalSearch(SearchNotes):
                 out.append("\n")
             self.heading = key
             self.tasks_with_hits += 1
+            ids = f"{_number(task)}  {clean_line(task.child_session_id or '')}  "
             goal = " ".join(clean_line(task.goal or "").split())
-            line = f"{_number(task)}  {clean_line(task.child_session_id or '')}  {goal}"
-            if len(line) > self.out.columns:
-                line = line[: self.out.columns - 1] + "…"
-            out.append(_sgr(line, "heading", color) + "\n")
+            room = max(MIN_GOAL, self.out.columns - width_of(ids))  # the ids are never cut
+            if width_of(goal) > room:
+                goal = goal[: room - 1].rstrip() + "…"
+            out.append(_sgr(ids + goal, "heading", color) + "\n")
         previous: Group | None = None
         for group in groups(hits):
             if previous is None:
