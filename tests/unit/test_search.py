@@ -419,7 +419,7 @@ def test_children_are_read_up_to_the_task_bound_and_the_rest_reported(fake: Conv
         fake.client(), P, StoreHints(None, "disabled"), query, Recorder(), Tally(), max_tasks=1
     )
     assert [(s.searched, s.code) for s in seen] == [("whole", None), ("no", "bound_reached")]
-    assert seen[1].message == "only the children of the first 1 tasks are read in one search"
+    assert seen[1].message == "at most 1 children are read in one search"
     assert (tally.tasks, tally.searched, tally.matches, tally.complete) == (2, 1, 1, False)
     assert not any(c.sid == B for c in fake.log)
 

@@ -84,7 +84,7 @@ SEARCH: dict[str, str] = {
     "not_searched": "task {number} not searched: {reason}",
     "in_part": "task {number} searched in part: {reason}",
     "task_warning": "task {number}: {message}",
-    "task_bound": "only the children of the first {n} tasks are read in one search",
+    "task_bound": "at most {n} children are read in one search",
     "no_child": "no child session is known for it",
     # the summary on a terminal (stderr): "3 matching lines in 2 tasks · 5 of 5 tasks searched whole"
     "found": "{lines} in {tasks} · {searched} of {total} searched whole",

@@ -10,7 +10,7 @@ any of its messages is read), then every older page back to the start of its fir
 segment (`reading/older.py`, 500 rows a page). Only the rows of that proven lineage are
 searched (`core/search.py`), one task at a time, and reported as they are found.
 
-Bounds: the children of at most `MAX_TASKS` tasks are read (later tasks are reported not
+Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
 searched, `bound_reached`); each child read keeps the bounds of `older --all` (10,000 older
 pages, 3 restarts, a page that brings nothing new ends it; the lineage proof's 32 nodes and
 100 detail reads a cycle), and a bound that stopped it is a `bound_reached` warning naming
