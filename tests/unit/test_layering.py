@@ -199,7 +199,7 @@ def test_help_imports_neither_rich_nor_httpx_nor_pydantic_nor_the_core() -> None
 
 
 @pytest.mark.parametrize(
-    "command", ["show", "follow", "older", "recover", "config show", "schema", "completion"]
+    "command", ["show", "follow", "older", "recover", "search", "config show", "schema", "completion"]
 )
 def test_command_help_imports_neither_httpx_nor_pydantic_nor_the_core(command: str) -> None:
     modules = loaded(*command.split(), "--help")

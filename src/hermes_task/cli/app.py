@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "follow": ("hermes_task.cli.follow", "app"),
     "older": ("hermes_task.cli.older", "app"),
     "recover": ("hermes_task.cli.recover", "app"),
+    "search": ("hermes_task.cli.search", "app"),
     "completion": ("hermes_task.cli.meta", "completion_app"),
     "schema": ("hermes_task.cli.meta", "schema_app"),
     "config": ("hermes_task.cli.meta", "config_app"),

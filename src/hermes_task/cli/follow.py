@@ -160,7 +160,7 @@ app = command_app()
 
 
 @app.command()
-@with_common(pager=False, events=True)
+@with_common(pager=False, events="events")
 def follow(
     child_id: Annotated[
         str | None,

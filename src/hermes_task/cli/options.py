@@ -215,14 +215,17 @@ ChildId = Annotated[
 ]
 
 
-JsonEvents = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="NDJSON events on stdout, one per line (schema: hermes-task schema events).",
-        rich_help_panel=OUT,
-    ),
-]
+def json_events(schema: str) -> Any:
+    """--json worded as NDJSON events whose schema is `hermes-task schema SCHEMA`."""
+    return Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema}).",
+            rich_help_panel=OUT,
+        ),
+    ]
+
 
 # (name, annotation, default) in the order --help lists them, after the command's own options.
 _OUTPUT: list[tuple[str, Any, Any]] = [("pager", Pager, None)]
@@ -250,10 +253,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 PARAMETER_OF = {"json": "json_out"}
 
 
-def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]:
+def with_common(*, pager: bool = True, events: str | None = None) -> Callable[[F], F]:
     """Give the decorated command the shared options and call it with `common=Common(...)`.
 
-    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events (follow).
+    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
+    names (`events` for follow, `search`).
     `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
     `--request-timeout`, everywhere."""
 
@@ -264,7 +268,8 @@ def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]
             for p in inspect.signature(func).parameters.values()
             if p.name != "common"
         ]
-        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], JsonEvents if events else Json, False)]
+        json_option = Json if events is None else json_events(events)
+        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)]
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
         shared += _TRAILING

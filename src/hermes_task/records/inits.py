@@ -143,6 +143,30 @@ INITS['hermes_task.core.results.TaskResult'] = (__init__, (True, False, False, (
 def __init__(self, roles, tail): __dataclass_setattr__(self, 'roles', roles); __dataclass_setattr__(self, 'tail', tail)
 INITS['hermes_task.core.rowfilter.RowFilter'] = (__init__, (True, False, False, (('roles', True, False, 'default'), ('tail', True, False, 'default'))), None)
 
+def __init__(self, *, field, part, text): __dataclass_setattr__(self, 'field', field); __dataclass_setattr__(self, 'part', part); __dataclass_setattr__(self, 'text', text)
+INITS['hermes_task.core.search.Block'] = (__init__, (True, True, False, (('field', True, True, ''), ('part', True, True, ''), ('text', True, True, ''))), None)
+
+def __init__(self, *, row, field, part, lines): __dataclass_setattr__(self, 'row', row); __dataclass_setattr__(self, 'field', field); __dataclass_setattr__(self, 'part', part); __dataclass_setattr__(self, 'lines', lines)
+INITS['hermes_task.core.search.Group'] = (__init__, (True, True, False, (('row', True, True, ''), ('field', True, True, ''), ('part', True, True, ''), ('lines', True, True, ''))), None)
+
+def __init__(self, *, number, text, spans): __dataclass_setattr__(self, 'number', number); __dataclass_setattr__(self, 'text', text); __dataclass_setattr__(self, 'spans', spans)
+INITS['hermes_task.core.search.GroupLine'] = (__init__, (True, True, False, (('number', True, True, ''), ('text', True, True, ''), ('spans', True, True, ''))), None)
+
+def __init__(self, *, row, field, part, line_number, line, spans, before, after): __dataclass_setattr__(self, 'row', row); __dataclass_setattr__(self, 'field', field); __dataclass_setattr__(self, 'part', part); __dataclass_setattr__(self, 'line_number', line_number); __dataclass_setattr__(self, 'line', line); __dataclass_setattr__(self, 'spans', spans); __dataclass_setattr__(self, 'before', before); __dataclass_setattr__(self, 'after', after)
+INITS['hermes_task.core.search.Hit'] = (__init__, (True, True, False, (('row', True, True, ''), ('field', True, True, ''), ('part', True, True, ''), ('line_number', True, True, ''), ('line', True, True, ''), ('spans', True, True, ''), ('before', True, True, 'default'), ('after', True, True, 'default'))), None)
+
+def __init__(self, *, type, task, session_id, row_id, role, kind, timestamp, field, part, line_number, line, spans, before, after): __dataclass_setattr__(self, 'type', type); __dataclass_setattr__(self, 'task', task); __dataclass_setattr__(self, 'session_id', session_id); __dataclass_setattr__(self, 'row_id', row_id); __dataclass_setattr__(self, 'role', role); __dataclass_setattr__(self, 'kind', kind); __dataclass_setattr__(self, 'timestamp', timestamp); __dataclass_setattr__(self, 'field', field); __dataclass_setattr__(self, 'part', part); __dataclass_setattr__(self, 'line_number', line_number); __dataclass_setattr__(self, 'line', line); __dataclass_setattr__(self, 'spans', spans); __dataclass_setattr__(self, 'before', before); __dataclass_setattr__(self, 'after', after)
+INITS['hermes_task.core.search_events.SearchMatch'] = (__init__, (True, True, False, (('type', True, True, 'default'), ('task', True, True, ''), ('session_id', True, True, ''), ('row_id', True, True, ''), ('role', True, True, ''), ('kind', True, True, ''), ('timestamp', True, True, ''), ('field', True, True, ''), ('part', True, True, ''), ('line_number', True, True, ''), ('line', True, True, ''), ('spans', True, True, ''), ('before', True, True, ''), ('after', True, True, ''))), None)
+
+def __init__(self, *, type, tasks, searched, matches, complete, exit_code): __dataclass_setattr__(self, 'type', type); __dataclass_setattr__(self, 'tasks', tasks); __dataclass_setattr__(self, 'searched', searched); __dataclass_setattr__(self, 'matches', matches); __dataclass_setattr__(self, 'complete', complete); __dataclass_setattr__(self, 'exit_code', exit_code)
+INITS['hermes_task.core.search_events.SearchResult'] = (__init__, (True, True, False, (('type', True, True, 'default'), ('tasks', True, True, ''), ('searched', True, True, ''), ('matches', True, True, ''), ('complete', True, True, ''), ('exit_code', True, True, ''))), None)
+
+def __init__(self, *, type, number, goal, status, child_session_id, searched, code, message, segments, rows, matches): __dataclass_setattr__(self, 'type', type); __dataclass_setattr__(self, 'number', number); __dataclass_setattr__(self, 'goal', goal); __dataclass_setattr__(self, 'status', status); __dataclass_setattr__(self, 'child_session_id', child_session_id); __dataclass_setattr__(self, 'searched', searched); __dataclass_setattr__(self, 'code', code); __dataclass_setattr__(self, 'message', message); __dataclass_setattr__(self, 'segments', segments); __dataclass_setattr__(self, 'rows', rows); __dataclass_setattr__(self, 'matches', matches)
+INITS['hermes_task.core.search_events.SearchTask'] = (__init__, (True, True, False, (('type', True, True, 'default'), ('number', True, True, ''), ('goal', True, True, ''), ('status', True, True, ''), ('child_session_id', True, True, ''), ('searched', True, True, ''), ('code', True, True, ''), ('message', True, True, ''), ('segments', True, True, ''), ('rows', True, True, ''), ('matches', True, True, ''))), None)
+
+def __init__(self, *, type, code, message, task): __dataclass_setattr__(self, 'type', type); __dataclass_setattr__(self, 'code', code); __dataclass_setattr__(self, 'message', message); __dataclass_setattr__(self, 'task', task)
+INITS['hermes_task.core.search_events.SearchWarning'] = (__init__, (True, True, False, (('type', True, True, 'default'), ('code', True, True, ''), ('message', True, True, ''), ('task', True, True, ''))), None)
+
 def __init__(self, window, new_keys, gap, stale, detached, returned, restarted, warnings): __dataclass_setattr__(self, 'window', window); __dataclass_setattr__(self, 'new_keys', new_keys); __dataclass_setattr__(self, 'gap', gap); __dataclass_setattr__(self, 'stale', stale); __dataclass_setattr__(self, 'detached', detached); __dataclass_setattr__(self, 'returned', returned); __dataclass_setattr__(self, 'restarted', restarted); __dataclass_setattr__(self, 'warnings', warnings)
 INITS['hermes_task.core.window.MergeResult'] = (__init__, (True, False, False, (('window', True, False, ''), ('new_keys', True, False, ''), ('gap', True, False, 'default'), ('stale', True, False, 'default'), ('detached', True, False, 'default'), ('returned', True, False, 'default'), ('restarted', True, False, 'default'), ('warnings', True, False, 'default'))), None)
 
@@ -190,6 +214,15 @@ INITS['hermes_task.reading.older.Progress'] = (__init__, (True, False, False, ((
 
 def __init__(self, page, rows, exhausted, offset, legacy, bound_hit): __dataclass_setattr__(self, 'page', page); __dataclass_setattr__(self, 'rows', rows); __dataclass_setattr__(self, 'exhausted', exhausted); __dataclass_setattr__(self, 'offset', offset); __dataclass_setattr__(self, 'legacy', legacy); __dataclass_setattr__(self, 'bound_hit', bound_hit)
 INITS['hermes_task.reading.pages.NewestPage'] = (__init__, (True, False, False, (('page', True, False, ''), ('rows', True, False, ''), ('exhausted', True, False, ''), ('offset', True, False, ''), ('legacy', True, False, ''), ('bound_hit', True, False, 'default'))), None)
+
+def __init__(self, *, pattern, context, reasoning): __dataclass_setattr__(self, 'pattern', pattern); __dataclass_setattr__(self, 'context', context); __dataclass_setattr__(self, 'reasoning', reasoning)
+INITS['hermes_task.reading.search.Query'] = (__init__, (True, True, False, (('pattern', True, True, ''), ('context', True, True, 'default'), ('reasoning', True, True, 'default'))), None)
+
+def __init__(self, tasks, searched, matches, complete): self.tasks = tasks; self.searched = searched; self.matches = matches; self.complete = complete
+INITS['hermes_task.reading.search.Tally'] = (__init__, (False, False, False, (('tasks', True, False, 'default'), ('searched', True, False, 'default'), ('matches', True, False, 'default'), ('complete', True, False, 'default'))), None)
+
+def __init__(self, *, task, searched, code, message, segments, rows, matches): __dataclass_setattr__(self, 'task', task); __dataclass_setattr__(self, 'searched', searched); __dataclass_setattr__(self, 'code', code); __dataclass_setattr__(self, 'message', message); __dataclass_setattr__(self, 'segments', segments); __dataclass_setattr__(self, 'rows', rows); __dataclass_setattr__(self, 'matches', matches)
+INITS['hermes_task.reading.search.TaskSearch'] = (__init__, (True, True, False, (('task', True, True, ''), ('searched', True, True, ''), ('code', True, True, 'default'), ('message', True, True, 'default'), ('segments', True, True, 'default'), ('rows', True, True, 'default'), ('matches', True, True, 'default'))), None)
 
 def __init__(self, new_keys, warnings, failure): self.new_keys = new_keys; self.warnings = __dataclass_dflt_warnings__() if warnings is __dataclass_factory__ else warnings; self.failure = failure
 INITS['hermes_task.reading.snapshot.Snapshot'] = (__init__, (False, False, False, (('new_keys', True, False, 'default'), ('warnings', True, False, 'factory'), ('failure', True, False, 'default'))), None)
