@@ -39,6 +39,35 @@ STORE_REASONS: dict[str, str] = {
     "foreign": "the dashboard knows none of the store's ids; is it another dashboard's store?",
 }
 
+# What to do about it (after the reason): the store is the dashboard's own `state.db`, on the
+# dashboard's host; `{path}` is the store that was tried.
+STORE_ADVICE: dict[str, str] = {
+    "no_file": (
+        "run hermes-task on the dashboard's host (as the user that runs it), or pass --store PATH "
+        "to the dashboard's state.db"
+    ),
+    "permission": "run hermes-task as the user that runs the dashboard, or pass --store PATH to a readable copy",
+    "locked": "try again",
+    "unknown_columns": "pass --store PATH to the dashboard's own state.db",
+    "corrupt": "pass --store PATH to the dashboard's own state.db",
+    "needs_write": "try again while the dashboard runs, or pass --store PATH to a copy",
+    "disabled": "drop --no-store (or the config's store = false) to look them up",
+    "not_loopback": "or run hermes-task on the dashboard's host, where its store is found by itself",
+    "foreign": "pass --store PATH to the store of the dashboard at this URL (its $HERMES_HOME/state.db)",
+}
+
+
+def store_warning(reason: str, path: str | None = None) -> str:
+    """The `store_unavailable` text: why the store was not used (the reason, the store file
+    where it matters), then what to do."""
+    why = STORE_REASONS.get(reason, reason)
+    if path and reason in ("no_file", "permission", "unknown_columns", "corrupt", "needs_write"):
+        why += f" at {path}"
+    advice = STORE_ADVICE.get(reason)
+    text = f"{WARNINGS['store_unavailable']} ({why})"
+    return f"{text}: {advice}" if advice else text
+
+
 STATUS_LABELS: dict[str, str] = {
     "running": "running",
     "completed": "✓ completed",
