@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("hermes_task.cli.show", "show"),
     "follow": ("hermes_task.cli.follow", "follow"),
     "older": ("hermes_task.cli.older", "older"),
+    "parents": ("hermes_task.cli.parents", "parents"),
     "recover": ("hermes_task.cli.recover", "recover"),
     "completion": ("hermes_task.cli.meta", "completion"),
     "schema": ("hermes_task.cli.meta", "schema"),

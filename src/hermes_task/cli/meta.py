@@ -42,6 +42,7 @@ class SchemaName(StrEnum):
     transcript = "transcript"
     events = "events"
     tasks = "tasks"
+    parents = "parents"
     error = "error"
     config = "config"
 
@@ -73,7 +74,7 @@ def schema(
         SchemaName | None,
         typer.Argument(
             metavar="name",
-            help="Which document (transcript, events, tasks, error, config); without it, the list of schemas.",
+            help="Which document (transcript, events, tasks, parents, error, config); without it, the list of schemas.",
             show_default=False,
         ),
     ] = None,

@@ -35,7 +35,7 @@ STORE_REASONS: dict[str, str] = {
     "corrupt": "the store is not a readable SQLite database",
     "needs_write": "SQLite would need to write next to the store to read it",
     "disabled": "--no-store",
-    "not_loopback": "the dashboard URL is not loopback; pass --store PATH to use a store anyway",
+    "not_loopback": "the dashboard URL is not loopback: its store is not looked for here",
     "foreign": "the dashboard knows none of the store's ids; is it another dashboard's store?",
 }
 
@@ -51,20 +51,27 @@ STORE_ADVICE: dict[str, str] = {
     "unknown_columns": "pass --store PATH to the dashboard's own state.db",
     "corrupt": "pass --store PATH to the dashboard's own state.db",
     "needs_write": "try again while the dashboard runs, or pass --store PATH to a copy",
-    "disabled": "drop --no-store (or the config's store = false) to look them up",
-    "not_loopback": "or run hermes-task on the dashboard's host, where its store is found by itself",
+    "disabled": "drop --no-store (or the config file's no_store = true)",
+    "not_loopback": (
+        "run hermes-task on the dashboard's host, where its store is found by itself, or pass "
+        "--store PATH to the dashboard's state.db (a copy works)"
+    ),
     "foreign": "pass --store PATH to the store of the dashboard at this URL (its $HERMES_HOME/state.db)",
 }
 
 
-def store_warning(reason: str, path: str | None = None) -> str:
-    """The `store_unavailable` text: why the store was not used (the reason, the store file
-    where it matters), then what to do."""
+def store_reason(reason: str, path: str | None = None) -> str:
+    """Why the store was not used: the reason, and the store file where the file is the problem."""
     why = STORE_REASONS.get(reason, reason)
     if path and reason in ("no_file", "permission", "unknown_columns", "corrupt", "needs_write"):
         why += f" at {path}"
+    return why
+
+
+def store_warning(reason: str, path: str | None = None) -> str:
+    """The `store_unavailable` text: why the store was not used, then what to do."""
+    text = f"{WARNINGS['store_unavailable']} ({store_reason(reason, path)})"
     advice = STORE_ADVICE.get(reason)
-    text = f"{WARNINGS['store_unavailable']} ({why})"
     return f"{text}: {advice}" if advice else text
 
 
@@ -126,6 +133,10 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.STILL_RUNNING: (
         "known to be still running when `--timeout` ran out (the last read succeeded and showed it "
         "running); `follow` stopped on partial history"
+    ),
+    ExitStatus.NO_STORE: (
+        "`parents`: the local Hermes store, its only source of proposals, could not be read "
+        "(`store_unavailable`: no store file, `--no-store`, a non-loopback URL without `--store`, ...)"
     ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",

@@ -20,6 +20,7 @@ from pydantic import Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
+from hermes_task.core.delegators import ParentsDoc
 from hermes_task.core.documents import ConfigDoc, ErrorDoc, TasksDoc, TranscriptDoc
 from hermes_task.core.events import FollowEvent
 
@@ -32,6 +33,7 @@ _TARGETS: dict[str, tuple[Any, str]] = {
         "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+    "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
     "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
     "config": (ConfigDoc, "`config show --json`: effective settings and their sources; never a secret."),
 }

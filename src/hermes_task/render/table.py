@@ -25,12 +25,12 @@ terminal), and draws nothing but these lines: no line is ever folded by rich.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from rich.console import Console, ConsoleOptions
 from rich.text import Text
 
+from hermes_task.records import dataclass
 from hermes_task.render.cells import breaks, width_of
 
 GAP = 2  # spaces between two columns
