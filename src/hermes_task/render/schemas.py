@@ -21,6 +21,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from hermes_task.core.configdoc import ConfigDoc
+from hermes_task.core.delegators import ParentsDoc
 from hermes_task.core.documents import ErrorDoc, TasksDoc, TranscriptDoc
 from hermes_task.core.events import FollowEvent
 from hermes_task.core.search_events import SearchEvent
@@ -34,6 +35,7 @@ _TARGETS: dict[str, tuple[Any, str]] = {
         "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+    "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
     "search": (
         Annotated[SearchEvent, Field(discriminator="type")],
         "`search --json`: each NDJSON line is one of these events; the last is `result`.",
