@@ -119,3 +119,19 @@ def strong_texts(tokens: Sequence[Token]) -> list[str]:
             elif inside is not None and child.type in TEXT_TOKENS:
                 inside.append(child.content)
     return out
+
+
+def detail_blocks(tokens: Sequence[Token]) -> list[list[Token]]:
+    """The tokens inside each `<details>` block, in order."""
+    out: list[list[Token]] = []
+    inside: list[Token] | None = None
+    for token in tokens:
+        if token.type == "html_block" and DETAILS_OPEN.fullmatch(token.content):
+            inside = []
+        elif token.type == "html_block" and token.content == DETAILS_CLOSE:
+            assert inside is not None
+            out.append(inside)
+            inside = None
+        elif inside is not None:
+            inside.append(token)
+    return out
