@@ -54,24 +54,7 @@ def generated_files() -> dict[Path, str]:
     files.update({ROOT / "schemas" / f"{name}.json": schemas.render(name) for name in schemas.NAMES})
     files[Path(HELP_FILE)] = help_file_text(all_help_texts())
     files[ARGSPEC_FILE] = argspec_text()
-    files.update(inits_file())
     return files
-
-
-def inits_file() -> dict[Path, str]:
-    """src/hermes_task/records/inits.py: the `__init__` of every class built by
-    `records.dataclass` in the package (records/initcode.py), all its modules imported."""
-    import importlib
-    import pkgutil
-
-    import hermes_task
-    from hermes_task.records import initcode
-
-    path = ROOT / "src" / "hermes_task" / "records" / "inits.py"
-    for module in pkgutil.walk_packages(hermes_task.__path__, "hermes_task."):
-        importlib.import_module(module.name)
-    built = {k: v for k, v in initcode.BUILT.items() if k.startswith("hermes_task.") and "<" not in k}
-    return {path: initcode.module_text(built)}
 
 
 _ALL_HELP = """

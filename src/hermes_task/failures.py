@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 
-from hermes_task.records import dataclass
+from msgspec import Struct
 
 
 class ExitStatus(enum.IntEnum):
@@ -63,8 +63,7 @@ class Code(enum.StrEnum):
     INTERRUPTED = "interrupted"
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(Struct, frozen=True):
     """One row of the table: how a code exits, whether a retry may help, and its words."""
 
     exit: ExitStatus

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from msgspec import Struct
+
 from hermes_task.cli.environment import Environment
-from hermes_task.records import dataclass
 
 # A command's parameter that fills a differently named `Common` field (`json` would shadow
 # the module in a command's signature).
@@ -32,8 +33,7 @@ class RoleName(StrEnum):
     system = "system"
 
 
-@dataclass(frozen=True)
-class Common:
+class Common(Struct, frozen=True):
     """What every reading command shares: connection, output, and the environment it runs in."""
 
     env: Environment

@@ -25,7 +25,7 @@ from hermes_task.cli.common import PARAMETER_OF, ColorMode, Common, RoleName
 from hermes_task.cli.environment import Environment
 
 ENUMS: Mapping[str, type[ColorMode] | type[RoleName]] = {"color": ColorMode, "role": RoleName}
-COMMON = frozenset(Common.__dataclass_fields__) - {"env"}
+COMMON = frozenset(Common.__struct_fields__) - {"env"}
 FIELD_OF = {name: field for field, name in PARAMETER_OF.items()}
 
 
