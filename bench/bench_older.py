@@ -172,7 +172,7 @@ OLDER_MODULES = (
     "hermes_task.cli.older",
     "hermes_task.reading.reader",
     "hermes_task.reading.older",
-    "hermes_task.render.jsonout",
+    "hermes_task.render.jsontext",
     "hermes_task.render.plain_rows",
 )
 IMPORTS = {

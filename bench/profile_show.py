@@ -98,13 +98,13 @@ def main(argv: list[str]) -> int:
     step("import hermes_task.cli (typer, the app and its options)", lambda: __import__("hermes_task.cli"))
     httpx = step("import httpx", lambda: __import__("httpx"))
     step(
-        "import the core (client, wire, snapshot, model, render: dataclasses, no pydantic)",
+        "import the core (client, wire, snapshot, model, render: msgspec Structs, no pydantic)",
         lambda: [
             __import__(m)
             for m in (
                 "hermes_task.dashboard.client",
                 "hermes_task.reading.reader",
-                "hermes_task.render.jsonout",
+                "hermes_task.render.jsontext",
             )
         ],
     )
