@@ -10,12 +10,15 @@ draft 2020-12. msgspec's output is completed here with what the documents promis
   a default);
 - every object with named properties is closed (`additionalProperties: false`): a new field
   is a new schema version or a documented extension that regenerates these files;
+- a nullable value's `anyOf` ends with `null` and descriptions are dedented, whatever
+  msgspec's (or Python's) version wrote;
 - a document's root is its object itself, titled for the command (msgspec puts it in
   `$defs` behind a `$ref`); the events are `oneOf` their six kinds, discriminated on `type`.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -41,11 +44,17 @@ NAMES: tuple[str, ...] = tuple(_TARGETS)
 
 
 def _complete(node: Any) -> None:
-    """Every object with named properties: all of them required, in order; nothing else."""
+    """Every object with named properties: all of them required, in order; nothing else.
+    A nullable value lists `null` last, and a description from a docstring is dedented
+    (`inspect.cleandoc`): msgspec's versions, and Python's, differ in both."""
     if isinstance(node, dict):
+        if isinstance(node.get("description"), str):
+            node["description"] = inspect.cleandoc(node["description"])
         if node.get("type") == "object" and isinstance(node.get("properties"), dict):
             node["required"] = list(node["properties"])
             node["additionalProperties"] = False
+        if isinstance(node.get("anyOf"), list):
+            node["anyOf"].sort(key=lambda option: option == {"type": "null"})
         for value in node.values():
             _complete(value)
     elif isinstance(node, list):
