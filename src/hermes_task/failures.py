@@ -29,6 +29,8 @@ class ExitStatus(enum.IntEnum):
     NETWORK = 7
     TASK_FAILED = 8
     STILL_RUNNING = 9
+    NO_MATCH = 10
+    NO_MATCH_INCOMPLETE = 11
     HANGUP = 129
     INTERRUPTED = 130
     TERMINATED = 143

@@ -76,7 +76,7 @@ def test_the_console_script_is_installed() -> None:
 
 def test_bash_completes_commands_options_choices_and_gateways(tmp_path: Path) -> None:
     env = env_with_config(tmp_path)
-    assert bash_complete(["hermes-task", "s"], env) == ["show", "schema"]  # COMMAND_ORDER
+    assert bash_complete(["hermes-task", "s"], env) == ["show", "search", "schema"]  # COMMAND_ORDER
     assert bash_complete(["hermes-task", "completion", ""], env) == ["bash", "zsh", "fish"]
     assert bash_complete(["hermes-task", "schema", "e"], env) == ["events", "error"]
     assert "--gateway" in bash_complete(["hermes-task", "show", "--g"], env)

@@ -16,7 +16,7 @@ SECRET_TOKEN = "tok-SECRET-0123456789"
 SECRET_PASSWORD = "pw-SECRET-0123456789"
 
 
-def setup(tmp_path: Path, text: str) -> dict[str, str]:
+def config_env(tmp_path: Path, text: str) -> dict[str, str]:
     folder = tmp_path / "hermes-task"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.toml").write_text(text, encoding="utf-8")
@@ -58,7 +58,7 @@ def test_config_path_prints_the_xdg_path(tmp_path: Path) -> None:
 
 
 def test_config_show_human_lists_every_setting_with_its_source(tmp_path: Path) -> None:
-    env = {**setup(tmp_path, CONFIG), "HERMES_TASK_PROFILE": "envprof", "PAGER": "more"}
+    env = {**config_env(tmp_path, CONFIG), "HERMES_TASK_PROFILE": "envprof", "PAGER": "more"}
     result = invoke(["config", "show", "--request-timeout", "4"], env)
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
@@ -84,7 +84,11 @@ def test_config_show_human_lists_every_setting_with_its_source(tmp_path: Path) -
 
 
 def test_config_show_json_is_one_document_without_secrets(tmp_path: Path) -> None:
-    env = {**setup(tmp_path, CONFIG), "HERMES_DASHBOARD_PASSWORD": SECRET_PASSWORD, "HERMES_TASK_PAGER": ""}
+    env = {
+        **config_env(tmp_path, CONFIG),
+        "HERMES_DASHBOARD_PASSWORD": SECRET_PASSWORD,
+        "HERMES_TASK_PAGER": "",
+    }
     result = invoke(["config", "show", "--json", "--gateway", "gated"], env)
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
@@ -111,7 +115,7 @@ def test_config_show_json_is_one_document_without_secrets(tmp_path: Path) -> Non
 
 
 def test_config_show_never_prints_the_token_from_env_or_file(tmp_path: Path) -> None:
-    env = {**setup(tmp_path, CONFIG), "HERMES_DASHBOARD_TOKEN": SECRET_TOKEN}
+    env = {**config_env(tmp_path, CONFIG), "HERMES_DASHBOARD_TOKEN": SECRET_TOKEN}
     for args in (["config", "show"], ["config", "show", "--json"], ["config", "show", "--token-file", "x"]):
         result = invoke(args, env)
         assert result.exit_code == 0, result.stderr
@@ -138,7 +142,7 @@ def test_config_show_without_a_file_shows_defaults(tmp_path: Path) -> None:
 
 
 def test_a_malformed_config_file_is_exit_2_with_one_line_naming_file_and_line(tmp_path: Path) -> None:
-    env = setup(tmp_path, 'url = "x"\ndefault_gateway = = 1\n')
+    env = config_env(tmp_path, 'url = "x"\ndefault_gateway = = 1\n')
     result = invoke(["show", "20260101_000000_aaaaaa"], env)
     assert result.exit_code == 2
     assert result.stdout == ""
@@ -148,7 +152,7 @@ def test_a_malformed_config_file_is_exit_2_with_one_line_naming_file_and_line(tm
 
 
 def test_an_unknown_key_is_exit_2_with_one_line_naming_its_line(tmp_path: Path) -> None:
-    env = setup(tmp_path, '[gateways.lab]\nurl = "http://x"\ntoken = "' + SECRET_TOKEN + '"\n')
+    env = config_env(tmp_path, '[gateways.lab]\nurl = "http://x"\ntoken = "' + SECRET_TOKEN + '"\n')
     result = invoke(["show", "20260101_000000_aaaaaa"], env)
     assert result.exit_code == 2
     path = tmp_path / "hermes-task" / "config.toml"
@@ -169,7 +173,7 @@ def test_an_unknown_key_is_exit_2_with_one_line_naming_its_line(tmp_path: Path) 
 def test_config_show_with_an_invalid_file_says_where_then_what_it_can(
     tmp_path: Path, text: str, line: int
 ) -> None:
-    env = {**setup(tmp_path, text), "HERMES_DASHBOARD_TOKEN": SECRET_TOKEN}
+    env = {**config_env(tmp_path, text), "HERMES_DASHBOARD_TOKEN": SECRET_TOKEN}
     path = tmp_path / "hermes-task" / "config.toml"
     result = invoke(["config", "show", "--url", "http://127.0.0.1:9300"], env)
     assert result.exit_code == 2
@@ -186,7 +190,7 @@ def test_config_show_with_an_invalid_file_says_where_then_what_it_can(
 
 
 def test_config_path_with_an_invalid_file_prints_the_path_and_says_what_is_wrong(tmp_path: Path) -> None:
-    env = setup(tmp_path, "default_gateway = = 1\n")
+    env = config_env(tmp_path, "default_gateway = = 1\n")
     result = invoke(["config", "path"], env)
     assert result.exit_code == 0
     path = tmp_path / "hermes-task" / "config.toml"
@@ -199,7 +203,7 @@ def test_gateway_completion_is_silent_on_an_invalid_config(
 ) -> None:
     from hermes_task.cli.options import complete_gateway
 
-    for key, value in setup(tmp_path, "default_gateway = = 1\n").items():
+    for key, value in config_env(tmp_path, "default_gateway = = 1\n").items():
         monkeypatch.setenv(key, value)
     assert complete_gateway(cast(typer.Context, None), "") == []  # the completion ignores its context
 
@@ -208,7 +212,7 @@ def test_gateway_completion_is_silent_on_an_invalid_config(
 def test_an_unknown_gateway_is_exit_2_with_one_line_and_json_error(
     tmp_path: Path, command: list[str]
 ) -> None:
-    env = setup(tmp_path, CONFIG)
+    env = config_env(tmp_path, CONFIG)
     result = invoke([*command, "--gateway", "prod"], env)
     assert result.exit_code == 2
     assert result.stdout == ""

@@ -17,6 +17,7 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from hermes_task.cli.app import app
+from hermes_task.render import rows as rows_module
 from tests.support.dashboard import Dashboard, serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 
@@ -136,12 +137,14 @@ def paris() -> Iterator[None]:
     before = os.environ.get("TZ")
     os.environ["TZ"] = "Europe/Paris"
     time.tzset()
+    rows_module._MINUTES[False].clear()  # local times an earlier test formatted in another zone
     yield
     if before is None:
         os.environ.pop("TZ", None)
     else:
         os.environ["TZ"] = before
     time.tzset()
+    rows_module._MINUTES[False].clear()
 
 
 def test_show_terminal_text(dashboard: Dashboard, snapshot: SnapshotAssertion, paris: None) -> None:

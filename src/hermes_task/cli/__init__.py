@@ -2,9 +2,9 @@
 shell every command runs in (`shell.py`), the injected environment (`environment.py`), and
 one module per command. The only package that imports typer (a test checks it).
 
-This file imports nothing: `show`'s typer-free start path (`fastpath.py`) imports modules of
-this package without loading typer. The app is `hermes_task.cli.app.app`; `main` is still
-found here (console scripts installed by older versions import `hermes_task.cli:main`).
+The app is `hermes_task.cli.app.app`; `main` is still found here (console scripts installed
+by older versions import `hermes_task.cli:main`), imported only when asked for: `app.py`
+imports this package's modules, so this file must not import `app.py` first.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """The command tree, assembled top-down: the typer app, its root options and every command.
 
-Commands live one per module and know nothing of the app; this module names them in the
-order a user meets them (`COMMANDS`), and the root group imports and builds a command only
-when it is looked up: `show` never imports follow's, recover's or config's modules, nor
-pays for typer turning their signatures into options (issue 18). Invariant: importing this
-module imports typer only — no rich, httpx, core or command module — so start-up stays fast.
+Commands live one per module, each a typer app of its own (`options.command_app()`) that
+knows nothing of the root; this module names them in the order a user meets them
+(`COMMANDS`). The root group is click's lazy group: `get_command` imports a command's module
+and converts its typer app (`typer.main.get_command`) only when that command is looked up, so
+`show` never imports follow's, recover's or config's modules nor pays for typer turning their
+signatures into options (issue 18). `--help`, usage errors and completion are typer's and
+click's own. Invariant: importing this module imports typer, not rich, httpx, core or a
+command module.
 """
 
 from __future__ import annotations
@@ -12,101 +15,60 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any
 
 import typer
-from typer.main import get_command_from_info, get_group_from_info
-from typer.models import CommandInfo, TyperInfo
+from typer._click import exceptions
 
 from hermes_task import __version__
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.shell import quiet_pipe_exit
 
-# name: (module, attribute), in the order a user meets them; an attribute that is a
-# typer.Typer is a command group (`config`), anything else a command function.
+# name: (module, attribute): the typer app of each command, in the order a user meets them.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "show": ("hermes_task.cli.show", "show"),
-    "follow": ("hermes_task.cli.follow", "follow"),
-    "older": ("hermes_task.cli.older", "older"),
-    "recover": ("hermes_task.cli.recover", "recover"),
-    "completion": ("hermes_task.cli.meta", "completion"),
-    "schema": ("hermes_task.cli.meta", "schema"),
+    "show": ("hermes_task.cli.show", "app"),
+    "follow": ("hermes_task.cli.follow", "app"),
+    "older": ("hermes_task.cli.older", "app"),
+    "recover": ("hermes_task.cli.recover", "app"),
+    "search": ("hermes_task.cli.search", "app"),
+    "completion": ("hermes_task.cli.meta", "completion_app"),
+    "schema": ("hermes_task.cli.meta", "schema_app"),
     "config": ("hermes_task.cli.meta", "config_app"),
 }
-COMMAND_ORDER = tuple(COMMANDS)
 
 if os.environ.get("_HERMES_TASK_COMPLETE"):
     # A shell asks for completions: meta registers typer's shell classes on import.
     from hermes_task.cli import meta as _meta  # noqa: F401
 
 
-def build_command(name: str) -> Any:
-    """The click command `name`, built from its module as `app.command()` / `add_typer`
-    would have built it inside the app (plain help: rich_markup_mode=None)."""
-    module, attribute = COMMANDS[name]
-    target = getattr(importlib.import_module(module), attribute)
-    if isinstance(target, typer.Typer):
-        return get_group_from_info(
-            TyperInfo(target),
-            pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=None,
-            suggest_commands=app.suggest_commands,
-        )
-    return get_command_from_info(
-        CommandInfo(callback=target),
-        pretty_exceptions_short=app.pretty_exceptions_short,
-        rich_markup_mode=None,
-    )
-
-
-class _Commands(MutableMapping[str, Any]):
-    """The root group's commands: every name of COMMANDS, each built on first lookup."""
-
-    def __init__(self, built: MutableMapping[str, Any]) -> None:
-        self._built = dict(built)
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._built:
-            if name not in COMMANDS:
-                raise KeyError(name)
-            self._built[name] = build_command(name)
-        return self._built[name]
-
-    def __setitem__(self, name: str, command: Any) -> None:
-        self._built[name] = command
-
-    def __delitem__(self, name: str) -> None:
-        del self._built[name]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from COMMANDS
-        yield from (name for name in self._built if name not in COMMANDS)
-
-    def __len__(self) -> int:
-        return len(set(COMMANDS) | set(self._built))
-
-    def __contains__(self, name: object) -> bool:
-        return name in COMMANDS or name in self._built
-
-
-class _Group(typer.core.TyperGroup):
-    """Commands built when looked up, listed in the order a user meets them."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.commands = _Commands(self.commands)
+class LazyGroup(typer.core.TyperGroup):
+    """The root group: click's lazy-loading pattern (`list_commands`/`get_command`) over
+    `COMMANDS`. A command is imported and converted once, when looked up, then kept in
+    `self.commands` as `add_command` keeps any other."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return list(self.commands)
+        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command_app = getattr(importlib.import_module(module), attribute)
+            self.add_command(typer.main.get_command(command_app), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.list_commands(ctx):
+            # typer suggests close names ("Did you mean 'show'?") from the commands it holds:
+            # on an unknown name, every command is loaded first.
+            for name in COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Usage errors spelled like every other failure: `error: invalid usage: …` first,
         then the usage line and a hint (click's own `Error: …` comes last, capitalised)."""
         if kwargs.get("standalone_mode", True) is False:
             return super().main(*args, **kwargs)
-        from typer._click import exceptions
-
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except exceptions.NoArgsIsHelpError as exc:
@@ -132,7 +94,7 @@ class _Group(typer.core.TyperGroup):
 
 app = typer.Typer(
     name="hermes-task",
-    cls=_Group,
+    cls=LazyGroup,
     help=(
         "See what Hermes Agent delegated subagent tasks did and are doing, read-only, "
         "over the Hermes dashboard's HTTP API."

@@ -1,8 +1,6 @@
-"""What a reading command is called with, without typer: the `Common` options and the
-choice values of `--color` and `--role`.
-
-`options.py` declares these as typer options; `fastpath.py` fills them from argv without
-typer. Invariant: this module imports neither typer nor anything of the command tree.
+"""What a reading command is called with: the `Common` options and the choice values of
+`--color` and `--role`. `options.py` declares them as typer options and fills `Common`; a
+command's work (`run_show.py`, the shell, the output) takes these values, not typer's.
 """
 
 from __future__ import annotations
@@ -12,10 +10,6 @@ from enum import StrEnum
 from msgspec import Struct
 
 from hermes_task.cli.environment import Environment
-
-# A command's parameter that fills a differently named `Common` field (`json` would shadow
-# the module in a command's signature).
-PARAMETER_OF = {"json": "json_out"}
 
 
 class ColorMode(StrEnum):

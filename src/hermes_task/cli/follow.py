@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, complete_task_id, with_common
+from hermes_task.cli.options import (
+    Full,
+    NoHint,
+    Reasoning,
+    Tips,
+    Utc,
+    command_app,
+    complete_task_id,
+    with_common,
+)
 from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.shell import Known, connect, debug_writer, resolve_settings, run, stderr_line, target
 from hermes_task.cli.store import store_hints
@@ -158,7 +167,11 @@ class TerminalReporter:
             self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
 
 
-@with_common(pager=False, events=True)
+app = command_app()
+
+
+@app.command()
+@with_common(pager=False, events="events")
 def follow(
     child_id: Annotated[
         str | None,

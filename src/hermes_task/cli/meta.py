@@ -18,7 +18,7 @@ import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.environment import current
-from hermes_task.cli.options import with_common
+from hermes_task.cli.options import command_app, with_common
 from hermes_task.cli.shell import console, resolve_settings, run
 
 PROG = "hermes-task"
@@ -42,6 +42,7 @@ class SchemaName(StrEnum):
     transcript = "transcript"
     events = "events"
     tasks = "tasks"
+    search = "search"
     error = "error"
     config = "config"
 
@@ -53,6 +54,10 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
 
 
+completion_app = command_app()
+
+
+@completion_app.command()
 def completion(
     ctx: typer.Context,
     # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
@@ -67,13 +72,17 @@ def completion(
     current(ctx).write_stdout(completion_script(shell.value))
 
 
+schema_app = command_app()
+
+
+@schema_app.command()
 def schema(
     ctx: typer.Context,
     name: Annotated[
         SchemaName | None,
         typer.Argument(
             metavar="name",
-            help="Which document (transcript, events, tasks, error, config); without it, the list of schemas.",
+            help="Which document (transcript, events, tasks, search, error, config); without it, the list of schemas.",
             show_default=False,
         ),
     ] = None,
@@ -90,7 +99,7 @@ def schema(
     write(schemas.render(name.value))
 
 
-config_app = typer.Typer(
+config_app = command_app(
     name="config",
     help="Where the config file is and which settings are in force.",
     no_args_is_help=True,

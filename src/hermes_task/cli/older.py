@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.shell import (
     Known,
@@ -53,6 +53,10 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
         yield update
 
 
+app = command_app()
+
+
+@app.command()
 @with_common()
 def older(
     child_id: ChildId,

@@ -17,8 +17,17 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from hermes_task.cli.common import PARAMETER_OF, ColorMode, Common
+from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import current
+
+
+def command_app(**settings: Any) -> typer.Typer:
+    """The typer app a command module declares its command (or group) in: help in click's
+    plain formatter (no rich panels, as the root), no `--install-completion` of its own
+    (`hermes-task completion` prints the script)."""
+    return typer.Typer(
+        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **settings
+    )
 
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -206,14 +215,17 @@ ChildId = Annotated[
 ]
 
 
-JsonEvents = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="NDJSON events on stdout, one per line (schema: hermes-task schema events).",
-        rich_help_panel=OUT,
-    ),
-]
+def json_events(schema: str) -> Any:
+    """--json worded as NDJSON events whose schema is `hermes-task schema SCHEMA`."""
+    return Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema}).",
+            rich_help_panel=OUT,
+        ),
+    ]
+
 
 # (name, annotation, default) in the order --help lists them, after the command's own options.
 _OUTPUT: list[tuple[str, Any, Any]] = [("pager", Pager, None)]
@@ -236,11 +248,16 @@ _TRAILING: list[tuple[str, Any, Any]] = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# A command's parameter that fills a differently named `Common` field (`json` would shadow
+# the module in a command's signature).
+PARAMETER_OF = {"json": "json_out"}
 
-def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]:
+
+def with_common(*, pager: bool = True, events: str | None = None) -> Callable[[F], F]:
     """Give the decorated command the shared options and call it with `common=Common(...)`.
 
-    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events (follow).
+    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
+    names (`events` for follow, `search`).
     `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
     `--request-timeout`, everywhere."""
 
@@ -251,7 +268,8 @@ def with_common(*, pager: bool = True, events: bool = False) -> Callable[[F], F]
             for p in inspect.signature(func).parameters.values()
             if p.name != "common"
         ]
-        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], JsonEvents if events else Json, False)]
+        json_option = Json if events is None else json_events(events)
+        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)]
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
         shared += _TRAILING

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import with_common
+from hermes_task.cli.options import command_app, with_common
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import store_hints
@@ -29,6 +29,10 @@ class TaskStatus(StrEnum):
     ended_unreported = "ended_unreported"
 
 
+app = command_app()
+
+
+@app.command()
 @with_common(pager=False)
 def recover(
     parent_id: Annotated[

@@ -1,8 +1,5 @@
-"""`show`'s work, without typer: what `hermes-task show` runs once its arguments are parsed.
-
-`cli/show.py` declares the command for typer; `cli/fastpath.py` parses the usual `show`
-command lines itself and calls `run_show` directly, so a `show` never imports typer (issue 18).
-Invariant: this module imports neither typer nor the command tree.
+"""`show`'s work: what `hermes-task show` runs once typer has parsed its arguments
+(`cli/show.py` declares the command), callable with plain values as gh's `runF` is.
 """
 
 from __future__ import annotations

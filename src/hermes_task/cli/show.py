@@ -7,11 +7,14 @@ from typing import Annotated
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, with_common
+from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.run_show import run_show
 from hermes_task.cli.selection import Roles, Tail
 
+app = command_app()
 
+
+@app.command()
 @with_common()
 def show(
     child_id: ChildId,

@@ -87,6 +87,17 @@ RECOVER: dict[str, str] = {
     ),
 }
 
+SEARCH: dict[str, str] = {
+    "not_searched": "task {number} not searched: {reason}",
+    "in_part": "task {number} searched in part: {reason}",
+    "task_warning": "task {number}: {message}",
+    "task_bound": "at most {n} children are read in one search",
+    "no_child": "no child session is known for it",
+    # the summary on a terminal (stderr): "3 matching lines in 2 tasks · 5 of 5 tasks searched whole"
+    "found": "{lines} in {tasks} · {searched} of {total} searched whole",
+    "none": "no match · {searched} of {total} searched whole",
+    "unproven": "the absence is not proven: not every transcript was searched whole",
+}
 
 EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (`follow`: the task ended; with `--exit-status`: ended successfully)",
@@ -107,6 +118,12 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.STILL_RUNNING: (
         "known to be still running when `--timeout` ran out (the last read succeeded and showed it "
         "running); `follow` stopped on partial history"
+    ),
+    ExitStatus.NO_MATCH: "`search`: no line matched, and every task's transcript was searched whole",
+    ExitStatus.NO_MATCH_INCOMPLETE: (
+        "`search`: no line matched, but not every transcript could be searched whole (a task without "
+        "a known child, a child that could not be read, a bound, partial history, archived rows the "
+        "backend does not serve): the absence is not proven"
     ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",

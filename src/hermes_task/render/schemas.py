@@ -27,6 +27,7 @@ import msgspec
 from hermes_task.core.configdoc import ConfigDoc
 from hermes_task.core.documents import ErrorDoc, TasksDoc, TranscriptDoc
 from hermes_task.core.events import FollowEvent
+from hermes_task.core.search_events import SearchEvent
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -37,6 +38,10 @@ _TARGETS: dict[str, tuple[Any, str]] = {
         "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+    "search": (
+        SearchEvent,
+        "`search --json`: each NDJSON line is one of these events; the last is `result`.",
+    ),
     "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
     "config": (ConfigDoc, "`config show --json`: effective settings and their sources; never a secret."),
 }

@@ -1,0 +1,211 @@
+"""`search`: every task of a parent chat read whole and searched (pure of typer and rich).
+
+The tasks are the parent's exactly as `recover PARENT_ID` finds them (`reading/tasktree.py`:
+the parent's path-filtered transcript, every page; the children the local store proposes,
+proven over HTTP by `reading/storehints.py`); nested tasks are not searched. Each task's child
+is then read as `older CHILD --all` reads it: a `TaskReader` with the hint and the store (so a
+rotated child is followed into its newer segments), gated by the ownership proof
+(`reading/ownership.py`: its detail must name a segment of the parent's proven lineage before
+any of its messages is read), then every older page back to the start of its first proven
+segment (`reading/older.py`, 500 rows a page). Only the rows of that proven lineage are
+searched (`core/search.py`), one task at a time, and reported as they are found.
+
+Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
+searched, `bound_reached`); each child read keeps the bounds of `older --all` (10,000 older
+pages, 3 restarts, a page that brings nothing new ends it; the lineage proof's 32 nodes and
+100 detail reads a cycle), and a bound that stopped it is a `bound_reached` warning naming
+the task. A task is never skipped silently: one without a known child, one whose child failed
+the proof or could not be read, and one read only in part are each reported with a code.
+Invariant: the run's tally is kept in `Tally` as it goes, so an interrupted search still
+reports what it found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.limits import MAX_LIMIT
+from hermes_task.core.messages import SEARCH, UNAVAILABLE
+from hermes_task.core.search import Hit, search_row
+from hermes_task.failures import HermesError
+from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.older import Plan, combine_warnings, read_batches
+from hermes_task.reading.ownership import admit
+from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.storehints import StoreHints, find_children
+from hermes_task.reading.tasktree import MAX_CONVERSATIONS, build, read_conversation
+
+MAX_TASKS = MAX_CONVERSATIONS
+# Warnings that say a transcript was not read whole (the task was searched in part).
+INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
+# Warnings about the backend or the machine, not one task: reported once for the run.
+RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
+Searched = Literal["whole", "partial", "no"]
+
+
+class TaskSearch(Struct, frozen=True, kw_only=True):
+    """How one task's transcript was searched: `searched` whole, in part or not at all, and
+    why not whole (`code`, `message`); the proven segments read and the counts."""
+
+    task: TaskEntry
+    searched: Searched
+    code: str | None = None
+    message: str | None = None
+    segments: tuple[str, ...] = ()
+    rows: int = 0
+    matches: int = 0
+
+
+class Tally(Struct):
+    """The run so far: tasks known, tasks searched whole, matching lines, and whether the
+    search is complete (set at its end: every task whole, every row served)."""
+
+    tasks: int = 0
+    searched: int = 0
+    matches: int = 0
+    complete: bool = False
+
+
+class SearchReporter(Protocol):
+    def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None: ...
+    def warning(self, item: WarningItem, task: TaskEntry | None) -> None: ...
+    def task(self, outcome: TaskSearch) -> None: ...
+
+
+class Query(Struct, frozen=True, kw_only=True):
+    """What to look for: the compiled pattern, the context lines, whether reasoning counts."""
+
+    pattern: re.Pattern[str]
+    context: int = 0
+    reasoning: bool = False
+
+
+class _Run:
+    def __init__(
+        self, client: DashboardAPI, hints: StoreHints, query: Query, reporter: SearchReporter, tally: Tally
+    ) -> None:
+        self.client = client
+        self.hints = hints
+        self.query = query
+        self.reporter = reporter
+        self.tally = tally
+        self.said: set[tuple[str, str]] = set()
+        self.whole = True  # no run-wide reason (a parent read in part, rows not served) says otherwise
+
+    def run_warnings(self, items: Sequence[WarningItem]) -> None:
+        """Warnings about the run, each once; one that says rows were not read or served
+        leaves the search incomplete."""
+        for item in items:
+            if item.code in INCOMPLETE or item.code == "legacy_backend":
+                self.whole = False
+            if (item.code, item.message) not in self.said:
+                self.said.add((item.code, item.message))
+                self.reporter.warning(item, None)
+
+    def search(self, parent_id: str, max_tasks: int) -> None:
+        parent = read_conversation(self.client, parent_id, hint=False)
+        tasks, warnings = build(
+            parent,
+            lambda sid: read_conversation(self.client, sid, hint=True, store=self.hints),
+            recursive=False,
+            resolve=lambda conv, found: find_children(self.client, self.hints, conv.messages, found),
+            read_detail=self.client.detail,
+        )
+        self.tally.tasks = len(tasks)
+        self.run_warnings([*warnings, *self.hints.warnings()])
+        read = 0
+        for task in tasks:
+            if task.child_session_id is None:
+                reason = UNAVAILABLE.get(task.unavailable_reason or "", SEARCH["no_child"])
+                code = task.unavailable_reason or "no_durable_child_reference"
+                self.reporter.task(TaskSearch(task=task, searched="no", code=code, message=reason))
+                continue
+            if read >= max_tasks:
+                message = SEARCH["task_bound"].format(n=max_tasks)
+                self.reporter.task(
+                    TaskSearch(task=task, searched="no", code="bound_reached", message=message)
+                )
+                continue
+            read += 1
+            outcome = self.search_task(task, task.child_session_id, frozenset(parent.path))
+            if outcome.searched == "whole":
+                self.tally.searched += 1
+            self.reporter.task(outcome)
+        self.tally.complete = self.whole and self.tally.searched == len(tasks)
+
+    def search_task(self, task: TaskEntry, child_id: str, parents: frozenset[str]) -> TaskSearch:
+        """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
+        reader = TaskReader(
+            self.client, child_id, hint=True, store=self.hints, admit=admit(parents, self.client.detail)
+        )
+        failure: HermesError | None = None
+        warnings: list[WarningItem] = []
+        try:
+            snap = reader.refresh()
+            reader.fill()
+            paging = read_batches(reader, Plan(batches=None, limit=MAX_LIMIT))
+        except HermesError as exc:  # this task only (Ctrl-C is KeyboardInterrupt: it ends the run)
+            failure = exc
+            rows = reader.rows()
+            has_older = True
+        else:
+            doc = reader.document(combine_warnings(snap.warnings, paging.warnings))
+            failure, warnings, rows, has_older = snap.failure, doc.warnings, doc.rows, doc.coverage.has_older
+        matches = self.search_rows(task, rows)
+        own = [w for w in warnings if w.code not in RUN_WIDE]
+        self.run_warnings([w for w in warnings if w.code in RUN_WIDE])
+        for item in own:
+            self.reporter.warning(item, task)
+        base = TaskSearch(
+            task=task, searched="whole", segments=tuple(reader.path), rows=len(rows), matches=matches
+        )
+        if failure is not None:
+            searched: Searched = "partial" if rows else "no"
+            return _not_whole(base, searched, failure.code.value, failure.message)
+        cut = next((w for code in INCOMPLETE for w in own if w.code == code), None)
+        if cut is not None:
+            return _not_whole(base, "partial", cut.code, cut.message)
+        if has_older:  # every early stop of the paging warns; this is the rule, said once more
+            return _not_whole(base, "partial", "bound_reached", "older rows were not read")
+        return base
+
+    def search_rows(self, task: TaskEntry, rows: Sequence[Row]) -> int:
+        count = 0
+        query = self.query
+        for row in rows:
+            hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
+            if hits:
+                count += len(hits)
+                self.tally.matches += len(hits)
+                self.reporter.hits(task, hits)
+        return count
+
+
+def _not_whole(base: TaskSearch, searched: Searched, code: str, message: str) -> TaskSearch:
+    segments = base.segments if searched == "partial" else ()
+    return replace(base, searched=searched, code=code, message=message, segments=segments)
+
+
+def search_parent(
+    client: DashboardAPI,
+    parent_id: str,
+    hints: StoreHints,
+    query: Query,
+    reporter: SearchReporter,
+    tally: Tally,
+    *,
+    max_tasks: int = MAX_TASKS,
+) -> Tally:
+    """Search every task of `parent_id` (module docstring); a failure to read the parent
+    itself raises `HermesError`, a task's child that fails is reported on its task."""
+    _Run(client, hints, query, reporter, tally).search(parent_id, max_tasks)
+    return tally
+
+
+__all__ = ["INCOMPLETE", "MAX_TASKS", "Query", "SearchReporter", "Tally", "TaskSearch", "search_parent"]

@@ -1,0 +1,296 @@
+"""What `search` prints: NDJSON events, tab-separated lines, or readable groups on a terminal.
+
+Three `SearchReporter`s (reading/search.py), chosen by the CLI:
+- `JsonSearch`: one event per line (`core/search_events.py`): `match` per matching line,
+  `warning`, `task` per task, and `result` last;
+- `LinesSearch` (stdout not a terminal): one tab-separated line per line printed, match or
+  context (`LINE_FIELDS`; docs/commands.md "search"), the line's text escaped (`\\` `\\t`
+  `\\n` `\\r`) and sanitised, so a line of output is always one printed line of ten fields;
+- `TerminalSearch`: per task a heading, per row its header (as `show` draws it) and the
+  segment when it is not the task's first, per block a label, then grep's layout: `N:` a
+  matching line with the match highlighted, `N-` context, `--` between groups.
+The two text formats write to stderr, through `note`, what was not searched whole and the
+warnings (a task's named by its number); the shell sanitises those lines. Every backend
+string printed is sanitised here (`clean`, `clean_line`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.events import ErrorEvent, TaskRef
+from hermes_task.core.messages import SEARCH
+from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.search import Group, GroupLine, Hit, Span, groups
+from hermes_task.core.search_events import SearchEvent, SearchMatch, SearchResult, SearchTask, SearchWarning
+from hermes_task.failures import HermesError
+from hermes_task.reading.search import Tally, TaskSearch
+from hermes_task.render.cells import width_of
+from hermes_task.render.jsontext import event
+from hermes_task.render.rows import View, header, plural, when
+from hermes_task.render.target import Target
+from hermes_task.render.terminal_rows import Painter
+
+Write = Callable[[str], None]
+Note = Callable[[str, str], None]  # (line, style): one line on stderr
+LINE_FIELDS = ("#", "child_session", "segment", "row", "role", "time", "field", "line", "mark", "text")
+MAX_SHOWN = 300  # a longer line is shown on a terminal around its first match
+SHOWN_BEFORE = 100
+MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
+SGR = {"match": "1;31", "number": "32", "mark": "36", "label": "2", "heading": "1", "segment": "2"}
+
+
+def _ref(task: TaskEntry) -> TaskRef:
+    return TaskRef(number=task.number, child_session_id=task.child_session_id or "")
+
+
+def _number(task: TaskEntry) -> str:
+    return clean_line(task.number or "?")
+
+
+class JsonSearch:
+    """NDJSON events (schema: `hermes-task schema search`)."""
+
+    def __init__(self, write: Write) -> None:
+        self.write = write
+
+    def _event(self, payload: SearchEvent) -> None:
+        self.write(event(payload))
+
+    def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
+        ref = _ref(task)
+        for hit in hits:
+            row = hit.row
+            self._event(
+                SearchMatch(
+                    task=ref,
+                    session_id=row.session_id,
+                    row_id=row.id,
+                    role=row.role,
+                    kind=row.kind,
+                    timestamp=row.timestamp,
+                    field=hit.field,
+                    part=hit.part,
+                    line_number=hit.line_number,
+                    line=hit.line,
+                    spans=list(hit.spans),
+                    before=list(hit.before),
+                    after=list(hit.after),
+                )
+            )
+
+    def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
+        ref = None if task is None else _ref(task)
+        self._event(SearchWarning(code=item.code, message=item.message, task=ref))
+
+    def task(self, outcome: TaskSearch) -> None:
+        task = outcome.task
+        self._event(
+            SearchTask(
+                number=task.number,
+                goal=task.goal,
+                status=task.status,
+                child_session_id=task.child_session_id,
+                searched=outcome.searched,
+                code=outcome.code,
+                message=outcome.message,
+                segments=list(outcome.segments),
+                rows=outcome.rows,
+                matches=outcome.matches,
+            )
+        )
+
+    def error(self, error: HermesError) -> None:
+        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=error.retryable))
+
+    def result(self, tally: Tally, exit_code: int) -> None:
+        self._event(
+            SearchResult(
+                tasks=tally.tasks,
+                searched=tally.searched,
+                matches=tally.matches,
+                complete=tally.complete,
+                exit_code=exit_code,
+            )
+        )
+
+
+class SearchNotes:
+    """stderr for people: warnings (unless `shown` says --quiet drops them), a task's named by
+    its number, and every task that was not searched whole."""
+
+    def __init__(self, note: Note, shown: Callable[[str], bool]) -> None:
+        self.note = note
+        self.shown = shown
+        self.warned: set[str] = set()  # the warning codes said about the current task
+
+    def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
+        if task is None:
+            if self.shown(item.code):
+                self.note(f"warning: {item.message}", "bold yellow")
+            return
+        self.warned.add(item.code)
+        text = SEARCH["task_warning"].format(number=_number(task), message=item.message)
+        self.note(f"warning: {text}", "bold yellow")
+
+    def task(self, outcome: TaskSearch) -> None:
+        said, self.warned = self.warned, set()
+        if outcome.searched == "whole" or outcome.code in said:
+            return  # a warning of its read already said why
+        key = "not_searched" if outcome.searched == "no" else "in_part"
+        text = SEARCH[key].format(number=_number(outcome.task), reason=outcome.message or outcome.code)
+        self.note(f"warning: {text}", "bold yellow")
+
+
+def escape_field(text: str) -> str:
+    """A line's text as one TSV field: backslash, tab, newline and carriage return escaped
+    (`\\\\`, `\\t`, `\\n`, `\\r`), every other control or invisible character made visible."""
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    if "\t" in text or "\n" in text or "\r" in text:
+        text = text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return clean(text)
+
+
+def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
+    """`text` cut at `spans`: (piece, matched) in order."""
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            out.append((text[at:start], False))
+        out.append((text[start:end], True))
+        at = end
+    if at < len(text) or not out:
+        out.append((text[at:], False))
+    return out
+
+
+def _sgr(text: str, what: str, color: bool) -> str:
+    return f"\x1b[{SGR[what]}m{text}\x1b[0m" if color and text else text
+
+
+class LinesSearch(SearchNotes):
+    """Piped: one tab-separated line (`LINE_FIELDS`) per printed line, nothing else on stdout."""
+
+    def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
+        super().__init__(note, shown)
+        self.out = out
+        self.utc = utc
+
+    def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
+        lines = []
+        for group in groups(hits):
+            row = group.row
+            head = "\t".join(
+                clean_line(value)
+                for value in (
+                    task.number or "",
+                    task.child_session_id or "",
+                    row.session_id,
+                    str(row.id),
+                    row.role,
+                    when(row.timestamp, utc=self.utc),
+                    group.field,
+                )
+            )
+            for line in group.lines:
+                mark = "-" if line.spans is None else ":"
+                text = "".join(
+                    _sgr(escape_field(piece), "match", self.out.color and matched)
+                    for piece, matched in _pieces(line.text, line.spans or ())
+                )
+                lines.append(f"{head}\t{line.number}\t{mark}\t{text}\n")
+        self.out.write("".join(lines))
+
+    def result(self, tally: Tally, exit_code: int) -> None:
+        pass
+
+
+class TerminalSearch(SearchNotes):
+    """On a terminal: readable groups (module docstring); a summary line on stderr at the end."""
+
+    def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
+        super().__init__(note, shown)
+        self.out = out
+        self.view = View(utc=utc)
+        self.painter = Painter(color=out.color, width=None, markdown=False)
+        self.heading: str | None = None  # the task whose heading was written last
+        self.tasks_with_hits = 0
+
+    def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
+        color = self.out.color
+        out: list[str] = []
+        key = task.number or ""
+        if self.heading != key:
+            if self.heading is not None:
+                out.append("\n")
+            self.heading = key
+            self.tasks_with_hits += 1
+            ids = f"{_number(task)}  {clean_line(task.child_session_id or '')}  "
+            goal = " ".join(clean_line(task.goal or "").split())
+            room = max(MIN_GOAL, self.out.columns - width_of(ids))  # the ids are never cut
+            if width_of(goal) > room:
+                goal = goal[: room - 1].rstrip() + "…"
+            out.append(_sgr(ids + goal, "heading", color) + "\n")
+        previous: Group | None = None
+        for group in groups(hits):
+            if previous is None:
+                out.append(self._row_header(task, group) + "\n")
+            if previous is None or (previous.field, previous.part) != (group.field, group.part):
+                out.append("  " + _sgr(_label(group), "label", color) + "\n")
+            else:
+                out.append("    " + _sgr("--", "mark", color) + "\n")
+            width = len(str(group.lines[-1].number))
+            out += [self._line(line, width) + "\n" for line in group.lines]
+            previous = group
+        self.out.write("".join(out))
+
+    def _row_header(self, task: TaskEntry, group: Group) -> str:
+        row = group.row
+        text = self.painter.paint(header(row, self.view))
+        if row.session_id != task.child_session_id:
+            text += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", self.out.color)
+        return text
+
+    def _line(self, line: GroupLine, width: int) -> str:
+        color = self.out.color
+        mark = "-" if line.spans is None else ":"
+        text, spans = line.text, line.spans or ()
+        left = right = ""
+        if len(text) > MAX_SHOWN:
+            start = max(0, spans[0][0] - SHOWN_BEFORE) if spans else 0
+            end = min(len(text), start + MAX_SHOWN)
+            left, right = ("…" if start > 0 else ""), ("…" if end < len(text) else "")
+            spans = tuple(
+                (max(s, start) - start, min(e, end) - start) for s, e in spans if e > start and s < end
+            )
+            text = text[start:end]
+        body = "".join(_sgr(clean(piece), "match", color and hit) for piece, hit in _pieces(text, spans))
+        number = _sgr(f"{line.number:>{width}}", "number", color) + _sgr(mark, "mark", color)
+        return f"    {number} {left}{body}{right}".rstrip(" ")
+
+    def result(self, tally: Tally, exit_code: int) -> None:
+        total = plural(tally.tasks, "task")
+        if tally.matches:
+            found = SEARCH["found"].format(
+                lines=plural(tally.matches, "matching line"),
+                tasks=plural(self.tasks_with_hits, "task"),
+                searched=tally.searched,
+                total=total,
+            )
+        else:
+            found = SEARCH["none"].format(searched=tally.searched, total=total)
+            if not tally.complete:
+                found += f" · {SEARCH['unproven']}"
+        self.note(found, "dim")
+
+
+def _label(group: Group) -> str:
+    """What a block is, above its lines: `output`, `commentary 2`, `arguments of call NAME (ID)`."""
+    if group.field == "arguments":
+        call = group.row.tool_calls[group.part]
+        name = clean_line(call.name or "(unnamed tool)")
+        return f"arguments of call {name}" + (f" ({clean_line(call.id)})" if call.id else "")
+    return group.field if group.part == 0 else f"{group.field} {group.part + 1}"
