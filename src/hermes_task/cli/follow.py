@@ -78,14 +78,8 @@ class JsonReporter:
     def result(self, outcome: FollowOutcome) -> None:
         from hermes_task.core.events import ResultEvent
 
-        self._event(
-            ResultEvent(
-                state=outcome.state,
-                end_reason=outcome.end_reason,
-                exit_code=outcome.exit_code,
-                last_read_age=outcome.last_read_age,
-            )
-        )
+        state, end, code, age = outcome.state, outcome.end_reason, outcome.exit_code, outcome.last_read_age
+        self._event(ResultEvent(state=state, end_reason=end, exit_code=code, last_read_age=age))
 
 
 class TerminalReporter:
