@@ -1,5 +1,5 @@
 """`dashboard/wire.py`: what each wire model accepts and rejects (docs/decisions.md, entries 1
-and 6: the 30 cases), decoded from bytes as the client decodes a response."""
+and 7: the 30 cases), decoded from bytes as the client decodes a response."""
 
 from __future__ import annotations
 

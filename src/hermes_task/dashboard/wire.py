@@ -15,7 +15,7 @@ standard library's reads (`NaN`, `Infinity`, a number past a float's range, a lo
 surrogate escape such as `\\ud800`) are read by `json.loads` and held to the same model by
 `msgspec.convert`: such values are kept as sent where a field keeps values raw, as the
 projection and the lineage proof check finiteness and terminals show surrogates visibly.
-Why msgspec: docs/decisions.md, entry 6.
+Why msgspec: docs/decisions.md, entry 7.
 """
 
 from __future__ import annotations
