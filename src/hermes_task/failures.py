@@ -31,6 +31,7 @@ class ExitStatus(enum.IntEnum):
     STILL_RUNNING = 9
     NO_MATCH = 10
     NO_MATCH_INCOMPLETE = 11
+    NO_STORE = 12
     HANGUP = 129
     INTERRUPTED = 130
     TERMINATED = 143
@@ -63,6 +64,7 @@ class Code(enum.StrEnum):
     CLIENT_CLOSED = "client_closed"
     FINAL_READ_FAILED = "final_read_failed"
     INTERRUPTED = "interrupted"
+    STORE_UNAVAILABLE = "store_unavailable"
 
 
 class Failure(Struct, frozen=True):
@@ -161,6 +163,12 @@ TABLE: dict[Code, Failure] = {
         _E.NETWORK, False, "the task ended, but its final transcript read failed"
     ),
     Code.INTERRUPTED: Failure(_E.INTERRUPTED, False, "interrupted"),
+    Code.STORE_UNAVAILABLE: Failure(
+        _E.NO_STORE,
+        False,
+        "the local Hermes store is needed and could not be read",
+        "run hermes-task on the dashboard's host, or pass --store PATH to the dashboard's state.db",
+    ),
 }
 
 # A latest-descendant hint naming a session the dashboard cannot show (404, a malformed or

@@ -59,6 +59,7 @@ def test_the_workflow_section_is_all_commands_the_test_runs() -> None:
     text = "".join(body for _, body in blocks)
     for needed in (
         "PARENT=",
+        "hermes-task parents",
         "hermes-task recover",
         "hermes-task show",
         "hermes-task follow",

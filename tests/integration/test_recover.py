@@ -60,7 +60,9 @@ def test_without_the_store_no_child_is_known(backend: Any) -> None:
         ("no_durable_child_reference", None)
     }
     assert doc["warnings"][-1]["code"] == "store_unavailable"
-    assert doc["warnings"][-1]["message"].endswith("(--no-store)")
+    assert doc["warnings"][-1]["message"].endswith(
+        "(--no-store): drop --no-store (or the config file's no_store = true)"
+    )
 
 
 def test_recursive_reads_each_child_once(backend: Any) -> None:

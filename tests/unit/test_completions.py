@@ -197,6 +197,21 @@ def test_task_ids_complete_from_the_store_newest_first(tmp_path: Path) -> None:
     assert out == "".join(f"{r}\n" for r in roots)
 
 
+def test_parent_ids_complete_from_the_store_as_parents_proposes_them(tmp_path: Path) -> None:
+    """PARENT_ID (`recover`, `follow --parent`): the parents of the store's newest delegated
+    children (issue 26), never a continuation's parent, a row that only names another parent,
+    or a parent whose only children are another profile's."""
+    env = {**env_with_config(tmp_path, None), "HERMES_TASK_STORE": str(task_store(tmp_path))}
+    parent = "20261201_090000_aaaaaa"
+    assert bash_complete(["hermes-task", "recover", ""], env) == [parent]
+    assert bash_complete(["hermes-task", "recover", "20261201_0900"], env) == [parent]
+    assert bash_complete(["hermes-task", "recover", "2027"], env) == []
+    assert bash_complete(["hermes-task", "follow", "--parent", ""], env) == [parent]
+    assert bash_complete(["hermes-task", "recover", "--no-store", ""], env) == []
+    out = protocol("fish", "hermes-task recover ", env, _TYPER_COMPLETE_FISH_ACTION="get-args")
+    assert out == f"{parent}\n"
+
+
 def test_task_id_completion_is_silent_without_a_usable_store(tmp_path: Path) -> None:
     env = {**env_with_config(tmp_path, None), "HERMES_TASK_STORE": str(tmp_path / "missing.db")}
     assert bash_complete(["hermes-task", "show", ""], env) == []

@@ -209,6 +209,16 @@ def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
     }
     assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
     assert reasons[how] in doc["warnings"][0]["message"]
+    # issue 26: the warning says what to do, and names the store file it tried
+    advice = {
+        "junk": f"not a readable SQLite database at {store}): pass --store PATH to the dashboard's own state.db",
+        "missing": f"(no store file at {store}): run hermes-task on the dashboard's host (as the user that "
+        "runs it), or pass --store PATH to the dashboard's state.db",
+        "off": "(--no-store): drop --no-store (or the config file's no_store = true)",
+        "remote": "(the dashboard URL is not loopback: its store is not looked for here): run hermes-task "
+        "on the dashboard's host, where its store is found by itself, or pass --store PATH",
+    }
+    assert advice[how] in doc["warnings"][0]["message"]
 
 
 def test_a_store_that_does_not_know_the_parent_is_another_dashboards(

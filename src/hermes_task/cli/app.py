@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("hermes_task.cli.show", "app"),
     "follow": ("hermes_task.cli.follow", "app"),
     "older": ("hermes_task.cli.older", "app"),
+    "parents": ("hermes_task.cli.parents", "app"),
     "recover": ("hermes_task.cli.recover", "app"),
     "search": ("hermes_task.cli.search", "app"),
     "completion": ("hermes_task.cli.meta", "completion_app"),

@@ -15,16 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import (
-    Full,
-    NoHint,
-    Reasoning,
-    Tips,
-    Utc,
-    command_app,
-    complete_task_id,
-    with_common,
-)
+from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
+from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.shell import Known, connect, debug_writer, resolve_settings, run, stderr_line, target
 from hermes_task.cli.store import store_hints
@@ -184,6 +176,7 @@ def follow(
             help="Follow every task PARENT_ID delegated: rows prefixed with the task's number, "
             "tasks joining as they start, until every task ended (--exit-status: by the parent's verdicts).",
             show_default=False,
+            autocompletion=complete_parent_id,
         ),
     ] = None,
     tip: Tips = None,

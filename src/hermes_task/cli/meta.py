@@ -42,6 +42,7 @@ class SchemaName(StrEnum):
     transcript = "transcript"
     events = "events"
     tasks = "tasks"
+    parents = "parents"
     search = "search"
     error = "error"
     config = "config"
@@ -82,7 +83,7 @@ def schema(
         SchemaName | None,
         typer.Argument(
             metavar="name",
-            help="Which document (transcript, events, tasks, search, error, config); without it, the list of schemas.",
+            help="Which document (transcript, events, tasks, parents, search, error, config); without it, the list of schemas.",
             show_default=False,
         ),
     ] = None,

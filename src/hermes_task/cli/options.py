@@ -1,5 +1,6 @@
 """The options every reading command shares, declared once, and the `Common` object they fill
-(`common.py`); also `--store`/`--no-store` and CHILD_ID completion from the local store.
+(`common.py`); also `--store`/`--no-store`, and the CHILD_ID and PARENT_ID arguments (their
+completion from the local store: `idcompletion.py`).
 
 typer has no option groups, so `with_common` appends the shared parameters to a command's
 signature and hands the command one typed `Common` instead of eleven keyword arguments.
@@ -19,6 +20,7 @@ import typer
 
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import current
+from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
 
 
 def command_app(**settings: Any) -> typer.Typer:
@@ -39,32 +41,6 @@ def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
 
 CONN = "Connection"
 OUT = "Output"
-
-
-def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
-    the profile and store the command line names; `[]` whenever that is not possible."""
-    try:
-        from hermes_task import settings
-        from hermes_task.core.children import StoreUnavailable, recent_task_roots
-        from hermes_task.dashboard.store import Store
-
-        given = {
-            k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")
-        }
-        resolved = settings.resolve(env=dict(current(ctx).environ), **given)
-        if resolved.store is None:
-            return []
-        store = Store(resolved.store)
-        try:
-            rows = store.recent_with_parent()
-        except StoreUnavailable:
-            return []
-        finally:
-            store.close()
-        return [sid for sid in recent_task_roots(rows, resolved.profile) if sid.startswith(incomplete)]
-    except Exception:  # a completion must never print a traceback into the shell
-        return []
 
 
 StorePath = Annotated[
@@ -211,6 +187,16 @@ ChildId = Annotated[
         help="The task's root session id (its first durable reference; `recover PARENT` prints it).",
         show_default=False,
         autocompletion=complete_task_id,
+    ),
+]
+
+ParentId = Annotated[
+    str,
+    typer.Argument(
+        metavar="PARENT_ID",
+        help="The parent chat's session id, exactly as shown (`hermes-task parents` lists the newest).",
+        show_default=False,
+        autocompletion=complete_parent_id,
     ),
 ]
 

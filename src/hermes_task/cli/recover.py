@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.options import command_app, with_common
+from hermes_task.cli.options import ParentId, command_app, with_common
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
 from hermes_task.cli.store import store_hints
@@ -35,12 +35,7 @@ app = command_app()
 @app.command()
 @with_common(pager=False)
 def recover(
-    parent_id: Annotated[
-        str,
-        typer.Argument(
-            help="The parent chat's session id (exactly as shown).", metavar="PARENT_ID", show_default=False
-        ),
-    ],
+    parent_id: ParentId,
     recursive: Annotated[
         bool,
         typer.Option(

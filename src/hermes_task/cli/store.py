@@ -27,7 +27,8 @@ def store_hints(resolved: Settings, debug: Callable[[str], None] | None) -> Iter
         from hermes_task.dashboard.store import Store
 
         store = Store(resolved.store, debug=debug)
-    hints = StoreHints(store, resolved.store_off, debug=debug)
+    where = str(resolved.store) if resolved.store is not None else None
+    hints = StoreHints(store, resolved.store_off, debug=debug, path=where)
     try:
         yield hints
     finally:

@@ -35,9 +35,45 @@ STORE_REASONS: dict[str, str] = {
     "corrupt": "the store is not a readable SQLite database",
     "needs_write": "SQLite would need to write next to the store to read it",
     "disabled": "--no-store",
-    "not_loopback": "the dashboard URL is not loopback; pass --store PATH to use a store anyway",
+    "not_loopback": "the dashboard URL is not loopback: its store is not looked for here",
     "foreign": "the dashboard knows none of the store's ids; is it another dashboard's store?",
 }
+
+# What to do about it (after the reason): the store is the dashboard's own `state.db`, on the
+# dashboard's host; `{path}` is the store that was tried.
+STORE_ADVICE: dict[str, str] = {
+    "no_file": (
+        "run hermes-task on the dashboard's host (as the user that runs it), or pass --store PATH "
+        "to the dashboard's state.db"
+    ),
+    "permission": "run hermes-task as the user that runs the dashboard, or pass --store PATH to a readable copy",
+    "locked": "try again",
+    "unknown_columns": "pass --store PATH to the dashboard's own state.db",
+    "corrupt": "pass --store PATH to the dashboard's own state.db",
+    "needs_write": "try again while the dashboard runs, or pass --store PATH to a copy",
+    "disabled": "drop --no-store (or the config file's no_store = true)",
+    "not_loopback": (
+        "run hermes-task on the dashboard's host, where its store is found by itself, or pass "
+        "--store PATH to the dashboard's state.db (a copy works)"
+    ),
+    "foreign": "pass --store PATH to the store of the dashboard at this URL (its $HERMES_HOME/state.db)",
+}
+
+
+def store_reason(reason: str, path: str | None = None) -> str:
+    """Why the store was not used: the reason, and the store file where the file is the problem."""
+    why = STORE_REASONS.get(reason, reason)
+    if path and reason in ("no_file", "permission", "unknown_columns", "corrupt", "needs_write"):
+        why += f" at {path}"
+    return why
+
+
+def store_warning(reason: str, path: str | None = None) -> str:
+    """The `store_unavailable` text: why the store was not used, then what to do."""
+    text = f"{WARNINGS['store_unavailable']} ({store_reason(reason, path)})"
+    advice = STORE_ADVICE.get(reason)
+    return f"{text}: {advice}" if advice else text
+
 
 STATUS_LABELS: dict[str, str] = {
     "running": "running",
@@ -124,6 +160,10 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
         "`search`: no line matched, but not every transcript could be searched whole (a task without "
         "a known child, a child that could not be read, a bound, partial history, archived rows the "
         "backend does not serve): the absence is not proven"
+    ),
+    ExitStatus.NO_STORE: (
+        "`parents`: the local Hermes store, its only source of proposals, could not be read "
+        "(`store_unavailable`: no store file, `--no-store`, a non-loopback URL without `--store`, ...)"
     ),
     ExitStatus.HANGUP: "interrupted (SIGHUP)",
     ExitStatus.INTERRUPTED: "interrupted (Ctrl-C)",

@@ -233,7 +233,7 @@ class Store:
 
     def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
         """The newest `scan` rows that have a parent, newest first (the `started_at` index;
-        for shell completion only: the caller keeps the delegated roots)."""
+        for shell completion and `parents`: the caller keeps the delegated roots or parents)."""
         self._open()
         cols = ", ".join(self._session_columns)
         rows = self._query(

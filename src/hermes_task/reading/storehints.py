@@ -35,7 +35,8 @@ from hermes_task.core.children import (
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.messages import STORE_REASONS, warning_message
+from hermes_task.core.messages import store_warning
+from hermes_task.core.sanitize import clean_line
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
@@ -50,9 +51,15 @@ class StoreHints:
     """An optional store; every lookup answers `None` once the store is off or failed."""
 
     def __init__(
-        self, store: StoreAPI | None, off: str | None = None, *, debug: DebugWriter | None = None
+        self,
+        store: StoreAPI | None,
+        off: str | None = None,
+        *,
+        debug: DebugWriter | None = None,
+        path: str | None = None,
     ) -> None:
         self.store = store
+        self.path = clean_line(path) if path else None  # named in the warning (a missing file, ...)
         self.off = off if store is None else None
         self.debug = debug
         self.warning: WarningItem | None = None
@@ -68,10 +75,7 @@ class StoreHints:
         self.failed = self.failed or reason != "foreign"
         if self.warning is None:
             self.reason = reason
-            detail = STORE_REASONS.get(reason, reason)
-            self.warning = WarningItem(
-                code="store_unavailable", message=warning_message("store_unavailable", detail)
-            )
+            self.warning = WarningItem(code="store_unavailable", message=store_warning(reason, self.path))
 
     def _call(self, lookup: Callable[[StoreAPI], T]) -> T | None:
         if self.store is None:

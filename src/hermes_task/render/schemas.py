@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from hermes_task.core.configdoc import ConfigDoc
+from hermes_task.core.delegators import ParentsDoc
 from hermes_task.core.documents import ErrorDoc, TasksDoc, TranscriptDoc
 from hermes_task.core.events import FollowEvent
 from hermes_task.core.search_events import SearchEvent
@@ -38,6 +39,7 @@ _TARGETS: dict[str, tuple[Any, str]] = {
         "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+    "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
     "search": (
         SearchEvent,
         "`search --json`: each NDJSON line is one of these events; the last is `result`.",

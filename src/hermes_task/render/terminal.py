@@ -19,7 +19,6 @@ from typing import Any
 from rich.color import ColorSystem
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.segment import Segment
-from rich.table import Table
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
@@ -29,6 +28,7 @@ from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
 from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
 from hermes_task.render.rows import plural
+from hermes_task.render.table import Column, Row, Table
 from hermes_task.render.target import FALLBACK_WIDTH
 
 STATUS_STYLES = {
@@ -154,38 +154,60 @@ def gap_text(entry: TaskEntry) -> str:
     return RECOVER["gap"].format(reason=clean_line(reason))
 
 
-def _task_rows(table: Table, entries: Iterable[TaskEntry], depth: int) -> None:
+# recover's columns (docs/commands.md "Narrow terminals"): the goal wraps (down to 24
+# cells), then the result is cut (down to 16), then the result and then the time leave; the
+# number, the status and the ids never give way: below that, each task is a block.
+TASK_COLUMNS = (
+    Column("#", lead=True),
+    Column("status", lead=True),
+    Column("time", drop=2, lead=True),
+    Column("goal", fit="wrap", cap=48, least=24, blank=None),
+    Column("result", fit="cut", cap=40, least=16, drop=1),
+    Column("child session", blank=None),
+    Column("delegation"),
+    Column("subagent"),
+)
+
+
+def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> None:
     """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
     its gap and its nested tasks, indented."""
     for entry in entries:
         label = STATUS_LABELS.get(entry.status, entry.status)
         mark = STORE_MARK if entry.result_source == "store" else ""
-        status = Text(label + mark, style=STATUS_STYLES.get(entry.status, ""))
         goal = clean_line(entry.goal or "(no goal recorded)")
         if len(goal) > 100:
             goal = goal[:99] + "…"
         ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
-        table.add_row(
-            "  " * depth + ("↳ " if depth else "") + number_of(entry),
-            status,
-            Text(duration_text(entry.duration_seconds) or "-"),
-            Text(goal),
-            Text(result_line(entry, RESULT_WIDTH) or "-", style="" if entry.status == "completed" else "dim"),
-            Text(ref),
-            Text(clean_line(entry.delegation_id or "-")),
-            Text(clean_line(entry.subagent_id or "-")),
-        )
+        cells = [
+            ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
+            (label + mark, STATUS_STYLES.get(entry.status, "")),
+            (duration_text(entry.duration_seconds) or "-", ""),
+            (goal, ""),
+            (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
+            (ref, ""),
+            (clean_line(entry.delegation_id or "-"), ""),
+            (clean_line(entry.subagent_id or "-"), ""),
+        ]
+        rows.append(Row(cells))
         if entry.gap:
-            table.add_row(
-                "", Text("gap", style="dim"), "", Text(gap_text(entry), style="dim"), "", "", "", ""
-            )
-        _task_rows(table, entry.children, depth + 1)
+            text = gap_text(entry)
+            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim"), ("", ""), ("", ""), ("", ""), ("", "")]
+            rows.append(Row(gap, note=(text, "dim")))
+        _task_rows(rows, entry.children, depth + 1)
+
+
+def task_table(entries: Iterable[TaskEntry]) -> Table:
+    """The tasks as our table (`render/table.py`): laid out at the width it is drawn at."""
+    rows: list[Row] = []
+    _task_rows(rows, entries, 0)
+    return Table(TASK_COLUMNS, rows)
 
 
 def tasks(console: Console, doc: TasksDoc) -> None:
     """The delegated tasks of a parent chat: a table (statuses readable without colour),
     a summary line with the count of each status, then where missing child ids can be found."""
-    console.print(tasks_renderable(doc))
+    console.print(tasks_renderable(doc), crop=False)  # a line wider than the screen: an id, whole
 
 
 def tasks_renderable(doc: TasksDoc, *, note: str | None = None) -> RenderableType:
@@ -203,16 +225,7 @@ def tasks_renderable(doc: TasksDoc, *, note: str | None = None) -> RenderableTyp
 
 def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     parts: list[RenderableType] = []
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    table.add_column("#", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("time", no_wrap=True)
-    table.add_column("goal", overflow="fold", max_width=48)
-    table.add_column("result", no_wrap=True, overflow="ellipsis", max_width=40)
-    for heading in ("child session", "delegation", "subagent"):
-        table.add_column(heading, no_wrap=True, overflow="ignore")  # ids are copied: never cut
-    _task_rows(table, doc.tasks, 0)
-    parts.append(table)
+    parts.append(task_table(doc.tasks))
     every = flatten(doc.tasks)
     summary = doc.summary
     counts: Counter[str] = Counter(e.status for e in every)

@@ -1,0 +1,91 @@
+"""`hermes-task parents`: the newest chats that called delegate_task, where a PARENT_ID comes from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from hermes_task.cli.common import Common
+from hermes_task.cli.options import Utc, command_app, with_common
+from hermes_task.cli.output import emit_warnings
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run, stderr_line
+
+if TYPE_CHECKING:
+    from hermes_task.core.delegators import ParentEntry
+    from hermes_task.core.documents import WarningItem
+
+
+app = command_app()
+
+
+@app.command()
+@with_common(pager=False)
+def parents(
+    limit: Annotated[
+        int,
+        typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100)."),
+    ] = 10,
+    header: Annotated[
+        bool, typer.Option("--header", help="Piped output: print the column names first.")
+    ] = False,
+    utc: Utc = False,
+    *,
+    common: Common,
+) -> None:
+    """List the newest chats that called delegate_task: the PARENT_ID recover and follow --parent take.
+
+    The dashboard's local Hermes store proposes the parents of its newest delegated children
+    (read-only; run on the dashboard's host, or pass --store PATH); each is printed only once
+    the dashboard shows it and at least one child that names it as its delegation parent.
+    Most recent delegation first: id, start, children proven, state, title (or its first user
+    words). Piped, one tab-separated line per chat. Without a store: exit 12.
+    """
+
+    def body(_known: Known) -> None:
+        from hermes_task.reading.parentfinder import find_parents
+
+        resolved = resolve_settings(common)
+        debug = debug_writer(common)
+        store = None
+        if resolved.store is not None:  # the SQLite reader is imported only when there is a store
+            from hermes_task.dashboard.store import Store
+
+            store = Store(resolved.store, debug=debug)
+        path = str(resolved.store) if resolved.store is not None else None
+        try:
+            with connect(common) as client:
+                entries, warnings = find_parents(
+                    client, store, limit, off=resolved.store_off, path=path, debug=debug
+                )
+        finally:
+            if store is not None:
+                store.close()
+        output(common, entries, warnings, header=header, utc=utc)
+
+    run(common, body)
+
+
+def output(
+    common: Common, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
+) -> None:
+    """The chats as JSON, a table on a terminal, or tab-separated lines when piped."""
+    from hermes_task.core.delegators import ParentsDoc
+
+    env = common.env
+    if common.json:
+        from hermes_task.render.jsontext import document
+
+        env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
+        return
+    if not entries:
+        stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
+    elif env.isatty(env.stdout):
+        from hermes_task.render.parentsout import parents_renderable
+
+        console(common).print(parents_renderable(entries, utc=utc), crop=False)
+    else:
+        from hermes_task.render.parentsout import parent_lines
+
+        env.write_stdout("".join(line + "\n" for line in parent_lines(entries, header=header, utc=utc)))
+    emit_warnings(common, warnings)

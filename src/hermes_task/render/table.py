@@ -1,0 +1,228 @@
+"""Our table for a terminal: ids printed whole at any width (recover's tasks, `parents`).
+
+A table is columns and rows of sanitised one-line cells. `layout` decides, for a width, how
+wide each column is drawn, in one documented order (docs/commands.md "Narrow terminals"):
+
+1. every column at its natural width (its widest cell, a `wrap` or `cut` column at most
+   its `cap`);
+2. when that is too wide, the flexible columns shrink: first a `wrap` column, to its
+   `least` width, its cells wrapped at word boundaries (nothing is lost); then a `cut`
+   column, to its `least`, its cells cut with `…`;
+3. when even that is too wide, the columns with a `drop` rank leave, rank 1 first, and
+   step 2 is tried again without them;
+4. when no column is left to drop, there is no table: each row becomes a block, its `lead`
+   cells on its first line (a cell that would pass the width on the next) and every other
+   cell on a line of its own under it, a label before it, wrapped under the label
+   (`block_lines`).
+
+Invariant: a `whole` cell (an id, a number, a status) is never cut, wrapped or dropped
+unless its column has a `drop` rank, at any width; in block form a whole cell that does
+not fit beside its label goes on a line of its own. `Table` is the rich renderable that
+lays itself out at the width it is drawn at (so `recover --watch`'s live table follows the
+terminal), and draws nothing but these lines: no line is ever folded by rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+from msgspec import Struct
+from rich.console import Console, ConsoleOptions
+from rich.text import Text
+
+from hermes_task.render.cells import breaks, width_of
+
+GAP = 2  # spaces between two columns
+INDENT = 2  # how far a block's lines sit under its first line
+Fit = Literal["whole", "wrap", "cut"]
+
+
+class Column(Struct, frozen=True):
+    """One column: how its cells give way when the width is short (module docstring)."""
+
+    header: str
+    fit: Fit = "whole"
+    cap: int | None = None  # the widest a `wrap` or `cut` column is drawn
+    least: int = 0  # the narrowest a `wrap` or `cut` column is drawn
+    drop: int = 0  # 0: never leaves the table; else leaves in this order (1 first)
+    lead: bool = False  # in block form: on the block's first line
+    blank: str | None = "-"  # in block form, a cell with this text is left out (None: never)
+
+
+class Row(Struct, frozen=True):
+    """One row: a (text, style) cell per column; `note`, when set, is what the row is in
+    block form (one wrapped line under the block before it, e.g. why a child was not read)."""
+
+    cells: Sequence[tuple[str, str]]
+    note: tuple[str, str] | None = None
+
+
+class Table(Struct, frozen=True):
+    """A table drawn at the width rich gives it: columns, or blocks when they cannot fit."""
+
+    columns: Sequence[Column]
+    rows: Sequence[Row]
+    header_style: str = "bold"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        yield from lines(self, options.max_width)
+
+
+def _natural(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
+    out = []
+    for i, column in enumerate(columns):
+        widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
+        out.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
+    return out
+
+
+def _shrink_order(columns: Sequence[Column], kept: Sequence[int]) -> list[int]:
+    """Flexible columns in the order they give way: `wrap` columns first (wrapping loses
+    nothing), then `cut` columns; at the same fit, the one that drops earlier first."""
+    flexible = [i for i in kept if columns[i].fit != "whole"]
+    return sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop))
+
+
+def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[int | None] | None:
+    """Each column's drawn width (None: dropped) for a table at most `width` cells wide, or
+    None when no table fits (blocks). The order of the module docstring."""
+    natural = _natural(columns, rows)
+    kept = list(range(len(columns)))
+    drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
+    while True:
+        fitted = _fit(columns, natural, kept, width)
+        if fitted is not None:
+            return fitted
+        if not drops:
+            return None
+        kept.remove(drops.pop(0))
+
+
+def _fit(
+    columns: Sequence[Column], natural: list[int], kept: list[int], width: int
+) -> list[int | None] | None:
+    out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
+    over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
+    for i in _shrink_order(columns, kept):
+        if over <= 0:
+            break
+        least = min(columns[i].least, natural[i])
+        give = min(over, natural[i] - least)
+        out[i] = natural[i] - give
+        over -= give
+    return out if over <= 0 else None
+
+
+def _cell_lines(text: str, fit: Fit, width: int) -> list[str]:
+    """A cell's screen lines at `width`: wrapped, cut with `…`, or whole."""
+    if fit == "whole" or width_of(text) <= width:
+        return [text]
+    if fit == "cut":
+        return [_cut(text, width)]
+    return [text[start:end] for start, end in breaks(text, width, width)]
+
+
+def _cut(text: str, width: int) -> str:
+    kept = ""
+    for character in text:
+        if width_of(kept + character) > width - 1:
+            break
+        kept += character
+    return kept + "…"
+
+
+def _line(parts: Sequence[tuple[str, str]]) -> Text:
+    line = Text(no_wrap=True, overflow="ignore")
+    for text, style in parts:
+        line.append(text, style=style or None)
+    line.rstrip()
+    return line
+
+
+def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
+    """The table: a header line, then each row on as many lines as its tallest cell."""
+    kept = [i for i, w in enumerate(widths) if w is not None]
+    last = kept[-1]
+
+    def padded(i: int, text: str) -> str:
+        room = widths[i] or 0
+        return text if i == last else text + " " * (room - width_of(text) + GAP)
+
+    header = [(padded(i, table.columns[i].header), table.header_style) for i in kept]
+    yield _line(header)
+    for row in table.rows:
+        cells = {i: _cell_lines(row.cells[i][0], table.columns[i].fit, widths[i] or 0) for i in kept}
+        for n in range(max(len(c) for c in cells.values())):
+            parts = []
+            for i in kept:
+                text = cells[i][n] if n < len(cells[i]) else ""
+                parts.append((padded(i, text), row.cells[i][1]))
+            yield _line(parts)
+
+
+def block_lines(table: Table, width: int) -> Iterator[Text]:
+    """Each row as a block: its `lead` cells on one line, then one labelled line per other
+    cell (a whole cell that does not fit beside its label on a line of its own)."""
+    columns = table.columns
+    labels = [c.header for c in columns if not c.lead]
+    label_width = max((width_of(label) for label in labels), default=0)
+    for row in table.rows:
+        if row.note is not None:
+            text, style = row.note
+            for start, end in breaks(text, max(width - INDENT, 1), max(width - INDENT, 1)):
+                yield _line([(" " * INDENT + text[start:end], style)])
+            continue
+        lead = [(text, style) for (text, style), c in zip(row.cells, columns, strict=True) if c.lead and text]
+        yield from _lead_lines(lead, width)
+        for (text, style), column in zip(row.cells, columns, strict=True):
+            if column.lead or not text or text == column.blank:
+                continue
+            yield from _labelled(column, text, style, label_width, width)
+
+
+def _lead_lines(cells: Sequence[tuple[str, str]], width: int) -> Iterator[Text]:
+    """The lead cells, two spaces apart, a cell that would pass the width on a new line."""
+    parts: list[tuple[str, str]] = []
+    used = 0
+    for text, style in cells:
+        if parts and used + GAP + width_of(text) > width:
+            yield _line(parts)
+            parts, used = [], 0
+        if parts:
+            parts.append((" " * GAP, ""))
+            used += GAP
+        parts.append((text, style))
+        used += width_of(text)
+    if parts:
+        yield _line(parts)
+
+
+def _labelled(column: Column, text: str, style: str, label_width: int, width: int) -> Iterator[Text]:
+    label = " " * INDENT + column.header.ljust(label_width) + "  "
+    room = width - width_of(label)
+    if column.fit == "whole":
+        if width_of(text) <= room:
+            yield _line([(label, "dim"), (text, style)])
+        else:  # never cut: the id on a line of its own, from the indent if it fits there
+            yield _line([(label.rstrip(), "dim")])
+            fits = INDENT + width_of(text) <= width
+            yield _line([((" " * INDENT if fits else "") + text, style)])
+        return
+    if room < 10:
+        yield _line([(label.rstrip(), "dim")])
+        label, room = " " * INDENT, max(width - INDENT, 1)
+    for n, piece in enumerate(_cell_lines(text, "wrap", room)):  # a block has the room to wrap
+        yield _line([(label if n == 0 else " " * width_of(label), "dim"), (piece, style)])
+
+
+def lines(table: Table, width: int) -> Iterator[Text]:
+    """The table at `width`: columns when they fit (`layout`), else blocks."""
+    widths = layout(table.columns, table.rows, width)
+    if widths is None:
+        yield from block_lines(table, width)
+    else:
+        yield from table_lines(table, widths)
+
+
+__all__ = ["Column", "Row", "Table", "block_lines", "layout", "lines", "table_lines"]
