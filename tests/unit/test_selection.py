@@ -104,12 +104,6 @@ def test_bad_tail_and_role_values_are_usage_errors(command: str, args: list[str]
     assert result.stderr.startswith(f"error: invalid usage: {message}")
 
 
-def test_follow_parent_refuses_row_selection() -> None:
-    result = CliRunner().invoke(app, ["follow", "--parent", MISSING, "--tail", "0"], env=ENV)
-    assert result.exit_code == 2
-    assert "--tail and --role select one task's rows: not with --parent" in result.stderr
-
-
 def test_the_role_names_are_one_list() -> None:
     assert tuple(RoleName) == ROLES
 
