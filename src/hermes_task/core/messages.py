@@ -115,6 +115,7 @@ RECOVER: dict[str, str] = {
     "depth_bound": "tasks nested deeper than {depth} levels were not read",
     "visit_bound": "only {n} child conversations were read; the task list may be incomplete",
     "no_tasks": "no delegated tasks in {sid}",
+    "no_match": "no task matches --status {statuses} ({tasks} in all)",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"
     "gap": "↳ child not read: {reason}",
     "gap_identity_mismatch": "it names another session as its parent",
