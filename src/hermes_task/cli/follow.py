@@ -81,7 +81,8 @@ class TerminalReporter:
         self.common = common
         self.env = common.env
         self.out = target(common)
-        self.view = View(**(view or {}))  # reasoning, full, utc
+        flags = view or {}
+        self.view = View(flags.get("reasoning", False), flags.get("full", False), flags.get("utc", False))
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
