@@ -182,6 +182,29 @@ def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
     assert as_json.stderr == ""
 
 
+COMMAND_LINES = [["show"], ["follow"], ["older"], ["parents"], ["recover"], ["search"], ["completion"],
+                 ["schema"], ["config", "path"], ["config", "show"]]  # fmt: skip
+
+
+def test_every_command_takes_quiet_as_the_readme_says() -> None:
+    from hermes_task.cli.app import COMMANDS
+
+    assert {line[0] for line in COMMAND_LINES} == set(COMMANDS)
+    for line in COMMAND_LINES:
+        assert "--quiet" in CliRunner().invoke(app, [*line, "--help"], env=ENV).stdout, line
+
+
+@pytest.mark.parametrize(
+    "argv", [["schema"], ["schema", "tasks"], ["completion", "bash"], ["config", "path"]]
+)
+def test_quiet_where_nothing_warns_changes_nothing(argv: list[str]) -> None:
+    plain = CliRunner().invoke(app, argv, env=ENV)
+    quiet = CliRunner().invoke(app, [*argv, "--quiet"], env=ENV)
+    short = CliRunner().invoke(app, [*argv, "-q"], env=ENV)
+    assert quiet.exit_code == short.exit_code == plain.exit_code == 0
+    assert quiet.stdout == short.stdout == plain.stdout != ""
+
+
 def test_quiet_follow_keeps_json_warning_events() -> None:
     served = Dash("official")
     fake = FakeTime(pytest.MonkeyPatch())
