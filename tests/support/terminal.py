@@ -26,7 +26,7 @@ import struct
 import subprocess
 import sys
 import termios
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyte
@@ -78,11 +78,12 @@ def run_on_terminal(
     columns: int,
     rows: int = 50,
     timeout: float = 120,
-    replies: Sequence[tuple[str, str]] = (),
+    replies: Sequence[tuple[str, str | Callable[[], object]]] = (),
 ) -> Screen:
     """`argv` on a `rows` x `columns` terminal, with `env` as its whole environment (COLUMNS
     and LINES removed: the terminal's own size decides). Each `(prompt, reply)` of `replies`
-    is typed once, in order, when the output so far shows `prompt` (escapes stripped).
+    is done once, in order, when the output so far shows `prompt` (escapes stripped): a
+    string is typed, a callable called (a change to the world the program watches).
     `timeout` only guards against a hang: a program silent that long fails the test."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
@@ -108,7 +109,11 @@ def run_on_terminal(
                 break
             shown += chunk
             if pending and pending[0][0] in ESCAPES.sub("", shown.decode("utf-8", errors="replace")):
-                os.write(master, pending.pop(0)[1].encode())
+                reply = pending.pop(0)[1]
+                if isinstance(reply, str):
+                    os.write(master, reply.encode())
+                else:
+                    reply()
     finally:
         os.close(master)
     code = proc.wait(timeout=timeout)

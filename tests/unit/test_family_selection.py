@@ -141,3 +141,14 @@ def test_tail_and_role_on_a_terminal_prefix_each_kept_row(fake: Conversations, c
     assert any(line.startswith("1.1 │ ") and "a2" in line for line in lines), lines
     assert not any("a1" in line for line in lines)
     assert not any(line.startswith("1.2 │ ") for line in lines)  # its only row is its goal (user)
+
+
+def test_a_tasks_status_line_names_its_child_once(fake: Conversations, clock: Clock) -> None:
+    family(fake, GOALS[:2], [A, B])
+    clock.hooks[1] = complete(fake, GOALS[:2], ["completed", "completed"])
+    result = run("--parent", P)
+    assert result.exit_code == 0, result.stderr
+    news = result.stderr.splitlines()
+    assert news[:2] == [f"1.1 │ running · child {A}", f"1.2 │ running · child {B}"]
+    assert sum(A in line for line in news) == 1
+    assert "1.1 │ ✓ completed" in "\n".join(news)
