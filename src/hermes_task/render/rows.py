@@ -52,9 +52,7 @@ class View(NamedTuple):
     reasoning: bool = False
     full: bool = False
     utc: bool = False
-    # `older`'s options that show more than this output did (the footer's suggestion after
-    # `older --pages N`: `--pages N+1`); empty after `show`, where plain `older` shows more
-    more: tuple[str, ...] = ()
+    more: tuple[str, ...] = ()  # `older`'s options for the footer's "shows more" (`--pages N+1`)
 
 
 class RowView(NamedTuple):
