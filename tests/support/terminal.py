@@ -22,6 +22,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def run_on_terminal(
         while True:
             ready, _, _ = select.select([master], [], [], timeout)
             if not ready:
-                proc.kill()
+                _stop(proc)
                 raise AssertionError(f"the program wrote nothing for {timeout}s: {bytes(shown[-400:])!r}")
             try:
                 chunk = os.read(master, 65536)
@@ -118,6 +119,18 @@ def run_on_terminal(
         os.close(master)
     code = proc.wait(timeout=timeout)
     return Screen(shown.decode("utf-8", errors="replace"), code, columns, rows)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a hung program as Ctrl-C on its terminal would (SIGINT to its process group), so it
+    stops what it started elsewhere (the demo's dashboard has a process group of its own);
+    then kill the group."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def on_terminal(
