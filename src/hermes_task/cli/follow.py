@@ -86,7 +86,8 @@ class TerminalReporter:
         self.common = common
         self.env = common.env
         self.out = target(common)
-        self.view = View(**(view or {}))  # reasoning, full, utc
+        flags = view or {}
+        self.view = View(flags.get("reasoning", False), flags.get("full", False), flags.get("utc", False))
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
@@ -225,19 +226,21 @@ def follow(
 
     A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
+    from hermes_task.core.rowfilter import RowFilter
+
     if (child_id is None) == (parent is None):
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
     if parent is not None:
         if tip:
             raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-        if tail is not None or role:
-            raise typer.BadParameter("--tail and --role select one task's rows: not with --parent")
         from hermes_task.cli.watch import follow_parent
 
-        follow_parent(common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout)
+        rows = RowFilter.of(role, tail)  # per task: its backlog's last N, then every new row
+        follow_parent(
+            common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout, rows=rows
+        )
         return
     assert child_id is not None
-    from hermes_task.core.rowfilter import RowFilter
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env

@@ -5,7 +5,8 @@ lines can be prefixed) and on a terminal wrapped to the width left after the pre
 line continues under the row's indent, never at column 0); every line of it gets
 `NUMBER │ `, in a colour that is a pure function of the number (stable across runs, as
 stern does); task news (a status change, a task without a child id, a child's warning or
-failure, a child not read: its gap) go to stderr with the same prefix. With
+failure, a child not read: its gap) go to stderr with the same prefix; a task's status line
+names its child session, whole, the first time it is known. With
 `--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
 `task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
 `result` last. The prefix and messages use only sanitised text.
@@ -77,6 +78,7 @@ class TextFamily(Notes):
         super().__init__(err, interval)
         self.out = out
         self.statuses: dict[str, str] = {}
+        self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
@@ -84,10 +86,14 @@ class TextFamily(Notes):
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
-        if self.statuses.get(key) != entry.status:
+        child = entry.child_session_id
+        if self.statuses.get(key) != entry.status or (child and self.children.get(key) != child):
             self.statuses[key] = entry.status
             line = self._prefix(entry)
             line.append(STATUS_LABELS.get(entry.status, entry.status))
+            if child and self.children.get(key) != child:  # the session to open: said once, whole
+                self.children[key] = child
+                line.append(f" · child {clean_line(child)}")
             outcome = result_line(entry)
             if entry.terminal and outcome:
                 line.append(f" · {outcome}")
