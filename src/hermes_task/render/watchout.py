@@ -14,6 +14,7 @@ Every backend string goes through the same sanitising renderers as `recover`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
