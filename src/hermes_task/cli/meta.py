@@ -146,7 +146,7 @@ def config_show(*, common: Common) -> None:
         from hermes_task.cli.pager import pager_setting
         from hermes_task.core.configdoc import ConfigDoc, ConfigValue
         from hermes_task.failures import Code, HermesError
-        from hermes_task.render.jsonout import document
+        from hermes_task.render.jsontext import document
         from hermes_task.render.settings_view import explain
 
         env = dict(common.env.environ)

@@ -166,16 +166,16 @@ def recover(
 def output(common: Common, doc: TasksDoc, wanted: tuple[str, ...], *, header: bool) -> None:
     """The task list as JSON, a table on a terminal, or tab-separated lines when piped;
     `wanted` statuses filter what is shown, never the summary."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from hermes_task.core.verdict import only
 
     env = common.env
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
-        from hermes_task.render import jsonout
+        from hermes_task.render.jsontext import document
 
-        env.write_stdout(jsonout.document(shown))
+        env.write_stdout(document(shown))
         return
     if not env.isatty(env.stdout):
         from hermes_task.render.plain import task_lines

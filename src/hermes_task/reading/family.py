@@ -37,8 +37,10 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Protocol
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.messages import SETUP_WARNINGS
@@ -49,7 +51,6 @@ from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
-from hermes_task.records import dataclass
 
 MAX_CHILDREN_PER_CYCLE = 4
 
@@ -90,8 +91,7 @@ class _Tagged:
         pass
 
 
-@dataclass
-class _Child:
+class _Child(Struct):
     sid: str
     tagged: _Tagged
     follower: Follower

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from hermes_task.core.documents import Row, TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.events import ErrorEvent, TaskRef, row_event
 from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
-from hermes_task.render import jsonout
 from hermes_task.render.cells import width_of
+from hermes_task.render.jsontext import event
 from hermes_task.render.plain import result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
@@ -58,20 +58,17 @@ class JsonFamily(JsonWatch):
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
-        ref: dict[str, Any] = {"number": entry.number, "child_session_id": entry.child_session_id}
+        assert entry.child_session_id is not None  # rows are read only from a known child
+        ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self.write(jsonout.event({"type": "row", **to_json_dict(row), "task": ref}))
+            self.write(event(row_event(row, ref)))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {_name(entry)}: {error.message}"
-        self.write(
-            jsonout.event(
-                {"type": "error", "code": error.code.value, "message": message, "retryable": retrying}
-            )
-        )
+        self.write(event(ErrorEvent(code=error.code.value, message=message, retryable=retrying)))
 
 
 class TextFamily(Notes):

@@ -19,13 +19,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
+from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem
+from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, WarningEvent, task_event
 from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
-from hermes_task.render import jsonout
+from hermes_task.render.jsontext import event
 from hermes_task.render.plain import task_line
 from hermes_task.render.rows import plural
 
@@ -39,35 +40,34 @@ class JsonWatch:
         self.write = write
         self.err = err
 
-    def _event(self, payload: dict[str, Any]) -> None:
-        self.write(jsonout.event(payload))
+    def _event(self, payload: FollowEvent) -> None:
+        self.write(event(payload))
 
     def task(self, entry: TaskEntry) -> None:
-        self._event({"type": "task", **to_json_dict(entry)})
+        self._event(task_event(entry))
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
     def warning(self, item: WarningItem) -> None:
-        self._event({"type": "warning", "code": item.code, "message": item.message})
+        self._event(WarningEvent(code=item.code, message=item.message))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         message = error.message
         retryable = True if retrying else error.retryable
-        self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retryable))
         if not retrying:
             self.err(f"error: {message}\n")
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
         self._event(
-            {
-                "type": "result",
-                "state": outcome.state,
-                "end_reason": outcome.end_reason,
-                "exit_code": outcome.exit_code,
-                "last_read_age": outcome.last_read_age,
-                "unreported": unreported(entries),
-            }
+            ResultEvent(
+                state=outcome.state,
+                end_reason=outcome.end_reason,
+                exit_code=outcome.exit_code,
+                last_read_age=outcome.last_read_age,
+                unreported=unreported(entries),
+            )
         )
 
 
