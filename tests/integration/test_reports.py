@@ -58,8 +58,8 @@ def test_the_markdown_report_of_the_seeded_parent(backend: Any) -> None:
         assert facts[0].startswith(f"Transcript: task {child} · "), facts
     c1 = manifest["c1"]
     c1_block = blocks[children.index(c1["root"])]
-    (facts,) = [p for p in paragraphs_text(c1_block) if p.startswith("Transcript: ")]
-    assert f" · 3 segments, tip {c1['tip']} · " in facts  # followed through its rotations
+    (c1_facts,) = [p for p in paragraphs_text(c1_block) if p.startswith("Transcript: ")]
+    assert f" · 3 segments, tip {c1['tip']} · " in c1_facts  # followed through its rotations
     assert fences(c1_block)  # its tool output, fenced
     rich = blocks[children.index(manifest["rich"]["id"])]
     assert clean(manifest["rich"]["hostile_text"]) in paragraphs_text(rich)  # its escapes shown, inert

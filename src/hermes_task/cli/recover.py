@@ -137,7 +137,7 @@ def recover(
 
     --format markdown writes a report for GitHub and CI summaries: the table, then each task's goal, final answer and transcript in a collapsible block. --junit FILE also writes the tasks as JUnit XML, a testcase each.
     """
-    wanted = frozenset(s.value for s in status or [])
+    wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
         from hermes_task.cli.watch import watch_parent
 

@@ -28,7 +28,7 @@ def run_recover(
     *,
     recursive: bool = False,
     pages: int | None = None,
-    wanted: frozenset[str] = frozenset(),
+    wanted: tuple[str, ...] = (),
     header: bool = False,
     exit_status: bool = False,
     view: View | None = None,
@@ -104,7 +104,7 @@ def run_recover(
 def output(
     common: Common,
     doc: TasksDoc,
-    wanted: frozenset[str],
+    wanted: tuple[str, ...],
     *,
     header: bool,
     read: Reader | None = None,
@@ -113,16 +113,16 @@ def output(
     """The task list as JSON, the Markdown report (each shown task's child read through
     `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
     piped; `wanted` statuses filter what is shown, never the summary."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from hermes_task.core.verdict import only
 
     env = common.env
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
-        from hermes_task.render import jsonout
+        from hermes_task.render.jsontext import document
 
-        env.write_stdout(jsonout.document(shown))
+        env.write_stdout(document(shown))
         return
     if common.output_format is OutputFormat.markdown and read is not None:
         from hermes_task.render.mdreport import report
@@ -134,18 +134,16 @@ def output(
         from hermes_task.render.plain import task_lines
 
         env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
-        if not doc.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
+        if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
             from rich.text import Text
 
-            from hermes_task.core.messages import RECOVER
-            from hermes_task.core.sanitize import clean_line
+            from hermes_task.render.terminal import no_tasks_text
 
-            note = RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
-            console(common, stderr=True).print(Text(note, style="dim"))
+            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
     else:
         from hermes_task.render import terminal
 
-        terminal.tasks(console(common), shown)
+        terminal.tasks(console(common), shown, wanted)
     emit_warnings(common, doc.warnings)
 
 

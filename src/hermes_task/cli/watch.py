@@ -30,6 +30,7 @@ from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
+    from hermes_task.core.rowfilter import RowFilter
     from hermes_task.reading.watch import WatchOutcome
 
 INTERVAL = 2.0
@@ -59,13 +60,24 @@ def watch_parent(
     else:
         reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=False, junit=junit)
+    try:
+        _drive(common, parent_id, reporter, limits, family=False, junit=junit)
+    finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
+        if isinstance(reporter, LiveWatch):
+            reporter.close()
 
 
 def follow_parent(
-    common: Common, parent_id: str, *, timeout: float | None, exit_status: bool, start_timeout: float | None
+    common: Common,
+    parent_id: str,
+    *,
+    timeout: float | None,
+    exit_status: bool,
+    start_timeout: float | None,
+    rows: RowFilter | None = None,
 ) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended."""
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
+    (--role, --tail) chooses each task's rows as `follow CHILD` does."""
     from hermes_task.render.familyout import JsonFamily, TextFamily
 
     env = common.env
@@ -75,7 +87,7 @@ def follow_parent(
     else:
         reporter = TextFamily(target(common), lambda: console(common, stderr=True), INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=True)
+    _drive(common, parent_id, reporter, limits, family=True, rows=rows)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -93,6 +105,7 @@ def _drive(
     limits: dict[str, Any],
     *,
     family: bool,
+    rows: RowFilter | None = None,
     junit: str | None = None,
 ) -> None:
     from hermes_task.cli.waiting import idle_sleep
@@ -157,7 +170,7 @@ def _drive(
                     gate = admit(parents, client.detail)
                     return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
 
-                watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
+                watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
                 settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))

@@ -17,6 +17,8 @@ with the rows verified before it, so one child's failure never ends a run over m
 
 from __future__ import annotations
 
+from msgspec import Struct, field
+
 from hermes_task.core.documents import Row, TaskEntry, TranscriptDoc, WarningItem
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.messages import SEARCH, UNAVAILABLE
@@ -27,7 +29,6 @@ from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.tasktree import MAX_CONVERSATIONS
-from hermes_task.records import dataclass, field
 
 # Warnings that say a transcript was not read whole, in the order a shortfall names them.
 INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
@@ -36,8 +37,7 @@ RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
 MAX_READS = MAX_CONVERSATIONS
 
 
-@dataclass(frozen=True)
-class ChildRead:
+class ChildRead(Struct, frozen=True):
     """One child as read: its proven rows in order (also those verified before a failure),
     its document (None when a failure stopped the read before one), the warnings of the read,
     the failure, the proven segments and whether older rows remain unread."""
@@ -62,8 +62,7 @@ class ChildRead:
         return None
 
 
-@dataclass(frozen=True)
-class Unread:
+class Unread(Struct, frozen=True):
     """A task whose child was not read: why (a code, and the words for it)."""
 
     code: str

@@ -30,11 +30,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from msgspec import Struct
+
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.records import dataclass
 from hermes_task.render.plain import number_of
 from hermes_task.render.plain_rows import rows_text
 from hermes_task.render.rows import Segments, View
@@ -48,8 +49,7 @@ Kind = Literal["pass", "failure", "error"]
 LastRows = Callable[[TaskEntry, str], str]
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(Struct, frozen=True):
     """One `testcase`: its attributes, and for a failure or error its type, message, text and
     system-out."""
 
