@@ -2,12 +2,14 @@
 (every task with its child id, whole, and its transcript in a collapsible block, the hostile
 bytes of the `rich` child shown inert); `recover --watch --exit-status --junit FILE` on a
 parent whose background unit completes with one failed task: exit 8, one failure (with its
-child's last rows) and one passing testcase; then that parent's report, its hostile Markdown
-goal kept text."""
+child's last rows) and one passing testcase, while a second watch of it stopped by SIGTERM
+still writes its file whole (exit 143, each task an error); then that parent's report, its
+hostile Markdown goal kept text."""
 
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -29,6 +31,26 @@ HOSTILE_GOAL = (
     "Audit <b>x</b> [d](http://e.example) ![i](http://e.example/i.png) | `t` **b** @octocat www.e.org"
 )
 MENTION = re.compile(r"@(?=[0-9A-Za-z])")
+
+
+def watch(backend: Any, parent: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hermes_task", "recover", parent, "--watch", *args, "--url", backend.url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=cli_env(backend.token, **backend_store_env(backend)),
+    )  # fmt: skip
+
+
+def finish(proc: subprocess.Popen[str]) -> str:
+    """Stop `proc` if it still runs; its stderr."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    stderr = proc.stderr.read() if proc.stderr else ""
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return stderr
 
 
 def markdown(backend: Any, parent: str) -> Any:
@@ -71,26 +93,28 @@ def test_a_watched_parent_with_one_failed_task_its_junit_file_and_its_report(
     """One parent for both (seeding one costs seconds): its first goal is hostile Markdown."""
     unit = backend.watch_parent([HOSTILE_GOAL, "Build the wheel"])
     out = tmp_path / "out.xml"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hermes_task", "recover", unit["parent"], "--watch", "--exit-status",
-         "--junit", str(out), "--url", backend.url],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=cli_env(backend.token, **backend_store_env(backend)),
-    )  # fmt: skip
+    stopped = tmp_path / "stopped" / "out.xml"  # a second watch, stopped by SIGTERM
+    stopped.parent.mkdir()
+    proc, other = (watch(backend, unit["parent"], "--exit-status", "--junit", str(f)) for f in (out, stopped))
     try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline()  # the watch has read the parent
+        for running in (proc, other):
+            assert running.stdout is not None
+            assert running.stdout.readline()  # the watch has read the parent
+        other.send_signal(signal.SIGTERM)
+        other.wait(timeout=60)
         time.sleep(0.5)
         backend.complete_unit(unit, ["completed", "failed"])
         proc.wait(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        stderr = proc.stderr.read() if proc.stderr else ""
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        other_err, stderr = finish(other), finish(proc)
+    assert other.returncode == 143, other_err
+    assert sorted(p.name for p in stopped.parent.iterdir()) == ["out.xml"]  # no temporary file left
+    cases = validate(stopped.read_text(encoding="utf-8")).findall("testsuite/testcase")
+    assert [(c.get("classname"), outcome(c)) for c in cases] == [(unit["parent"], "error")] * 2
+    for case in cases:
+        error = case.find("error")
+        assert error is not None
+        assert error.get("message") == "still running when the watch was stopped (SIGTERM)"
     assert proc.returncode == 8, stderr
     root = validate(out.read_text(encoding="utf-8"))
     assert [s.get("name") for s in root.findall("testsuite")] == [unit["parent"]]
@@ -105,7 +129,7 @@ def test_a_watched_parent_with_one_failed_task_its_junit_file_and_its_report(
     rows = cases[1].findtext("system-out") or ""
     assert rows.startswith(f"the last 1 of 1 rows read of child session {unit['children'][1]}:\n\n▌ user  #")
     assert "Build the wheel" in rows
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.xml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.xml", "stopped"]
 
     tokens = markdown(backend, unit["parent"])
     (table,) = tables(tokens)
