@@ -118,6 +118,9 @@ def test_each_shown_tasks_child_is_read_once_and_only_those(
     result, tokens = report(P)
     assert len(details(tokens)) == 2
     assert read == [CHILD_A]
+    result, tokens = report(P, "--status", "running", "--status", "timeout")
+    assert (details(tokens), tables(tokens), read) == ([], [], [CHILD_A])
+    assert "no task matches --status running, timeout (2 tasks in all)" in paragraphs_text(tokens)
 
 
 def test_pages_bounds_each_transcript_and_full_keeps_tool_output_whole(fake: Conversations) -> None:

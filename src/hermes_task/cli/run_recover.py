@@ -128,7 +128,7 @@ def output(
         from hermes_task.render.mdreport import report
         from hermes_task.render.rows import View
 
-        for chunk in report(doc, shown.tasks, read, view or View()):
+        for chunk in report(doc, shown.tasks, read, view or View(), wanted):
             env.write_stdout(chunk)  # each task's block as soon as its child is read
     elif not env.isatty(env.stdout):
         from hermes_task.render.plain import task_lines
@@ -137,7 +137,7 @@ def output(
         if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
             from rich.text import Text
 
-            from hermes_task.render.terminal import no_tasks_text
+            from hermes_task.render.plain import no_tasks_text
 
             console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
     else:

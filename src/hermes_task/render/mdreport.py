@@ -21,7 +21,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
 from hermes_task.render.mdtext import cell, code, escaped, html_text, inline, paragraphs, table
-from hermes_task.render.plain import duration_text, gap_text, notes, number_of, summary_line
+from hermes_task.render.plain import duration_text, gap_text, no_tasks_text, notes, number_of, summary_line
 from hermes_task.render.rows import Segments, View, footer_text
 
 GOAL_WIDTH = 100  # a goal's characters in the table and a block's summary line
@@ -114,13 +114,15 @@ def task_block(entry: TaskEntry, read: ChildRead | Unread, view: View) -> Iterat
     yield "</details>\n\n"
 
 
-def report(doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View) -> Iterator[str]:
-    """The whole report of `doc` (module docstring); `shown` are the tasks `--status` keeps
-    (the summary counts every task)."""
+def report(
+    doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View, statuses: Sequence[str] = ()
+) -> Iterator[str]:
+    """The whole report of `doc` (module docstring); `shown` are the tasks `--status`
+    (`statuses`) keeps (the summary counts every task)."""
     yield heading(2, doc.parent_id, None) + "\n\n" + inline(summary_line(doc)) + "\n\n"
     yield warnings_markdown(doc.warnings)
-    if not doc.tasks:
-        yield inline(RECOVER["no_tasks"].format(sid=doc.parent_id)) + "\n\n"
+    if not shown:  # none delegated, or none matches --status
+        yield inline(no_tasks_text(doc, statuses)) + "\n\n"
     if shown:
         lines = "\\\n".join(inline(note) for note in notes(doc))
         yield task_table(shown) + "\n\n" + (lines + "\n\n" if lines else "")

@@ -10,7 +10,7 @@ of numbers (`1.1/2.1`). Pure: strings in, strings out.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
@@ -110,3 +110,12 @@ def notes(doc: TasksDoc) -> list[str]:
     if any(e.child_session_id for e in every):
         out.append(RECOVER["open"])
     return out
+
+
+def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
+    """Why no task is shown: none matches the `--status` filter (while the summary counts
+    some), or the parent delegated none (that it is known of)."""
+    if doc.summary.total:
+        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
+        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
+    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))

@@ -21,18 +21,18 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.messages import RECOVER, STATUS_LABELS
+from hermes_task.core.messages import STATUS_LABELS
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render.plain import (
     RESULT_WIDTH,
     duration_text,
     gap_text,
+    no_tasks_text,
     notes,
     number_of,
     result_line,
     summary_line,
 )
-from hermes_task.render.rows import plural
 from hermes_task.render.table import Column, Row, Table
 from hermes_task.render.target import FALLBACK_WIDTH
 
@@ -206,15 +206,6 @@ def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None
     `statuses`: the `--status` filter that chose `doc.tasks` (its summary counts every task)."""
     renderable = tasks_renderable(doc, statuses=statuses)
     console.print(renderable, crop=False)  # a line wider than the screen: an id, whole
-
-
-def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
-    """Why no task is shown: none matches the `--status` filter (while the summary counts
-    some), or the parent delegated none (that it is known of)."""
-    if doc.summary.total:
-        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
-        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
-    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
 
 
 def tasks_renderable(
