@@ -124,6 +124,7 @@ RECOVER: dict[str, str] = {
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
     "unreported": "ended unreported: {numbers}",
     "unreported_result": "the child ended; the parent has received no result",
+    "report_bound": "at most {n} children are read for one report",
     "store_note": (
         "(store): the outcome Hermes holds for the parent in its local store (async_delegations), "
         "used because the child is proven ended"

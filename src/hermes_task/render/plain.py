@@ -9,11 +9,15 @@ of numbers (`1.1/2.1`). Pure: strings in, strings out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
-from hermes_task.core.documents import TaskEntry
-from hermes_task.core.messages import RECOVER
+from hermes_task.core.documents import TaskEntry, TasksDoc
+from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.verdict import flatten
+from hermes_task.failures import Code, error_message
+from hermes_task.render.rows import plural
 
 COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
 RESULT_WIDTH = 80
@@ -71,3 +75,47 @@ def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = 
         out.append(task_line(entry, path))
         out.extend(task_lines(entry.children, path=f"{path}{number_of(entry)}/"))
     return out
+
+
+def gap_text(entry: TaskEntry) -> str:
+    """The words for a task's `gap` (why its child was not read), sanitised."""
+    gap = entry.gap or ""
+    reason = RECOVER.get(f"gap_{gap}")
+    if reason is None:
+        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    return RECOVER["gap"].format(reason=clean_line(reason))
+
+
+def summary_line(doc: TasksDoc) -> str:
+    """The counts under a task table: tasks, terminal ones, the state, then each status's
+    count (`2 tasks · 2 terminal · finished (1 completed, 1 failed)`)."""
+    summary = doc.summary
+    counts: Counter[str] = Counter(e.status for e in flatten(doc.tasks))
+    line = RECOVER["summary"].format(
+        tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
+    )
+    return line + " (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")"
+
+
+def notes(doc: TasksDoc) -> list[str]:
+    """The lines under a task table: what `(store)` means, why a child session is `-`, and
+    how to open a task's child."""
+    every = flatten(doc.tasks)
+    out: list[str] = []
+    if any(e.result_source == "store" for e in every):
+        out.append(RECOVER["store_note"])
+    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
+        if reason in UNAVAILABLE:
+            out.append(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]))
+    if any(e.child_session_id for e in every):
+        out.append(RECOVER["open"])
+    return out
+
+
+def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
+    """Why no task is shown: none matches the `--status` filter (while the summary counts
+    some), or the parent delegated none (that it is known of)."""
+    if doc.summary.total:
+        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
+        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
+    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))

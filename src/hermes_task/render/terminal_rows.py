@@ -33,7 +33,7 @@ PALETTE = {
     **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "archived": "2;3"},
     **{"prose": "", "output": "", "cut": "2;3", "status": "2", "steer": "36"},
     **{"reasoning_label": "2;3", "reasoning": "2", "hidden": "2"},
-    **{"call": "33", "call_id_in_call": "2;33", "no_arguments": "2;3;33", "empty": "2;3"},
+    **{"call": "33", "call_id_in_call": "2;33", "arguments": "33", "no_arguments": "2;3;33", "empty": "2;3"},
     **{"quiet": "2", "goal": "1", "segment": "2", "footer": "2"},
 }
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
