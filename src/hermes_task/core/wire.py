@@ -1,15 +1,14 @@
 """What the dashboard sends, validated by hand into frozen dataclasses (no validation library).
 
-Permissive about extra fields (both backends add columns over time: unknown keys are
-ignored) and strict about the fields this tool relies on: a missing or mistyped one makes
-the response incompatible (`WireError`) instead of being guessed. The types are strict: a
-string is never an int (`"12"` is not a row id), a bool is never an int, an int timestamp
-must fit a float. Each model's dataclass fields are its keys, read by `dataclasses.fields`:
-a field without a default is a required key, a field with one may be absent, and its
-annotation names its check (`_CHECKS`), so no second list of keys can drift from the
-class. `from_json` takes a decoded JSON value (`httpx.Response.json()`), and `sent_keys`
-records which keys the body carried, so an optional projection sent as null is told apart
-from one never sent. Why not pydantic or msgspec here: docs/decisions.md, "Wire decoding".
+Permissive about extra fields (backends add columns over time: unknown keys are ignored) and about
+usage figures (`core/usage.py`: an unusable one is absent); strict about the fields this tool relies on:
+a missing or mistyped one makes the response incompatible (`WireError`), never guessed. The types are
+strict: a string is never an int (`"12"` is not a row id), a bool is never an int, an int timestamp must
+fit a float. Each model's dataclass fields are its keys (`dataclasses.fields`): a field without a default
+is a required key, one with a default may be absent, and its annotation names its check (`_CHECKS`), so
+no second list of keys can drift from the class. `from_json` takes a decoded JSON value, and `sent_keys`
+records which keys the body carried (an optional projection sent as null is told apart from one never
+sent). Why not pydantic or msgspec here: docs/decisions.md, "Wire decoding".
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from dataclasses import MISSING, field, fields
 from functools import cache
 from typing import Any, NoReturn, TypeAlias
 
+from hermes_task.core.usage import NO_FIGURES, Figures, figures_of
 from hermes_task.records import record
 
 JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
@@ -90,9 +90,8 @@ def _flag(value: object, where: str, key: str) -> int | bool | None:
 
 
 def _timestamp(value: object, where: str, key: str) -> float | int | None:
-    """A float or int (never a bool) or null; an int must fit a float (`10**400` would
-    overflow every later comparison). Floats are kept as sent, inf and nan included: the
-    projection and the lineage proof check finiteness."""
+    """A float or int (never a bool) or null; an int must fit a float (`10**400` would overflow every
+    later comparison). Floats are kept as sent, inf and nan included: projection and proof check that."""
     if value is None or isinstance(value, float):
         return value
     if not _is_int(value):
@@ -175,6 +174,7 @@ class SessionDetail:
     profile: str | None = None
     profile_name: str | None = None
     title: str | None = None
+    figures: Figures = field(default=NO_FIGURES, metadata=_DERIVED)  # usage, read permissively
     has_model_config: bool = field(default=False, metadata=_DERIVED)
     looks_current: bool = field(default=False, metadata=_DERIVED)
     sent_keys: frozenset[str] = field(default=_EMPTY, compare=False, repr=False, metadata=_DERIVED)
@@ -182,13 +182,13 @@ class SessionDetail:
     @classmethod
     def from_json(cls, body: JSON) -> SessionDetail:
         """Validate a detail body; `model_config` is kept raw, and whether the key was
-        present at all is recorded for the lineage proof."""
+        present at all is recorded for the lineage proof; the usage figures never fail it."""
         data = _object(body, "detail")
         return cls(
             **_read(cls, data, "detail"),
+            figures=figures_of(data),
             has_model_config="model_config" in data,
-            # Current (iot) backends always stamp `is_default_profile`; 0.19.x never does.
-            # This is only a guess for the first page request; the messages envelope decides.
+            # iot always stamps `is_default_profile`, 0.19.x never: a first guess the envelope decides.
             looks_current="is_default_profile" in data,
         )
 
