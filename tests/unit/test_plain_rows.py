@@ -38,7 +38,7 @@ ENV = {
 }
 # Where a line of the plain format may start: a row (header or quiet line), a segment line,
 # the goal, the footer, an indented body line; or it is the blank line after a row.
-LINE_STARTS = re.compile(r"(▌ |▸ |· |── segment |goal: |task |  |$)")
+LINE_STARTS = re.compile(r"(▌ |▸ |· |── segment |goal: |usage: |task |  |$)")
 FORBIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
 )
@@ -92,6 +92,10 @@ def assert_the_format(text: str, rows: list[Row]) -> None:
     assert "\t" not in text
     headers = [line for line in lines if line.startswith(("▌ ", "▸ ", "· "))]
     assert [int(re.findall(r"  #(\d+)", line)[-1]) for line in headers] == [row.id for row in rows]
+    under = 1 if lines[0].startswith("goal: ") else 0
+    assert [n for n, line in enumerate(lines) if line.startswith("usage: ")] == [under], (
+        "usage under the goal"
+    )
     footer = lines[-2]
     assert footer.startswith("task ")
     assert f" · {len(rows):,} row{'' if len(rows) == 1 else 's'} shown" in footer

@@ -139,7 +139,8 @@ def recover(
             from hermes_task.reading.tasktree import build, read_conversation
             from hermes_task.reading.unreported import Unreported
 
-            settle = Unreported(client, hints, debug=debug_writer(common))
+            # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
+            settle = Unreported(client, hints, usage=not recursive, debug=debug_writer(common))
             conversation = read_conversation(client, parent, hint=False, pages=pages)
             tasks, warnings = build(
                 conversation,

@@ -120,7 +120,9 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
-                settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))
+                settle = Unreported(
+                    client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, usage=True, debug=debug_writer(common)
+                )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
                 watcher = Watcher(reader, reporter, config, recheck=settle, **timing)

@@ -117,6 +117,11 @@ RECOVER: dict[str, str] = {
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
     "unreported": "ended unreported: {numbers}",
     "unreported_result": "the child ended; the parent has received no result",
+    "told": "{told}: the tokens the task's result told the parent (the usage above is the proven sum)",
+    "usage_note": (
+        "usage: input/output tokens and cost over each child's proven segments (~ estimated; "
+        "≥ not complete: --json says what is missing)"
+    ),
     "store_note": (
         "(store): the outcome Hermes holds for the parent in its local store (async_delegations), "
         "used because the child is proven ended"

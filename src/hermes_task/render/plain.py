@@ -1,7 +1,7 @@
 """Plain (no rich) task lines for piped output: `recover` and `recover --watch` not on a TTY.
 
 The contract (docs/commands.md "Piped output"): one line per task, fields separated by one tab, no
-padding and no wrapping, full ids, no header unless asked. Every field is `clean_line`d, so a
+padding and no wrapping, full ids, no header unless asked; a new field only ever comes last. Every field is `clean_line`d, so a
 backend value can neither add a field (tab) nor a line (newline) nor an escape sequence; an
 unknown value is the empty field. Nested tasks follow their parent, their `#` being the path
 of numbers (`1.1/2.1`). Pure: strings in, strings out.
@@ -14,8 +14,11 @@ from collections.abc import Iterable
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
+from hermes_task.render.usagetext import FIELD_NAMES
+from hermes_task.render.usagetext import fields as usage_fields
 
-COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
+# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
+COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
 RESULT_WIDTH = 80
 
 
@@ -60,6 +63,7 @@ def task_line(entry: TaskEntry, path: str = "") -> str:
         entry.delegation_id or "",
         entry.subagent_id or "",
         result_line(entry, None),
+        *usage_fields(entry.usage),
     )
     return "\t".join(clean_line(field) for field in fields)
 
