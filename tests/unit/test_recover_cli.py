@@ -369,8 +369,6 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: Convers
     # Each row its own task's usage (its nested tasks have rows of their own); the total under it.
     assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout) · usage ≥?/? $?"
     assert " ".join(lines[10:]) == (
-        "usage: input/output tokens and cost over each child's proven segments (~ estimated; ≥ not complete: "
-        "--json says what is missing) "
         'child session "-": the backend persisted no child session id for this task and the local store proposed '
         "none that the dashboard confirmed "
         "open a task with a child session: hermes-task show CHILD_SESSION (or follow)"

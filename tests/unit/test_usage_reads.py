@@ -273,12 +273,7 @@ def test_watch_events_carry_usage_and_the_watch_ends_once_every_ended_tasks_chil
 ) -> None:
     """Nine tasks ended before the watch began: a cycle checks at most eight children, so the
     watch reads once more before it ends, and every task's last event has its usage."""
-    fake.session(P)
-    kids = [f"20261130_1701{n:02d}_eeeeee" for n in range(9)]
-    delegate(fake, P, [(f"Task {n}", kid) for n, kid in enumerate(kids)])
-    for n, kid in enumerate(kids):
-        fake.child(kid, P, input_tokens=n, output_tokens=1, cache_read_tokens=0, cache_write_tokens=0,
-                   reasoning_tokens=0, api_call_count=1, estimated_cost_usd=0.25)  # fmt: skip
+    _nine_ended_tasks(fake)
     result = run(P, "--watch", "--json", "--exit-status")
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
@@ -288,3 +283,44 @@ def test_watch_events_carry_usage_and_the_watch_ends_once_every_ended_tasks_chil
     assert clock.sleeps == [2.0]  # the second cycle checked the ninth child, then the watch ended
     for event in events:
         validator("events").validate(event)
+
+
+def test_a_watch_says_once_when_the_bound_left_tasks_without_usage(
+    fake: Rotating, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 8)
+    _nine_ended_tasks(fake)
+    result = run(P, "--watch", "--json", "--exit-status")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    warned = [e for e in events if e["type"] == "warning"]
+    assert [(w["code"], w["message"].endswith("in one run; no usage for task(s) 1.9)")) for w in warned] == [
+        ("bound_reached", True)
+    ]
+    assert clock.sleeps == []  # the bound's task is not waited for
+
+
+def _nine_ended_tasks(fake: Rotating) -> list[str]:
+    fake.session(P)
+    kids = [f"20261130_1701{n:02d}_eeeeee" for n in range(9)]
+    delegate(fake, P, [(f"Task {n}", kid) for n, kid in enumerate(kids)])
+    for n, kid in enumerate(kids):
+        fake.child(kid, P, input_tokens=n, output_tokens=1, cache_read_tokens=0, cache_write_tokens=0,
+                   reasoning_tokens=0, api_call_count=1, estimated_cost_usd=0.25)  # fmt: skip
+    return kids
+
+
+def test_the_children_proven_for_usage_are_bounded_and_the_bound_is_said(
+    fake: Rotating, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 7)
+    kids = _nine_ended_tasks(fake)
+    data = doc(run(P, "--json"))
+    assert [t["usage"] is not None for t in data["tasks"]] == [True] * 7 + [False, False]
+    assert data["summary"]["usage"]["missing"] == ["tasks"]
+    assert data["warnings"] == [
+        {"code": "bound_reached",
+         "message": "a proof or paging bound stopped the work early (usage: the children of at most 7 ended "
+                    "tasks are proven in one run; no usage for task(s) 1.8, 1.9)"}
+    ]  # fmt: skip
+    assert not any(p.startswith(f"/api/sessions/{kids[8]}") for p in fake.paths_asked())

@@ -121,7 +121,12 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
                 settle = Unreported(
-                    client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, usage=True, debug=debug_writer(common)
+                    client,
+                    hints,
+                    per_cycle=MAX_CHECKS_PER_CYCLE,
+                    usage=True,
+                    debug=debug_writer(common),
+                    warn=reporter.warning,
                 )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))

@@ -108,6 +108,9 @@ RECOVER: dict[str, str] = {
     ),
     "depth_bound": "tasks nested deeper than {depth} levels were not read",
     "visit_bound": "only {n} child conversations were read; the task list may be incomplete",
+    "usage_bound": (
+        "usage: the children of at most {n} ended tasks are proven in one run; no usage for task(s) {tasks}"
+    ),
     "no_tasks": "no delegated tasks in {sid}",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"
     "gap": "↳ child not read: {reason}",
@@ -118,10 +121,6 @@ RECOVER: dict[str, str] = {
     "unreported": "ended unreported: {numbers}",
     "unreported_result": "the child ended; the parent has received no result",
     "told": "{told}: the tokens the task's result told the parent (the usage above is the proven sum)",
-    "usage_note": (
-        "usage: input/output tokens and cost over each child's proven segments (~ estimated; "
-        "≥ not complete: --json says what is missing)"
-    ),
     "store_note": (
         "(store): the outcome Hermes holds for the parent in its local store (async_delegations), "
         "used because the child is proven ended"

@@ -26,7 +26,8 @@ compression) and reads that segment's state. Rules:
   too, each once a cycle until its newest segment is proven ended (after the open tasks' in a
   watch's turn), and every task whose child is proven takes `usage` from that proof
   (`reading/childproof.py`); `steady()` is also False while a terminal task's child has never
-  been checked, so a watch's last events carry it.
+  been checked, so a watch's last events carry it. At most `MAX_USAGE_CHILDREN` such children
+  are proven in one run; the tasks past it have no usage, and `warnings()` names them.
 - Reads are sequential (one request in flight). `--debug` lines name the task, the child id and
   its state, never content.
 """
@@ -37,8 +38,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions
-from hermes_task.core.documents import TaskEntry
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
+from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.verdict import UNREPORTED
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import HermesError
@@ -47,6 +49,7 @@ from hermes_task.reading.childproof import ChildProof, state_of
 from hermes_task.reading.storehints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
+MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
 class Unreported:
@@ -60,12 +63,14 @@ class Unreported:
         per_cycle: int | None = None,
         usage: bool = False,
         debug: Callable[[str], None] | None = None,
+        warn: Callable[[WarningItem], None] | None = None,
     ) -> None:
         self.client = client
         self.hints = hints
         self.per_cycle = per_cycle
         self.usage = usage  # also prove the children of terminal tasks, for their usage
         self.debug = debug
+        self.warn = warn  # a watch's reporter: told `warnings()` once, when they first appear
         self.children: dict[str, ChildProof] = {}
         self.base: list[TaskEntry] = []
         self.segments: dict[str, frozenset[str]] = {}
@@ -73,6 +78,9 @@ class Unreported:
         self.turn = 0
         self.ended: set[str] = set()
         self.fresh_ends = False
+        self.admitted: set[str] = set()  # children proven for a terminal task's usage
+        self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
+        self.warned = False
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
         """The tasks of `messages` (already resolved), settled; kept for `again`."""
@@ -84,13 +92,17 @@ class Unreported:
         """The last tasks given, their children checked once more (at most `per_cycle`)."""
         self.records = {}
         opened = [t for t in self.base if self._open(t)]
-        closed = [t for t in self.base if self.usage and self._closed(t)]
+        closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
         first = [t for t in closed if self._child(t).state is None]
         self._check(opened + first + [t for t in closed if t not in first])
         out = [self._settled(t) for t in self.base]
         now = {t.number or "" for t in out if t.status == UNREPORTED}
         self.fresh_ends = bool(now - self.ended)
         self.ended = now
+        if self.warn is not None and self.unproven and not self.warned:
+            self.warned = True
+            for item in self.warnings():
+                self.warn(item)
         return out
 
     def steady(self) -> bool:
@@ -99,9 +111,27 @@ class Unreported:
         unchecked = any(
             self._child(t).state is None and self._child(t).owned is not False
             for t in self.base
-            if self.usage and self._closed(t)
+            if self.usage and self._closed(t) and t.child_session_id in self.admitted
         )
         return not self.fresh_ends and not unchecked
+
+    def warnings(self) -> list[WarningItem]:
+        """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
+        if not self.unproven:
+            return []
+        detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=", ".join(sorted(self.unproven)))
+        return [WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))]
+
+    def _admit(self, task: TaskEntry) -> bool:
+        """May this terminal task's child be proven for its usage (`MAX_USAGE_CHILDREN`)?"""
+        ref = task.child_session_id or ""
+        proven = ref in self.children and self.children[ref].state is not None
+        if proven or ref in self.admitted or len(self.admitted) < MAX_USAGE_CHILDREN:
+            self.admitted.add(ref)
+            self.unproven.discard(task.number or "")
+            return True
+        self.unproven.add(task.number or "?")
+        return False
 
     @staticmethod
     def _open(task: TaskEntry) -> bool:
@@ -182,4 +212,4 @@ class Unreported:
             self.debug(f"unreported: {line}")
 
 
-__all__ = ["MAX_CHECKS_PER_CYCLE", "Unreported", "state_of"]
+__all__ = ["MAX_CHECKS_PER_CYCLE", "MAX_USAGE_CHILDREN", "Unreported", "state_of"]

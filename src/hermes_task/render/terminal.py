@@ -248,8 +248,6 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     if summary.usage is not None:
         line.append(" · usage " + usagetext.cell(summary.usage))
     parts.append(line)
-    if any(e.usage is not None for e in every):
-        parts.append(Text(RECOVER["usage_note"], style="dim"))
     if any(e.result_source == "store" for e in every):
         parts.append(Text(RECOVER["store_note"], style="dim"))
     for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
