@@ -459,6 +459,7 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
     from pathlib import Path
 
     from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
+    from hermes_task.core.usage import Usage
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
     section = docs.split("### Piped rows", 1)[1]
@@ -512,6 +513,18 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
         end_reason="agent_close",
         goal="Count TODO markers under src/ and list the files",
         segments=[SegmentInfo(id=root, end_reason="compression"), SegmentInfo(id=tip)],
+        usage=Usage(
+            input_tokens=3940,
+            output_tokens=465,
+            cache_read_tokens=1600,
+            cache_write_tokens=70,
+            reasoning_tokens=60,
+            api_calls=11,
+            cost_usd=0.0401,
+            cost_kind="estimated",
+            complete=True,
+            segments=2,
+        ),
     )
     doc = TranscriptDoc(
         task=task,

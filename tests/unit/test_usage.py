@@ -4,6 +4,7 @@ every cost summed was actual, and `complete` false with a reason whenever someth
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -21,7 +22,7 @@ from hermes_task.core.usage import (
     segment_usage,
     with_missing,
 )
-from hermes_task.core.wire import SessionDetail, WireError
+from hermes_task.dashboard.wire import SessionDetail, WireError, decode
 
 LINEAGE: dict[str, Any] = {"id": "20261130_170001_bbbbbb", "source": "subagent", "parent_session_id": None,
            "started_at": 1.0, "ended_at": None, "end_reason": None}  # fmt: skip
@@ -34,6 +35,10 @@ def figures(**body: Any) -> Figures:
     return figures_of({**FULL, **body})
 
 
+def decoded(body: dict[str, Any]) -> SessionDetail:
+    return decode(json.dumps(body).encode(), SessionDetail)
+
+
 class Segment:
     """What `lineage_usage` reads of a detail: its figures."""
 
@@ -42,17 +47,17 @@ class Segment:
 
 
 def test_the_detail_carries_its_figures_and_an_unusable_one_never_fails_it() -> None:
-    detail = SessionDetail.from_json({**LINEAGE, **FULL})
+    detail = decoded({**LINEAGE, **FULL})
     assert detail.figures == Figures(input_tokens=1200, output_tokens=90, cache_read_tokens=300,
                                      cache_write_tokens=20, reasoning_tokens=7, api_calls=3,
                                      estimated_cost_usd=0.0125, cost_status="estimated")  # fmt: skip
     hostile: dict[str, Any] = {"input_tokens": "12", "output_tokens": True, "cache_read_tokens": -1, "cache_write_tokens": 1.5,
                "reasoning_tokens": [], "api_call_count": {"n": 1}, "estimated_cost_usd": "0.1",
                "actual_cost_usd": float("nan"), "cost_status": 7}  # fmt: skip
-    assert SessionDetail.from_json({**LINEAGE, **hostile}).figures == NO_FIGURES
-    assert SessionDetail.from_json(LINEAGE).figures == NO_FIGURES  # absent: absent, not 0
+    assert decoded({**LINEAGE, **hostile}).figures == NO_FIGURES
+    assert decoded(LINEAGE).figures == NO_FIGURES  # absent: absent, not 0
     with pytest.raises(WireError):  # the lineage fields stay strict
-        SessionDetail.from_json({**LINEAGE, **FULL, "parent_session_id": 7})
+        decoded({**LINEAGE, **FULL, "parent_session_id": 7})
 
 
 @pytest.mark.parametrize(
@@ -125,7 +130,7 @@ def test_tasks_sum_to_none_when_none_has_usage_and_say_which_lack_it() -> None:
 
 
 def _fields(usage: Usage) -> dict[str, Any]:
-    return {name: getattr(usage, name) for name in Usage.__dataclass_fields__}
+    return {name: getattr(usage, name) for name in Usage.__struct_fields__}
 
 
 counts = st.one_of(st.none(), st.integers(min_value=0, max_value=10**12))

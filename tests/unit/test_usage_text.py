@@ -4,9 +4,8 @@ under the proven sum when they differ, and the column's place in the table's dro
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from hermes_task.core.documents import TaskTokens
 from hermes_task.render import usagetext
@@ -31,7 +30,7 @@ def test_counts_are_compact(value: int | None, text: str) -> None:
      (1234.5, "actual", "$1,234.50"), (None, None, "$?")],
 )  # fmt: skip
 def test_costs_say_their_kind(cost: float | None, kind: str | None, text: str) -> None:
-    usage = replace(USAGE, cost_usd=cost, cost_kind=kind)  # type: ignore[arg-type]
+    usage = replace(USAGE, cost_usd=cost, cost_kind=kind)
     assert usagetext.cost_text(usage) == text
 
 

@@ -60,6 +60,12 @@ STORE_ADVICE: dict[str, str] = {
 }
 
 
+# Warnings about the setup rather than the task: the same backend or machine says them on
+# every run and for every task (`--quiet` keeps them off stderr; `follow --parent` says each
+# once per run, not once per task). Every other warning is about one task's history.
+SETUP_WARNINGS = frozenset({"legacy_backend", "store_unavailable"})
+
+
 def store_reason(reason: str, path: str | None = None) -> str:
     """Why the store was not used: the reason, and the store file where the file is the problem."""
     why = STORE_REASONS.get(reason, reason)
@@ -112,6 +118,7 @@ RECOVER: dict[str, str] = {
         "usage: the children of at most {n} ended tasks are proven in one run; no usage for task(s) {tasks}"
     ),
     "no_tasks": "no delegated tasks in {sid}",
+    "no_match": "no task matches --status {statuses} ({tasks} in all)",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"
     "gap": "↳ child not read: {reason}",
     "gap_identity_mismatch": "it names another session as its parent",

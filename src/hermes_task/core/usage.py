@@ -3,7 +3,7 @@
 The dashboard's session detail is the sessions row, and Hermes writes a segment's usage into
 it (`SessionDB.update_token_counts`): `input_tokens`, `output_tokens`, `cache_read_tokens`,
 `cache_write_tokens`, `reasoning_tokens`, `api_call_count`, `estimated_cost_usd`,
-`actual_cost_usd` and `cost_status`, per segment. `figures_of` reads them permissively: a key
+`actual_cost_usd` and `cost_status`, per segment. `dashboard/wire.py` reads them permissively: a key
 not sent, null, of another type, negative or not finite is absent (`None`), never 0, and never
 makes the detail incompatible (the detail is also the lineage proof's evidence).
 
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
-from typing import Any, Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
-from hermes_task.records import record
+from msgspec import Meta, Struct, field
+
+from hermes_task.dashboard.wire import NO_FIGURES, Figures, figures_of
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 COUNTS = (*TOKENS, "api_calls")
@@ -47,56 +48,7 @@ MISSING: dict[Missing, str] = {
 COST_ROUND = 10  # decimal places kept of a summed cost (float noise only)
 
 
-def _doc(text: str) -> dict[str, str]:
-    return {"description": text}
-
-
-@record
-class Figures:
-    """One segment's usage figures as its detail sent them; None: absent or unusable."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    api_calls: int | None = None
-    estimated_cost_usd: float | None = None
-    actual_cost_usd: float | None = None
-    cost_status: str | None = None
-
-
-NO_FIGURES = Figures()
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _amount(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        amount = float(value)
-    except OverflowError:
-        return None
-    return amount if math.isfinite(amount) and amount >= 0 else None
-
-
-def figures_of(body: Mapping[str, Any]) -> Figures:
-    """The usage figures of a detail body (module docstring: permissive, absent is None)."""
-    status = body.get("cost_status")
-    return Figures(
-        **{name: _count(body.get(name)) for name in TOKENS},
-        api_calls=_count(body.get("api_call_count")),
-        estimated_cost_usd=_amount(body.get("estimated_cost_usd")),
-        actual_cost_usd=_amount(body.get("actual_cost_usd")),
-        cost_status=status if isinstance(status, str) else None,
-    )
-
-
-@record
-class Usage:
+class Usage(Struct, frozen=True, kw_only=True):
     """Usage summed over proven segments (docs/json.md "Usage"); a figure no summed segment
     sent is null, never 0."""
 
@@ -105,27 +57,51 @@ class Usage:
     cache_read_tokens: int | None
     cache_write_tokens: int | None
     reasoning_tokens: int | None
-    api_calls: int | None = field(metadata=_doc("The segments' api_call_count, summed."))
-    cost_usd: float | None = field(
-        metadata=_doc(
-            "Each segment's actual cost where it has one, else its estimate, summed; null: none known."
-        )
-    )
-    cost_kind: Literal["actual", "estimated"] | None = field(
-        metadata=_doc(
-            "actual: every cost summed was actual; estimated: at least one was an estimate; null: none."
-        )
-    )
-    complete: bool = field(metadata=_doc("Nothing is missing: every figure of every segment the sum needs."))
-    segments: int = field(metadata=_doc("How many proven segments were summed."))
-    missing: list[Missing] = field(
-        default_factory=list,
-        metadata=_doc(
-            "What the sum lacks: figures, cost (a segment without them), later_segments, "
+    api_calls: Annotated[int | None, Meta(description="The segments' api_call_count, summed.")]
+    cost_usd: Annotated[
+        float | None,
+        Meta(
+            description="Each segment's actual cost where it has one, else its estimate, summed; null: none known."
+        ),
+    ]
+    cost_kind: Annotated[
+        Literal["actual", "estimated"] | None,
+        Meta(
+            description="actual: every cost summed was actual; estimated: at least one was an estimate; null: none."
+        ),
+    ]
+    complete: Annotated[
+        bool, Meta(description="Nothing is missing: every figure of every segment the sum needs.")
+    ]
+    segments: Annotated[int, Meta(description="How many proven segments were summed.")]
+    missing: Annotated[
+        list[Missing],
+        Meta(
+            description="What the sum lacks: figures, cost (a segment without them), later_segments, "
             "earlier_segments (not proven or not included), tasks (a task without usage), nested "
             "(nested tasks not read)."
         ),
-    )
+    ] = field(default_factory=list)
+
+
+# The documents' usage fields (core/documents.py), each with its schema description.
+LineageUsage = Annotated[
+    Usage | None,
+    Meta(description="Usage and cost summed over `segments` (the proven lineage) from their details."),
+]
+ChildUsage = Annotated[
+    Usage | None,
+    Meta(
+        description="Usage and cost summed over the proven segments of the task's child; null: no child proven "
+        "(no child id, not this parent's, unreadable, or past a bound). `tokens` stays as the parent was told."
+    ),
+]
+NestedUsage = Annotated[
+    Usage | None, Meta(description="With --recursive: `usage` plus every nested task's; else null.")
+]
+TasksUsage = Annotated[
+    Usage | None, Meta(description="Every task's `usage` summed (nested ones too); null: none known.")
+]
 
 
 def segment_usage(figures: Figures) -> Usage:

@@ -27,7 +27,7 @@ from typing import Literal
 
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.usage import Usage, lineage_usage
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof

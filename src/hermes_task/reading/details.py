@@ -8,7 +8,7 @@ next raises `BoundReached` (reported as the `bound_reached` warning, never as a 
 from __future__ import annotations
 
 from hermes_task.core.lineage import BoundReached
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 
 MAX_DETAIL_READS = 100

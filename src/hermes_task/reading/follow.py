@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message

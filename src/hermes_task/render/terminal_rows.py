@@ -173,7 +173,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
     if head:  # the goal, then the task's usage (dim)
         target.write("\n".join(head) + "\n\n")
     rows(target, doc.rows, view, Segments(doc.task), painter)
-    target.write(painter.line(footer_text(doc), "footer") + "\n")
+    target.write(painter.line(footer_text(doc, view), "footer") + "\n")
 
 
 def rows(
