@@ -146,7 +146,7 @@ def test_piped_watch_appends_tab_separated_lines(backend: Any) -> None:
     assert [line.split("\t")[:2] for line in lines] == [
         ["1.1", "running"], ["1.2", "running"], ["1.1", "failed"], ["1.2", "completed"]
     ]  # fmt: skip
-    assert {len(line.split("\t")) for line in lines} == {8}
+    assert {len(line.split("\t")) for line in lines} == {13}  # 9-13: the task's usage
     assert lines[2].split("\t")[7] == "Subagent did not produce a response."
     assert err == legacy_note(backend) + "every task ended (failed) · 2 of 2 tasks terminal\n"
 

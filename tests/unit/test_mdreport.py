@@ -83,7 +83,8 @@ def test_the_report_of_a_parent(fake: Conversations, snapshot: SnapshotAssertion
     (table,) = tables(tokens)
     assert table == [
         ["#", "status", "time", "usage", "goal", "child session"],
-        ["1.1", "✓ completed", "8.4s", "1,200 in · 90 out (reported)", "Audit module A", CHILD_A],
+        # the in-memory dashboard's details carry no figures: the proven sum is unknown, the told tokens beside it
+        ["1.1", "✓ completed", "8.4s", "≥?/? $? (told 1.2k/90)", "Audit module A", CHILD_A],
         ["1.2", "✗ failed", "2s", "-", "Audit module B", "-"],
     ]
     assert details(tokens) == ["1.1 ✓ completed · Audit module A", "1.2 ✗ failed · Audit module B"]
@@ -111,7 +112,7 @@ def test_each_shown_tasks_child_is_read_once_and_only_those(
     assert result.exit_code == 0
     assert details(tokens) == ["1.2 ✗ failed · Audit module B"]
     assert [row[0] for row in tables(tokens)[0][1:]] == ["1.2"]
-    assert "2 tasks · 2 terminal · finished (1 completed, 1 failed)" in paragraphs_text(
+    assert "2 tasks · 2 terminal · finished (1 completed, 1 failed) · usage ≥?/? $?" in paragraphs_text(
         tokens
     )  # every task counted
     assert read == []  # 1.1 is not shown: its child is not read; 1.2 has none
@@ -249,3 +250,20 @@ def joined(text: str) -> str:
 def cut(text: str) -> str:
     text = " ".join(clean_line(text).split())
     return text if len(text) <= 100 else text[:99] + "…"
+
+
+def test_the_usage_cell_is_the_proven_sum_with_what_the_parent_was_told_beside_it() -> None:
+    from msgspec.structs import replace
+
+    from hermes_task.core.documents import TaskTokens
+    from hermes_task.render.mdreport import usage_text
+    from tests.unit.test_table import USAGE, entry
+
+    told = TaskTokens(input=10000, output=1200)
+    assert usage_text(entry(1, usage=USAGE)) == "12.3k/1.5k ~$0.042"
+    assert usage_text(entry(1, usage=USAGE, tokens=told)) == "12.3k/1.5k ~$0.042 (told 10k/1.2k)"
+    # a sum that is not complete is a lower bound; without a proven sum, the told tokens, marked
+    assert usage_text(entry(1, usage=replace(USAGE, complete=False))).startswith("≥12.3k/1.5k")
+    assert usage_text(entry(1, tokens=told)) == "10,000 in · 1,200 out (reported)"
+    unknown = replace(USAGE, input_tokens=None, output_tokens=None, complete=False)
+    assert usage_text(entry(1, usage=unknown, tokens=told)) == "≥?/? ~$0.042 (told 10k/1.2k)"

@@ -62,7 +62,8 @@ def run_recover(
                 paths[conversation.session_id] = conversation.path
                 return conversation
 
-            settle = Unreported(client, hints, debug=debug_writer(common))
+            # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
+            settle = Unreported(client, hints, usage=not recursive, debug=debug_writer(common))
             try:
                 tasks, warnings = build(
                     read(parent, parent=True),
@@ -80,7 +81,7 @@ def run_recover(
                         [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
                     )
                 raise
-            warnings += hints.warnings()
+            warnings += settle.warnings() + hints.warnings()
             doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only

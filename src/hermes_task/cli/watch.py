@@ -173,7 +173,14 @@ def _drive(
                 watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
-                settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))
+                settle = Unreported(
+                    client,
+                    hints,
+                    per_cycle=MAX_CHECKS_PER_CYCLE,
+                    usage=True,
+                    debug=debug_writer(common),
+                    warn=reporter.warning,
+                )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
                 watcher = Watcher(reader, reporter, config, recheck=settle, **timing)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
+from hermes_task.render import usagetext
 from hermes_task.render.mdtext import cell, code, escaped, fence, inline, paragraphs, table
 from hermes_task.render.rows import Block, RowView, Segments, View, footer_text, row_view, when
 
@@ -95,6 +96,9 @@ def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> It
     goal = paragraphs(task.goal or "")
     if goal:
         yield f"**Goal:**\n\n{goal}\n\n"
+    usage = usagetext.line(task.usage)
+    if usage:
+        yield inline(usage) + "\n\n"
     if task.segments:
         yield segments_table(doc, view) + "\n\n"
     yield warnings_markdown(doc.warnings)

@@ -19,6 +19,7 @@ from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.messages import RECOVER, STATUS_LABELS
 from hermes_task.core.sanitize import clean_line
 from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
+from hermes_task.render import usagetext
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
 from hermes_task.render.mdtext import cell, code, escaped, html_text, inline, paragraphs, table
 from hermes_task.render.plain import duration_text, gap_text, no_tasks_text, notes, number_of, summary_line
@@ -38,8 +39,15 @@ def _cut(text: str, width: int = GOAL_WIDTH) -> str:
 
 
 def usage_text(entry: TaskEntry) -> str:
-    """The tokens the parent was told the task used (its result's `tokens`), or empty."""
-    tokens = entry.tokens
+    """The proven usage (recover's table cell, with what the result told the parent when it
+    differs); without it, the tokens the parent was told (its result's `tokens`), or empty."""
+    tokens, usage = entry.tokens, entry.usage
+    if usage is not None:
+        told = usagetext.told(entry)
+        unknown = usage.input_tokens is None and usage.output_tokens is None
+        if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
+            told = f"told {usagetext.count_text(tokens.input)}/{usagetext.count_text(tokens.output)}"
+        return usagetext.cell(usage) + (f" ({told})" if told else "")
     if tokens is None or (tokens.input is None and tokens.output is None):
         return ""
     parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]

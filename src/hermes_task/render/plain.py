@@ -1,7 +1,7 @@
 """Plain (no rich) task lines for piped output: `recover` and `recover --watch` not on a TTY.
 
 The contract (docs/commands.md "Piped output"): one line per task, fields separated by one tab, no
-padding and no wrapping, full ids, no header unless asked. Every field is `clean_line`d, so a
+padding and no wrapping, full ids, no header unless asked; a new field only ever comes last. Every field is `clean_line`d, so a
 backend value can neither add a field (tab) nor a line (newline) nor an escape sequence; an
 unknown value is the empty field. Nested tasks follow their parent, their `#` being the path
 of numbers (`1.1/2.1`). Pure: strings in, strings out.
@@ -17,9 +17,13 @@ from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
+from hermes_task.render import usagetext
 from hermes_task.render.rows import plural
+from hermes_task.render.usagetext import FIELD_NAMES
+from hermes_task.render.usagetext import fields as usage_fields
 
-COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
+# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
+COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
 RESULT_WIDTH = 80
 
 
@@ -64,6 +68,7 @@ def task_line(entry: TaskEntry, path: str = "") -> str:
         entry.delegation_id or "",
         entry.subagent_id or "",
         result_line(entry, None),
+        *usage_fields(entry.usage),
     )
     return "\t".join(clean_line(field) for field in fields)
 
@@ -94,7 +99,10 @@ def summary_line(doc: TasksDoc) -> str:
     line = RECOVER["summary"].format(
         tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
     )
-    return line + " (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")"
+    line += " (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")"
+    if summary.usage is not None:
+        line += " · usage " + usagetext.cell(summary.usage)
+    return line
 
 
 def notes(doc: TasksDoc) -> list[str]:

@@ -21,8 +21,9 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.messages import STATUS_LABELS
+from hermes_task.core.messages import RECOVER, STATUS_LABELS
 from hermes_task.core.sanitize import clean_line
+from hermes_task.render import usagetext
 from hermes_task.render.plain import (
     RESULT_WIDTH,
     duration_text,
@@ -151,18 +152,20 @@ def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
 
 
 # recover's columns (docs/commands.md "Narrow terminals"): the goal wraps (down to 24
-# cells), then the result is cut (down to 16), then the result and then the time leave; the
-# number, the status and the ids never give way: below that, each task is a block.
+# cells), then the result is cut (down to 16), then the usage, the result and then the time
+# leave; the number, the status and the ids never give way: below that, each task is a block.
 TASK_COLUMNS = (
     Column("#", lead=True),
     Column("status", lead=True),
-    Column("time", drop=2, lead=True),
+    Column("time", drop=3, lead=True),
     Column("goal", fit="wrap", cap=48, least=24, blank=None),
-    Column("result", fit="cut", cap=40, least=16, drop=1),
+    Column("result", fit="cut", cap=40, least=16, drop=2),
+    Column("usage", drop=1),
     Column("child session", blank=None),
     Column("delegation"),
     Column("subagent"),
 )
+USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
 def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> None:
@@ -181,14 +184,20 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
+            (usagetext.cell(entry.usage), ""),
             (ref, ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         rows.append(Row(cells))
+        told = usagetext.told(entry)
+        if told:  # what the result told the parent, under the proven sum (block form: a note)
+            cells = [("", "")] * len(TASK_COLUMNS)
+            cells[USAGE] = (told, "dim")
+            rows.append(Row(cells, note=(RECOVER["told"].format(told=told), "dim")))
         if entry.gap:
             text = gap_text(entry)
-            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim"), ("", ""), ("", ""), ("", ""), ("", "")]
+            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim")] + [("", "")] * (len(TASK_COLUMNS) - 4)
             rows.append(Row(gap, note=(text, "dim")))
         _task_rows(rows, entry.children, depth + 1)
 
