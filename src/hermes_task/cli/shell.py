@@ -22,15 +22,14 @@ from msgspec import Struct, field
 from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import rich_width, screen_size
-from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
+from hermes_task.failures import ExitStatus, HermesError, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.segment import Segment
 
-    from hermes_task.core.documents import Row
+    from hermes_task.core.documents import Row, TaskInfo
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.failures import HermesError
     from hermes_task.render.target import Target
     from hermes_task.settings import Settings
 
@@ -41,6 +40,15 @@ class Known(Struct):
     """What a command has verified so far, for the document written if it fails mid-way."""
 
     rows: Callable[[], list[Row]] = field(default=lambda: [])
+
+
+class Ending(Struct):
+    """A command's failure returned to the shell once its output is written: reported (the
+    error document with `rows` and `task` under `--json`, the error line) and its status."""
+
+    error: HermesError
+    rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = None
 
 
 def color_enabled(common: Common, stream: Any) -> bool:
@@ -172,7 +180,7 @@ def connect(common: Common) -> Iterator[DashboardClient]:
 
 
 def report_failure(
-    common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from hermes_task.core.documents import ErrorBody, ErrorDoc
@@ -204,22 +212,6 @@ def stderr_line(common: Common, line: str, style: str) -> None:
         line = f"\x1b[{code}m{line}\x1b[0m"
     stream.write(line + "\n")
     stream.flush()
-
-
-def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
-    """Report `error` and exit with its status; what is known goes in the JSON document."""
-    report_failure(common, error, rows, task)
-    raise SystemExit(int(error.exit_status))
-
-
-def guarded(common: Common, reader: Any, step: Callable[[], Any]) -> Any:
-    """Run one read step; a failure is reported with the rows verified so far."""
-    from hermes_task.failures import HermesError
-
-    try:
-        return step()
-    except HermesError as exc:
-        fail(common, exc, reader.rows())
 
 
 def quiet_pipe(common: Common) -> NoReturn:
@@ -265,12 +257,13 @@ def stop_signals() -> Iterator[None]:
 Report = Callable[["HermesError", int], None]
 
 
-def run(common: Common, body: Callable[[Known], None], *, report: Report | None = None) -> None:
+def run(common: Common, body: Callable[[Known], Ending | None], *, report: Report | None = None) -> None:
     """Run a command body; every way it can end becomes its exit status (module docstring).
+    A body ends by returning (None, or the `Ending` of a failure it read past) or by raising.
 
     `report(error, status)` replaces the default failure report (the error document and
     line): `follow` writes its error event and `result` line through it."""
-    from hermes_task.failures import Code, HermesError
+    from hermes_task.failures import Code
 
     known = Known()
 
@@ -283,7 +276,10 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
 
     try:
         with stop_signals():
-            body(known)
+            ending = body(known)
+        if ending is not None:
+            report_failure(common, ending.error, ending.rows, ending.task)
+            raise SystemExit(int(ending.error.exit_status))
     except HermesError as exc:
         end(exc, int(exc.exit_status))
     except KeyboardInterrupt as exc:
@@ -291,7 +287,7 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
         end(HermesError(Code.INTERRUPTED, what), interrupt_status(exc))
     except BrokenPipeError:
         quiet_pipe(common)
-    except SystemExit:  # fail() and the commands end with their status
+    except SystemExit:  # an `Ending` and the commands that end with their own status
         raise
     except Exception as exc:
         if debug_enabled(common):
