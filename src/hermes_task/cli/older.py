@@ -18,7 +18,8 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import finish, read_transcript
-from hermes_task.cli.shell import Ending, Known, color_enabled, debug_writer, run, stderr_line
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import Ending, color_enabled, run, stderr_line
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TranscriptDoc
@@ -102,7 +103,7 @@ def older(
     whether the task's first row is loaded (at_start).
     """
 
-    def body(known: Known) -> Ending | None:
+    def body(session: Session) -> Ending | None:
         from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
         from hermes_task.reading.older import PagingOutcome, Plan, combine_warnings, read_batches
@@ -138,8 +139,8 @@ def older(
                     common, f"note: nothing older: the newest page holds every row of task {sid}", "dim"
                 )
 
-        reading = read_transcript(common, known, child_id=child_id, tip=tip, no_hint=no_hint, step=batches)
-        write = debug_writer(common)
+        reading = read_transcript(session, child_id=child_id, tip=tip, no_hint=no_hint, step=batches)
+        write = session.debug
         if write is not None and reading.doc is not None:
             text = f" text={paged.text_rows}" if min_text is not None and not all_pages else ""
             write(

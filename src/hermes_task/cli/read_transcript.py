@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.shell import Ending, Known, connect, debug_writer, resolve_settings
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import Ending
 from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:
@@ -47,8 +47,7 @@ class Reading(Struct):
 
 
 def read_transcript(
-    common: Common,
-    known: Known,
+    session: Session,
     *,
     child_id: str,
     tip: Sequence[str] | None,
@@ -63,11 +62,11 @@ def read_transcript(
 
     anchor = check_id(child_id, what="CHILD_ID")
     tips = [check_id(t, what="--tip") for t in tip or []]
-    with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+    with session.reading() as (client, hints):
         from hermes_task.reading.reader import TaskReader
 
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-        known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
+        session.known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:
             snap = reader.refresh()
             reader.fill()

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run
 
 if TYPE_CHECKING:
     from hermes_task.cli.reports import Reader
@@ -37,7 +37,7 @@ def run_recover(
     """The tasks of `parent_id`, once (`hermes-task recover --help`); `view` shapes the
     Markdown report's transcripts (`--full`, `--utc`)."""
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.cli.reports import JunitFile, check_target, child_reader
         from hermes_task.core.ids import check_id
         from hermes_task.failures import Code, HermesError
@@ -47,7 +47,7 @@ def run_recover(
         if junit is not None:
             check_target(junit)
             junit_file = JunitFile(junit, parent)
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
             from hermes_task.reading.storehints import find_children
@@ -63,7 +63,7 @@ def run_recover(
                 return conversation
 
             # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
-            settle = Unreported(client, hints, usage=not recursive, debug=debug_writer(common))
+            settle = Unreported(client, hints, usage=not recursive, debug=session.debug)
             try:
                 tasks, warnings = build(
                     read(parent, parent=True),

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from hermes_task.cli.common import Common, RoleName
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import Step, finish, read_transcript
-from hermes_task.cli.shell import Ending, Known, run
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import Ending, run
 
 
 def run_show(
@@ -27,7 +28,7 @@ def run_show(
 ) -> None:
     """One verified snapshot of the task `child_id` (`hermes-task show --help`)."""
 
-    def body(known: Known) -> Ending | None:
+    def body(session: Session) -> Ending | None:
         from hermes_task.core.rowfilter import RowFilter
 
         step: Step | None = None
@@ -37,7 +38,7 @@ def run_show(
             step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
         picked = RowFilter.of(role, tail)  # what is printed, in the error document too
         reading = read_transcript(
-            common, known, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
+            session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
         )
         return finish(
             common,

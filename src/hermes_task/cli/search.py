@@ -17,8 +17,8 @@ import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import Utc, command_app, with_common
-from hermes_task.cli.shell import Known, connect, debug_writer, report_failure, resolve_settings, run, target
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import report_failure, run, target
 
 if TYPE_CHECKING:
     from hermes_task.failures import HermesError
@@ -94,7 +94,7 @@ def search(
                 note(f"hint: {error.hint}", "dim")
         reporter.result(tally, status)
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
         from hermes_task.core.search import PatternError, compile_pattern, search_status
         from hermes_task.failures import Code, HermesError
@@ -106,7 +106,7 @@ def search(
             raise HermesError(Code.USAGE, f"PATTERN {exc}") from None
         parent = check_id(parent_id, what="PARENT_ID")
         query = Query(pattern=compiled, context=context, reasoning=reasoning)
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:

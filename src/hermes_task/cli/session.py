@@ -1,6 +1,7 @@
 """One command's session (gh's Factory, httpie's Environment): the options it was called
-with, the settings resolved once, and, built lazily on first use, the dashboard client, the
-local store and the output targets.
+with, the settings resolved once, the `--debug` writer, and, built lazily on first use, the
+dashboard client and the local store (the output targets are `shell.target` and
+`shell.console`, made from the options when a command writes).
 
 Invariant: a run resolves its settings at most once, and builds the client and the store
 only if the command uses them; the shell (`shell.run`) makes the session, hands it to the
@@ -24,13 +25,10 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.environment import Environment
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.dashboard.store import Store
     from hermes_task.reading.storehints import StoreHints
-    from hermes_task.render.target import Target
     from hermes_task.settings import Settings
 
 
@@ -38,6 +36,11 @@ class Known(Struct):
     """What a command has verified so far, for the document written if it fails mid-way."""
 
     rows: Callable[[], list[Row]] = field(default=lambda: [])
+
+
+def debug_enabled(common: Common) -> bool:
+    """`--debug`, or HERMES_TASK_DEBUG set (and not 0)."""
+    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
 
 
 class Session:
@@ -56,16 +59,34 @@ class Session:
     @cached_property
     def settings(self) -> Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
-        from hermes_task.cli.shell import resolve_settings
+        from hermes_task import settings
 
-        return resolve_settings(self.common)
+        common = self.common
+        return settings.resolve(
+            env=dict(common.env.environ),
+            url=common.url,
+            gateway=common.gateway,
+            profile=common.profile,
+            token_file=common.token_file,
+            username=common.username,
+            password_file=common.password_file,
+            request_timeout=common.request_timeout,
+            store=common.store,
+            no_store=common.no_store,
+        )
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
         """The `--debug` line writer (stderr), or None when debugging is off."""
-        from hermes_task.cli.shell import debug_writer
+        if not debug_enabled(self.common):
+            return None
+        stderr = self.env.stderr
 
-        return debug_writer(self.common)
+        def write(line: str) -> None:
+            stderr.write(f"debug: {line}\n")
+            stderr.flush()
+
+        return write
 
     @property
     def client(self) -> DashboardClient:
@@ -128,18 +149,6 @@ class Session:
             yield self.client, self.hints
         finally:
             self.close()
-
-    def target(self) -> Target:
-        """stdout as the painters' output (`shell.target`)."""
-        from hermes_task.cli.shell import target
-
-        return target(self.common)
-
-    def console(self, *, stderr: bool = False) -> Console:
-        """A rich console on stdout or stderr (`shell.console`)."""
-        from hermes_task.cli.shell import console
-
-        return console(self.common, stderr=stderr)
 
     def close(self) -> None:
         """Close what was opened (the store, then the client); safe to call again."""

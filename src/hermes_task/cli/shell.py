@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from msgspec import Struct, field
 
-from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import rich_width, screen_size
+from hermes_task.cli.session import Session, debug_enabled
 from hermes_task.failures import ExitStatus, HermesError, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
@@ -29,17 +29,9 @@ if TYPE_CHECKING:
     from rich.segment import Segment
 
     from hermes_task.core.documents import Row, TaskInfo
-    from hermes_task.dashboard.client import DashboardClient
     from hermes_task.render.target import Target
-    from hermes_task.settings import Settings
 
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
-
-
-class Known(Struct):
-    """What a command has verified so far, for the document written if it fails mid-way."""
-
-    rows: Callable[[], list[Row]] = field(default=lambda: [])
 
 
 class Ending(Struct):
@@ -114,69 +106,6 @@ def console(common: Common, *, stderr: bool = False) -> Console:
         soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
         width=rich_width(env.environ, stream, tty=tty),
     )
-
-
-def debug_enabled(common: Common) -> bool:
-    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
-
-
-def debug_writer(common: Common) -> Callable[[str], None] | None:
-    """The `--debug` line writer (stderr), or None when debugging is off."""
-    if not debug_enabled(common):
-        return None
-    stderr = common.env.stderr
-
-    def write(line: str) -> None:
-        stderr.write(f"debug: {line}\n")
-        stderr.flush()
-
-    return write
-
-
-def resolve_settings(common: Common) -> Settings:
-    """The effective settings for these options (flag > env > config file > default)."""
-    from hermes_task import settings
-
-    return settings.resolve(
-        env=dict(common.env.environ),
-        url=common.url,
-        gateway=common.gateway,
-        profile=common.profile,
-        token_file=common.token_file,
-        username=common.username,
-        password_file=common.password_file,
-        request_timeout=common.request_timeout,
-        store=common.store,
-        no_store=common.no_store,
-    )
-
-
-@contextmanager
-def connect(common: Common) -> Iterator[DashboardClient]:
-    """A `DashboardClient` with settings and credentials resolved; closed on exit."""
-    import httpx
-
-    from hermes_task.dashboard.auth import apply_credentials
-    from hermes_task.dashboard.client import DashboardClient
-
-    resolved = resolve_settings(common)
-    http = httpx.Client(
-        base_url=resolved.url,
-        timeout=resolved.request_timeout,
-        follow_redirects=False,
-        headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
-        trust_env=False,
-        # Certificates are verified for https://; a plain-http URL needs no TLS context, and
-        # building one loads the CA bundle (about 35 ms of every run).
-        verify=resolved.url.startswith("https://"),
-        transport=common.env.transport,
-    )
-    client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
-    try:
-        client.use_credentials(apply_credentials(http, resolved, dict(common.env.environ)))
-        yield client
-    finally:
-        client.close()
 
 
 def report_failure(
@@ -257,26 +186,30 @@ def stop_signals() -> Iterator[None]:
 Report = Callable[["HermesError", int], None]
 
 
-def run(common: Common, body: Callable[[Known], Ending | None], *, report: Report | None = None) -> None:
+def run(common: Common, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
     """Run a command body; every way it can end becomes its exit status (module docstring).
-    A body ends by returning (None, or the `Ending` of a failure it read past) or by raising.
+    The body gets the run's `Session` (closed here, however the body ends), and ends by
+    returning (None, or the `Ending` of a failure it read past) or by raising.
 
     `report(error, status)` replaces the default failure report (the error document and
     line): `follow` writes its error event and `result` line through it."""
     from hermes_task.failures import Code
 
-    known = Known()
+    session = Session(common)
 
     def end(error: HermesError, status: int) -> NoReturn:
         if report is not None:
             report(error, status)
         elif error.code is not Code.INTERRUPTED or common.json:
-            report_failure(common, error, known.rows())
+            report_failure(common, error, session.known.rows())
         raise SystemExit(status)
 
     try:
         with stop_signals():
-            ending = body(known)
+            try:
+                ending = body(session)
+            finally:
+                session.close()
         if ending is not None:
             report_failure(common, ending.error, ending.rows, ending.task)
             raise SystemExit(int(ending.error.exit_status))

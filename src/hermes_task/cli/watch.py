@@ -16,17 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
-from hermes_task.cli.shell import (
-    Known,
-    connect,
-    console,
-    debug_writer,
-    resolve_settings,
-    run,
-    stderr_line,
-    target,
-)
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run, stderr_line, target
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
@@ -140,7 +131,7 @@ def _drive(
                 WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
             )
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
         from hermes_task.reading.reader import TaskReader
 
@@ -148,7 +139,7 @@ def _drive(
         if junit is not None:
             check_target(junit)
             files.append(JunitFile(junit, parent))
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 
@@ -157,7 +148,7 @@ def _drive(
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
-                "debug": debug_writer(common),
+                "debug": session.debug,
                 "resolve": lambda messages, found: find_children(client, hints, messages, found),
             }
             watcher: Watcher
@@ -178,7 +169,7 @@ def _drive(
                     hints,
                     per_cycle=MAX_CHECKS_PER_CYCLE,
                     usage=True,
-                    debug=debug_writer(common),
+                    debug=session.debug,
                     warn=reporter.warning,
                 )
                 found = timing.pop("resolve")
