@@ -1,6 +1,6 @@
 """`hermes-task follow`: print each new row of a delegated task once, until the task ends.
 
-The loop is `hermes_task.reading.follow.Follower`; this module wires it to the terminal (rows on
+The loop is `hermes_task.reading.follower.Follower`; this module wires it to the terminal (rows on
 stdout, notes on stderr, append-only, no redraw, no spinner) or to NDJSON events (one per
 line, flushed per line; the stream always ends with a `result` event, also on failure).
 Waiting between reads also watches stdout: a closed pipe ends the follow quietly even while
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
     from hermes_task.core.events import FollowEvent
     from hermes_task.failures import HermesError
-    from hermes_task.reading.follow import FollowOutcome
+    from hermes_task.reading.follower import FollowOutcome
 
 
 class JsonReporter:
@@ -241,7 +241,7 @@ def follow(
         )
         return
     assert child_id is not None
-    from hermes_task.reading.follow import FollowConfig
+    from hermes_task.reading.follower import FollowConfig
 
     env = common.env
     config = FollowConfig(
@@ -260,7 +260,7 @@ def follow(
     def report(error: HermesError, status: int) -> None:
         """A failure outside the loop's own handling: its error event (or line), then `result`."""
         from hermes_task.failures import Code
-        from hermes_task.reading.follow import FollowOutcome
+        from hermes_task.reading.follower import FollowOutcome
 
         interrupted = error.code is Code.INTERRUPTED
         if not interrupted:
@@ -273,7 +273,7 @@ def follow(
 
     def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
-        from hermes_task.reading.follow import Follower
+        from hermes_task.reading.follower import Follower
         from hermes_task.reading.reader import TaskReader
 
         anchor = check_id(child_id, what="CHILD_ID")

@@ -2,7 +2,7 @@
 
 One refresh (as `show`), then `--pages N` load-older batches (default 1), or `--all` to the
 start with the largest pages the backend allows; `--min-text N` makes each batch read raw
-pages until N text rows arrived. The batch logic is `hermes_task.reading.older` (no typer, no
+pages until N text rows arrived. The batch logic is `hermes_task.reading.older_batches` (no typer, no
 rich); this module wires options, the stderr progress indicator and the output.
 """
 
@@ -23,7 +23,7 @@ from hermes_task.cli.shell import Ending, color_enabled, run, stderr_line
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TranscriptDoc
-    from hermes_task.reading.older import Progress
+    from hermes_task.reading.older_batches import Progress
     from hermes_task.reading.reader import TaskReader
 
 
@@ -106,7 +106,7 @@ def older(
     def body(session: Session) -> Ending | None:
         from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
-        from hermes_task.reading.older import PagingOutcome, Plan, combine_warnings, read_batches
+        from hermes_task.reading.older_batches import PagingOutcome, Plan, combine_warnings, read_batches
         from hermes_task.reading.snapshot import Snapshot
 
         if pages is not None and all_pages:

@@ -50,9 +50,9 @@ def run_recover(
         with session.reading() as (client, hints):
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
-            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import Conversation, build, read_conversation
             from hermes_task.reading.unreported import Unreported
+            from hermes_task.store.hints import find_children
 
             paths: dict[str, tuple[str, ...]] = {}  # each conversation read: its proven lineage
 

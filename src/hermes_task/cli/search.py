@@ -1,6 +1,6 @@
 """`hermes-task search`: a pattern looked for in every task's whole transcript of a parent chat.
 
-The reading is `hermes_task.reading.search` (the tasks as `recover` finds them, each child read
+The reading is `hermes_task.reading.task_search` (the tasks as `recover` finds them, each child read
 as `older --all` reads it); the output `render/searchout.py`: NDJSON events with `--json`,
 tab-separated lines when piped, readable groups on a terminal. The exit status is grep's in
 this tool's numbers (`core/search.search_status`): 0 a line matched, 10 none did in a search
@@ -71,7 +71,7 @@ def search(
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
     reporter = _reporter(common, utc=utc)
-    from hermes_task.reading.search import Tally
+    from hermes_task.reading.task_search import Tally
 
     tally = Tally()
 
@@ -96,9 +96,9 @@ def search(
 
     def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
-        from hermes_task.core.search import PatternError, compile_pattern, search_status
+        from hermes_task.core.row_search import PatternError, compile_pattern, search_status
         from hermes_task.failures import Code, HermesError
-        from hermes_task.reading.search import Query, search_parent
+        from hermes_task.reading.task_search import Query, search_parent
 
         try:
             compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
@@ -110,8 +110,8 @@ def search(
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:
-            from hermes_task.core.messages import RECOVER
             from hermes_task.core.sanitize import clean_line
+            from hermes_task.core.ui_strings import RECOVER
 
             _note(common)(RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
         reporter.result(tally, status)

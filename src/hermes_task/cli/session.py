@@ -6,7 +6,7 @@ dashboard client and the local store (the output targets are `shell.target` and
 Invariant: a run resolves its settings at most once, and builds the client and the store
 only if the command uses them; the shell (`shell.run`) makes the session, hands it to the
 command's body and closes whatever was opened, however the command ends. The store is
-opened read-only (`dashboard/store.py`), only where the settings chose one (`--store`,
+opened read-only (`store/sqlite_reader.py`), only where the settings chose one (`--store`,
 `HERMES_TASK_STORE`, the config, or the profile's store for a loopback URL); everything it
 proposes is proven over HTTP by the reading layer before use.
 """
@@ -27,9 +27,9 @@ from hermes_task.cli.environment import Environment
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.dashboard.store import Store
-    from hermes_task.reading.storehints import StoreHints
     from hermes_task.settings import Settings
+    from hermes_task.store.hints import StoreHints
+    from hermes_task.store.sqlite_reader import Store
 
 
 class Known(Struct):
@@ -127,7 +127,7 @@ class Session:
         resolved = self.settings
         if resolved.store is None:
             return None
-        from hermes_task.dashboard.store import Store  # SQLite: only when there is a store
+        from hermes_task.store.sqlite_reader import Store  # SQLite: only when there is a store
 
         return Store(resolved.store, debug=self.debug)
 
@@ -135,7 +135,7 @@ class Session:
     def hints(self) -> StoreHints:
         """The store's hints (or why there is no store); made on first use."""
         if self._hints is None:
-            from hermes_task.reading.storehints import StoreHints
+            from hermes_task.store.hints import StoreHints
 
             resolved = self.settings
             where = str(resolved.store) if resolved.store is not None else None

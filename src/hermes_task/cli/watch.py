@@ -22,7 +22,7 @@ from hermes_task.cli.shell import console, run, stderr_line, target
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
     from hermes_task.core.rowfilter import RowFilter
-    from hermes_task.reading.watch import WatchOutcome
+    from hermes_task.reading.watcher import WatchOutcome
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -102,7 +102,7 @@ def _drive(
     from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError, interrupt_status
     from hermes_task.reading.follow_outcome import START_TIMEOUT
-    from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
+    from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
 
     env = common.env
     if limits["start_timeout"] is None:
@@ -140,8 +140,8 @@ def _drive(
             check_target(junit)
             files.append(JunitFile(junit, parent))
         with session.reading() as (client, hints):
-            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
+            from hermes_task.store.hints import find_children
 
             reader = TaskReader(client, parent, hint=False)
             timing: dict[str, Any] = {

@@ -16,7 +16,7 @@ its rows (`reading/unreported.py` keeps one per child for the run). A check prov
   the segments its proof asks for again (the newest), so an earlier segment's figures are
   the ones read when it was proven (a segment that ended by compression takes no more calls).
 
-`known` (the root's detail the store's assignment already read over HTTP, reading/storehints.py)
+`known` (the root's detail the store's assignment already read over HTTP, store/hints.py)
 serves the first check's root read. A check that fails raises `HermesError`; what earlier
 checks proved is kept.
 """
@@ -32,7 +32,7 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof
 from hermes_task.reading.ownership import owned_by
-from hermes_task.reading.storehints import StoreHints
+from hermes_task.store.hints import StoreHints
 
 ChildState = Literal["running", "ended", "unknown"]
 

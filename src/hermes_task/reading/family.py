@@ -43,14 +43,14 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.messages import SETUP_WARNINGS
 from hermes_task.core.rowfilter import RowFilter
+from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.core.verdict import all_terminal
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
+from hermes_task.reading.follower import FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.reading.watcher import Resolve, WatchConfig, Watcher, WatchReporter
 
 MAX_CHILDREN_PER_CYCLE = 4
 
