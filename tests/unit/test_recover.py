@@ -499,7 +499,10 @@ def test_tree_nests_children_once_reports_a_gap_and_continues_with_siblings() ->
         (CHILD_B, None, []),
         (CHILD_A, None, []),
     ]
-    assert reads == [CHILD_A, GRANDCHILD, "20261130_163409_999999", CHILD_B]
+    # A conversation's children are read side by side (reading/fanout.py), then expanded in
+    # task order: the grandchild after its siblings' generation.
+    assert sorted(reads[:3]) == sorted([CHILD_A, "20261130_163409_999999", CHILD_B])
+    assert reads[3:] == [GRANDCHILD]
     assert warnings == []
 
 
@@ -581,3 +584,26 @@ def test_hostile_nesting_in_arguments_and_results_is_ignored() -> None:
     deep = "[" * 100_000 + "]" * 100_000
     rows = [call("c1", deep), result("c1", deep), call("c2", {"goal": "A task"}), result("c2", deep)]
     assert brief(recover(rows)) == [("c2", "A task", 0, "unknown", False)]
+
+
+def test_recovering_a_big_fan_out_compares_no_two_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: a 400-task dispatch and its completion row are recovered in time linear in
+    tasks: no task is compared with every other (registering each task of a delegation once
+    took 80,000 record comparisons at 400), and a completion block finds its task by index."""
+    from hermes_task.core import delegations
+
+    compared: list[int] = []
+    real = delegations._Task.__eq__
+
+    def counting(self: object, other: object) -> bool:
+        compared.append(1)
+        return bool(real(self, other))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(delegations._Task, "__eq__", counting)
+    goals = [f"Check shard {i:03d}" for i in range(400)]
+    blocks = [(i + 1, 400, g, "completed" if i % 2 else "failed") for i, g in enumerate(goals)]
+    rows = [call("c1", {"tasks": [{"goal": g} for g in goals]}), result("c1", dispatched("deleg_0a0b0c0d", goals)),
+            batch_row("deleg_0a0b0c0d", blocks)]  # fmt: skip
+    tasks = recover(rows)
+    assert [t.status for t in tasks] == ["failed" if i % 2 == 0 else "completed" for i in range(400)]
+    assert compared == []
