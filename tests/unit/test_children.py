@@ -186,7 +186,9 @@ def _fan_out(n: int) -> tuple[list[Spawn], list[StoreSession], dict[str, str | N
 
 
 @pytest.mark.parametrize("n", [50, 500])
-def test_matching_compares_each_task_with_its_own_children_only(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_matching_compares_each_task_with_its_own_children_only(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """N tasks with N distinct goals cost N (task, child) comparisons, not N * N: each task
     asks the index of its own (segment, goal) (the quadratic match compared 250,000 at 500)."""
     import hermes_task.core.children as children

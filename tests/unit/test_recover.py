@@ -597,7 +597,7 @@ def test_recovering_a_big_fan_out_compares_no_two_tasks(monkeypatch: pytest.Monk
 
     def counting(self: object, other: object) -> bool:
         compared.append(1)
-        return bool(real(self, other))  # type: ignore[arg-type]
+        return bool(real(self, other))
 
     monkeypatch.setattr(delegations._Task, "__eq__", counting)
     goals = [f"Check shard {i:03d}" for i in range(400)]

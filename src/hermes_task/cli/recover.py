@@ -135,20 +135,28 @@ def recover(
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
+            from hermes_task.reading.details import SharedDetails
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import build, read_conversation
             from hermes_task.reading.unreported import Unreported
 
-            settle = Unreported(client, hints, debug=debug_writer(common))
-            conversation = read_conversation(client, parent, hint=False, pages=pages)
+            # One run, one answer per session: a detail read by one proof serves every later
+            # reader (docs/identity.md "Reads side by side").
+            shared = SharedDetails(client)
+            debug = debug_writer(common)
+            settle = Unreported(client, hints, debug=debug, shared=shared)
+            conversation = read_conversation(client, parent, hint=False, pages=pages, shared=shared)
             tasks, warnings = build(
                 conversation,
-                lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
+                lambda sid: read_conversation(
+                    client, sid, hint=True, pages=pages, store=hints, shared=shared
+                ),
                 recursive=recursive,
                 resolve=lambda conv, found: settle(
-                    conv.messages, find_children(client, hints, conv.messages, found)
+                    conv.messages, find_children(client, hints, conv.messages, found, shared)
                 ),
-                read_detail=client.detail,
+                read_detail=shared,
+                debug=debug,
             )
             warnings += hints.warnings()
         doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)

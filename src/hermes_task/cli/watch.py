@@ -96,16 +96,19 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
 
         parent = check_id(parent_id, what="PARENT_ID")
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            from hermes_task.reading.details import SharedDetails
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 
             reader = TaskReader(client, parent, hint=False)
+            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
             timing: dict[str, Any] = {
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
                 "debug": debug_writer(common),
-                "resolve": lambda messages, found: find_children(client, hints, messages, found),
+                "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
+                "shared": shared,
             }
             watcher: Watcher
             if family:
@@ -120,7 +123,9 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
-                settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))
+                settle = Unreported(
+                    client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common), shared=shared
+                )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
                 watcher = Watcher(reader, reporter, config, recheck=settle, **timing)

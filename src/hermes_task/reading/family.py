@@ -1,12 +1,30 @@
 """`follow --parent`: every delegated task's new rows in one stream (pure of typer/rich).
 
 `FamilyFollower` is the watch loop (`watch.py`) on the parent plus, after each successful read
-of the parent, one `Follower.step()` (`follow.py`) for each of at most `MAX_CHILDREN_PER_CYCLE`
-children, round robin over the children still being read. So every request is sequential (at
-most one in flight, a fortiori one per task) and a cycle makes at most
-`3 + MAX_CHILDREN_PER_CYCLE * 3` reads (detail, newest page, fresh detail each), plus the
-bounded gap-filling older pages of `follow.py`: 20 tasks do not hammer the dashboard, they are
-read in turn.
+of the parent, its children's turn (`follow.py`'s `Follower`, one per child). The budget goes
+where rows can appear (issue 29):
+
+- a child read once and still running is first *probed*: one exact-id detail read of its
+  newest proven segment. A detail equal to the one its last page was read under (the same
+  `message_count`, end and every other field: every backend counts a row appended) means no
+  new row, and nothing more is read; a changed one is the next read's own detail read (the
+  probe costs no extra request when rows came). At most `MAX_PROBES_PER_CYCLE` probes a cycle,
+  in turn beyond that;
+- then at most `MAX_READS_PER_CYCLE` children are read (a `Follower` cycle: detail, newest
+  page, fresh detail, older pages to close a gap): first those whose probe changed, then those
+  due for a final read, then children never read yet, then those retrying a failure; the rest
+  wait for the next cycle (their probe shows the change again);
+- a child seen ended gets its final read at once, in the same cycle (as `follow CHILD`), and
+  then leaves the cycle: ended children whose final rows were read cost nothing more;
+- probes and reads of different children run side by side (reading/fanout.py, at most
+  `fanout.MAX_IN_FLIGHT` requests in flight), each child's own reads in order (one request in
+  flight per task); what they bring is reported in the children's order, by this thread.
+
+So one cycle (`--interval`, 2 s) makes at most 3 reads of the parent (plus gap-filling older
+pages), `MAX_PROBES_PER_CYCLE` probes and `MAX_READS_PER_CYCLE` child reads of three requests
+each (plus a rotated child's proof reads and at most `MAX_FILL_PAGES` older pages after a gap):
+with 50 running children and no new row, 53 requests a cycle; a row written to any of them is
+read and printed in the next cycle.
 
 Invariants:
 - a child is read only once its id is known from the parent's task object
@@ -32,18 +50,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.verdict import all_terminal
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
+from hermes_task.reading.fanout import gather
+from hermes_task.reading.follow import Fetched, FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.reading.watch import WatchConfig, Watcher, WatchReporter
 from hermes_task.records import dataclass
 
-MAX_CHILDREN_PER_CYCLE = 4
+MAX_PROBES_PER_CYCLE = 64
+MAX_READS_PER_CYCLE = 32
 
 
 class FamilyReporter(WatchReporter, Protocol):
@@ -87,6 +108,17 @@ class _Child:
     streak: str | None = None
     failures: int = 0
     missing_since: float | None = None
+    read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
+
+    def probed(self) -> bool:
+        """Is a probe what decides this child's next read (read before, running, no final
+        read due, no failure to retry)?"""
+        return self.read and not self.final and self.ended is None and self.streak is None
+
+    def moved(self, probe: SessionDetail) -> bool:
+        """Does the probe show anything its last page was not read under?"""
+        basis = self.follower.reader.basis
+        return basis is None or probe.message_count is None or probe != basis
 
 
 OpenChild = Callable[[str, frozenset[str]], TaskReader]
@@ -102,19 +134,15 @@ class FamilyFollower(Watcher):
         config: WatchConfig,
         open_child: OpenChild,
         *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float],
-        debug: Callable[[str], None] | None = None,
-        resolve: Resolve | None = None,
-        per_cycle: int = MAX_CHILDREN_PER_CYCLE,
+        probes: int = MAX_PROBES_PER_CYCLE,
+        reads: int = MAX_READS_PER_CYCLE,
+        **loop: Any,  # the watch's own: clock, sleep, jitter, debug, resolve, shared
     ) -> None:
-        super().__init__(
-            reader, reporter, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug, resolve=resolve
-        )
+        super().__init__(reader, reporter, config, **loop)
         self.family = reporter
         self.open_child = open_child  # a reader for a child id, gated on the parent's segments
-        self.per_cycle = per_cycle
+        self.probes = probes
+        self.reads = reads
         self.children: dict[str, _Child] = {}
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
@@ -156,32 +184,69 @@ class FamilyFollower(Watcher):
         self._read_children()
 
     def _read_children(self) -> None:
+        """Probe, then read, then give the children seen ended their final read (module doc)."""
         pending = [c for c in self.children.values() if not c.done]
-        if not pending:
-            return
-        start = self.turn % len(pending)
-        chosen = (pending[start:] + pending[:start])[: self.per_cycle]
-        self.turn = start + len(chosen)
-        for child in chosen:
-            self._read_child(child)
+        probed = self._in_turn([c for c in pending if c.probed()])
+        changed: list[tuple[_Child, SessionDetail | None]] = []
+        for child, got in zip(probed, self._probe_all(probed), strict=True):
+            if isinstance(got, HermesError):
+                self._failed(child, got, final=False)
+            elif child.moved(got):
+                changed.append((child, got))
+        rest = [c for c in pending if not c.probed() and not c.done]
+        order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
+        order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
+        due = (changed + [(c, None) for c in order])[: self.reads]
+        self._read_all(due)
+        ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak is None]
+        self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
 
-    def _read_child(self, child: _Child) -> None:
-        final = child.final
-        try:
-            snap = child.follower.step()
-        except HermesError as err:
-            self._failed(child, err, final=final)
-            return
-        child.streak, child.failures, child.missing_since = None, 0, None
-        if snap.failure is not None:
-            self._unreadable(child, snap.failure)
-            return
-        reader = child.follower.reader
-        tip = reader.tip
-        seen = (tip.id, tip.end_reason) if tip is not None and reader.state() == "ended" else None
-        if final or (seen is not None and seen == child.ended):
-            child.done = True  # the read after the parent's verdict, or the child's final read
-        child.ended = seen
+    def _in_turn(self, children: list[_Child]) -> list[_Child]:
+        """At most `probes` of them, starting where the last cycle stopped."""
+        if len(children) <= self.probes:
+            return children
+        start = self.turn % len(children)
+        chosen = (children[start:] + children[:start])[: self.probes]
+        self.turn = start + len(chosen)
+        return chosen
+
+    def _probe_all(self, children: list[_Child]) -> list[SessionDetail | HermesError]:
+        def probe(child: _Child) -> SessionDetail | HermesError:
+            try:
+                return child.follower.reader.client.detail(child.follower.reader.path[-1])
+            except HermesError as err:
+                return err
+
+        jobs = [lambda c=c: probe(c) for c in children]
+        return gather(jobs, what="child change probes", debug=self.debug)
+
+    def _read_all(self, due: list[tuple[_Child, SessionDetail | None]]) -> None:
+        """Fetch `due` side by side, then deliver and settle each in order."""
+
+        def fetch(child: _Child, probe: SessionDetail | None) -> Fetched | HermesError:
+            try:
+                return child.follower.fetch(probe)
+            except HermesError as err:
+                return err
+
+        jobs = [lambda c=c, p=p: fetch(c, p) for c, p in due]
+        for (child, _), got in zip(due, gather(jobs, what="child reads", debug=self.debug), strict=True):
+            final = child.final
+            if isinstance(got, HermesError):
+                self._failed(child, got, final=final)
+                continue
+            snap = child.follower.deliver(got)
+            child.streak, child.failures, child.missing_since = None, 0, None
+            if snap.failure is not None:
+                self._unreadable(child, snap.failure)
+                continue
+            child.read = True
+            reader = child.follower.reader
+            tip = reader.tip
+            seen = (tip.id, tip.end_reason) if tip is not None and reader.state() == "ended" else None
+            if final or (seen is not None and seen == child.ended):
+                child.done = True  # the read after the parent's verdict, or the child's final read
+            child.ended = seen
 
     def _failed(self, child: _Child, err: HermesError, *, final: bool) -> None:
         """A child's read failed: unreadable when final (or past its bound), else retried."""

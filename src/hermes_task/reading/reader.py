@@ -23,7 +23,7 @@ from hermes_task.core.messages import legacy_warning, warning_message
 from hermes_task.core.window import MergeResult, advance
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
+from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.history import Earlier
 from hermes_task.reading.snapshot import Snapshot, with_refreshes
 from hermes_task.reading.storehints import StoreHints
@@ -54,9 +54,12 @@ class TaskReader(TipPages):
         hint: bool = True,
         store: StoreHints | None = None,
         admit: Callable[[SessionDetail], None] | None = None,
+        shared: SharedDetails | None = None,
     ) -> None:
         super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
+        self.shared = shared  # a one-shot run's details (reading/details.py): each read once
+        self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.earlier = Earlier()
@@ -65,11 +68,14 @@ class TaskReader(TipPages):
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    def refresh(self) -> Snapshot:
+    def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle; the window gains the newest page of the newest verified segment.
         A detail-read budget spent inside the cycle ends it with `bound_reached`, keeping
-        what was verified (never an internal error)."""
-        reader = DetailReader(self.client, self.detail_budget)
+        what was verified (never an internal error). `probe`: the newest segment's detail
+        read just before (`follow --parent`'s change probe), this cycle's read of it."""
+        reader = DetailReader(self.client, self.detail_budget, self.shared)
+        if probe is not None:
+            reader.seed(probe)
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
@@ -96,6 +102,7 @@ class TaskReader(TipPages):
             except BoundReached:
                 self.bound_hit = True
             tip, newest = self._tip_page(reader)
+            self.basis = tip
             snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window

@@ -37,10 +37,10 @@ from hermes_task.reading.older import Plan, combine_warnings, read_batches
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints, find_children
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS, build, read_conversation
+from hermes_task.reading.tasktree import build, read_conversation
 from hermes_task.records import dataclass, record
 
-MAX_TASKS = MAX_CONVERSATIONS
+MAX_TASKS = 100
 # Warnings that say a transcript was not read whole (the task was searched in part).
 INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 # Warnings about the backend or the machine, not one task: reported once for the run.

@@ -22,8 +22,11 @@ compression) and reads that segment's state. Rules:
   cycle, in turn; an ended child is not read again (only its record, until that proposes).
   `steady()` is False right after a task became `ended_unreported`: the watch looks at the
   store once more (a completion persisted a moment after the child closed) before ending on it.
-- Reads are sequential (one request in flight). `--debug` lines name the task, the child id and
-  its state, never content.
+- `shared` (reading/details.py): the details this run (`recover`) or cycle (a watch) read
+  already, so a child whose proposal was just proven is not read again for its state.
+- Each child's reads are sequential (one request in flight per child); different children are
+  checked side by side (reading/fanout.py), and what they found is recorded in task order.
+  `--debug` lines name the task, the child id and its state, never content.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from hermes_task.core.verdict import UNREPORTED
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import DetailReader
+from hermes_task.reading.details import DetailReader, SharedDetails
 from hermes_task.reading.discovery import LineageProof
+from hermes_task.reading.fanout import gather
 from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.storehints import StoreHints
 
@@ -61,15 +65,18 @@ def state_of(tip: SessionDetail) -> ChildState:
 class _Child(LineageProof):
     """One child's proven lineage and what the last check found, kept across checks."""
 
-    def __init__(self, client: DashboardAPI, child_id: str, store: StoreHints) -> None:
+    def __init__(
+        self, client: DashboardAPI, child_id: str, store: StoreHints, shared: SharedDetails | None
+    ) -> None:
         super().__init__(client, child_id, hint=True, store=store)
+        self.shared = shared
         self.owned: bool | None = None
         self.state: ChildState | None = None
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
         """Prove the lineage to the newest segment and read its state; None when the child
         is not proven the task's. Failures raise `HermesError`."""
-        reader = DetailReader(self.client)
+        reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:
                 self.owned = owned_by(reader(self.anchor_id), segments)
@@ -92,9 +99,11 @@ class Unreported:
         *,
         per_cycle: int | None = None,
         debug: Callable[[str], None] | None = None,
+        shared: SharedDetails | None = None,
     ) -> None:
         self.client = client
         self.hints = hints
+        self.shared = shared
         self.per_cycle = per_cycle
         self.debug = debug
         self.children: dict[str, _Child] = {}
@@ -135,24 +144,41 @@ class Unreported:
         ref = task.child_session_id
         assert ref is not None
         if ref not in self.children:
-            self.children[ref] = _Child(self.client, ref, self.hints)
+            self.children[ref] = _Child(self.client, ref, self.hints, self.shared)
         return self.children[ref]
 
     def _check(self, tasks: list[TaskEntry]) -> None:
-        due = [t for t in tasks if self._child(t).owned is not False and self._child(t).state != "ended"]
+        due: list[TaskEntry] = []
+        refs: set[str] = set()
+        for task in tasks:  # each child once (two tasks naming one child share its state)
+            child = self._child(task)
+            if child.owned is not False and child.state != "ended" and child.anchor_id not in refs:
+                refs.add(child.anchor_id)
+                due.append(task)
         if self.per_cycle is not None and len(due) > self.per_cycle:
             start = self.turn % len(due)
             due = (due[start:] + due[:start])[: self.per_cycle]
             self.turn = start + len(due)
-        for task in due:
-            child = self._child(task)
-            seen: str
-            try:
-                child.state = child.check(self.segments.get(task.call_id or "", frozenset()))
-                seen = child.state or "not proven the task's child"
-            except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
-                child.state, seen = "unknown", f"unknown (not read: {exc.code.value})"
-            self._say(f"task {task.number} child {child.anchor_id}: {seen}")
+        jobs = [
+            lambda task=task: self._look(
+                self._child(task), self.segments.get(task.call_id or "", frozenset())
+            )
+            for task in due
+        ]
+        for task, (state, seen) in zip(
+            due, gather(jobs, what="child state checks", debug=self.debug), strict=True
+        ):
+            self._child(task).state = state
+            self._say(f"task {task.number} child {task.child_session_id}: {seen}")
+
+    @staticmethod
+    def _look(child: _Child, segments: frozenset[str]) -> tuple[ChildState | None, str]:
+        """One child's check (on a worker thread: it touches only this child)."""
+        try:
+            state = child.check(segments)
+        except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
+            return "unknown", f"unknown (not read: {exc.code.value})"
+        return state, state or "not proven the task's child"
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
         child = self.children.get(task.child_session_id or "") if self._open(task) else None
