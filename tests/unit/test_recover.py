@@ -559,6 +559,7 @@ def test_depth_is_bounded_with_a_warning() -> None:
     assert _shape(tasks) == [(chain[1], None, [(chain[2], None, [(chain[3], None, [(chain[4], None, [])])])])]
     assert [w.code for w in warnings] == ["bound_reached"]
     assert "deeper than 3 levels" in warnings[0].message
+    assert "the children of 1 task(s) at that depth were not read" in warnings[0].message
 
 
 def test_conversation_budget_is_bounded_and_parent_warnings_are_kept() -> None:
@@ -570,6 +571,23 @@ def test_conversation_budget_is_bounded_and_parent_warnings_are_kept() -> None:
     tasks, warnings = build(parent, convs.__getitem__, recursive=True, max_conversations=2)
     assert [w.code for w in warnings] == ["legacy_backend", "bound_reached"]
     assert len(tasks) == 4
+    # how many tasks it left out of the tree (issue 29)
+    assert "only 2 child conversations were read: the children of 2 more task(s)" in warnings[1].message
+
+
+def test_a_tree_of_500_conversations_is_read_whole_within_the_bounds() -> None:
+    """Issue 29: 20 children with 25 tasks each (521 conversations) are all read and nested,
+    with no bound reached (the bound was 100 conversations)."""
+    kids = [f"20261202_10{i:02d}00_cccccc" for i in range(20)]
+    grand = {k: [f"20261202_10{i:02d}{j:02d}_dddddd" for j in range(1, 26)] for i, k in enumerate(kids)}
+    convs = {P: _spawning(P, list(kids), None)}
+    for k in kids:
+        convs[k] = _spawning(k, list(grand[k]), P)
+        convs.update({g: _spawning(g, [], k) for g in grand[k]})
+    tasks, warnings = build(convs[P], convs.__getitem__, recursive=True)
+    assert warnings == []
+    assert [t.child_session_id for t in tasks] == kids
+    assert [[c.child_session_id for c in t.children] for t in tasks] == [grand[k] for k in kids]
 
 
 def test_an_interrupt_while_reading_a_child_is_not_a_gap() -> None:
