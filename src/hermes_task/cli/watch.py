@@ -116,9 +116,10 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
                 from hermes_task.reading.ownership import admit
 
                 def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-                    """A child read as `follow CHILD` reads it (hint, store), once proven."""
+                    """A child read as `follow CHILD` reads it (hint, store), once proven; the
+                    detail its store proposal was proven with this cycle is its first read."""
                     gate = admit(parents, client.detail)
-                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
+                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
             else:

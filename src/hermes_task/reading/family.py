@@ -112,8 +112,11 @@ class _Child:
 
     def probed(self) -> bool:
         """Is a probe what decides this child's next read (read before, running, no final
-        read due, no failure to retry)?"""
-        return self.read and not self.final and self.ended is None and self.streak is None
+        read due, no failure to retry)? Not while its newest segment ended by compression with
+        nothing newer proven: the newer segment is another session, found only by a read."""
+        tip = self.follower.reader.tip
+        partial = tip is not None and tip.end_reason == "compression"
+        return self.read and not self.final and self.ended is None and self.streak is None and not partial
 
     def moved(self, probe: SessionDetail) -> bool:
         """Does the probe show anything its last page was not read under?"""
@@ -187,13 +190,13 @@ class FamilyFollower(Watcher):
         """Probe, then read, then give the children seen ended their final read (module doc)."""
         pending = [c for c in self.children.values() if not c.done]
         probed = self._in_turn([c for c in pending if c.probed()])
+        rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
         changed: list[tuple[_Child, SessionDetail | None]] = []
         for child, got in zip(probed, self._probe_all(probed), strict=True):
             if isinstance(got, HermesError):
-                self._failed(child, got, final=False)
+                self._failed(child, got, final=False)  # read in full on its next turn
             elif child.moved(got):
                 changed.append((child, got))
-        rest = [c for c in pending if not c.probed() and not c.done]
         order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
         due = (changed + [(c, None) for c in order])[: self.reads]
