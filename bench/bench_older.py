@@ -172,7 +172,7 @@ OLDER_MODULES = (
     "hermes_task.cli.older",
     "hermes_task.reading.reader",
     "hermes_task.reading.older",
-    "hermes_task.render.jsonout",
+    "hermes_task.render.jsontext",
     "hermes_task.render.plain_rows",
 )
 IMPORTS = {
@@ -243,11 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--markdown", action="store_true", help="print only the markdown on stdout")
+    parser.add_argument("--backends", default="official,iot", help="comma-separated (default official,iot)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the backends on the way out
     results: list[Result] = []
-    with backends(["official", "iot"]) as started:
+    with backends(args.backends.split(",")) as started:
         for backend in started.values():
             for size in sizes:
                 results += measure(backend, size, args.runs)

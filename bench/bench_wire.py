@@ -1,20 +1,21 @@
-"""Wire decoding, side by side: hand-written `wire.py` (before and after its clean-up) and msgspec.
+"""Wire decoding, side by side: the hand-written module of main before issue 27, msgspec (the
+package's `dashboard/wire.py`) and pydantic (`bench/wire_pydantic.py`).
 
-    .venv/bin/python -m pip install msgspec     # measurement only: not a dependency
+    .venv/bin/python -m pip install pydantic    # measurement only: not a dependency
     .venv/bin/python -m bench.bench_wire [--runs N] [--before REV]
 
-Three implementations of the same wire models, measured in one run: `wire.py` as it was at
-`--before` (read with `git show`), `wire.py` as it is in the working tree, and the msgspec
-prototype `bench/wire_msgspec_prototype.py`. Each is copied into a scratch folder and imported
-as a standalone module, so neither the package nor its dependencies are involved. Measured:
-import time (a fresh interpreter per sample, bare and after httpx and the CLI are loaded);
-decode time of a 50-row and a 500-row `/messages` page built from the captured fixtures
-(hand-written: `json.loads` then the models, as `DashboardClient` does; msgspec: one pass
-from bytes); lines of code; what each accepts and rejects; that all three decode every
-captured body to the same values; and whether `msgspec.json.schema` could replace the
-pydantic-generated JSON Schemas of `schemas.py`. Samples alternate between the candidates
-(ABC CBA ...) and every figure is a median with its min-max. Nothing here asserts a time:
-the tables go to docs/decisions.md.
+The hand-written `core/wire.py` is read from `--before` (default: the merge-base of this
+branch and main before issue 27, `461e68f`) with its whole package (`git archive`), renamed
+`hermes_task_old` so it imports beside the current package: its models are built by that
+revision's `records` machinery, as they were. Measured, alternating between the candidates
+(ABC CBA ..., medians with min-max): import time in a fresh interpreter (the wire module after
+`import httpx, hermes_task.cli`, and every module of the `show --json` path: the client, the
+reader, the wire models and the JSON writer); decode time of a 50-row and a 500-row
+`/messages` page built from the captured fixtures (hand-written: `json.loads` then the
+models, as its client did; msgspec and pydantic: one pass from bytes); lines of code; what
+each accepts and rejects (the 30 cases of docs/decisions.md, entry 1); and that all three
+decode every captured body to the same values. Nothing here asserts a time: the tables go to
+docs/decisions.md.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import io
 import json
 import os
 import platform
-import py_compile
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import tokenize
@@ -43,21 +44,12 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = [REPO / "fixtures" / backend / "delegated_task_dashboard.json" for backend in ("iot", "official")]
-PROTOTYPE = REPO / "bench" / "wire_msgspec_prototype.py"
-# The last commit before the clean-up (the merge-base of `wiredecide` and main).
-BEFORE = "dfb02ea"
-BEFORE_PATH = "src/hermes_task/wire.py"
-NAMES = {"before": "wire.py before", "after": "wire.py after", "msgspec": "msgspec prototype"}
-# The three names the old SessionDetail added to the keys it recorded, whether sent or not.
-SYNTHETIC = {"model_config_raw", "has_model_config", "looks_current"}
-
-
-def working_tree_wire() -> Path:
-    """`wire.py` wherever the restructure puts it under src/hermes_task."""
-    found = sorted(REPO.glob("src/hermes_task/**/wire.py"))
-    if len(found) != 1:
-        raise SystemExit(f"expected one wire.py under src/hermes_task, found {found}")
-    return found[0]
+PYDANTIC = REPO / "bench" / "wire_pydantic.py"
+NEW = REPO / "src" / "hermes_task" / "dashboard" / "wire.py"
+# main before issue 27 (the branch point of the msgspec work)
+BEFORE = "461e68f"
+NAMES = {"hand": "hand-written (before)", "msgspec": "msgspec (now)", "pydantic": "pydantic v2"}
+ENDPOINTS = ("messages", "detail", "latest-descendant")
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -93,65 +85,50 @@ def alternating(candidates: dict[str, Callable[[], float]], runs: int, warmup: i
 # -- the three implementations ------------------------------------------------------------------
 
 
-def stage(scratch: Path, before: str) -> dict[str, Path]:
-    """Copy the three sources into `scratch` as standalone modules `wire_<key>.py`."""
-    old = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{before}:{BEFORE_PATH}"],
-        capture_output=True,
-        text=True,
-        check=True,
+def stage_old(scratch: Path, before: str) -> Path:
+    """The package at `before`, as `scratch/old/hermes_task_old` (every import renamed)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", before, "src/hermes_task"], capture_output=True, check=True
     ).stdout
-    sources = {"before": old, "after": working_tree_wire().read_text(), "msgspec": PROTOTYPE.read_text()}
-    paths = {}
-    for key, text in sources.items():
-        paths[key] = scratch / f"wire_{key}.py"
-        paths[key].write_text(text)
-        # Imported from bytecode, as an installed package is (PYTHONDONTWRITEBYTECODE or
-        # not): the import figures are then not the compiler's.
-        py_compile.compile(str(paths[key]), doraise=True)
-    return paths
+    root = scratch / "old"
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    package = root / "hermes_task_old"
+    (root / "src" / "hermes_task").rename(package)
+    for path in package.rglob("*.py"):
+        path.write_text(path.read_text().replace("hermes_task", "hermes_task_old"))
+    return root
 
 
-def entry(cls: Any) -> Callable[[Any], Any]:
-    """The hand-written models' entry point: `from_json` after the clean-up; before it,
-    `model_validate` (and `parse` on SessionDetail)."""
-    for name in ("from_json", "model_validate", "parse"):
-        if hasattr(cls, name):
-            return getattr(cls, name)  # type: ignore[no-any-return]
-    raise AttributeError(cls)
+def decoders(old: ModuleType, pyd: ModuleType) -> dict[str, dict[str, Callable[[bytes], Any]]]:
+    """`{implementation: {endpoint: bytes -> model}}`, the way each client calls it."""
+    from hermes_task.dashboard import wire
 
+    def hand(model: Any) -> Callable[[bytes], Any]:
+        return lambda raw: model.from_json(json.loads(raw))
 
-def _from_json(model: Callable[[Any], Any]) -> Callable[[bytes], Any]:
-    """`bytes -> model`: `json.loads` then the hand-written model, as `DashboardClient` does."""
-    return lambda raw: model(json.loads(raw))
+    def new(model: Any) -> Callable[[bytes], Any]:
+        return lambda raw: wire.decode(raw, model)
 
-
-def decoders(modules: dict[str, ModuleType]) -> dict[str, dict[str, Callable[[bytes], Any]]]:
-    """`{implementation: {endpoint: bytes -> model}}`, the way the client would call each."""
-    out: dict[str, dict[str, Callable[[bytes], Any]]] = {}
-    for key in ("before", "after"):
-        mod = modules[key]
-        page, detail, hint = entry(mod.MessagesPage), entry(mod.SessionDetail), entry(mod.LatestDescendant)
-        out[key] = {
-            "messages": _from_json(page),
-            "detail": _from_json(detail),
-            "latest-descendant": _from_json(hint),
-        }
-    proto = modules["msgspec"]
-    out["msgspec"] = {
-        "messages": proto.decode_page,
-        "detail": proto.decode_detail,
-        "latest-descendant": proto.decode_descendant,
+    return {
+        "hand": dict(
+            zip(
+                ENDPOINTS, map(hand, (old.MessagesPage, old.SessionDetail, old.LatestDescendant)), strict=True
+            )
+        ),
+        "msgspec": dict(
+            zip(
+                ENDPOINTS,
+                map(new, (wire.MessagesPage, wire.SessionDetail, wire.LatestDescendant)),
+                strict=True,
+            )
+        ),
+        "pydantic": {
+            "messages": pyd.decode_page,
+            "detail": pyd.decode_detail,
+            "latest-descendant": pyd.decode_descendant,
+        },
     }
-    return out
-
-
-def sent(obj: Any) -> frozenset[str]:
-    """The keys a hand-written model recorded as sent, under either attribute name."""
-    for name in ("sent_keys", "model_fields_set"):
-        if hasattr(obj, name):
-            return frozenset(getattr(obj, name))
-    raise AttributeError(obj)
 
 
 # -- fixtures -----------------------------------------------------------------------------------
@@ -198,68 +175,70 @@ def page(rows: int) -> tuple[bytes, str]:
 
 # -- measurements ---------------------------------------------------------------------------------
 
+# What each candidate imports, after `import httpx, json` and the CLI package.
+WIRE_IMPORT = {
+    "hand": ("hermes_task_old.cli", "import hermes_task_old.core.wire"),
+    "msgspec": ("hermes_task.cli", "import hermes_task.dashboard.wire"),
+    "pydantic": ("hermes_task.cli", "import wire_pydantic"),
+}
+# The modules of the `show --json` path below typer (client, reader, models, JSON writer).
+SHOW_PATH = {
+    "hand": (
+        "hermes_task_old.cli",
+        "import hermes_task_old.cli.run_show, hermes_task_old.dashboard.client, "
+        "hermes_task_old.reading.reader, hermes_task_old.render.jsonout",
+    ),
+    "msgspec": (
+        "hermes_task.cli",
+        "import hermes_task.cli.run_show, hermes_task.dashboard.client, "
+        "hermes_task.reading.reader, hermes_task.render.jsontext",
+    ),
+}
 
-def import_times(paths: dict[str, Path], runs: int) -> dict[str, dict[str, Stats]]:
-    """Seconds to `import wire_<key>` in a fresh interpreter: bare, and after httpx and the
-    CLI's app module (what a reading command has loaded before its first response: the
-    figure is what the implementation adds to every run, its own dependencies included)."""
-    scratch = str(next(iter(paths.values())).parent)
+
+def import_times(old_root: Path, runs: int) -> dict[str, dict[str, Stats]]:
+    """Seconds to import each candidate's modules in a fresh interpreter that has loaded
+    httpx and the CLI package (what a reading command has before its first response)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    paths = [str(old_root), str(REPO / "src"), str(REPO / "bench")]
     out: dict[str, dict[str, Stats]] = {}
-    for context, preload in (
-        ("bare", ""),
-        ("after `import httpx, hermes_task.cli`", "import httpx, json, hermes_task.cli; "),
+    for context, table in (
+        ("the wire module, after `import httpx, hermes_task.cli`", WIRE_IMPORT),
+        ("the `show --json` path (client, reader, models, JSON writer), after the same", SHOW_PATH),
     ):
 
-        def sample(key: str, preload: str = preload) -> float:
+        def sample(key: str, table: dict[str, tuple[str, str]] = table) -> float:
+            cli, work = table[key]
             code = (
-                f"import sys, time; sys.path.insert(0, {scratch!r}); {preload}"
-                f"t = time.perf_counter(); import wire_{key}; print(time.perf_counter() - t)"
+                f"import sys; sys.path[:0] = {paths!r}; import httpx, json, {cli}; import time; "
+                f"t = time.perf_counter(); {work}; print(time.perf_counter() - t)"
             )
             proc = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
             )
             return float(proc.stdout)
 
-        out[context] = alternating({key: functools.partial(sample, key) for key in paths}, runs, warmup=2)
+        out[context] = alternating({key: functools.partial(sample, key) for key in table}, runs, warmup=2)
     return out
 
 
 def decode_times(
-    modules: dict[str, ModuleType],
-    decode: dict[str, dict[str, Callable[[bytes], Any]]],
-    raw: bytes,
-    runs: int,
+    decode: dict[str, dict[str, Callable[[bytes], Any]]], raw: bytes, runs: int
 ) -> dict[str, Stats]:
-    """Seconds per decode of `raw`; the hand-written ones also without `json.loads`, and
-    msgspec also as `msgspec.convert` of that dict (what it would cost behind httpx's
-    `response.json()`)."""
-    import msgspec
-
-    body = json.loads(raw)
+    """Seconds per decode of the page `raw` by each candidate."""
     loops: int = max(1, 20_000 // json.loads(raw)["pagination"]["returned"])
-    proto = modules["msgspec"]
-    work: dict[str, Callable[[], Any]] = {
-        "before": lambda: decode["before"]["messages"](raw),
-        "after": lambda: decode["after"]["messages"](raw),
-        "msgspec": lambda: decode["msgspec"]["messages"](raw),
-        "before: models only": lambda: entry(modules["before"].MessagesPage)(body),
-        "after: models only": lambda: entry(modules["after"].MessagesPage)(body),
-        "msgspec: convert from the dict": lambda: msgspec.convert(body, proto.MessagesPage),
-        "json.loads alone": lambda: json.loads(raw),
-    }
 
-    def timer(fn: Callable[[], Any]) -> Callable[[], float]:
+    def timer(fn: Callable[[bytes], Any]) -> Callable[[], float]:
         def sample() -> float:
             gc.collect()
             started = time.perf_counter()
             for _ in range(loops):
-                fn()
+                fn(raw)
             return (time.perf_counter() - started) / loops
 
         return sample
 
-    return alternating({name: timer(fn) for name, fn in work.items()}, runs)
+    return alternating({key: timer(decode[key]["messages"]) for key in NAMES}, runs)
 
 
 def lines_of_code(path: Path) -> tuple[int, int]:
@@ -375,156 +354,80 @@ def outcome(decode: Callable[[bytes], Any], raw: bytes, path: tuple[Any, ...]) -
     try:
         model = decode(raw)
     except Exception as exc:  # the table reports whatever each decoder raises
-        text = str(exc).replace("`", "'").replace("|", "/")
+        text = str(exc).splitlines()[0].replace("`", "'").replace("|", "/")
         text = text if len(text) <= 48 else text[:45] + "..."
         return False, f"rejects: {type(exc).__name__}: {text}"
     value: Any = model
     for step in path:
+        if step == "pagination":
+            step = "pagination_sent" if hasattr(value, "pagination_sent") else step
         value = value[step] if isinstance(step, int) else getattr(value, step, "(not kept)")
-    if path and path[-1] == "order":
-        value = f"legacy={model.legacy}"
+    if path and path[-1] in ("order", "pagination"):
+        value = f"ordered={model.ordered}"
     shown = repr(value)
     return True, "accepts" + ("" if not path else f": {shown if len(shown) <= 30 else shown[:27] + '...'}")
 
 
 # -- the same values from every implementation -----------------------------------------------------
 
+PRESENCE = ("display_content", "display_reasoning")
+
 
 def normal(obj: Any) -> Any:
-    """A model as plain values a caller reads: fields and properties, absent-vs-null for the
-    keys whose presence matters, never the bookkeeping sets."""
+    """A model as plain values a caller reads: fields, the presence of the keys whose
+    presence matters, and the properties the reading code asks."""
     import msgspec
 
     if isinstance(obj, list):
         return [normal(item) for item in obj]
-    if dataclasses.is_dataclass(obj) or isinstance(obj, msgspec.Struct):
-        names = (
-            [f.name for f in dataclasses.fields(obj)]
-            if dataclasses.is_dataclass(obj)
-            else list(obj.__struct_fields__)
-        )
-        out: dict[str, Any] = {}
-        for name in names:
-            if name in ("model_fields_set", "sent_keys", "is_default_profile"):
-                continue
-            value = getattr(obj, name)
-            out[name] = None if value is msgspec.UNSET else normal(value)
-        for presence in ("display_content", "display_reasoning"):
-            if presence in out:
-                out[f"{presence} sent"] = (
-                    presence in sent(obj)
-                    if dataclasses.is_dataclass(obj)
-                    else getattr(obj, presence) is not msgspec.UNSET
-                )
-        for prop in ("legacy", "has_model_config", "looks_current"):
-            if hasattr(obj, prop):
-                out[prop] = getattr(obj, prop)
-        return out
-    return obj
+    names: list[str] = []
+    if dataclasses.is_dataclass(obj):
+        names = [f.name for f in dataclasses.fields(obj)]
+    elif isinstance(obj, msgspec.Struct):
+        names = list(obj.__struct_fields__)
+    elif hasattr(type(obj), "model_fields"):
+        names = list(type(obj).model_fields)
+    else:
+        return obj
+    out: dict[str, Any] = {}
+    for name in names:
+        if name in ("sent_keys", "is_default_profile", "model_config_sent", "pagination_sent"):
+            continue
+        value = getattr(obj, name)
+        out[name] = None if value is msgspec.UNSET else normal(value)
+    for presence in PRESENCE:
+        if presence in out:
+            value = getattr(obj, presence)
+            if dataclasses.is_dataclass(obj):
+                out[f"{presence} sent"] = presence in getattr(obj, "sent_keys")  # noqa: B009 (not typed)
+            elif isinstance(obj, msgspec.Struct):
+                out[f"{presence} sent"] = value is not msgspec.UNSET
+            else:
+                out[f"{presence} sent"] = presence in obj.model_fields_set
+    for prop in ("paginated", "ordered", "has_model_config", "looks_current", "model_config_raw"):
+        if hasattr(obj, prop):
+            out[prop] = getattr(obj, prop)
+    if hasattr(obj, "paginated"):
+        out["pagination"] = normal(obj.pagination) if obj.paginated else None
+    return out
 
 
 def parity(decode: dict[str, dict[str, Callable[[bytes], Any]]]) -> list[str]:
-    """Decode every captured body with all three; report any difference."""
+    """Decode every captured body with all three; report any difference from the hand-written."""
     problems: dict[str, int] = {}
     count = 0
     for backend, endpoint, body in exchanges():
         raw = json.dumps(body).encode()
-        models = {key: decode[key][endpoint](raw) for key in decode}
+        values = {key: normal(decode[key][endpoint](raw)) for key in NAMES}
         count += 1
-        values = {key: normal(model) for key, model in models.items()}
-        found = []
-        if values["before"] != values["after"]:
-            found.append(f"{backend} {endpoint}: after differs from before")
-        if values["msgspec"] != values["after"]:
-            found.append(f"{backend} {endpoint}: msgspec differs from after")
-        old, new = sent(models["before"]), sent(models["after"])
-        if endpoint == "detail":  # before: three synthetic names; after: the wire key `model_config`
-            old, new = old - SYNTHETIC, new - {"model_config"}
-        if old != new:
-            found.append(f"{backend} {endpoint}: recorded keys differ: {sorted(old ^ new)}")
-        for problem in found:
-            problems[problem] = problems.get(problem, 0) + 1
+        for key in ("msgspec", "pydantic"):
+            if values[key] != values["hand"]:
+                problem = f"{backend} {endpoint}: {key} differs from the hand-written"
+                problems[problem] = problems.get(problem, 0) + 1
     verdict = "the same values" if not problems else "DIFFERENT values"
     return [f"{count} captured bodies (details, pages, hints) decoded by all three: {verdict}."] + [
         f"- {p} ({n}x)" for p, n in problems.items()
     ]
-
-
-# -- JSON Schema: msgspec.json.schema against schemas.py (pydantic) --------------------------------
-
-
-def schema_comparison() -> list[str]:
-    import jsonschema
-    import msgspec
-
-    from hermes_task.core import documents as model
-    from hermes_task.core.documents import TranscriptDoc
-    from hermes_task.render import schemas
-
-    ours = schemas.schema("transcript")
-    theirs = msgspec.json.schema(TranscriptDoc)
-    ours_defs = dict(ours.get("$defs", {}))
-    ours_defs["TranscriptDoc"] = {k: v for k, v in ours.items() if k not in ("$defs", "$schema", "$id")}
-    theirs_defs = theirs["$defs"]
-    optional_there = []
-    reordered = []
-    closed_here = closed_there = described_here = described_there = 0
-    enums_sorted = 0
-    for name, here in ours_defs.items():
-        there = theirs_defs.get(name, {})
-        gap = sorted(set(here.get("required", [])) - set(there.get("required", [])))
-        optional_there += [f"{name}.{field}" for field in gap]
-        if list(here.get("properties", {})) != list(there.get("properties", {})):
-            reordered.append(name)
-        closed_here += here.get("additionalProperties") is False
-        closed_there += there.get("additionalProperties") is False
-        for prop, spec in here.get("properties", {}).items():
-            described_here += "description" in spec
-            other = there.get("properties", {}).get(prop, {})
-            described_there += "description" in other
-            if "enum" in spec and spec["enum"] != other.get("enum"):
-                enums_sorted += 1
-    events = "generated"
-    try:
-        msgspec.json.schema(schemas._TARGETS["events"][0])
-    except TypeError as exc:
-        events = f"fails: `TypeError: {str(exc).split(' - ')[0]}`"
-
-    doc = model.to_json_dict(
-        model.TranscriptDoc(
-            task=model.TaskInfo(root_id="a", tip_id="a", lineage=["a"]),
-            backend=model.BackendInfo(contract="current"),
-            rows=[model.Row(id=1, session_id="a", role="user", text="hi")],
-            coverage=model.Coverage(unique_rows=1, has_older=False, at_start=True),
-        )
-    )
-    probes = {
-        "a real document": doc,
-        "`warnings` left out": {k: v for k, v in doc.items() if k != "warnings"},
-        "an unknown top-level key": {**doc, "extra": 1},
-        "a row without `timestamp`": {
-            **doc,
-            "rows": [{k: v for k, v in doc["rows"][0].items() if k != "timestamp"}],
-        },
-    }
-    check_ours = jsonschema.Draft202012Validator(ours)
-    check_theirs = jsonschema.Draft202012Validator(theirs)
-    lines = [
-        "| `transcript` schema | schemas.py (pydantic) | `msgspec.json.schema(TranscriptDoc)` |",
-        "|---|---|---|",
-        f"| objects (`$defs` + root) | {len(ours_defs)} | {len(theirs_defs)} |",
-        f"| fields with a default marked `required` (every key is always printed) | all | none: {len(optional_there)} fields optional ({', '.join(optional_there[:4])}, ...) |",
-        f"| objects closed with `additionalProperties: false` | {closed_here} | {closed_there} |",
-        f"| property descriptions (from `field(metadata=...)`) | {described_here} | {described_there} (msgspec reads `Annotated[..., Meta(description=...)]`, not dataclass metadata) |",
-        f"| property order as declared | yes | no in {len(reordered)} objects (required fields first) |",
-        f"| `Literal` enums in declared order | yes | no in {enums_sorted} properties (sorted) |",
-        "| per-property `title` | yes | no |",
-        "| root | inline object | `$ref` into `$defs` |",
-        f"| `events` (a union of five dataclasses, `type` discriminator) | generated (`oneOf` + `discriminator`) | {events} |",
-    ]
-    for label, probe in probes.items():
-        lines.append(f"| validates {label} | {check_ours.is_valid(probe)} | {check_theirs.is_valid(probe)} |")
-    return lines
 
 
 # -- report ------------------------------------------------------------------------------------------
@@ -540,12 +443,13 @@ def machine(load_before: float) -> str:
     except OSError:
         pass
     import msgspec
+    import pydantic
 
     commit = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     return (
-        f"Python {platform.python_version()}, msgspec {msgspec.__version__}, {cpu}, {os.cpu_count()} cores; "
+        f"Python {platform.python_version()}, msgspec {msgspec.__version__}, pydantic {pydantic.VERSION}, {cpu}, {os.cpu_count()} cores; "
         f"commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 1-minute load average "
         f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (other work on the machine "
         "slows every candidate alike, sample by sample, but widens the ranges)"
@@ -555,30 +459,34 @@ def machine(load_before: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21, help="samples per figure (default 21)")
-    parser.add_argument("--before", default=BEFORE, help=f"revision of the old wire.py (default {BEFORE})")
+    parser.add_argument(
+        "--before", default=BEFORE, help=f"revision of the hand-written wire (default {BEFORE})"
+    )
     args = parser.parse_args()
     try:
-        import msgspec  # noqa: F401
+        import pydantic  # noqa: F401
     except ImportError:
-        raise SystemExit("msgspec is not installed: .venv/bin/python -m pip install msgspec") from None
+        raise SystemExit("pydantic is not installed: .venv/bin/python -m pip install pydantic") from None
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-wire-") as folder:
-        scratch = Path(folder)
-        paths = stage(scratch, args.before)
-        sys.path.insert(0, folder)
-        modules = {key: importlib.import_module(f"wire_{key}") for key in paths}
-        decode = decoders(modules)
-        imports = import_times(paths, args.runs)
+        old_root = stage_old(Path(folder), args.before)
+        sys.path[:0] = [str(old_root), str(REPO / "bench")]
+        old = importlib.import_module("hermes_task_old.core.wire")
+        pyd = importlib.import_module("wire_pydantic")
+        decode = decoders(old, pyd)
+        imports = import_times(old_root, args.runs)
         raw500, about500 = page(500)
         raw50, about50 = page(50)
-        d500 = decode_times(modules, decode, raw500, args.runs)
-        d50 = decode_times(modules, decode, raw50, args.runs)
-        loc = {key: lines_of_code(path) for key, path in paths.items()}
+        d500 = decode_times(decode, raw500, args.runs)
+        d50 = decode_times(decode, raw50, args.runs)
+        loc = {
+            "hand": lines_of_code(old_root / "hermes_task_old" / "core" / "wire.py"),
+            "msgspec": lines_of_code(NEW),
+            "pydantic": lines_of_code(PYDANTIC),
+        }
         results = {
-            case: {
-                key: outcome(decode[key][endpoint], mutated(endpoint, path, token), path) for key in decode
-            }
+            case: {key: outcome(decode[key][endpoint], mutated(endpoint, path, token), path) for key in NAMES}
             for case, endpoint, path, token in CASES
         }
         same = parity(decode)
@@ -593,41 +501,32 @@ def main() -> None:
     ]
     for context, stats in imports.items():
         out.append(
-            f"| import, fresh interpreter, {context} | " + " | ".join(stats[k].ms() for k in keys) + " |"
+            f"| import, fresh interpreter: {context} | "
+            + " | ".join(stats[k].ms() if k in stats else "–" for k in keys)
+            + " |"
         )
     for label, stats, about in (("500-row", d500, about500), ("50-row", d50, about50)):
         out.append(
-            f"| decode a {label} page ({about}); hand-written: `json.loads` + models, msgspec: one pass | "
+            f"| decode a {label} page ({about}); hand-written: `json.loads` + models, the others one pass | "
             + " | ".join(stats[k].ms() for k in keys)
             + " |"
         )
-        out.append(
-            f"| {label}: models only, from the decoded dict (`json.loads` alone: {stats['json.loads alone'].ms()}) | "
-            f"{stats['before: models only'].ms()} | {stats['after: models only'].ms()} | "
-            f"`msgspec.convert`: {stats['msgspec: convert from the dict'].ms()} |"
-        )
-    older = {k: d500[k].median * 40 * 1e3 for k in keys}
     out.append(
         "| `older --all` of 20,000 rows: 40 such pages (computed) | "
-        + " | ".join(f"{older[k]:.0f}" for k in keys)
+        + " | ".join(f"{d500[k].median * 40e3:.0f}" for k in keys)
         + " |"
     )
     out.append("| lines (physical / code) | " + " | ".join(f"{loc[k][0]} / {loc[k][1]}" for k in keys) + " |")
-    out.append("| new dependency | none | none | msgspec (compiled C extension, wheels per platform) |")
     rejected = {k: sum(not results[c][k][0] for c in results) for k in keys}
     out.append(
         f"| of the {len(CASES)} cases below, rejected | " + " | ".join(str(rejected[k]) for k in keys) + " |"
     )
     out += ["", "| case | " + " | ".join(NAMES.values()) + " |", "|---|" + "---|" * len(keys)]
     for case, by_key in results.items():
-        cells = []
-        for key in keys:
-            accepted, note = by_key[key]
-            differs = key != "before" and accepted != by_key["before"][0]
-            cells.append(f"**{note}**" if differs else note)
+        base = by_key["hand"][0]
+        cells = [(f"**{note}**" if ok != base else note) for ok, note in (by_key[k] for k in keys)]
         out.append(f"| {case} | " + " | ".join(cells) + " |")
-    out += ["", "Bold: accepts where `wire.py before` rejects, or the reverse.", "", *same, ""]
-    out += schema_comparison()
+    out += ["", "Bold: accepts where the hand-written rejects, or the reverse.", "", *same]
     print("\n".join(out))
 
 

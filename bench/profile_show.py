@@ -104,13 +104,13 @@ def main(argv: list[str]) -> int:
     step("import cli/show.py and build its click command (typer reads the signature)", show_command)
     httpx = step("import httpx", lambda: __import__("httpx"))
     step(
-        "import the core (client, wire, snapshot, model, render: dataclasses, no pydantic)",
+        "import the core (client, wire, snapshot, model, render: msgspec Structs, no pydantic)",
         lambda: [
             __import__(m)
             for m in (
                 "hermes_task.dashboard.client",
                 "hermes_task.reading.reader",
-                "hermes_task.render.jsonout",
+                "hermes_task.render.jsontext",
             )
         ],
     )

@@ -92,7 +92,7 @@ def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
     return out
 
 
-def _older(script: Path = OLDER, heading: str | None = None) -> list[str]:
+def _older(script: Path = OLDER, heading: str | None = None, shown: tuple[str, ...] = ()) -> list[str]:
     """The markdown section `script` (bench_older or bench_lineage, run as a module with
     `--markdown`) prints; on failure a section under `heading` that says so (the heading its
     `--only` key recognises, so a later run replaces it)."""
@@ -105,7 +105,11 @@ def _older(script: Path = OLDER, heading: str | None = None) -> list[str]:
             "",
         ]
     proc = subprocess.run(
-        [str(PYTHON), "-m", f"bench.{script.stem}", "--markdown"],
+        [
+            str(PYTHON),
+            *("-m", f"bench.{script.stem}", "--markdown"),
+            *(("--backends", ",".join(shown)) if shown and script == OLDER else ()),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -218,7 +222,7 @@ def only(names: list[str], runs: int, shown: tuple[str, ...] = ("official", "iot
             sections[SECTIONS["show"]] = lines
     if "older" in names:
         print("older ...", flush=True)
-        sections[SECTIONS["older"]] = _older()
+        sections[SECTIONS["older"]] = _older(shown=shown)
     if "lineage" in names:
         print("older across segments ...", flush=True)
         sections[SECTIONS["lineage"]] = _older(LINEAGE)
@@ -264,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--backends",
         default="official,iot",
-        help="with --only show: comma-separated backends to start (official, iot, official018, "
+        help="with --only show or older: comma-separated backends to start (official, iot, official018, "
         "axisrow; default official,iot)",
     )
     args = parser.parse_args(argv)

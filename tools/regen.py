@@ -41,7 +41,7 @@ _RUN = "import sys; from hermes_task.cli.app import app; app(sys.argv[1:], prog_
 
 
 def generated_files() -> dict[Path, str]:
-    """Every generated file under completions/ and schemas/ and records/inits.py, with its
+    """Every generated file under completions/ and schemas/, with its
     expected content."""
     from hermes_task.cli.meta import completion_script
     from hermes_task.render import schemas as schemas
@@ -50,24 +50,7 @@ def generated_files() -> dict[Path, str]:
         ROOT / "completions" / name: completion_script(shell) for shell, name in COMPLETION_FILES.items()
     }
     files.update({ROOT / "schemas" / f"{name}.json": schemas.render(name) for name in schemas.NAMES})
-    files.update(inits_file())
     return files
-
-
-def inits_file() -> dict[Path, str]:
-    """src/hermes_task/records/inits.py: the `__init__` of every class built by
-    `records.dataclass` in the package (records/initcode.py), all its modules imported."""
-    import importlib
-    import pkgutil
-
-    import hermes_task
-    from hermes_task.records import initcode
-
-    path = ROOT / "src" / "hermes_task" / "records" / "inits.py"
-    for module in pkgutil.walk_packages(hermes_task.__path__, "hermes_task."):
-        importlib.import_module(module.name)
-    built = {k: v for k, v in initcode.BUILT.items() if k.startswith("hermes_task.") and "<" not in k}
-    return {path: initcode.module_text(built)}
 
 
 def help_text(command: str) -> str:

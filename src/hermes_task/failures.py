@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 
-from hermes_task.records import dataclass
+from msgspec import Struct
 
 
 class ExitStatus(enum.IntEnum):
@@ -67,8 +67,7 @@ class Code(enum.StrEnum):
     STORE_UNAVAILABLE = "store_unavailable"
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(Struct, frozen=True):
     """One row of the table: how a code exits, whether a retry may help, and its words."""
 
     exit: ExitStatus

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from msgspec import Struct, field
+
 from hermes_task.core.sanitize import clean_line
 from hermes_task.dashboard.storepath import choose_store
 from hermes_task.failures import Code, HermesError
-from hermes_task.records import dataclass, field
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0
@@ -44,8 +45,7 @@ TOKEN_ENVS = ("HERMES_DASHBOARD_TOKEN", "HERMES_DASHBOARD_SESSION_TOKEN")
 Source = Literal["flag", "env", "config", "default"]
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Struct, frozen=True):
     url: str
     profile: str | None
     token_file: Path | None
@@ -55,7 +55,7 @@ class Settings:
     password_env: str | None
     request_timeout: float
     gateway: str | None
-    sources: Mapping[str, Source] = field(default_factory=dict, compare=False, repr=False)
+    sources: Mapping[str, Source] = field(default_factory=dict)
     store: Path | None = None
     store_off: str | None = None
 

@@ -79,7 +79,6 @@ def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
 ) -> None:
     unit = backend.watch_parent(GOALS)
     proc = start_watch(backend, unit["parent"], "--exit-status", "--json", "--timeout", "90")
-    started = time.monotonic()
     try:
         head = json.loads(first_line(proc, skip=WARNING))  # the watch has read the parent
         time.sleep(2.0)
@@ -106,7 +105,6 @@ def test_watch_waits_for_the_units_completion_and_exits_by_the_verdict(
     }
     assert events[2]["summary"] == "Task 1 finished."
     assert (events[3]["error"] is None) is (code == 0)
-    assert time.monotonic() - started < 60
     assert err == ""
 
 

@@ -10,12 +10,13 @@ import httpx
 import pytest
 
 from hermes_task.core.capabilities import Capabilities
-from hermes_task.core.wire import MessagesPage
 from hermes_task.dashboard.client import DashboardClient
+from hermes_task.dashboard.wire import MessagesPage
 from hermes_task.failures import TABLE, Code, ExitStatus, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Dashboard
+from tests.support.wirebody import decoded
 from tests.unit.test_paging import CHILD, TIP, Transcripts
 
 UNPAGINATED = (
@@ -54,15 +55,15 @@ def test_the_paginated_envelopes_are_learned_apart() -> None:
         "messages": [],
         "pagination": {"limit": 1, "offset": 0, "returned": 0},
     }
-    caps.learn(MessagesPage.from_json(legacy))
+    caps.learn(decoded(legacy, MessagesPage))
     assert (caps.pagination, caps.order, caps.contract) == (True, False, "legacy")
     ordered: dict[str, Any] = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}
-    caps.learn(MessagesPage.from_json(ordered))
+    caps.learn(decoded(ordered, MessagesPage))
     assert (caps.pagination, caps.order, caps.contract) == (True, True, "current")
     assert caps.ancestors_merged is None
     assert caps.source_rewrite is None
     row: dict[str, Any] = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
-    caps.learn(MessagesPage.from_json({**ordered, "messages": [row]}))
+    caps.learn(decoded({**ordered, "messages": [row]}, MessagesPage))
     assert caps.ancestors_merged is True
     assert caps.source_rewrite is False
 

@@ -146,3 +146,20 @@ def test_a_network_failure_is_settled_without_secrets() -> None:
         "hint: is the dashboard running? check --url",
     ]
     assert TOKEN not in result.stderr
+
+
+def test_a_mistyped_body_names_the_path_of_the_mismatch_under_debug(replay: Replay) -> None:
+    """The user's message stays `detail: missing or mistyped fields`; --debug adds where."""
+    root = replay.manifest["plain"]["root"]
+    replay.overrides[(f"/api/sessions/{root}", "")] = httpx.Response(
+        200, json={"id": root, "source": None, "parent_session_id": 12}
+    )
+    result = show(root, "--debug", "--json")
+    assert result.exit_code == 6
+    assert json.loads(result.stdout)["error"]["message"].endswith(": detail: missing or mistyped fields")
+    lines = debug_lines(result.stderr)
+    assert re.fullmatch(rf"debug: settle detail id={root} HTTP 200 \d+ms", lines[-2])
+    assert lines[-1] == (
+        "debug: incompatible detail: Expected `str | null`, got `int` - at `$.parent_session_id`"
+    )
+    assert "debug:" not in show(root, "--json").stderr

@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from hermes_task.core.history import compose
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
 from hermes_task.reading.follow import FollowConfig, Follower
 from hermes_task.reading.older import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
+from tests.support.wirebody import decoded
 from tests.unit.test_poll import Clock, Lineage, Recorder, X, Y, Z
 
 W = "20260101_000009_ffffff"
@@ -27,7 +28,7 @@ def msg(sid: str, rid: int, uid: str | None = None, role: str = "assistant") -> 
     body: dict[str, Any] = {"id": rid, "session_id": sid, "role": role, "content": f"{sid[-6:]} {rid}"}
     if uid is not None:
         body["message_uid"] = uid
-    return WireMessage.from_json(body)
+    return decoded(body, WireMessage)
 
 
 def window(canonical: str, rows: list[WireMessage]) -> Window:

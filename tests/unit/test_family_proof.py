@@ -102,6 +102,7 @@ def store(tmp_path: Path, rows: list[tuple[str, str, str | None, float]]) -> Pat
     path = tmp_path / "state.db"
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
+    conn.close()  # an open connection left to the collector is a ResourceWarning on 3.13
     add_rows(path, rows)
     return path
 

@@ -10,9 +10,10 @@ import pytest
 from hermes_task.core.history import compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
 from hermes_task.reading.older import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
+from tests.support.wirebody import decoded
 from tests.unit.test_poll import Lineage, X, Y, Z
 
 W = "20260101_000009_ffffff"
@@ -137,7 +138,7 @@ def test_the_goal_is_read_with_one_one_row_read_when_the_window_lacks_it() -> No
 
 
 def _msg(sid: str, i: int) -> WireMessage:
-    return WireMessage.from_json({"id": i, "session_id": sid, "role": "user", "content": str(i)})
+    return decoded({"id": i, "session_id": sid, "role": "user", "content": str(i)}, WireMessage)
 
 
 def test_the_cursor_reads_a_segment_only_when_newer_windows_hold_fewer_of_its_rows() -> None:

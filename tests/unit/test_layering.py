@@ -13,10 +13,12 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hermes_task"
 
 # A module may import only from its own layer or a lower one (the folder listing is the
-# architecture): records/ < failures.py < core/ < settings.py, dashboard/ < reading/ < render/
-# < cli/. records/ is how every layer declares its dataclasses (no method compiled at import).
+# architecture): failures.py < core/ < settings.py, dashboard/ < reading/ < render/ < cli/.
+# One module is ranked on its own: dashboard/wire.py, the dashboard's wire format beside the
+# client, holds the models the core rules and the reading loops read (plain Structs; it
+# imports no module of the package), so every layer may import it.
 RANK = {
-    "records": 0,
+    "wire": 0,
     "failures": 1,
     "core": 2,
     "settings": 3,
@@ -29,7 +31,10 @@ HTTPX_LAYERS = {"dashboard", "cli"}
 
 
 def layer_of(module: str) -> str:
-    """`core/wire.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`."""
+    """`core/ids.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`;
+    `dashboard/wire.py` -> `wire`."""
+    if module == "dashboard/wire.py":
+        return "wire"
     first = module.split("/")[0].removesuffix(".py")
     return "cli" if first in ("__main__", "__init__") else first
 
@@ -236,7 +241,7 @@ print(" ".join(sorted(sys.modules)), file=sys.stderr)
 @pytest.mark.parametrize("backend", ["official", "iot"])
 def test_show_json_imports_no_pydantic(backend: str) -> None:
     """The whole `show --json` path (proof, pages, projection, the document) against the
-    captured exchanges: wire and output models are plain dataclasses, typer is pinned below
+    captured exchanges: wire and output models are msgspec Structs, typer is pinned below
     0.29 (which built a pydantic adapter per option), so pydantic is never loaded."""
     from tests.support.replay import TOKEN
 
@@ -259,7 +264,7 @@ def test_show_json_imports_no_pydantic(backend: str) -> None:
     modules = set(lines[-1].split())
     assert '"kind": "transcript"' in proc.stdout
     assert {
-        "hermes_task.core.wire",
+        "hermes_task.dashboard.wire",
         "hermes_task.core.documents",
         "hermes_task.reading.reader",
         "hermes_task.core.projection",

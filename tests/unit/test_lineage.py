@@ -18,7 +18,8 @@ from hermes_task.core.lineage import (
     continues_parent,
     prove,
 )
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
+from tests.support.wirebody import decoded
 
 P = "20261130_163359_a4d16b"
 
@@ -34,7 +35,7 @@ def detail(sid: str, **over: Any) -> SessionDetail:
         "end_reason": None,
     }
     body.update(over)
-    return SessionDetail.from_json(body)
+    return decoded(body, SessionDetail)
 
 
 def chain(n: int, **tip_over: Any) -> list[SessionDetail]:
@@ -54,7 +55,7 @@ def chain(n: int, **tip_over: Any) -> list[SessionDetail]:
             )
         )
     if tip_over:
-        out[-1] = SessionDetail.from_json({**_raw(out[-1]), **tip_over})
+        out[-1] = decoded({**_raw(out[-1]), **tip_over}, SessionDetail)
     return out
 
 
@@ -97,7 +98,7 @@ def test_candidate_equal_to_anchor_is_trivially_proven() -> None:
 
 def _mutate(nodes: list[SessionDetail], index: int, **over: Any) -> list[SessionDetail]:
     out = list(nodes)
-    out[index] = SessionDetail.from_json({**_raw(out[index]), **over})
+    out[index] = decoded({**_raw(out[index]), **over}, SessionDetail)
     return out
 
 
@@ -136,7 +137,7 @@ REJECTIONS = [
 def test_each_rule_rejects(what: str, index: int, override: dict[str, Any], reason: str) -> None:
     nodes = chain(3)
     if what == "profile changed":
-        nodes = [SessionDetail.from_json({**_raw(n), "profile_name": "default"}) for n in nodes]
+        nodes = [decoded({**_raw(n), "profile_name": "default"}, SessionDetail) for n in nodes]
     nodes = _mutate(nodes, index, **override)
     read = reader(nodes)
     with pytest.raises(LineageRejected) as info:
@@ -148,7 +149,7 @@ def test_missing_model_config_key_is_rejected() -> None:
     nodes = chain(3)
     raw = _raw(nodes[2])
     del raw["model_config"]
-    nodes[2] = SessionDetail.from_json(raw)
+    nodes[2] = decoded(raw, SessionDetail)
     with pytest.raises(LineageRejected) as info:
         prove(nodes[0], "seg2", reader(nodes), rewrites_source=False)
     assert info.value.reason == "missing_field"
@@ -354,9 +355,9 @@ def test_a_null_or_decoded_model_config_is_read_as_it_is(config: object) -> None
     for raw in nodes:
         raw["model_config"] = config
     proof = prove(
-        SessionDetail.from_json(nodes[0]),
+        decoded(nodes[0], SessionDetail),
         "seg2",
-        reader([SessionDetail.from_json(n) for n in nodes]),
+        reader([decoded(n, SessionDetail) for n in nodes]),
         rewrites_source=False,
     )
     assert proof.path == ("seg0", "seg1", "seg2")
@@ -371,7 +372,7 @@ def test_the_profile_is_compared_only_where_both_segments_record_one(
     profiles: tuple[str | None, ...],
 ) -> None:
     nodes = [
-        SessionDetail.from_json({**_raw(n), "profile_name": p})
+        decoded({**_raw(n), "profile_name": p}, SessionDetail)
         for n, p in zip(chain(3), profiles, strict=True)
     ]
     assert prove(nodes[0], "seg2", reader(nodes), rewrites_source=False).path == ("seg0", "seg1", "seg2")

@@ -17,15 +17,16 @@ import httpx
 import pytest
 
 from hermes_task.core.lineage import BoundReached, LineageRejected, check_hop, continues_parent
-from hermes_task.core.wire import SessionDetail
 from hermes_task.dashboard.auth import TOKEN_HEADER, apply_credentials
 from hermes_task.dashboard.client import DashboardClient
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.reader import TaskReader
 from hermes_task.settings import resolve
 from tests.support.dashboard import Dashboard
+from tests.support.wirebody import decoded
 
 SID = "20261130_170935_fc44ff"
 NEW = "20261130_171000_0a0a0a"
@@ -184,7 +185,7 @@ def _seg(sid: str, parent: str | None, marker: dict[str, str], **over: Any) -> S
         "end_reason": "compression",
     }
     body.update(over)
-    return SessionDetail.from_json(body)
+    return decoded(body, SessionDetail)
 
 
 @pytest.mark.parametrize("marker", ["_delegate_from", "_branched_from", "_reset_from"])

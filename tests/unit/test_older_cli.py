@@ -213,9 +213,36 @@ def test_terminal_output_is_the_whole_window_with_a_footer(model: LongModel) -> 
 
 
 def test_terminal_footer_points_at_older_rows_when_some_remain(model: LongModel) -> None:
-    result = run(model.long["id"])
+    """The footer names a command that shows more than this one did: one batch more."""
+    sid = model.long["id"]
+    footer = run(sid).stdout.splitlines()[-1]
+    assert footer.endswith(f"· older rows exist: hermes-task older {sid} --pages 2")
+    footer = run(sid, "--pages", "2").stdout.splitlines()[-1]
+    assert footer.endswith(f"· older rows exist: hermes-task older {sid} --pages 3")
+    footer = run(sid, "--pages", "2", "--min-text", "3").stdout.splitlines()[-1]
+    assert footer.endswith(f"· older rows exist: hermes-task older {sid} --pages 3 --min-text 3")
+    shown = invoke("show", sid).stdout.splitlines()[-1]
+    assert shown.endswith(f"· older rows exist: hermes-task older {sid}")
+
+
+def test_a_task_with_nothing_older_says_so() -> None:
+    from tests.unit.test_recover_cli import Conversations, P
+
+    child = "20261130_170001_bbbbbb"
+    dash = Conversations()
+    dash.session(P)
+    dash.session(child, parent=P)
+    dash.add(child, "user", "Count the TODO markers")
+    dash.add(child, "assistant", "Found 3.")
+    with serving(dash.handle):
+        result = invoke("older", child)
+        as_json = invoke("older", child, "--json")
     assert result.exit_code == 0
-    assert f"older rows exist: hermes-task older {model.long['id']}" in result.stdout
+    assert "Found 3." in result.stdout
+    assert "older rows exist" not in result.stdout
+    assert result.stderr == f"note: nothing older: the newest page holds every row of task {child}\n"
+    assert as_json.stderr == ""
+    assert json.loads(as_json.stdout)["coverage"]["has_older"] is False
 
 
 def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongModel) -> None:

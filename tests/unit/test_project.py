@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 from hermes_task.core.projection import counts_as_text, project
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
+from tests.support.wirebody import decoded
 
 
 def msg(**over: Any) -> WireMessage:
     body: dict[str, Any] = {"id": 1, "session_id": "s", "role": "assistant", "content": "hello"}
     body.update(over)
-    return WireMessage.from_json(body)
+    return decoded(body, WireMessage)
 
 
 def test_hidden_rows_are_absent() -> None:

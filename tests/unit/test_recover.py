@@ -6,18 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
+from msgspec.structs import replace
 
 from hermes_task.core.delegations import NO_REFERENCE, call_sessions, recover, status_of
-from hermes_task.core.documents import TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.verdict import flatten, summarize
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.tasktree import Conversation, build
 from tests.support.replay import load
+from tests.support.wirebody import decoded
 
 P = "20261130_163359_a4d16b"
 CHILD_A = "20261130_163400_1f2d7b"
@@ -27,8 +29,8 @@ _ids = itertools.count(1)
 
 
 def row(role: str, content: Any = None, *, sid: str = P, **extra: Any) -> WireMessage:
-    return WireMessage.from_json(
-        {"id": next(_ids), "session_id": sid, "role": role, "content": content, **extra}
+    return decoded(
+        {"id": next(_ids), "session_id": sid, "role": role, "content": content, **extra}, WireMessage
     )
 
 
@@ -331,7 +333,7 @@ def test_batch_completion_row_updates_each_task_and_a_mixed_group_is_finished() 
             batch_row("deleg_66c2a77e", [(1, 2, "Count TODOs", "completed"), (2, 2, "Check the build", "failed")])]  # fmt: skip
     tasks = recover(rows)
     assert [(t.status, t.terminal) for t in tasks] == [("completed", True), ("failed", True)]
-    assert to_json_dict(summarize(tasks)) == {"total": 2, "terminal": 2, "state": "finished"}
+    assert to_builtins(summarize(tasks)) == {"total": 2, "terminal": 2, "state": "finished"}
 
 
 def test_iot_completion_row_with_display_metadata() -> None:
@@ -417,8 +419,8 @@ def test_summary_is_running_while_any_task_is_not_terminal_counting_nested_tasks
                      child_session_id=CHILD_A, status="completed", terminal=True, unavailable_reason=None)  # fmt: skip
     nested = replace(done, status="unknown", terminal=False)
     tree = [replace(done, children=[nested]), replace(done, status="failed")]
-    assert to_json_dict(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running"}
-    assert to_json_dict(summarize([])) == {"total": 0, "terminal": 0, "state": "finished"}
+    assert to_builtins(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running"}
+    assert to_builtins(summarize([])) == {"total": 0, "terminal": 0, "state": "finished"}
     assert len(flatten(tree)) == 3
 
 
@@ -438,7 +440,7 @@ def test_a_cloned_call_row_counts_once_and_records_both_segments() -> None:
 def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: str) -> None:
     data = load(backend)
     exchange = next(e for e in data["exchanges"] if e["name"] == "messages:parent")
-    page = MessagesPage.from_json(exchange["body"])
+    page = decoded(exchange["body"], MessagesPage)
     tasks = recover(page.messages)
     keys = ("call_id", "goal", "task_index", "delegation_id", "subagent_id", "status", "child_session_id")
     assert [{k: getattr(t, k) for k in keys} for t in tasks] == [
@@ -446,7 +448,7 @@ def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: st
     ]
     assert [t.terminal for t in tasks] == [True, True, True, True, False]
     assert {t.unavailable_reason for t in tasks} == {NO_REFERENCE}
-    assert to_json_dict(summarize(tasks)) == {"total": 5, "terminal": 4, "state": "running"}
+    assert to_builtins(summarize(tasks)) == {"total": 5, "terminal": 4, "state": "running"}
 
 
 # -- the nested tree walk (reads injected) ------------------------------------------------------
@@ -459,7 +461,7 @@ def _raw(sid: str, parent: str | None, delegate_from: str | None = None) -> dict
 
 
 def _detail(sid: str, parent: str | None, delegate_from: str | None = None) -> SessionDetail:
-    return SessionDetail.from_json(_raw(sid, parent, delegate_from))
+    return decoded(_raw(sid, parent, delegate_from), SessionDetail)
 
 
 def _spawning(sid: str, refs: list[str | None], parent: str | None) -> Conversation:
@@ -526,7 +528,7 @@ def test_a_rotated_child_reference_is_accepted_only_through_its_proven_root() ->
     root = "20261130_163400_000001"
     tip = _spawning(CHILD_A, [], P)
     tip = Conversation(CHILD_A, tip.messages, _detail(CHILD_A, root, delegate_from=P), (CHILD_A,))
-    ended = SessionDetail.from_json({**_raw(root, P), "ended_at": 1.5, "end_reason": "compression"})
+    ended = decoded({**_raw(root, P), "ended_at": 1.5, "end_reason": "compression"}, SessionDetail)
     details = {CHILD_A: tip.anchor, root: ended}
     tasks, _ = build(_spawning(P, [CHILD_A], None), {CHILD_A: tip}.__getitem__, recursive=True,
                      read_detail=details.__getitem__)  # fmt: skip

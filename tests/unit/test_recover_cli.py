@@ -200,6 +200,23 @@ def test_status_filters_what_is_shown_and_exit_status_judges_every_task(replay: 
     assert bad.exit_code == 2
 
 
+def test_a_status_filter_that_matches_nothing_says_so_with_the_count(replay: Replay) -> None:
+    """Not "no delegated tasks" while the JSON's summary counts five (issue 26)."""
+    parent = replay.manifest["parent"]
+    piped = run(parent, "--status", "cancelled", "--status", "error")
+    assert piped.exit_code == 0
+    assert piped.stdout == ""
+    assert piped.stderr.splitlines()[0] == "no task matches --status cancelled, error (5 tasks in all)"
+    ENVIRONMENT.append(Environment(isatty=lambda stream: True))
+    try:
+        table = run(parent, "--status", "cancelled")
+    finally:
+        ENVIRONMENT.pop()
+    assert table.exit_code == 0
+    assert table.stdout.splitlines()[0] == "no task matches --status cancelled (5 tasks in all)"
+    assert doc(run(parent, "--status", "cancelled", "--json"))["summary"]["total"] == 5
+
+
 def test_unknown_parent_is_not_found(replay: Replay) -> None:
     unknown = replay.by_name["detail:unknown"]["path"].rsplit("/", 1)[-1]
     result = run(unknown, "--json")

@@ -9,10 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+from msgspec import to_builtins
 from typer.testing import CliRunner
 
 from hermes_task.cli.app import app
-from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary, to_json_dict
+from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary
 from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.render import schemas as schemas
 from tests.support.dashboard import serving
@@ -24,7 +25,7 @@ ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "100", "XDG_
 
 def as_json(doc: Any) -> Any:
     """What the CLI prints for `doc`, read back: its JSON data after a round trip."""
-    return json.loads(json.dumps(to_json_dict(doc)))
+    return json.loads(json.dumps(to_builtins(doc)))
 
 
 def validator(name: str) -> Any:

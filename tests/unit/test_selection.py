@@ -104,12 +104,6 @@ def test_bad_tail_and_role_values_are_usage_errors(command: str, args: list[str]
     assert result.stderr.startswith(f"error: invalid usage: {message}")
 
 
-def test_follow_parent_refuses_row_selection() -> None:
-    result = CliRunner().invoke(app, ["follow", "--parent", MISSING, "--tail", "0"], env=ENV)
-    assert result.exit_code == 2
-    assert "--tail and --role select one task's rows: not with --parent" in result.stderr
-
-
 def test_the_role_names_are_one_list() -> None:
     assert tuple(RoleName) == ROLES
 
@@ -186,6 +180,29 @@ def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
     assert short.stderr == quiet.stderr
     assert [w["code"] for w in doc_of(as_json)["warnings"]] == ["legacy_backend", "partial_history"]
     assert as_json.stderr == ""
+
+
+COMMAND_LINES = [["show"], ["follow"], ["older"], ["parents"], ["recover"], ["search"], ["completion"],
+                 ["schema"], ["config", "path"], ["config", "show"]]  # fmt: skip
+
+
+def test_every_command_takes_quiet_as_the_readme_says() -> None:
+    from hermes_task.cli.app import COMMANDS
+
+    assert {line[0] for line in COMMAND_LINES} == set(COMMANDS)
+    for line in COMMAND_LINES:
+        assert "--quiet" in CliRunner().invoke(app, [*line, "--help"], env=ENV).stdout, line
+
+
+@pytest.mark.parametrize(
+    "argv", [["schema"], ["schema", "tasks"], ["completion", "bash"], ["config", "path"]]
+)
+def test_quiet_where_nothing_warns_changes_nothing(argv: list[str]) -> None:
+    plain = CliRunner().invoke(app, argv, env=ENV)
+    quiet = CliRunner().invoke(app, [*argv, "--quiet"], env=ENV)
+    short = CliRunner().invoke(app, [*argv, "-q"], env=ENV)
+    assert quiet.exit_code == short.exit_code == plain.exit_code == 0
+    assert quiet.stdout == short.stdout == plain.stdout != ""
 
 
 def test_quiet_follow_keeps_json_warning_events() -> None:

@@ -3,13 +3,14 @@ verdict over a task list (core/verdict.py): exact values, sanitising, first-sour
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
+from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
-from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts, to_json_dict
+from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts
 from hermes_task.core.verdict import exit_status, only, verdict
 from hermes_task.failures import ExitStatus
 from tests.unit.test_recover import _background, call, result, row
@@ -22,7 +23,7 @@ PREAMBLE = (f"[ASYNC DELEGATION BATCH COMPLETE — {DELEG}]\nA background fan-ou
 
 
 def outcome(task: TaskEntry) -> dict[str, Any]:
-    return {name: to_json_dict(getattr(task, name)) for name in FIELDS}
+    return {name: to_builtins(getattr(task, name)) for name in FIELDS}
 
 
 def test_a_synchronous_entry_gives_every_field_sanitised() -> None:
@@ -187,5 +188,5 @@ def test_a_nested_failure_counts_and_the_status_filter_keeps_the_path_to_a_match
 
 
 def test_documents_serialise_the_new_types() -> None:
-    assert to_json_dict(TaskTokens(input=1, output=None)) == {"input": 1, "output": None}
-    assert to_json_dict(ToolTraceCounts(calls=2, errors=0)) == {"calls": 2, "errors": 0}
+    assert to_builtins(TaskTokens(input=1, output=None)) == {"input": 1, "output": None}
+    assert to_builtins(ToolTraceCounts(calls=2, errors=0)) == {"calls": 2, "errors": 0}

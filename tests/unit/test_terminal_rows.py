@@ -6,11 +6,11 @@ as the plain painter, and colour that is only SGR around them."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -373,7 +373,7 @@ def test_counts_of_one_are_singular() -> None:
         terminal.tasks_renderable(TasksDoc(parent_id="p", tasks=[entry], summary=summarize([entry])))
     )
     assert "1 task · 1 terminal · finished (1 completed)" in sink.getvalue()
-    running = dataclasses.replace(entry, status="running", terminal=False)
+    running = msgspec.structs.replace(entry, status="running", terminal=False)
     ending = Notes(lambda: Console(), 2.0).ending(WatchOutcome("timeout", "running", None, 9), [running])
     assert ending == "--timeout ran out · 0 of 1 task terminal"
     err = io.StringIO()

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from msgspec import Struct
+
 from hermes_task.cli.environment import Environment
-from hermes_task.records import dataclass
 
 
 class ColorMode(StrEnum):
@@ -26,8 +27,7 @@ class RoleName(StrEnum):
     system = "system"
 
 
-@dataclass(frozen=True)
-class Common:
+class Common(Struct, frozen=True):
     """What every reading command shares: connection, output, and the environment it runs in."""
 
     env: Environment

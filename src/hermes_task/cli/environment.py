@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hermes_task.records import dataclass
+from msgspec import Struct
 
 if TYPE_CHECKING:
     import httpx
@@ -30,8 +30,7 @@ def stream_isatty(stream: Any) -> bool:
         return False
 
 
-@dataclass
-class Environment:
+class Environment(Struct):
     """What a command may touch of the outside world. `stdout`/`stderr` default to the
     streams current at the time of use (CliRunner swaps `sys.stdout` per invocation);
     `sleep` None means the idle sleep that also watches stdout for a closed pipe;

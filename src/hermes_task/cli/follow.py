@@ -24,6 +24,7 @@ from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
+    from hermes_task.core.events import FollowEvent
     from hermes_task.failures import HermesError
     from hermes_task.reading.follow import FollowOutcome
 
@@ -35,38 +36,42 @@ class JsonReporter:
         self.write = write
         self.stderr = stderr
 
-    def _event(self, payload: dict[str, Any]) -> None:
-        from hermes_task.render.jsonout import event
+    def _event(self, payload: FollowEvent) -> None:
+        from hermes_task.render.jsontext import event
 
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        from hermes_task.core.documents import to_json_dict
+        from hermes_task.core.events import state_event
 
-        self._event({"type": "state", **to_json_dict(task)})
+        self._event(state_event(task))
 
     def warning(self, item: WarningItem) -> None:
-        self._event({"type": "warning", "code": item.code, "message": item.message})
+        from hermes_task.core.events import WarningEvent
+
+        self._event(WarningEvent(code=item.code, message=item.message))
 
     def rows(self, rows: Sequence[Row]) -> None:
-        from hermes_task.core.documents import to_json_dict
+        from hermes_task.core.events import row_event
 
         for row in rows:
-            self._event({"type": "row", **to_json_dict(row), "task": None})
+            self._event(row_event(row))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        from hermes_task.core.events import ErrorEvent
+
         message = error.message
         retryable = True if retrying else error.retryable
-        self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retryable))
         if not retrying:  # the final failure also gets its one human line
             self.stderr.write(f"error: {message}\n")
             self.stderr.flush()
 
     def result(self, outcome: FollowOutcome) -> None:
-        fields = ("state", "end_reason", "exit_code", "last_read_age")
-        self._event(
-            {"type": "result", **{name: getattr(outcome, name) for name in fields}, "unreported": None}
-        )
+        from hermes_task.core.events import ResultEvent
+
+        state, end, code, age = outcome.state, outcome.end_reason, outcome.exit_code, outcome.last_read_age
+        self._event(ResultEvent(state=state, end_reason=end, exit_code=code, last_read_age=age))
 
 
 class TerminalReporter:
@@ -81,7 +86,8 @@ class TerminalReporter:
         self.common = common
         self.env = common.env
         self.out = target(common)
-        self.view = View(**(view or {}))  # reasoning, full, utc
+        flags = view or {}
+        self.view = View(flags.get("reasoning", False), flags.get("full", False), flags.get("utc", False))
         self.interval = interval
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
@@ -220,19 +226,21 @@ def follow(
 
     A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
+    from hermes_task.core.rowfilter import RowFilter
+
     if (child_id is None) == (parent is None):
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
     if parent is not None:
         if tip:
             raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-        if tail is not None or role:
-            raise typer.BadParameter("--tail and --role select one task's rows: not with --parent")
         from hermes_task.cli.watch import follow_parent
 
-        follow_parent(common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout)
+        rows = RowFilter.of(role, tail)  # per task: its backlog's last N, then every new row
+        follow_parent(
+            common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout, rows=rows
+        )
         return
     assert child_id is not None
-    from hermes_task.core.rowfilter import RowFilter
     from hermes_task.reading.follow import FollowConfig
 
     env = common.env

@@ -18,7 +18,7 @@ import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.environment import current
-from hermes_task.cli.options import command_app, with_common
+from hermes_task.cli.options import Quiet, command_app, with_common
 from hermes_task.cli.shell import console, resolve_settings, run
 
 PROG = "hermes-task"
@@ -63,6 +63,7 @@ def completion(
     ctx: typer.Context,
     # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
     shell: Annotated[Shell, typer.Argument(metavar="shell", help="bash, zsh or fish.", show_default=False)],
+    quiet: Quiet = False,
 ) -> None:
     """Print the shell completion script for SHELL.
 
@@ -70,6 +71,7 @@ def completion(
     zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
     fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
     """
+    del quiet  # accepted as on every command; nothing here warns
     current(ctx).write_stdout(completion_script(shell.value))
 
 
@@ -87,9 +89,12 @@ def schema(
             show_default=False,
         ),
     ] = None,
+    quiet: Quiet = False,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of an output document."""
     from hermes_task.render import schemas as schemas
+
+    del quiet  # accepted as on every command; nothing here warns
 
     write = current(ctx).write_stdout
     if name is None:
@@ -109,13 +114,14 @@ config_app = command_app(
 
 
 @config_app.command("path")
-def config_path(ctx: typer.Context) -> None:
+def config_path(ctx: typer.Context, quiet: Quiet = False) -> None:
     """Print the config file's path ($XDG_CONFIG_HOME/hermes-task/config.toml)."""
     from hermes_task.failures import HermesError
     from hermes_task.settings import config_path as path_of
     from hermes_task.settings import load_config
 
     env = current(ctx)
+    del quiet  # accepted as on every command; a broken config file is still said
     path = path_of(dict(env.environ))
     env.write_stdout(f"{path}\n")
     try:
@@ -140,7 +146,7 @@ def config_show(*, common: Common) -> None:
         from hermes_task.cli.pager import pager_setting
         from hermes_task.core.configdoc import ConfigDoc, ConfigValue
         from hermes_task.failures import Code, HermesError
-        from hermes_task.render.jsonout import document
+        from hermes_task.render.jsontext import document
         from hermes_task.render.settings_view import explain
 
         env = dict(common.env.environ)

@@ -26,6 +26,7 @@ from hermes_task.cli.shell import (
     guarded,
     resolve_settings,
     run,
+    stderr_line,
 )
 from hermes_task.cli.store import store_hints
 
@@ -51,6 +52,12 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
             status.update(f"reading older rows: page {progress.page} ({progress.rows} rows known)")
 
         yield update
+
+
+def _more(pages: int, min_text: int | None) -> tuple[str, ...]:
+    """`older`'s options that read one batch more than these did (the footer's suggestion)."""
+    text = ("--min-text", str(min_text)) if min_text is not None else ()
+    return ("--pages", str(pages + 1), *text)
 
 
 app = command_app()
@@ -140,7 +147,15 @@ def older(
             doc = reader.document(combine_warnings(snap.warnings, outcome.warnings))
             if snap.failure is not None and common.json:
                 fail(common, snap.failure, doc.rows)
-            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)
+            more = () if all_pages else _more(pages or 1, min_text)
+            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc, more=more)
+            if not common.json and outcome.new_rows == 0 and not doc.coverage.has_older:
+                from hermes_task.core.sanitize import clean_line
+
+                sid = clean_line(doc.task.root_id)
+                stderr_line(
+                    common, f"note: nothing older: the newest page holds every row of task {sid}", "dim"
+                )
             if snap.failure is not None:
                 fail(common, snap.failure, doc.rows)
 

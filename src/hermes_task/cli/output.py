@@ -27,13 +27,13 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
             stderr_line(common, f"warning: {warning.message}", "bold yellow")
 
 
-def output_transcript(common: Common, doc: Any, **view: bool) -> None:
+def output_transcript(common: Common, doc: Any, **view: Any) -> None:
     """A transcript document as JSON, or painted rows (paged on a tall terminal) plus warnings."""
     env = common.env
     if common.json:
-        from hermes_task.render import jsonout
+        from hermes_task.render.jsontext import document
 
-        env.write_stdout(jsonout.document(doc))
+        env.write_stdout(document(doc))
         return
     from hermes_task.render.rows import View
 

@@ -74,9 +74,9 @@ def output(
 
     env = common.env
     if common.json:
-        from hermes_task.render import jsonout
+        from hermes_task.render.jsontext import document
 
-        env.write_stdout(jsonout.document(ParentsDoc(parents=entries, warnings=warnings)))
+        env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
         return
     if not entries:
         stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-REPEATING_WARNINGS = frozenset({"legacy_backend", "store_unavailable"})
+from hermes_task.core.messages import SETUP_WARNINGS
+
+REPEATING_WARNINGS = SETUP_WARNINGS
 
 
 def dropped(quiet: bool, code: str) -> bool:

@@ -115,7 +115,7 @@ def recover(
 
     # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (docs/commands.md "Piped output").
     """
-    wanted = frozenset(s.value for s in status or [])
+    wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
         from hermes_task.cli.watch import watch_parent
 
@@ -171,34 +171,32 @@ def recover(
     run(common, body)
 
 
-def output(common: Common, doc: TasksDoc, wanted: frozenset[str], *, header: bool) -> None:
+def output(common: Common, doc: TasksDoc, wanted: tuple[str, ...], *, header: bool) -> None:
     """The task list as JSON, a table on a terminal, or tab-separated lines when piped;
     `wanted` statuses filter what is shown, never the summary."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from hermes_task.core.verdict import only
 
     env = common.env
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
-        from hermes_task.render import jsonout
+        from hermes_task.render.jsontext import document
 
-        env.write_stdout(jsonout.document(shown))
+        env.write_stdout(document(shown))
         return
     if not env.isatty(env.stdout):
         from hermes_task.render.plain import task_lines
 
         env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
-        if not doc.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
+        if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
             from rich.text import Text
 
-            from hermes_task.core.messages import RECOVER
-            from hermes_task.core.sanitize import clean_line
+            from hermes_task.render.terminal import no_tasks_text
 
-            note = RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
-            console(common, stderr=True).print(Text(note, style="dim"))
+            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
     else:
         from hermes_task.render import terminal
 
-        terminal.tasks(console(common), shown)
+        terminal.tasks(console(common), shown, wanted)
     emit_warnings(common, doc.warnings)

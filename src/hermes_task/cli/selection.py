@@ -25,7 +25,7 @@ Tail = Annotated[
         "--tail",
         metavar="N",
         callback=lambda value: _not_negative(value),
-        help="Print only the last N rows (follow: of those already there; 0: only new ones).",
+        help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
         show_default=False,
     ),
 ]

@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from msgspec import Struct, field
+
 from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import rich_width, screen_size
 from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
-from hermes_task.records import dataclass, field
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,8 +39,7 @@ _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (r
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
 
 
-@dataclass
-class Known:
+class Known(Struct):
     """What a command has verified so far, for the document written if it fails mid-way."""
 
     rows: Callable[[], list[Row]] = field(default=lambda: [])
@@ -177,7 +177,7 @@ def report_failure(
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from hermes_task.core.documents import ErrorBody, ErrorDoc
-    from hermes_task.render.jsonout import document
+    from hermes_task.render.jsontext import document
 
     message = error.message
     hint = error.hint

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run, target
 from hermes_task.cli.store import store_hints
+
+if TYPE_CHECKING:
+    from hermes_task.core.rowfilter import RowFilter
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -38,13 +41,24 @@ def watch_parent(
     else:
         reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=False)
+    try:
+        _drive(common, parent_id, reporter, limits, family=False)
+    finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
+        if isinstance(reporter, LiveWatch):
+            reporter.close()
 
 
 def follow_parent(
-    common: Common, parent_id: str, *, timeout: float | None, exit_status: bool, start_timeout: float | None
+    common: Common,
+    parent_id: str,
+    *,
+    timeout: float | None,
+    exit_status: bool,
+    start_timeout: float | None,
+    rows: RowFilter | None = None,
 ) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended."""
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
+    (--role, --tail) chooses each task's rows as `follow CHILD` does."""
     from hermes_task.render.familyout import JsonFamily, TextFamily
 
     env = common.env
@@ -54,7 +68,7 @@ def follow_parent(
     else:
         reporter = TextFamily(target(common), lambda: console(common, stderr=True), INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=True)
+    _drive(common, parent_id, reporter, limits, family=True, rows=rows)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -65,7 +79,15 @@ def _writer(stream: Any) -> Callable[[str], None]:
     return write
 
 
-def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any], *, family: bool) -> None:
+def _drive(
+    common: Common,
+    parent_id: str,
+    reporter: Any,
+    limits: dict[str, Any],
+    *,
+    family: bool,
+    rows: RowFilter | None = None,
+) -> None:
     from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError
     from hermes_task.reading.follow_outcome import START_TIMEOUT
@@ -121,7 +143,7 @@ def _drive(common: Common, parent_id: str, reporter: Any, limits: dict[str, Any]
                     gate = admit(parents, client.detail)
                     return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
-                watcher = FamilyFollower(reader, reporter, config, open_child, **timing)
+                watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
                 settle = Unreported(

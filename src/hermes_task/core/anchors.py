@@ -8,17 +8,16 @@ is skipped or repeated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.merge import merge_older
 from hermes_task.core.window import MergeResult, Window, key_of
-from hermes_task.core.wire import WireMessage
-from hermes_task.records import dataclass, values
+from hermes_task.dashboard.wire import WireMessage
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class OlderRequest:
+class OlderRequest(Struct, frozen=True):
     """Where the next older page is read. Current backends count `offset` back from the
     newest row; legacy ones from the oldest. Either way the page ends with the block's
     first row (the anchor), so a shifted page is detected instead of merged."""

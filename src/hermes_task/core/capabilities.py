@@ -23,14 +23,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from msgspec import Struct
+
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
-from hermes_task.core.wire import MessagesPage
-from hermes_task.records import dataclass, values
+from hermes_task.dashboard.wire import MessagesPage
 
 
-@values
-@dataclass(eq=False, repr=False)
-class Capabilities:
+class Capabilities(Struct):
     """The capabilities learned so far in one run (mutable: the reader fills it in)."""
 
     pagination: bool | None = None

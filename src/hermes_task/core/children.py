@@ -35,8 +35,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from msgspec import Struct
+
 from hermes_task.core.ids import is_valid_id
-from hermes_task.records import dataclass, values
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 AMBIGUOUS = "ambiguous_match"
@@ -52,9 +53,7 @@ class StoreUnavailable(Exception):
         self.detail = detail
 
 
-@values
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class StoreSession:
+class StoreSession(Struct, frozen=True):
     """The few columns of one `sessions` row the store reader returns (`model_config` raw)."""
 
     id: str
@@ -67,9 +66,7 @@ class StoreSession:
     profile_name: str | None
 
 
-@values
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Spawn:
+class Spawn(Struct, frozen=True):
     """One task that may own a child: `key` identifies it to the caller; `segments` are the
     parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""
 

@@ -19,10 +19,11 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
+from msgspec import Struct
+
 from hermes_task.core import results as results
 from hermes_task.core.projection import content_text
-from hermes_task.core.wire import WireMessage
-from hermes_task.records import dataclass
+from hermes_task.dashboard.wire import WireMessage
 
 _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"
@@ -33,8 +34,7 @@ _LINE_STATUS = re.compile(r"(?m)^Status: ([A-Za-z_]+) ")
 GoalOf = Callable[[str, int], "str | None"]
 
 
-@dataclass(frozen=True)
-class Completion:
+class Completion(Struct, frozen=True):
     """What one completion row says: per task index (0-based, call-wide) a raw status (None
     when the row names the task but no status could be read) and the reported outcome."""
 

@@ -1,18 +1,18 @@
 """`hermes-task config show --json`: the config document (schema_version 1).
 
-A document like those of `documents.py` (frozen, every key always present, a field's
-`metadata["description"]` its schema description), for the settings instead of a task.
+A document like those of `documents.py` (a frozen Struct, every key always present, a
+field's `Meta(description=...)` its schema description), for the settings instead of a task.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from hermes_task.records import field, record
+from msgspec import Meta, Struct
+from msgspec.structs import force_setattr
 
 
-@record
-class ConfigValue:
+class ConfigValue(Struct, frozen=True, kw_only=True):
     """One effective setting. For a secret, `value` only says whether and where it is set."""
 
     value: str | float | None
@@ -20,11 +20,10 @@ class ConfigValue:
 
     def __post_init__(self) -> None:
         if type(self.value) is int:  # a float setting: 10 is 10.0 in the document
-            object.__setattr__(self, "value", float(self.value))
+            force_setattr(self, "value", float(self.value))
 
 
-@record
-class ConfigDoc:
+class ConfigDoc(Struct, frozen=True, kw_only=True):
     """`hermes-task config show --json`: the effective settings and where each came from."""
 
     schema_version: Literal[1] = 1
@@ -33,9 +32,10 @@ class ConfigDoc:
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
-    error: str | None = field(
-        default=None, metadata={"description": "Why the config file is invalid (file:line)."}
-    )
+    error: Annotated[
+        str | None,
+        Meta(description="Why the config file is invalid (file:line)."),
+    ] = None
 
 
 __all__ = ["ConfigDoc", "ConfigValue"]

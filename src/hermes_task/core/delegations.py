@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import field, fields
 from typing import Any, Literal, cast
+
+from msgspec import Struct, field
+from msgspec.structs import fields
 
 from hermes_task.core import completion_rows as completion
 from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
-from hermes_task.core.wire import WireMessage
-from hermes_task.records import dataclass
+from hermes_task.dashboard.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"
@@ -72,8 +73,7 @@ def status_of(raw: object) -> str:
     return "unknown"
 
 
-@dataclass
-class _Task:
+class _Task(Struct):
     index: int
     goal: str | None = None
     delegation_id: str | None = None
@@ -89,8 +89,7 @@ class _Task:
         self.result = self.result.merged(result)
 
 
-@dataclass
-class _Call:
+class _Call(Struct):
     call_id: str | None
     goals: list[str | None]
     number: int

@@ -17,20 +17,16 @@ Rules (docs/identity.md, "Where a parent id comes from"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
-from typing import Literal
+from typing import Annotated, Literal
+
+from msgspec import Meta, Struct, field
 
 from hermes_task.core.children import StoreSession, is_delegated_child, same_profile
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.sanitize import clean_line
-from hermes_task.records import record
 
 FIRST_WORDS = 100
-
-
-def _doc(text: str) -> dict[str, str]:
-    return {"description": text}
 
 
 def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
@@ -68,45 +64,59 @@ def first_words(text: str | None) -> str | None:
     return flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…"
 
 
-@record
-class ParentEntry:
+class ParentEntry(Struct, frozen=True, kw_only=True):
     """One session that called `delegate_task`, proven over HTTP."""
 
-    id: str = field(metadata=_doc("The session id: what `recover PARENT_ID` and `follow --parent` take."))
-    source: str | None = field(metadata=_doc("The session's source (cli, telegram, subagent, ...)."))
+    id: Annotated[
+        str,
+        Meta(description="The session id: what `recover PARENT_ID` and `follow --parent` take."),
+    ]
+    source: Annotated[
+        str | None,
+        Meta(description="The session's source (cli, telegram, subagent, ...)."),
+    ]
     started_at: float | None
     ended_at: float | None
-    end_reason: str | None = field(
-        metadata=_doc("Why it ended; `compression`: the chat continues in a newer segment.")
-    )
-    state: Literal["open", "ended"] = field(
-        metadata=_doc("`ended` when the dashboard shows an end time, else `open` (idle or running).")
-    )
-    title: str | None = field(metadata=_doc("The session's title, from its detail; null when it has none."))
-    first_words: str | None = field(
-        metadata=_doc(
-            "When it has no title: its first user row, on one line, at most 100 characters; else null."
-        )
-    )
-    delegated_children: int = field(
-        metadata=_doc(
-            "Sessions the dashboard shows as delegated by this one (one per task whose child "
+    end_reason: Annotated[
+        str | None,
+        Meta(description="Why it ended; `compression`: the chat continues in a newer segment."),
+    ]
+    state: Annotated[
+        Literal["open", "ended"],
+        Meta(description="`ended` when the dashboard shows an end time, else `open` (idle or running)."),
+    ]
+    title: Annotated[
+        str | None,
+        Meta(description="The session's title, from its detail; null when it has none."),
+    ]
+    first_words: Annotated[
+        str | None,
+        Meta(
+            description="When it has no title: its first user row, on one line, at most 100 characters; else null."
+        ),
+    ]
+    delegated_children: Annotated[
+        int,
+        Meta(
+            description="Sessions the dashboard shows as delegated by this one (one per task whose child "
             "started), each proven by its own detail."
-        )
-    )
-    more_children: bool = field(
-        metadata=_doc("True when the store proposed more children than were checked (the first 50).")
-    )
-    last_delegated_at: float | None = field(
-        metadata=_doc("When its newest proven child started: the list's order, newest first.")
-    )
-    delegated_by: str | None = field(
-        metadata=_doc("The session that delegated this one, when it is itself a delegated child.")
-    )
+        ),
+    ]
+    more_children: Annotated[
+        bool,
+        Meta(description="True when the store proposed more children than were checked (the first 50)."),
+    ]
+    last_delegated_at: Annotated[
+        float | None,
+        Meta(description="When its newest proven child started: the list's order, newest first."),
+    ]
+    delegated_by: Annotated[
+        str | None,
+        Meta(description="The session that delegated this one, when it is itself a delegated child."),
+    ]
 
 
-@record
-class ParentsDoc:
+class ParentsDoc(Struct, frozen=True, kw_only=True):
     schema_version: Literal[1] = 1
     kind: Literal["parents"] = "parents"
     parents: list[ParentEntry]

@@ -20,16 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from msgspec import Struct
+
 from hermes_task.core.window import RowKey, Window
-from hermes_task.core.wire import WireMessage
-from hermes_task.records import dataclass, values
+from hermes_task.dashboard.wire import WireMessage
 
 CursorKind = Literal["page", "first", "start", "blocked"]
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class Cursor:
+class Cursor(Struct, frozen=True):
     """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
     `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
     row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
@@ -88,9 +87,7 @@ def cursor(
     return Cursor("start", path[0], current)
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class View:
+class View(Struct, frozen=True):
     """The shown side of the history: identities in display order (owned rows only, each
     durable row once), every known message, and how many identities named a session
     outside the lineage."""

@@ -29,16 +29,16 @@ import json
 import re
 from typing import Any, cast
 
+from msgspec import Struct
+
 from hermes_task.core import results as outcome
 from hermes_task.core.children import normalise_goal
 from hermes_task.core.delegations import TERMINAL_STATUSES, Status, status_of
-from hermes_task.records import dataclass
 
 _WORD = re.compile(r"[a-z_]{1,32}")
 
 
-@dataclass(frozen=True)
-class LedgerRecord:
+class LedgerRecord(Struct, frozen=True):
     """The columns of one `async_delegations` row that a proposal reads (JSON kept raw)."""
 
     delegation_id: str
@@ -49,8 +49,7 @@ class LedgerRecord:
     delivery_state: str | None
 
 
-@dataclass(frozen=True)
-class Proposal:
+class Proposal(Struct, frozen=True):
     """A task's outcome as the record gives it: a terminal status and the result fields."""
 
     status: Status

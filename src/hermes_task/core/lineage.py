@@ -41,8 +41,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes_task.core.wire import SessionDetail
-from hermes_task.records import dataclass, values
+from msgspec import Struct
+
+from hermes_task.dashboard.wire import SessionDetail
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 MAX_PATH_NODES = 32
@@ -71,9 +72,7 @@ class ForkAmbiguous(Exception):
         self.second = tuple(second)
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class Proof:
+class Proof(Struct, frozen=True):
     """A verified lineage: `path[0]` is the anchor, `path[-1]` the proven segment."""
 
     path: tuple[str, ...]

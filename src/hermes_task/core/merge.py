@@ -10,11 +10,12 @@ state (`Window.block_start`, coverage, the start mark) is defined in `core/windo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from itertools import pairwise
 
+from msgspec.structs import replace
+
 from hermes_task.core.window import MergeResult, RowKey, Window, key_of
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
 
 
 def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:

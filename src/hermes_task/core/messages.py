@@ -60,6 +60,12 @@ STORE_ADVICE: dict[str, str] = {
 }
 
 
+# Warnings about the setup rather than the task: the same backend or machine says them on
+# every run and for every task (`--quiet` keeps them off stderr; `follow --parent` says each
+# once per run, not once per task). Every other warning is about one task's history.
+SETUP_WARNINGS = frozenset({"legacy_backend", "store_unavailable"})
+
+
 def store_reason(reason: str, path: str | None = None) -> str:
     """Why the store was not used: the reason, and the store file where the file is the problem."""
     why = STORE_REASONS.get(reason, reason)
@@ -115,6 +121,7 @@ RECOVER: dict[str, str] = {
         "so the tasks they delegated are not listed"
     ),
     "no_tasks": "no delegated tasks in {sid}",
+    "no_match": "no task matches --status {statuses} ({tasks} in all)",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"
     "gap": "↳ child not read: {reason}",
     "gap_identity_mismatch": "it names another session as its parent",

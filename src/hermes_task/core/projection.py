@@ -17,9 +17,11 @@ import json
 import math
 from typing import Any
 
+from msgspec import UNSET
+
 from hermes_task.core.documents import Row, ToolCall
 from hermes_task.core.readable import is_quiet, recognised_kind
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
 
 HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")
@@ -80,7 +82,7 @@ def _readable(item: Any, out: list[str]) -> None:
 def reasoning_text(msg: WireMessage) -> str | None:
     """Projected reasoning when the server sent one (authoritative, even null/empty);
     otherwise the first readable source among the raw fields, duplicates dropped."""
-    if "display_reasoning" in msg.sent_keys:
+    if msg.display_reasoning is not UNSET:
         value = msg.display_reasoning
         return value if isinstance(value, str) else None
     found: list[str] = []
@@ -139,7 +141,7 @@ def _flagged_kind(msg: WireMessage) -> str | None:
     """A row the backend flags as a compression's summary (`_compressed_summary: true`) is
     compaction boilerplate whatever its text begins with, unless the server projected it
     into something else to display (iot shows the restated request: `display_content`)."""
-    if msg.compressed_summary is not True or "display_content" in msg.sent_keys:
+    if msg.compressed_summary is not True or msg.display_content is not UNSET:
         return None
     return "compaction_summary"
 
@@ -148,7 +150,7 @@ def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
     if is_hidden(msg):
         return None
-    if "display_content" in msg.sent_keys:
+    if msg.display_content is not UNSET:
         text = content_text(msg.display_content)
     else:
         text = content_text(msg.content)

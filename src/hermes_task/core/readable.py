@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from hermes_task.records import dataclass, values
+from msgspec import Struct
 
 COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
 CONTINUATION_PREFIX = "Continue from the compressed conversation context"
@@ -80,9 +80,7 @@ def is_quiet(kind: str | None) -> bool:
     return kind in BOILERPLATE_KINDS or kind in STATUS_KINDS
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class ToolText:
+class ToolText(Struct, frozen=True):
     """A tool result laid out for reading: `body` with real line breaks, and one `status`
     line (exit code, error, status) or None."""
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import fields, replace
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import fields, replace
 
 from hermes_task.core.documents import TaskTokens, ToolTraceCounts
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.records import dataclass
 
 
-@dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Struct, frozen=True):
     """One task's reported outcome; every field optional."""
 
     summary: str | None = None

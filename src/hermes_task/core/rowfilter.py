@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.records import dataclass, values
 
 ROLES = ("user", "assistant", "tool", "system")
 ALIASES = {"agent": "assistant"}
@@ -25,9 +26,7 @@ def role_of(row: Row) -> str:
     return ALIASES.get(row.role, row.role)
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class RowFilter:
+class RowFilter(Struct, frozen=True):
     """`roles` empty: every role. `tail` None: every row."""
 
     roles: frozenset[str] = frozenset()

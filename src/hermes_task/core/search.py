@@ -20,10 +20,11 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
+from msgspec import Struct
+
 from hermes_task.core.documents import Row
 from hermes_task.core.readable import split_steers, tool_text
 from hermes_task.failures import ExitStatus
-from hermes_task.records import record
 
 SearchField = Literal["reasoning", "commentary", "text", "output", "status", "steer", "arguments"]
 Span = tuple[int, int]
@@ -46,8 +47,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Patte
         raise PatternError(f"is not a valid regular expression: {exc}") from None
 
 
-@record
-class Block:
+class Block(Struct, frozen=True, kw_only=True):
     """One searched block of a row: what it is (`field`), which one of the row's blocks of
     that field (`part`, 0-based: the second tool call's arguments are part 1), its text."""
 
@@ -79,8 +79,7 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
             yield Block(field="arguments", part=index, text=call.arguments)
 
 
-@record
-class Hit:
+class Hit(Struct, frozen=True, kw_only=True):
     """One matching line of one block of `row`, with up to N lines of context on each side
     from the same block (`before` ends just above the line, `after` starts just below it)."""
 
@@ -122,8 +121,7 @@ def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasonin
     return hits
 
 
-@record
-class GroupLine:
+class GroupLine(Struct, frozen=True, kw_only=True):
     """One printed line of a group: its number in the block, its text, and its spans when it
     matched (None: a context line)."""
 
@@ -132,8 +130,7 @@ class GroupLine:
     spans: tuple[Span, ...] | None
 
 
-@record
-class Group:
+class Group(Struct, frozen=True, kw_only=True):
     """Consecutive lines of one block of one row: matches and their context, each line once."""
 
     row: Row

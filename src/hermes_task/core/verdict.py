@@ -15,8 +15,9 @@ unreported, 9 still running.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import replace
 from typing import Final, Literal
+
+from msgspec.structs import replace
 
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry, TasksSummary

@@ -22,13 +22,14 @@ every page of one true sequence is merged the order is that sequence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field, replace
 from functools import cached_property
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.projection import project
-from hermes_task.core.wire import WireMessage
-from hermes_task.records import dataclass, values
+from hermes_task.dashboard.wire import WireMessage
 
 RowKey = tuple[str, int]
 
@@ -37,9 +38,7 @@ def key_of(msg: WireMessage) -> RowKey:
     return (msg.session_id, msg.id)
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class Window:
+class Window(Struct, frozen=True, dict=True):  # dict: room for the cached properties
     """Rows of one task as known so far, and the paging state of its canonical segment.
 
     `breaks` holds the keys whose predecessor is not known to be adjacent (a gap, or a
@@ -106,9 +105,7 @@ class Window:
         return out
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class MergeResult:
+class MergeResult(Struct, frozen=True):
     """The window after a merge. `stale`: the response belonged to an older generation and
     was dropped; `detached`: an anchored older page missed its anchor and was dropped;
     `gap`: a latest page shared no row with the block. `TaskReader.read_older` fills in

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import httpx
+from msgspec import UNSET
 
 from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError
 from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
+from hermes_task.dashboard.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.failures import Code, HermesError
 
 DebugWriter = Callable[[str], None]
+M = TypeVar("M", SessionDetail, MessagesPage, LatestDescendant)
 
 
 def _segment(sid: str) -> str:
@@ -71,8 +73,11 @@ class DashboardClient:
             params["profile"] = self.profile
         return params
 
-    def get_json(self, kind: str, path: str, params: dict[str, str], ident: str) -> Any:
-        """GET `path` and return the decoded JSON body of a 2xx response."""
+    def get(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
+        """GET `path` and decode the body of a 2xx JSON response as `model` (dashboard/wire.py),
+        in one pass from the bytes. A body that is not JSON is a `not JSON` answer; JSON
+        without the shape `model` needs is `incompatible_response` (the path of the first
+        mismatch goes to --debug)."""
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
@@ -95,7 +100,12 @@ class DashboardClient:
         try:
             if "json" not in content_type:
                 raise ValueError(content_type)
-            body = response.json()
+            body = decode(response.content, model)
+        except WireError as exc:
+            self._settle(kind, ident, started, f"HTTP {response.status_code}")
+            if self._debug:
+                self._debug(f"incompatible {kind}: {clean_line(str(exc))}")
+            raise HermesError(Code.INCOMPATIBLE, f"{kind}: missing or mistyped fields") from None
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
             self._settle(kind, ident, started, "not JSON")
             what = clean_line(content_type.split(";")[0])[:60] or "no content type"
@@ -105,17 +115,14 @@ class DashboardClient:
                 summary=NOT_A_DASHBOARD,
                 hint=URL_HINT,
             ) from None
-        self._settle(kind, ident, started, f"HTTP {response.status_code}", body)
+        count = f" returned={len(body.messages)}" if isinstance(body, MessagesPage) else ""
+        self._settle(kind, ident, started, f"HTTP {response.status_code}{count}")
         return body
 
-    def _settle(self, kind: str, ident: str, started: float, outcome: str, body: Any = None) -> None:
-        if not self._debug:
-            return
-        ms = (time.monotonic() - started) * 1000
-        count = ""
-        if isinstance(body, dict) and isinstance(body.get("messages"), list):
-            count = f" returned={len(body['messages'])}"
-        self._debug(f"settle {kind} id={clean_line(ident)} {outcome}{count} {ms:.0f}ms")
+    def _settle(self, kind: str, ident: str, started: float, outcome: str) -> None:
+        if self._debug:
+            ms = (time.monotonic() - started) * 1000
+            self._debug(f"settle {kind} id={clean_line(ident)} {outcome} {ms:.0f}ms")
 
     def _check_profile(self, kind: str, value: str | None, present: bool) -> None:
         if self.profile is None:
@@ -127,17 +134,14 @@ class DashboardClient:
     def detail(self, sid: SessionId | str) -> SessionDetail:
         """The session row; its bare `id` must equal `sid` exactly (a prefix answer is an
         `identity_mismatch`)."""
-        body = self.get_json("detail", f"/api/sessions/{_segment(sid)}", self._params(), sid)
-        try:
-            detail = SessionDetail.from_json(body)
-        except WireError:
-            raise HermesError(Code.INCOMPATIBLE, "detail: missing or mistyped fields") from None
+        detail = self.get("detail", f"/api/sessions/{_segment(sid)}", self._params(), sid, SessionDetail)
         if detail.id != sid:
             raise HermesError(
                 Code.IDENTITY_MISMATCH, f"asked for {clean_line(sid)}, got {clean_line(detail.id)}"
             )
         if self.profile is not None:
-            self._check_profile("detail", detail.profile, "profile" in body)
+            profile = detail.profile
+            self._check_profile("detail", None if profile is UNSET else profile, profile is not UNSET)
         return detail
 
     def messages(
@@ -155,11 +159,7 @@ class DashboardClient:
                 "include_compacted": True,
             }
         )
-        body = self.get_json("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid)
-        try:
-            page = MessagesPage.from_json(body)
-        except WireError:
-            raise HermesError(Code.INCOMPATIBLE, "messages: missing or mistyped fields") from None
+        page = self.get("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid, MessagesPage)
         pag = page.pagination
         # The echo must be exactly the request: a null, a -1 or another offset is a page of
         # something else; 0.19.x pagination carries no `order`.
@@ -172,28 +172,27 @@ class DashboardClient:
         # An envelope that names a profile must name ours. Those that name none (0.18.x,
         # 0.19.x, upstream 0.20) are held to the profile by the detail read of the same
         # session, which always comes first and is checked.
-        if self.profile is not None and "profile" in page.sent_keys:
+        if self.profile is not None and page.profile is not UNSET:
             self._check_profile("messages", page.profile, True)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
-        body = self.get_json(
+        return self.get(
             "latest-descendant",
             f"/api/sessions/{_segment(sid)}/latest-descendant",
             self._params(),
             sid,
+            LatestDescendant,
         )
-        try:
-            return LatestDescendant.from_json(body)
-        except WireError:
-            raise HermesError(Code.INCOMPATIBLE, "latest-descendant: missing or mistyped fields") from None
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
         """iot `/messages/around?row_id=`: a display page starting at a user prompt of
         exactly `sid` (no prefixes); its pagination `offset` counts from the oldest row."""
         params = self._params({"row_id": row_id, "limit": limit})
         try:
-            body = self.get_json("around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid)
+            page = self.get(
+                "around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid, MessagesPage
+            )
         except HermesError as exc:
             # A server without the route answers 405, or a 404 that is not Hermes's session
             # or profile answer (statuses.OPTIONAL_ROUTES: already `unsupported`).
@@ -202,12 +201,8 @@ class DashboardClient:
                     Code.UNSUPPORTED, "this dashboard has no /messages/around route", status=exc.status
                 ) from None
             raise
-        try:
-            page = MessagesPage.from_json(body)
-        except WireError:
-            raise HermesError(Code.INCOMPATIBLE, "around: missing or mistyped fields") from None
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")
-        if self.profile is not None and isinstance(body, dict) and "profile" in body:
+        if self.profile is not None and page.profile is not UNSET:
             self._check_profile("around", page.profile, True)
         return page

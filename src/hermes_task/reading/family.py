@@ -43,25 +43,35 @@ Invariants:
   after `start_timeout`, a transient failure once the parent's verdict is in and
   `FINAL_RETRIES` retries failed; a transient failure before that is retried on its next turn;
 - the stream ends when every task is terminal by the parent's verdict and every known child
-  was read once more after that, or reported unreadable; or at `--timeout`.
+  was read once more after that, or reported unreadable; or at `--timeout`;
+- a warning about the setup (`SETUP_WARNINGS`: the backend, the local store), which every
+  child would repeat, is reported once per run as the parent's own; a warning about a task's
+  history is reported for that task;
+- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does: --tail cuts the
+  rows a child already holds at its first read, for the tasks of the parent's first read
+  only; a task delegated later is new, every row of it (that --role keeps) is reported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
+from hermes_task.core.messages import SETUP_WARNINGS
+from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.verdict import all_terminal
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
+from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
 from hermes_task.reading.follow import Fetched, FollowConfig, Follower, FollowOutcome
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import WatchConfig, Watcher, WatchReporter
-from hermes_task.records import dataclass
+from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -77,15 +87,21 @@ class FamilyReporter(WatchReporter, Protocol):
 class _Tagged:
     """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
 
-    def __init__(self, reporter: FamilyReporter, entry: TaskEntry) -> None:
+    def __init__(
+        self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
+    ) -> None:
         self.reporter = reporter
         self.entry = entry
+        self.setup = setup  # a warning about the setup: once per run, not per task
 
     def state(self, task: TaskInfo) -> None:
         pass
 
     def warning(self, item: WarningItem) -> None:
-        self.reporter.child_warning(self.entry, item)
+        if item.code in SETUP_WARNINGS:
+            self.setup(item)
+        else:
+            self.reporter.child_warning(self.entry, item)
 
     def rows(self, rows: Sequence[Row]) -> None:
         self.reporter.rows(self.entry, rows)
@@ -97,8 +113,7 @@ class _Tagged:
         pass
 
 
-@dataclass
-class _Child:
+class _Child(Struct):
     sid: str
     tagged: _Tagged
     follower: Follower
@@ -137,11 +152,27 @@ class FamilyFollower(Watcher):
         config: WatchConfig,
         open_child: OpenChild,
         *,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+        jitter: Callable[[], float],
+        debug: Callable[[str], None] | None = None,
+        resolve: Resolve | None = None,
+        shared: SharedDetails | None = None,
         probes: int = MAX_PROBES_PER_CYCLE,
         reads: int = MAX_READS_PER_CYCLE,
-        **loop: Any,  # the watch's own: clock, sleep, jitter, debug, resolve, shared
+        rows: RowFilter | None = None,
     ) -> None:
-        super().__init__(reader, reporter, config, **loop)
+        super().__init__(
+            reader,
+            reporter,
+            config,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+            debug=debug,
+            resolve=resolve,
+            shared=shared,
+        )
         self.family = reporter
         self.open_child = open_child  # a reader for a child id, gated on the parent's segments
         self.probes = probes
@@ -150,6 +181,8 @@ class FamilyFollower(Watcher):
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
+        self.rows = rows or RowFilter()
+        self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
 
     def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
         out = []
@@ -162,6 +195,9 @@ class FamilyFollower(Watcher):
 
     def after_cycle(self) -> None:
         ended = all_terminal(self.entries)
+        if self.first is None:
+            self.first = frozenset(entry.number or "" for entry in self.entries)
+        first = self.first
         for entry in self.entries:
             key, child_id = entry.number or "", entry.child_session_id
             child = self.children.get(key)
@@ -179,12 +215,20 @@ class FamilyFollower(Watcher):
                 if self.gaps.get(key, ("", ""))[0] == child_id:
                     continue  # this child was reported unreadable
                 reader = self.open_child(child_id, frozenset(self.reader.path))
-                tagged = _Tagged(self.family, entry)
-                follower = Follower(reader, tagged, FollowConfig(), clock=self.clock, sleep=self.sleep)
+                tagged = _Tagged(self.family, entry, self._setup_warning)
+                rows = self.rows if key in first else RowFilter(self.rows.roles)
+                config = FollowConfig(rows=rows)
+                follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
                 child = self.children[key] = _Child(child_id, tagged, follower)
             child.tagged.entry = entry
             child.final = child.final or ended
         self._read_children()
+
+    def _setup_warning(self, item: WarningItem) -> None:
+        """A child's warning about the setup: reported as the parent's, once per run."""
+        if item.code not in self.warned:
+            self.warned.add(item.code)
+            self.reporter.warning(item)
 
     def _read_children(self) -> None:
         """Probe, then read, then give the children seen ended their final read (module doc)."""

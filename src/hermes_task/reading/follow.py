@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import project
 from hermes_task.core.window import RowKey
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.follow_outcome import (
     COMPRESSION,

@@ -8,13 +8,13 @@ ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Literal, Protocol
 
-from hermes_task.core.documents import Row, TaskInfo, WarningItem
+from msgspec import Struct, field
+
+from hermes_task.core.documents import Row, TaskInfo, TaskState, WarningItem
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import ExitStatus, HermesError
-from hermes_task.records import dataclass
 
 FINAL_RETRIES = 3
 START_TIMEOUT = 60.0
@@ -32,8 +32,7 @@ SUCCESS_END_REASONS = frozenset({"agent_close"})
 Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
 
-@dataclass(frozen=True)
-class FollowConfig:
+class FollowConfig(Struct, frozen=True):
     """Timing and exit policy of one follow."""
 
     interval: float = 2.0
@@ -46,12 +45,11 @@ class FollowConfig:
     rows: RowFilter = field(default_factory=RowFilter)  # --role; --tail: of the rows at the first read
 
 
-@dataclass(frozen=True)
-class FollowOutcome:
+class FollowOutcome(Struct, frozen=True):
     """How a follow ended: the `result` event's fields plus the failure, if any."""
 
     ending: Ending
-    state: str
+    state: TaskState
     end_reason: str | None
     exit_code: int
     failure: HermesError | None = None

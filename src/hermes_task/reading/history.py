@@ -9,21 +9,19 @@ older page (`core/anchors.py`), so no row is skipped or repeated.
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import MergeResult, Window
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
-from hermes_task.records import dataclass, values
 
 
-@values
-@dataclass(eq=False, repr=False)
-class Earlier:
+class Earlier(Struct):
     """The windows of earlier segments read on their own, and the segments that cannot be."""
 
     windows: dict[str, Window] = field(default_factory=dict)

@@ -16,14 +16,14 @@ block reached the rows known before it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.window import MergeResult, RowKey, Window
-from hermes_task.records import dataclass
 
 if TYPE_CHECKING:
     from hermes_task.reading.reader import TaskReader
@@ -34,8 +34,7 @@ MAX_RESTARTS = 3
 FINAL_STOPS = frozenset({"start", "no_progress", "restart_bound"})
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """`batches` None reads to the start (`--all`); `min_text` makes batches text-aware;
     `limit` is the number of older rows asked for per page."""
 
@@ -44,8 +43,7 @@ class Plan:
     limit: int = 50
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(Struct, frozen=True):
     """After each older page: pages read so far, unique rows known, rows the page added."""
 
     page: int
@@ -53,8 +51,7 @@ class Progress:
     new: int
 
 
-@dataclass
-class PagingOutcome:
+class PagingOutcome(Struct):
     """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
     start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
     per-batch page bound), `target` (the text target) or `page` (one raw page)."""

@@ -11,18 +11,17 @@ page at the segment's start, nothing older.
 
 from __future__ import annotations
 
+from msgspec import Struct
+
 from hermes_task.core.limits import PAGE_LIMIT
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.records import dataclass, values
 
 MAX_LEGACY_FORWARD_PAGES = 100
 
 
-@values
-@dataclass(frozen=True, eq=False, repr=False)
-class NewestPage:
+class NewestPage(Struct, frozen=True):
     """`page` is the first answer (its envelope names the session that answered); `offset`
     is the legacy oldest-first offset of `rows[0]` (None on current backends); `bound_hit`:
     newer rows than `MAX_LEGACY_FORWARD_PAGES` pages were left unread."""

@@ -16,8 +16,9 @@ adopted segment's first page (`_rewrites_source`). Where candidates come from is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Literal
+
+from msgspec.structs import replace
 
 from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.documents import Candidate
@@ -35,7 +36,7 @@ from hermes_task.core.lineage import (
     prove,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader

@@ -11,7 +11,8 @@ same branch. Failures raise `HermesError`; what was verified before stays in `wi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
@@ -21,7 +22,7 @@ from hermes_task.core.lineage import BoundReached
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import legacy_warning, warning_message
 from hermes_task.core.window import MergeResult, advance
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.history import Earlier

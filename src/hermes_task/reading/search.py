@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Literal, Protocol
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
 from hermes_task.core.limits import MAX_LIMIT
@@ -38,7 +40,6 @@ from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints, find_children
 from hermes_task.reading.tasktree import build, read_conversation
-from hermes_task.records import dataclass, record
 
 MAX_TASKS = 100
 # Warnings that say a transcript was not read whole (the task was searched in part).
@@ -48,8 +49,7 @@ RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
 Searched = Literal["whole", "partial", "no"]
 
 
-@record
-class TaskSearch:
+class TaskSearch(Struct, frozen=True, kw_only=True):
     """How one task's transcript was searched: `searched` whole, in part or not at all, and
     why not whole (`code`, `message`); the proven segments read and the counts."""
 
@@ -62,8 +62,7 @@ class TaskSearch:
     matches: int = 0
 
 
-@dataclass
-class Tally:
+class Tally(Struct):
     """The run so far: tasks known, tasks searched whole, matching lines, and whether the
     search is complete (set at its end: every task whole, every row served)."""
 
@@ -79,8 +78,7 @@ class SearchReporter(Protocol):
     def task(self, outcome: TaskSearch) -> None: ...
 
 
-@record
-class Query:
+class Query(Struct, frozen=True, kw_only=True):
     """What to look for: the compiled pattern, the context lines, whether reasoning counts."""
 
     pattern: re.Pattern[str]

@@ -6,17 +6,15 @@ lost: its new rows, warnings and gap travel with the older read's result.
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.window import MergeResult
 from hermes_task.failures import HermesError
-from hermes_task.records import dataclass, values
 
 
-@values
-@dataclass(eq=False, repr=False)
-class Snapshot:
+class Snapshot(Struct):
     """The outcome of one cycle: new rows, warnings, and a failure to report after the
     verified rows (a rejected or forked candidate)."""
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TypeVar
+
+from msgspec.structs import replace
 
 from hermes_task.core.children import (
     AMBIGUOUS,
@@ -37,7 +38,7 @@ from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.messages import store_warning
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
 from hermes_task.reading.details import SharedDetails

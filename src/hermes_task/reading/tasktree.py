@@ -25,7 +25,9 @@ local store, proven over HTTP).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
@@ -33,7 +35,7 @@ from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
@@ -42,15 +44,13 @@ from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.transcript import history_warnings, merge_warnings
-from hermes_task.records import dataclass
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000
 MAX_IDLE_PAGES = 3
 
 
-@dataclass(frozen=True)
-class Conversation:
+class Conversation(Struct, frozen=True):
     """One read transcript: its rows in the window's order, the anchor's detail and the
     proven lineage path (anchor first)."""
 
@@ -134,8 +134,7 @@ def _as_is(conv: Conversation, tasks: list[TaskEntry]) -> list[TaskEntry]:
     return tasks
 
 
-@dataclass
-class _Walk:
+class _Walk(Struct):
     read: Callable[[str], Conversation]
     resolve: Resolve
     detail: Callable[[str], SessionDetail] | None

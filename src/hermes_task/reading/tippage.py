@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.window import Window, advance
-from hermes_task.core.wire import SessionDetail
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof

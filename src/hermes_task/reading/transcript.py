@@ -19,7 +19,7 @@ from hermes_task.core.history import Cursor, View
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.wire import MessagesPage, SessionDetail
+from hermes_task.dashboard.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 

@@ -32,15 +32,16 @@ compression) and reads that segment's state. Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Literal
+
+from msgspec.structs import replace
 
 from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.verdict import UNREPORTED
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader, SharedDetails

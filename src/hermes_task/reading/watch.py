@@ -35,24 +35,24 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
+from msgspec import Struct
+
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
-from hermes_task.core.wire import WireMessage
+from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES, START_TIMEOUT
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
-from hermes_task.records import dataclass
 
 Ending = Literal["ended", "timeout", "failed", "interrupted"]
 
 
-@dataclass(frozen=True)
-class WatchConfig:
+class WatchConfig(Struct, frozen=True):
     interval: float = 2.0
     timeout: float | None = None
     exit_status: bool = False
@@ -61,8 +61,7 @@ class WatchConfig:
     backoff_cap: float = BACKOFF_CAP
 
 
-@dataclass(frozen=True)
-class WatchOutcome:
+class WatchOutcome(Struct, frozen=True):
     """How a watch ended: the `result` event's fields, plus the failure if any."""
 
     ending: Ending

@@ -5,7 +5,8 @@ lines can be prefixed) and on a terminal wrapped to the width left after the pre
 line continues under the row's indent, never at column 0); every line of it gets
 `NUMBER │ `, in a colour that is a pure function of the number (stable across runs, as
 stern does); task news (a status change, a task without a child id, a child's warning or
-failure, a child not read: its gap) go to stderr with the same prefix. With
+failure, a child not read: its gap) go to stderr with the same prefix; a task's status line
+names its child session, whole, the first time it is known. With
 `--json`, NDJSON: `task` events as `recover --watch` writes them, `row` events that carry
 `task: {number, child_session_id}`, `warning`/`error` events whose message names the task, and
 `result` last. The prefix and messages use only sanitised text.
@@ -15,18 +16,18 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from hermes_task.core.documents import Row, TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.events import ErrorEvent, TaskRef, row_event
 from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
-from hermes_task.render import jsonout
 from hermes_task.render.cells import width_of
+from hermes_task.render.jsontext import event
 from hermes_task.render.plain import result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
@@ -57,20 +58,17 @@ class JsonFamily(JsonWatch):
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
-        ref: dict[str, Any] = {"number": entry.number, "child_session_id": entry.child_session_id}
+        assert entry.child_session_id is not None  # rows are read only from a known child
+        ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self.write(jsonout.event({"type": "row", **to_json_dict(row), "task": ref}))
+            self.write(event(row_event(row, ref)))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {_name(entry)}: {error.message}"
-        self.write(
-            jsonout.event(
-                {"type": "error", "code": error.code.value, "message": message, "retryable": retrying}
-            )
-        )
+        self.write(event(ErrorEvent(code=error.code.value, message=message, retryable=retrying)))
 
 
 class TextFamily(Notes):
@@ -80,6 +78,7 @@ class TextFamily(Notes):
         super().__init__(err, interval)
         self.out = out
         self.statuses: dict[str, str] = {}
+        self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
@@ -87,10 +86,14 @@ class TextFamily(Notes):
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
-        if self.statuses.get(key) != entry.status:
+        child = entry.child_session_id
+        if self.statuses.get(key) != entry.status or (child and self.children.get(key) != child):
             self.statuses[key] = entry.status
             line = self._prefix(entry)
             line.append(STATUS_LABELS.get(entry.status, entry.status))
+            if child and self.children.get(key) != child:  # the session to open: said once, whole
+                self.children[key] = child
+                line.append(f" · child {clean_line(child)}")
             outcome = result_line(entry)
             if entry.terminal and outcome:
                 line.append(f" · {outcome}")

@@ -60,4 +60,4 @@ def transcript_chunks(doc: TranscriptDoc, view: View, width: int, *, batch: int 
     rows = doc.rows
     for start in range(0, len(rows), batch):
         yield rows_text(rows[start : start + batch], view, segments)
-    yield footer_text(doc) + "\n"
+    yield footer_text(doc, view) + "\n"

@@ -52,6 +52,7 @@ class View(NamedTuple):
     reasoning: bool = False
     full: bool = False
     utc: bool = False
+    more: tuple[str, ...] = ()  # `older`'s options for the footer's "shows more" (`--pages N+1`)
 
 
 class RowView(NamedTuple):
@@ -250,8 +251,9 @@ def segment_text(sid: str, previous: str | None, reason: str | None) -> str:
     return line + " ──"
 
 
-def footer_text(doc: TranscriptDoc) -> str:
-    """The last line: the task, its state, its segments, the rows shown, whether older rows exist."""
+def footer_text(doc: TranscriptDoc, view: View = View()) -> str:  # noqa: B008 (an immutable tuple)
+    """The last line: the task, its state, its segments, the rows shown, whether older rows
+    exist and the command that shows more of them (`view.more`)."""
     task = doc.task
     state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
     text = f"task {clean_line(task.root_id)} · {clean_line(state)}"
@@ -259,7 +261,8 @@ def footer_text(doc: TranscriptDoc) -> str:
         text += f" · {len(task.lineage)} segments, tip {clean_line(task.tip_id)}"
     text += f" · {plural(len(doc.rows), 'row')} shown"
     if doc.coverage.has_older:
-        text += f" · older rows exist: hermes-task older {clean_line(task.root_id)}"
+        more = "".join(f" {clean_line(arg)}" for arg in view.more)
+        text += f" · older rows exist: hermes-task older {clean_line(task.root_id)}{more}"
     return text
 
 

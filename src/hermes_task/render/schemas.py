@@ -1,24 +1,28 @@
-"""JSON Schemas of the output documents, generated from the dataclasses in `model.py`.
+"""JSON Schemas of the output documents, generated from the Structs of `core/documents.py`,
+`core/events.py` and `core/configdoc.py` by `msgspec.json.schema`.
 
 Pure: `schema(name)` is a function of the models only, so the committed copies in
 `schemas/*.json` can be regenerated (`tools/regen.py`) and compared by a test. Schemas are
-draft 2020-12 in serialization mode, and every property is `required`, because every field
-is always present in the output (`null` when it has no value): a script may rely on a key
-existing. Objects forbid unknown properties; a new field is a new schema version or a
-documented extension that regenerates these files.
+draft 2020-12. msgspec's output is completed here with what the documents promise:
 
-pydantic is imported here only: it reads the stdlib dataclasses (a field's
-`metadata["description"]` becomes its description), and no other command path loads it.
+- every property is `required`, because every field is always printed (`null` when it has
+  no value): a script may rely on a key existing (msgspec requires only the fields without
+  a default);
+- every object with named properties is closed (`additionalProperties: false`): a new field
+  is a new schema version or a documented extension that regenerates these files;
+- a nullable value's `anyOf` ends with `null` and descriptions are dedented, whatever
+  msgspec's (or Python's) version wrote;
+- a document's root is its object itself, titled for the command (msgspec puts it in
+  `$defs` behind a `$ref`); the events are `oneOf` their six kinds, discriminated on `type`.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field, TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import core_schema
+import msgspec
 
 from hermes_task.core.configdoc import ConfigDoc
 from hermes_task.core.delegators import ParentsDoc
@@ -31,13 +35,13 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _TARGETS: dict[str, tuple[Any, str]] = {
     "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
     "events": (
-        Annotated[FollowEvent, Field(discriminator="type")],
+        FollowEvent,
         "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
     "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
     "search": (
-        Annotated[SearchEvent, Field(discriminator="type")],
+        SearchEvent,
         "`search --json`: each NDJSON line is one of these events; the last is `result`.",
     ),
     "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
@@ -46,32 +50,39 @@ _TARGETS: dict[str, tuple[Any, str]] = {
 NAMES: tuple[str, ...] = tuple(_TARGETS)
 
 
-class _AlwaysPresent(GenerateJsonSchema):
-    """Serialization-mode schemas where a field with a default is still required, and no
-    object takes properties it does not name."""
+def _complete(node: Any) -> None:
+    """Every object with named properties: all of them required, in order; nothing else.
+    A nullable value lists `null` last, and a description from a docstring is dedented
+    (`inspect.cleandoc`): msgspec's versions, and Python's, differ in both."""
+    if isinstance(node, dict):
+        if isinstance(node.get("description"), str):
+            node["description"] = inspect.cleandoc(node["description"])
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        if isinstance(node.get("anyOf"), list):
+            node["anyOf"].sort(key=lambda option: option == {"type": "null"})
+        for value in node.values():
+            _complete(value)
+    elif isinstance(node, list):
+        for value in node:
+            _complete(value)
 
-    def field_is_required(
-        self,
-        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
-        total: bool,
-    ) -> bool:
-        return not field.get("serialization_exclude")
 
-    def default_schema(self, schema: core_schema.WithDefaultSchema) -> dict[str, Any]:
-        """A `default_factory` (the dataclasses' `[]` and `Candidate()`) shows its value as
-        the `default`, as a literal default would."""
-        factory = schema.get("default_factory")
-        if factory is not None and not schema.get("default_factory_takes_data"):
-            literal = {k: v for k, v in schema.items() if k != "default_factory"}
-            literal["default"] = factory()  # type: ignore[call-arg]
-            return super().default_schema(literal)  # type: ignore[arg-type]
-        return super().default_schema(schema)
-
-    def dataclass_args_schema(self, schema: core_schema.DataclassArgsSchema) -> dict[str, Any]:
-        """Closed objects: the documents are frozen dataclasses with no extra keys."""
-        body = super().dataclass_args_schema(schema)
-        body["additionalProperties"] = False
+def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
+    """`{"$ref": "#/$defs/X", "$defs": {...}}` as X's object at the root (X referenced by no
+    other definition), the other definitions beside it."""
+    ref = body.get("$ref")
+    if not isinstance(ref, str):
         return body
+    name = ref.removeprefix("#/$defs/")
+    defs = dict(body.get("$defs", {}))
+    root = defs.pop(name)
+    if ref in json.dumps(defs):
+        return body
+    root.pop("title", None)
+    root.pop("description", None)
+    return {**({"$defs": defs} if defs else {}), **root}
 
 
 def description(name: str) -> str:
@@ -81,14 +92,16 @@ def description(name: str) -> str:
 
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
-    target, description = _TARGETS[name]
-    body = TypeAdapter(target).json_schema(mode="serialization", schema_generator=_AlwaysPresent)
-    body.pop("description", None)
+    target, text = _TARGETS[name]
+    body = _inline_root(msgspec.json.schema(target))
+    if "anyOf" in body and "discriminator" in body:  # the events: exactly one kind per line
+        body = {("oneOf" if key == "anyOf" else key): value for key, value in body.items()}
+    _complete(body)
     return {
         "$schema": DIALECT,
         "$id": f"urn:hermes-task:schema:1:{name}",
         "title": f"hermes-task {name} (schema_version 1)",
-        "description": description,
+        "description": text,
         **body,
     }
 

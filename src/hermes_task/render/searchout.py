@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hermes_task.core.documents import TaskEntry, WarningItem, to_json_dict
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, TaskRef
 from hermes_task.core.messages import SEARCH
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.search import Group, GroupLine, Hit, Span, groups
-from hermes_task.core.search_events import SearchMatch, SearchResult, SearchTask, SearchWarning
+from hermes_task.core.search_events import SearchEvent, SearchMatch, SearchResult, SearchTask, SearchWarning
 from hermes_task.failures import HermesError
 from hermes_task.reading.search import Tally, TaskSearch
-from hermes_task.render import jsonout
 from hermes_task.render.cells import width_of
+from hermes_task.render.jsontext import event
 from hermes_task.render.rows import View, header, plural, when
 from hermes_task.render.target import Target
 from hermes_task.render.terminal_rows import Painter
@@ -55,8 +55,8 @@ class JsonSearch:
     def __init__(self, write: Write) -> None:
         self.write = write
 
-    def _event(self, event: object) -> None:
-        self.write(jsonout.event(to_json_dict(event)))
+    def _event(self, payload: SearchEvent) -> None:
+        self.write(event(payload))
 
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         ref = _ref(task)

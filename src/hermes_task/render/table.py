@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
+from msgspec import Struct
 from rich.console import Console, ConsoleOptions
 from rich.text import Text
 
-from hermes_task.records import dataclass
 from hermes_task.render.cells import breaks, width_of
 
 GAP = 2  # spaces between two columns
@@ -38,8 +38,7 @@ INDENT = 2  # how far a block's lines sit under its first line
 Fit = Literal["whole", "wrap", "cut"]
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(Struct, frozen=True):
     """One column: how its cells give way when the width is short (module docstring)."""
 
     header: str
@@ -51,8 +50,7 @@ class Column:
     blank: str | None = "-"  # in block form, a cell with this text is left out (None: never)
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Struct, frozen=True):
     """One row: a (text, style) cell per column; `note`, when set, is what the row is in
     block form (one wrapped line under the block before it, e.g. why a child was not read)."""
 
@@ -60,8 +58,7 @@ class Row:
     note: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(Struct, frozen=True):
     """A table drawn at the width rich gives it: columns, or blocks when they cannot fit."""
 
     columns: Sequence[Column]

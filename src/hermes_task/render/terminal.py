@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import io
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -204,18 +204,31 @@ def task_table(entries: Iterable[TaskEntry]) -> Table:
     return Table(TASK_COLUMNS, rows)
 
 
-def tasks(console: Console, doc: TasksDoc) -> None:
+def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None:
     """The delegated tasks of a parent chat: a table (statuses readable without colour),
-    a summary line with the count of each status, then where missing child ids can be found."""
-    console.print(tasks_renderable(doc), crop=False)  # a line wider than the screen: an id, whole
+    a summary line with the count of each status, then where missing child ids can be found.
+    `statuses`: the `--status` filter that chose `doc.tasks` (its summary counts every task)."""
+    renderable = tasks_renderable(doc, statuses=statuses)
+    console.print(renderable, crop=False)  # a line wider than the screen: an id, whole
 
 
-def tasks_renderable(doc: TasksDoc, *, note: str | None = None) -> RenderableType:
+def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
+    """Why no task is shown: none matches the `--status` filter (while the summary counts
+    some), or the parent delegated none (that it is known of)."""
+    if doc.summary.total:
+        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
+        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
+    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
+
+
+def tasks_renderable(
+    doc: TasksDoc, *, note: str | None = None, statuses: Sequence[str] = ()
+) -> RenderableType:
     """What `tasks` prints, as one renderable (`recover --watch` redraws it in place), with an
     optional dim last line (the watch's state)."""
     parts: list[RenderableType] = []
     if not doc.tasks:
-        parts.append(Text(RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id)), style="dim"))
+        parts.append(Text(no_tasks_text(doc, statuses), style="dim"))
     else:
         parts.extend(_table_parts(doc))
     if note:

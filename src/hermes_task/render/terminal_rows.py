@@ -170,7 +170,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
     if goal is not None:
         target.write(painter.line(goal, "goal") + "\n\n")
     rows(target, doc.rows, view, Segments(doc.task), painter)
-    target.write(painter.line(footer_text(doc), "footer") + "\n")
+    target.write(painter.line(footer_text(doc, view), "footer") + "\n")
 
 
 def rows(

@@ -6,8 +6,8 @@ Three `WatchReporter`s (reading/watch.py), chosen by the CLI:
   parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
 - `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
   time a task appears or its status changes, nothing else on stdout;
-- `LiveWatch` (a terminal): the `recover` table redrawn in place with a dim state line;
-  warnings and retries on stderr above it.
+- `LiveWatch` (a terminal): from the first read, the `recover` table redrawn in place with a
+  dim state line; warnings and retries on stderr above it, each on a line of its own.
 Every backend string goes through the same sanitising renderers as `recover`.
 """
 
@@ -19,13 +19,14 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem, to_json_dict
+from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem
+from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, WarningEvent, task_event
 from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
-from hermes_task.render import jsonout
+from hermes_task.render.jsontext import event
 from hermes_task.render.plain import task_line
 from hermes_task.render.rows import plural
 
@@ -39,35 +40,34 @@ class JsonWatch:
         self.write = write
         self.err = err
 
-    def _event(self, payload: dict[str, Any]) -> None:
-        self.write(jsonout.event(payload))
+    def _event(self, payload: FollowEvent) -> None:
+        self.write(event(payload))
 
     def task(self, entry: TaskEntry) -> None:
-        self._event({"type": "task", **to_json_dict(entry)})
+        self._event(task_event(entry))
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
     def warning(self, item: WarningItem) -> None:
-        self._event({"type": "warning", "code": item.code, "message": item.message})
+        self._event(WarningEvent(code=item.code, message=item.message))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         message = error.message
         retryable = True if retrying else error.retryable
-        self._event({"type": "error", "code": error.code.value, "message": message, "retryable": retryable})
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retryable))
         if not retrying:
             self.err(f"error: {message}\n")
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
         self._event(
-            {
-                "type": "result",
-                "state": outcome.state,
-                "end_reason": outcome.end_reason,
-                "exit_code": outcome.exit_code,
-                "last_read_age": outcome.last_read_age,
-                "unreported": unreported(entries),
-            }
+            ResultEvent(
+                state=outcome.state,
+                end_reason=outcome.end_reason,
+                exit_code=outcome.exit_code,
+                last_read_age=outcome.last_read_age,
+                unreported=unreported(entries),
+            )
         )
 
 
@@ -138,32 +138,83 @@ class LinesWatch(Notes):
 
 
 class LiveWatch(Notes):
-    """A terminal: the task table redrawn in place (rich `Live`), a state line under it."""
+    """A terminal: the task table redrawn in place (rich `Live`), a state line under it.
+
+    Nothing is drawn before the first read (a parent not read yet has no tasks to show, not
+    zero). A note (a warning, a retry, the final error) is printed above the table: the live
+    region is erased (`transient`), the note written to stderr on a line of its own, and the
+    table drawn again below it, so a note is never glued to the state line nor drawn inside
+    the region. The ending erases the region and prints the final table once; `close()` (every
+    way the command ends) stops the live display, so the cursor it hid is shown again."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
-        from rich.live import Live
-
         super().__init__(err, interval)
+        self.out = out
         self.parent_id = parent_id
         self.entries: Sequence[TaskEntry] = []
-        self.live = Live(console=out, auto_refresh=False, transient=False, redirect_stdout=False)
-        self.live.start()
-        self._draw(f"watching {clean_line(parent_id)} every {interval:g}s (Ctrl-C stops)")
+        self.read = False  # the first read happened: there is a table (maybe of no task) to draw
+        self.live: Any = None  # rich `Live`, from the first read until the ending
 
-    def _draw(self, note: str) -> None:
+    def _renderable(self, note: str) -> Any:
         from hermes_task.render.terminal import tasks_renderable
 
         doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
-        self.live.update(tasks_renderable(doc, note=note), refresh=True)
+        return tasks_renderable(doc, note=note)
+
+    def _state(self) -> str:
+        return f"watching {clean_line(self.parent_id)} every {self.interval:g}s (Ctrl-C stops)"
+
+    def note(self, prefix: str, text: str, style: str) -> None:
+        live, self.live = self.live, None
+        if live is None:
+            super().note(prefix, text, style)
+            return
+        live.stop()  # `transient`: the region is erased, the note takes its place
+        try:
+            super().note(prefix, text, style)
+        finally:
+            self._open(live.renderable)  # and the table comes back below it
+
+    def _open(self, renderable: Any) -> None:
+        """A new live region below the cursor (a stopped `Live` started again would first
+        erase as many lines as its last frame had: the notes now above it)."""
+        from rich.live import Live
+
+        self.live = Live(
+            renderable,
+            console=self.out,
+            auto_refresh=False,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,  # stderr stays stderr: notes go above the region (`note`)
+        )
+        self.live.start(refresh=True)
 
     def task(self, entry: TaskEntry) -> None:
         pass
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
-        self.entries = list(entries)
-        self._draw(f"watching {clean_line(self.parent_id)} every {self.interval:g}s (Ctrl-C stops)")
+        self.entries, self.read = list(entries), True
+        renderable = self._renderable(self._state())
+        if self.live is None:
+            self._open(renderable)
+        else:
+            self.live.update(renderable, refresh=True)
 
     def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
-        self.entries = list(entries)
-        self._draw(self.closing(outcome, entries) or "")
-        self.live.stop()
+        closing = self.closing(outcome, entries)
+        if self.read:
+            self.entries = list(entries)
+            self.close(closing)
+        elif closing:
+            self.note("", closing, "dim")
+
+    def close(self, last: str | None = None) -> None:
+        """End the live display on every way the command ends: its last frame stays (the
+        tasks as last read, the watch's state line replaced by `last`) and the cursor it hid
+        is shown again. Safe to call again."""
+        live, self.live = self.live, None
+        if live is not None:
+            live.update(self._renderable(last or ""))
+            live.transient = False  # the last frame stays on the screen
+            live.stop()

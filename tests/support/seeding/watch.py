@@ -73,11 +73,13 @@ def complete_unit(
 
 
 def seed_demo(out: Path, watch_goals: list[str]) -> dict[str, Any]:
-    """The demo's home in one process (tools/demo.py): a parent chat whose background unit ran
-    two tasks (c1 rotated twice, c2 compacted then rotated; completion row written), and a
-    second parent whose unit of *watch_goals* is still running (``watch_parent``)."""
+    """The demo's home in one process (tools/demo.py): a parent whose unit of *watch_goals* is
+    still running (``watch_parent``), then a parent chat whose background unit ran two tasks
+    (c1 rotated twice, c2 compacted then rotated; completion row written)."""
     s = Seeder()
-    manifest: dict[str, Any] = {}
+    # The still-running chat first: the finished one delegated last, so `parents` lists it
+    # first, and the demo takes it from there.
+    manifest: dict[str, Any] = {"watch": watch_parent(watch_goals)}
     parent = s.agent("cli")
     P = parent.session_id
     manifest["parent"] = P
@@ -93,6 +95,5 @@ def seed_demo(out: Path, watch_goals: list[str]) -> dict[str, Any]:
     segments.seed_c2(s, c2, manifest)
     s.append_dict(P, c1_c2_completion(s, deleg, dispatched_at, P))
     s.append(P, "assistant", "Both background tasks finished: 3 TODO markers, build passes.")
-    manifest["watch"] = watch_parent(watch_goals)
     out.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return manifest

@@ -1,9 +1,0 @@
-from typing import Any, Generic, TypeVar
-
-_T = TypeVar("_T")
-
-class Decoder(Generic[_T]):
-    def __init__(self, type: type[_T], *, strict: bool = ...) -> None: ...
-    def decode(self, buf: bytes | str) -> _T: ...
-
-def schema(type: Any) -> dict[str, Any]: ...

@@ -1,0 +1,185 @@
+"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
+
+Permissive about extra fields (both backends add columns over time: unknown keys are
+ignored) and strict about the fields this tool relies on: a missing or mistyped one makes
+the response incompatible (`WireError`) instead of being guessed. A field without a default
+is a required key; the types are strict (msgspec's rules: a string is never an int, `"12"`
+is not a row id, a bool is never an int, `12.0` is not an int), and an int timestamp must
+fit a float. A key whose presence decides something (`display_content`,
+`display_reasoning`, `pagination` and its `order`, the detail's `model_config` and
+`is_default_profile`, an envelope's `profile`) is `UNSET` when it was not sent, so null and
+absent differ.
+
+`decode(raw, model)` decodes the bytes in one pass. Bytes msgspec's parser refuses but the
+standard library's reads (`NaN`, `Infinity`, a number past a float's range, a lone
+surrogate escape such as `\\ud800`) are read by `json.loads` and held to the same model by
+`msgspec.convert`: such values are kept as sent where a field keeps values raw, as the
+projection and the lineage proof check finiteness and terminals show surrogates visibly.
+Why msgspec: docs/decisions.md, entry 7.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeAlias, TypeVar
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType, field
+
+# Any JSON value, kept as sent (decoded into dicts, lists, strings, numbers, None).
+JSON: TypeAlias = Any
+Timestamp: TypeAlias = float | int | None
+
+M = TypeVar("M", bound=Struct)
+
+
+class WireError(ValueError):
+    """A response body that does not have the shape this tool relies on; the message names
+    the path (`Expected `int`, got `str` - at `$.messages[3].id``)."""
+
+
+def _fits_float(value: Timestamp, key: str) -> None:
+    # msgspec keeps an over-wide JSON int as a Python int; `10**400` would overflow every
+    # later comparison with a float.
+    if type(value) is int:
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError(f"{key}: timestamp out of range") from None
+
+
+class SessionDetail(Struct, frozen=True, kw_only=True):
+    """`GET /api/sessions/{id}`: the raw sessions row (the lineage fields are required keys)."""
+
+    id: str
+    source: str | None
+    parent_session_id: str | None
+    model_config_sent: JSON | UnsetType = field(default=UNSET, name="model_config")
+    started_at: Timestamp
+    ended_at: Timestamp
+    end_reason: str | None
+    message_count: int | None = None
+    profile: str | UnsetType | None = UNSET
+    profile_name: str | None = None
+    title: str | None = None
+    is_default_profile: JSON | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        _fits_float(self.started_at, "started_at")
+        _fits_float(self.ended_at, "ended_at")
+
+    @property
+    def has_model_config(self) -> bool:
+        """Was `model_config` sent at all (null included)? The lineage proof needs the key."""
+        return self.model_config_sent is not UNSET
+
+    @property
+    def model_config_raw(self) -> JSON:
+        """`model_config` as sent (a JSON string, an object or null); None when not sent."""
+        return None if self.model_config_sent is UNSET else self.model_config_sent
+
+    @property
+    def looks_current(self) -> bool:
+        """Current (iot) backends always stamp `is_default_profile`; 0.19.x never does. Only a
+        guess for the first page request; the messages envelope decides."""
+        return self.is_default_profile is not UNSET
+
+
+class Pagination(Struct, frozen=True, kw_only=True):
+    limit: int | None
+    offset: int | None
+    returned: int
+    order: str | UnsetType | None = UNSET
+
+
+class WireMessage(Struct, frozen=True, kw_only=True):
+    """One transcript row. `display_content` and `display_reasoning` are `UNSET` when not
+    sent: an explicitly empty or null one is authoritative."""
+
+    id: int
+    session_id: str
+    role: str
+    content: JSON = None
+    tool_call_id: str | None = None
+    tool_calls: JSON = None
+    tool_name: str | None = None
+    timestamp: Timestamp = None
+    reasoning: JSON = None
+    reasoning_content: JSON = None
+    reasoning_details: JSON = None
+    codex_reasoning_items: JSON = None
+    active: int | bool | None = None
+    compacted: int | bool | None = None
+    display_kind: str | None = None
+    display_content: JSON | UnsetType = UNSET
+    display_reasoning: JSON | UnsetType = UNSET
+    display_commentary: JSON = None
+    display_metadata: JSON = None
+    message_uid: str | None = None
+    # Hermes flags the summary row a compression writes (0.19 store; iot on the wire).
+    compressed_summary: JSON = field(default=None, name="_compressed_summary")
+
+    def __post_init__(self) -> None:
+        _fits_float(self.timestamp, "timestamp")
+
+
+class MessagesPage(Struct, frozen=True, kw_only=True):
+    """`GET /api/sessions/{id}/messages`. `order` is absent from the pagination of 0.19.x;
+    0.18.x and older send no `pagination`: every active row, the query ignored."""
+
+    session_id: str
+    messages: list[WireMessage]
+    pagination_sent: Pagination | UnsetType = field(default=UNSET, name="pagination")
+    profile: str | UnsetType | None = UNSET
+
+    @property
+    def paginated(self) -> bool:
+        """Did the envelope carry a `pagination` object?"""
+        return self.pagination_sent is not UNSET
+
+    @property
+    def ordered(self) -> bool:
+        """Did the pagination echo `order` (a backend that honours it)?"""
+        return self.pagination_sent is not UNSET and self.pagination_sent.order is not UNSET
+
+    @property
+    def pagination(self) -> Pagination:
+        """The pagination sent; without one (0.18.x), one that counts the rows."""
+        if self.pagination_sent is UNSET:
+            return Pagination(limit=None, offset=None, returned=len(self.messages))
+        return self.pagination_sent
+
+
+class LatestDescendant(Struct, frozen=True, kw_only=True):
+    """`GET /api/sessions/{id}/latest-descendant`: a hint, never proof."""
+
+    requested_session_id: str | None = None
+    session_id: str
+    path: list[str] = field(default_factory=list)
+    changed: bool = False
+
+
+_DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {
+    model: msgspec.json.Decoder(model) for model in (SessionDetail, MessagesPage, LatestDescendant)
+}
+
+
+def decode(raw: bytes, model: type[M]) -> M:
+    """`raw` (a response body) as `model`. `WireError` when the body is JSON without the
+    shape `model` needs; `ValueError` (or `RecursionError`, nested past the parser's limit)
+    when it is not JSON at all. Invariant: a body both parsers read decodes to the same
+    value either way (the fallback only widens what is read as JSON, never the model)."""
+    decoder = _DECODERS.get(model) or msgspec.json.Decoder(model)
+    try:
+        return decoder.decode(raw)  # type: ignore[no-any-return]
+    except msgspec.DecodeError as fast:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            if isinstance(fast, msgspec.ValidationError):
+                raise WireError(str(fast)) from None
+            raise
+    try:
+        return msgspec.convert(data, model)
+    except msgspec.ValidationError as exc:
+        raise WireError(str(exc)) from None

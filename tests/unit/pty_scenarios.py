@@ -1,0 +1,59 @@
+"""`recover --watch` against the in-memory dashboard, for a test that runs it on a real
+pseudo-terminal (tests/unit/test_live_screen.py): `python -m tests.unit.pty_scenarios NAME`.
+
+The CLI runs as it does for a user (`app(obj=Environment(...))`: stdout, stderr and the tty
+test are the process's own, the terminal's), with only the dashboard (respx) and the clock
+(no real waiting) replaced. Each scenario is a parent whose background unit completes on the
+third sleep, on a 0.19-like (legacy) dashboard, so the first read warns:
+- `retry`: the dashboard fails once while the table is shown (a `retrying:` note);
+- `interrupt`: Ctrl-C while the table is shown;
+- `crash`: an internal error while the table is shown (exit 1).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from hermes_task.cli.app import app
+from hermes_task.cli.environment import Environment
+from tests.support.dashboard import serving
+from tests.unit.test_recover_cli import Conversations, P
+from tests.unit.test_watch import Clock, background, complete
+
+
+def scenario(name: str, dash: Conversations) -> dict[int, Callable[[], None]]:
+    def fail_once() -> None:
+        dash.status = 500
+
+    def recover() -> None:
+        dash.status = None
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    def crash() -> None:
+        raise RuntimeError("a bug")
+
+    finish = complete(dash, ("completed", "completed"))
+    if name == "retry":
+        return {1: fail_once, 2: recover, 3: finish}
+    if name == "interrupt":
+        return {2: interrupt}
+    if name == "crash":
+        return {2: crash}
+    raise SystemExit(f"unknown scenario {name}")
+
+
+def main(name: str) -> None:
+    dash = Conversations()
+    dash.contract = "legacy"
+    background(dash)
+    clock = Clock()
+    clock.hooks.update(scenario(name, dash))
+    with serving(dash.handle):
+        app(["recover", P, "--watch", "--exit-status"], obj=Environment(clock=clock, sleep=clock.sleep))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
