@@ -54,89 +54,25 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable
 
-from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.messages import SETUP_WARNINGS
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.verdict import all_terminal
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.follow import Fetched, FollowConfig, Follower, FollowOutcome
+from hermes_task.reading.follow import Fetched, FollowConfig, Follower
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.reading.watch import Resolve, WatchConfig, Watcher
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
-
-
-class FamilyReporter(WatchReporter, Protocol):
-    def unavailable(self, entry: TaskEntry) -> None: ...
-    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None: ...
-    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None: ...
-    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None: ...
-
-
-class _Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
-
-    def __init__(
-        self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
-    ) -> None:
-        self.reporter = reporter
-        self.entry = entry
-        self.setup = setup  # a warning about the setup: once per run, not per task
-
-    def state(self, task: TaskInfo) -> None:
-        pass
-
-    def warning(self, item: WarningItem) -> None:
-        if item.code in SETUP_WARNINGS:
-            self.setup(item)
-        else:
-            self.reporter.child_warning(self.entry, item)
-
-    def rows(self, rows: Sequence[Row]) -> None:
-        self.reporter.rows(self.entry, rows)
-
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.child_error(self.entry, error, retrying=retrying)
-
-    def result(self, outcome: FollowOutcome) -> None:
-        pass
-
-
-class _Child(Struct):
-    sid: str
-    tagged: _Tagged
-    follower: Follower
-    done: bool = False
-    final: bool = False  # the parent's verdict is in: one more read, then done
-    ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
-    streak: str | None = None
-    failures: int = 0
-    missing_since: float | None = None
-    read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
-
-    def probed(self) -> bool:
-        """Is a probe what decides this child's next read (read before, running, no final
-        read due, no failure to retry)? Not while its newest segment ended by compression with
-        nothing newer proven: the newer segment is another session, found only by a read."""
-        tip = self.follower.reader.tip
-        partial = tip is not None and tip.end_reason == "compression"
-        return self.read and not self.final and self.ended is None and self.streak is None and not partial
-
-    def moved(self, probe: SessionDetail) -> bool:
-        """Does the probe show anything its last page was not read under?"""
-        basis = self.follower.reader.basis
-        return basis is None or probe.message_count is None or probe != basis
 
 
 OpenChild = Callable[[str, frozenset[str]], TaskReader]
@@ -177,7 +113,7 @@ class FamilyFollower(Watcher):
         self.open_child = open_child  # a reader for a child id, gated on the parent's segments
         self.probes = probes
         self.reads = reads
-        self.children: dict[str, _Child] = {}
+        self.children: dict[str, Child] = {}
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
@@ -215,11 +151,11 @@ class FamilyFollower(Watcher):
                 if self.gaps.get(key, ("", ""))[0] == child_id:
                     continue  # this child was reported unreadable
                 reader = self.open_child(child_id, frozenset(self.reader.path))
-                tagged = _Tagged(self.family, entry, self._setup_warning)
+                tagged = Tagged(self.family, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
                 config = FollowConfig(rows=rows)
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
-                child = self.children[key] = _Child(child_id, tagged, follower)
+                child = self.children[key] = Child(child_id, tagged, follower)
             child.tagged.entry = entry
             child.final = child.final or ended
         self._read_children()
@@ -235,7 +171,7 @@ class FamilyFollower(Watcher):
         pending = [c for c in self.children.values() if not c.done]
         probed = self._in_turn([c for c in pending if c.probed()])
         rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
-        changed: list[tuple[_Child, SessionDetail | None]] = []
+        changed: list[tuple[Child, SessionDetail | None]] = []
         for child, got in zip(probed, self._probe_all(probed), strict=True):
             if isinstance(got, HermesError):
                 self._failed(child, got, final=False)  # read in full on its next turn
@@ -248,7 +184,7 @@ class FamilyFollower(Watcher):
         ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak is None]
         self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
 
-    def _in_turn(self, children: list[_Child]) -> list[_Child]:
+    def _in_turn(self, children: list[Child]) -> list[Child]:
         """At most `probes` of them, starting where the last cycle stopped."""
         if len(children) <= self.probes:
             return children
@@ -257,8 +193,8 @@ class FamilyFollower(Watcher):
         self.turn = start + len(chosen)
         return chosen
 
-    def _probe_all(self, children: list[_Child]) -> list[SessionDetail | HermesError]:
-        def probe(child: _Child) -> SessionDetail | HermesError:
+    def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
+        def probe(child: Child) -> SessionDetail | HermesError:
             try:
                 return child.follower.reader.client.detail(child.follower.reader.path[-1])
             except HermesError as err:
@@ -267,10 +203,10 @@ class FamilyFollower(Watcher):
         jobs = [lambda c=c: probe(c) for c in children]
         return gather(jobs, what="child change probes", debug=self.debug)
 
-    def _read_all(self, due: list[tuple[_Child, SessionDetail | None]]) -> None:
+    def _read_all(self, due: list[tuple[Child, SessionDetail | None]]) -> None:
         """Fetch `due` side by side, then deliver and settle each in order."""
 
-        def fetch(child: _Child, probe: SessionDetail | None) -> Fetched | HermesError:
+        def fetch(child: Child, probe: SessionDetail | None) -> Fetched | HermesError:
             try:
                 return child.follower.fetch(probe)
             except HermesError as err:
@@ -295,7 +231,7 @@ class FamilyFollower(Watcher):
                 child.done = True  # the read after the parent's verdict, or the child's final read
             child.ended = seen
 
-    def _failed(self, child: _Child, err: HermesError, *, final: bool) -> None:
+    def _failed(self, child: Child, err: HermesError, *, final: bool) -> None:
         """A child's read failed: unreadable when final (or past its bound), else retried."""
         if not err.retryable:
             self._unreadable(child, err)
@@ -315,7 +251,7 @@ class FamilyFollower(Watcher):
             child.tagged.error(err, retrying=True, delay=None)
         child.streak = err.code.value
 
-    def _unreadable(self, child: _Child, err: HermesError) -> None:
+    def _unreadable(self, child: Child, err: HermesError) -> None:
         """Report a child unreadable once: its error, and its code as the task's `gap`."""
         child.done = True
         child.tagged.error(err, retrying=False, delay=None)

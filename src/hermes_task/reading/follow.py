@@ -173,8 +173,7 @@ class Follower(PollLoop[FollowConfig]):
     # -- one cycle ------------------------------------------------------------------------
 
     def step(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One cycle outside `run()` (`follow --parent` drives many followers): refresh, fill a
-        gap, report what is new; failures raise `HermesError` as in `run()`."""
+        """One cycle outside `run()`: `fetch`, then `deliver`; failures raise `HermesError`."""
         return self.deliver(self.fetch(probe))
 
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
