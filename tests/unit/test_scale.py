@@ -121,6 +121,28 @@ def test_recover_reads_no_session_twice(fake: Conversations, tmp_path: Path) -> 
         ]
 
 
+def test_recover_recursive_reads_each_child_conversation_on_its_proof(
+    fake: Conversations, tmp_path: Path
+) -> None:
+    """With --recursive each child's conversation starts from the detail its ownership proof
+    read: per child the proof's detail, its goal row, its newest page and the fresh detail the
+    seed checks a page with; nothing is asked twice but that fresh detail."""
+    store = background(fake, 30, tmp_path)
+    result = recover(store, "--recursive")
+    assert result.exit_code == 0, result.stderr
+    assert [t["child_session_id"] for t in json.loads(result.stdout)["tasks"]] == [kid(i) for i in range(30)]
+    repeated = {k: n for k, n in Counter(asked(c) for c in fake.log).items() if n > 1}
+    assert repeated == {("detail", s, ()): 2 for s in [P, *(kid(i) for i in range(30))]}
+    for i in range(30):
+        mine = [(c.kind, c.params.get("limit"), c.params.get("order")) for c in fake.log if c.sid == kid(i)]
+        assert mine == [
+            ("detail", None, None),
+            ("messages", "1", "oldest"),
+            ("messages", "50", "latest"),
+            ("detail", None, None),
+        ]
+
+
 def test_recover_proves_children_side_by_side_never_more_than_the_limit(
     fake: Conversations, tmp_path: Path
 ) -> None:
