@@ -28,13 +28,14 @@ from hermes_task.reading.older import Plan, combine_warnings, read_batches
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS
 
 # Warnings that say a transcript was not read whole, in the order a shortfall names them.
 INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 # Warnings about the backend or the machine, not one child: said once for a run.
 RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
-MAX_READS = MAX_CONVERSATIONS
+# Whole transcripts read for one search or report (the task tree's own bound, tasktree's
+# MAX_CONVERSATIONS, counts reads of delegating conversations, which are smaller).
+MAX_READS = 100
 
 
 class ChildRead(Struct, frozen=True):
