@@ -95,7 +95,7 @@ def run_recover(
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
-            reader = child_reader(client, hints, paths, pages=pages if markdown else 1)
+            reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
             output(common, doc, wanted, header=header, read=reader, view=view)
             if junit_file is not None:
                 signal = junit_file.write(tasks, still="still running when read", read=reader)
