@@ -13,10 +13,11 @@ proposes is proven over HTTP by the reading layer before use.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from hermes_task.settings import Settings
     from hermes_task.store.hints import StoreHints
     from hermes_task.store.sqlite_reader import Store
+
+
+_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
 
 
 class Known(Struct):
@@ -80,11 +84,10 @@ class Session:
         """The `--debug` line writer (stderr), or None when debugging is off."""
         if not debug_enabled(self.common):
             return None
-        stderr = self.env.stderr
 
-        def write(line: str) -> None:
-            stderr.write(f"debug: {line}\n")
-            stderr.flush()
+        def write(line: str, stderr: Any = self.env.stderr) -> None:
+            with _DEBUG_LOCK:
+                print(f"debug: {line}", file=stderr, flush=True)
 
         return write
 

@@ -4,8 +4,8 @@
 its documented status (and, under `--json`, its error document); Ctrl-C 130, SIGTERM 143 and
 SIGHUP 129 (with `--json` an `interrupted` document, or the command's own final report); a
 closed stdout a quiet 0; anything else an internal error, with the traceback only under
-`--debug`. Invariant: whatever path a command ends by, stdout carries at most one complete
-JSON document (or complete NDJSON lines) and stderr one line per failure.
+`--debug`. Invariant: whatever path a command ends by, stdout carries at most one complete JSON
+document (or complete NDJSON lines) and stderr one line per failure (and whole debug lines).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn

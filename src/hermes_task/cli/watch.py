@@ -140,16 +140,19 @@ def _drive(
             check_target(junit)
             files.append(JunitFile(junit, parent))
         with session.reading() as (client, hints):
+            from hermes_task.reading.details import SharedDetails
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
             from hermes_task.store.hints import find_children
 
             reader = TaskReader(client, parent, hint=False)
+            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
             timing: dict[str, Any] = {
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
                 "debug": session.debug,
-                "resolve": lambda messages, found: find_children(client, hints, messages, found),
+                "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
+                "shared": shared,
             }
             watcher: Watcher
             if family:
@@ -157,9 +160,10 @@ def _drive(
                 from hermes_task.reading.ownership import admit
 
                 def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-                    """A child read as `follow CHILD` reads it (hint, store), once proven."""
+                    """A child read as `follow CHILD` reads it (hint, store), once proven; the
+                    detail its store proposal was proven with this cycle is its first read."""
                     gate = admit(parents, client.detail)
-                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
+                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
@@ -171,6 +175,7 @@ def _drive(
                     usage=True,
                     debug=session.debug,
                     warn=reporter.warning,
+                    shared=shared,
                 )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
