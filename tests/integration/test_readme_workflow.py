@@ -82,6 +82,7 @@ def test_every_workflow_command_runs_against_the_real_backend(backend: Any, tmp_
     shim.chmod(0o755)
     env = cli_env(backend.token, HERMES_DASHBOARD_URL=backend.url, **backend_store_env(backend))
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("GITHUB_STEP_SUMMARY", None)  # the recipe's report is tested in test_watch.py
     body = script(manifest["parent"], unit["parent"])
     proc = subprocess.Popen(
         ["bash", "-euo", "pipefail", "-xc", body],
@@ -90,6 +91,7 @@ def test_every_workflow_command_runs_against_the_real_backend(backend: Any, tmp_
         stdin=subprocess.DEVNULL,
         text=True,
         env=env,
+        cwd=tmp_path,  # a CI job's working directory: the recipe writes its JUnit file there
     )
     err_lines: list[str] = []
     completed = threading.Event()
@@ -146,3 +148,4 @@ def test_every_workflow_command_runs_against_the_real_backend(backend: Any, tmp_
     }
     assert child.group(1) in known, child.group(1)
     assert "goal: " in out, out[-2000:]
+    assert (tmp_path / "hermes-tasks.xml").is_file()

@@ -38,7 +38,13 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
         (None, None, "store")
     }
     assert all(t["children"] == [] for t in doc["tasks"])
-    assert doc["summary"] == {"total": 5, "terminal": 4, "state": "running"}
+    assert {k: v for k, v in doc["summary"].items() if k != "usage"} == {
+        "total": 5,
+        "terminal": 4,
+        "state": "running",
+    }
+    # every child is proven, so every task has usage (tests/integration/test_usage.py sums it)
+    assert all(t["usage"] is not None for t in doc["tasks"])
     text = legacy_warning(backend.features)
     assert doc["warnings"] == ([{"code": "legacy_backend", "message": text}] if text else [])
     if expected(backend)[2]["subagent_id"] is not None:
@@ -70,8 +76,10 @@ def test_recursive_reads_each_child_once(backend: Any) -> None:
     run = hermes_task(backend, "recover", backend.manifest["parent"], "--recursive", "--pages", "1", "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
-    # The seeded children delegated nothing themselves: the same tasks, none nested.
-    assert doc["tasks"] == plain["tasks"]
+    # The seeded children delegated nothing themselves: the same tasks, none nested; each
+    # task's usage with its children is its own.
+    assert [t["usage_with_children"] for t in doc["tasks"]] == [t["usage"] for t in doc["tasks"]]
+    assert [{**t, "usage_with_children": None} for t in doc["tasks"]] == plain["tasks"]
 
 
 def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
@@ -82,7 +90,7 @@ def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
     assert [line.split("\t")[:2] for line in lines] == [
         ["1.1", "completed"], ["1.2", "failed"], ["2.1", "completed"], ["2.2", "completed"], ["3.1", "running"]
     ]  # fmt: skip
-    assert {len(line.split("\t")) for line in lines} == {8}
+    assert {len(line.split("\t")) for line in lines} == {13}  # 9-13: the task's usage
     assert [line.split("\t")[3] for line in lines] == [e["goal"] for e in exp]  # never wrapped, never cut
     assert lines[1].split("\t")[7] == "Subagent did not produce a response."
     awk = subprocess.run(
@@ -97,8 +105,9 @@ def test_piped_output_splits_cleanly_with_awk(backend: Any) -> None:
     assert [line.split("\t")[4] for line in lines] == [e["child"] for e in exp]
     assert run.stderr == legacy_stderr(backend.features)
     header = hermes_task(backend, "recover", backend.manifest["parent"], "--header")
-    assert (
-        header.stdout.splitlines()[0] == "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+    assert header.stdout.splitlines()[0] == (
+        "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+        "\tinput_tokens\toutput_tokens\tcost_usd\tcost_kind\tusage_complete"
     )
 
 
@@ -143,7 +152,10 @@ def test_a_chat_without_delegations_lists_nothing(backend: Any) -> None:
     assert run.stdout == ""  # piped: zero task lines
     assert run.stderr == f"no delegated tasks in {long_id}\n{legacy_stderr(backend.features)}"
     doc = hermes_task(backend, "recover", long_id, "--json").json()
-    assert (doc["tasks"], doc["summary"]) == ([], {"total": 0, "terminal": 0, "state": "finished"})
+    assert (doc["tasks"], doc["summary"]) == (
+        [],
+        {"total": 0, "terminal": 0, "state": "finished", "usage": None},
+    )
 
 
 def test_unknown_parent_is_not_found(backend: Any) -> None:

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from tests.support.backends import legacy_stderr
 from tests.support.cli_runner import backend_store_env, cli_env
+from tests.support.junit import outcome, validate
+from tests.support.markdown import details, inert, parse, tables
 
 pytestmark = pytest.mark.integration
 
@@ -144,7 +146,7 @@ def test_piped_watch_appends_tab_separated_lines(backend: Any) -> None:
     assert [line.split("\t")[:2] for line in lines] == [
         ["1.1", "running"], ["1.2", "running"], ["1.1", "failed"], ["1.2", "completed"]
     ]  # fmt: skip
-    assert {len(line.split("\t")) for line in lines} == {8}
+    assert {len(line.split("\t")) for line in lines} == {13}  # 9-13: the task's usage
     assert lines[2].split("\t")[7] == "Subagent did not produce a response."
     assert err == legacy_note(backend) + "every task ended (failed) · 2 of 2 tasks terminal\n"
 
@@ -163,16 +165,27 @@ def recipe() -> str:
 def test_the_readme_ci_recipe_passes_and_fails_the_build(
     backend: Any, tmp_path: Path, statuses: list[str], ok: bool
 ) -> None:
+    """Run as written, in a job's working directory, with GitHub's step summary file: the JUnit
+    file is written either way, the Markdown report only on a failure."""
     unit = backend.watch_parent(GOALS)
     bindir = tmp_path / "bin"
     bindir.mkdir()
     shim = bindir / "hermes-task"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hermes_task "$@"\n', encoding="utf-8")
     shim.chmod(0o755)
-    env = cli_env(backend.token, HERMES_DASHBOARD_URL=backend.url, PARENT=unit["parent"])
+    summary = tmp_path / "step-summary.md"
+    env = cli_env(
+        backend.token, HERMES_DASHBOARD_URL=backend.url, PARENT=unit["parent"], GITHUB_STEP_SUMMARY=str(summary),
+        **backend_store_env(backend),
+    )  # fmt: skip
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     proc = subprocess.Popen(
-        ["sh", "-c", recipe()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        ["sh", "-c", recipe()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     try:
         time.sleep(3.0)
@@ -181,9 +194,20 @@ def test_the_readme_ci_recipe_passes_and_fails_the_build(
     finally:
         stop(proc)
     assert (proc.returncode == 0) is ok, err
-    if not ok:
-        assert proc.returncode == 8
-        assert "1.2\tfailed" in out + err
+    junit = validate((tmp_path / "hermes-tasks.xml").read_text(encoding="utf-8"))
+    assert [(c.get("name"), outcome(c)) for c in junit.iter("testcase")] == [
+        (f"1.1 {GOALS[0]}", "pass"), (f"1.2 {GOALS[1]}", "pass" if ok else "failure")
+    ]  # fmt: skip
+    if ok:
+        assert not summary.exists()
+        return
+    assert proc.returncode == 8
+    assert "1.2\tfailed" in out + err
+    tokens = parse(summary.read_text(encoding="utf-8"))
+    inert(tokens, blocks=frozenset({"heading", "blockquote"}))
+    assert details(tokens) == [f"1.1 ✓ completed · {GOALS[0]}", f"1.2 ✗ failed · {GOALS[1]}"]
+    (table,) = tables(tokens)
+    assert [row[5] for row in table[1:]] == unit["children"]  # each child, whole, from the store
 
 
 def test_follow_parent_follows_the_verdicts_and_lists_tasks_without_child_ids_once(backend: Any) -> None:

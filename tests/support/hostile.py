@@ -45,6 +45,19 @@ unsafe_text = st.lists(
     ),
     max_size=24,
 ).map("".join)
+# Text that means something to Markdown, HTML or XML readers (the reports): links, images,
+# raw HTML and the report's own tags, fences, table pipes, block markers at a line's start,
+# autolinks, mentions, entities, math, XML's forbidden characters; mixed with `unsafe_text`.
+MARKUP = (
+    "[x](http://evil.example)", "![i](http://evil.example/i.png)", "<script>alert(1)</script>",
+    "<details>", "</details>", "<summary>", "</summary>", "<!--", "-->", "<b>", "<http://evil.example>",
+    "```", "````", "~~~", "`", "``", "|", "\\", "\\|", "*", "**", "_", "~~", "# ", "## ", "> ", "- ",
+    "+ ", "1. ", "2) ", "    ", "\t", "---", "===", "***", "http://evil.example", "https://evil.example/x",
+    "www.evil.example", "a@evil.example", "@octocat", "#123", "&amp;", "&#60;", "&lt;", "$x$", "$$",
+    "[^1]", "[x]: http://evil.example", "\n", "\n\n", "  \n", "\\\n", "\ufffe", "\uffff",
+    "]]>", "<![CDATA[", "&#0;", "\u00a0", "\u3000",
+)  # fmt: skip
+markup_text = st.lists(st.sampled_from(MARKUP) | unsafe_text | st.text(max_size=8), max_size=16).map("".join)
 _leaf = (
     st.none()
     | st.booleans()

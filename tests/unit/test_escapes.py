@@ -33,6 +33,7 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.usage import Usage
 from hermes_task.render import terminal_rows
 from hermes_task.render.rows import View
 from hermes_task.render.target import Target
@@ -134,6 +135,7 @@ def transcript_from_json(data: dict[str, Any]) -> TranscriptDoc:
                 **task,
                 "candidate": Candidate(**task["candidate"]),
                 "segments": [SegmentInfo(**segment) for segment in task["segments"]],
+                "usage": Usage(**task["usage"]),
             }
         ),
         backend=BackendInfo(**data["backend"]),

@@ -39,7 +39,7 @@ ENV = {
 }
 # Where a line of the plain format may start: a row (header or quiet line), a segment line,
 # the goal, the footer, an indented body line; or it is the blank line after a row.
-LINE_STARTS = re.compile(r"(▌ |▸ |· |── segment |goal: |task |  |$)")
+LINE_STARTS = re.compile(r"(▌ |▸ |· |── segment |goal: |usage: |task |  |$)")
 FORBIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
 )
@@ -98,6 +98,10 @@ def assert_the_format(text: str, rows: list[Row]) -> None:
     assert "\t" not in text
     headers = [line for line in lines if line.startswith(("▌ ", "▸ ", "· "))]
     assert [int(re.findall(r"  #(\d+)", line)[-1]) for line in headers] == [row.id for row in rows]
+    under = 1 if lines[0].startswith("goal: ") else 0
+    assert [n for n, line in enumerate(lines) if line.startswith("usage: ")] == [under], (
+        "usage under the goal"
+    )
     footer = lines[-2]
     assert footer.startswith("task ")
     assert f" · {len(rows):,} row{'' if len(rows) == 1 else 's'} shown" in footer
@@ -461,6 +465,7 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
     from pathlib import Path
 
     from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
+    from hermes_task.core.usage import Usage
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
     section = docs.split("### Piped rows", 1)[1]
@@ -514,6 +519,18 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
         end_reason="agent_close",
         goal="Count TODO markers under src/ and list the files",
         segments=[SegmentInfo(id=root, end_reason="compression"), SegmentInfo(id=tip)],
+        usage=Usage(
+            input_tokens=3940,
+            output_tokens=465,
+            cache_read_tokens=1600,
+            cache_write_tokens=70,
+            reasoning_tokens=60,
+            api_calls=11,
+            cost_usd=0.0401,
+            cost_kind="estimated",
+            complete=True,
+            segments=2,
+        ),
     )
     doc = TranscriptDoc(
         task=task,

@@ -333,7 +333,7 @@ def test_batch_completion_row_updates_each_task_and_a_mixed_group_is_finished() 
             batch_row("deleg_66c2a77e", [(1, 2, "Count TODOs", "completed"), (2, 2, "Check the build", "failed")])]  # fmt: skip
     tasks = recover(rows)
     assert [(t.status, t.terminal) for t in tasks] == [("completed", True), ("failed", True)]
-    assert to_builtins(summarize(tasks)) == {"total": 2, "terminal": 2, "state": "finished"}
+    assert to_builtins(summarize(tasks)) == {"total": 2, "terminal": 2, "state": "finished", "usage": None}
 
 
 def test_iot_completion_row_with_display_metadata() -> None:
@@ -419,8 +419,8 @@ def test_summary_is_running_while_any_task_is_not_terminal_counting_nested_tasks
                      child_session_id=CHILD_A, status="completed", terminal=True, unavailable_reason=None)  # fmt: skip
     nested = replace(done, status="unknown", terminal=False)
     tree = [replace(done, children=[nested]), replace(done, status="failed")]
-    assert to_builtins(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running"}
-    assert to_builtins(summarize([])) == {"total": 0, "terminal": 0, "state": "finished"}
+    assert to_builtins(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running", "usage": None}
+    assert to_builtins(summarize([])) == {"total": 0, "terminal": 0, "state": "finished", "usage": None}
     assert len(flatten(tree)) == 3
 
 
@@ -448,7 +448,7 @@ def test_captured_real_parent_transcript_recovers_the_expected_tasks(backend: st
     ]
     assert [t.terminal for t in tasks] == [True, True, True, True, False]
     assert {t.unavailable_reason for t in tasks} == {NO_REFERENCE}
-    assert to_builtins(summarize(tasks)) == {"total": 5, "terminal": 4, "state": "running"}
+    assert to_builtins(summarize(tasks)) == {"total": 5, "terminal": 4, "state": "running", "usage": None}
 
 
 # -- the nested tree walk (reads injected) ------------------------------------------------------

@@ -84,7 +84,7 @@ def _expected_tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
          "unavailable_reason": "no_durable_child_reference", "children": [], "gap": None,
          "call_number": int(number[0]), "number": number, **result, "child_ref_source": None,
          "result_source": None if e["status"] == "running" else "parent", "child_state": None,
-         "delivery_state": None}
+         "delivery_state": None, "usage": None, "usage_with_children": None}
         for e, number, result in zip(manifest["expected_tasks"], numbers, CAPTURED_RESULTS, strict=True)
     ]  # fmt: skip
 
@@ -111,7 +111,7 @@ def test_json_of_a_real_parent_is_exactly_the_expected_document(replay: Replay, 
         "kind": "tasks",
         "parent_id": manifest["parent"],
         "tasks": _expected_tasks(manifest),
-        "summary": {"total": 5, "terminal": 4, "state": "running"},
+        "summary": {"total": 5, "terminal": 4, "state": "running", "usage": None},
         "warnings": warnings,
     }
     # Only the parent is read (detail, one page, fresh detail): no reference, no child read.
@@ -143,18 +143,20 @@ def test_table_of_a_real_parent(replay: Replay, tty: None) -> None:
         "time",
         "goal",
         "result",
+        "usage",
         "child",
         "session",
         "delegation",
         "subagent",
     ]
-    assert lines[1].startswith("1.1  ✓ completed  48.2s  Summarise every module in the repository")
+    assert lines[1].startswith("1.1  ✓ completed  48.2s  Summarise every module in the")
     assert "  Summarised 119 modules.  " in lines[1]
     (failed,) = [line for line in lines if line.startswith("1.2  ")]
-    assert failed.startswith("1.2  ✗ failed     6.5s   Describe the screenshot and audit the")
+    assert failed.startswith("1.2  ✗ failed     6.5s   Describe the screenshot and audit")
     assert "  Subagent did not produce a response.  " in failed
     (running,) = [line for line in lines if line.startswith("3.1  ")]
-    assert running.startswith("3.1  running      -      Watch the test suite and report flaky")
+    assert running.startswith("3.1  running      -      Watch the test suite and report")
+    assert "  -      -  " in running  # no usage: no child proven
     assert f"{exp[4]['delegation_id']}" in running
     assert running.endswith(exp[4]["subagent_id"] if iot else f"{exp[4]['delegation_id']}  -")
     assert "5 tasks · 4 terminal · running (1 running, 3 completed, 1 failed)" in lines
@@ -172,16 +174,18 @@ def test_piped_output_of_a_real_parent_is_one_tab_separated_line_per_task(replay
     sub = [t["subagent_id"] or "" for t in exp]
     result = run(manifest["parent"])
     assert result.exit_code == 0
+    no_usage = "\t" * 5  # fields 9-13: no child proven, no usage
     assert result.stdout == (
-        "1.1\tcompleted\t48.2\tSummarise every module in the repository, one line each\t\t\t\tSummarised 119 modules.\n"
-        "1.2\tfailed\t6.5\tDescribe the screenshot and audit the terminal output\t\t\t\tSubagent did not produce a response.\n"
-        f"2.1\tcompleted\t8.4\tCount TODO markers under src/ and list the files\t\t{exp[2]['delegation_id']}\t{sub[2]}\tFound 3 TODO markers in 2 files.\n"
-        f"2.2\tcompleted\t6.1\tCheck that the build passes\t\t{exp[3]['delegation_id']}\t{sub[3]}\tThe build passes.\n"
-        f"3.1\trunning\t\tWatch the test suite and report flaky tests\t\t{exp[4]['delegation_id']}\t{sub[4]}\t\n"
+        f"1.1\tcompleted\t48.2\tSummarise every module in the repository, one line each\t\t\t\tSummarised 119 modules.{no_usage}\n"
+        f"1.2\tfailed\t6.5\tDescribe the screenshot and audit the terminal output\t\t\t\tSubagent did not produce a response.{no_usage}\n"
+        f"2.1\tcompleted\t8.4\tCount TODO markers under src/ and list the files\t\t{exp[2]['delegation_id']}\t{sub[2]}\tFound 3 TODO markers in 2 files.{no_usage}\n"
+        f"2.2\tcompleted\t6.1\tCheck that the build passes\t\t{exp[3]['delegation_id']}\t{sub[3]}\tThe build passes.{no_usage}\n"
+        f"3.1\trunning\t\tWatch the test suite and report flaky tests\t\t{exp[4]['delegation_id']}\t{sub[4]}\t{no_usage}\n"
     )  # fmt: skip
     header = run(manifest["parent"], "--header")
-    assert (
-        header.stdout.splitlines()[0] == "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+    assert header.stdout.splitlines()[0] == (
+        "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult"
+        "\tinput_tokens\toutput_tokens\tcost_usd\tcost_kind\tusage_complete"
     )
     assert header.stdout.splitlines()[1:] == result.stdout.splitlines()
 
@@ -192,7 +196,7 @@ def test_status_filters_what_is_shown_and_exit_status_judges_every_task(replay: 
     assert failed.exit_code == 0
     data = doc(failed)
     assert [t["number"] for t in data["tasks"]] == ["1.2"]
-    assert data["summary"] == {"total": 5, "terminal": 4, "state": "running"}
+    assert data["summary"] == {"total": 5, "terminal": 4, "state": "running", "usage": None}
     lines = run(manifest["parent"], "--status", "running", "--status", "completed").stdout.splitlines()
     assert [line.split("\t")[0] for line in lines] == ["1.1", "2.1", "2.2", "3.1"]
     assert run(manifest["parent"], "--exit-status").exit_code == 8  # one failed, though one still runs
@@ -300,7 +304,15 @@ def _entry(call_id: str, goal: str, index: int, status: str, ref: str | None, **
             "child_session_id": ref, "status": status, "terminal": status not in ("running", "unknown"),
             "unavailable_reason": None if ref else "no_durable_child_reference", "children": [], "gap": None,
             "call_number": 1, "number": f"1.{index + 1}", **NO_RESULT, "summary": "done", "child_ref_source": "transcript" if ref else None,
-            "result_source": "parent", "child_state": None, "delivery_state": None, **extra}  # fmt: skip
+            "result_source": "parent", "child_state": None, "delivery_state": None, "usage": None,
+            "usage_with_children": None, **extra}  # fmt: skip
+
+
+def _usage(segments: int = 1, missing: tuple[str, ...] = ("figures", "cost")) -> dict[str, Any]:
+    """The usage of children whose details carry no figures (this suite's fake backend)."""
+    return {"input_tokens": None, "output_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
+            "reasoning_tokens": None, "api_calls": None, "cost_usd": None, "cost_kind": None, "complete": False,
+            "segments": segments, "missing": list(missing)}  # fmt: skip
 
 
 def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fake: Conversations) -> None:
@@ -308,19 +320,23 @@ def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fa
     result = run(P, "--recursive", "--json")
     assert result.exit_code == 0
     assert result.stderr == ""
-    grandchild = _entry("call_a", "Read a.py", 0, "completed", GRANDCHILD,
+    # A child's usage comes from its own read; a task whose child is not read has none.
+    partial = ("figures", "cost", "tasks")
+    grandchild = _entry("call_a", "Read a.py", 0, "completed", GRANDCHILD, usage=_usage(),
+                        usage_with_children=_usage(1, partial),
                         children=[_entry("call_g", "Loop back", 0, "completed", P)])  # fmt: skip
     assert doc(result) == {
         "schema_version": 1,
         "kind": "tasks",
         "parent_id": P,
         "tasks": [
-            _entry("call_p", "Audit module A", 0, "completed", CHILD_A,
+            _entry("call_p", "Audit module A", 0, "completed", CHILD_A, usage=_usage(),
+                   usage_with_children=_usage(2, partial),
                    children=[grandchild, _entry("call_a", "Read the tests of a.py", 1, "timeout", None)]),
             _entry("call_p", "Audit module B", 1, "failed", MISSING, gap="not_found"),
-            _entry("call_p", "Audit module C", 2, "completed", CHILD_B),
+            _entry("call_p", "Audit module C", 2, "completed", CHILD_B, usage=_usage(), usage_with_children=_usage()),
         ],
-        "summary": {"total": 6, "terminal": 6, "state": "finished"},
+        "summary": {"total": 6, "terminal": 6, "state": "finished", "usage": _usage(3, partial)},
         "warnings": [],
     }  # fmt: skip
     details = [p for p in fake.paths_asked() if not p.endswith("/messages")]
@@ -328,17 +344,25 @@ def test_recursive_tree_nests_each_conversation_once_with_a_gap_at_its_parent(fa
     assert f"/api/sessions/{MISSING}" in details
 
 
-def test_without_recursive_no_child_is_read(fake: Conversations) -> None:
+def test_without_recursive_no_childs_rows_are_read_only_its_details_for_usage(fake: Conversations) -> None:
     _tree(fake)
     result = run(P, "--json")
     assert result.exit_code == 0
     data = doc(result)
-    assert [(t["child_session_id"], t["children"]) for t in data["tasks"]] == [
-        (CHILD_A, []),
-        (MISSING, []),
-        (CHILD_B, []),
+    assert [(t["child_session_id"], t["children"], t["usage"]) for t in data["tasks"]] == [
+        (CHILD_A, [], _usage()),
+        (MISSING, [], None),  # not found: no child proven, no usage
+        (CHILD_B, [], _usage()),
     ]
-    assert {p.split("/")[3] for p in fake.paths_asked()} == {P}
+    assert data["summary"]["usage"] == _usage(2, ("figures", "cost", "tasks"))
+    # Each child's lineage is proven from its details (one each here: none ended by
+    # compression); no child's messages are read, and nothing is read twice.
+    asked = fake.paths_asked()
+    assert [p for p in asked if not p.startswith(f"/api/sessions/{P}")] == [
+        f"/api/sessions/{CHILD_A}",
+        f"/api/sessions/{MISSING}",
+        f"/api/sessions/{CHILD_B}",
+    ]
 
 
 def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: Conversations, tty: None) -> None:
@@ -349,17 +373,18 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: Convers
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     goal = "{:<50}"
     assert lines[:9] == [
-        "#          status       time  " + goal.format("goal") + "result  child session           delegation  subagent",
-        "1.1        ✓ completed  -     " + goal.format("Audit module A") + f"done    {CHILD_A}  -           -",
-        "  ↳ 1.1    ✓ completed  -     " + goal.format("Read a.py") + f"done    {GRANDCHILD}  -           -",
-        "    ↳ 1.1  ✓ completed  -     " + goal.format("Loop back") + f"done    {P}  -           -",
-        "  ↳ 1.2    ⧗ timed out  -     " + goal.format("Read the tests of a.py") + "done    -                       -           -",
-        "1.2        ✗ failed     -     " + goal.format("Audit module B") + f"done    {MISSING}  -           -",
+        "#          status       time  " + goal.format("goal") + "result  usage    child session           delegation  subagent",
+        "1.1        ✓ completed  -     " + goal.format("Audit module A") + f"done    ≥?/? $?  {CHILD_A}  -           -",
+        "  ↳ 1.1    ✓ completed  -     " + goal.format("Read a.py") + f"done    ≥?/? $?  {GRANDCHILD}  -           -",
+        "    ↳ 1.1  ✓ completed  -     " + goal.format("Loop back") + f"done    -        {P}  -           -",
+        "  ↳ 1.2    ⧗ timed out  -     " + goal.format("Read the tests of a.py") + "done    -        -                       -           -",
+        "1.2        ✗ failed     -     " + goal.format("Audit module B") + f"done    -        {MISSING}  -           -",
         "           gap                ↳ child not read: session not found (it may not",
         "                              be flushed yet)",
-        "1.3        ✓ completed  -     " + goal.format("Audit module C") + f"done    {CHILD_B}  -           -",
+        "1.3        ✓ completed  -     " + goal.format("Audit module C") + f"done    ≥?/? $?  {CHILD_B}  -           -",
     ]  # fmt: skip
-    assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout)"
+    # Each row its own task's usage (its nested tasks have rows of their own); the total under it.
+    assert lines[9] == "6 tasks · 6 terminal · finished (4 completed, 1 failed, 1 timeout) · usage ≥?/? $?"
     assert " ".join(lines[10:]) == (
         'child session "-": the backend persisted no child session id for this task and the local store proposed '
         "none that the dashboard confirmed "
@@ -368,9 +393,10 @@ def test_recursive_table_shows_nesting_gaps_and_how_to_open_a_task(fake: Convers
     ENVIRONMENT.clear()
     piped = run(P, "--recursive", "--header", "--status", "timeout").stdout.splitlines()
     assert piped == [
-        "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult",
-        f"1.1\tcompleted\t\tAudit module A\t{CHILD_A}\t\t\tdone",
-        "1.1/1.2\ttimeout\t\tRead the tests of a.py\t\t\t\tdone",
+        "#\tstatus\ttime\tgoal\tchild_session\tdelegation\tsubagent\tresult\tinput_tokens\toutput_tokens"
+        "\tcost_usd\tcost_kind\tusage_complete",
+        f"1.1\tcompleted\t\tAudit module A\t{CHILD_A}\t\t\tdone\t\t\t\t\tfalse",
+        "1.1/1.2\ttimeout\t\tRead the tests of a.py\t\t\t\tdone\t\t\t\t\t",
     ]
 
 
@@ -408,7 +434,7 @@ def test_pages_bound_warns_that_the_list_may_be_incomplete(fake: Conversations) 
     assert result.stderr == ""
     data = doc(result)
     assert data["tasks"] == []
-    assert data["summary"] == {"total": 0, "terminal": 0, "state": "finished"}
+    assert data["summary"] == {"total": 0, "terminal": 0, "state": "finished", "usage": None}
     assert data["warnings"] == [
         {"code": "bound_reached",
          "message": f"a proof or paging bound stopped the work early (--pages stopped after 1 page(s) of {P}; "

@@ -92,12 +92,12 @@ def test_each_child_is_found_and_confirmed(fake: Conversations, tmp_path: Path) 
     doc = recover(store)
     assert refs(doc) == [(A, "store", None), (B, "store", None)]
     assert doc["warnings"] == []
-    # per proposal: one exact-id detail read (the ownership proof), then its oldest row; then,
-    # the task running by the parent's word, its state (reading/unreported.py: a second detail
-    # read of the same session, which issue 29's run-wide detail reuse is to remove)
+    # per proposal: one exact-id detail read (the ownership proof), then its oldest row; the
+    # child's state and usage (reading/childproof.py) are proven from that same detail, not
+    # read again
     for sid in (A, B):
         asked = [(c.kind, c.params.get("limit"), c.params.get("order")) for c in fake.log if c.sid == sid]
-        assert asked == [("detail", None, None), ("messages", "1", "oldest"), ("detail", None, None)]
+        assert asked == [("detail", None, None), ("messages", "1", "oldest")]
 
 
 def test_the_assignment_is_decided_by_what_http_shows_not_by_the_store(

@@ -1,5 +1,5 @@
 """Our terminal table (render/table.py) and recover's use of it: ids are printed whole at any
-width; the goal wraps, the result is cut, then the result and the time leave, in that order;
+width; the goal wraps, the result is cut, then the usage, the result and the time leave, in that order;
 below that each task is a block with its ids on lines of their own (issue 26, item 1)."""
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
+from hermes_task.core.usage import Usage
 from hermes_task.core.verdict import summarize
 from hermes_task.render.cells import width_of
 from hermes_task.render.table import Column, Row, Table, layout, lines
 from hermes_task.render.terminal import TASK_COLUMNS, task_table, tasks
 
 CHILD = "20261201_123426_976a18"
+USAGE = Usage(
+    input_tokens=12345, output_tokens=1500, cache_read_tokens=0, cache_write_tokens=0, reasoning_tokens=0,
+    api_calls=9, cost_usd=0.0421, cost_kind="estimated", complete=True, segments=3,
+)  # fmt: skip
 
 
 def entry(
@@ -58,30 +63,32 @@ def shown_columns(entries: list[TaskEntry], width: int) -> list[str] | None:
     )
 
 
-def test_the_documented_order_goal_wraps_result_cut_then_result_and_time_leave_then_blocks() -> None:
-    tasks_ = [entry(0), entry(1, goal="Check that the build passes")]
+def test_the_documented_order_goal_wraps_result_cut_then_usage_result_and_time_leave_then_blocks() -> None:
+    tasks_ = [entry(0, usage=USAGE), entry(1, goal="Check that the build passes", usage=USAGE)]
     table = task_table(tasks_)
-    widths = {w: layout(TASK_COLUMNS, table.rows, w) for w in range(20, 220)}
-    every = ["#", "status", "time", "goal", "result", "child session", "delegation", "subagent"]
-    natural = widths[219]
-    assert natural == [3, 11, 4, 48, 40, 22, 14, 13]
+    widths = {w: layout(TASK_COLUMNS, table.rows, w) for w in range(20, 240)}
+    every = ["#", "status", "time", "goal", "result", "usage", "child session", "delegation", "subagent"]
+    natural = widths[239]
+    assert natural == [3, 11, 4, 48, 40, 18, 22, 14, 13]
     # 1. the goal wraps first, down to 24 cells; 2. then the result is cut, down to 16
-    assert widths[168] == [3, 11, 4, 47, 40, 22, 14, 13]
-    assert widths[145] == [3, 11, 4, 24, 40, 22, 14, 13]
-    assert widths[130] == [3, 11, 4, 24, 25, 22, 14, 13]
-    assert widths[121] == [3, 11, 4, 24, 16, 22, 14, 13]
-    # 3. the result leaves (the goal gets its room back), 4. then the time
-    assert widths[120] == [3, 11, 4, 41, None, 22, 14, 13]
-    assert widths[103] == [3, 11, 4, 24, None, 22, 14, 13]
-    assert widths[102] == [3, 11, None, 29, None, 22, 14, 13]
-    assert widths[97] == [3, 11, None, 24, None, 22, 14, 13]
-    # 5. no table: blocks
+    assert widths[188] == [3, 11, 4, 47, 40, 18, 22, 14, 13]
+    assert widths[165] == [3, 11, 4, 24, 40, 18, 22, 14, 13]
+    assert widths[150] == [3, 11, 4, 24, 25, 18, 22, 14, 13]
+    assert widths[141] == [3, 11, 4, 24, 16, 18, 22, 14, 13]
+    # 3. the usage leaves (the result gets its room back), 4. then the result, 5. then the time
+    assert widths[140] == [3, 11, 4, 24, 35, None, 22, 14, 13]
+    assert widths[121] == [3, 11, 4, 24, 16, None, 22, 14, 13]
+    assert widths[120] == [3, 11, 4, 41, None, None, 22, 14, 13]
+    assert widths[103] == [3, 11, 4, 24, None, None, 22, 14, 13]
+    assert widths[102] == [3, 11, None, 29, None, None, 22, 14, 13]
+    assert widths[97] == [3, 11, None, 24, None, None, 22, 14, 13]
+    # 6. no table: blocks
     assert all(widths[w] is None for w in range(20, 97))
-    assert shown_columns(tasks_, 219) == every
+    assert shown_columns(tasks_, 239) == every
     # the ids never shrink while there is a table
     for w, got in widths.items():
         if got is not None:
-            assert got[5:] == [22, 14, 13], w
+            assert got[6:] == [22, 14, 13], w
             assert sum(x for x in got if x is not None) + 2 * (sum(x is not None for x in got) - 1) <= w
 
 
@@ -134,7 +141,7 @@ def test_blocks_put_each_id_on_a_line_of_its_own() -> None:
 def test_a_gap_is_a_row_in_the_table_and_a_line_under_its_block() -> None:
     gapped = [entry(0, gap="not_found", goal="Lint")]
     wide = drawn(gapped, 160)
-    assert wide[2].split() == ["gap", "↳", "child", "not", "read:", "session", "not", "found", "(it"]
+    assert wide[2].split() == ["gap", "↳", "child", "not", "read:", "session", "not"]
     narrow = drawn(gapped, 60)
     (gap,) = [n for n, line in enumerate(narrow) if "child not read" in line]
     assert narrow[gap] == "  ↳ child not read: session not found (it may not be flushed"

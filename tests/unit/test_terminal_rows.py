@@ -93,7 +93,7 @@ def assert_the_rules(text: str, width: int) -> None:
     lines = plain(text).split("\n")
     assert [line for line in lines if width_of(line) > width] == []
     assert [line for line in lines if line.endswith(" ")] == []
-    starts = ("▌ ", "▸ ", "· ", "── segment ", "goal: ", "task ", "  ")
+    starts = ("▌ ", "▸ ", "· ", "── segment ", "goal: ", "usage: ", "task ", "  ")
     assert [line for line in lines if line and not line.startswith(starts)] == []
 
 

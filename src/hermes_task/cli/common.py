@@ -1,5 +1,5 @@
 """What a reading command is called with: the `Common` options and the choice values of
-`--color` and `--role`. `options.py` declares them as typer options and fills `Common`; a
+`--color`, `--format` and `--role`. `options.py` declares them as typer options and fills `Common`; a
 command's work (`run_show.py`, the shell, the output) takes these values, not typer's.
 """
 
@@ -16,6 +16,28 @@ class ColorMode(StrEnum):
     auto = "auto"
     always = "always"
     never = "never"
+
+
+class OutputFormat(StrEnum):
+    """What `--format` names: text (a table or rows, the default), json (`--json`), markdown."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def output_format(json_out: bool, chosen: OutputFormat | None) -> OutputFormat:
+    """The format of `--json` and `--format` together: `--json` is `--format json`, and
+    the two disagreeing is a usage error (exit 2)."""
+    if chosen is None:
+        return OutputFormat.json if json_out else OutputFormat.text
+    if json_out and chosen is not OutputFormat.json:
+        import typer
+
+        raise typer.BadParameter(
+            f"{chosen.value} disagrees with --json (--json is --format json)", param_hint="'--format'"
+        )
+    return chosen
 
 
 class RoleName(StrEnum):
@@ -42,6 +64,7 @@ class Common(Struct, frozen=True):
     quiet: bool = False
     debug: bool = False
     json: bool = False
+    output_format: OutputFormat = OutputFormat.text  # `json` is `output_format is json`
     pager: bool | None = None
     store: str | None = None
     no_store: bool = False

@@ -64,7 +64,7 @@ app = command_app()
 
 
 @app.command()
-@with_common()
+@with_common(formats=True)
 def older(
     child_id: ChildId,
     tip: Tips = None,

@@ -18,7 +18,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from hermes_task.cli.common import ColorMode, Common
+from hermes_task.cli.common import ColorMode, Common, OutputFormat, output_format
 from hermes_task.cli.environment import current
 from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
 
@@ -147,6 +147,16 @@ Json = Annotated[
         "--json", help="One JSON document on stdout (schema: hermes-task schema).", rich_help_panel=OUT
     ),
 ]
+Format = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format",
+        help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
+        rich_help_panel=OUT,
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
 Pager = Annotated[
     bool | None,
     typer.Option(
@@ -239,11 +249,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 PARAMETER_OF = {"json": "json_out"}
 
 
-def with_common(*, pager: bool = True, events: str | None = None) -> Callable[[F], F]:
+def with_common(*, pager: bool = True, events: str | None = None, formats: bool = False) -> Callable[[F], F]:
     """Give the decorated command the shared options and call it with `common=Common(...)`.
 
     `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
-    names (`events` for follow, `search`).
+    names (`events` for follow, `search`); `formats` adds `--format text|json|markdown`
+    after --json (show, older, recover).
     `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
     `--request-timeout`, everywhere."""
 
@@ -256,6 +267,7 @@ def with_common(*, pager: bool = True, events: str | None = None) -> Callable[[F
         ]
         json_option = Json if events is None else json_events(events)
         shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)]
+        shared += [("output_format", Format, None)] if formats else []
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
         shared += _TRAILING
@@ -275,6 +287,8 @@ def with_common(*, pager: bool = True, events: str | None = None) -> Callable[[F
         def command(**kwargs: Any) -> Any:
             picked = {name: kwargs.pop(name) for name in names}
             picked.update({field: picked.pop(name) for field, name in PARAMETER_OF.items()})
+            chosen = output_format(picked["json"], picked.pop("output_format", None))
+            picked.update(json=chosen is OutputFormat.json, output_format=chosen)
             env = current(kwargs.pop("typer_context"))
             return func(common=Common(env=env, **picked), **kwargs)
 

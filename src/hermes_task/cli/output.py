@@ -1,6 +1,7 @@
-"""Command output of transcripts: the JSON document, the plain painter's lines (not a
-terminal, no colour), or the terminal painter's rows (colour, wrapping, Markdown; paged when
-taller than the screen), and the warnings on stderr. Where the output goes and how it may
+"""Command output of transcripts: the JSON document, the Markdown document (`--format
+markdown`), the plain painter's lines (not a terminal, no colour), or the terminal painter's
+rows (colour, wrapping, Markdown; paged when taller than the screen), and the warnings on
+stderr. Where the output goes and how it may
 look is one explicit `Target` (`shell.target`).
 
 Invariant: with `--json` stdout carries exactly the document; otherwise rows go to stdout
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.shell import stderr_line, target
 
 
@@ -37,6 +38,13 @@ def output_transcript(common: Common, doc: Any, **view: Any) -> None:
         return
     from hermes_task.render.rows import View
 
+    if common.output_format is OutputFormat.markdown:
+        from hermes_task.render.markdown import transcript_markdown
+
+        for chunk in transcript_markdown(doc, View(**view)):
+            env.write_stdout(chunk)  # a document: never paged, never coloured
+        emit_warnings(common, doc.warnings)
+        return
     out = target(common)
     if out.plain:
         from hermes_task.render.plain_rows import transcript_chunks

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.options import ParentId, command_app, with_common
-from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
-from hermes_task.cli.store import store_hints
-
-if TYPE_CHECKING:
-    from hermes_task.core.documents import TasksDoc
 
 
 class TaskStatus(StrEnum):
@@ -33,7 +27,7 @@ app = command_app()
 
 
 @app.command()
-@with_common(pager=False)
+@with_common(pager=False, formats=True)
 def recover(
     parent_id: ParentId,
     recursive: Annotated[
@@ -48,8 +42,9 @@ def recover(
         typer.Option(
             "--pages",
             min=1,
-            help="Read at most N pages of each transcript (the newest 50 rows, then 500 per page), "
-            "then warn that the list may be incomplete (default: every page).",
+            help="Read at most N pages of each transcript (the newest 50 rows, then 500 per page; the "
+            "parent's, nested ones, the Markdown report's), then warn that the list may be incomplete "
+            "(default: every page).",
             show_default=False,
         ),
     ] = None,
@@ -106,14 +101,41 @@ def recover(
             show_default=False,
         ),
     ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="With --format markdown: each transcript's rows in full (compaction summaries and status "
+            "rows, uncut tool output).",
+        ),
+    ] = False,
+    utc: Annotated[
+        bool,
+        typer.Option(
+            "--utc", help="With --format markdown: the transcripts' times in UTC (default: local time)."
+        ),
+    ] = False,
+    junit: Annotated[
+        str | None,
+        typer.Option(
+            "--junit",
+            metavar="FILE",
+            help="Also write the tasks as a JUnit XML report to FILE (atomically; with --watch when the "
+            "watch ends, also by a signal): a testcase per task, failure for a task that did not complete, "
+            "error for one still running.",
+            show_default=False,
+        ),
+    ] = None,
     *,
     common: Common,
 ) -> None:
-    """List the tasks a parent chat delegated: goal, status, result and child session when known.
+    """List the tasks a parent chat delegated: goal, status, result, child session and usage when known.
 
-    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older. A task whose child is proven ended while the parent has no result is never running: it takes the outcome Hermes holds for the parent in the store (marked "store"), else ended_unreported.
+    Reads PARENT_ID's transcript (GET only) and recovers its delegate_task spawn calls, their results and the async completion rows. The backends persist no child session id in the transcript: each task's child is looked up in the local Hermes store (by goal and order) and printed only once the dashboard confirms it. Feed the child id to show, follow or older. Each task's usage and cost (tokens, API calls, cost) is summed over its child's proven segments, from their session details. A task whose child is proven ended while the parent has no result is never running: it takes the outcome Hermes holds for the parent in the store (marked "store"), else ended_unreported.
 
     # is CALL.TASK, both 1-based: the task's delegate_task call in the chat, then its place in that call. Piped, each task is one tab-separated line (docs/commands.md "Piped output").
+
+    --format markdown writes a report for GitHub and CI summaries: the table, then each task's goal, final answer and transcript in a collapsible block. --junit FILE also writes the tasks as JUnit XML, a testcase each.
     """
     wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
@@ -121,74 +143,38 @@ def recover(
 
         if recursive or pages is not None:
             raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
-        watch_parent(common, parent_id, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout)
+        if common.output_format is OutputFormat.markdown:
+            raise typer.BadParameter(
+                "markdown is a report of one read: not with --watch", param_hint="'--format'"
+            )
+        watch_parent(
+            common,
+            parent_id,
+            timeout=timeout,
+            exit_status=exit_status,
+            start_timeout=start_timeout,
+            junit=junit,
+        )
         return
+    if (full or utc) and common.output_format is not OutputFormat.markdown:
+        raise typer.BadParameter(
+            "--full and --utc shape the Markdown report's transcripts: add --format markdown"
+        )
     if timeout is not None:
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
     if start_timeout is not None:
         raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
+    from hermes_task.cli.run_recover import run_recover
+    from hermes_task.render.rows import View
 
-    def body(_known: Known) -> None:
-        from hermes_task.core.ids import check_id
-
-        parent = check_id(parent_id, what="PARENT_ID")
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
-            from hermes_task.core.documents import TasksDoc
-            from hermes_task.core.verdict import summarize
-            from hermes_task.reading.storehints import find_children
-            from hermes_task.reading.tasktree import build, read_conversation
-            from hermes_task.reading.unreported import Unreported
-
-            settle = Unreported(client, hints, debug=debug_writer(common))
-            conversation = read_conversation(client, parent, hint=False, pages=pages)
-            tasks, warnings = build(
-                conversation,
-                lambda sid: read_conversation(client, sid, hint=True, pages=pages, store=hints),
-                recursive=recursive,
-                resolve=lambda conv, found: settle(
-                    conv.messages, find_children(client, hints, conv.messages, found)
-                ),
-                read_detail=client.detail,
-            )
-            warnings += hints.warnings()
-        doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
-        output(common, doc, wanted, header=header)
-        if exit_status:
-            from hermes_task.core.verdict import exit_status as verdict_exit
-
-            code = int(verdict_exit(tasks))
-            if code:
-                raise SystemExit(code)
-
-    run(common, body)
-
-
-def output(common: Common, doc: TasksDoc, wanted: tuple[str, ...], *, header: bool) -> None:
-    """The task list as JSON, a table on a terminal, or tab-separated lines when piped;
-    `wanted` statuses filter what is shown, never the summary."""
-    from msgspec.structs import replace
-
-    from hermes_task.core.verdict import only
-
-    env = common.env
-    shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
-    if common.json:
-        from hermes_task.render.jsontext import document
-
-        env.write_stdout(document(shown))
-        return
-    if not env.isatty(env.stdout):
-        from hermes_task.render.plain import task_lines
-
-        env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
-        if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
-            from rich.text import Text
-
-            from hermes_task.render.terminal import no_tasks_text
-
-            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
-    else:
-        from hermes_task.render import terminal
-
-        terminal.tasks(console(common), shown, wanted)
-    emit_warnings(common, doc.warnings)
+    run_recover(
+        common,
+        parent_id,
+        recursive=recursive,
+        pages=pages,
+        wanted=wanted,
+        header=header,
+        exit_status=exit_status,
+        view=View(full=full, utc=utc),
+        junit=junit,
+    )

@@ -15,7 +15,7 @@ app = command_app()
 
 
 @app.command()
-@with_common()
+@with_common(formats=True)
 def show(
     child_id: ChildId,
     tip: Tips = None,

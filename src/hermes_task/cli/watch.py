@@ -15,11 +15,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import Common
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run, target
+from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
+from hermes_task.cli.shell import (
+    Known,
+    connect,
+    console,
+    debug_writer,
+    resolve_settings,
+    run,
+    stderr_line,
+    target,
+)
 from hermes_task.cli.store import store_hints
 
 if TYPE_CHECKING:
+    from hermes_task.core.documents import TaskEntry
     from hermes_task.core.rowfilter import RowFilter
+    from hermes_task.reading.watch import WatchOutcome
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -27,9 +39,16 @@ JITTER: Callable[[], float] = random.random
 
 
 def watch_parent(
-    common: Common, parent_id: str, *, timeout: float | None, exit_status: bool, start_timeout: float | None
+    common: Common,
+    parent_id: str,
+    *,
+    timeout: float | None,
+    exit_status: bool,
+    start_timeout: float | None,
+    junit: str | None = None,
 ) -> None:
-    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
+    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
+    with `junit`, the JUnit file is written as the watch ends (`cli/reports.py`)."""
     from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
 
     env = common.env
@@ -42,7 +61,7 @@ def watch_parent(
         reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     try:
-        _drive(common, parent_id, reporter, limits, family=False)
+        _drive(common, parent_id, reporter, limits, family=False, junit=junit)
     finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
         if isinstance(reporter, LiveWatch):
             reporter.close()
@@ -87,9 +106,10 @@ def _drive(
     *,
     family: bool,
     rows: RowFilter | None = None,
+    junit: str | None = None,
 ) -> None:
     from hermes_task.cli.waiting import idle_sleep
-    from hermes_task.failures import Code, HermesError
+    from hermes_task.failures import Code, HermesError, interrupt_status
     from hermes_task.reading.follow_outcome import START_TIMEOUT
     from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
 
@@ -102,8 +122,16 @@ def _drive(
 
         reporter = QuietNotes(reporter)
 
+    files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
+
     def report(error: HermesError, status: int) -> None:
-        """A failure outside the loop's own handling: its error event or line, then `result`."""
+        """A failure outside the loop's own handling: its error event or line, then `result`
+        (and the JUnit file, saying so)."""
+        for junit_file in files:
+            try:
+                junit_file.failed(error, status)
+            except HermesError as unwritten:  # the command's own failure still ends it
+                stderr_line(common, f"error: {unwritten.message}", "bold red")
         interrupted = error.code is Code.INTERRUPTED
         if not interrupted:
             reporter.error(error, retrying=False, delay=None)
@@ -117,6 +145,9 @@ def _drive(
         from hermes_task.reading.reader import TaskReader
 
         parent = check_id(parent_id, what="PARENT_ID")
+        if junit is not None:
+            check_target(junit)
+            files.append(JunitFile(junit, parent))
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
@@ -142,12 +173,37 @@ def _drive(
                 watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
                 # Each cycle also settles the tasks whose child ended unreported.
-                settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=debug_writer(common))
+                settle = Unreported(
+                    client,
+                    hints,
+                    per_cycle=MAX_CHECKS_PER_CYCLE,
+                    usage=True,
+                    debug=debug_writer(common),
+                    warn=reporter.warning,
+                )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
                 watcher = Watcher(reader, reporter, config, recheck=settle, **timing)
             outcome = watcher.run()
+            for junit_file in files:
+                read = child_reader(client, hints, {parent: reader.path}, pages=1)
+                stop = _write_junit(junit_file, outcome, watcher.entries, read)
+                if stop is not None:  # the watch's `result` is written: end as the signal says
+                    raise SystemExit(interrupt_status(stop))
         if outcome.exit_code:
             raise SystemExit(outcome.exit_code)
 
     run(common, body, report=report)
+
+
+def _write_junit(
+    junit_file: JunitFile, outcome: WatchOutcome, entries: list[TaskEntry], read: Reader
+) -> KeyboardInterrupt | None:
+    """The JUnit file of a watch that ended: the last rows of the tasks that did not pass are
+    read unless a signal stopped the watch (or it failed: its reads would fail alike)."""
+    still = still_after_watch(outcome.ending, outcome.exit_code, outcome.failure)
+    quiet = outcome.ending in ("interrupted", "failed")
+    unread = still.replace("still running when ", "not read: ") if quiet else ""
+    return junit_file.write(
+        entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
+    )

@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct, field
 from msgspec.structs import force_setattr
 
+from hermes_task.core.usage import ChildUsage, LineageUsage, NestedUsage, TasksUsage
+
 TaskState = Literal["running", "ended", "unknown"]
 WarningCode = Literal[
     "partial_history",
@@ -106,6 +108,7 @@ class TaskInfo(Struct, frozen=True, kw_only=True):
         Meta(description="The task's goal: the first user row of its first segment."),
     ] = None
     segments: list[SegmentInfo] = field(default_factory=list)
+    usage: LineageUsage = None
 
 
 class BackendCapabilities(Struct, frozen=True, kw_only=True):
@@ -267,12 +270,15 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
             description="With result_source store: the record's delivery_state (pending: still held; delivered; dropped)."
         ),
     ] = None
+    usage: ChildUsage = None
+    usage_with_children: NestedUsage = None
 
 
 class TasksSummary(Struct, frozen=True, kw_only=True):
     total: int
     terminal: int
     state: Literal["running", "finished"]
+    usage: TasksUsage = None
 
 
 class TasksDoc(Struct, frozen=True, kw_only=True):

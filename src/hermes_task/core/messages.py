@@ -114,6 +114,9 @@ RECOVER: dict[str, str] = {
     ),
     "depth_bound": "tasks nested deeper than {depth} levels were not read",
     "visit_bound": "only {n} child conversations were read; the task list may be incomplete",
+    "usage_bound": (
+        "usage: the children of at most {n} ended tasks are proven in one run; no usage for task(s) {tasks}"
+    ),
     "no_tasks": "no delegated tasks in {sid}",
     "no_match": "no task matches --status {statuses} ({tasks} in all)",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"
@@ -124,6 +127,8 @@ RECOVER: dict[str, str] = {
     "open": "open a task with a child session: hermes-task show CHILD_SESSION (or follow)",
     "unreported": "ended unreported: {numbers}",
     "unreported_result": "the child ended; the parent has received no result",
+    "report_bound": "at most {n} children are read for one report",
+    "told": "{told}: the tokens the task's result told the parent (the usage above is the proven sum)",
     "store_note": (
         "(store): the outcome Hermes holds for the parent in its local store (async_delegations), "
         "used because the child is proven ended"

@@ -21,6 +21,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry, TasksSummary
+from hermes_task.core.usage import combine
 from hermes_task.failures import ExitStatus
 
 FAILED = TERMINAL_STATUSES - {"completed"}
@@ -40,11 +41,15 @@ def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
 
 def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
     """Counts over the whole tree; `running` while any task is non-terminal, else
-    `finished` (a mixed terminal group is finished, never "all succeeded")."""
+    `finished` (a mixed terminal group is finished, never "all succeeded"); every task's own
+    usage summed (`tasks` missing while one has none)."""
     every = flatten(tasks)
     terminal = sum(1 for t in every if t.terminal)
     return TasksSummary(
-        total=len(every), terminal=terminal, state="finished" if terminal == len(every) else "running"
+        total=len(every),
+        terminal=terminal,
+        state="finished" if terminal == len(every) else "running",
+        usage=combine([t.usage for t in every]),
     )
 
 

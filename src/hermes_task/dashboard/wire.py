@@ -15,12 +15,17 @@ standard library's reads (`NaN`, `Infinity`, a number past a float's range, a lo
 surrogate escape such as `\\ud800`) are read by `json.loads` and held to the same model by
 `msgspec.convert`: such values are kept as sent where a field keeps values raw, as the
 projection and the lineage proof check finiteness and terminals show surrogates visibly.
-Why msgspec: docs/decisions.md, entry 7.
+Usage figures (`Figures`, issue 28) are read permissively instead: a figure not sent, null,
+of another type, negative or not finite is absent (None), never 0, and never makes the
+detail incompatible (the detail is also the lineage proof's evidence; core/usage.py sums
+them). Why msgspec: docs/decisions.md, entry 7.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from typing import Any, TypeAlias, TypeVar
 
 import msgspec
@@ -48,6 +53,54 @@ def _fits_float(value: Timestamp, key: str) -> None:
             raise ValueError(f"{key}: timestamp out of range") from None
 
 
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+# The detail's usage keys (Hermes' `SessionDB.update_token_counts` writes them per segment).
+FIGURE_KEYS = (*TOKENS, "api_call_count", "estimated_cost_usd", "actual_cost_usd", "cost_status")
+
+
+class Figures(Struct, frozen=True, kw_only=True):
+    """One segment's usage figures as its detail sent them; None: absent or unusable."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    api_calls: int | None = None
+    estimated_cost_usd: float | None = None
+    actual_cost_usd: float | None = None
+    cost_status: str | None = None
+
+
+NO_FIGURES = Figures()
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _amount(value: object) -> float | None:
+    if type(value) not in (int, float):
+        return None
+    try:
+        amount = float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return None
+    return amount if math.isfinite(amount) and amount >= 0 else None
+
+
+def figures_of(body: Mapping[str, Any]) -> Figures:
+    """The usage figures of a detail body's keys (module docstring: absent or unusable is None)."""
+    status = body.get("cost_status")
+    return Figures(
+        **{name: _count(body.get(name)) for name in TOKENS},
+        api_calls=_count(body.get("api_call_count")),
+        estimated_cost_usd=_amount(body.get("estimated_cost_usd")),
+        actual_cost_usd=_amount(body.get("actual_cost_usd")),
+        cost_status=status if isinstance(status, str) else None,
+    )
+
+
 class SessionDetail(Struct, frozen=True, kw_only=True):
     """`GET /api/sessions/{id}`: the raw sessions row (the lineage fields are required keys)."""
 
@@ -63,10 +116,25 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     profile_name: str | None = None
     title: str | None = None
     is_default_profile: JSON | UnsetType = UNSET
+    # The usage figures, kept as sent (any JSON value): `figures` reads them permissively.
+    input_tokens: JSON = None
+    output_tokens: JSON = None
+    cache_read_tokens: JSON = None
+    cache_write_tokens: JSON = None
+    reasoning_tokens: JSON = None
+    api_call_count: JSON = None
+    estimated_cost_usd: JSON = None
+    actual_cost_usd: JSON = None
+    cost_status: JSON = None
 
     def __post_init__(self) -> None:
         _fits_float(self.started_at, "started_at")
         _fits_float(self.ended_at, "ended_at")
+
+    @property
+    def figures(self) -> Figures:
+        """This segment's usage figures (`figures_of`)."""
+        return figures_of({key: getattr(self, key) for key in FIGURE_KEYS})
 
     @property
     def has_model_config(self) -> bool:

@@ -21,6 +21,7 @@ from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.messages import legacy_warning, warning_message
+from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
@@ -253,6 +254,14 @@ class TaskReader(TipPages):
             return "running"
         return "ended"
 
+    def usage(self) -> Usage:
+        """The task's usage from the details the proof read (`core/usage.py`): a later segment
+        may exist while the tip ended by compression, an earlier one unless the anchor is
+        known not to continue one."""
+        tip = self.details.get(self.path[-1]) or self.tip
+        later = tip is None or tip.end_reason == "compression"
+        return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
+
     def document(self, warnings: Sequence[WarningItem]) -> TranscriptDoc:
         tip = self.tip
         assert tip is not None
@@ -272,6 +281,7 @@ class TaskReader(TipPages):
                 notes=sorted(self.notes),
                 goal=self.goal,
                 segments=segments(self.path, self.details, rows),
+                usage=self.usage(),
             ),
             backend=self.caps.info(),
             rows=rows,

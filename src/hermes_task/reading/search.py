@@ -3,11 +3,9 @@
 The tasks are the parent's exactly as `recover PARENT_ID` finds them (`reading/tasktree.py`:
 the parent's path-filtered transcript, every page; the children the local store proposes,
 proven over HTTP by `reading/storehints.py`); nested tasks are not searched. Each task's child
-is then read as `older CHILD --all` reads it: a `TaskReader` with the hint and the store (so a
-rotated child is followed into its newer segments), gated by the ownership proof
-(`reading/ownership.py`: its detail must name a segment of the parent's proven lineage before
-any of its messages is read), then every older page back to the start of its first proven
-segment (`reading/older.py`, 500 rows a page). Only the rows of that proven lineage are
+is then read as `older CHILD --all` reads it (`reading/taskread.py`: a `TaskReader` with the
+hint and the store, so a rotated child is followed into its newer segments, gated by the
+ownership proof, then every older page back to the start of its first proven segment). Only the rows of that proven lineage are
 searched (`core/search.py`), one task at a time, and reported as they are found.
 
 Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
@@ -30,22 +28,14 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
-from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.messages import SEARCH, UNAVAILABLE
+from hermes_task.core.messages import SEARCH
 from hermes_task.core.search import Hit, search_row
-from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.older import Plan, combine_warnings, read_batches
-from hermes_task.reading.ownership import admit
-from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints, find_children
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS, build, read_conversation
+from hermes_task.reading.taskread import INCOMPLETE, MAX_READS, RUN_WIDE, read_child, unread
+from hermes_task.reading.tasktree import build, read_conversation
 
-MAX_TASKS = MAX_CONVERSATIONS
-# Warnings that say a transcript was not read whole (the task was searched in part).
-INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
-# Warnings about the backend or the machine, not one task: reported once for the run.
-RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
+MAX_TASKS = MAX_READS
 Searched = Literal["whole", "partial", "no"]
 
 
@@ -121,10 +111,11 @@ class _Run:
         self.run_warnings([*warnings, *self.hints.warnings()])
         read = 0
         for task in tasks:
-            if task.child_session_id is None:
-                reason = UNAVAILABLE.get(task.unavailable_reason or "", SEARCH["no_child"])
-                code = task.unavailable_reason or "no_durable_child_reference"
-                self.reporter.task(TaskSearch(task=task, searched="no", code=code, message=reason))
+            missing = unread(task)
+            if missing is not None:
+                self.reporter.task(
+                    TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
+                )
                 continue
             if read >= max_tasks:
                 message = SEARCH["task_bound"].format(n=max_tasks)
@@ -133,7 +124,9 @@ class _Run:
                 )
                 continue
             read += 1
-            outcome = self.search_task(task, task.child_session_id, frozenset(parent.path))
+            child = task.child_session_id
+            assert child is not None
+            outcome = self.search_task(task, child, frozenset(parent.path))
             if outcome.searched == "whole":
                 self.tally.searched += 1
             self.reporter.task(outcome)
@@ -141,37 +134,20 @@ class _Run:
 
     def search_task(self, task: TaskEntry, child_id: str, parents: frozenset[str]) -> TaskSearch:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
-        reader = TaskReader(
-            self.client, child_id, hint=True, store=self.hints, admit=admit(parents, self.client.detail)
-        )
-        failure: HermesError | None = None
-        warnings: list[WarningItem] = []
-        try:
-            snap = reader.refresh()
-            reader.fill()
-            paging = read_batches(reader, Plan(batches=None, limit=MAX_LIMIT))
-        except HermesError as exc:  # this task only (Ctrl-C is KeyboardInterrupt: it ends the run)
-            failure = exc
-            rows = reader.rows()
-            has_older = True
-        else:
-            doc = reader.document(combine_warnings(snap.warnings, paging.warnings))
-            failure, warnings, rows, has_older = snap.failure, doc.warnings, doc.rows, doc.coverage.has_older
-        matches = self.search_rows(task, rows)
-        own = [w for w in warnings if w.code not in RUN_WIDE]
-        self.run_warnings([w for w in warnings if w.code in RUN_WIDE])
+        read = read_child(self.client, child_id, parents, self.hints)
+        matches = self.search_rows(task, read.rows)
+        own = [w for w in read.warnings if w.code not in RUN_WIDE]
+        self.run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
         for item in own:
             self.reporter.warning(item, task)
         base = TaskSearch(
-            task=task, searched="whole", segments=tuple(reader.path), rows=len(rows), matches=matches
+            task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
         )
-        if failure is not None:
-            searched: Searched = "partial" if rows else "no"
-            return _not_whole(base, searched, failure.code.value, failure.message)
-        cut = next((w for code in INCOMPLETE for w in own if w.code == code), None)
-        if cut is not None:
-            return _not_whole(base, "partial", cut.code, cut.message)
-        if has_older:  # every early stop of the paging warns; this is the rule, said once more
+        short = read.shortfall()
+        if short is not None:
+            searched: Searched = "no" if read.failure is not None and not read.rows else "partial"
+            return _not_whole(base, searched, *short)
+        if read.has_older:  # every early stop of the paging warns; this is the rule, said once more
             return _not_whole(base, "partial", "bound_reached", "older rows were not read")
         return base
 

@@ -70,6 +70,7 @@ class StoreHints:
         # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
+        self.details: dict[str, SessionDetail] = {}  # the details behind `shown` (reading/childproof.py)
 
     def _unavailable(self, reason: str) -> None:
         self.failed = self.failed or reason != "foreign"
@@ -160,6 +161,7 @@ def child_over_http(
     if goal is None:
         return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
     hints.shown[child_id], hints.goals[child_id] = _shown(detail, parent), goal
+    hints.details[child_id] = detail
     return hints.shown[child_id]
 
 

@@ -16,7 +16,10 @@ read (not found, auth, network, ...) or that names another parent is reported on
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
 the child ids a transcript lacks, before any descent (`reading/storehints.py`: proposed by the
-local store, proven over HTTP).
+local store, proven over HTTP). Usage (`core/usage.py`): a task whose child is read takes its
+`usage` from that read's proof (no detail is read again for it), and `usage_with_children` adds
+its nested tasks'; one whose child is not descended into keeps the usage `resolve` gave it, and
+lacks `nested` where a bound or a failed read left its nested tasks unread.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hermes_task.core.history import held
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.usage import Missing, Usage, combine, with_missing
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -54,6 +58,7 @@ class Conversation(Struct, frozen=True):
     anchor: SessionDetail
     path: tuple[str, ...]
     warnings: tuple[WarningItem, ...] = ()
+    usage: Usage | None = None  # summed over `path` from the details its proof read
 
 
 def _bound(detail: str) -> WarningItem:
@@ -117,6 +122,7 @@ def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) ->
         anchor=reader.anchor,
         path=reader.path,
         warnings=tuple(warnings),
+        usage=reader.usage(),
     )
 
 
@@ -146,15 +152,15 @@ class _Walk(Struct):
         for task in self.resolve(conv, recover(conv.messages)):
             ref = task.child_session_id
             if ref is None or ref in self.visited:
-                out.append(task)
+                out.append(_nested(task, None))
                 continue
             if depth >= self.max_depth:
                 self.warn(_bound(RECOVER["depth_bound"].format(depth=self.max_depth)))
-                out.append(task)
+                out.append(_nested(task, "nested"))
                 continue
             if self.reads >= self.max_conversations:
                 self.warn(_bound(RECOVER["visit_bound"].format(n=self.max_conversations)))
-                out.append(task)
+                out.append(_nested(task, "nested"))
                 continue
             self.visited.add(ref)
             self.reads += 1
@@ -165,23 +171,32 @@ class _Walk(Struct):
                 # Ownership first: the child's detail must name this parent as its delegation
                 # parent before any of its messages are read (reading/ownership.py).
                 if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
-                    out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
+                    out.append(_nested(replace(task, gap=Code.IDENTITY_MISMATCH.value, usage=None), None))
                     continue
                 child = self.read(ref)
             except HermesError as exc:
                 if exc.code is Code.INTERRUPTED:
                     raise
-                out.append(replace(task, gap=exc.code.value))
+                out.append(_nested(replace(task, gap=exc.code.value), "nested"))
                 continue
             if self.detail is None and not owned_by(child.anchor, parents):
-                out.append(replace(task, gap=Code.IDENTITY_MISMATCH.value))
+                out.append(_nested(replace(task, gap=Code.IDENTITY_MISMATCH.value, usage=None), None))
                 continue
             self.visited.update(child.path, (m.session_id for m in child.messages))
             for item in child.warnings:
                 if item.code == "bound_reached":
                     self.warn(item)
-            out.append(replace(task, children=self.expand(child, depth + 1)))
+            kids = self.expand(child, depth + 1)
+            # The child's own read proved its lineage: its usage, from the details that read held.
+            whole = combine([child.usage, *(k.usage_with_children for k in kids)])
+            out.append(replace(task, children=kids, usage=child.usage, usage_with_children=whole))
         return out
+
+
+def _nested(task: TaskEntry, reason: Missing | None) -> TaskEntry:
+    """A task of a recursive read whose child was not descended into: `usage_with_children`
+    is its own `usage`, lacking its nested tasks (`reason`) when they may exist unread."""
+    return replace(task, usage_with_children=with_missing(task.usage, reason) if reason else task.usage)
 
 
 def build(

@@ -1,4 +1,4 @@
-"""Tasks whose child ended while the parent has no result for them (`recover`, `--watch`).
+"""Tasks whose child ended while the parent has no result for them, and every task's usage.
 
 Hermes delivers a background task's completion as a new parent turn only when the parent agent
 is idle; until then (or for good, when the parent process is gone) it holds it in the store's
@@ -22,6 +22,12 @@ compression) and reads that segment's state. Rules:
   cycle, in turn; an ended child is not read again (only its record, until that proposes).
   `steady()` is False right after a task became `ended_unreported`: the watch looks at the
   store once more (a completion persisted a moment after the child closed) before ending on it.
+- Usage (`usage=True`: `recover`, `recover --watch`): the children of terminal tasks are proven
+  too, each once a cycle until its newest segment is proven ended (after the open tasks' in a
+  watch's turn), and every task whose child is proven takes `usage` from that proof
+  (`reading/childproof.py`); `steady()` is also False while a terminal task's child has never
+  been checked, so a watch's last events carry it. At most `MAX_USAGE_CHILDREN` such children
+  are proven in one run; the tasks past it have no usage, and `warnings()` names them.
 - Reads are sequential (one request in flight). `--debug` lines name the task, the child id and
   its state, never content.
 """
@@ -29,58 +35,22 @@ compression) and reads that segment's state. Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
 
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions
-from hermes_task.core.documents import TaskEntry
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
-from hermes_task.core.lineage import BoundReached
+from hermes_task.core.messages import RECOVER, warning_message
 from hermes_task.core.verdict import UNREPORTED
-from hermes_task.dashboard.wire import SessionDetail, WireMessage
+from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import DetailReader
-from hermes_task.reading.discovery import LineageProof
-from hermes_task.reading.ownership import owned_by
+from hermes_task.reading.childproof import ChildProof, state_of
 from hermes_task.reading.storehints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
-ChildState = Literal["running", "ended", "unknown"]
-
-
-def state_of(tip: SessionDetail) -> ChildState:
-    """The state of a child's newest proven segment (as `show`'s `task.state`)."""
-    if tip.end_reason == "compression":
-        return "unknown"
-    if tip.ended_at is None and tip.end_reason is None:
-        return "running"
-    return "ended"
-
-
-class _Child(LineageProof):
-    """One child's proven lineage and what the last check found, kept across checks."""
-
-    def __init__(self, client: DashboardAPI, child_id: str, store: StoreHints) -> None:
-        super().__init__(client, child_id, hint=True, store=store)
-        self.owned: bool | None = None
-        self.state: ChildState | None = None
-
-    def check(self, segments: frozenset[str]) -> ChildState | None:
-        """Prove the lineage to the newest segment and read its state; None when the child
-        is not proven the task's. Failures raise `HermesError`."""
-        reader = DetailReader(self.client)
-        try:
-            if self.owned is None:
-                self.owned = owned_by(reader(self.anchor_id), segments)
-            if not self.owned:
-                return None
-            if self._discover(reader) is not None:  # two proven continuations: no tip to read
-                return "unknown"
-            return state_of(reader(self.path[-1]))
-        except BoundReached:
-            return "unknown"
+MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
 class Unreported:
@@ -92,19 +62,26 @@ class Unreported:
         hints: StoreHints,
         *,
         per_cycle: int | None = None,
+        usage: bool = False,
         debug: Callable[[str], None] | None = None,
+        warn: Callable[[WarningItem], None] | None = None,
     ) -> None:
         self.client = client
         self.hints = hints
         self.per_cycle = per_cycle
+        self.usage = usage  # also prove the children of terminal tasks, for their usage
         self.debug = debug
-        self.children: dict[str, _Child] = {}
+        self.warn = warn  # a watch's reporter: told `warnings()` once, when they first appear
+        self.children: dict[str, ChildProof] = {}
         self.base: list[TaskEntry] = []
         self.segments: dict[str, frozenset[str]] = {}
         self.records: dict[str, LedgerRecord | None] = {}
         self.turn = 0
         self.ended: set[str] = set()
         self.fresh_ends = False
+        self.admitted: set[str] = set()  # children proven for a terminal task's usage
+        self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
+        self.warned = False
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
         """The tasks of `messages` (already resolved), settled; kept for `again`."""
@@ -115,16 +92,47 @@ class Unreported:
     def again(self) -> list[TaskEntry]:
         """The last tasks given, their children checked once more (at most `per_cycle`)."""
         self.records = {}
-        self._check([t for t in self.base if self._open(t)])
+        opened = [t for t in self.base if self._open(t)]
+        closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
+        first = [t for t in closed if self._child(t).state is None]
+        self._check(opened + first + [t for t in closed if t not in first])
         out = [self._settled(t) for t in self.base]
         now = {t.number or "" for t in out if t.status == UNREPORTED}
         self.fresh_ends = bool(now - self.ended)
         self.ended = now
+        if self.warn is not None and self.unproven and not self.warned:
+            self.warned = True
+            for item in self.warnings():
+                self.warn(item)
         return out
 
     def steady(self) -> bool:
-        """Has every `ended_unreported` task been seen so in the previous look too?"""
-        return not self.fresh_ends
+        """Has every `ended_unreported` task been seen so in the previous look too, and (with
+        `usage`) every terminal task's child been checked once?"""
+        unchecked = any(
+            self._child(t).state is None and self._child(t).owned is not False
+            for t in self.base
+            if self.usage and self._closed(t) and t.child_session_id in self.admitted
+        )
+        return not self.fresh_ends and not unchecked
+
+    def warnings(self) -> list[WarningItem]:
+        """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
+        if not self.unproven:
+            return []
+        detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=", ".join(sorted(self.unproven)))
+        return [WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))]
+
+    def _admit(self, task: TaskEntry) -> bool:
+        """May this terminal task's child be proven for its usage (`MAX_USAGE_CHILDREN`)?"""
+        ref = task.child_session_id or ""
+        proven = ref in self.children and self.children[ref].state is not None
+        if proven or ref in self.admitted or len(self.admitted) < MAX_USAGE_CHILDREN:
+            self.admitted.add(ref)
+            self.unproven.discard(task.number or "")
+            return True
+        self.unproven.add(task.number or "?")
+        return False
 
     @staticmethod
     def _open(task: TaskEntry) -> bool:
@@ -132,11 +140,15 @@ class Unreported:
             task.status not in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
         )
 
-    def _child(self, task: TaskEntry) -> _Child:
+    @staticmethod
+    def _closed(task: TaskEntry) -> bool:
+        return task.status in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
+
+    def _child(self, task: TaskEntry) -> ChildProof:
         ref = task.child_session_id
         assert ref is not None
         if ref not in self.children:
-            self.children[ref] = _Child(self.client, ref, self.hints)
+            self.children[ref] = ChildProof(self.client, ref, self.hints, self.hints.details.get(ref))
         return self.children[ref]
 
     def _check(self, tasks: list[TaskEntry]) -> None:
@@ -156,8 +168,10 @@ class Unreported:
             self._say(f"task {task.number} child {child.anchor_id}: {seen}")
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
-        child = self.children.get(task.child_session_id or "") if self._open(task) else None
-        if child is None or not child.owned or child.state is None:
+        child = self.children.get(task.child_session_id or "") if task.call_id else None
+        if child is not None and child.owned and child.usage is not None:
+            task = replace(task, usage=child.usage)
+        if child is None or not self._open(task) or not child.owned or child.state is None:
             return task
         if child.state != "ended":
             return replace(task, child_state=child.state)
@@ -199,4 +213,4 @@ class Unreported:
             self.debug(f"unreported: {line}")
 
 
-__all__ = ["MAX_CHECKS_PER_CYCLE", "Unreported", "state_of"]
+__all__ = ["MAX_CHECKS_PER_CYCLE", "MAX_USAGE_CHILDREN", "Unreported", "state_of"]

@@ -28,11 +28,10 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.watch import WatchOutcome
 from hermes_task.render.cells import width_of
 from hermes_task.render.jsontext import event
-from hermes_task.render.plain import result_line
+from hermes_task.render.plain import gap_text, result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
 from hermes_task.render.target import Target
-from hermes_task.render.terminal import gap_text
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonWatch, Notes
 

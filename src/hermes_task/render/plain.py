@@ -1,7 +1,7 @@
 """Plain (no rich) task lines for piped output: `recover` and `recover --watch` not on a TTY.
 
 The contract (docs/commands.md "Piped output"): one line per task, fields separated by one tab, no
-padding and no wrapping, full ids, no header unless asked. Every field is `clean_line`d, so a
+padding and no wrapping, full ids, no header unless asked; a new field only ever comes last. Every field is `clean_line`d, so a
 backend value can neither add a field (tab) nor a line (newline) nor an escape sequence; an
 unknown value is the empty field. Nested tasks follow their parent, their `#` being the path
 of numbers (`1.1/2.1`). Pure: strings in, strings out.
@@ -9,13 +9,21 @@ of numbers (`1.1/2.1`). Pure: strings in, strings out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
-from hermes_task.core.documents import TaskEntry
-from hermes_task.core.messages import RECOVER
+from hermes_task.core.documents import TaskEntry, TasksDoc
+from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.verdict import flatten
+from hermes_task.failures import Code, error_message
+from hermes_task.render import usagetext
+from hermes_task.render.rows import plural
+from hermes_task.render.usagetext import FIELD_NAMES
+from hermes_task.render.usagetext import fields as usage_fields
 
-COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result")
+# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
+COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
 RESULT_WIDTH = 80
 
 
@@ -60,6 +68,7 @@ def task_line(entry: TaskEntry, path: str = "") -> str:
         entry.delegation_id or "",
         entry.subagent_id or "",
         result_line(entry, None),
+        *usage_fields(entry.usage),
     )
     return "\t".join(clean_line(field) for field in fields)
 
@@ -71,3 +80,50 @@ def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = 
         out.append(task_line(entry, path))
         out.extend(task_lines(entry.children, path=f"{path}{number_of(entry)}/"))
     return out
+
+
+def gap_text(entry: TaskEntry) -> str:
+    """The words for a task's `gap` (why its child was not read), sanitised."""
+    gap = entry.gap or ""
+    reason = RECOVER.get(f"gap_{gap}")
+    if reason is None:
+        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    return RECOVER["gap"].format(reason=clean_line(reason))
+
+
+def summary_line(doc: TasksDoc) -> str:
+    """The counts under a task table: tasks, terminal ones, the state, then each status's
+    count (`2 tasks · 2 terminal · finished (1 completed, 1 failed)`)."""
+    summary = doc.summary
+    counts: Counter[str] = Counter(e.status for e in flatten(doc.tasks))
+    line = RECOVER["summary"].format(
+        tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
+    )
+    line += " (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")"
+    if summary.usage is not None:
+        line += " · usage " + usagetext.cell(summary.usage)
+    return line
+
+
+def notes(doc: TasksDoc) -> list[str]:
+    """The lines under a task table: what `(store)` means, why a child session is `-`, and
+    how to open a task's child."""
+    every = flatten(doc.tasks)
+    out: list[str] = []
+    if any(e.result_source == "store" for e in every):
+        out.append(RECOVER["store_note"])
+    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
+        if reason in UNAVAILABLE:
+            out.append(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]))
+    if any(e.child_session_id for e in every):
+        out.append(RECOVER["open"])
+    return out
+
+
+def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
+    """Why no task is shown: none matches the `--status` filter (while the summary counts
+    some), or the parent delegated none (that it is known of)."""
+    if doc.summary.total:
+        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
+        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
+    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))

@@ -3,12 +3,13 @@ stdout is not a terminal and colour is off), the line format of docs/commands.md
 output". Pure: `render/rows.py` models in, strings out; rich only measures the cells of a
 line that holds a tab.
 
-The format: the goal line (`goal: …`, cut to the width), then every row followed by one
-blank line, then the footer line. A row is one line when quiet; else its header line and its
-body lines, each indented by two spaces. Lines are never wrapped, cut or padded; a tab
-advances to the next multiple of 8 columns (counted in terminal cells). A row starts at
-column 0 with `▌ `, `▸ ` or `· `, a segment line with `── segment `; nothing else but the goal
-and the footer starts there. `tests/unit/test_plain_rows.py` holds the format in snapshots.
+The format: the goal line (`goal: …`, cut to the width) and the usage line (`usage: …`), then
+every row followed by one blank line, then the footer line. A row is one line when quiet; else
+its header line and its body lines, each indented by two spaces. Lines are never wrapped, cut or
+padded; a tab advances to the next multiple of 8 columns (counted in terminal cells). A row
+starts at column 0 with `▌ `, `▸ ` or `· `, a segment line with `── segment `; nothing else but
+the goal, the usage and the footer starts there. `tests/unit/test_plain_rows.py` holds the
+format in snapshots.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from hermes_task.core.documents import Row, TranscriptDoc
+from hermes_task.render import usagetext
 from hermes_task.render.rows import RowView, Segments, View, footer_text, goal_text, row_view
 
 
@@ -53,9 +55,9 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
 def transcript_chunks(doc: TranscriptDoc, view: View, width: int, *, batch: int = 500) -> Iterator[str]:
     """The whole transcript (goal, rows, footer) in chunks of about `batch` rows, so a pipe
     starts receiving before everything is formatted."""
-    goal = goal_text(doc, width)
-    if goal is not None:
-        yield goal + "\n\n"
+    head = [text for text in (goal_text(doc, width), usagetext.line(doc.task.usage)) if text]
+    if head:  # the goal, then the task's usage
+        yield "\n".join(head) + "\n\n"
     segments = Segments(doc.task)
     rows = doc.rows
     for start in range(0, len(rows), batch):

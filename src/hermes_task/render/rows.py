@@ -37,7 +37,7 @@ PARTS = (
     *("user", "assistant", "tool", "system", "role"),  # the marker and role, by role
     *("kind", "tool_name", "call_id", "row_id", "archived"),  # row_id: `  #ID  TIME`
     *("prose", "output", "cut", "status", "steer", "reasoning_label", "reasoning", "hidden"),
-    *("call", "call_id_in_call", "no_arguments", "empty"),
+    *("call", "call_id_in_call", "arguments", "no_arguments", "empty"),
 )
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 
@@ -196,14 +196,15 @@ def tool_blocks(text: str, view: View) -> list[Block]:
 
 
 def call_block(name: str | None, call_id: str | None, arguments: str | None) -> Block:
-    """One recorded tool call: `→ call NAME (ID) ARGUMENTS`."""
+    """One recorded tool call: `→ call NAME (ID) ARGUMENTS` (the arguments a piece of their
+    own: the Markdown painter fences them)."""
     pieces = [(f"→ call {clean_line(name or '(unnamed tool)')}", "call")]
     if call_id:
         pieces.append((f" ({clean_line(call_id)})", "call_id_in_call"))
     if arguments is None:
         pieces += [(" ", "call"), ("(no arguments recorded)", "no_arguments")]
     else:
-        pieces.append((" " + clean(arguments), "call"))
+        pieces.append((" " + clean(arguments), "arguments"))
     return tuple(pieces)
 
 

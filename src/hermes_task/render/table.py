@@ -15,6 +15,8 @@ wide each column is drawn, in one documented order (docs/commands.md "Narrow ter
    cell on a line of its own under it, a label before it, wrapped under the label
    (`block_lines`).
 
+A row with text only in columns that left is not drawn.
+
 Invariant: a `whole` cell (an id, a number, a status) is never cut, wrapped or dropped
 unless its column has a `drop` rank, at any width; in block form a whole cell that does
 not fit beside its label goes on a line of its own. `Table` is the rich renderable that
@@ -152,6 +154,8 @@ def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
     header = [(padded(i, table.columns[i].header), table.header_style) for i in kept]
     yield _line(header)
     for row in table.rows:
+        if not any(row.cells[i][0] for i in kept):
+            continue  # a row of the columns that left (recover's `told` under a dropped usage)
         cells = {i: _cell_lines(row.cells[i][0], table.columns[i].fit, widths[i] or 0) for i in kept}
         for n in range(max(len(c) for c in cells.values())):
             parts = []

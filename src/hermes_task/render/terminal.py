@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import io
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
@@ -22,12 +21,19 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.messages import RECOVER, STATUS_LABELS
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.verdict import flatten
-from hermes_task.failures import Code, error_message
-from hermes_task.render.plain import RESULT_WIDTH, duration_text, number_of, result_line
-from hermes_task.render.rows import plural
+from hermes_task.render import usagetext
+from hermes_task.render.plain import (
+    RESULT_WIDTH,
+    duration_text,
+    gap_text,
+    no_tasks_text,
+    notes,
+    number_of,
+    result_line,
+    summary_line,
+)
 from hermes_task.render.table import Column, Row, Table
 from hermes_task.render.target import FALLBACK_WIDTH
 
@@ -145,28 +151,21 @@ def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     yield from line
 
 
-def gap_text(entry: TaskEntry) -> str:
-    """The words for a task's `gap` (why its child was not read), sanitised."""
-    gap = entry.gap or ""
-    reason = RECOVER.get(f"gap_{gap}")
-    if reason is None:
-        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
-    return RECOVER["gap"].format(reason=clean_line(reason))
-
-
 # recover's columns (docs/commands.md "Narrow terminals"): the goal wraps (down to 24
-# cells), then the result is cut (down to 16), then the result and then the time leave; the
-# number, the status and the ids never give way: below that, each task is a block.
+# cells), then the result is cut (down to 16), then the usage, the result and then the time
+# leave; the number, the status and the ids never give way: below that, each task is a block.
 TASK_COLUMNS = (
     Column("#", lead=True),
     Column("status", lead=True),
-    Column("time", drop=2, lead=True),
+    Column("time", drop=3, lead=True),
     Column("goal", fit="wrap", cap=48, least=24, blank=None),
-    Column("result", fit="cut", cap=40, least=16, drop=1),
+    Column("result", fit="cut", cap=40, least=16, drop=2),
+    Column("usage", drop=1),
     Column("child session", blank=None),
     Column("delegation"),
     Column("subagent"),
 )
+USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
 def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> None:
@@ -185,14 +184,20 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
+            (usagetext.cell(entry.usage), ""),
             (ref, ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         rows.append(Row(cells))
+        told = usagetext.told(entry)
+        if told:  # what the result told the parent, under the proven sum (block form: a note)
+            cells = [("", "")] * len(TASK_COLUMNS)
+            cells[USAGE] = (told, "dim")
+            rows.append(Row(cells, note=(RECOVER["told"].format(told=told), "dim")))
         if entry.gap:
             text = gap_text(entry)
-            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim"), ("", ""), ("", ""), ("", ""), ("", "")]
+            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim")] + [("", "")] * (len(TASK_COLUMNS) - 4)
             rows.append(Row(gap, note=(text, "dim")))
         _task_rows(rows, entry.children, depth + 1)
 
@@ -212,15 +217,6 @@ def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None
     console.print(renderable, crop=False)  # a line wider than the screen: an id, whole
 
 
-def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
-    """Why no task is shown: none matches the `--status` filter (while the summary counts
-    some), or the parent delegated none (that it is known of)."""
-    if doc.summary.total:
-        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
-        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
-    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))
-
-
 def tasks_renderable(
     doc: TasksDoc, *, note: str | None = None, statuses: Sequence[str] = ()
 ) -> RenderableType:
@@ -237,24 +233,6 @@ def tasks_renderable(
 
 
 def _table_parts(doc: TasksDoc) -> list[RenderableType]:
-    parts: list[RenderableType] = []
-    parts.append(task_table(doc.tasks))
-    every = flatten(doc.tasks)
-    summary = doc.summary
-    counts: Counter[str] = Counter(e.status for e in every)
-    line = Text(style="dim")
-    line.append(
-        RECOVER["summary"].format(
-            tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
-        )
-    )
-    line.append(" (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")")
-    parts.append(line)
-    if any(e.result_source == "store" for e in every):
-        parts.append(Text(RECOVER["store_note"], style="dim"))
-    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
-        if reason in UNAVAILABLE:
-            parts.append(Text(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]), style="dim"))
-    if any(e.child_session_id for e in every):
-        parts.append(Text(RECOVER["open"], style="dim"))
+    parts: list[RenderableType] = [task_table(doc.tasks), Text(summary_line(doc), style="dim")]
+    parts.extend(Text(note, style="dim") for note in notes(doc))
     return parts

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.readable import looks_like_markdown
+from hermes_task.render import usagetext
 from hermes_task.render.cells import breaks, expand_tabs, width_of
 from hermes_task.render.rows import Piece, RowView, Segments, View, footer_text, goal_text, row_items
 from hermes_task.render.target import Target
@@ -33,7 +34,7 @@ PALETTE = {
     **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "archived": "2;3"},
     **{"prose": "", "output": "", "cut": "2;3", "status": "2", "steer": "36"},
     **{"reasoning_label": "2;3", "reasoning": "2", "hidden": "2"},
-    **{"call": "33", "call_id_in_call": "2;33", "no_arguments": "2;3;33", "empty": "2;3"},
+    **{"call": "33", "call_id_in_call": "2;33", "arguments": "33", "no_arguments": "2;3;33", "empty": "2;3"},
     **{"quiet": "2", "goal": "1", "segment": "2", "footer": "2"},
 }
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
@@ -167,8 +168,10 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
     `painter` (default: the target's own) paints them."""
     painter = painter or Painter.of(target)
     goal = goal_text(doc, target.columns)
-    if goal is not None:
-        target.write(painter.line(goal, "goal") + "\n\n")
+    usage = usagetext.line(doc.task.usage)
+    head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
+    if head:  # the goal, then the task's usage (dim)
+        target.write("\n".join(head) + "\n\n")
     rows(target, doc.rows, view, Segments(doc.task), painter)
     target.write(painter.line(footer_text(doc, view), "footer") + "\n")
 

@@ -19,6 +19,7 @@ rows), ``payloads`` (``delegate_task`` results and completion rows), one module 
 scenarios (``delegated`` -- the whole ``seed`` run and parent P; ``children``; ``segments`` --
 rotation and compaction; ``store``; ``watch`` -- an unfinished unit and the demo's home;
 ``rotparent`` -- a parent rotated by compression whose later segment delegates;
+``usage`` -- usage figures through ``SessionDB.update_token_counts(..., absolute=True)``;
 ``held`` -- a unit whose completion Hermes records in its ``async_delegations`` ledger through
 ``tools.async_delegation._persist_dispatch``/``_persist_completion`` but never delivers),
 ``mutations`` (append, end, rotate while a server reads the home; ``chain``: a new plain chat
@@ -68,4 +69,6 @@ Scenarios (one home, one run, a few seconds) and their manifest keys:
   rotated once; ``long`` -- a child with exactly 241 rows; ``running`` -- a child that is never
   ended; ``rich`` -- reasoning sidecars, commentary, steer, hidden, multimodal, JSON arguments
   and hostile text (``row_ids`` names each row).
+* ``usage`` -- each segment id of c1, c2 and long mapped to the usage figures written on it
+  (tokens, calls, costs, ``cost_status``; every other session keeps Hermes' 0 tokens, no cost).
 """

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.seeding import children, segments, store
+from tests.support.seeding import children, segments, store, usage
 from tests.support.seeding.common import GOALS, MODEL, Agent, Msg, SeedError, backend_label
 from tests.support.seeding.payloads import (
     assistant_call,
@@ -174,6 +174,7 @@ def seed(out: Path, name: str | None = None) -> dict[str, Any]:
     segments.seed_other(s, manifest)
     segments.seed_c3(s, manifest)
     store.seed_store_cases(s, manifest)
+    usage.seed_usage(s, manifest)  # last: no later write of a scenario resets the figures
 
     # The parent keeps its agent open (a live chat); ``running`` is never closed.
     manifest["seeded_in_seconds"] = round(time.time() - started, 2)

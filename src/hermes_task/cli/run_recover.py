@@ -1,0 +1,151 @@
+"""`recover`'s work without `--watch`: what `hermes-task recover PARENT` runs once typer has
+parsed its arguments (`cli/recover.py` declares the command), callable with plain values.
+
+It reads the parent (every page, or `--pages`), builds its tasks (nested with `--recursive`),
+then writes them in the chosen format: JSON, the Markdown report (each shown task's child read
+through `reading/taskread.py`), our table on a terminal, or tab-separated lines; then the JUnit
+file (`--junit`), and exits by the verdict with `--exit-status`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_task.cli.common import Common, OutputFormat
+from hermes_task.cli.output import emit_warnings
+from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
+from hermes_task.cli.store import store_hints
+
+if TYPE_CHECKING:
+    from hermes_task.cli.reports import Reader
+    from hermes_task.core.documents import TasksDoc
+    from hermes_task.render.rows import View
+
+
+def run_recover(
+    common: Common,
+    parent_id: str,
+    *,
+    recursive: bool = False,
+    pages: int | None = None,
+    wanted: tuple[str, ...] = (),
+    header: bool = False,
+    exit_status: bool = False,
+    view: View | None = None,
+    junit: str | None = None,
+) -> None:
+    """The tasks of `parent_id`, once (`hermes-task recover --help`); `view` shapes the
+    Markdown report's transcripts (`--full`, `--utc`)."""
+
+    def body(_known: Known) -> None:
+        from hermes_task.cli.reports import JunitFile, check_target, child_reader
+        from hermes_task.core.ids import check_id
+        from hermes_task.failures import Code, HermesError
+
+        parent = check_id(parent_id, what="PARENT_ID")
+        junit_file = None
+        if junit is not None:
+            check_target(junit)
+            junit_file = JunitFile(junit, parent)
+        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            from hermes_task.core.documents import TasksDoc
+            from hermes_task.core.verdict import summarize
+            from hermes_task.reading.storehints import find_children
+            from hermes_task.reading.tasktree import Conversation, build, read_conversation
+            from hermes_task.reading.unreported import Unreported
+
+            paths: dict[str, tuple[str, ...]] = {}  # each conversation read: its proven lineage
+
+            def read(sid: str, *, parent: bool = False) -> Conversation:
+                store = None if parent else hints
+                conversation = read_conversation(client, sid, hint=not parent, pages=pages, store=store)
+                paths[conversation.session_id] = conversation.path
+                return conversation
+
+            # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
+            settle = Unreported(client, hints, usage=not recursive, debug=debug_writer(common))
+            try:
+                tasks, warnings = build(
+                    read(parent, parent=True),
+                    read,
+                    recursive=recursive,
+                    resolve=lambda conv, found: settle(
+                        conv.messages, find_children(client, hints, conv.messages, found)
+                    ),
+                    read_detail=client.detail,
+                )
+            except (HermesError, KeyboardInterrupt) as exc:
+                if junit_file is not None:
+                    stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
+                    junit_file.write(
+                        [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
+                    )
+                raise
+            warnings += settle.warnings() + hints.warnings()
+            doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
+            markdown = common.output_format is OutputFormat.markdown
+            # The report reads each child as asked (whole, or --pages); the JUnit file only
+            # the newest page of the tasks that did not pass (the report's read when it has one).
+            reader = child_reader(client, hints, paths, pages=pages if markdown else 1)
+            output(common, doc, wanted, header=header, read=reader, view=view)
+            if junit_file is not None:
+                signal = junit_file.write(tasks, still="still running when read", read=reader)
+                if signal is not None:
+                    raise signal
+        if exit_status:
+            from hermes_task.core.verdict import exit_status as verdict_exit
+
+            code = int(verdict_exit(tasks))
+            if code:
+                raise SystemExit(code)
+
+    run(common, body)
+
+
+def output(
+    common: Common,
+    doc: TasksDoc,
+    wanted: tuple[str, ...],
+    *,
+    header: bool,
+    read: Reader | None = None,
+    view: View | None = None,
+) -> None:
+    """The task list as JSON, the Markdown report (each shown task's child read through
+    `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
+    piped; `wanted` statuses filter what is shown, never the summary."""
+    from msgspec.structs import replace
+
+    from hermes_task.core.verdict import only
+
+    env = common.env
+    shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
+    if common.json:
+        from hermes_task.render.jsontext import document
+
+        env.write_stdout(document(shown))
+        return
+    if common.output_format is OutputFormat.markdown and read is not None:
+        from hermes_task.render.mdreport import report
+        from hermes_task.render.rows import View
+
+        for chunk in report(doc, shown.tasks, read, view or View(), wanted):
+            env.write_stdout(chunk)  # each task's block as soon as its child is read
+    elif not env.isatty(env.stdout):
+        from hermes_task.render.plain import task_lines
+
+        env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
+        if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
+            from rich.text import Text
+
+            from hermes_task.render.plain import no_tasks_text
+
+            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
+    else:
+        from hermes_task.render import terminal
+
+        terminal.tasks(console(common), shown, wanted)
+    emit_warnings(common, doc.warnings)
+
+
+__all__ = ["output", "run_recover"]
