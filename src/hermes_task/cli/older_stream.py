@@ -29,7 +29,12 @@ from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_o
 
 
 def wanted(common: Common) -> bool:
-    """Streaming applies to `--json` and piped plain text (a terminal keeps the window)."""
+    """Streaming applies to `--json` and piped plain text (a terminal and `--format markdown`
+    keep the window)."""
+    from hermes_task.cli.common import OutputFormat
+
+    if common.output_format is OutputFormat.markdown:
+        return False
     return common.json or target(common).plain
 
 
@@ -66,8 +71,8 @@ def stream(common: Common, reader: TaskReader, warnings: list[WarningItem], **vi
     if not (wanted(common) and streamable(reader)):
         return False
     from hermes_task.render.jsontext import RowsDocument
-    from hermes_task.render.plain_rows import rows_text
-    from hermes_task.render.rows import Segments, View, footer_text, goal_text
+    from hermes_task.render.plain_rows import head_text, rows_text
+    from hermes_task.render.rows import Segments, View, footer_text
 
     stats = StreamStats()
     pages = stream_pages(reader, stats)
@@ -91,9 +96,7 @@ def stream(common: Common, reader: TaskReader, warnings: list[WarningItem], **vi
             out = target(common)
             painted = View(**view)
             segments = Segments(doc.task)
-            goal = goal_text(doc, out.columns)
-            if goal is not None:
-                common.env.write_stdout(goal + "\n\n")
+            common.env.write_stdout(head_text(doc, out.columns))
             shown = len(first)
             common.env.write_stdout(rows_text(first, painted, segments))
             for rows in pages:

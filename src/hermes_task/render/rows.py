@@ -253,9 +253,8 @@ def segment_text(sid: str, previous: str | None, reason: str | None) -> str:
 
 
 def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
-    """The last line: the task, its state, its segments, the rows shown (`shown`, else
-    `doc.rows`: a streamed document holds none), whether older rows exist and the command
-    that shows more of them (`view.more`)."""
+    """The last line: the task, its state, its segments, the rows shown (`shown`: a streamed
+    document's count), whether older rows exist and the command that shows more (`view.more`)."""
     task = doc.task
     state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
     text = f"task {clean_line(task.root_id)} · {clean_line(state)}"
