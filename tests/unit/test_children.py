@@ -174,3 +174,53 @@ def test_rows_of_another_profile_are_never_proposed() -> None:
     other = StoreSession("c", P, None, 1.0, None, None, "x", "work")
     assert not same_profile(other, None)
     assert same_profile(other, "work")
+
+
+# -- cost: linear in tasks (issue 29) ----------------------------------------------------------
+
+
+def _fan_out(n: int) -> tuple[list[Spawn], list[StoreSession], dict[str, str | None]]:
+    spawns = [spawn(i, f"Check shard {i:04d}", 10.0) for i in range(n)]
+    kids = [row(f"c-{i:04d}", started=11.0 + i) for i in range(n)]
+    return spawns, kids, {f"c-{i:04d}": f"Check shard {i:04d}" for i in range(n)}
+
+
+@pytest.mark.parametrize("n", [50, 500])
+def test_matching_compares_each_task_with_its_own_children_only(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """N tasks with N distinct goals cost N (task, child) comparisons, not N * N: each task
+    asks the index of its own (segment, goal) (the quadratic match compared 250,000 at 500)."""
+    import hermes_task.core.children as children
+
+    compared: list[int] = []
+    real = children.fits
+
+    def counting(*args: object) -> bool:
+        compared.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(children, "fits", counting)
+    spawns, kids, goals = _fan_out(n)
+    assert match(spawns, kids, goals) == {i: f"c-{i:04d}" for i in range(n)}
+    assert len(compared) == n
+
+
+def test_each_model_config_text_is_parsed_once() -> None:
+    from hermes_task.core.children import config_markers
+
+    spawns, kids, goals = _fan_out(300)
+    config_markers.cache_clear()
+    match(spawns, kids, goals)
+    match(spawns, kids, goals)
+    info = config_markers.cache_info()
+    assert info.misses == 1  # the children of one parent share one config text
+    assert info.hits >= 300
+
+
+def test_identical_goals_are_still_ambiguous_through_the_index() -> None:
+    spawns = [spawn(i, "Run the suite", 10.0) for i in range(3)]
+    kids = [row(f"c-{i}", started=11.0 + i) for i in range(3)]
+    assert match(spawns, kids, dict.fromkeys((k.id for k in kids), "Run the suite")) == dict.fromkeys(
+        range(3), AMBIGUOUS
+    )

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
-from hermes_task.reading.family import MAX_CHILDREN_PER_CYCLE
+from hermes_task.reading.family import MAX_READS_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
@@ -177,7 +177,7 @@ def test_requests_per_cycle_are_bounded_and_children_are_read_in_turn(
     assert result.exit_code == 0, result.stdout
     per_cycle = [b - a for a, b in itertools.pairwise(counts)]
     assert len(per_cycle) == 3
-    assert max(per_cycle) <= 3 + 3 * MAX_CHILDREN_PER_CYCLE
+    assert max(per_cycle) <= 3 + 3 * MAX_READS_PER_CYCLE
     rows = {e["task"]["number"] for e in map(json.loads, result.stdout.splitlines()) if e["type"] == "row"}
     assert rows == {f"1.{i}" for i in range(1, 7)}  # every child was read, in turn
 

@@ -278,3 +278,34 @@ def test_a_withdrawn_store_match_stops_streaming(
     assert refs[0] == ("1.1", A, None)
     pages = [c for c in fake.log if c.sid == A and c.kind == "messages" and c.params["order"] == "latest"]
     assert len(pages) == 1  # not read once the match was withdrawn
+
+
+def test_a_child_paused_on_compression_is_read_each_cycle_until_its_continuation_appears(
+    fake: Conversations, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29's change probe decides nothing for a child whose newest segment ended by
+    compression with nothing newer proven: its continuation is another session, created
+    without changing the ended segment's detail (0.19 ends the old segment, then creates the
+    new one), so the child is read in full each cycle until the store proposes it."""
+    fake.session(P)
+    spawn(fake, "call_1", "Rotate me", 100.0)
+    child(fake, A, "Rotate me")
+    path = store(tmp_path, [(A, P, "Rotate me", 100.5)])
+    monkeypatch.setenv("HERMES_TASK_STORE", str(path))
+
+    def end_old() -> None:
+        fake.add(A, "assistant", "Compressing.")
+        fake.details[A].update(ended_at=101.0, end_reason="compression")
+
+    def create_new() -> None:  # two cycles later: A's detail did not change meanwhile
+        continuation = {k: v for k, v in fake.details[A].items() if k != "id"}
+        fake.put(TIP, **{**continuation, "parent_session_id": A, "started_at": 101.1, "ended_at": 102.0,
+                         "end_reason": "agent_close"})  # fmt: skip
+        fake.add(TIP, "assistant", "FINAL ANSWER")
+        add_rows(path, [(TIP, A, None, 101.1)])
+
+    clock.hooks[1] = end_old
+    clock.hooks[3] = create_new
+    result = run("--parent", P, "--json", "--timeout", "12")  # the parent never reports it
+    assert result.exit_code == 9, result.stdout
+    assert rows_of(events(result))[-1] == ("1.1", TIP, "FINAL ANSWER")

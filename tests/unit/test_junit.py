@@ -364,3 +364,20 @@ def test_the_forbidden_characters_are_spelled_out() -> None:
     assert xml_text("a\x00b\x1bc\ufffed\uffff\ud800e\tf\ng") == "a^@b^[c<U+FFFE>d<U+FFFF><U+D800>e\tf\ng"
     assert clean("\ufffe") == "\ufffe"  # what xml_text adds to `clean`
     assert Unread("x", "y").message == "y"
+
+
+def test_a_tasks_proven_usage_is_in_its_testcase() -> None:
+    from tests.unit.test_table import USAGE, entry
+
+    usage = "usage: 12,345 in · 1,500 out · 9 API calls · ~$0.0421 estimated · 3 segments"
+    passed = case_of(entry(1, usage=USAGE), P, "", lambda _e, _c: "")
+    failed = case_of(entry(2, usage=USAGE, status="failed", error="boom"), P, "", lambda _e, _c: "rows")
+    root = validate(document([(P, [passed, failed])]))
+    first, second = root.iter("testcase")
+    assert first.findtext("system-out") == usage
+    assert first.find("failure") is None
+    assert usage in (second.findtext("failure") or "").split("\n")
+    assert second.findtext("system-out") == "rows"
+    # without a proven usage, a passing testcase is empty as before
+    bare = case_of(entry(3), P, "", lambda _e, _c: "")
+    assert validate(document([(P, [bare])])).find("testsuite/testcase/system-out") is None

@@ -267,3 +267,13 @@ def test_the_usage_cell_is_the_proven_sum_with_what_the_parent_was_told_beside_i
     assert usage_text(entry(1, tokens=told)) == "10,000 in · 1,200 out (reported)"
     unknown = replace(USAGE, input_tokens=None, output_tokens=None, complete=False)
     assert usage_text(entry(1, usage=unknown, tokens=told)) == "≥?/? ~$0.042 (told 10k/1.2k)"
+
+
+def test_the_report_reads_no_detail_the_run_read_already(fake: Conversations) -> None:
+    """The run's details are shared (issue 29): CHILD_A's detail, read once to prove it the
+    task's child (and for its usage), serves the report's read too; only the fresh detail
+    after its newest page (the seed's rule) is asked again."""
+    two_tasks(fake, rows=1)
+    result, _ = report(P, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert fake.paths_asked().count(f"/api/sessions/{CHILD_A}") == 2

@@ -501,7 +501,10 @@ def test_tree_nests_children_once_reports_a_gap_and_continues_with_siblings() ->
         (CHILD_B, None, []),
         (CHILD_A, None, []),
     ]
-    assert reads == [CHILD_A, GRANDCHILD, "20261130_163409_999999", CHILD_B]
+    # A conversation's children are read side by side (reading/fanout.py), then expanded in
+    # task order: the grandchild after its siblings' generation.
+    assert sorted(reads[:3]) == sorted([CHILD_A, "20261130_163409_999999", CHILD_B])
+    assert reads[3:] == [GRANDCHILD]
     assert warnings == []
 
 
@@ -558,6 +561,7 @@ def test_depth_is_bounded_with_a_warning() -> None:
     assert _shape(tasks) == [(chain[1], None, [(chain[2], None, [(chain[3], None, [(chain[4], None, [])])])])]
     assert [w.code for w in warnings] == ["bound_reached"]
     assert "deeper than 3 levels" in warnings[0].message
+    assert "the children of 1 task(s) at that depth were not read" in warnings[0].message
 
 
 def test_conversation_budget_is_bounded_and_parent_warnings_are_kept() -> None:
@@ -569,6 +573,23 @@ def test_conversation_budget_is_bounded_and_parent_warnings_are_kept() -> None:
     tasks, warnings = build(parent, convs.__getitem__, recursive=True, max_conversations=2)
     assert [w.code for w in warnings] == ["legacy_backend", "bound_reached"]
     assert len(tasks) == 4
+    # how many tasks it left out of the tree (issue 29)
+    assert "only 2 child conversations were read: the children of 2 more task(s)" in warnings[1].message
+
+
+def test_a_tree_of_500_conversations_is_read_whole_within_the_bounds() -> None:
+    """Issue 29: 20 children with 25 tasks each (521 conversations) are all read and nested,
+    with no bound reached (the bound was 100 conversations)."""
+    kids = [f"20261202_10{i:02d}00_cccccc" for i in range(20)]
+    grand = {k: [f"20261202_10{i:02d}{j:02d}_dddddd" for j in range(1, 26)] for i, k in enumerate(kids)}
+    convs = {P: _spawning(P, list(kids), None)}
+    for k in kids:
+        convs[k] = _spawning(k, list(grand[k]), P)
+        convs.update({g: _spawning(g, [], k) for g in grand[k]})
+    tasks, warnings = build(convs[P], convs.__getitem__, recursive=True)
+    assert warnings == []
+    assert [t.child_session_id for t in tasks] == kids
+    assert [[c.child_session_id for c in t.children] for t in tasks] == [grand[k] for k in kids]
 
 
 def test_an_interrupt_while_reading_a_child_is_not_a_gap() -> None:
@@ -583,3 +604,26 @@ def test_hostile_nesting_in_arguments_and_results_is_ignored() -> None:
     deep = "[" * 100_000 + "]" * 100_000
     rows = [call("c1", deep), result("c1", deep), call("c2", {"goal": "A task"}), result("c2", deep)]
     assert brief(recover(rows)) == [("c2", "A task", 0, "unknown", False)]
+
+
+def test_recovering_a_big_fan_out_compares_no_two_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29: a 400-task dispatch and its completion row are recovered in time linear in
+    tasks: no task is compared with every other (registering each task of a delegation once
+    took 80,000 record comparisons at 400), and a completion block finds its task by index."""
+    from hermes_task.core import delegations
+
+    compared: list[int] = []
+    real = delegations._Task.__eq__
+
+    def counting(self: object, other: object) -> bool:
+        compared.append(1)
+        return bool(real(self, other))
+
+    monkeypatch.setattr(delegations._Task, "__eq__", counting)
+    goals = [f"Check shard {i:03d}" for i in range(400)]
+    blocks = [(i + 1, 400, g, "completed" if i % 2 else "failed") for i, g in enumerate(goals)]
+    rows = [call("c1", {"tasks": [{"goal": g} for g in goals]}), result("c1", dispatched("deleg_0a0b0c0d", goals)),
+            batch_row("deleg_0a0b0c0d", blocks)]  # fmt: skip
+    tasks = recover(rows)
+    assert [t.status for t in tasks] == ["failed" if i % 2 == 0 else "completed" for i in range(400)]
+    assert compared == []

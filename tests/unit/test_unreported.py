@@ -402,8 +402,8 @@ def test_watch_notices_the_childs_end_without_a_parent_row_and_takes_the_stores_
     for event in lines:
         validator("events").validate(event)
     # The history once, then each cycle: the parent (detail, page, fresh detail) and each running
-    # child's newest segment (one detail); the first cycle's check starts from the detail that
-    # confirmed the store's proposal.
+    # child's newest segment (one detail); the first cycle's check takes the detail its store
+    # proposal was confirmed with (one cycle's reads share their details: issue 29).
     per_child = [p for p in fake.paths_asked() if p in (f"/api/sessions/{A}", f"/api/sessions/{B}")]
     assert len(per_child) == 2 * 3
     # and, when the store proposes it, each child's goal row (its oldest row, over HTTP)
@@ -508,5 +508,6 @@ def test_watch_reads_a_rotated_childs_root_once_then_only_its_proven_tip(
     assert [(e.get("number"), e.get("status"), e.get("child_state")) for e in events(result)[:-1]] == [
         ("1.1", "running", "running"), ("1.2", "completed", "ended"), ("1.1", "completed", "ended")]  # fmt: skip
     details = [p for p in fake.paths_asked() if not p.endswith(("/messages", "/latest-descendant"))]
-    # A: the store's proposal confirmed, and the proof starts from that read; A2: once a cycle
+    # A: the store's proposal confirmed, and that detail is the proof's (one cycle's reads share
+    # their details: issue 29); A2: once a cycle
     assert (details.count(f"/api/sessions/{A}"), details.count(f"/api/sessions/{A2}")) == (1, 3)

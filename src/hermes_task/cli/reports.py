@@ -24,6 +24,7 @@ from hermes_task.failures import Code, ExitStatus, HermesError
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
     from hermes_task.reading.api import DashboardAPI
+    from hermes_task.reading.details import SharedDetails
     from hermes_task.reading.storehints import StoreHints
     from hermes_task.reading.taskread import ChildRead, Unread
 
@@ -33,15 +34,20 @@ Reader = Callable[["TaskEntry", str], "ChildRead | Unread"]
 
 
 def child_reader(
-    client: DashboardAPI, hints: StoreHints | None, paths: dict[str, tuple[str, ...]], *, pages: int | None
+    client: DashboardAPI,
+    hints: StoreHints | None,
+    paths: dict[str, tuple[str, ...]],
+    *,
+    pages: int | None,
+    shared: SharedDetails | None = None,
 ) -> Reader:
     """Each task's child read once (`ChildReads`: `pages` as `recover --pages`, at most 100
     children), owned by a segment of its conversation's proven lineage (`paths`: every
-    conversation read, by its id; one not read is its own id alone)."""
+    conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
     from hermes_task.core.messages import RECOVER
     from hermes_task.reading.taskread import ChildReads
 
-    reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"])
+    reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)
 
     def read(task: TaskEntry, conversation: str) -> ChildRead | Unread:
         return reads.read(task, frozenset(paths.get(conversation, (conversation,))))

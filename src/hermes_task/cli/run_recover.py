@@ -50,29 +50,38 @@ def run_recover(
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
+            from hermes_task.reading.details import SharedDetails
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import Conversation, build, read_conversation
             from hermes_task.reading.unreported import Unreported
+
+            # One run, one answer per session: a detail read by one proof serves every later
+            # reader (docs/identity.md "Reads side by side").
+            shared = SharedDetails(client)
+            debug = debug_writer(common)
 
             paths: dict[str, tuple[str, ...]] = {}  # each conversation read: its proven lineage
 
             def read(sid: str, *, parent: bool = False) -> Conversation:
                 store = None if parent else hints
-                conversation = read_conversation(client, sid, hint=not parent, pages=pages, store=store)
+                conversation = read_conversation(
+                    client, sid, hint=not parent, pages=pages, store=store, shared=shared
+                )
                 paths[conversation.session_id] = conversation.path
                 return conversation
 
             # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
-            settle = Unreported(client, hints, usage=not recursive, debug=debug_writer(common))
+            settle = Unreported(client, hints, usage=not recursive, debug=debug, shared=shared)
             try:
                 tasks, warnings = build(
                     read(parent, parent=True),
                     read,
                     recursive=recursive,
                     resolve=lambda conv, found: settle(
-                        conv.messages, find_children(client, hints, conv.messages, found)
+                        conv.messages, find_children(client, hints, conv.messages, found, shared)
                     ),
-                    read_detail=client.detail,
+                    read_detail=shared,
+                    debug=debug,
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 if junit_file is not None:
@@ -86,7 +95,7 @@ def run_recover(
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
-            reader = child_reader(client, hints, paths, pages=pages if markdown else 1)
+            reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
             output(common, doc, wanted, header=header, read=reader, view=view)
             if junit_file is not None:
                 signal = junit_file.write(tasks, still="still running when read", read=reader)

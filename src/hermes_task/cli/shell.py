@@ -4,8 +4,8 @@
 its documented status (and, under `--json`, its error document); Ctrl-C 130, SIGTERM 143 and
 SIGHUP 129 (with `--json` an `interrupted` document, or the command's own final report); a
 closed stdout a quiet 0; anything else an internal error, with the traceback only under
-`--debug`. Invariant: whatever path a command ends by, stdout carries at most one complete
-JSON document (or complete NDJSON lines) and stderr one line per failure.
+`--debug`. Invariant: whatever path a command ends by, stdout carries at most one complete JSON
+document (or complete NDJSON lines) and stderr one line per failure (and whole debug lines).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from hermes_task.render.target import Target
     from hermes_task.settings import Settings
 
+_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
 
 
@@ -116,11 +118,10 @@ def debug_writer(common: Common) -> Callable[[str], None] | None:
     """The `--debug` line writer (stderr), or None when debugging is off."""
     if not debug_enabled(common):
         return None
-    stderr = common.env.stderr
 
-    def write(line: str) -> None:
-        stderr.write(f"debug: {line}\n")
-        stderr.flush()
+    def write(line: str, stderr: Any = common.env.stderr) -> None:
+        with _DEBUG_LOCK:
+            print(f"debug: {line}", file=stderr, flush=True)
 
     return write
 

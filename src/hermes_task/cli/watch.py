@@ -149,16 +149,19 @@ def _drive(
             check_target(junit)
             files.append(JunitFile(junit, parent))
         with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+            from hermes_task.reading.details import SharedDetails
             from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 
             reader = TaskReader(client, parent, hint=False)
+            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
             timing: dict[str, Any] = {
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
                 "debug": debug_writer(common),
-                "resolve": lambda messages, found: find_children(client, hints, messages, found),
+                "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
+                "shared": shared,
             }
             watcher: Watcher
             if family:
@@ -166,9 +169,10 @@ def _drive(
                 from hermes_task.reading.ownership import admit
 
                 def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-                    """A child read as `follow CHILD` reads it (hint, store), once proven."""
+                    """A child read as `follow CHILD` reads it (hint, store), once proven; the
+                    detail its store proposal was proven with this cycle is its first read."""
                     gate = admit(parents, client.detail)
-                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate)
+                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
                 watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
             else:
@@ -180,6 +184,7 @@ def _drive(
                     usage=True,
                     debug=debug_writer(common),
                     warn=reporter.warning,
+                    shared=shared,
                 )
                 found = timing.pop("resolve")
                 timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))

@@ -20,13 +20,19 @@ The rules take `StoreSession` records, so the same `match` decides twice: once o
 columns (which ids to propose) and once on what HTTP shows of the proposed children (their
 details and first user rows over HTTP), and only the second assignment is used
 (`reading/storehints.py`).
+
+Cost: linear in tasks and children. Each distinct `model_config` text is parsed once (a
+bounded cache), and a task is compared only with the children indexed under its own
+(segment, goal) key (`pairs`), never with every child: N tasks with N distinct goals cost N
+comparisons, not N * N (identical goals in one segment cost their group's product).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from msgspec import Struct
@@ -70,6 +76,21 @@ class Spawn(Struct, frozen=True):
     spawned_at: float | None
 
 
+@lru_cache(maxsize=4096)
+def config_markers(raw: str) -> tuple[Any, ...] | None:
+    """The markers of one `model_config` text, parsed once per distinct text (children of one
+    parent mostly share theirs); None when it is not a JSON object or null."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if data is None:
+        return (None,) * len(MARKERS)
+    if not isinstance(data, dict):
+        return None
+    return tuple(data.get(m) for m in MARKERS)
+
+
 def markers(row: StoreSession) -> dict[str, Any] | None:
     """The model config's markers (none set for a NULL or JSON-null config, as the lineage
     proof reads a null config), or None when the config is not a JSON object."""
@@ -78,15 +99,8 @@ def markers(row: StoreSession) -> dict[str, Any] | None:
         return dict.fromkeys(MARKERS)
     if not isinstance(raw, str):
         return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if data is None:
-        return dict.fromkeys(MARKERS)
-    if not isinstance(data, dict):
-        return None
-    return {m: data.get(m) for m in MARKERS}
+    found = config_markers(raw)
+    return None if found is None else dict(zip(MARKERS, found, strict=True))
 
 
 def is_delegated_child(row: StoreSession, parent_id: str) -> bool:
@@ -137,6 +151,29 @@ def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
     return started >= spawned
 
 
+def pairs(
+    spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
+) -> Iterator[tuple[Spawn, StoreSession]]:
+    """Every (task, child) that `fits`, in task order: the children are indexed once by their
+    delegating segment and goal, and each task asks only its own keys (linear; see above)."""
+    index: dict[tuple[str, str], list[StoreSession]] = {}
+    seen: set[str] = set()
+    for child in children:
+        parent, goal = child.parent_session_id, goals.get(child.id)
+        if child.id in seen or parent is None or goal is None or not is_delegated_child(child, parent):
+            continue
+        seen.add(child.id)
+        index.setdefault((parent, goal), []).append(child)
+    for spawn in spawns:
+        wanted = normalise_goal(spawn.goal)
+        if wanted is None:
+            continue
+        for segment in sorted(spawn.segments):
+            for child in index.get((segment, wanted), ()):
+                if fits(spawn, child, goals.get(child.id)):
+                    yield spawn, child
+
+
 def match(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> dict[int, str]:
@@ -144,11 +181,9 @@ def match(
     `goals` maps a child id to its normalised first user row (None when unknown)."""
     found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
-    for spawn in spawns:
-        for child in children:
-            if fits(spawn, child, goals.get(child.id)):
-                found.setdefault(spawn.key, []).append(child.id)
-                owners.setdefault(child.id, []).append(spawn.key)
+    for spawn, child in pairs(spawns, children, goals):
+        found.setdefault(spawn.key, []).append(child.id)
+        owners.setdefault(child.id, []).append(spawn.key)
     out: dict[int, str] = {}
     for key, ids in found.items():
         unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
@@ -199,12 +234,14 @@ __all__ = [
     "Spawn",
     "StoreSession",
     "StoreUnavailable",
+    "config_markers",
     "fits",
     "is_continuation",
     "is_delegated_child",
     "markers",
     "match",
     "normalise_goal",
+    "pairs",
     "recent_task_roots",
     "same_profile",
     "spawn_times",

@@ -15,11 +15,10 @@ Rules:
   `[ASYNC DELEGATION COMPLETE — deleg_…]`, iot `[ASYNC DELEGATION TASK FAILED — deleg_…, task
   i/n]`) update the tasks of a delegation known from a spawn result (`completion.py`); a
   crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Only recognised terminal statuses are terminal, and terminal is sticky: later progress
-  never reopens a task. Missing or unfamiliar statuses stay non-terminal (`unknown`).
-- A child reference is only a valid structured `child_session_id` of a `results` entry: never
-  a nested `session_id`, task number, goal or log path. Without one a task carries
-  `unavailable_reason: "no_durable_child_reference"`.
+- Only recognised terminal statuses are terminal, and terminal is sticky: later progress never
+  reopens a task. Missing or unfamiliar statuses stay non-terminal (`unknown`).
+- A child reference is only a valid structured `child_session_id` of a `results` entry: never a
+  nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
 """
 
 from __future__ import annotations
@@ -138,7 +137,9 @@ class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.order: list[_Call] = []
-        self.delegations: dict[str, list[_Task]] = {}
+        # each task once per delegation (by identity, in order); by task index when a completion asks
+        self.delegations: dict[str, dict[int, _Task]] = {}
+        self.by_index: dict[str, dict[int, list[_Task]]] = {}
         self.sessions: dict[str, set[str]] = {}
 
     def add_call(self, msg: WireMessage, call: dict[str, Any]) -> None:
@@ -162,8 +163,17 @@ class _Recovery:
 
     def _register(self, delegation_id: str | None, tasks: Iterable[_Task]) -> None:
         if delegation_id is not None:
-            known = self.delegations.setdefault(delegation_id, [])
-            known.extend(t for t in tasks if t not in known)
+            known = self.delegations.setdefault(delegation_id, {})
+            for task in tasks:
+                known.setdefault(id(task), task)
+            self.by_index.pop(delegation_id, None)
+
+    def _indexed(self, delegation_id: str) -> dict[int, list[_Task]]:
+        if delegation_id not in self.by_index:
+            table = self.by_index[delegation_id] = {}
+            for task in self.delegations.get(delegation_id, {}).values():
+                table.setdefault(task.index, []).append(task)
+        return self.by_index[delegation_id]
 
     def add_result(self, call: _Call, payload: Any) -> None:
         if call.answered or call.failed or not isinstance(payload, dict) or _is_control_ack(payload):
@@ -214,13 +224,12 @@ class _Recovery:
             call.failed = True
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
-        tasks = self.delegations.get(delegation_id, [])
-        return next((t.goal for t in tasks if t.index == index), None)
+        return next((t.goal for t in self._indexed(delegation_id).get(index, [])), None)
 
     def add_completion(self, msg: WireMessage) -> None:
         """Statuses from a completion row, for a delegation known from a spawn result."""
         done = completion.parse(msg, self.goal_of)
-        tasks = self.delegations.get(done.delegation_id, []) if done else []
+        tasks = list(self.delegations.get(done.delegation_id, {}).values()) if done else []
         if done is None or not tasks:
             return
         if done.kind == "batch_error":
@@ -230,10 +239,10 @@ class _Recovery:
             if len(tasks) == 1:
                 tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
         else:
+            table = self._indexed(done.delegation_id)
             for index, status, result in done.updates:
-                for task in tasks:
-                    if task.index == index:
-                        task.update(status_of(status), result)
+                for task in table.get(index, []):
+                    task.update(status_of(status), result)
 
     def entries(self) -> list[TaskEntry]:
         out: list[TaskEntry] = []
@@ -262,16 +271,16 @@ class _Recovery:
         return out
 
 
-def _walk(messages: Sequence[WireMessage]) -> _Recovery:
+def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
     rec = _Recovery()
-    for msg in messages:
+    for msg in messages:  # every pass is linear in rows
         if msg.role != "tool":
             for call in _tool_calls(msg):
                 rec.add_call(msg, call)
-    for msg in messages:
+    for msg in messages if whole else ():
         if msg.role == "tool" and msg.tool_call_id in rec.calls:
             rec.add_result(rec.calls[msg.tool_call_id], _json(msg.content))
-    for msg in messages:
+    for msg in messages if whole else ():
         rec.add_completion(msg)
     return rec
 
@@ -287,4 +296,4 @@ def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
 def call_sessions(messages: Sequence[WireMessage]) -> dict[str, frozenset[str]]:
     """For each delegate_task call id, the session ids of the rows that carry it: the
     segments a child spawned by that call may name as its parent."""
-    return {k: frozenset(v) for k, v in _walk(messages).sessions.items()}
+    return {k: frozenset(v) for k, v in _walk(messages, whole=False).sessions.items()}

@@ -112,8 +112,14 @@ RECOVER: dict[str, str] = {
         "older pages of {sid} stopped returning new rows after {pages} page(s); the task list "
         "may be incomplete"
     ),
-    "depth_bound": "tasks nested deeper than {depth} levels were not read",
-    "visit_bound": "only {n} child conversations were read; the task list may be incomplete",
+    "depth_bound": (
+        "tasks nested deeper than {depth} levels were not read: the children of {left} task(s) at "
+        "that depth were not read, so the tasks they delegated are not listed"
+    ),
+    "visit_bound": (
+        "only {n} child conversations were read: the children of {left} more task(s) were not read, "
+        "so the tasks they delegated are not listed"
+    ),
     "usage_bound": (
         "usage: the children of at most {n} ended tasks are proven in one run; no usage for task(s) {tasks}"
     ),

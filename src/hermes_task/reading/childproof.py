@@ -16,8 +16,9 @@ its rows (`reading/unreported.py` keeps one per child for the run). A check prov
   the segments its proof asks for again (the newest), so an earlier segment's figures are
   the ones read when it was proven (a segment that ended by compression takes no more calls).
 
-`known` (the root's detail the store's assignment already read over HTTP, reading/storehints.py)
-serves the first check's root read. A check that fails raises `HermesError`; what earlier
+`shared` (reading/details.py) serves any detail the run (or a watch's cycle) already read: the
+root's detail the store's assignment read over HTTP (reading/storehints.py) is not read again. A check touches only its own child: checks of different
+children run side by side (reading/unreported.py). A check that fails raises `HermesError`; what earlier
 checks proved is kept.
 """
 
@@ -29,7 +30,7 @@ from hermes_task.core.lineage import BoundReached
 from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import DetailReader
+from hermes_task.reading.details import DetailReader, SharedDetails
 from hermes_task.reading.discovery import LineageProof
 from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.storehints import StoreHints
@@ -50,21 +51,23 @@ class ChildProof(LineageProof):
     """One child's proven lineage and what the last check found, kept across checks."""
 
     def __init__(
-        self, client: DashboardAPI, child_id: str, store: StoreHints, known: SessionDetail | None = None
+        self,
+        client: DashboardAPI,
+        child_id: str,
+        store: StoreHints,
+        shared: SharedDetails | None = None,
     ) -> None:
         super().__init__(client, child_id, hint=True, store=store)
+        self.shared = shared  # the run's (or a watch cycle's) details: none is read twice
         self.owned: bool | None = None
         self.state: ChildState | None = None
         self.details: dict[str, SessionDetail] = {}
         self.usage: Usage | None = None  # None until a check proved the child the task's
-        self.known = known if known is not None and known.id == child_id else None
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
         """Prove the lineage to the newest segment, read its state and sum its usage; None
         when the child is not proven the task's. Failures raise `HermesError`."""
-        reader = DetailReader(self.client)
-        if self.known is not None:
-            reader.cache[self.anchor_id], self.known = self.known, None
+        reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:
                 self.owned = owned_by(reader(self.anchor_id), segments)

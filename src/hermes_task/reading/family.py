@@ -1,12 +1,30 @@
 """`follow --parent`: every delegated task's new rows in one stream (pure of typer/rich).
 
 `FamilyFollower` is the watch loop (`watch.py`) on the parent plus, after each successful read
-of the parent, one `Follower.step()` (`follow.py`) for each of at most `MAX_CHILDREN_PER_CYCLE`
-children, round robin over the children still being read. So every request is sequential (at
-most one in flight, a fortiori one per task) and a cycle makes at most
-`3 + MAX_CHILDREN_PER_CYCLE * 3` reads (detail, newest page, fresh detail each), plus the
-bounded gap-filling older pages of `follow.py`: 20 tasks do not hammer the dashboard, they are
-read in turn.
+of the parent, its children's turn (`follow.py`'s `Follower`, one per child). The budget goes
+where rows can appear (issue 29):
+
+- a child read once and still running is first *probed*: one exact-id detail read of its
+  newest proven segment. A detail equal to the one its last page was read under (the same
+  `message_count`, end and every other field: every backend counts a row appended) means no
+  new row, and nothing more is read; a changed one is the next read's own detail read (the
+  probe costs no extra request when rows came). At most `MAX_PROBES_PER_CYCLE` probes a cycle,
+  in turn beyond that;
+- then at most `MAX_READS_PER_CYCLE` children are read (a `Follower` cycle: detail, newest
+  page, fresh detail, older pages to close a gap): first those whose probe changed, then those
+  due for a final read, then children never read yet, then those retrying a failure; the rest
+  wait for the next cycle (their probe shows the change again);
+- a child seen ended gets its final read at once, in the same cycle (as `follow CHILD`), and
+  then leaves the cycle: ended children whose final rows were read cost nothing more;
+- probes and reads of different children run side by side (reading/fanout.py, at most
+  `fanout.MAX_IN_FLIGHT` requests in flight), each child's own reads in order (one request in
+  flight per task); what they bring is reported in the children's order, by this thread.
+
+So one cycle (`--interval`, 2 s) makes at most 3 reads of the parent (plus gap-filling older
+pages), `MAX_PROBES_PER_CYCLE` probes and `MAX_READS_PER_CYCLE` child reads of three requests
+each (plus a rotated child's proof reads and at most `MAX_FILL_PAGES` older pages after a gap):
+with 50 running children and no new row, 53 requests a cycle; a row written to any of them is
+read and printed in the next cycle.
 
 Invariants:
 - a child is read only once its id is known from the parent's task object
@@ -36,71 +54,25 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable
 
-from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.messages import SETUP_WARNINGS
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.verdict import all_terminal
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follow import FollowConfig, Follower, FollowOutcome
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
+from hermes_task.reading.fanout import gather
+from hermes_task.reading.follow import Fetched, FollowConfig, Follower
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import Resolve, WatchConfig, Watcher, WatchReporter
+from hermes_task.reading.watch import Resolve, WatchConfig, Watcher
 
-MAX_CHILDREN_PER_CYCLE = 4
-
-
-class FamilyReporter(WatchReporter, Protocol):
-    def unavailable(self, entry: TaskEntry) -> None: ...
-    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None: ...
-    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None: ...
-    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None: ...
-
-
-class _Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
-
-    def __init__(
-        self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
-    ) -> None:
-        self.reporter = reporter
-        self.entry = entry
-        self.setup = setup  # a warning about the setup: once per run, not per task
-
-    def state(self, task: TaskInfo) -> None:
-        pass
-
-    def warning(self, item: WarningItem) -> None:
-        if item.code in SETUP_WARNINGS:
-            self.setup(item)
-        else:
-            self.reporter.child_warning(self.entry, item)
-
-    def rows(self, rows: Sequence[Row]) -> None:
-        self.reporter.rows(self.entry, rows)
-
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.child_error(self.entry, error, retrying=retrying)
-
-    def result(self, outcome: FollowOutcome) -> None:
-        pass
-
-
-class _Child(Struct):
-    sid: str
-    tagged: _Tagged
-    follower: Follower
-    done: bool = False
-    final: bool = False  # the parent's verdict is in: one more read, then done
-    ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
-    streak: str | None = None
-    failures: int = 0
-    missing_since: float | None = None
+MAX_PROBES_PER_CYCLE = 64
+MAX_READS_PER_CYCLE = 32
 
 
 OpenChild = Callable[[str, frozenset[str]], TaskReader]
@@ -121,16 +93,27 @@ class FamilyFollower(Watcher):
         jitter: Callable[[], float],
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
-        per_cycle: int = MAX_CHILDREN_PER_CYCLE,
+        shared: SharedDetails | None = None,
+        probes: int = MAX_PROBES_PER_CYCLE,
+        reads: int = MAX_READS_PER_CYCLE,
         rows: RowFilter | None = None,
     ) -> None:
         super().__init__(
-            reader, reporter, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug, resolve=resolve
+            reader,
+            reporter,
+            config,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+            debug=debug,
+            resolve=resolve,
+            shared=shared,
         )
         self.family = reporter
         self.open_child = open_child  # a reader for a child id, gated on the parent's segments
-        self.per_cycle = per_cycle
-        self.children: dict[str, _Child] = {}
+        self.probes = probes
+        self.reads = reads
+        self.children: dict[str, Child] = {}
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
@@ -168,11 +151,11 @@ class FamilyFollower(Watcher):
                 if self.gaps.get(key, ("", ""))[0] == child_id:
                     continue  # this child was reported unreadable
                 reader = self.open_child(child_id, frozenset(self.reader.path))
-                tagged = _Tagged(self.family, entry, self._setup_warning)
+                tagged = Tagged(self.family, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
                 config = FollowConfig(rows=rows)
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
-                child = self.children[key] = _Child(child_id, tagged, follower)
+                child = self.children[key] = Child(child_id, tagged, follower)
             child.tagged.entry = entry
             child.final = child.final or ended
         self._read_children()
@@ -184,34 +167,71 @@ class FamilyFollower(Watcher):
             self.reporter.warning(item)
 
     def _read_children(self) -> None:
+        """Probe, then read, then give the children seen ended their final read (module doc)."""
         pending = [c for c in self.children.values() if not c.done]
-        if not pending:
-            return
-        start = self.turn % len(pending)
-        chosen = (pending[start:] + pending[:start])[: self.per_cycle]
+        probed = self._in_turn([c for c in pending if c.probed()])
+        rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
+        changed: list[tuple[Child, SessionDetail | None]] = []
+        for child, got in zip(probed, self._probe_all(probed), strict=True):
+            if isinstance(got, HermesError):
+                self._failed(child, got, final=False)  # read in full on its next turn
+            elif child.moved(got):
+                changed.append((child, got))
+        order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
+        order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
+        due = (changed + [(c, None) for c in order])[: self.reads]
+        self._read_all(due)
+        ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak is None]
+        self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
+
+    def _in_turn(self, children: list[Child]) -> list[Child]:
+        """At most `probes` of them, starting where the last cycle stopped."""
+        if len(children) <= self.probes:
+            return children
+        start = self.turn % len(children)
+        chosen = (children[start:] + children[:start])[: self.probes]
         self.turn = start + len(chosen)
-        for child in chosen:
-            self._read_child(child)
+        return chosen
 
-    def _read_child(self, child: _Child) -> None:
-        final = child.final
-        try:
-            snap = child.follower.step()
-        except HermesError as err:
-            self._failed(child, err, final=final)
-            return
-        child.streak, child.failures, child.missing_since = None, 0, None
-        if snap.failure is not None:
-            self._unreadable(child, snap.failure)
-            return
-        reader = child.follower.reader
-        tip = reader.tip
-        seen = (tip.id, tip.end_reason) if tip is not None and reader.state() == "ended" else None
-        if final or (seen is not None and seen == child.ended):
-            child.done = True  # the read after the parent's verdict, or the child's final read
-        child.ended = seen
+    def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
+        def probe(child: Child) -> SessionDetail | HermesError:
+            try:
+                return child.follower.reader.client.detail(child.follower.reader.path[-1])
+            except HermesError as err:
+                return err
 
-    def _failed(self, child: _Child, err: HermesError, *, final: bool) -> None:
+        jobs = [lambda c=c: probe(c) for c in children]
+        return gather(jobs, what="child change probes", debug=self.debug)
+
+    def _read_all(self, due: list[tuple[Child, SessionDetail | None]]) -> None:
+        """Fetch `due` side by side, then deliver and settle each in order."""
+
+        def fetch(child: Child, probe: SessionDetail | None) -> Fetched | HermesError:
+            try:
+                return child.follower.fetch(probe)
+            except HermesError as err:
+                return err
+
+        jobs = [lambda c=c, p=p: fetch(c, p) for c, p in due]
+        for (child, _), got in zip(due, gather(jobs, what="child reads", debug=self.debug), strict=True):
+            final = child.final
+            if isinstance(got, HermesError):
+                self._failed(child, got, final=final)
+                continue
+            snap = child.follower.deliver(got)
+            child.streak, child.failures, child.missing_since = None, 0, None
+            if snap.failure is not None:
+                self._unreadable(child, snap.failure)
+                continue
+            child.read = True
+            reader = child.follower.reader
+            tip = reader.tip
+            seen = (tip.id, tip.end_reason) if tip is not None and reader.state() == "ended" else None
+            if final or (seen is not None and seen == child.ended):
+                child.done = True  # the read after the parent's verdict, or the child's final read
+            child.ended = seen
+
+    def _failed(self, child: Child, err: HermesError, *, final: bool) -> None:
         """A child's read failed: unreadable when final (or past its bound), else retried."""
         if not err.retryable:
             self._unreadable(child, err)
@@ -231,7 +251,7 @@ class FamilyFollower(Watcher):
             child.tagged.error(err, retrying=True, delay=None)
         child.streak = err.code.value
 
-    def _unreadable(self, child: _Child, err: HermesError) -> None:
+    def _unreadable(self, child: Child, err: HermesError) -> None:
         """Report a child unreadable once: its error, and its code as the task's `gap`."""
         child.done = True
         child.tagged.error(err, retrying=False, delay=None)

@@ -3,8 +3,7 @@
 `Follower` drives a `TaskReader`: one request flight at a time, each cycle a
 `TaskReader.refresh()` (detail, newest page, fresh detail) merged into the reader's window.
 Clock, sleep and jitter are parameters, so every timing decision is testable with a fake
-clock. What the loop learns goes to a `Reporter` (the CLI renders it as terminal text or
-NDJSON events).
+clock. What the loop learns goes to a `Reporter` (terminal text or NDJSON events).
 
 Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`, where the backend
@@ -44,6 +43,7 @@ from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import project
 from hermes_task.core.window import RowKey
+from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.follow_outcome import (
     COMPRESSION,
@@ -56,6 +56,8 @@ from hermes_task.reading.follow_outcome import (
 )
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import Snapshot, TaskReader
+
+Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join those reported
 
 
 class Follower(PollLoop[FollowConfig]):
@@ -112,7 +114,7 @@ class Follower(PollLoop[FollowConfig]):
             started = self.clock()
             snap: Snapshot | None = None
             try:
-                snap = self._cycle()
+                snap = self.step()
                 err = snap.failure  # an unreadable --tip: the verified rows are published
             except HermesError as exc:
                 err = exc
@@ -170,16 +172,22 @@ class Follower(PollLoop[FollowConfig]):
 
     # -- one cycle ------------------------------------------------------------------------
 
-    def step(self) -> Snapshot:
-        """One cycle outside `run()` (`follow --parent` drives many followers): refresh, fill a
-        gap, report what is new; failures raise `HermesError` as in `run()`."""
-        return self._cycle()
+    def step(self, probe: SessionDetail | None = None) -> Snapshot:
+        """One cycle outside `run()`: `fetch`, then `deliver`; failures raise `HermesError`."""
+        return self.deliver(self.fetch(probe))
 
-    def _cycle(self) -> Snapshot:
-        snap = self.reader.refresh()
+    def fetch(self, probe: SessionDetail | None = None) -> Fetched:
+        """The reads of one cycle (refresh, older pages to close a gap), reporting nothing:
+        `follow --parent` fetches children side by side (each touching only its own reader),
+        then `deliver`s them in order. `probe`: the tip's detail read just before."""
+        snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
+        return snap, self._fill()
+
+    def deliver(self, fetched: Fetched) -> Snapshot:
+        """Report what one `fetch` brought: its warnings, then its new rows."""
+        snap, connected = fetched
         warnings = [w for w in snap.warnings if w.code != "gap"]
-        connected = self._fill()
         if connected:
             self.gap = False
         elif self.gap:

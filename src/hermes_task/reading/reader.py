@@ -1,11 +1,10 @@
 """One task, read cycle by cycle: proof, newest page, fresh detail.
 
-`TaskReader` owns the verified lineage, the window and the request generation of one task.
-Each `refresh()` proves pending candidates (`reading/discovery.py`: `--tip`, then hints and
-the store's continuations while the newest segment ended by compression), then reads the
-detail, the newest messages page and a fresh detail that notices a compression finished
-during the request. A messages answer for another session is used only once proven on the
-same branch. Failures raise `HermesError`; what was verified before stays in `window`.
+`TaskReader` owns the verified lineage, the window and the request generation of one task. Each `refresh()`
+proves pending candidates (`reading/discovery.py`: `--tip`, then hints and the store's continuations while
+the newest segment ended by compression), then reads the detail, the newest messages page and a fresh detail
+that notices a compression finished during the request. A messages answer for another session is used only
+once proven on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader
+from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.history import Earlier
 from hermes_task.reading.snapshot import Snapshot, with_refreshes
 from hermes_task.reading.storehints import StoreHints
@@ -56,9 +55,12 @@ class TaskReader(TipPages):
         hint: bool = True,
         store: StoreHints | None = None,
         admit: Callable[[SessionDetail], None] | None = None,
+        shared: SharedDetails | None = None,
     ) -> None:
         super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
+        self.shared = shared  # a one-shot run's details (reading/details.py): each read once
+        self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
         self.earlier = Earlier()
@@ -67,11 +69,14 @@ class TaskReader(TipPages):
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    def refresh(self) -> Snapshot:
-        """One read cycle; the window gains the newest page of the newest verified segment.
-        A detail-read budget spent inside the cycle ends it with `bound_reached`, keeping
-        what was verified (never an internal error)."""
-        reader = DetailReader(self.client, self.detail_budget)
+    def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
+        """One read cycle; the window gains the newest page of the newest verified segment. A
+        detail-read budget spent inside the cycle ends it with `bound_reached`, keeping what was verified
+        (never an internal error). `probe`: the newest segment's detail read just before (`follow
+        --parent`'s change probe), this cycle's read of it."""
+        reader = DetailReader(self.client, self.detail_budget, self.shared)
+        if probe is not None:
+            reader.seed(probe)
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
@@ -98,6 +103,7 @@ class TaskReader(TipPages):
             except BoundReached:
                 self.bound_hit = True
             tip, newest = self._tip_page(reader)
+            self.basis = tip
             snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
@@ -120,13 +126,12 @@ class TaskReader(TipPages):
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
-        While the tip window has older rows, they come first; then (`across`) the previous
-        proven segments, segment by segment (`core/history.py`). In the tip window, the
-        read re-reads the block's first row as an anchor (`older_request`). A page of
-        another session (the canonical segment changed during the read) or of another
-        generation is never merged: the paging restarts with the newest page at offset 0.
-        A page that misses its anchor (rows appended or removed since the block was read)
-        is retried once after a refresh joined the head, then paging restarts.
+        While the tip window has older rows, they come first; then (`across`) the previous proven segments,
+        segment by segment (`core/history.py`). In the tip window, the read re-reads the block's first row as
+        an anchor (`older_request`). A page of another session (the canonical segment changed during the
+        read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
+        A page that misses its anchor (rows appended or removed since the block was read) is retried once
+        after a refresh joined the head, then paging restarts.
         """
         if self.tip is None:
             self.refresh()
@@ -255,9 +260,8 @@ class TaskReader(TipPages):
         return "ended"
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/usage.py`): a later segment
-        may exist while the tip ended by compression, an earlier one unless the anchor is
-        known not to continue one."""
+        """The task's usage from the details the proof read (`core/usage.py`): a later segment may exist
+        while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)

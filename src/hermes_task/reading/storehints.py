@@ -15,6 +15,7 @@ why, never content.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -25,10 +26,10 @@ from hermes_task.core.children import (
     Spawn,
     StoreSession,
     StoreUnavailable,
-    fits,
     is_delegated_child,
     match,
     normalise_goal,
+    pairs,
     same_profile,
     spawn_times,
 )
@@ -40,6 +41,8 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.fanout import gather
 from hermes_task.reading.ownership import NOT_OWNED, delegation_parent
 from hermes_task.reading.transcript import read_goal
 
@@ -70,7 +73,7 @@ class StoreHints:
         # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
-        self.details: dict[str, SessionDetail] = {}  # the details behind `shown` (reading/childproof.py)
+        self._lock = threading.RLock()  # lookups from reads side by side (reading/fanout.py)
 
     def _unavailable(self, reason: str) -> None:
         self.failed = self.failed or reason != "foreign"
@@ -79,14 +82,15 @@ class StoreHints:
             self.warning = WarningItem(code="store_unavailable", message=store_warning(reason, self.path))
 
     def _call(self, lookup: Callable[[StoreAPI], T]) -> T | None:
-        if self.store is None:
-            self._unavailable(self.off or "disabled")
-            return None
-        try:
-            return lookup(self.store)
-        except StoreUnavailable as exc:
-            self._unavailable(exc.reason)
-            return None
+        with self._lock:
+            if self.store is None:
+                self._unavailable(self.off or "disabled")
+                return None
+            try:
+                return lookup(self.store)
+            except StoreUnavailable as exc:
+                self._unavailable(exc.reason)
+                return None
 
     def children(self, session_id: str) -> list[StoreSession] | None:
         """The store's children of a session the dashboard showed; None (and the warning)
@@ -139,17 +143,15 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
     )
 
 
-def child_over_http(
-    client: DashboardAPI, hints: StoreHints, child_id: str, segments: frozenset[str]
-) -> StoreSession | str:
-    """What the dashboard shows of a proposed child, or why it is not used. First the
-    ownership proof on its exact-id detail (a delegated child of one of `segments`,
-    reading/ownership.py); only then one oldest row of it, its goal. Complete answers are
-    kept for the run (`hints.shown`, `hints.goals`): a later cycle asks nothing again."""
-    if child_id in hints.shown:
-        return hints.shown[child_id]
+def _over_http(
+    client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
+) -> tuple[StoreSession, str] | str:
+    """What the dashboard shows of a proposed child (its columns and goal), or why it is not
+    used. First the ownership proof on its exact-id detail (a delegated child of one of
+    `segments`, reading/ownership.py); only then one oldest row of it, its goal. Touches no
+    shared state but `details`: proposals are proven side by side (reading/fanout.py)."""
     try:
-        detail = client.detail(child_id)
+        detail = details(child_id)
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
@@ -160,19 +162,41 @@ def child_over_http(
     goal = normalise_goal(read_goal(client, child_id))
     if goal is None:
         return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
-    hints.shown[child_id], hints.goals[child_id] = _shown(detail, parent), goal
-    hints.details[child_id] = detail
+    return _shown(detail, parent), goal
+
+
+def child_over_http(
+    client: DashboardAPI,
+    hints: StoreHints,
+    child_id: str,
+    segments: frozenset[str],
+    shared: SharedDetails | None = None,
+) -> StoreSession | str:
+    """`_over_http` for one child; complete answers are kept for the run (`hints.shown`,
+    `hints.goals`): a later cycle asks nothing again."""
+    if child_id not in hints.shown:
+        got = _over_http(client, shared or client.detail, child_id, segments)
+        if isinstance(got, str):
+            return got
+        hints.shown[child_id], hints.goals[child_id] = got
     return hints.shown[child_id]
 
 
 def find_children(
-    client: DashboardAPI, hints: StoreHints, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]
+    client: DashboardAPI,
+    hints: StoreHints,
+    messages: Sequence[WireMessage],
+    tasks: Sequence[TaskEntry],
+    shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
     """`tasks` with each missing child id proposed by the store and assigned by what HTTP
     shows; `child_ref_source` says where every id came from. The store proposes the
     delegated children of the segments that carry the spawn calls whose own columns fit a
-    task; the assignment is `core.children.match` over the proposals' details and first
-    user rows read over HTTP (`child_over_http`), never over the store's columns."""
+    task (`core.children.pairs`: indexed, linear in tasks); the proposals not proven earlier
+    in the run are proven over HTTP side by side (`_over_http`, reading/fanout.py), then
+    recorded in the store's order; the assignment is `core.children.match` over the
+    proposals' details and first user rows read over HTTP, never over the store's columns.
+    `shared`: the run's details (a one-shot command), so a later check reads none again."""
     out = [replace(t, child_ref_source="transcript") if t.child_session_id else t for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
@@ -204,12 +228,26 @@ def find_children(
     if hints.failed:
         return out  # the store failed part-way: today's behaviour
     segments = frozenset(s for spawn in spawns for s in spawn.segments)
+    proposed: dict[str, list[int]] = {}
+    for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
+        proposed.setdefault(row.id, []).append(spawn.key)
+    ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
+    details = shared or client.detail
+
+    def prove(sid: str) -> Callable[[], tuple[StoreSession, str] | str]:
+        return lambda: _over_http(client, details, sid, segments)
+
+    proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
+    answers = dict(zip(ask, proofs, strict=True))
     shown: list[StoreSession] = []
     for row in rows:
-        keys = [spawn.key for spawn in spawns if fits(spawn, row, store_goals[row.id])]
+        keys = proposed.get(row.id)
         if not keys:
-            continue  # the store itself does not propose it for any task
-        got = child_over_http(client, hints, row.id, segments)
+            continue
+        got = answers.get(row.id) or hints.shown[row.id]
+        if isinstance(got, tuple):
+            hints.shown[row.id], hints.goals[row.id] = got
+            got = got[0]
         if isinstance(got, str):
             hints.proposal_checked(got != Code.NOT_FOUND.value)
             hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")

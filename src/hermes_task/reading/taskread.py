@@ -24,17 +24,19 @@ from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.messages import SEARCH, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.older import Plan, combine_warnings, read_batches
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS
 
 # Warnings that say a transcript was not read whole, in the order a shortfall names them.
 INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 # Warnings about the backend or the machine, not one child: said once for a run.
 RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
-MAX_READS = MAX_CONVERSATIONS
+# Whole transcripts read for one search or report (the task tree's own bound, tasktree's
+# MAX_CONVERSATIONS, counts reads of delegating conversations, which are smaller).
+MAX_READS = 100
 
 
 class ChildRead(Struct, frozen=True):
@@ -76,9 +78,12 @@ def read_child(
     hints: StoreHints | None,
     *,
     pages: int | None = None,
+    shared: SharedDetails | None = None,
 ) -> ChildRead:
-    """Read `child_id`, a delegated child of one of `parents` (module docstring)."""
-    reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, client.detail))
+    """Read `child_id`, a delegated child of one of `parents` (module docstring); `shared`: the
+    run's details (a detail the run read already is not read again)."""
+    detail = shared or client.detail
+    reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, detail), shared=shared)
     try:
         snap = reader.refresh()
         reader.fill()
@@ -114,8 +119,10 @@ class ChildReads:
         pages: int | None = None,
         max_reads: int = MAX_READS,
         bound: str = "",
+        shared: SharedDetails | None = None,
     ) -> None:
         self.client = client
+        self.shared = shared
         self.hints = hints
         self.pages = pages
         self.max_reads = max_reads
@@ -133,7 +140,9 @@ class ChildReads:
             return self.done[child]
         if len(self.done) >= self.max_reads:
             return Unread("bound_reached", self.bound.format(n=self.max_reads))
-        found = self.done[child] = read_child(self.client, child, parents, self.hints, pages=self.pages)
+        found = self.done[child] = read_child(
+            self.client, child, parents, self.hints, pages=self.pages, shared=self.shared
+        )
         return found
 
 

@@ -7,8 +7,11 @@ were read (then a `bound_reached` warning says the task list may be incomplete).
 `build` turns a parent conversation into its task list and, with `recursive`, reads each task's
 child when its reference is known and nests the child's own tasks under it. Invariants: each
 conversation (every segment of its proven lineage) is visited at most once, under the first
-task that references it, so cycles end; nesting is bounded to `max_depth` levels and
-`max_conversations` reads (a `bound_reached` warning names the bound); tasks come only from
+task that references it (a conversation's children are chosen in task order before any of
+them is expanded, then expanded in task order), so cycles end; the children of one
+conversation are read side by side (reading/fanout.py) and used in task order; nesting is
+bounded to `max_depth` levels and `max_conversations` reads (a `bound_reached` warning names
+the bound and how many tasks' children it left unread); tasks come only from
 rows of the conversation's proven lineage (its path-filtered view), and a child's detail must
 name a segment of that lineage as its delegation parent (`parent_session_id` and
 `_delegate_from`, reading/ownership.py) before any of its messages are read; a child that cannot be
@@ -39,13 +42,15 @@ from hermes_task.core.usage import Missing, Usage, combine, with_missing
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.fanout import gather
 from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.storehints import StoreHints
 from hermes_task.reading.transcript import history_warnings, merge_warnings
 
 MAX_DEPTH = 8
-MAX_CONVERSATIONS = 100
+MAX_CONVERSATIONS = 1000
 MAX_IDLE_PAGES = 3
 
 
@@ -72,9 +77,11 @@ def read_conversation(
     hint: bool,
     pages: int | None = None,
     store: StoreHints | None = None,
+    shared: SharedDetails | None = None,
 ) -> Conversation:
-    """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`."""
-    reader = TaskReader(client, session_id, hint=hint, store=store)
+    """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`.
+    `shared`: the run's details (a detail read before, by a proof, is not read again)."""
+    reader = TaskReader(client, session_id, hint=hint, store=store, shared=shared)
     warnings = read_history(reader, pages)
     return conversation_of(reader, warnings)
 
@@ -141,56 +148,84 @@ class _Walk(Struct):
     max_conversations: int
     visited: set[str]
     warnings: list[WarningItem]
+    debug: Callable[[str], None] | None = None
     reads: int = 0
+    deep: int = 0  # tasks at the depth bound whose child was not read
+    cut: int = 0  # tasks past the conversation bound whose child was not read
 
     def warn(self, item: WarningItem) -> None:
         if item not in self.warnings:
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        out: list[TaskEntry] = []
-        for task in self.resolve(conv, recover(conv.messages)):
+        """The conversation's tasks: which children to read is decided in task order, then
+        they are read side by side (`_child`), then each is expanded in task order."""
+        out = self.resolve(conv, recover(conv.messages))
+        chosen: list[int] = []
+        for i, task in enumerate(out):
             ref = task.child_session_id
             if ref is None or ref in self.visited:
-                out.append(_nested(task, None))
+                out[i] = _nested(task, None)
                 continue
             if depth >= self.max_depth:
-                self.warn(_bound(RECOVER["depth_bound"].format(depth=self.max_depth)))
-                out.append(_nested(task, "nested"))
-                continue
-            if self.reads >= self.max_conversations:
-                self.warn(_bound(RECOVER["visit_bound"].format(n=self.max_conversations)))
-                out.append(_nested(task, "nested"))
-                continue
-            self.visited.add(ref)
-            self.reads += 1
-            # A segment of this conversation's proven lineage (which carries every spawn call:
-            # its rows are the only ones tasks are built from).
-            parents = frozenset(conv.path)
-            try:
-                # Ownership first: the child's detail must name this parent as its delegation
-                # parent before any of its messages are read (reading/ownership.py).
-                if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
-                    out.append(_nested(replace(task, gap=Code.IDENTITY_MISMATCH.value, usage=None), None))
-                    continue
-                child = self.read(ref)
-            except HermesError as exc:
-                if exc.code is Code.INTERRUPTED:
-                    raise
-                out.append(_nested(replace(task, gap=exc.code.value), "nested"))
-                continue
-            if self.detail is None and not owned_by(child.anchor, parents):
-                out.append(_nested(replace(task, gap=Code.IDENTITY_MISMATCH.value, usage=None), None))
-                continue
-            self.visited.update(child.path, (m.session_id for m in child.messages))
-            for item in child.warnings:
-                if item.code == "bound_reached":
-                    self.warn(item)
-            kids = self.expand(child, depth + 1)
-            # The child's own read proved its lineage: its usage, from the details that read held.
-            whole = combine([child.usage, *(k.usage_with_children for k in kids)])
-            out.append(replace(task, children=kids, usage=child.usage, usage_with_children=whole))
+                self.deep += 1
+                out[i] = _nested(task, "nested")
+            elif self.reads >= self.max_conversations:
+                self.cut += 1
+                out[i] = _nested(task, "nested")
+            else:
+                self.visited.add(ref)
+                self.reads += 1
+                chosen.append(i)
+        # The segments of this conversation's proven lineage (which carries every spawn call:
+        # its rows are the only ones tasks are built from).
+        parents = frozenset(conv.path)
+        jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
+        covered: set[str] = set()  # the lineages of the siblings expanded before
+        for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
+            task = out[i]
+            if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
+                out[i] = _nested(task, None)
+            elif got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
+                out[i] = _nested(replace(task, gap=got, usage=None), None)
+            elif isinstance(got, str):
+                out[i] = _nested(replace(task, gap=got), "nested")
+            else:
+                lineage = {*got.path, *(m.session_id for m in got.messages)}
+                covered |= lineage
+                self.visited |= lineage
+                for item in got.warnings:
+                    if item.code == "bound_reached":
+                        self.warn(item)
+                kids = self.expand(got, depth + 1)
+                # The child's own read proved its lineage: its usage, from the details that read held.
+                whole = combine([got.usage, *(k.usage_with_children for k in kids)])
+                out[i] = replace(task, children=kids, usage=got.usage, usage_with_children=whole)
         return out
+
+    def _child(self, ref: str, parents: frozenset[str]) -> Conversation | str:
+        """One child read as its own conversation, or the code of its `gap` (on a worker
+        thread: it touches nothing but its own reads)."""
+        try:
+            # Ownership first: the child's detail must name this parent as its delegation
+            # parent before any of its messages are read (reading/ownership.py).
+            if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
+                return Code.IDENTITY_MISMATCH.value
+            child = self.read(ref)
+        except HermesError as exc:
+            if exc.code is Code.INTERRUPTED:
+                raise
+            return exc.code.value
+        if self.detail is None and not owned_by(child.anchor, parents):
+            return Code.IDENTITY_MISMATCH.value
+        return child
+
+    def bounds(self) -> None:
+        """A bound that cut the tree says how many tasks' children it left unread."""
+        if self.deep:
+            self.warn(_bound(RECOVER["depth_bound"].format(depth=self.max_depth, left=self.deep)))
+        if self.cut:
+            self.warn(_bound(RECOVER["visit_bound"].format(n=self.max_conversations, left=self.cut)))
 
 
 def _nested(task: TaskEntry, reason: Missing | None) -> TaskEntry:
@@ -208,9 +243,11 @@ def build(
     read_detail: Callable[[str], SessionDetail] | None = None,
     max_depth: int = MAX_DEPTH,
     max_conversations: int = MAX_CONVERSATIONS,
+    debug: Callable[[str], None] | None = None,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
-    `read_detail` (one exact-id detail read) checks a child's parent before `read_child`."""
+    `read_detail` (one exact-id detail read) checks a child's parent before `read_child`;
+    both may run on several threads at once (reading/fanout.py)."""
     walk = _Walk(
         read=read_child,
         resolve=resolve,
@@ -219,10 +256,13 @@ def build(
         max_conversations=max_conversations,
         visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
         warnings=list(parent.warnings),
+        debug=debug,
     )
     if not recursive:
         return resolve(parent, recover(parent.messages)), walk.warnings
-    return walk.expand(parent, 0), walk.warnings
+    tasks = walk.expand(parent, 0)
+    walk.bounds()
+    return tasks, walk.warnings
 
 
 __all__ = ["MAX_DEPTH", "Conversation", "build", "conversation_of", "read_conversation", "read_history"]

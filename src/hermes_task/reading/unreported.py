@@ -28,8 +28,11 @@ compression) and reads that segment's state. Rules:
   (`reading/childproof.py`); `steady()` is also False while a terminal task's child has never
   been checked, so a watch's last events carry it. At most `MAX_USAGE_CHILDREN` such children
   are proven in one run; the tasks past it have no usage, and `warnings()` names them.
-- Reads are sequential (one request in flight). `--debug` lines name the task, the child id and
-  its state, never content.
+- `shared` (reading/details.py): the details this run (`recover`) or cycle (a watch) read
+  already, so a child whose proposal was just proven is not read again for its state.
+- Each child's reads are sequential (one request in flight per child); different children are
+  checked side by side (reading/fanout.py), and what they found is recorded in task order.
+  `--debug` lines name the task, the child id and its state, never content.
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ from hermes_task.core.verdict import UNREPORTED
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.childproof import ChildProof, state_of
+from hermes_task.reading.childproof import ChildProof, ChildState, state_of
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.fanout import gather
 from hermes_task.reading.storehints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
@@ -65,9 +70,11 @@ class Unreported:
         usage: bool = False,
         debug: Callable[[str], None] | None = None,
         warn: Callable[[WarningItem], None] | None = None,
+        shared: SharedDetails | None = None,
     ) -> None:
         self.client = client
         self.hints = hints
+        self.shared = shared
         self.per_cycle = per_cycle
         self.usage = usage  # also prove the children of terminal tasks, for their usage
         self.debug = debug
@@ -148,24 +155,41 @@ class Unreported:
         ref = task.child_session_id
         assert ref is not None
         if ref not in self.children:
-            self.children[ref] = ChildProof(self.client, ref, self.hints, self.hints.details.get(ref))
+            self.children[ref] = ChildProof(self.client, ref, self.hints, shared=self.shared)
         return self.children[ref]
 
     def _check(self, tasks: list[TaskEntry]) -> None:
-        due = [t for t in tasks if self._child(t).owned is not False and self._child(t).state != "ended"]
+        due: list[TaskEntry] = []
+        refs: set[str] = set()
+        for task in tasks:  # each child once (two tasks naming one child share its state)
+            child = self._child(task)
+            if child.owned is not False and child.state != "ended" and child.anchor_id not in refs:
+                refs.add(child.anchor_id)
+                due.append(task)
         if self.per_cycle is not None and len(due) > self.per_cycle:
             start = self.turn % len(due)
             due = (due[start:] + due[:start])[: self.per_cycle]
             self.turn = start + len(due)
-        for task in due:
-            child = self._child(task)
-            seen: str
-            try:
-                child.state = child.check(self.segments.get(task.call_id or "", frozenset()))
-                seen = child.state or "not proven the task's child"
-            except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
-                child.state, seen = "unknown", f"unknown (not read: {exc.code.value})"
-            self._say(f"task {task.number} child {child.anchor_id}: {seen}")
+        jobs = [
+            lambda task=task: self._look(
+                self._child(task), self.segments.get(task.call_id or "", frozenset())
+            )
+            for task in due
+        ]
+        for task, (state, seen) in zip(
+            due, gather(jobs, what="child state checks", debug=self.debug), strict=True
+        ):
+            self._child(task).state = state
+            self._say(f"task {task.number} child {task.child_session_id}: {seen}")
+
+    @staticmethod
+    def _look(child: ChildProof, segments: frozenset[str]) -> tuple[ChildState | None, str]:
+        """One child's check (on a worker thread: it touches only this child)."""
+        try:
+            state = child.check(segments)
+        except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
+            return "unknown", f"unknown (not read: {exc.code.value})"
+        return state, state or "not proven the task's child"
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
         child = self.children.get(task.child_session_id or "") if task.call_id else None

@@ -1,12 +1,10 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
 `Watcher` drives one `TaskReader` anchored at the parent, with the follow loop's rules
-(`follow.py`): one request in flight (reads are sequential), a cycle every `interval` seconds
-measured from the cycle's start, transient failures backed off exponentially from
-`backoff_base` to `backoff_cap` seconds with jitter (404 every interval) and reported once per
-streak, any other failure final, and `timeout` bounding the whole watch (at least one read
-always happens). Clock, sleep and jitter are parameters; what the loop learns goes to a
-`WatchReporter`.
+(`follow.py`): one request in flight on the parent, a cycle every `interval` seconds from the
+cycle's start, transient failures backed off from `backoff_base` to `backoff_cap` seconds with
+jitter (404 every interval) and reported once per streak, any other failure final, `timeout`
+bounding the whole watch (one read always happens). Clock, sleep and jitter are parameters.
 
 Invariants:
 - the history is read once (the first cycle: newest page, then every older page); each later
@@ -15,19 +13,19 @@ Invariants:
   warning): never the whole history again;
 - the task list is recomputed only when a cycle brought new rows; in a cycle without,
   `recheck` (reading/unreported.py) checks the known tasks' children again, so a child's end
-  is noticed without a parent row; a task is reported (`task`) when it first appears and
-  whenever its entry changes, keyed by its stable `CALL.TASK` number, and tasks delegated
-  meanwhile join;
+  is noticed without a parent row; a child proven once is not proven again (`StoreHints.shown`,
+  a check keeps its proof): a new parent row costs the parent's reads and `recheck`'s bounded
+  checks whatever the number of tasks, and a cycle reads each detail once (`shared`); a task is
+  reported when it first appears and when its entry changes, keyed by its `CALL.TASK` number;
 - the watch ends `ended` when there is at least one task, every task is terminal and
   `recheck` is steady (an end it just noticed had its second look), `timeout`
   when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
   the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last;
 - exit 9 means what it says: only when the last read succeeded and showed a task still
   running. A parent that never answered, or a streak of 404s, ends after `start_timeout` with
-  that failure's own code (4, 7, ...); when every read failed until the deadline, the watch
-  ends with the last failure's code and the result carries the age of the last successful
-  read (`last_read_age`); every task terminal at the deadline (`follow --parent` still
-  reading a child) ends by the verdict;
+  that failure's own code (4, 7, ...); when every read failed until the deadline, with the last
+  failure's code and the age of the last successful read (`last_read_age`); every task terminal
+  at the deadline (`follow --parent` still reading a child) ends by the verdict;
 - tasks are built from the reader's path-filtered view only (rows of the proven lineage).
 """
 
@@ -45,6 +43,7 @@ from hermes_task.core.messages import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
+from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES, START_TIMEOUT
 from hermes_task.reading.polling import PollLoop
 from hermes_task.reading.reader import TaskReader
@@ -110,11 +109,13 @@ class Watcher(PollLoop[WatchConfig]):
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
         recheck: Recheck | None = None,
+        shared: SharedDetails | None = None,
     ) -> None:
         super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
         self.resolve = resolve
         self.recheck = recheck
+        self.shared = shared  # one cycle's details (`resolve`, `recheck`): cleared as each starts
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
@@ -230,6 +231,8 @@ class Watcher(PollLoop[WatchConfig]):
     def _cycle(self) -> bool:
         """One read; True when the task list changed (new rows, or a child's end rechecked)."""
         self.cycles += 1
+        if self.shared is not None:
+            self.shared.clear()
         reader = self.reader
         if not self.opened:
             warnings = read_history(reader)

@@ -15,7 +15,9 @@ running (or of unknown status) when the report was made is an `error` (`type` it
 `message` saying when: when read, when `--timeout` ran out, when the watch was stopped or
 failed), with its last rows too. A run that failed itself (the parent could not be read, the
 watch failed) adds a `testcase` named after that read, an `error` whose `type` is the failure's
-code. Every counter (`tests`, `failures`, `errors`, `skipped`) is counted from the cases.
+code. Every counter (`tests`, `failures`, `errors`, `skipped`) is counted from the cases. A
+task with a proven usage carries it as `show`'s header line (`usage: … in · … out · …`): in a
+passing testcase's `system-out`, in a failure's or error's text.
 
 Backend text is hostile: every string is stripped of control sequences (`clean`) and of the
 characters XML 1.0 forbids (U+FFFE, U+FFFF; `clean` already spelled out the C0 and C1 controls
@@ -36,6 +38,7 @@ from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.taskread import ChildRead, Unread
+from hermes_task.render import usagetext
 from hermes_task.render.plain import number_of
 from hermes_task.render.plain_rows import rows_text
 from hermes_task.render.rows import Segments, View
@@ -86,8 +89,9 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
     """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
     name = _line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
     kind = kind_of(entry)
+    usage = usagetext.line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
-        return Case(name, conversation, entry.duration_seconds)
+        return Case(name, conversation, entry.duration_seconds, out=usage)
     facts = [f"status: {entry.status}"]
     if entry.error:
         facts.append(f"error: {entry.error}")
@@ -103,6 +107,8 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
         )
         if value
     ]
+    if usage:
+        facts.append(usage)
     if kind == "failure":
         message = _line(entry.error or entry.summary or entry.status, MESSAGE_WIDTH)
     else:
@@ -178,12 +184,11 @@ def _case(suite: ET.Element, case: Case) -> None:
     )
     if case.time is not None and math.isfinite(case.time):
         element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
-    if case.kind == "pass":
-        return
-    outcome = ET.SubElement(
-        element, case.kind, message=xml_text(case.message), type=xml_text(clean_line(case.type))
-    )
-    outcome.text = xml_text(case.text)
+    if case.kind != "pass":
+        outcome = ET.SubElement(
+            element, case.kind, message=xml_text(case.message), type=xml_text(clean_line(case.type))
+        )
+        outcome.text = xml_text(case.text)
     if case.out is not None:
         ET.SubElement(element, "system-out").text = xml_text(case.out)
 

@@ -119,6 +119,23 @@ def run_seed_tool(name: str, home: Path, *args: str, timeout: float = SEED_TIMEO
     return proc.stdout.decode("utf-8", "replace")
 
 
+def start_seed_tool(name: str, home: Path, *args: str) -> subprocess.Popen[str]:
+    """Start ``python -m tests.support.seeding ARGS`` (a long-running one: ``writer``) with the
+    backend interpreter against *home*, stdin and stdout piped as text; the caller ends it by
+    closing its stdin and waiting for it."""
+    venv = ensure_venv(name)
+    home = Path(home).resolve()
+    env = support_env(backend_env(name, home))
+    cmd = [str(venv_python(venv)), "-P", "-m", SEED_MODULE, *args]
+    log = open(home / "seed.log", "ab")  # noqa: SIM115 (the process keeps it open)
+    try:
+        return subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=home, env=env, text=True
+        )
+    finally:
+        log.close()
+
+
 def seed(name: str, home: Path) -> dict[str, Any]:
     """Seed every scenario into *home* (see tests/support/seeding) and return the manifest."""
     home = Path(home).resolve()

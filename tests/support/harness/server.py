@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.harness.homes import backend_env, run_seed_tool, support_env, write_secret
+from tests.support.harness.homes import backend_env, run_seed_tool, start_seed_tool, support_env, write_secret
 from tests.support.harness.processes import STOP_TIMEOUT, terminate_group, track
 from tests.support.harness.specs import BackendSpec, HarnessError, spec_named
 from tests.support.harness.venvs import ensure_venv, tail
@@ -255,6 +255,21 @@ class Backend:
         out = run_seed_tool(self.name, self.home, "watch-parent", "--goals-json", json.dumps(goals))
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
+
+    def fan_out(self, goals: list[str], *, finished: bool = False, nested: int = 0) -> dict[str, Any]:
+        """A new parent that dispatched *goals* in one background unit, seeded fast
+        (``seeding fan-out``, tests/support/seeding/fanout.py): parent, delegation_id, goals,
+        children, dispatched_at; ``finished``: every child ended and the completion row
+        written; ``nested``: each child dispatched that many goals (``grandchildren``)."""
+        args = ["fan-out", "--goals-json", json.dumps(goals), "--nested", str(nested)]
+        out = run_seed_tool(self.name, self.home, *args, *(["--finished"] if finished else []))
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
+    def writer(self) -> subprocess.Popen[str]:
+        """A process appending one row per stdin line ``SESSION_ID TEXT`` through SessionDB,
+        printing ``{"id", "at"}`` per commit (``seeding writer``); close stdin to end it."""
+        return start_seed_tool(self.name, self.home, "writer")
 
     def rotated_parent(self) -> dict[str, Any]:
         """A new parent chat rotated by compression whose later segment delegates a task

@@ -12,6 +12,8 @@ repository root on ``PYTHONPATH`` (the harness in ``tests/support/harness/`` doe
     <venv>/bin/python -m tests.support.seeding rotated-parent
     <venv>/bin/python -m tests.support.seeding held-unit --goals-json '["Lint", "Build"]'
     <venv>/bin/python -m tests.support.seeding chain --rotations 39 [--fork]
+    <venv>/bin/python -m tests.support.seeding fan-out --goals-json '["Shard 1", ...]' [--finished] [--nested 20]
+    <venv>/bin/python -m tests.support.seeding writer      # SESSION_ID TEXT per stdin line
 
 The modules: ``common`` (constants, goals, the scratch-home and network guards),
 ``capabilities`` (what the installed package offers), ``seeder`` (the SessionDB, agents and
@@ -21,7 +23,10 @@ rotation and compaction; ``store``; ``watch`` -- an unfinished unit and the demo
 ``rotparent`` -- a parent rotated by compression whose later segment delegates;
 ``usage`` -- usage figures through ``SessionDB.update_token_counts(..., absolute=True)``;
 ``held`` -- a unit whose completion Hermes records in its ``async_delegations`` ledger through
-``tools.async_delegation._persist_dispatch``/``_persist_completion`` but never delivers),
+``tools.async_delegation._persist_dispatch``/``_persist_completion`` but never delivers;
+``fanout`` -- big orchestrations for issue 29: hundreds of children in seconds, the first built
+by ``delegate_task``'s builder and the others written by the same ``SessionDB.create_session``
+call with its columns; finished, or nested one level; and a row writer for latency runs),
 ``mutations`` (append, end, rotate while a server reads the home; ``chain``: a new plain chat
 rotated N times, optionally with a second continuation of its last compressed segment) and
 ``__main__``.

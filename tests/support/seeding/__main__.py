@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import seeding
-from tests.support.seeding import delegated, held, mutations, rotparent, watch
+from tests.support.seeding import delegated, fanout, held, mutations, rotparent, watch
 from tests.support.seeding.common import check_environment, guard_network, stub_summariser, write_config
 
 
@@ -48,6 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
     p_wp.add_argument("--goals-json", required=True)
     sub.add_parser("rotated-parent", help="a parent rotated by compression whose later segment delegates")
+    p_fan = sub.add_parser("fan-out", help="a parent that dispatched N goals in one background unit (fast)")
+    p_fan.add_argument("--goals-json", required=True)
+    p_fan.add_argument(
+        "--finished", action="store_true", help="every child ended; the completion row written"
+    )
+    p_fan.add_argument(
+        "--nested", type=int, default=0, help="each child dispatched this many goals of its own"
+    )
+    sub.add_parser("writer", help="append one row per stdin line 'SESSION_ID TEXT'; print each commit")
     p_cu = sub.add_parser("complete-unit", help="write a background unit's completion row")
     p_cu.add_argument("--parent", required=True)
     p_cu.add_argument("--delegation", required=True)
@@ -102,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.cmd == "chain":
             result = mutations.chain(args.rotations, fork=args.fork)
+        elif args.cmd == "fan-out":
+            result = fanout.fan_out(json.loads(args.goals_json), finished=args.finished, nested=args.nested)
+        elif args.cmd == "writer":
+            fanout.writer()
+            result = None
         elif args.cmd == "watch-parent":
             result = watch.watch_parent(json.loads(args.goals_json))
         elif args.cmd == "complete-unit":

@@ -1,0 +1,432 @@
+"""Big orchestrations (issue 29) on real backends: `recover` of 10/100/500 tasks, `--recursive`
+trees, watch cycles with a changing parent, `follow --parent` latency at 20/50 running children
+and the drain time of a finished parent.
+
+    .venv/bin/python -m bench.bench_scale [--backends official,iot] [--quick] [--markdown]
+
+Each backend is started seeded (tests/support/harness/) and given the scale scenarios through
+Hermes' own `SessionDB` (`Backend.fan_out`, tests/support/seeding/fanout.py): a parent whose
+`delegate_task` call dispatched N goals in one background unit, its children in the local
+store (so `recover` proposes and proves them), running, finished or nested one level. Requests
+are counted from `--debug` lines (`debug: start`), the most in flight from the `fan-out` lines.
+Figures are medians of several runs (min-max); the recover sizes alternate run by run, so load
+drift hits them alike. Latency is measured from the commit of a row (a `SessionDB` writer
+process prints `time.time()` after each commit) to the moment the row's event is read from
+`follow --parent --json`'s stdout. Nothing here asserts a time: the figures and verdicts go to
+docs/benchmarks.md (`python -m bench.run --only scale`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.common import HERMES_TASK, Stats, backends, clean_env
+
+RECOVER_SIZES = (10, 100, 500)
+TREES = ((5, 4), (10, 4), (20, 5), (25, 20))
+FOLLOW_SIZES = (20, 50)
+DRAIN_SIZES = (10, 100, 500)
+TARGET_RECOVER_500 = 1.5  # seconds, or...
+TARGET_RECOVER_GROWTH = 5.5  # ...at most this times the 100-task run
+TARGET_P95 = 5.0
+TARGET_DRAIN_100 = 10.0
+START = re.compile(r"^debug: start ", re.MULTILINE)
+PEAK = re.compile(r"(\d+) in flight at most")
+
+
+def say(line: str) -> None:
+    """Progress, on stderr (stdout is the Markdown section)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def goals(n: int, label: str = "shard") -> list[str]:
+    return [f"Check {label} {i:03d} of the suite" for i in range(n)]
+
+
+def env_for(backend: Any) -> dict[str, str]:
+    """The CLI's environment: the backend's token, and its home (the local store is found)."""
+    return clean_env(HERMES_DASHBOARD_TOKEN=backend.token, HERMES_HOME=str(backend.home / "hermes"))
+
+
+def cli(backend: Any, *args: str) -> list[str]:
+    return [str(HERMES_TASK), *args, "--url", backend.url]
+
+
+def run(cmd: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, str, str]:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    elapsed = time.perf_counter() - started
+    if proc.returncode not in expect:
+        raise RuntimeError(f"{' '.join(cmd[1:3])} exited {proc.returncode}: {proc.stderr[-800:]}")
+    return elapsed, proc.stdout, proc.stderr
+
+
+def tasks_in(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    stack = list(doc["tasks"])
+    while stack:
+        task = stack.pop()
+        out.append(task)
+        stack += task.get("children") or []
+    return out
+
+
+# -- recover ------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecoverResult:
+    size: int
+    wall: Stats
+    requests: int
+    peak: int
+    found: int
+
+
+def measure_recover(backend: Any, parents: dict[int, str], runs: int) -> list[RecoverResult]:
+    env = env_for(backend)
+    times: dict[int, list[float]] = {n: [] for n in parents}
+    for parent in parents.values():  # warm-up
+        run(cli(backend, "recover", parent, "--json"), env)
+    counted = {
+        n: run(cli(backend, "recover", parent, "--json", "--debug"), env) for n, parent in parents.items()
+    }
+    for i in range(runs):
+        order = list(parents) if i % 2 == 0 else list(parents)[::-1]
+        for n in order:
+            times[n].append(run(cli(backend, "recover", parents[n], "--json"), env)[0])
+    out = []
+    for n, (_, stdout, stderr) in counted.items():
+        found = sum(1 for t in json.loads(stdout)["tasks"] if t["child_session_id"])
+        peaks = [int(p) for p in PEAK.findall(stderr)]
+        out.append(
+            RecoverResult(n, Stats(tuple(times[n])), len(START.findall(stderr)), max(peaks, default=1), found)
+        )
+    return out
+
+
+@dataclass
+class TreeResult:
+    shape: tuple[int, int]
+    wall: Stats
+    requests: int
+    listed: int
+    bound: bool
+
+
+def measure_trees(backend: Any, parents: dict[tuple[int, int], str], runs: int) -> list[TreeResult]:
+    env = env_for(backend)
+    out = []
+    for shape, parent in parents.items():
+        _, stdout, stderr = run(cli(backend, "recover", parent, "--recursive", "--json", "--debug"), env)
+        doc = json.loads(stdout)
+        walls = [run(cli(backend, "recover", parent, "--recursive", "--json"), env)[0] for _ in range(runs)]
+        bound = any(w["code"] == "bound_reached" for w in doc["warnings"])
+        out.append(
+            TreeResult(shape, Stats(tuple(walls)), len(START.findall(stderr)), len(tasks_in(doc)), bound)
+        )
+    return out
+
+
+# -- recover --watch with a changing parent -----------------------------------------------------
+
+
+@dataclass
+class WatchResult:
+    size: int
+    first_requests: int
+    first_seconds: float
+    cycles: list[tuple[int, float]] = field(default_factory=list)  # (requests, seconds) after the first
+    rows: int = 0
+
+
+def measure_watch(backend: Any, parent: str, size: int, window: float, writer: Any) -> WatchResult:
+    """`recover P --watch` on `size` running tasks; a parent row is appended every 4 s."""
+    env = env_for(backend)
+    cmd = cli(backend, "recover", parent, "--watch", "--json", "--debug", "--timeout", f"{window:.0f}")
+    started = time.perf_counter()
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        assert proc.stderr is not None
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
+        reader.start()
+        rows = 0
+        while proc.poll() is None and time.perf_counter() - started < window - 4:
+            time.sleep(4)
+            if any("watch wait" in line for line in lines):  # the first cycle (the history) is done
+                writer.stdin.write(f"{parent} Still waiting for the shards ({rows}).\n")
+                writer.stdin.flush()
+                writer.stdout.readline()
+                rows += 1
+        proc.wait()
+        reader.join(5)
+    cycles: list[list[str]] = [[]]
+    for line in lines:
+        if "debug: watch wait" in line:
+            cycles[-1].append(line)
+            cycles.append([])
+        else:
+            cycles[-1].append(line)
+    done = [c for c in cycles if c and "watch wait" in c[-1]]
+    result = WatchResult(size, 0, 0.0, rows=rows)
+    for i, cycle in enumerate(done):
+        wait = float(cycle[-1].split("wait ")[1].rstrip("s\n"))
+        requests = sum(1 for line in cycle if line.startswith("debug: start "))
+        seconds = max(0.0, 2.0 - wait)  # the cycle's own time: the interval less the wait
+        if i == 0:
+            result.first_requests, result.first_seconds = requests, seconds
+        else:
+            result.cycles.append((requests, seconds))
+    return result
+
+
+# -- follow --parent ----------------------------------------------------------------------------
+
+
+@dataclass
+class LatencyResult:
+    size: int
+    latencies: list[float]
+    requests_per_cycle: float
+    cycles: int
+
+
+def measure_latency(backend: Any, unit: dict[str, Any], writes: int, writer: Any) -> LatencyResult:
+    """`follow --parent --json` on running children; rows written to random children."""
+    env = env_for(backend)
+    children = list(unit["children"])
+    arrived: dict[int, float] = {}
+    goals_seen: set[str] = set()
+    cmd = cli(backend, "follow", "--parent", unit["parent"], "--json", "--debug")
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        debug: list[str] = []
+        err = threading.Thread(target=lambda: debug.extend(proc.stderr or []), daemon=True)
+        err.start()
+
+        def read() -> None:
+            for line in proc.stdout or []:
+                event = json.loads(line)
+                if event.get("type") == "row":
+                    arrived.setdefault(int(event["id"]), time.time())
+                    goals_seen.add(event["task"]["child_session_id"])
+
+        out = threading.Thread(target=read, daemon=True)
+        out.start()
+        deadline = time.perf_counter() + 120
+        while len(goals_seen) < len(children) and time.perf_counter() < deadline:
+            time.sleep(0.2)
+        pick = random.Random(29)  # noqa: S311 (which child, not a secret)
+        committed: dict[int, float] = {}
+        start_requests = sum(1 for line in debug if line.startswith("debug: start "))
+        start_cycles = sum(1 for line in debug if "debug: watch wait" in line)
+        for i in range(writes):
+            time.sleep(pick.uniform(0.5, 1.5))
+            writer.stdin.write(f"{pick.choice(children)} Shard note {i}: 42 passed.\n")
+            writer.stdin.flush()
+            answer = json.loads(writer.stdout.readline())
+            committed[int(answer["id"])] = float(answer["at"])
+        time.sleep(8)
+        requests = sum(1 for line in debug if line.startswith("debug: start ")) - start_requests
+        cycles = sum(1 for line in debug if "debug: watch wait" in line) - start_cycles
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        out.join(5)
+    missing = [r for r in committed if r not in arrived]
+    if missing:
+        raise RuntimeError(f"follow --parent never printed rows {missing}")
+    latencies = sorted(arrived[r] - at for r, at in committed.items())
+    return LatencyResult(len(children), latencies, requests / max(cycles, 1), cycles)
+
+
+@dataclass
+class DrainResult:
+    size: int
+    wall: Stats
+    requests: int
+
+
+def measure_drain(backend: Any, parents: dict[int, str], runs: int) -> list[DrainResult]:
+    env = env_for(backend)
+    out = []
+    for n, parent in parents.items():
+        _, _, stderr = run(cli(backend, "follow", "--parent", parent, "--json", "--debug"), env)
+        walls = [run(cli(backend, "follow", "--parent", parent, "--json"), env)[0] for _ in range(runs)]
+        out.append(DrainResult(n, Stats(tuple(walls)), len(START.findall(stderr))))
+    return out
+
+
+# -- the whole suite ----------------------------------------------------------------------------
+
+
+@dataclass
+class ScaleResult:
+    backend: str
+    version: str
+    recover: list[RecoverResult]
+    trees: list[TreeResult]
+    watch: WatchResult
+    latency: list[LatencyResult]
+    drain: list[DrainResult]
+    load: tuple[float, float]
+
+
+def measure(backend: Any, *, quick: bool = False) -> ScaleResult:
+    runs = 3 if quick else 5
+    load0 = os.getloadavg()[0]
+    say(f"  seeding the scale scenarios on {backend.name} ...")
+    parents = {n: backend.fan_out(goals(n))["parent"] for n in RECOVER_SIZES}
+    trees = {(w, f): backend.fan_out(goals(w, f"tree {w}x{f} child"), nested=f)["parent"] for w, f in TREES}
+    running = {n: backend.fan_out(goals(n, f"live {n}")) for n in FOLLOW_SIZES}
+    finished = {n: backend.fan_out(goals(n, f"done {n}"), finished=True)["parent"] for n in DRAIN_SIZES}
+    writer = backend.writer()
+    try:
+        say(f"  recover on {backend.name} ...")
+        recover = measure_recover(backend, parents, runs)
+        say(f"  recover --recursive on {backend.name} ...")
+        tree = measure_trees(backend, trees, 1 if quick else 2)
+        say(f"  follow --parent latency on {backend.name} ...")
+        latency = [measure_latency(backend, running[n], 10 if quick else 30, writer) for n in FOLLOW_SIZES]
+        say(f"  follow --parent drain on {backend.name} ...")
+        drain = measure_drain(backend, finished, 1 if quick else 3)
+        say(f"  recover --watch with a changing parent on {backend.name} ...")
+        big = max(RECOVER_SIZES)
+        watch = measure_watch(backend, parents[big], big, 20.0 if quick else 40.0, writer)
+    finally:
+        if writer.stdin is not None:
+            writer.stdin.close()
+        writer.wait(timeout=30)
+    return ScaleResult(
+        backend.name, backend.version, recover, tree, watch, latency, drain, (load0, os.getloadavg()[0])
+    )
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
+
+
+def markdown(results: list[ScaleResult]) -> list[str]:
+    out = [
+        "## Big orchestrations (issue 29)",
+        "",
+        "`python -m bench.bench_scale` (`--only scale`): parents seeded through Hermes' own `SessionDB` "
+        "(tests/support/seeding/fanout.py: one background unit of N goals, the children in the local "
+        "store); requests counted from `--debug`. Targets: `recover` of 500 tasks in at most "
+        f"{TARGET_RECOVER_500} s or {TARGET_RECOVER_GROWTH}x the 100-task run; `follow --parent` p95 "
+        f"latency at 50 running children at most {TARGET_P95:.0f} s; a finished 100-task parent "
+        f"drained in at most {TARGET_DRAIN_100:.0f} s. Load average (1 min) at each backend's start "
+        "and end is given: the machine is shared, absolute figures move with it.",
+        "",
+    ]
+    for r in results:
+        out += [f"### {r.backend} {r.version} (load {r.load[0]:.2f} → {r.load[1]:.2f})", ""]
+        out += [
+            "`recover PARENT --json`, N running tasks proposed by the store (alternating runs):",
+            "",
+            "| tasks | wall | requests | most in flight | children proven | growth |",
+            "|---|---|---|---|---|---|",
+        ]
+        small, big = sorted(r.recover, key=lambda x: x.size)[-2:]  # 100 and 500
+        for x in r.recover:
+            growth = f"{x.wall.median / small.wall.median:.2f}x the {small.size}-task run" if x is big else ""
+            out.append(
+                f"| {x.size} | {x.wall.ms()} | {x.requests} | {x.peak} | {x.found} of {x.size} | {growth} |"
+            )
+        ratio = big.wall.median / small.wall.median
+        fast, flat = big.wall.median <= TARGET_RECOVER_500, ratio <= TARGET_RECOVER_GROWTH
+        verdict = (
+            "**within target**"
+            if fast
+            else f"**within target by growth only** (over {TARGET_RECOVER_500} s)"
+            if flat
+            else "**over target**"
+        )
+        out += [
+            "",
+            f"Verdict: {verdict} ({big.wall.median:.2f} s at {big.size}, "
+            f"{ratio:.2f}x the {small.size}-task run; requests {big.requests / max(small.requests, 1):.2f}x for "
+            f"{big.size / small.size:.0f}x the tasks).",
+            "",
+            "`recover PARENT --recursive --json`, W children each delegating F tasks:",
+            "",
+            "| tree | tasks | wall | requests | listed | bound reached |",
+            "|---|---|---|---|---|---|",
+        ]
+        for t in r.trees:
+            w, f = t.shape
+            out.append(
+                f"| {w}x{f} | {w + w * f} | {t.wall.ms()} | {t.requests} | {t.listed} | {'yes' if t.bound else 'no'} |"
+            )
+        cycles = r.watch.cycles
+        out += [
+            "",
+            f"`recover PARENT --watch` on {r.watch.size} running tasks, {r.watch.rows} parent rows appended "
+            f"(one every 4 s): the first cycle (the history, every proposal proven) {r.watch.first_requests} "
+            f"requests in {r.watch.first_seconds:.2f} s or more; the {len(cycles)} later cycles at most "
+            f"{max((c[0] for c in cycles), default=0)} requests (median "
+            f"{statistics.median([c[0] for c in cycles]) if cycles else 0:.0f}) and at most "
+            f"{max((c[1] for c in cycles), default=0):.2f} s of work each.",
+            "",
+            "`follow --parent PARENT --json`, N running children, rows written to random children "
+            "(commit → stdout):",
+            "",
+            "| children | rows | median | p95 | max | requests per cycle | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for lat in r.latency:
+            p95 = _p95(lat.latencies)
+            verdict = "" if lat.size != 50 else ("within target" if p95 <= TARGET_P95 else "**over target**")
+            out.append(
+                f"| {lat.size} | {len(lat.latencies)} | {statistics.median(lat.latencies):.2f} s | {p95:.2f} s | "
+                f"{max(lat.latencies):.2f} s | {lat.requests_per_cycle:.1f} | {verdict} |"
+            )
+        out += [
+            "",
+            "`follow --parent PARENT --json` of a finished parent (every child ended, the completion row "
+            "written), until it exits:",
+            "",
+            "| tasks | wall | requests | verdict |",
+            "|---|---|---|---|",
+        ]
+        for d in r.drain:
+            verdict = (
+                ""
+                if d.size != 100
+                else ("within target" if d.wall.median <= TARGET_DRAIN_100 else "**over target**")
+            )
+            out.append(f"| {d.size} | {d.wall.ms()} | {d.requests} | {verdict} |")
+        out.append("")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backends", default="official,iot")
+    parser.add_argument("--quick", action="store_true", help="fewer runs and writes (not for the docs)")
+    parser.add_argument("--markdown", action="store_true", help="(the default) print the Markdown section")
+    args = parser.parse_args(argv)
+    names = args.backends.split(",")
+    results = []
+    with backends(names) as servers:
+        for name in names:
+            say(f"scale on {name} ...")
+            results.append(measure(servers[name], quick=args.quick))
+    print("\n".join(markdown(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
