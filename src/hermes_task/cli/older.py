@@ -134,6 +134,12 @@ def older(
             known.rows = reader.rows
             snap = guarded(common, reader, reader.refresh)
             guarded(common, reader, reader.fill)
+            if all_pages and snap.failure is None:
+                from hermes_task.cli.older_stream import stream
+
+                view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
+                if stream(common, reader, combine_warnings(snap.warnings), **view):
+                    return  # written as the pages were proven (cli/older_stream.py)
             with _progress(common) as on_page:
                 outcome = guarded(common, reader, lambda: read_batches(reader, plan, on_page=on_page))
             guarded(common, reader, reader.read_goal)
