@@ -1,7 +1,7 @@
 """Wire decoding, side by side: the hand-written module of main before issue 27, msgspec (the
 package's `dashboard/wire.py`) and pydantic (`bench/wire_pydantic.py`).
 
-    .venv/bin/python -m pip install pydantic    # measurement only: not a dependency
+    bash tools/bootstrap.sh    # pydantic comes with the `bench` extra: measurement only, not a dependency
     .venv/bin/python -m bench.bench_wire [--runs N] [--before REV]
 
 The hand-written `core/wire.py` is read from `--before` (default: the merge-base of this

@@ -16,4 +16,4 @@ if [ ! -x "$root/.venv/bin/python" ]; then
   "$py" -m venv "$root/.venv"
 fi
 pip_quiet() { "$root/.venv/bin/python" -m pip --disable-pip-version-check -q "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
-pip_quiet install -e "$root[test]"
+pip_quiet install -e "$root[test,bench]"

@@ -190,3 +190,28 @@ def _whole_transcript_reads_diff_by_identity(backend: Any, reader: TaskReader, s
         assert reader.window.rows()[0].text == backend.manifest["running"]["goal"]
     finally:
         close_reader(reader)
+
+
+def test_streamed_pages_equal_the_stored_transcript_page_by_page(backend: Any) -> None:
+    """`older --all`'s stream (reading/stream.py) over small pages, so the 241-row child takes
+    several oldest-first pages each re-reading its anchor: every stored row once, in order, the
+    rows held bounded by one page plus the newest. A backend whose first answer is the whole
+    transcript (0.18.x) holds the start already: nothing to stream."""
+    from hermes_task.reading.stream import StreamStats, stream_pages, streamable
+
+    long = backend.manifest["long"]
+    reader = reader_for(backend, long["id"])
+    try:
+        reader.refresh()
+        truth = stored(backend, long["id"])
+        if not streamable(reader):
+            assert reader.reached_start
+            assert [r.id for r in reader.rows()] == truth
+            return
+        stats = StreamStats()
+        got = [row.id for rows in stream_pages(reader, stats, limit=60) for row in rows]
+        assert got == truth
+        assert stats.pages >= 3
+        assert stats.held_max <= 60 + 50
+    finally:
+        close_reader(reader)

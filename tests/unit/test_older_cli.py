@@ -112,10 +112,11 @@ def test_all_reads_every_row_once_in_server_order_goal_first(model: LongModel) -
     assert data["backend"]["contract"] == ("legacy" if legacy else "current")
     assert data["backend"]["capabilities"]["order"] is not legacy
     assert data["backend"]["capabilities"]["pagination"] is True
+    # the newest page, then the segment streamed oldest-first from offset 0 (one page of 500)
     if legacy:
-        assert model.long_reads == [("191", "50"), ("241", "50"), ("0", "192")]
+        assert model.long_reads == [("191", "50"), ("241", "50"), ("0", "500")]
     else:
-        assert model.long_reads == [("0", "50"), ("49", "500")]
+        assert model.long_reads == [("0", "50"), ("0", "500")]
 
 
 def test_default_is_one_older_page_and_more_pages_go_further(model: LongModel) -> None:
@@ -252,8 +253,8 @@ def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongMod
     starts = [line for line in lines if line.startswith("debug: start messages")]
     found = [re.search(r"offset=(\d+)", line) for line in starts]
     offsets = [match.group(1) if match else None for match in found]
-    assert offsets == (["191", "241", "0"] if model.legacy else ["0", "49"])
-    assert lines[-1] == "debug: older stop=start batches=1 pages=1 new=191 restarts=0 unique=241"
+    assert offsets == (["191", "241", "0"] if model.legacy else ["0", "0"])
+    assert lines[-1] == "debug: older streamed pages=1 unique=241 held_max=291"
     assert "Reading module" not in result.stderr
     assert TOKEN not in result.stderr
     assert json.loads(result.stdout)["coverage"]["at_start"] is True

@@ -121,8 +121,14 @@ def older(
         paged = PagingOutcome()
         unique: list[int] = []  # the rows known after the batches, for --debug
 
-        def batches(reader: TaskReader, snap: Snapshot) -> Snapshot:
+        def batches(reader: TaskReader, snap: Snapshot) -> Snapshot | None:
             nonlocal paged
+            if all_pages and snap.failure is None:
+                from hermes_task.cli.older_stream import stream
+
+                view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
+                if stream(common, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
+                    return None  # written as the pages were proven (cli/older_stream.py)
             with _progress(common) as on_page:
                 paged = read_batches(reader, plan, on_page=on_page)
             unique.append(len(reader.view().keys))

@@ -27,12 +27,14 @@ if TYPE_CHECKING:
     from hermes_task.reading.snapshot import Snapshot
 
 # A command's own step after the fill: given the reader and the refresh's snapshot, the
-# snapshot whose warnings (and failure) the document carries.
-Step = Callable[["TaskReader", "Snapshot"], "Snapshot"]
+# snapshot whose warnings (and failure) the document carries, or None when the step wrote
+# the output itself (`older --all` streamed: cli/older_stream.py).
+Step = Callable[["TaskReader", "Snapshot"], "Snapshot | None"]
 
 
 class Reading(Struct):
-    """What reading a task's transcript came to (module docstring)."""
+    """What reading a task's transcript came to (module docstring); neither a document nor a
+    failure: the command's step wrote the output itself."""
 
     rows: list[Row] = field(default_factory=list)
     doc: TranscriptDoc | None = None
@@ -71,7 +73,10 @@ def read_transcript(
             snap = reader.refresh()
             reader.fill()
             if step is not None:
-                snap = step(reader, snap)
+                stepped = step(reader, snap)
+                if stepped is None:  # written already: nothing to render, nothing failed
+                    return Reading(rows=shown())
+                snap = stepped
             reader.read_goal()
         except HermesError as exc:
             return Reading(rows=shown(), failure=exc)

@@ -66,8 +66,8 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.follower import Fetched, FollowConfig, Follower
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
+from hermes_task.reading.follower import Fetched, FollowConfig, Follower
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.watcher import Resolve, WatchConfig, Watcher
 

@@ -15,9 +15,9 @@ from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
-from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
+from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
 from hermes_task.core.usage import Usage, lineage_usage
@@ -27,7 +27,6 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.earlier_segments import Earlier
 from hermes_task.reading.snapshot import Snapshot, with_refreshes
-from hermes_task.store.hints import StoreHints
 from hermes_task.reading.tippage import TipPages
 from hermes_task.reading.transcript import (
     coverage,
@@ -39,6 +38,7 @@ from hermes_task.reading.transcript import (
     shown_rows,
     state_warnings,
 )
+from hermes_task.store.hints import StoreHints
 
 FILL_OLDER = 4
 

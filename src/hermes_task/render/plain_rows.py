@@ -52,12 +52,18 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
     return "".join(out)
 
 
+def head_text(doc: TranscriptDoc, width: int) -> str:
+    """The lines before the rows: the goal, then the task's usage (empty: neither)."""
+    head = [text for text in (goal_text(doc, width), usagetext.line(doc.task.usage)) if text]
+    return "\n".join(head) + "\n\n" if head else ""
+
+
 def transcript_chunks(doc: TranscriptDoc, view: View, width: int, *, batch: int = 500) -> Iterator[str]:
     """The whole transcript (goal, rows, footer) in chunks of about `batch` rows, so a pipe
     starts receiving before everything is formatted."""
-    head = [text for text in (goal_text(doc, width), usagetext.line(doc.task.usage)) if text]
-    if head:  # the goal, then the task's usage
-        yield "\n".join(head) + "\n\n"
+    head = head_text(doc, width)
+    if head:
+        yield head
     segments = Segments(doc.task)
     rows = doc.rows
     for start in range(0, len(rows), batch):

@@ -252,15 +252,15 @@ def segment_text(sid: str, previous: str | None, reason: str | None) -> str:
     return line + " ──"
 
 
-def footer_text(doc: TranscriptDoc, view: View = View()) -> str:  # noqa: B008 (an immutable tuple)
-    """The last line: the task, its state, its segments, the rows shown, whether older rows
-    exist and the command that shows more of them (`view.more`)."""
+def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
+    """The last line: the task, its state, its segments, the rows shown (`shown`: a streamed
+    document's count), whether older rows exist and the command that shows more (`view.more`)."""
     task = doc.task
     state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
     text = f"task {clean_line(task.root_id)} · {clean_line(state)}"
     if len(task.lineage) > 1:
         text += f" · {len(task.lineage)} segments, tip {clean_line(task.tip_id)}"
-    text += f" · {plural(len(doc.rows), 'row')} shown"
+    text += f" · {plural(len(doc.rows) if shown is None else shown, 'row')} shown"
     if doc.coverage.has_older:
         more = "".join(f" {clean_line(arg)}" for arg in view.more)
         text += f" · older rows exist: hermes-task older {clean_line(task.root_id)}{more}"

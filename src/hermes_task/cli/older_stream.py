@@ -1,0 +1,139 @@
+"""`older --all` written as its pages are proven (`reading/stream.py` reads them).
+
+Piped plain text: the goal line after the first page, each page's rows as soon as it is
+read, the footer and warnings at the end. `--json`: the document keeps its exact bytes, but
+the task head (`segments[].rows_shown`) comes before `rows` and counts them, so the rows are
+encoded as they arrive into an unlinked temporary file and the document is written head,
+rows, tail once the last page is read: bounded memory, output at the end. A terminal (paged
+or painted) keeps today's whole-window path.
+
+A failure after rows were read: piped rows already written stay and the error goes to
+stderr; with `--json` the error document (`kind: "error"`) carries every row read so far,
+streamed from the same file. Either way the exit status is the error's.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from typing import IO, Any
+
+from msgspec.structs import replace
+
+from hermes_task.cli.common import Common
+from hermes_task.cli.output import emit_warnings
+from hermes_task.cli.shell import report_failure, stderr_line, target
+from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, WarningItem
+from hermes_task.failures import HermesError
+from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_of, stream_pages, streamable
+
+
+def wanted(common: Common) -> bool:
+    """Streaming applies to `--json` and piped plain text (a terminal and `--format markdown`
+    keep the window)."""
+    from hermes_task.cli.common import OutputFormat
+
+    if common.output_format is OutputFormat.markdown:
+        return False
+    return common.json or target(common).plain
+
+
+class _JsonSpool:
+    """Rows encoded as document elements, into an unlinked temporary file."""
+
+    def __init__(self) -> None:
+        self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="ascii")  # noqa: SIM115 (closed in `write`)
+        self.rows = 0
+
+    def add(self, rows: list[Row], encode: Any) -> None:
+        for row in rows:
+            self.file.write(encode(row))
+        self.rows += len(rows)
+
+    def write(self, common: Common, doc: Any) -> None:
+        from hermes_task.render.jsontext import RowsDocument
+
+        out = RowsDocument(doc)
+        spool = self.file
+        try:
+            spool.seek(0)
+            common.env.write_stdout(out.open_text())
+            out.count = self.rows
+            while chunk := spool.read(1 << 16):
+                common.env.write_stdout(chunk)
+            common.env.write_stdout(out.close_text())
+        finally:
+            spool.close()
+
+
+def stream(
+    common: Common,
+    reader: TaskReader,
+    warnings: list[WarningItem],
+    *,
+    debug: Callable[[str], None] | None,
+    **view: Any,
+) -> bool:
+    """Write `older --all` streamed; False (nothing written) when it cannot stream. `debug`
+    is the run's `--debug` writer (`Session.debug`)."""
+    if not (wanted(common) and streamable(reader)):
+        return False
+    from hermes_task.render.jsontext import RowsDocument
+    from hermes_task.render.plain_rows import head_text, rows_text
+    from hermes_task.render.rows import Segments, View, footer_text
+
+    stats = StreamStats()
+    pages = stream_pages(reader, stats)
+    try:
+        first = next(pages)
+    except Unstreamable:
+        return False
+    except HermesError as exc:
+        report_failure(common, exc, reader.rows())  # nothing written yet: as without streaming
+        raise SystemExit(int(exc.exit_status)) from None
+    reader.goal = goal_of(first) if not reader.continues_parent else None
+    doc = replace(reader.document(warnings), rows=[])  # the rows come page by page
+    spool = _JsonSpool() if common.json else None
+    try:
+        if spool is not None:
+            element = RowsDocument(doc).element
+            spool.add(first, element)
+            for rows in pages:
+                spool.add(rows, element)
+        else:
+            out = target(common)
+            painted = View(**view)
+            segments = Segments(doc.task)
+            common.env.write_stdout(head_text(doc, out.columns))
+            shown = len(first)
+            common.env.write_stdout(rows_text(first, painted, segments))
+            for rows in pages:
+                shown += len(rows)
+                common.env.write_stdout(rows_text(rows, painted, segments))
+    except HermesError as exc:
+        _fail(common, exc, spool)
+    if debug is not None:
+        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+    final = finish(reader, doc, stats, warnings)
+    if spool is not None:
+        spool.write(common, final)
+        return True
+    common.env.write_stdout(footer_text(final, painted, shown) + "\n")
+    emit_warnings(common, final.warnings)
+    return True
+
+
+def _fail(common: Common, error: HermesError, spool: _JsonSpool | None) -> None:
+    """Report `error` after rows were streamed, then exit with its status."""
+    if spool is not None:
+        body = ErrorBody(
+            code=error.code.value, message=error.message, retryable=error.retryable, hint=error.hint
+        )
+        spool.write(common, ErrorDoc(error=body))
+        stderr_line(common, f"error: {error.message}", "bold red")
+        if error.hint:
+            stderr_line(common, f"hint: {error.hint}", "dim")
+    else:
+        report_failure(common, error)
+    raise SystemExit(int(error.exit_status))
