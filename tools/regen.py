@@ -76,7 +76,7 @@ def help_text(command: str) -> str:
 
 
 def exit_codes_table() -> str:
-    from hermes_task.core.messages import EXIT_MEANINGS
+    from hermes_task.core.ui_strings import EXIT_MEANINGS
     from hermes_task.failures import Code, ExitStatus, exit_status_for
 
     lines = ["| code | meaning | JSON `error.code` |", "|---|---|---|"]
@@ -87,7 +87,7 @@ def exit_codes_table() -> str:
 
 
 def warnings_table() -> str:
-    from hermes_task.core.messages import WARNING_WHEN
+    from hermes_task.core.ui_strings import WARNING_WHEN
 
     lines = ["| code | when |", "|---|---|"]
     lines += [f"| `{code}` | {text} |" for code, text in WARNING_WHEN.items()]

@@ -11,7 +11,7 @@ The config file is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml` (else
     username = "admin"
     password_file = "local.password"      # relative paths are relative to the config file
     request_timeout = 10
-    store = "~/.hermes/state.db"         # else found by dashboard/storepath.py; no_store = true
+    store = "~/.hermes/state.db"         # else found by store/location.py; no_store = true
 
 Secrets are never values here: only paths to files that hold them. An unknown key, a
 mistyped value, malformed TOML or a gateway name that the file does not define is a usage
@@ -31,8 +31,8 @@ from urllib.parse import urlsplit, urlunsplit
 from msgspec import Struct, field
 
 from hermes_task.core.sanitize import clean_line
-from hermes_task.dashboard.storepath import choose_store
 from hermes_task.failures import Code, HermesError
+from hermes_task.store.location import choose_store
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0

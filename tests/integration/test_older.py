@@ -13,7 +13,7 @@ import pytest
 from tests.support.cli_runner import hermes_task
 
 from hermes_task.dashboard.client import DashboardClient
-from hermes_task.reading.older import Plan, read_batches
+from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
 
 pytestmark = pytest.mark.integration

@@ -39,7 +39,7 @@ def configured_backends(value: str | None = None) -> list[str]:
 
 BACKEND_NAMES = configured_backends()
 
-# The `legacy_backend` warning texts (src/hermes_task/core/messages.py), spelled out so a
+# The `legacy_backend` warning texts (src/hermes_task/core/ui_strings.py), spelled out so a
 # change of wording is a test failure.
 LEGACY_WARNINGS = {
     "paginated": "legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP",

@@ -1,4 +1,4 @@
-"""Every stable code has its text: failures in the one failure table, the rest in core/messages.py."""
+"""Every stable code has its text: failures in the one failure table, the rest in core/ui_strings.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import get_args, get_type_hints
 import pytest
 
 from hermes_task import failures
-from hermes_task.core import messages as catalogue
+from hermes_task.core import ui_strings as catalogue
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.failures import Code, ExitStatus, HermesError, exit_status_for
 

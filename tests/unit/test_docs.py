@@ -12,7 +12,7 @@ from typing import get_args, get_type_hints
 import pytest
 
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.messages import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
+from hermes_task.core.ui_strings import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
 from hermes_task.failures import Code, ExitStatus, exit_status_for
 from tests.support.regen import load_regen
 

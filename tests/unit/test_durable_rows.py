@@ -11,12 +11,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.core.history import compose
+from hermes_task.core.lineage_window import compose
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.dashboard.wire import WireMessage
-from hermes_task.reading.follow import FollowConfig, Follower
-from hermes_task.reading.older import Plan, read_batches
+from hermes_task.reading.follower import FollowConfig, Follower
+from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Clock, Lineage, Recorder, X, Y, Z

@@ -1,4 +1,4 @@
-"""One window over the proven lineage (`core/history.py`, `TaskReader.fill`/`read_older`):
+"""One window over the proven lineage (`core/lineage_window.py`, `TaskReader.fill`/`read_older`):
 earlier segments are read only when the newer windows do not already hold their rows, every
 row of every segment arrives exactly once, no page is requested twice, foreign rows are
 dropped and counted, and a cold open of a later segment discloses what it cannot include."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_task.core.history import compose, cursor
+from hermes_task.core.lineage_window import compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.dashboard.wire import WireMessage
-from hermes_task.reading.older import Plan, read_batches
+from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Lineage, X, Y, Z

@@ -1,4 +1,4 @@
-"""Hermes' `async_delegations` record: read read-only by exact id (dashboard/store.py), and
+"""Hermes' `async_delegations` record: read read-only by exact id (store/sqlite_reader.py), and
 what it proposes for one task's outcome (core/ledger.py): only a terminal per-task status of
 the task's own delegation, parent and goal, sanitised."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.results import TaskResult
-from hermes_task.dashboard.store import Store
+from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
 from tests.unit.test_store import unchanged
 

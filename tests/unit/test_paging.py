@@ -1,4 +1,4 @@
-"""Older paging (`hermes_task.reading.older` over `TaskReader.read_older`) against an in-memory
+"""Older paging (`hermes_task.reading.older_batches` over `TaskReader.read_older`) against an in-memory
 dashboard that speaks both `/messages` contracts through the real `DashboardClient`: the
 seed's append regression, --all/--pages/--min-text batches, canonical changes, stale
 generations, detached pages and restarts."""
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hermes_task.core.window import advance
-from hermes_task.reading.older import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
+from hermes_task.reading.older_batches import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Call, Contract, Dashboard
 

@@ -1,4 +1,4 @@
-"""The follow loop (`hermes_task.reading.follow`) on a fake dashboard and a fake clock.
+"""The follow loop (`hermes_task.reading.follower`) on a fake dashboard and a fake clock.
 
 The fake client answers like the two real backends (current: `order=latest`, merged
 lineage pages; legacy: oldest-first pages, no `order`), and lets a test change the store
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follow import (
+from hermes_task.reading.follower import (
     MAX_FILL_PAGES,
     FollowConfig,
     Follower,

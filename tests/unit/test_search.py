@@ -22,14 +22,14 @@ from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
-from hermes_task.core.messages import WARNINGS, warning_message
-from hermes_task.core.search import Hit, blocks, compile_pattern, groups, search_row
+from hermes_task.core.row_search import Hit, blocks, compile_pattern, groups, search_row
+from hermes_task.core.ui_strings import WARNINGS, warning_message
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import taskread
-from hermes_task.reading.older import PagingOutcome
-from hermes_task.reading.search import Query, Tally, TaskSearch, search_parent
-from hermes_task.reading.storehints import StoreHints
+from hermes_task.reading.older_batches import PagingOutcome
+from hermes_task.reading.task_search import Query, Tally, TaskSearch, search_parent
 from hermes_task.render.rows import when
+from hermes_task.store.hints import StoreHints
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import ROUTES, serving
 from tests.unit.conftest import SCHEMA

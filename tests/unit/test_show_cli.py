@@ -303,3 +303,16 @@ def test_a_broken_columns_variable_keeps_the_error_message(replay: Replay, colum
         result.stderr.splitlines()[0] == f"error: session not found: {unknown} (GET /api/sessions/{unknown})"
     )
     assert "Traceback" not in result.stderr
+
+
+def test_show_and_older_write_one_error_document_for_a_rejected_tip(replay: Replay) -> None:
+    """`show` and `older` read through one function: the same failure, the same document
+    (`task` as verified so far in both; `older` once wrote `task: null`)."""
+    c1, other = replay.manifest["c1"], replay.manifest["other"]
+    args = (c1["root"], "--no-hint", "--tip", other["tip"], "--json")
+    shown, older = run(*args), invoke("older", *args)
+    assert (shown.exit_code, older.exit_code) == (5, 5)
+    assert shown.stderr == older.stderr
+    assert doc(older)["task"] is not None
+    assert doc(older)["task"]["lineage"] == [c1["root"]]
+    assert doc(shown) == doc(older)

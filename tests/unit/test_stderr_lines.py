@@ -13,8 +13,8 @@ from hermes_task.cli import output, shell
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.messages import WARNINGS
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import WARNINGS
 from hermes_task.failures import Code, HermesError
 
 

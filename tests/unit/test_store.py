@@ -1,5 +1,5 @@
-"""dashboard/store.py: read-only, exact-id lookups; every failure one stable reason; nothing
-created or modified next to the store. storepath/settings: which store is used."""
+"""store/sqlite_reader.py: read-only, exact-id lookups; every failure one stable reason; nothing
+created or modified next to the store. store/location.py and settings: which store is used."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import pytest
 
 from hermes_task import settings
 from hermes_task.core.children import StoreSession, StoreUnavailable
-from hermes_task.dashboard import storefile
-from hermes_task.dashboard.store import Store
-from hermes_task.dashboard.storepath import choose_store, default_store, hermes_root
 from hermes_task.failures import HermesError
+from hermes_task.store import file_check
+from hermes_task.store.location import choose_store, default_store, hermes_root
+from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
 
 P = "20261201_100000_aaaaaa"
@@ -177,7 +177,7 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(storefile, "open", deny, raising=False)
+    monkeypatch.setattr(file_check, "open", deny, raising=False)
     with pytest.raises(StoreUnavailable) as caught:
         Store(db).children(P)
     assert caught.value.reason == "permission"
@@ -289,7 +289,7 @@ def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_pat
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from hermes_task.dashboard.store import Store\n"
+        "from hermes_task.store.sqlite_reader import Store\n"
         "before = 'sqlite3' in sys.modules\n"
         "store = Store(Path(sys.argv[1]))\n"
         "started = store._preload is not None\n"

@@ -352,7 +352,7 @@ def test_counts_of_one_are_singular() -> None:
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.verdict import summarize
     from hermes_task.reading.follow_outcome import FollowOutcome
-    from hermes_task.reading.watch import WatchOutcome
+    from hermes_task.reading.watcher import WatchOutcome
     from hermes_task.render import terminal
     from hermes_task.render.watchout import Notes
 

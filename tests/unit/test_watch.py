@@ -1,4 +1,4 @@
-"""`recover --watch` (reading/watch.py, render/watchout.py, cli/watch.py) on a fake dashboard
+"""`recover --watch` (reading/watcher.py, render/watchout.py, cli/watch.py) on a fake dashboard
 and a fake clock: NDJSON events, exit statuses 0 / 8 / 9 / 130 / 143, appended piped lines,
 anchored reads (the history once, then three requests a cycle) and back-off."""
 
@@ -285,7 +285,7 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
 
     from hermes_task.core.documents import TaskEntry, WarningItem
     from hermes_task.failures import Code, HermesError
-    from hermes_task.reading.watch import Ending, WatchOutcome
+    from hermes_task.reading.watcher import Ending, WatchOutcome
     from hermes_task.render.watchout import JsonWatch, LinesWatch
 
     err = io.StringIO()

@@ -1,6 +1,6 @@
 """`hermes-task follow`: print each new row of a delegated task once, until the task ends.
 
-The loop is `hermes_task.reading.follow.Follower`; this module wires it to the terminal (rows on
+The loop is `hermes_task.reading.follower.Follower`; this module wires it to the terminal (rows on
 stdout, notes on stderr, append-only, no redraw, no spinner) or to NDJSON events (one per
 line, flushed per line; the stream always ends with a `result` event, also on failure).
 Waiting between reads also watches stdout: a closed pipe ends the follow quietly even while
@@ -18,15 +18,15 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
 from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.selection import Roles, Tail
-from hermes_task.cli.shell import Known, connect, debug_writer, resolve_settings, run, stderr_line, target
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import run, stderr_line, target
 from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TaskInfo, WarningItem
     from hermes_task.core.events import FollowEvent
     from hermes_task.failures import HermesError
-    from hermes_task.reading.follow import FollowOutcome
+    from hermes_task.reading.follower import FollowOutcome
 
 
 class JsonReporter:
@@ -241,7 +241,7 @@ def follow(
         )
         return
     assert child_id is not None
-    from hermes_task.reading.follow import FollowConfig
+    from hermes_task.reading.follower import FollowConfig
 
     env = common.env
     config = FollowConfig(
@@ -260,7 +260,7 @@ def follow(
     def report(error: HermesError, status: int) -> None:
         """A failure outside the loop's own handling: its error event (or line), then `result`."""
         from hermes_task.failures import Code
-        from hermes_task.reading.follow import FollowOutcome
+        from hermes_task.reading.follower import FollowOutcome
 
         interrupted = error.code is Code.INTERRUPTED
         if not interrupted:
@@ -271,14 +271,14 @@ def follow(
             else:
                 reporter.result(FollowOutcome("failed", "unknown", None, status, error))
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
-        from hermes_task.reading.follow import Follower
+        from hermes_task.reading.follower import Follower
         from hermes_task.reading.reader import TaskReader
 
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
             follower = Follower(
                 reader,
@@ -286,7 +286,7 @@ def follow(
                 config,
                 clock=env.clock,
                 sleep=env.sleep or idle_sleep(env.stdout),
-                debug=debug_writer(common),
+                debug=session.debug,
             )
             outcome = follower.run()
         raise SystemExit(outcome.exit_code)

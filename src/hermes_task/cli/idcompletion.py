@@ -23,7 +23,7 @@ def _recent_store_rows(ctx: typer.Context) -> tuple[list[Any], str | None] | Non
     for the store and profile the command line names; None without a usable store."""
     from hermes_task import settings
     from hermes_task.core.children import StoreUnavailable
-    from hermes_task.dashboard.store import Store
+    from hermes_task.store.sqlite_reader import Store
 
     given = {k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")}
     resolved = settings.resolve(env=dict(current(ctx).environ), **given)

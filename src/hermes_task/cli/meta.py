@@ -19,7 +19,8 @@ import typer
 from hermes_task.cli.common import Common
 from hermes_task.cli.environment import current
 from hermes_task.cli.options import Quiet, command_app, with_common
-from hermes_task.cli.shell import console, resolve_settings, run
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -141,7 +142,7 @@ def config_show(*, common: Common) -> None:
     use. Token and password are never printed: only whether and where they are set.
     """
 
-    def body(_known: object) -> None:
+    def body(session: Session) -> None:
         from hermes_task import settings
         from hermes_task.cli.pager import pager_setting
         from hermes_task.core.configdoc import ConfigDoc, ConfigValue
@@ -153,7 +154,7 @@ def config_show(*, common: Common) -> None:
         path = settings.config_path(env)
         invalid: HermesError | None = None
         try:
-            resolved = resolve_settings(common)
+            resolved = session.settings
         except HermesError as exc:
             if exc.code is not Code.CONFIG:
                 raise

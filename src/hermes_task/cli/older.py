@@ -2,7 +2,7 @@
 
 One refresh (as `show`), then `--pages N` load-older batches (default 1), or `--all` to the
 start with the largest pages the backend allows; `--min-text N` makes each batch read raw
-pages until N text rows arrived. The batch logic is `hermes_task.reading.older` (no typer, no
+pages until N text rows arrived. The batch logic is `hermes_task.reading.older_batches` (no typer, no
 rich); this module wires options, the stderr progress indicator and the output.
 """
 
@@ -17,21 +17,14 @@ import typer
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.output import output_transcript
-from hermes_task.cli.shell import (
-    Known,
-    color_enabled,
-    connect,
-    debug_writer,
-    fail,
-    guarded,
-    resolve_settings,
-    run,
-    stderr_line,
-)
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.read_transcript import finish, read_transcript
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import Ending, color_enabled, run, stderr_line
 
 if TYPE_CHECKING:
-    from hermes_task.reading.older import Progress
+    from hermes_task.core.documents import TranscriptDoc
+    from hermes_task.reading.older_batches import Progress
+    from hermes_task.reading.reader import TaskReader
 
 
 @contextmanager
@@ -110,59 +103,56 @@ def older(
     whether the task's first row is loaded (at_start).
     """
 
-    def body(known: Known) -> None:
-        from hermes_task.core.ids import check_id
+    def body(session: Session) -> Ending | None:
         from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
         from hermes_task.failures import Code, HermesError
-        from hermes_task.reading.older import Plan, combine_warnings, read_batches
+        from hermes_task.reading.older_batches import PagingOutcome, Plan, combine_warnings, read_batches
+        from hermes_task.reading.snapshot import Snapshot
 
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
         if min_text is not None and all_pages:
             raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
-        anchor = check_id(child_id, what="CHILD_ID")
-        tips = [check_id(t, what="--tip") for t in tip or []]
         plan = (
             Plan(batches=None, limit=MAX_LIMIT)
             if all_pages
             else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
         )
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
-            from hermes_task.reading.reader import TaskReader
+        paged = PagingOutcome()
+        unique: list[int] = []  # the rows known after the batches, for --debug
 
-            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-            known.rows = reader.rows
-            snap = guarded(common, reader, reader.refresh)
-            guarded(common, reader, reader.fill)
+        def batches(reader: TaskReader, snap: Snapshot) -> Snapshot | None:
+            nonlocal paged
             if all_pages and snap.failure is None:
                 from hermes_task.cli.older_stream import stream
 
                 view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
-                if stream(common, reader, combine_warnings(snap.warnings), **view):
-                    return  # written as the pages were proven (cli/older_stream.py)
+                if stream(common, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
+                    return None  # written as the pages were proven (cli/older_stream.py)
             with _progress(common) as on_page:
-                outcome = guarded(common, reader, lambda: read_batches(reader, plan, on_page=on_page))
-            guarded(common, reader, reader.read_goal)
-            write = debug_writer(common)
-            if write is not None:
-                text = f" text={outcome.text_rows}" if min_text is not None and not all_pages else ""
-                write(
-                    f"older stop={outcome.stop} batches={outcome.batches} pages={outcome.pages} "
-                    f"new={outcome.new_rows}{text} restarts={outcome.restarts} unique={len(reader.view().keys)}"
-                )
-            doc = reader.document(combine_warnings(snap.warnings, outcome.warnings))
-            if snap.failure is not None and common.json:
-                fail(common, snap.failure, doc.rows)
+                paged = read_batches(reader, plan, on_page=on_page)
+            unique.append(len(reader.view().keys))
+            return Snapshot(snap.new_keys, combine_warnings(snap.warnings, paged.warnings), snap.failure)
+
+        def output(doc: TranscriptDoc) -> None:
             more = () if all_pages else _more(pages or 1, min_text)
             output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc, more=more)
-            if not common.json and outcome.new_rows == 0 and not doc.coverage.has_older:
+            if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
                 from hermes_task.core.sanitize import clean_line
 
                 sid = clean_line(doc.task.root_id)
                 stderr_line(
                     common, f"note: nothing older: the newest page holds every row of task {sid}", "dim"
                 )
-            if snap.failure is not None:
-                fail(common, snap.failure, doc.rows)
+
+        reading = read_transcript(session, child_id=child_id, tip=tip, no_hint=no_hint, step=batches)
+        write = session.debug
+        if write is not None and reading.doc is not None:
+            text = f" text={paged.text_rows}" if min_text is not None and not all_pages else ""
+            write(
+                f"older stop={paged.stop} batches={paged.batches} pages={paged.pages} "
+                f"new={paged.new_rows}{text} restarts={paged.restarts} unique={unique[-1]}"
+            )
+        return finish(common, reading, output)
 
     run(common, body)

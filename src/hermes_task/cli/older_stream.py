@@ -15,13 +15,14 @@ streamed from the same file. Either way the exit status is the error's.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from typing import IO, Any
 
 from msgspec.structs import replace
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import debug_writer, report_failure, stderr_line, target
+from hermes_task.cli.shell import report_failure, stderr_line, target
 from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, WarningItem
 from hermes_task.failures import HermesError
 from hermes_task.reading.reader import TaskReader
@@ -66,8 +67,16 @@ class _JsonSpool:
             spool.close()
 
 
-def stream(common: Common, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
-    """Write `older --all` streamed; False (nothing written) when it cannot stream."""
+def stream(
+    common: Common,
+    reader: TaskReader,
+    warnings: list[WarningItem],
+    *,
+    debug: Callable[[str], None] | None,
+    **view: Any,
+) -> bool:
+    """Write `older --all` streamed; False (nothing written) when it cannot stream. `debug`
+    is the run's `--debug` writer (`Session.debug`)."""
     if not (wanted(common) and streamable(reader)):
         return False
     from hermes_task.render.jsontext import RowsDocument
@@ -104,9 +113,8 @@ def stream(common: Common, reader: TaskReader, warnings: list[WarningItem], **vi
                 common.env.write_stdout(rows_text(rows, painted, segments))
     except HermesError as exc:
         _fail(common, exc, spool)
-    write = debug_writer(common)
-    if write is not None:
-        write(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+    if debug is not None:
+        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
     final = finish(reader, doc, stats, warnings)
     if spool is not None:
         spool.write(common, final)

@@ -9,7 +9,8 @@ import typer
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import Utc, command_app, with_common
 from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run, stderr_line
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run, stderr_line
 
 if TYPE_CHECKING:
     from hermes_task.core.delegators import ParentEntry
@@ -42,25 +43,20 @@ def parents(
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.reading.parentfinder import find_parents
 
-        resolved = resolve_settings(common)
-        debug = debug_writer(common)
-        store = None
-        if resolved.store is not None:  # the SQLite reader is imported only when there is a store
-            from hermes_task.dashboard.store import Store
-
-            store = Store(resolved.store, debug=debug)
+        resolved = session.settings
+        store = session.open_store()  # not the session's hints: find_parents reads it whole
         path = str(resolved.store) if resolved.store is not None else None
         try:
-            with connect(common) as client:
-                entries, warnings = find_parents(
-                    client, store, limit, off=resolved.store_off, path=path, debug=debug
-                )
+            entries, warnings = find_parents(
+                session.client, store, limit, off=resolved.store_off, path=path, debug=session.debug
+            )
         finally:
             if store is not None:
                 store.close()
+        session.close()
         output(common, entries, warnings, header=header, utc=utc)
 
     run(common, body)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_task.core.messages import SETUP_WARNINGS
+from hermes_task.core.ui_strings import SETUP_WARNINGS
 
 REPEATING_WARNINGS = SETUP_WARNINGS
 

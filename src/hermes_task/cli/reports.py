@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
     from hermes_task.reading.api import DashboardAPI
     from hermes_task.reading.details import SharedDetails
-    from hermes_task.reading.storehints import StoreHints
     from hermes_task.reading.taskread import ChildRead, Unread
+    from hermes_task.store.hints import StoreHints
 
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
 # A task's child as read, or why not; given the task and its conversation.
@@ -44,7 +44,7 @@ def child_reader(
     """Each task's child read once (`ChildReads`: `pages` as `recover --pages`, at most 100
     children), owned by a segment of its conversation's proven lineage (`paths`: every
     conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
-    from hermes_task.core.messages import RECOVER
+    from hermes_task.core.ui_strings import RECOVER
     from hermes_task.reading.taskread import ChildReads
 
     reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import Known, connect, console, debug_writer, resolve_settings, run
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run
 
 if TYPE_CHECKING:
     from hermes_task.cli.reports import Reader
@@ -37,7 +37,7 @@ def run_recover(
     """The tasks of `parent_id`, once (`hermes-task recover --help`); `view` shapes the
     Markdown report's transcripts (`--full`, `--utc`)."""
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.cli.reports import JunitFile, check_target, child_reader
         from hermes_task.core.ids import check_id
         from hermes_task.failures import Code, HermesError
@@ -47,18 +47,18 @@ def run_recover(
         if junit is not None:
             check_target(junit)
             junit_file = JunitFile(junit, parent)
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             from hermes_task.core.documents import TasksDoc
             from hermes_task.core.verdict import summarize
             from hermes_task.reading.details import SharedDetails
-            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.tasktree import Conversation, build, read_conversation
             from hermes_task.reading.unreported import Unreported
+            from hermes_task.store.hints import find_children
 
             # One run, one answer per session: a detail read by one proof serves every later
             # reader (docs/identity.md "Reads side by side").
             shared = SharedDetails(client)
-            debug = debug_writer(common)
+            debug = session.debug
 
             paths: dict[str, tuple[str, ...]] = {}  # each conversation read: its proven lineage
 

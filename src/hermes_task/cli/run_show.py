@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from hermes_task.cli.common import Common, RoleName
 from hermes_task.cli.output import output_transcript
-from hermes_task.cli.shell import Known, connect, debug_writer, fail, guarded, resolve_settings, run
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.read_transcript import Step, finish, read_transcript
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import Ending, run
 
 
 def run_show(
@@ -27,31 +28,22 @@ def run_show(
 ) -> None:
     """One verified snapshot of the task `child_id` (`hermes-task show --help`)."""
 
-    def body(known: Known) -> None:
-        from hermes_task.core.ids import check_id
-        from hermes_task.core.rowfilter import RowFilter, filtered
+    def body(session: Session) -> Ending | None:
+        from hermes_task.core.rowfilter import RowFilter
 
-        anchor = check_id(child_id, what="CHILD_ID")
-        tips = [check_id(t, what="--tip") for t in tip or []]
+        step: Step | None = None
+        if around:
+            from hermes_task.reading.around import read_around
+
+            step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
         picked = RowFilter.of(role, tail)  # what is printed, in the error document too
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
-            from hermes_task.reading.reader import TaskReader
-
-            reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-            known.rows = shown = lambda: picked.select(reader.rows())
-            steps = Known(rows=shown)
-            snap = guarded(common, steps, reader.refresh)
-            guarded(common, steps, reader.fill)
-            if around:
-                from hermes_task.reading.around import read_around
-
-                snap = guarded(common, steps, lambda: read_around(reader, around, snap))
-            guarded(common, steps, reader.read_goal)
-            doc = filtered(reader.document(snap.warnings), picked)
-            if snap.failure is not None and common.json:
-                fail(common, snap.failure, doc.rows, doc.task)
-            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc)
-            if snap.failure is not None:
-                fail(common, snap.failure, doc.rows, doc.task)
+        reading = read_transcript(
+            session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
+        )
+        return finish(
+            common,
+            reading,
+            lambda doc: output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc),
+        )
 
     run(common, body)

@@ -1,6 +1,6 @@
 """`hermes-task search`: a pattern looked for in every task's whole transcript of a parent chat.
 
-The reading is `hermes_task.reading.search` (the tasks as `recover` finds them, each child read
+The reading is `hermes_task.reading.task_search` (the tasks as `recover` finds them, each child read
 as `older --all` reads it); the output `render/searchout.py`: NDJSON events with `--json`,
 tab-separated lines when piped, readable groups on a terminal. The exit status is grep's in
 this tool's numbers (`core/search.search_status`): 0 a line matched, 10 none did in a search
@@ -17,8 +17,8 @@ import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import Utc, command_app, with_common
-from hermes_task.cli.shell import Known, connect, debug_writer, report_failure, resolve_settings, run, target
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import report_failure, run, target
 
 if TYPE_CHECKING:
     from hermes_task.failures import HermesError
@@ -71,7 +71,7 @@ def search(
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
     reporter = _reporter(common, utc=utc)
-    from hermes_task.reading.search import Tally
+    from hermes_task.reading.task_search import Tally
 
     tally = Tally()
 
@@ -94,11 +94,11 @@ def search(
                 note(f"hint: {error.hint}", "dim")
         reporter.result(tally, status)
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
-        from hermes_task.core.search import PatternError, compile_pattern, search_status
+        from hermes_task.core.row_search import PatternError, compile_pattern, search_status
         from hermes_task.failures import Code, HermesError
-        from hermes_task.reading.search import Query, search_parent
+        from hermes_task.reading.task_search import Query, search_parent
 
         try:
             compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
@@ -106,12 +106,12 @@ def search(
             raise HermesError(Code.USAGE, f"PATTERN {exc}") from None
         parent = check_id(parent_id, what="PARENT_ID")
         query = Query(pattern=compiled, context=context, reasoning=reasoning)
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:
-            from hermes_task.core.messages import RECOVER
             from hermes_task.core.sanitize import clean_line
+            from hermes_task.core.ui_strings import RECOVER
 
             _note(common)(RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
         reporter.result(tally, status)

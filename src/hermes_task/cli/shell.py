@@ -13,36 +13,34 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from msgspec import Struct, field
 
-from hermes_task import __version__
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import rich_width, screen_size
-from hermes_task.failures import ExitStatus, Interrupted, interrupt_status
+from hermes_task.cli.session import Session, debug_enabled
+from hermes_task.failures import ExitStatus, HermesError, Interrupted, interrupt_status
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.segment import Segment
 
-    from hermes_task.core.documents import Row
-    from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.failures import HermesError
+    from hermes_task.core.documents import Row, TaskInfo
     from hermes_task.render.target import Target
-    from hermes_task.settings import Settings
 
-_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
 
 
-class Known(Struct):
-    """What a command has verified so far, for the document written if it fails mid-way."""
+class Ending(Struct):
+    """A command's failure returned to the shell once its output is written: reported (the
+    error document with `rows` and `task` under `--json`, the error line) and its status."""
 
-    rows: Callable[[], list[Row]] = field(default=lambda: [])
+    error: HermesError
+    rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = None
 
 
 def color_enabled(common: Common, stream: Any) -> bool:
@@ -110,70 +108,8 @@ def console(common: Common, *, stderr: bool = False) -> Console:
     )
 
 
-def debug_enabled(common: Common) -> bool:
-    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
-
-
-def debug_writer(common: Common) -> Callable[[str], None] | None:
-    """The `--debug` line writer (stderr), or None when debugging is off."""
-    if not debug_enabled(common):
-        return None
-
-    def write(line: str, stderr: Any = common.env.stderr) -> None:
-        with _DEBUG_LOCK:
-            print(f"debug: {line}", file=stderr, flush=True)
-
-    return write
-
-
-def resolve_settings(common: Common) -> Settings:
-    """The effective settings for these options (flag > env > config file > default)."""
-    from hermes_task import settings
-
-    return settings.resolve(
-        env=dict(common.env.environ),
-        url=common.url,
-        gateway=common.gateway,
-        profile=common.profile,
-        token_file=common.token_file,
-        username=common.username,
-        password_file=common.password_file,
-        request_timeout=common.request_timeout,
-        store=common.store,
-        no_store=common.no_store,
-    )
-
-
-@contextmanager
-def connect(common: Common) -> Iterator[DashboardClient]:
-    """A `DashboardClient` with settings and credentials resolved; closed on exit."""
-    import httpx
-
-    from hermes_task.dashboard.auth import apply_credentials
-    from hermes_task.dashboard.client import DashboardClient
-
-    resolved = resolve_settings(common)
-    http = httpx.Client(
-        base_url=resolved.url,
-        timeout=resolved.request_timeout,
-        follow_redirects=False,
-        headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
-        trust_env=False,
-        # Certificates are verified for https://; a plain-http URL needs no TLS context, and
-        # building one loads the CA bundle (about 35 ms of every run).
-        verify=resolved.url.startswith("https://"),
-        transport=common.env.transport,
-    )
-    client = DashboardClient(http, profile=resolved.profile, debug=debug_writer(common))
-    try:
-        client.use_credentials(apply_credentials(http, resolved, dict(common.env.environ)))
-        yield client
-    finally:
-        client.close()
-
-
 def report_failure(
-    common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
     from hermes_task.core.documents import ErrorBody, ErrorDoc
@@ -205,22 +141,6 @@ def stderr_line(common: Common, line: str, style: str) -> None:
         line = f"\x1b[{code}m{line}\x1b[0m"
     stream.write(line + "\n")
     stream.flush()
-
-
-def fail(common: Common, error: HermesError, rows: list[Row] | None = None, task: Any = None) -> NoReturn:
-    """Report `error` and exit with its status; what is known goes in the JSON document."""
-    report_failure(common, error, rows, task)
-    raise SystemExit(int(error.exit_status))
-
-
-def guarded(common: Common, reader: Any, step: Callable[[], Any]) -> Any:
-    """Run one read step; a failure is reported with the rows verified so far."""
-    from hermes_task.failures import HermesError
-
-    try:
-        return step()
-    except HermesError as exc:
-        fail(common, exc, reader.rows())
 
 
 def quiet_pipe(common: Common) -> NoReturn:
@@ -266,25 +186,33 @@ def stop_signals() -> Iterator[None]:
 Report = Callable[["HermesError", int], None]
 
 
-def run(common: Common, body: Callable[[Known], None], *, report: Report | None = None) -> None:
+def run(common: Common, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
     """Run a command body; every way it can end becomes its exit status (module docstring).
+    The body gets the run's `Session` (closed here, however the body ends), and ends by
+    returning (None, or the `Ending` of a failure it read past) or by raising.
 
     `report(error, status)` replaces the default failure report (the error document and
     line): `follow` writes its error event and `result` line through it."""
-    from hermes_task.failures import Code, HermesError
+    from hermes_task.failures import Code
 
-    known = Known()
+    session = Session(common)
 
     def end(error: HermesError, status: int) -> NoReturn:
         if report is not None:
             report(error, status)
         elif error.code is not Code.INTERRUPTED or common.json:
-            report_failure(common, error, known.rows())
+            report_failure(common, error, session.known.rows())
         raise SystemExit(status)
 
     try:
         with stop_signals():
-            body(known)
+            try:
+                ending = body(session)
+            finally:
+                session.close()
+        if ending is not None:
+            report_failure(common, ending.error, ending.rows, ending.task)
+            raise SystemExit(int(ending.error.exit_status))
     except HermesError as exc:
         end(exc, int(exc.exit_status))
     except KeyboardInterrupt as exc:
@@ -292,7 +220,7 @@ def run(common: Common, body: Callable[[Known], None], *, report: Report | None 
         end(HermesError(Code.INTERRUPTED, what), interrupt_status(exc))
     except BrokenPipeError:
         quiet_pipe(common)
-    except SystemExit:  # fail() and the commands end with their status
+    except SystemExit:  # an `Ending` and the commands that end with their own status
         raise
     except Exception as exc:
         if debug_enabled(common):

@@ -16,22 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
-from hermes_task.cli.shell import (
-    Known,
-    connect,
-    console,
-    debug_writer,
-    resolve_settings,
-    run,
-    stderr_line,
-    target,
-)
-from hermes_task.cli.store import store_hints
+from hermes_task.cli.session import Session
+from hermes_task.cli.shell import console, run, stderr_line, target
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
     from hermes_task.core.rowfilter import RowFilter
-    from hermes_task.reading.watch import WatchOutcome
+    from hermes_task.reading.watcher import WatchOutcome
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -111,7 +102,7 @@ def _drive(
     from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError, interrupt_status
     from hermes_task.reading.follow_outcome import START_TIMEOUT
-    from hermes_task.reading.watch import WatchConfig, Watcher, WatchOutcome
+    from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
 
     env = common.env
     if limits["start_timeout"] is None:
@@ -140,7 +131,7 @@ def _drive(
                 WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
             )
 
-    def body(_known: Known) -> None:
+    def body(session: Session) -> None:
         from hermes_task.core.ids import check_id
         from hermes_task.reading.reader import TaskReader
 
@@ -148,10 +139,10 @@ def _drive(
         if junit is not None:
             check_target(junit)
             files.append(JunitFile(junit, parent))
-        with connect(common) as client, store_hints(resolve_settings(common), debug_writer(common)) as hints:
+        with session.reading() as (client, hints):
             from hermes_task.reading.details import SharedDetails
-            from hermes_task.reading.storehints import find_children
             from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
+            from hermes_task.store.hints import find_children
 
             reader = TaskReader(client, parent, hint=False)
             shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
@@ -159,7 +150,7 @@ def _drive(
                 "clock": env.clock,
                 "sleep": env.sleep or idle_sleep(env.stdout),
                 "jitter": JITTER,
-                "debug": debug_writer(common),
+                "debug": session.debug,
                 "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
                 "shared": shared,
             }
@@ -182,7 +173,7 @@ def _drive(
                     hints,
                     per_cycle=MAX_CHECKS_PER_CYCLE,
                     usage=True,
-                    debug=debug_writer(common),
+                    debug=session.debug,
                     warn=reporter.warning,
                     shared=shared,
                 )

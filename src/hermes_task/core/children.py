@@ -19,7 +19,7 @@ Rules (docs/identity.md, "The local store"):
 The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
 columns (which ids to propose) and once on what HTTP shows of the proposed children (their
 details and first user rows over HTTP), and only the second assignment is used
-(`reading/storehints.py`).
+(`store/hints.py`).
 
 Cost: linear in tasks and children. Each distinct `model_config` text is parsed once (a
 bounded cache), and a task is compared only with the children indexed under its own
@@ -45,7 +45,7 @@ AMBIGUOUS = "ambiguous_match"
 
 class StoreUnavailable(Exception):
     """The local store cannot be read without risk; `reason` is a stable code (the
-    `store_unavailable` reasons of `core/messages.py`), `detail` a hint."""
+    `store_unavailable` reasons of `core/ui_strings.py`), `detail` a hint."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)

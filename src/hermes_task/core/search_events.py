@@ -17,7 +17,7 @@ from msgspec import Meta, Struct
 
 from hermes_task.core.documents import WarningCode
 from hermes_task.core.events import ErrorEvent, TaskRef
-from hermes_task.core.search import SearchField, Span
+from hermes_task.core.row_search import SearchField, Span
 
 
 class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="match"):

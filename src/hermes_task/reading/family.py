@@ -66,10 +66,10 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.follow import Fetched, FollowConfig, Follower
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
+from hermes_task.reading.follower import Fetched, FollowConfig, Follower
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watch import Resolve, WatchConfig, Watcher
+from hermes_task.reading.watcher import Resolve, WatchConfig, Watcher
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32

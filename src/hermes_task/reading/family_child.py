@@ -10,11 +10,11 @@ from typing import Protocol
 from msgspec import Struct
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
-from hermes_task.core.messages import SETUP_WARNINGS
+from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import HermesError
-from hermes_task.reading.follow import Follower, FollowOutcome
-from hermes_task.reading.watch import WatchReporter
+from hermes_task.reading.follower import Follower, FollowOutcome
+from hermes_task.reading.watcher import WatchReporter
 
 
 class FamilyReporter(WatchReporter, Protocol):

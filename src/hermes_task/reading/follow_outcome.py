@@ -1,5 +1,5 @@
 """What a follow is told and what it tells: its timing and exit policy, its outcome, and the
-`Reporter` it reports to (pure data and one pure function; the loop is reading/follow.py).
+`Reporter` it reports to (pure data and one pure function; the loop is reading/follower.py).
 
 Invariant: `ending_exit_code` is 0 for a task that closed itself (`agent_close`), or for any
 ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 and 9.

@@ -19,8 +19,8 @@ from typing import Protocol
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegators import ParentEntry, children_of, first_words, propose_parents
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.messages import STORE_ADVICE, store_reason, warning_message
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI

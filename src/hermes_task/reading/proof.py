@@ -40,7 +40,7 @@ from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
-from hermes_task.reading.storehints import StoreHints
+from hermes_task.store.hints import StoreHints
 
 Source = Literal["tip_option", "latest_descendant", "store"]
 

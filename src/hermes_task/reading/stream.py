@@ -32,8 +32,8 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem
-from hermes_task.core.history import Cursor, View
 from hermes_task.core.limits import MAX_LIMIT
+from hermes_task.core.lineage_window import Cursor, View
 from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.dashboard.wire import MessagesPage, WireMessage

@@ -19,7 +19,7 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof
 from hermes_task.reading.pages import NewestPage, newest_page
-from hermes_task.reading.storehints import StoreHints
+from hermes_task.store.hints import StoreHints
 
 MAX_REDIRECTS = 4
 

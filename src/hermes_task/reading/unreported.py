@@ -44,7 +44,7 @@ from msgspec.structs import replace
 from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
-from hermes_task.core.messages import RECOVER, warning_message
+from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.verdict import UNREPORTED
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import HermesError
@@ -52,7 +52,7 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.childproof import ChildProof, ChildState, state_of
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.storehints import StoreHints
+from hermes_task.store.hints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
 MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run

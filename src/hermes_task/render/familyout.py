@@ -22,10 +22,10 @@ from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, TaskRef, row_event
-from hermes_task.core.messages import STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
-from hermes_task.reading.watch import WatchOutcome
+from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.cells import width_of
 from hermes_task.render.jsontext import event
 from hermes_task.render.plain import gap_text, result_line

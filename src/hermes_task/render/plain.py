@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.messages import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
 from hermes_task.render import usagetext

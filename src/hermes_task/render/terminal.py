@@ -21,8 +21,8 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.messages import RECOVER, STATUS_LABELS
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
 from hermes_task.render import usagetext
 from hermes_task.render.plain import (
     RESULT_WIDTH,

@@ -1,6 +1,6 @@
 """What `recover --watch` prints: NDJSON events, appended task lines, or a table redrawn in place.
 
-Three `WatchReporter`s (reading/watch.py), chosen by the CLI:
+Three `WatchReporter`s (reading/watcher.py), chosen by the CLI:
 - `JsonWatch`: one event per line, flushed per line: `task` (the whole task object) when a
   task appears or changes, `warning`, `error`, and `result` last (state, end_reason = the
   parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
@@ -21,11 +21,11 @@ from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, WarningEvent, task_event
-from hermes_task.core.messages import RECOVER
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import RECOVER
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
-from hermes_task.reading.watch import WatchOutcome
+from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.jsontext import event
 from hermes_task.render.plain import task_line
 from hermes_task.render.rows import plural

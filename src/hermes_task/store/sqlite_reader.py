@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.ledger import LedgerRecord
-from hermes_task.dashboard.storefile import uri_mode
+from hermes_task.store.file_check import uri_mode
 
 if TYPE_CHECKING:
     import sqlite3  # imported when a lookup opens the store (it costs start-up time)

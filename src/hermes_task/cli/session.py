@@ -1,0 +1,165 @@
+"""One command's session (gh's Factory, httpie's Environment): the options it was called
+with, the settings resolved once, the `--debug` writer, and, built lazily on first use, the
+dashboard client and the local store (the output targets are `shell.target` and
+`shell.console`, made from the options when a command writes).
+
+Invariant: a run resolves its settings at most once, and builds the client and the store
+only if the command uses them; the shell (`shell.run`) makes the session, hands it to the
+command's body and closes whatever was opened, however the command ends. The store is
+opened read-only (`store/sqlite_reader.py`), only where the settings chose one (`--store`,
+`HERMES_TASK_STORE`, the config, or the profile's store for a loopback URL); everything it
+proposes is proven over HTTP by the reading layer before use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct, field
+
+from hermes_task import __version__
+from hermes_task.cli.common import Common
+from hermes_task.cli.environment import Environment
+
+if TYPE_CHECKING:
+    from hermes_task.core.documents import Row
+    from hermes_task.dashboard.client import DashboardClient
+    from hermes_task.settings import Settings
+    from hermes_task.store.hints import StoreHints
+    from hermes_task.store.sqlite_reader import Store
+
+
+_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
+
+
+class Known(Struct):
+    """What a command has verified so far, for the document written if it fails mid-way."""
+
+    rows: Callable[[], list[Row]] = field(default=lambda: [])
+
+
+def debug_enabled(common: Common) -> bool:
+    """`--debug`, or HERMES_TASK_DEBUG set (and not 0)."""
+    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
+
+
+class Session:
+    """What one run of a command works with (module docstring)."""
+
+    def __init__(self, common: Common) -> None:
+        self.common = common
+        self.known = Known()
+        self._client: DashboardClient | None = None
+        self._hints: StoreHints | None = None
+
+    @property
+    def env(self) -> Environment:
+        return self.common.env
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The effective settings (flag > env > config file > default), resolved once."""
+        from hermes_task import settings
+
+        common = self.common
+        return settings.resolve(
+            env=dict(common.env.environ),
+            url=common.url,
+            gateway=common.gateway,
+            profile=common.profile,
+            token_file=common.token_file,
+            username=common.username,
+            password_file=common.password_file,
+            request_timeout=common.request_timeout,
+            store=common.store,
+            no_store=common.no_store,
+        )
+
+    @cached_property
+    def debug(self) -> Callable[[str], None] | None:
+        """The `--debug` line writer (stderr), or None when debugging is off."""
+        if not debug_enabled(self.common):
+            return None
+
+        def write(line: str, stderr: Any = self.env.stderr) -> None:
+            with _DEBUG_LOCK:
+                print(f"debug: {line}", file=stderr, flush=True)
+
+        return write
+
+    @property
+    def client(self) -> DashboardClient:
+        """The dashboard client, credentials applied; made on first use."""
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def _connect(self) -> DashboardClient:
+        import httpx
+
+        from hermes_task.dashboard.auth import apply_credentials
+        from hermes_task.dashboard.client import DashboardClient
+
+        resolved = self.settings
+        http = httpx.Client(
+            base_url=resolved.url,
+            timeout=resolved.request_timeout,
+            follow_redirects=False,
+            headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
+            trust_env=False,
+            # Certificates are verified for https://; a plain-http URL needs no TLS context, and
+            # building one loads the CA bundle (about 35 ms of every run).
+            verify=resolved.url.startswith("https://"),
+            transport=self.env.transport,
+        )
+        client = DashboardClient(http, profile=resolved.profile, debug=self.debug)
+        try:
+            client.use_credentials(apply_credentials(http, resolved, dict(self.env.environ)))
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def open_store(self) -> Store | None:
+        """The local store the settings chose, opened read-only (None without one); the
+        caller closes it. `hints` holds the session's own."""
+        resolved = self.settings
+        if resolved.store is None:
+            return None
+        from hermes_task.store.sqlite_reader import Store  # SQLite: only when there is a store
+
+        return Store(resolved.store, debug=self.debug)
+
+    @property
+    def hints(self) -> StoreHints:
+        """The store's hints (or why there is no store); made on first use."""
+        if self._hints is None:
+            from hermes_task.store.hints import StoreHints
+
+            resolved = self.settings
+            where = str(resolved.store) if resolved.store is not None else None
+            self._hints = StoreHints(self.open_store(), resolved.store_off, debug=self.debug, path=where)
+        return self._hints
+
+    @contextmanager
+    def reading(self) -> Iterator[tuple[DashboardClient, StoreHints]]:
+        """The client and the store's hints for a block of reads; both closed after it."""
+        try:
+            yield self.client, self.hints
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close what was opened (the store, then the client); safe to call again."""
+        hints, client = self._hints, self._client
+        self._hints = self._client = None
+        try:
+            if hints is not None:
+                hints.close()
+        finally:
+            if client is not None:
+                client.close()
