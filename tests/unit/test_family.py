@@ -191,3 +191,14 @@ def test_colours_are_stable_per_number() -> None:
 @pytest.mark.parametrize("args", [[], [A, "--parent", P], ["--parent", P, "--tip", A]])
 def test_either_a_child_or_a_parent(args: list[str]) -> None:
     assert run(*args).exit_code == 2
+
+
+@pytest.mark.parametrize(("args", "seconds"), [((), 2.0), (("--interval", "5"), 5.0)])
+def test_interval_paces_the_cycles_with_parent(
+    fake: Conversations, clock: Clock, args: tuple[str, ...], seconds: float
+) -> None:
+    family(fake, ["Write the parser"], [A])
+    clock.hooks[1] = complete(fake, ["Write the parser"], ["completed"])
+    result = run("--parent", P, "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    assert clock.sleeps[0] == seconds

@@ -237,7 +237,13 @@ def follow(
 
         rows = RowFilter.of(role, tail)  # per task: its backlog's last N, then every new row
         follow_parent(
-            common, parent, timeout=timeout, exit_status=exit_status, start_timeout=start_timeout, rows=rows
+            common,
+            parent,
+            timeout=timeout,
+            exit_status=exit_status,
+            start_timeout=start_timeout,
+            rows=rows,
+            interval=interval,
         )
         return
     assert child_id is not None

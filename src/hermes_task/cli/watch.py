@@ -66,9 +66,11 @@ def follow_parent(
     exit_status: bool,
     start_timeout: float | None,
     rows: RowFilter | None = None,
+    interval: float = INTERVAL,
 ) -> None:
     """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
-    (--role, --tail) chooses each task's rows as `follow CHILD` does."""
+    (--role, --tail) chooses each task's rows as `follow CHILD` does; `interval` (--interval)
+    the seconds between cycles."""
     from hermes_task.render.familyout import JsonFamily, TextFamily
 
     env = common.env
@@ -76,9 +78,9 @@ def follow_parent(
     if common.json:
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
-        reporter = TextFamily(target(common), lambda: console(common, stderr=True), INTERVAL)
+        reporter = TextFamily(target(common), lambda: console(common, stderr=True), interval)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=True, rows=rows)
+    _drive(common, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -98,6 +100,7 @@ def _drive(
     family: bool,
     rows: RowFilter | None = None,
     junit: str | None = None,
+    interval: float = INTERVAL,
 ) -> None:
     from hermes_task.cli.waiting import idle_sleep
     from hermes_task.failures import Code, HermesError, interrupt_status
@@ -107,7 +110,7 @@ def _drive(
     env = common.env
     if limits["start_timeout"] is None:
         limits = {**limits, "start_timeout": START_TIMEOUT}
-    config = WatchConfig(interval=INTERVAL, **limits)
+    config = WatchConfig(interval=interval, **limits)
     if common.quiet and not common.json:
         from hermes_task.cli.quiet import QuietNotes
 
