@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from hermes_task import __version__
 from hermes_task.cli.app import COMMANDS, app
+from tests.unit.test_layering import PROBE_ENV
 
 ID = "20260101_000000_abcdef"
 DEAD = ("--json", "--url", "http://127.0.0.1:9")
@@ -38,13 +39,7 @@ def run(*args: str) -> tuple[str, str, set[str]]:
         text=True,
         timeout=60,
         check=False,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "100",
-            "NO_COLOR": "1",
-            "XDG_CONFIG_HOME": "/nonexistent",
-            "HERMES_DASHBOARD_TOKEN": "dead-port-token",
-        },
+        env=PROBE_ENV,
     )
     lines = proc.stderr.splitlines()
     assert len(lines) >= 2, proc.stderr

@@ -11,6 +11,16 @@ from pathlib import Path
 
 import pytest
 
+# A CLI run in a fresh interpreter, cut off from the machine: no config file, no colour, a
+# fixed width, a token for a port where nothing listens.
+PROBE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "COLUMNS": "100",
+    "NO_COLOR": "1",
+    "XDG_CONFIG_HOME": "/nonexistent",
+    "HERMES_DASHBOARD_TOKEN": "dead-port-token",
+}
+
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hermes_task"
 
 # A module may import only from its own layer or a lower one (the folder listing is the
@@ -278,13 +288,7 @@ def test_show_json_imports_no_pydantic(backend: str) -> None:
         text=True,
         timeout=60,
         check=False,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "100",
-            "NO_COLOR": "1",
-            "XDG_CONFIG_HOME": "/nonexistent",
-            "HERMES_DASHBOARD_TOKEN": TOKEN,
-        },
+        env={**PROBE_ENV, "HERMES_DASHBOARD_TOKEN": TOKEN},
     )
     lines = proc.stderr.splitlines()
     assert lines[0] == "exit 0", proc.stderr
@@ -315,13 +319,7 @@ def test_reading_commands_import_no_pydantic(command: str, status: int) -> None:
         text=True,
         timeout=60,
         check=False,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "100",
-            "NO_COLOR": "1",
-            "XDG_CONFIG_HOME": "/nonexistent",
-            "HERMES_DASHBOARD_TOKEN": "dead-port-token",
-        },
+        env=PROBE_ENV,
     )
     assert proc.returncode == status, proc.stderr[-2000:]
     assert '"network"' in proc.stdout

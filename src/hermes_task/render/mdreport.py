@@ -46,7 +46,7 @@ def usage_text(entry: TaskEntry) -> str:
         told = usagetext.told(entry)
         unknown = usage.input_tokens is None and usage.output_tokens is None
         if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
-            told = f"told {usagetext.count_text(tokens.input)}/{usagetext.count_text(tokens.output)}"
+            told = usagetext.told_text(tokens)
         return usagetext.cell(usage) + (f" ({told})" if told else "")
     if tokens is None or (tokens.input is None and tokens.output is None):
         return ""

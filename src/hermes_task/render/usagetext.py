@@ -11,7 +11,7 @@ Four forms (docs/commands.md "Usage and cost"):
 
 from __future__ import annotations
 
-from hermes_task.core.documents import TaskEntry
+from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.usage import MISSING, Usage
 
 FIELD_NAMES = ("input_tokens", "output_tokens", "cost_usd", "cost_kind", "usage_complete")
@@ -60,6 +60,11 @@ def told(entry: TaskEntry) -> str | None:
     pairs = ((tokens.input, usage.input_tokens), (tokens.output, usage.output_tokens))
     if all(a is None or b is None or a == b for a, b in pairs):
         return None
+    return told_text(tokens)
+
+
+def told_text(tokens: TaskTokens) -> str:
+    """`told 10k/1.2k`: the tokens a task's result gave the parent."""
     return f"told {count_text(tokens.input)}/{count_text(tokens.output)}"
 
 
