@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import stderr_line
 from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
 from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.selection import Roles, Tail
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import run, stderr_line, target
+from hermes_task.cli.shell import run
 from hermes_task.cli.waiting import idle_sleep
 
 if TYPE_CHECKING:
@@ -79,13 +80,14 @@ class TerminalReporter:
     retries and the ending on stderr."""
 
     def __init__(
-        self, common: Common, interval: float, root: str = "", view: dict[str, bool] | None = None
+        self, session: Session, interval: float, root: str = "", view: dict[str, bool] | None = None
     ) -> None:
         from hermes_task.render.rows import Segments, View
 
+        common = session.common
         self.common = common
         self.env = common.env
-        self.out = target(common)
+        self.out = session.target
         flags = view or {}
         self.view = View(flags.get("reasoning", False), flags.get("full", False), flags.get("utc", False))
         self.interval = interval
@@ -250,6 +252,7 @@ def follow(
     from hermes_task.reading.follower import FollowConfig
 
     env = common.env
+    session = Session(common)
     config = FollowConfig(
         interval=interval,
         timeout=timeout,
@@ -260,7 +263,7 @@ def follow(
     reporter: JsonReporter | TerminalReporter = (
         JsonReporter(env.write_stdout, env.stderr)
         if common.json
-        else TerminalReporter(common, interval, child_id, {"reasoning": reasoning, "full": full, "utc": utc})
+        else TerminalReporter(session, interval, child_id, {"reasoning": reasoning, "full": full, "utc": utc})
     )
 
     def report(error: HermesError, status: int) -> None:
@@ -297,4 +300,4 @@ def follow(
             outcome = follower.run()
         raise SystemExit(outcome.exit_code)
 
-    run(common, body, report=report)
+    run(session, body, report=report)

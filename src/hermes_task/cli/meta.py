@@ -20,7 +20,7 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.environment import current
 from hermes_task.cli.options import Quiet, command_app, with_common
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run
+from hermes_task.cli.shell import run
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -186,20 +186,20 @@ def config_show(*, common: Common) -> None:
             common.env.write_stdout(document(doc))
         else:
             if invalid is not None:
-                _error_line(common, invalid.message)
+                _error_line(session, invalid.message)
             common.env.write_stdout(_config_text(doc))
         if invalid is not None:
             raise SystemExit(int(invalid.exit_status))
 
-    run(common, body)
+    run(Session(common), body)
 
 
-def _error_line(common: Common, message: str) -> None:
+def _error_line(session: Session, message: str) -> None:
     from rich.text import Text
 
     line = Text("error: ", style="bold red")
     line.append(message)
-    console(common, stderr=True).print(line)
+    session.err_console().print(line)
 
 
 def _config_text(doc: Any) -> str:

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.consoles import color_enabled
+from hermes_task.cli.endings import Ending, stderr_line
 from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import finish, read_transcript
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import Ending, color_enabled, run, stderr_line
+from hermes_task.cli.shell import run
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TranscriptDoc
@@ -35,7 +37,7 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
         return
     from rich.console import Console
 
-    # Not `console()`: with colour off it forces a non-terminal console, and a status
+    # Not `Session.err_console()`: with colour off it forces a non-terminal console, and a status
     # line needs cursor movement even in monochrome.
     color = color_enabled(common, common.env.stderr)
     err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
@@ -127,7 +129,7 @@ def older(
                 from hermes_task.cli.older_stream import stream
 
                 view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
-                if stream(common, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
+                if stream(session, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
                     return None  # written as the pages were proven (cli/older_stream.py)
             with _progress(common) as on_page:
                 paged = read_batches(reader, plan, on_page=on_page)
@@ -136,7 +138,7 @@ def older(
 
         def output(doc: TranscriptDoc) -> None:
             more = () if all_pages else _more(pages or 1, min_text)
-            output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc, more=more)
+            output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc, more=more)
             if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
                 from hermes_task.core.sanitize import clean_line
 
@@ -155,4 +157,4 @@ def older(
             )
         return finish(common, reading, output)
 
-    run(common, body)
+    run(Session(common), body)

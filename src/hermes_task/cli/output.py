@@ -2,7 +2,7 @@
 markdown`), the plain painter's lines (not a terminal, no colour), or the terminal painter's
 rows (colour, wrapping, Markdown; paged when taller than the screen), and the warnings on
 stderr. Where the output goes and how it may
-look is one explicit `Target` (`shell.target`).
+look is one explicit `Target` (`Session.target`).
 
 Invariant: with `--json` stdout carries exactly the document; otherwise rows go to stdout
 (or the pager) and warnings to stderr, never mixed.
@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_task.cli.common import Common, OutputFormat
-from hermes_task.cli.shell import stderr_line, target
+from hermes_task.cli.endings import stderr_line
+from hermes_task.cli.session import Session
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
@@ -28,8 +29,9 @@ def emit_warnings(common: Common, warnings: list[Any]) -> None:
             stderr_line(common, f"warning: {warning.message}", "bold yellow")
 
 
-def output_transcript(common: Common, doc: Any, **view: Any) -> None:
+def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     """A transcript document as JSON, or painted rows (paged on a tall terminal) plus warnings."""
+    common = session.common
     env = common.env
     if common.json:
         from hermes_task.render.jsontext import document
@@ -45,7 +47,7 @@ def output_transcript(common: Common, doc: Any, **view: Any) -> None:
             env.write_stdout(chunk)  # a document: never paged, never coloured
         emit_warnings(common, doc.warnings)
         return
-    out = target(common)
+    out = session.target
     if out.plain:
         from hermes_task.render.plain_rows import transcript_chunks
 

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import stderr_line
 from hermes_task.cli.options import Utc, command_app, with_common
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run, stderr_line
+from hermes_task.cli.shell import run
 
 if TYPE_CHECKING:
     from hermes_task.core.delegators import ParentEntry
@@ -57,15 +58,16 @@ def parents(
             if store is not None:
                 store.close()
         session.close()
-        output(common, entries, warnings, header=header, utc=utc)
+        output(session, entries, warnings, header=header, utc=utc)
 
-    run(common, body)
+    run(Session(common), body)
 
 
 def output(
-    common: Common, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
+    session: Session, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
 ) -> None:
     """The chats as JSON, a table on a terminal, or tab-separated lines when piped."""
+    common = session.common
     from hermes_task.core.delegators import ParentsDoc
 
     env = common.env
@@ -79,7 +81,7 @@ def output(
     elif env.isatty(env.stdout):
         from hermes_task.render.parentsout import parents_renderable
 
-        console(common).print(parents_renderable(entries, utc=utc), crop=False)
+        session.console().print(parents_renderable(entries, utc=utc), crop=False)
     else:
         from hermes_task.render.parentsout import parent_lines
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import Ending
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import Ending
 from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run
+from hermes_task.cli.shell import run
 
 if TYPE_CHECKING:
     from hermes_task.cli.reports import Reader
@@ -96,7 +96,7 @@ def run_recover(
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
             reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
-            output(common, doc, wanted, header=header, read=reader, view=view)
+            output(session, doc, wanted, header=header, read=reader, view=view)
             if junit_file is not None:
                 signal = junit_file.write(tasks, still="still running when read", read=reader)
                 if signal is not None:
@@ -108,11 +108,11 @@ def run_recover(
             if code:
                 raise SystemExit(code)
 
-    run(common, body)
+    run(Session(common), body)
 
 
 def output(
-    common: Common,
+    session: Session,
     doc: TasksDoc,
     wanted: tuple[str, ...],
     *,
@@ -127,6 +127,7 @@ def output(
 
     from hermes_task.core.verdict import only
 
+    common = session.common
     env = common.env
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
@@ -149,11 +150,11 @@ def output(
 
             from hermes_task.render.plain import no_tasks_text
 
-            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
+            session.err_console().print(Text(no_tasks_text(shown, wanted), style="dim"))
     else:
         from hermes_task.render import terminal
 
-        terminal.tasks(console(common), shown, wanted)
+        terminal.tasks(session.console(), shown, wanted)
     emit_warnings(common, doc.warnings)
 
 

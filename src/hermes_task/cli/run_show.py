@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_task.cli.common import Common, RoleName
+from hermes_task.cli.endings import Ending
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import Step, finish, read_transcript
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import Ending, run
+from hermes_task.cli.shell import run
 
 
 def run_show(
@@ -43,7 +44,7 @@ def run_show(
         return finish(
             common,
             reading,
-            lambda doc: output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc),
+            lambda doc: output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc),
         )
 
-    run(common, body)
+    run(Session(common), body)

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import report_failure, stderr_line
 from hermes_task.cli.options import Utc, command_app, with_common
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import report_failure, run, target
+from hermes_task.cli.shell import run
 
 if TYPE_CHECKING:
     from hermes_task.failures import HermesError
@@ -70,7 +71,8 @@ def search(
 
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
-    reporter = _reporter(common, utc=utc)
+    session = Session(common)
+    reporter = _reporter(session, utc=utc)
     from hermes_task.reading.task_search import Tally
 
     tally = Tally()
@@ -118,23 +120,22 @@ def search(
         if status:
             raise SystemExit(status)
 
-    run(common, body, report=report)
+    run(session, body, report=report)
 
 
 def _note(common: Common) -> Callable[[str, str], None]:
-    from hermes_task.cli.shell import stderr_line
-
     return lambda line, style: stderr_line(common, line, style)
 
 
-def _reporter(common: Common, *, utc: bool) -> JsonSearch | LinesSearch | TerminalSearch:
+def _reporter(session: Session, *, utc: bool) -> JsonSearch | LinesSearch | TerminalSearch:
     """NDJSON with --json; else tab-separated lines off a terminal, readable groups on one."""
     from hermes_task.cli.quiet import dropped
     from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch
 
+    common = session.common
     if common.json:
         return JsonSearch(common.env.write_stdout)
-    out = target(common)
+    out = session.target
 
     def shown(code: str) -> bool:
         return not dropped(common.quiet, code)

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import stderr_line
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run, stderr_line, target
+from hermes_task.cli.shell import run
 
 if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry
@@ -43,16 +44,17 @@ def watch_parent(
     from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
 
     env = common.env
+    session = Session(common)
     reporter: JsonWatch | LinesWatch | LiveWatch
     if common.json:
         reporter = JsonWatch(env.write_stdout, _writer(env.stderr))
     elif env.isatty(env.stdout):
-        reporter = LiveWatch(console(common), lambda: console(common, stderr=True), parent_id, INTERVAL)
+        reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
     else:
-        reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
+        reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     try:
-        _drive(common, parent_id, reporter, limits, family=False, junit=junit)
+        _drive(session, parent_id, reporter, limits, family=False, junit=junit)
     finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
         if isinstance(reporter, LiveWatch):
             reporter.close()
@@ -74,13 +76,14 @@ def follow_parent(
     from hermes_task.render.familyout import JsonFamily, TextFamily
 
     env = common.env
+    session = Session(common)
     reporter: JsonFamily | TextFamily
     if common.json:
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
-        reporter = TextFamily(target(common), lambda: console(common, stderr=True), interval)
+        reporter = TextFamily(session.target, session.err_console, interval)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
+    _drive(session, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -92,7 +95,7 @@ def _writer(stream: Any) -> Callable[[str], None]:
 
 
 def _drive(
-    common: Common,
+    session: Session,
     parent_id: str,
     reporter: Any,
     limits: dict[str, Any],
@@ -107,6 +110,7 @@ def _drive(
     from hermes_task.reading.follow_outcome import START_TIMEOUT
     from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
 
+    common = session.common
     env = common.env
     if limits["start_timeout"] is None:
         limits = {**limits, "start_timeout": START_TIMEOUT}
@@ -192,7 +196,7 @@ def _drive(
         if outcome.exit_code:
             raise SystemExit(outcome.exit_code)
 
-    run(common, body, report=report)
+    run(session, body, report=report)
 
 
 def _write_junit(
