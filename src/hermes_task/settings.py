@@ -132,7 +132,7 @@ def load_config(path: Path) -> dict[str, object]:
     every value has its type, else `config_invalid`."""
     if not path.exists():
         return {}
-    import tomllib  # only with a config file: its import is start-up time of every run
+    import tomllib  # lazy: only with a config file (its import is start-up time of every run)
 
     try:
         text = path.read_bytes().decode("utf-8")

@@ -4,6 +4,7 @@ in the network modules, and the fast paths (`--help`, `--version`) import no hea
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -160,6 +161,47 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     assert own_imports("cli/show.py") >= {"cli/options.py", "cli/run_show.py"}
     assert "cli/__init__.py" not in own_imports("cli/show.py")
     assert "hermes_task.core.a" in imports_of(tmp_path / "b.py")[1]
+
+
+LAZY_REASON = re.compile(r"#\s*lazy:\s*\S")
+
+
+def unexplained_lazy_imports(source: str) -> list[int]:
+    """The lines of the imports inside a function (class bodies and TYPE_CHECKING blocks
+    at module level are not) whose first line carries no `# lazy: <reason>`."""
+    lines = source.splitlines()
+    found: set[int] = set()
+    for func in ast.walk(ast.parse(source)):
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import | ast.ImportFrom) and not LAZY_REASON.search(
+                    lines[node.lineno - 1]
+                ):
+                    found.add(node.lineno)
+    return sorted(found)
+
+
+def test_function_level_imports_say_why() -> None:
+    """An import belongs at the top of its module; one inside a function is for heavy,
+    optional work only (rich's Markdown, sqlite3, the schema generator, a command's body
+    kept off `--help`), and says so on its line: `# lazy: <reason>`."""
+    unexplained = [
+        f"{module}:{line}"
+        for module in MODULES
+        for line in unexplained_lazy_imports((PACKAGE / module).read_text(encoding="utf-8"))
+    ]
+    assert not unexplained, f"function-level imports without '# lazy: <reason>': {unexplained}"
+
+
+def test_the_lazy_import_check_sees_an_unexplained_one() -> None:
+    source = (
+        "import os\n"
+        "if TYPE_CHECKING:\n    import json\n"
+        "def f():\n    import sqlite3  # lazy: only with a store\n"
+        "    from rich import (\n        markdown,\n    )\n"
+        "    def g():\n        import csv  # lazy:\n"
+    )
+    assert unexplained_lazy_imports(source) == [6, 10]
 
 
 def test_no_two_modules_share_a_name() -> None:

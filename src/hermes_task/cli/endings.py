@@ -9,16 +9,14 @@ the error document is the only thing a failure writes to stdout.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from msgspec import Struct, field
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.consoles import color_enabled
+from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo
+from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
-
-if TYPE_CHECKING:
-    from hermes_task.core.documents import Row, TaskInfo
+from hermes_task.render.jsontext import document
 
 
 class Ending(Struct):
@@ -34,9 +32,6 @@ def report_failure(
     common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
-    from hermes_task.core.documents import ErrorBody, ErrorDoc
-    from hermes_task.render.jsontext import document
-
     message = error.message
     hint = error.hint
     if common.json:
@@ -54,8 +49,6 @@ STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim
 def stderr_line(common: Common, line: str, style: str) -> None:
     """`line` on stderr in `style` (when stderr takes colour), sanitised to one line
     (`clean_line`: a message quoting the backend can add neither a line nor an escape)."""
-    from hermes_task.core.sanitize import clean_line
-
     stream = common.env.stderr
     line = clean_line(line)
     code = STDERR_STYLES[style]

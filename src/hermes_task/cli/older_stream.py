@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from msgspec.structs import replace
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.endings import report_failure, stderr_line
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
@@ -28,14 +28,15 @@ from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, WarningItem
 from hermes_task.failures import HermesError
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_of, stream_pages, streamable
+from hermes_task.render.jsontext import RowsDocument
+from hermes_task.render.plain_rows import head_text, rows_text
+from hermes_task.render.rows import Segments, View, footer_text
 
 
 def wanted(session: Session) -> bool:
     """Streaming applies to `--json` and piped plain text (a terminal and `--format markdown`
     keep the window)."""
     common = session.common
-    from hermes_task.cli.common import OutputFormat
-
     if common.output_format is OutputFormat.markdown:
         return False
     return common.json or session.target.plain
@@ -54,8 +55,6 @@ class _JsonSpool:
         self.rows += len(rows)
 
     def write(self, common: Common, doc: Any) -> None:
-        from hermes_task.render.jsontext import RowsDocument
-
         out = RowsDocument(doc)
         spool = self.file
         try:
@@ -82,10 +81,6 @@ def stream(
     common = session.common
     if not (wanted(session) and streamable(reader)):
         return False
-    from hermes_task.render.jsontext import RowsDocument
-    from hermes_task.render.plain_rows import head_text, rows_text
-    from hermes_task.render.rows import Segments, View, footer_text
-
     stats = StreamStats()
     pages = stream_pages(reader, stats)
     try:

@@ -14,14 +14,16 @@ from typing import Any
 
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.endings import stderr_line
+from hermes_task.cli.quiet import dropped
 from hermes_task.cli.session import Session
+from hermes_task.render.jsontext import document
+from hermes_task.render.plain_rows import transcript_chunks
+from hermes_task.render.rows import View
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
     """Warnings as `warning: ...` lines on stderr, but for the repeating ones under `--quiet`
     (JSON carries them all in the document)."""
-    from hermes_task.cli.quiet import dropped
-
     if common.json:
         return
     for warning in warnings:
@@ -34,14 +36,10 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     common = session.common
     env = common.env
     if common.json:
-        from hermes_task.render.jsontext import document
-
         env.write_stdout(document(doc))
         return
-    from hermes_task.render.rows import View
-
     if common.output_format is OutputFormat.markdown:
-        from hermes_task.render.markdown import transcript_markdown
+        from hermes_task.render.markdown import transcript_markdown  # lazy: only --format markdown
 
         for chunk in transcript_markdown(doc, View(**view)):
             env.write_stdout(chunk)  # a document: never paged, never coloured
@@ -49,18 +47,16 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     out = session.target
     if out.plain:
-        from hermes_task.render.plain_rows import transcript_chunks
-
         for chunk in transcript_chunks(doc, View(**view), out.columns):
             env.write_stdout(chunk)  # written as it is formatted
         emit_warnings(common, doc.warnings)
         return
-    from hermes_task.render import terminal_rows
+    from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
     if common.pager is False or not out.tty:
         terminal_rows.transcript(out, doc, View(**view))
     else:
-        from hermes_task.cli import pager
+        from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
 
         stream = pager.Stream(
             requested=common.pager,

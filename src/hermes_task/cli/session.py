@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct, field
 
 from hermes_task import __version__
+from hermes_task import settings as settings_module
 from hermes_task.cli.common import Common
 from hermes_task.cli.consoles import output_target, rich_console
 from hermes_task.cli.environment import Environment
+from hermes_task.core.documents import Row
+from hermes_task.render.target import Target
+from hermes_task.store.hints import StoreHints
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hermes_task.core.documents import Row
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.render.target import Target
-    from hermes_task.settings import Settings
-    from hermes_task.store.hints import StoreHints
     from hermes_task.store.sqlite_reader import Store
 
 
@@ -86,12 +86,10 @@ class Session:
         return self._consoles[stderr]
 
     @cached_property
-    def settings(self) -> Settings:
+    def settings(self) -> settings_module.Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
-        from hermes_task import settings
-
         common = self.common
-        return settings.resolve(
+        return settings_module.resolve(
             env=dict(common.env.environ),
             url=common.url,
             gateway=common.gateway,
@@ -124,10 +122,10 @@ class Session:
         return self._client
 
     def _connect(self) -> DashboardClient:
-        import httpx
+        import httpx  # lazy: httpx and the client, only for a command that reads a dashboard
 
-        from hermes_task.dashboard.auth import apply_credentials
-        from hermes_task.dashboard.client import DashboardClient
+        from hermes_task.dashboard.auth import apply_credentials  # lazy: as httpx
+        from hermes_task.dashboard.client import DashboardClient  # lazy: as httpx
 
         resolved = self.settings
         http = httpx.Client(
@@ -155,7 +153,7 @@ class Session:
         resolved = self.settings
         if resolved.store is None:
             return None
-        from hermes_task.store.sqlite_reader import Store  # SQLite: only when there is a store
+        from hermes_task.store.sqlite_reader import Store  # lazy: SQLite, only when there is a store
 
         return Store(resolved.store, debug=self.debug)
 
@@ -163,8 +161,6 @@ class Session:
     def hints(self) -> StoreHints:
         """The store's hints (or why there is no store); made on first use."""
         if self._hints is None:
-            from hermes_task.store.hints import StoreHints
-
             resolved = self.settings
             where = str(resolved.store) if resolved.store is not None else None
             self._hints = StoreHints(self.open_store(), resolved.store_off, debug=self.debug, path=where)

@@ -11,10 +11,10 @@ SIGTERM and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, RoleName
 from hermes_task.cli.endings import stderr_line
 from hermes_task.cli.quiet import QuietNotes
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
@@ -77,12 +77,14 @@ def follow_parent(
     timeout: float | None,
     exit_status: bool,
     start_timeout: float | None,
-    rows: RowFilter | None = None,
+    role: Sequence[RoleName] | None = None,
+    tail: int | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
-    (--role, --tail) chooses each task's rows as `follow CHILD` does; `interval` (--interval)
-    the seconds between cycles."""
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `role`
+    and `tail` (--role, --tail) choose each task's rows as `follow CHILD` does (its backlog's
+    last N, then every new row); `interval` (--interval) the seconds between cycles."""
+    rows = RowFilter.of(role, tail)
     env = common.env
     session = Session(common)
     reporter: JsonFamily | TextFamily

@@ -201,7 +201,7 @@ def find_children(
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
-    from hermes_task.core.delegations import call_sessions  # recover's parsing: not on show's path
+    from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
 
     segments_of = call_sessions(messages)
     times = spawn_times(messages)
