@@ -204,6 +204,55 @@ def test_the_lazy_import_check_sees_an_unexplained_one() -> None:
     assert unexplained_lazy_imports(source) == [6, 10]
 
 
+# Inside cli/, the rooms the shell was split into, lowest first: a module imports only modules
+# of its own rank or lower (the quiet console ends a closed pipe through closed_pipe.py, never
+# through the shell, which imports the session that builds the consoles).
+CLI_RANK = {
+    "cli/closed_pipe.py": 0,
+    "cli/environment.py": 0,
+    "cli/common.py": 1,
+    "cli/quiet_console.py": 2,
+    "cli/consoles.py": 3,
+    "cli/endings.py": 4,
+    "cli/session.py": 4,
+    "cli/shell.py": 5,
+}
+# What a command's module may import at module level: typer's side only (root `--help`
+# imports every command's module); its work is imported when the command runs.
+COMMAND_MODULES = ["cli/show.py", "cli/follow.py", "cli/older.py", "cli/parents.py", "cli/recover.py"]
+COMMAND_MODULES += ["cli/search.py", "cli/meta.py"]
+SIGNATURE_SIDE = {"cli/common.py", "cli/options.py", "cli/environment.py", "cli/idcompletion.py"}
+SIGNATURE_SIDE |= {"cli/selection.py", "cli/__init__.py"}
+
+
+@pytest.mark.parametrize("module", sorted(CLI_RANK))
+def test_the_shells_rooms_import_downwards(module: str) -> None:
+    for target in own_imports(module):
+        if layer_of(target) == "cli":
+            assert target in CLI_RANK, f"{module} imports {target}, above the shell's rooms"
+            assert CLI_RANK[target] <= CLI_RANK[module], f"{module} imports {target}, a higher room"
+
+
+def module_level_own_imports(module: str) -> set[str]:
+    """`own_imports`, but only the imports at module level (TYPE_CHECKING blocks included)."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    top = ast.Module(
+        body=[n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef)], type_ignores=[]
+    )
+    names: set[str] = set()
+    for node in ast.walk(top):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("hermes_task"):
+            names |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    found = {name for name in names if name in DOTTED}
+    found -= {name.rsplit(".", 1)[0] for name in found}
+    return {DOTTED[name] for name in found} - {module}
+
+
+@pytest.mark.parametrize("module", COMMAND_MODULES)
+def test_a_command_module_holds_only_its_signature(module: str) -> None:
+    assert module_level_own_imports(module) <= SIGNATURE_SIDE
+
+
 def test_no_two_modules_share_a_name() -> None:
     """A module's name says what it holds, so no two layers have a module of the same name
     (a command's module in cli/ is named for the command; its loop in reading/ for the loop)."""
