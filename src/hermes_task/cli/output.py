@@ -17,8 +17,6 @@ from hermes_task.cli.endings import stderr_line
 from hermes_task.cli.quiet import dropped
 from hermes_task.cli.session import Session
 from hermes_task.render.jsontext import document
-from hermes_task.render.plain_rows import transcript_chunks
-from hermes_task.render.rows import View
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
@@ -38,6 +36,8 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     if common.json:
         env.write_stdout(document(doc))
         return
+    from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
+
     if common.output_format is OutputFormat.markdown:
         from hermes_task.render.markdown import transcript_markdown  # lazy: only --format markdown
 
@@ -47,6 +47,8 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     out = session.target
     if out.plain:
+        from hermes_task.render.plain_rows import transcript_chunks  # lazy: as View
+
         for chunk in transcript_chunks(doc, View(**view), out.columns):
             env.write_stdout(chunk)  # written as it is formatted
         emit_warnings(common, doc.warnings)
