@@ -5,28 +5,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.conversations import Conversations
 from tests.support.dashboard import serving
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import Conversations, run
+from tests.unit.test_recover_cli import run
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"
 B = "20261130_170002_cccccc"
 C = "20261130_170003_dddddd"
 OTHER = "20261130_165000_ffffff"
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def call(fake: Conversations, call_id: str, goals: list[str], at: float) -> None:
