@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +14,17 @@ from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegations import recover as recover_tasks
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.store.hints import StoreHints, find_children
+from tests.support.conversations import Conversations
 from tests.support.dashboard import Dashboard, serving
 from tests.support.wirebody import decoded
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import Conversations, run
+from tests.unit.test_recover_cli import run
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"
 B = "20261130_170002_cccccc"
 C = "20261130_170003_dddddd"
 OTHER = "20261130_165000_ffffff"
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def call(fake: Conversations, call_id: str, goals: list[str], at: float) -> None:
