@@ -151,7 +151,7 @@ def load_config(path: Path) -> dict[str, object]:
 
 def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
     """The file's text and its TOML; `config_invalid` naming the line of a syntax error."""
-    import tomllib  # only with a config file: its import is start-up time of every run
+    import tomllib  # lazy: only with a config file (its import is start-up time of every run)
 
     try:
         text = path.read_bytes().decode("utf-8")

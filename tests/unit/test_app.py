@@ -4,6 +4,7 @@ mean" suggestion are typer's own answers, through the one parser."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
@@ -100,3 +101,53 @@ def test_python_m_and_the_console_script_are_one_entry_point() -> None:
         check=True,
     )
     assert proc.stdout == f"hermes-task {__version__}\n"
+
+
+# The modules of the commands' work (the session, the shell, the bodies and what only they
+# use): a command's module imports one of them when it runs, never at import.
+WORK_MODULES = {
+    f"hermes_task.cli.{name}"
+    for name in [
+        "session",
+        "consoles",
+        "endings",
+        "shell",
+        "output",
+        "read_transcript",
+        "older_stream",
+        "reports",
+        "watch",
+        "run_show",
+        "run_older",
+        "run_follow",
+        "run_parents",
+        "run_recover",
+        "run_search",
+        "run_config",
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["show", "--help"], ["recover", "--help"], ["config", "--help"]]
+)
+def test_help_imports_every_command_it_lists_and_none_of_their_work(args: list[str]) -> None:
+    """Root `--help` imports every command's module (typer needs each one's short help); no
+    help imports a command's work: each command module holds only its typer signature."""
+    _stdout, exit_line, modules = run(*args)
+    assert exit_line == "exit 0"
+    if args == ["--help"]:
+        assert modules >= COMMAND_MODULES
+    assert not modules & WORK_MODULES
+
+
+def test_the_work_modules_exist() -> None:
+    """A renamed module must not leave the help test above checking a name that is gone."""
+    assert [m for m in sorted(WORK_MODULES) if importlib.util.find_spec(m) is None] == []
+
+
+def test_a_command_imports_the_work_it_runs() -> None:
+    _stdout, exit_line, modules = run("show", ID, *DEAD)
+    assert exit_line == "exit 7"
+    assert {"hermes_task.cli.run_show", "hermes_task.cli.session", "hermes_task.cli.shell"} <= modules
+    assert not modules & {"hermes_task.cli.run_older", "hermes_task.cli.run_follow", "hermes_task.cli.watch"}

@@ -15,8 +15,9 @@ from rich.text import Text
 
 from hermes_task.cli import pager as pager
 from hermes_task.cli.common import ColorMode, Common
+from hermes_task.cli.consoles import color_enabled
 from hermes_task.cli.environment import Environment
-from hermes_task.cli.shell import color_enabled, console
+from hermes_task.cli.session import Session
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import TOKEN, Replay
@@ -72,9 +73,9 @@ def test_stdout_and_stderr_are_decided_separately(
     monkeypatch: pytest.MonkeyPatch, out_tty: bool, err_tty: bool
 ) -> None:
     out, err = Stream(out_tty), Stream(err_tty)
-    common = Common(env=Environment(stdout_stream=out, stderr_stream=err))
-    for stream_is_err in (False, True):
-        console(common, stderr=stream_is_err).print(Text("hello", style="bold red"))
+    session = Session(Common(env=Environment(stdout_stream=out, stderr_stream=err)))
+    for console in (session.console(), session.err_console()):
+        console.print(Text("hello", style="bold red"))
     assert ("\x1b[" in out.getvalue()) is out_tty
     assert ("\x1b[" in err.getvalue()) is err_tty
     assert "hello" in out.getvalue()
@@ -87,7 +88,7 @@ def test_a_non_terminal_gets_the_columns_width_and_no_wrapping_of_long_lines(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "40")
     out = Stream(False)
-    rich_console = console(Common(env=Environment(stdout_stream=out)))
+    rich_console = Session(Common(env=Environment(stdout_stream=out))).console()
     assert rich_console.width == 40
     rich_console.print(Text("x" * 60))
     assert out.getvalue() == "x" * 60 + "\n"

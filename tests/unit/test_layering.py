@@ -4,6 +4,7 @@ in the network modules, and the fast paths (`--help`, `--version`) import no hea
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -160,6 +161,96 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     assert own_imports("cli/show.py") >= {"cli/options.py", "cli/run_show.py"}
     assert "cli/__init__.py" not in own_imports("cli/show.py")
     assert "hermes_task.core.a" in imports_of(tmp_path / "b.py")[1]
+
+
+LAZY_REASON = re.compile(r"#\s*lazy:\s*\S")
+
+
+def unexplained_lazy_imports(source: str) -> list[int]:
+    """The lines of the imports inside a function (class bodies and TYPE_CHECKING blocks
+    at module level are not) whose first line carries no `# lazy: <reason>`."""
+    lines = source.splitlines()
+    found: set[int] = set()
+    for func in ast.walk(ast.parse(source)):
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import | ast.ImportFrom) and not LAZY_REASON.search(
+                    lines[node.lineno - 1]
+                ):
+                    found.add(node.lineno)
+    return sorted(found)
+
+
+def test_function_level_imports_say_why() -> None:
+    """An import belongs at the top of its module; one inside a function is for heavy,
+    optional work only (rich's Markdown, sqlite3, the schema generator, a command's body
+    kept off `--help`), and says so on its line: `# lazy: <reason>`."""
+    unexplained = [
+        f"{module}:{line}"
+        for module in MODULES
+        for line in unexplained_lazy_imports((PACKAGE / module).read_text(encoding="utf-8"))
+    ]
+    assert not unexplained, f"function-level imports without '# lazy: <reason>': {unexplained}"
+
+
+def test_the_lazy_import_check_sees_an_unexplained_one() -> None:
+    source = (
+        "import os\n"
+        "if TYPE_CHECKING:\n    import json\n"
+        "def f():\n    import sqlite3  # lazy: only with a store\n"
+        "    from rich import (\n        markdown,\n    )\n"
+        "    def g():\n        import csv  # lazy:\n"
+    )
+    assert unexplained_lazy_imports(source) == [6, 10]
+
+
+# Inside cli/, the rooms the shell was split into, lowest first: a module imports only modules
+# of its own rank or lower (the quiet console ends a closed pipe through closed_pipe.py, never
+# through the shell, which imports the session that builds the consoles).
+CLI_RANK = {
+    "cli/closed_pipe.py": 0,
+    "cli/environment.py": 0,
+    "cli/common.py": 1,
+    "cli/quiet_console.py": 2,
+    "cli/consoles.py": 3,
+    "cli/endings.py": 4,
+    "cli/session.py": 4,
+    "cli/shell.py": 5,
+}
+# What a command's module may import at module level: typer's side only (root `--help`
+# imports every command's module); its work is imported when the command runs.
+COMMAND_MODULES = ["cli/show.py", "cli/follow.py", "cli/older.py", "cli/parents.py", "cli/recover.py"]
+COMMAND_MODULES += ["cli/search.py", "cli/meta.py"]
+SIGNATURE_SIDE = {"cli/common.py", "cli/options.py", "cli/environment.py", "cli/idcompletion.py"}
+SIGNATURE_SIDE |= {"cli/selection.py", "cli/__init__.py"}
+
+
+@pytest.mark.parametrize("module", sorted(CLI_RANK))
+def test_the_shells_rooms_import_downwards(module: str) -> None:
+    for target in own_imports(module):
+        if layer_of(target) == "cli":
+            assert target in CLI_RANK, f"{module} imports {target}, above the shell's rooms"
+            assert CLI_RANK[target] <= CLI_RANK[module], f"{module} imports {target}, a higher room"
+
+
+def module_level_own_imports(module: str) -> set[str]:
+    """`own_imports`, but only the imports at module level (TYPE_CHECKING blocks included)."""
+    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+    top = ast.Module(
+        body=[n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef)], type_ignores=[]
+    )
+    names: set[str] = set()
+    for node in ast.walk(top):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("hermes_task"):
+            names |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    found = {name for name in names if name in DOTTED}
+    found -= {name.rsplit(".", 1)[0] for name in found}
+    return {DOTTED[name] for name in found} - {module}
+
+
+@pytest.mark.parametrize("module", COMMAND_MODULES)
+def test_a_command_module_holds_only_its_signature(module: str) -> None:
+    assert module_level_own_imports(module) <= SIGNATURE_SIDE
 
 
 def test_no_two_modules_share_a_name() -> None:

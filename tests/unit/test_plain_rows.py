@@ -69,7 +69,7 @@ def test_captured_transcripts_in_the_piped_format(
     seen: list[Any] = []
     real = output_module.output_transcript
     monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
-    monkeypatch.setattr("hermes_task.cli.older.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.run_older.output_transcript", recording(seen, real))
     printed: list[str] = []
     with serving(replay):
         for args in tasks(replay.manifest):

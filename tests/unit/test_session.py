@@ -3,12 +3,17 @@ client and the store built only when a command reads."""
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from hermes_task import settings
+from hermes_task.cli.common import Common
+from hermes_task.cli.environment import Environment
+from hermes_task.cli.session import Session
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import TOKEN, Replay
@@ -55,3 +60,65 @@ def test_a_run_that_ends_before_reading_resolves_nothing(resolves: list[dict[str
     result = invoke("show", "..", "--json", env=ENV)
     assert result.exit_code == 2  # an id that cannot be one: invalid_id
     assert resolves == []
+
+
+def test_the_outputs_are_built_once_each_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stdout's target and the two rich consoles are the session's, made when a command first
+    writes and then kept; the stderr console writes to stderr."""
+    from hermes_task.cli import consoles
+
+    built: list[str] = []
+
+    def target(common: Common) -> Any:
+        built.append("target")
+        return consoles.output_target(common)
+
+    def console(common: Common, *, stderr: bool) -> Any:
+        built.append(f"console stderr={stderr}")
+        return consoles.rich_console(common, stderr=stderr)
+
+    monkeypatch.setattr("hermes_task.cli.session.output_target", target)
+    monkeypatch.setattr("hermes_task.cli.session.rich_console", console)
+    out, err = io.StringIO(), io.StringIO()
+    session = Session(
+        Common(env=Environment(variables={"COLUMNS": "60"}, stdout_stream=out, stderr_stream=err))
+    )
+    assert built == []
+    assert session.target is session.target
+    assert session.target.columns == 60
+    assert session.console() is session.console()
+    assert session.err_console() is session.err_console()
+    assert session.err_console() is not session.console()
+    session.err_console().print("to stderr")
+    assert (out.getvalue(), err.getvalue()) == ("", "to stderr\n")
+    assert built == ["target", "console stderr=False", "console stderr=True"]
+
+
+def test_a_streamed_run_builds_its_target_once(replay: Replay, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`older --all` piped asks for stdout's target twice (may it stream? then where): one build."""
+    from hermes_task.cli import consoles
+
+    built: list[Common] = []
+
+    def target(common: Common) -> Any:
+        built.append(common)
+        return consoles.output_target(common)
+
+    monkeypatch.setattr("hermes_task.cli.session.output_target", target)
+    result = invoke("older", replay.manifest["c1"]["root"], "--all", env=ENV)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("goal: ")
+    assert len(built) == 1
+
+
+def test_a_closed_stdout_ends_a_rich_console_quietly() -> None:
+    """rich's own broken-pipe handler exits 1; the session's consoles exit 0, quietly."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "w", encoding="utf-8") as stdout:
+        session = Session(
+            Common(env=Environment(variables={}, stdout_stream=stdout, isatty=lambda _s: False))
+        )
+        with pytest.raises(SystemExit) as ended:
+            session.console().print("x" * 100_000)
+    assert ended.value.code == 0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import output, shell
+from hermes_task.cli import endings, output
 from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import WarningItem
@@ -32,7 +32,7 @@ def common(color: ColorMode = ColorMode.auto, width: int = 100) -> tuple[Common,
 @example("zero\u200bwidth and \u202ebidi\nsecond line", ColorMode.always)
 def test_a_stderr_line_is_one_sanitised_line(message: str, color: ColorMode) -> None:
     com, err = common(color, width=40)
-    shell.stderr_line(com, f"warning: {message}", "bold yellow")
+    endings.stderr_line(com, f"warning: {message}", "bold yellow")
     written = err.getvalue()
     if color is ColorMode.always:
         assert written == f"\x1b[1;33mwarning: {clean_line(message)}\x1b[0m\n"
@@ -52,7 +52,7 @@ def test_the_catalogue_warnings_are_written_as_they_are() -> None:
 def test_an_error_and_its_hint_are_two_lines() -> None:
     com, err = common()
     error = HermesError(Code.NOT_FOUND, "session X", hint="check the id")
-    shell.report_failure(com, error)
+    endings.report_failure(com, error)
     assert err.getvalue() == f"error: {error.message}\nhint: check the id\n"
 
 
@@ -61,12 +61,12 @@ def test_an_error_and_its_hint_are_two_lines() -> None:
 )
 def test_colour_wraps_the_whole_line(style: str, code: str) -> None:
     com, err = common(ColorMode.always)
-    shell.stderr_line(com, "warning: p", style)
+    endings.stderr_line(com, "warning: p", style)
     assert err.getvalue() == f"\x1b[{code}mwarning: p\x1b[0m\n"
 
 
 def test_no_colour_on_a_terminal_that_refuses_it() -> None:
     err = io.StringIO()
     env = Environment(variables={"NO_COLOR": "1"}, stderr_stream=err, isatty=lambda _s: True)
-    shell.stderr_line(Common(env=env), "error: x", "bold red")
+    endings.stderr_line(Common(env=env), "error: x", "bold red")
     assert err.getvalue() == "error: x\n"

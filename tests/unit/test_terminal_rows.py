@@ -126,7 +126,7 @@ def test_every_captured_transcript_reads_clean_on_a_terminal(
     seen: list[Any] = []
     real = output_module.output_transcript
     monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
-    monkeypatch.setattr("hermes_task.cli.older.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.run_older.output_transcript", recording(seen, real))
     with serving(replay):
         for args in tasks(replay.manifest):
             CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
@@ -348,7 +348,8 @@ def test_counts_of_one_are_singular() -> None:
 
     from hermes_task.cli.common import Common
     from hermes_task.cli.environment import Environment
-    from hermes_task.cli.follow import TerminalReporter
+    from hermes_task.cli.run_follow import TerminalReporter
+    from hermes_task.cli.session import Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.verdict import summarize
     from hermes_task.reading.follow_outcome import FollowOutcome
@@ -377,7 +378,7 @@ def test_counts_of_one_are_singular() -> None:
     ending = Notes(lambda: Console(), 2.0).ending(WatchOutcome("timeout", "running", None, 9), [running])
     assert ending == "--timeout ran out · 0 of 1 task terminal"
     err = io.StringIO()
-    reporter = TerminalReporter(Common(env=Environment(variables={}, stderr_stream=err)), 2.0, "s1")
+    reporter = TerminalReporter(Session(Common(env=Environment(variables={}, stderr_stream=err))), 2.0, "s1")
     reporter.count = 1
     reporter.result(FollowOutcome("ended", "ended", "agent_close", 0))
     assert err.getvalue() == "task s1 ended (agent_close) · 1 row\n"

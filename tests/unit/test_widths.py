@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_task.cli.environment import columns, terminal_size
+from hermes_task.cli.consoles import columns, terminal_size
 from hermes_task.render.cells import width_of
 from tests.support.replay import TOKEN, Replay
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 def __getattr__(name: str) -> Callable[[], None]:
     if name == "main":
-        from hermes_task.cli.app import main
+        from hermes_task.cli.app import main  # lazy: app.py imports this package first
 
         return main
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,8 +21,8 @@ import typer
 from typer._click import exceptions
 
 from hermes_task import __version__
+from hermes_task.cli.closed_pipe import quiet_pipe_exit
 from hermes_task.cli.environment import Environment
-from hermes_task.cli.shell import quiet_pipe_exit
 
 # name: (module, attribute): the typer app of each command, in the order a user meets them.
 COMMANDS: dict[str, tuple[str, str]] = {

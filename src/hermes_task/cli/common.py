@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+import typer
 from msgspec import Struct
 
 from hermes_task.cli.environment import Environment
@@ -32,8 +33,6 @@ def output_format(json_out: bool, chosen: OutputFormat | None) -> OutputFormat:
     if chosen is None:
         return OutputFormat.json if json_out else OutputFormat.text
     if json_out and chosen is not OutputFormat.json:
-        import typer
-
         raise typer.BadParameter(
             f"{chosen.value} disagrees with --json (--json is --format json)", param_hint="'--format'"
         )

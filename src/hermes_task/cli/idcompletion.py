@@ -21,9 +21,9 @@ from hermes_task.cli.environment import current
 def _recent_store_rows(ctx: typer.Context) -> tuple[list[Any], str | None] | None:
     """The store's newest rows with a parent (`Store.recent_with_parent`) and the profile,
     for the store and profile the command line names; None without a usable store."""
-    from hermes_task import settings
-    from hermes_task.core.children import StoreUnavailable
-    from hermes_task.store.sqlite_reader import Store
+    from hermes_task import settings  # lazy: completion only (the config file, the store)
+    from hermes_task.core.children import StoreUnavailable  # lazy: completion only
+    from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
 
     given = {k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")}
     resolved = settings.resolve(env=dict(current(ctx).environ), **given)
@@ -42,7 +42,7 @@ def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
     the profile and store the command line names; `[]` whenever that is not possible."""
     try:
-        from hermes_task.core.children import recent_task_roots
+        from hermes_task.core.children import recent_task_roots  # lazy: completion only
 
         found = _recent_store_rows(ctx)
         if found is None:
@@ -58,7 +58,7 @@ def complete_parent_id(ctx: typer.Context, incomplete: str) -> list[str]:
     50, id-checked; not proven over HTTP: a completion makes no request); `[]` whenever that
     is not possible."""
     try:
-        from hermes_task.core.delegators import propose_parents
+        from hermes_task.core.delegators import propose_parents  # lazy: completion only
 
         found = _recent_store_rows(ctx)
         if found is None:

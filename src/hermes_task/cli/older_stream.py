@@ -20,23 +20,26 @@ from typing import IO, Any
 
 from msgspec.structs import replace
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, OutputFormat
+from hermes_task.cli.endings import report_failure, stderr_line
 from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.shell import report_failure, stderr_line, target
+from hermes_task.cli.session import Session
 from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, WarningItem
 from hermes_task.failures import HermesError
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_of, stream_pages, streamable
+from hermes_task.render.jsontext import RowsDocument
+from hermes_task.render.plain_rows import head_text, rows_text
+from hermes_task.render.rows import Segments, View, footer_text
 
 
-def wanted(common: Common) -> bool:
+def wanted(session: Session) -> bool:
     """Streaming applies to `--json` and piped plain text (a terminal and `--format markdown`
     keep the window)."""
-    from hermes_task.cli.common import OutputFormat
-
+    common = session.common
     if common.output_format is OutputFormat.markdown:
         return False
-    return common.json or target(common).plain
+    return common.json or session.target.plain
 
 
 class _JsonSpool:
@@ -52,8 +55,6 @@ class _JsonSpool:
         self.rows += len(rows)
 
     def write(self, common: Common, doc: Any) -> None:
-        from hermes_task.render.jsontext import RowsDocument
-
         out = RowsDocument(doc)
         spool = self.file
         try:
@@ -68,7 +69,7 @@ class _JsonSpool:
 
 
 def stream(
-    common: Common,
+    session: Session,
     reader: TaskReader,
     warnings: list[WarningItem],
     *,
@@ -77,12 +78,9 @@ def stream(
 ) -> bool:
     """Write `older --all` streamed; False (nothing written) when it cannot stream. `debug`
     is the run's `--debug` writer (`Session.debug`)."""
-    if not (wanted(common) and streamable(reader)):
+    common = session.common
+    if not (wanted(session) and streamable(reader)):
         return False
-    from hermes_task.render.jsontext import RowsDocument
-    from hermes_task.render.plain_rows import head_text, rows_text
-    from hermes_task.render.rows import Segments, View, footer_text
-
     stats = StreamStats()
     pages = stream_pages(reader, stats)
     try:
@@ -102,7 +100,7 @@ def stream(
             for rows in pages:
                 spool.add(rows, element)
         else:
-            out = target(common)
+            out = session.target
             painted = View(**view)
             segments = Segments(doc.task)
             common.env.write_stdout(head_text(doc, out.columns))

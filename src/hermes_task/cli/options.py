@@ -34,7 +34,7 @@ def command_app(**settings: Any) -> typer.Typer:
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of --gateway: the gateway names of the config file."""
-    from hermes_task.settings import gateway_names
+    from hermes_task.settings import gateway_names  # lazy: the config file, only when a shell completes
 
     return [name for name in gateway_names(dict(current(ctx).environ)) if name.startswith(incomplete)]
 

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import Utc, command_app, with_common
-from hermes_task.cli.output import emit_warnings
-from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run, stderr_line
-
-if TYPE_CHECKING:
-    from hermes_task.core.delegators import ParentEntry
-    from hermes_task.core.documents import WarningItem
-
 
 app = command_app()
 
@@ -42,46 +34,6 @@ def parents(
     Most recent delegation first: id, start, children proven, state, title (or its first user
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
+    from hermes_task.cli.run_parents import run_parents  # lazy: the command's work, kept off --help
 
-    def body(session: Session) -> None:
-        from hermes_task.reading.parentfinder import find_parents
-
-        resolved = session.settings
-        store = session.open_store()  # not the session's hints: find_parents reads it whole
-        path = str(resolved.store) if resolved.store is not None else None
-        try:
-            entries, warnings = find_parents(
-                session.client, store, limit, off=resolved.store_off, path=path, debug=session.debug
-            )
-        finally:
-            if store is not None:
-                store.close()
-        session.close()
-        output(common, entries, warnings, header=header, utc=utc)
-
-    run(common, body)
-
-
-def output(
-    common: Common, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
-) -> None:
-    """The chats as JSON, a table on a terminal, or tab-separated lines when piped."""
-    from hermes_task.core.delegators import ParentsDoc
-
-    env = common.env
-    if common.json:
-        from hermes_task.render.jsontext import document
-
-        env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
-        return
-    if not entries:
-        stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
-    elif env.isatty(env.stdout):
-        from hermes_task.render.parentsout import parents_renderable
-
-        console(common).print(parents_renderable(entries, utc=utc), crop=False)
-    else:
-        from hermes_task.render.parentsout import parent_lines
-
-        env.write_stdout("".join(line + "\n" for line in parent_lines(entries, header=header, utc=utc)))
-    emit_warnings(common, warnings)
+    run_parents(common, limit=limit, header=header, utc=utc)

@@ -11,25 +11,23 @@ the document or the error document; otherwise the rows, then the error line. So 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.endings import Ending
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import Ending
+from hermes_task.core.documents import Row, TranscriptDoc
+from hermes_task.core.ids import check_id
+from hermes_task.core.rowfilter import RowFilter, filtered
 from hermes_task.failures import HermesError
-
-if TYPE_CHECKING:
-    from hermes_task.core.documents import Row, TranscriptDoc
-    from hermes_task.core.rowfilter import RowFilter
-    from hermes_task.reading.reader import TaskReader
-    from hermes_task.reading.snapshot import Snapshot
+from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.snapshot import Snapshot
 
 # A command's own step after the fill: given the reader and the refresh's snapshot, the
 # snapshot whose warnings (and failure) the document carries, or None when the step wrote
 # the output itself (`older --all` streamed: cli/older_stream.py).
-Step = Callable[["TaskReader", "Snapshot"], "Snapshot | None"]
+Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
 class Reading(Struct):
@@ -59,14 +57,9 @@ def read_transcript(
 ) -> Reading:
     """Read the task `child_id` (its `--tip` candidates, the hint unless `no_hint`), run
     `step`, and build the document; `picked` selects the rows shown (and reported)."""
-    from hermes_task.core.ids import check_id
-    from hermes_task.core.rowfilter import filtered
-
     anchor = check_id(child_id, what="CHILD_ID")
     tips = [check_id(t, what="--tip") for t in tip or []]
     with session.reading() as (client, hints):
-        from hermes_task.reading.reader import TaskReader
-
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
         session.known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:

@@ -139,14 +139,14 @@ def recover(
     """
     wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
-        from hermes_task.cli.watch import watch_parent
-
         if recursive or pages is not None:
             raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
         if common.output_format is OutputFormat.markdown:
             raise typer.BadParameter(
                 "markdown is a report of one read: not with --watch", param_hint="'--format'"
             )
+        from hermes_task.cli.watch import watch_parent  # lazy: the command's work, kept off --help
+
         watch_parent(
             common,
             parent_id,
@@ -164,8 +164,7 @@ def recover(
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
     if start_timeout is not None:
         raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
-    from hermes_task.cli.run_recover import run_recover
-    from hermes_task.render.rows import View
+    from hermes_task.cli.run_recover import run_recover  # lazy: the command's work, kept off --help
 
     run_recover(
         common,
@@ -175,6 +174,7 @@ def recover(
         wanted=wanted,
         header=header,
         exit_status=exit_status,
-        view=View(full=full, utc=utc),
+        full=full,
+        utc=utc,
         junit=junit,
     )

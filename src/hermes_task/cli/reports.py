@@ -17,20 +17,18 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
 
+from hermes_task.core.documents import TaskEntry
+from hermes_task.core.ui_strings import RECOVER
 from hermes_task.failures import Code, ExitStatus, HermesError
-
-if TYPE_CHECKING:
-    from hermes_task.core.documents import TaskEntry
-    from hermes_task.reading.api import DashboardAPI
-    from hermes_task.reading.details import SharedDetails
-    from hermes_task.reading.taskread import ChildRead, Unread
-    from hermes_task.store.hints import StoreHints
+from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.taskread import ChildRead, ChildReads, Unread
+from hermes_task.store.hints import StoreHints
 
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
 # A task's child as read, or why not; given the task and its conversation.
-Reader = Callable[["TaskEntry", str], "ChildRead | Unread"]
+Reader = Callable[[TaskEntry, str], ChildRead | Unread]
 
 
 def child_reader(
@@ -44,9 +42,6 @@ def child_reader(
     """Each task's child read once (`ChildReads`: `pages` as `recover --pages`, at most 100
     children), owned by a segment of its conversation's proven lineage (`paths`: every
     conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
-    from hermes_task.core.ui_strings import RECOVER
-    from hermes_task.reading.taskread import ChildReads
-
     reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)
 
     def read(task: TaskEntry, conversation: str) -> ChildRead | Unread:
@@ -108,8 +103,12 @@ class JunitFile:
         how the run itself failed. A stop signal that came while reading ends the reading and
         is returned once the file is written, for the caller to end by; a file that cannot be
         written is a usage error (exit 2)."""
-        from hermes_task.reading.taskread import Unread
-        from hermes_task.render.junit import document, failed_run, last_rows_text, suites_of
+        from hermes_task.render.junit import (  # lazy: the XML writer, only with --junit
+            document,
+            failed_run,
+            last_rows_text,
+            suites_of,
+        )
 
         if self.written:
             return None

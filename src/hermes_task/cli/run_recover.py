@@ -9,17 +9,25 @@ file (`--junit`), and exits by the verdict with `--exit-status`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from msgspec.structs import replace
 
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.output import emit_warnings
+from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run
-
-if TYPE_CHECKING:
-    from hermes_task.cli.reports import Reader
-    from hermes_task.core.documents import TasksDoc
-    from hermes_task.render.rows import View
+from hermes_task.cli.shell import run
+from hermes_task.core.documents import TasksDoc
+from hermes_task.core.ids import check_id
+from hermes_task.core.verdict import exit_status as verdict_exit
+from hermes_task.core.verdict import only, summarize
+from hermes_task.failures import Code, HermesError
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.tasktree import Conversation, build, read_conversation
+from hermes_task.reading.unreported import Unreported
+from hermes_task.render.jsontext import document
+from hermes_task.render.plain import no_tasks_text, task_lines
+from hermes_task.render.rows import View
+from hermes_task.store.hints import find_children
 
 
 def run_recover(
@@ -31,30 +39,21 @@ def run_recover(
     wanted: tuple[str, ...] = (),
     header: bool = False,
     exit_status: bool = False,
-    view: View | None = None,
+    full: bool = False,
+    utc: bool = False,
     junit: str | None = None,
 ) -> None:
-    """The tasks of `parent_id`, once (`hermes-task recover --help`); `view` shapes the
-    Markdown report's transcripts (`--full`, `--utc`)."""
+    """The tasks of `parent_id`, once (`hermes-task recover --help`); `full` and `utc` shape
+    the Markdown report's transcripts."""
+    view = View(full=full, utc=utc)
 
     def body(session: Session) -> None:
-        from hermes_task.cli.reports import JunitFile, check_target, child_reader
-        from hermes_task.core.ids import check_id
-        from hermes_task.failures import Code, HermesError
-
         parent = check_id(parent_id, what="PARENT_ID")
         junit_file = None
         if junit is not None:
             check_target(junit)
             junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
-            from hermes_task.core.documents import TasksDoc
-            from hermes_task.core.verdict import summarize
-            from hermes_task.reading.details import SharedDetails
-            from hermes_task.reading.tasktree import Conversation, build, read_conversation
-            from hermes_task.reading.unreported import Unreported
-            from hermes_task.store.hints import find_children
-
             # One run, one answer per session: a detail read by one proof serves every later
             # reader (docs/identity.md "Reads side by side").
             shared = SharedDetails(client)
@@ -96,23 +95,21 @@ def run_recover(
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
             reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
-            output(common, doc, wanted, header=header, read=reader, view=view)
+            output(session, doc, wanted, header=header, read=reader, view=view)
             if junit_file is not None:
                 signal = junit_file.write(tasks, still="still running when read", read=reader)
                 if signal is not None:
                     raise signal
         if exit_status:
-            from hermes_task.core.verdict import exit_status as verdict_exit
-
             code = int(verdict_exit(tasks))
             if code:
                 raise SystemExit(code)
 
-    run(common, body)
+    run(Session(common), body)
 
 
 def output(
-    common: Common,
+    session: Session,
     doc: TasksDoc,
     wanted: tuple[str, ...],
     *,
@@ -123,37 +120,27 @@ def output(
     """The task list as JSON, the Markdown report (each shown task's child read through
     `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
     piped; `wanted` statuses filter what is shown, never the summary."""
-    from msgspec.structs import replace
-
-    from hermes_task.core.verdict import only
-
+    common = session.common
     env = common.env
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
-        from hermes_task.render.jsontext import document
-
         env.write_stdout(document(shown))
         return
     if common.output_format is OutputFormat.markdown and read is not None:
-        from hermes_task.render.mdreport import report
-        from hermes_task.render.rows import View
+        from hermes_task.render.mdreport import report  # lazy: only --format markdown
 
         for chunk in report(doc, shown.tasks, read, view or View(), wanted):
             env.write_stdout(chunk)  # each task's block as soon as its child is read
     elif not env.isatty(env.stdout):
-        from hermes_task.render.plain import task_lines
-
         env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
         if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
-            from rich.text import Text
+            from rich.text import Text  # lazy: rich, only to say on stderr that no task was found
 
-            from hermes_task.render.plain import no_tasks_text
-
-            console(common, stderr=True).print(Text(no_tasks_text(shown, wanted), style="dim"))
+            session.err_console().print(Text(no_tasks_text(shown, wanted), style="dim"))
     else:
-        from hermes_task.render import terminal
+        from hermes_task.render import terminal  # lazy: rich, only on a terminal
 
-        terminal.tasks(console(common), shown, wanted)
+        terminal.tasks(session.console(), shown, wanted)
     emit_warnings(common, doc.warnings)
 
 

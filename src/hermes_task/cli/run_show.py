@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_task.cli.common import Common, RoleName
+from hermes_task.cli.endings import Ending
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import Step, finish, read_transcript
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import Ending, run
+from hermes_task.cli.shell import run
+from hermes_task.core.rowfilter import RowFilter
+from hermes_task.reading.around import read_around
 
 
 def run_show(
@@ -29,12 +32,8 @@ def run_show(
     """One verified snapshot of the task `child_id` (`hermes-task show --help`)."""
 
     def body(session: Session) -> Ending | None:
-        from hermes_task.core.rowfilter import RowFilter
-
         step: Step | None = None
         if around:
-            from hermes_task.reading.around import read_around
-
             step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
         picked = RowFilter.of(role, tail)  # what is printed, in the error document too
         reading = read_transcript(
@@ -43,7 +42,7 @@ def run_show(
         return finish(
             common,
             reading,
-            lambda doc: output_transcript(common, doc, reasoning=reasoning, full=full, utc=utc),
+            lambda doc: output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc),
         )
 
-    run(common, body)
+    run(Session(common), body)

@@ -1,10 +1,11 @@
 """One command's session (gh's Factory, httpie's Environment): the options it was called
 with, the settings resolved once, the `--debug` writer, and, built lazily on first use, the
-dashboard client and the local store (the output targets are `shell.target` and
-`shell.console`, made from the options when a command writes).
+dashboard client, the local store and the outputs (stdout as the painters' `Target`, the
+rich consoles on stdout and stderr: `consoles.py`).
 
-Invariant: a run resolves its settings at most once, and builds the client and the store
-only if the command uses them; the shell (`shell.run`) makes the session, hands it to the
+Invariant: a run resolves its settings at most once, builds the client and the store only if
+the command uses them, and each output at most once, when the command first writes to it; a
+command makes its session and hands it to the shell (`shell.run`), which gives it to the
 command's body and closes whatever was opened, however the command ends. The store is
 opened read-only (`store/sqlite_reader.py`), only where the settings chose one (`--store`,
 `HERMES_TASK_STORE`, the config, or the profile's store for a loopback URL); everything it
@@ -22,14 +23,18 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct, field
 
 from hermes_task import __version__
+from hermes_task import settings as settings_module
 from hermes_task.cli.common import Common
+from hermes_task.cli.consoles import output_target, rich_console
 from hermes_task.cli.environment import Environment
+from hermes_task.core.documents import Row
+from hermes_task.render.target import Target
+from hermes_task.store.hints import StoreHints
 
 if TYPE_CHECKING:
-    from hermes_task.core.documents import Row
+    from rich.console import Console
+
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.settings import Settings
-    from hermes_task.store.hints import StoreHints
     from hermes_task.store.sqlite_reader import Store
 
 
@@ -55,18 +60,36 @@ class Session:
         self.known = Known()
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
+        self._consoles: dict[bool, Console] = {}
 
     @property
     def env(self) -> Environment:
         return self.common.env
 
     @cached_property
-    def settings(self) -> Settings:
-        """The effective settings (flag > env > config file > default), resolved once."""
-        from hermes_task import settings
+    def target(self) -> Target:
+        """stdout as the painters' output (`consoles.output_target`): its terminal, colour and
+        size as they were when the command first wrote."""
+        return output_target(self.common)
 
+    def console(self) -> Console:
+        """The rich console on stdout (`consoles.rich_console`), made on first use."""
+        return self._console(stderr=False)
+
+    def err_console(self) -> Console:
+        """The rich console on stderr, made on first use."""
+        return self._console(stderr=True)
+
+    def _console(self, *, stderr: bool) -> Console:
+        if stderr not in self._consoles:
+            self._consoles[stderr] = rich_console(self.common, stderr=stderr)
+        return self._consoles[stderr]
+
+    @cached_property
+    def settings(self) -> settings_module.Settings:
+        """The effective settings (flag > env > config file > default), resolved once."""
         common = self.common
-        return settings.resolve(
+        return settings_module.resolve(
             env=dict(common.env.environ),
             url=common.url,
             gateway=common.gateway,
@@ -99,10 +122,10 @@ class Session:
         return self._client
 
     def _connect(self) -> DashboardClient:
-        import httpx
+        import httpx  # lazy: httpx and the client, only for a command that reads a dashboard
 
-        from hermes_task.dashboard.auth import apply_credentials
-        from hermes_task.dashboard.client import DashboardClient
+        from hermes_task.dashboard.auth import apply_credentials  # lazy: as httpx
+        from hermes_task.dashboard.client import DashboardClient  # lazy: as httpx
 
         resolved = self.settings
         http = httpx.Client(
@@ -130,7 +153,7 @@ class Session:
         resolved = self.settings
         if resolved.store is None:
             return None
-        from hermes_task.store.sqlite_reader import Store  # SQLite: only when there is a store
+        from hermes_task.store.sqlite_reader import Store  # lazy: SQLite, only when there is a store
 
         return Store(resolved.store, debug=self.debug)
 
@@ -138,8 +161,6 @@ class Session:
     def hints(self) -> StoreHints:
         """The store's hints (or why there is no store); made on first use."""
         if self._hints is None:
-            from hermes_task.store.hints import StoreHints
-
             resolved = self.settings
             where = str(resolved.store) if resolved.store is not None else None
             self._hints = StoreHints(self.open_store(), resolved.store_off, debug=self.debug, path=where)

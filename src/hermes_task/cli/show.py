@@ -8,7 +8,6 @@ import typer
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
-from hermes_task.cli.run_show import run_show
 from hermes_task.cli.selection import Roles, Tail
 
 app = command_app()
@@ -43,6 +42,7 @@ def show(
     segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local
     store) is shown only after its lineage is proven back to CHILD_ID.
     """
+    from hermes_task.cli.run_show import run_show  # lazy: the command's work, kept off --help
 
     run_show(
         common,

@@ -7,6 +7,7 @@ reader has gone, even while nothing is printed, so a closed pipe ends a poll loo
 from __future__ import annotations
 
 import math
+import select
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,8 +16,6 @@ from typing import Any
 def idle_sleep(stream: Any) -> Callable[[float], None]:
     """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
     reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
-    import select
-
     try:
         fd = stream.fileno()
         poller = select.poll()

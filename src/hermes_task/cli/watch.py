@@ -11,18 +11,31 @@ SIGTERM and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from hermes_task.cli.common import Common
+from hermes_task.cli.common import Common, RoleName
+from hermes_task.cli.endings import stderr_line
+from hermes_task.cli.quiet import QuietNotes
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
 from hermes_task.cli.session import Session
-from hermes_task.cli.shell import console, run, stderr_line, target
-
-if TYPE_CHECKING:
-    from hermes_task.core.documents import TaskEntry
-    from hermes_task.core.rowfilter import RowFilter
-    from hermes_task.reading.watcher import WatchOutcome
+from hermes_task.cli.shell import Report, run
+from hermes_task.cli.waiting import idle_sleep
+from hermes_task.core.documents import TaskEntry
+from hermes_task.core.ids import check_id
+from hermes_task.core.rowfilter import RowFilter
+from hermes_task.failures import Code, HermesError, interrupt_status
+from hermes_task.reading.api import DashboardAPI
+from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.family import FamilyFollower
+from hermes_task.reading.follow_outcome import START_TIMEOUT
+from hermes_task.reading.ownership import admit
+from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
+from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
+from hermes_task.render.familyout import JsonFamily, TextFamily
+from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
+from hermes_task.store.hints import StoreHints, find_children
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -40,19 +53,18 @@ def watch_parent(
 ) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
     with `junit`, the JUnit file is written as the watch ends (`cli/reports.py`)."""
-    from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
-
     env = common.env
+    session = Session(common)
     reporter: JsonWatch | LinesWatch | LiveWatch
     if common.json:
         reporter = JsonWatch(env.write_stdout, _writer(env.stderr))
     elif env.isatty(env.stdout):
-        reporter = LiveWatch(console(common), lambda: console(common, stderr=True), parent_id, INTERVAL)
+        reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
     else:
-        reporter = LinesWatch(env.write_stdout, lambda: console(common, stderr=True), INTERVAL)
+        reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     try:
-        _drive(common, parent_id, reporter, limits, family=False, junit=junit)
+        _drive(session, parent_id, reporter, limits, family=False, junit=junit)
     finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
         if isinstance(reporter, LiveWatch):
             reporter.close()
@@ -65,22 +77,23 @@ def follow_parent(
     timeout: float | None,
     exit_status: bool,
     start_timeout: float | None,
-    rows: RowFilter | None = None,
+    role: Sequence[RoleName] | None = None,
+    tail: int | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
-    (--role, --tail) chooses each task's rows as `follow CHILD` does; `interval` (--interval)
-    the seconds between cycles."""
-    from hermes_task.render.familyout import JsonFamily, TextFamily
-
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `role`
+    and `tail` (--role, --tail) choose each task's rows as `follow CHILD` does (its backlog's
+    last N, then every new row); `interval` (--interval) the seconds between cycles."""
+    rows = RowFilter.of(role, tail)
     env = common.env
+    session = Session(common)
     reporter: JsonFamily | TextFamily
     if common.json:
         reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
     else:
-        reporter = TextFamily(target(common), lambda: console(common, stderr=True), interval)
+        reporter = TextFamily(session.target, session.err_console, interval)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    _drive(common, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
+    _drive(session, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
 
 
 def _writer(stream: Any) -> Callable[[str], None]:
@@ -92,7 +105,7 @@ def _writer(stream: Any) -> Callable[[str], None]:
 
 
 def _drive(
-    common: Common,
+    session: Session,
     parent_id: str,
     reporter: Any,
     limits: dict[str, Any],
@@ -102,25 +115,46 @@ def _drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    from hermes_task.cli.waiting import idle_sleep
-    from hermes_task.failures import Code, HermesError, interrupt_status
-    from hermes_task.reading.follow_outcome import START_TIMEOUT
-    from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
-
-    env = common.env
+    """Check the parent id (and the JUnit file's place), then run the watch or the family
+    follow to its outcome through the shell; the JUnit file is written however it ends."""
+    common = session.common
     if limits["start_timeout"] is None:
         limits = {**limits, "start_timeout": START_TIMEOUT}
     config = WatchConfig(interval=interval, **limits)
     if common.quiet and not common.json:
-        from hermes_task.cli.quiet import QuietNotes
-
         reporter = QuietNotes(reporter)
-
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
+    def body(session: Session) -> None:
+        parent = check_id(parent_id, what="PARENT_ID")
+        if junit is not None:
+            check_target(junit)
+            files.append(JunitFile(junit, parent))
+        with session.reading() as (client, hints):
+            reader = TaskReader(client, parent, hint=False)
+            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
+            watcher: Watcher
+            if family:
+                watcher = _family_follower(session, client, hints, shared, reader, reporter, config, rows)
+            else:
+                watcher = _parent_watcher(session, client, hints, shared, reader, reporter, config)
+            outcome = watcher.run()
+            for junit_file in files:
+                read = child_reader(client, hints, {parent: reader.path}, pages=1)
+                stop = _write_junit(junit_file, outcome, watcher.entries, read)
+                if stop is not None:  # the watch's `result` is written: end as the signal says
+                    raise SystemExit(interrupt_status(stop))
+        if outcome.exit_code:
+            raise SystemExit(outcome.exit_code)
+
+    run(session, body, report=_failure_report(common, reporter, files))
+
+
+def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Report:
+    """The shell's report of a failure outside the loop's own handling: the JUnit file saying
+    so, the error event or line, then (with `--json`) `result`."""
+
     def report(error: HermesError, status: int) -> None:
-        """A failure outside the loop's own handling: its error event or line, then `result`
-        (and the JUnit file, saying so)."""
         for junit_file in files:
             try:
                 junit_file.failed(error, status)
@@ -134,65 +168,71 @@ def _drive(
                 WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
             )
 
-    def body(session: Session) -> None:
-        from hermes_task.core.ids import check_id
-        from hermes_task.reading.reader import TaskReader
+    return report
 
-        parent = check_id(parent_id, what="PARENT_ID")
-        if junit is not None:
-            check_target(junit)
-            files.append(JunitFile(junit, parent))
-        with session.reading() as (client, hints):
-            from hermes_task.reading.details import SharedDetails
-            from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
-            from hermes_task.store.hints import find_children
 
-            reader = TaskReader(client, parent, hint=False)
-            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
-            timing: dict[str, Any] = {
-                "clock": env.clock,
-                "sleep": env.sleep or idle_sleep(env.stdout),
-                "jitter": JITTER,
-                "debug": session.debug,
-                "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
-                "shared": shared,
-            }
-            watcher: Watcher
-            if family:
-                from hermes_task.reading.family import FamilyFollower
-                from hermes_task.reading.ownership import admit
+def _timing(
+    session: Session, client: DashboardAPI, hints: StoreHints, shared: SharedDetails
+) -> dict[str, Any]:
+    """What both loops wait and resolve by: the clock, the idle sleep (which watches stdout),
+    the back-off jitter, the `--debug` writer, and each cycle's store proposals of children
+    (proven against this cycle's `shared` details)."""
+    env = session.env
+    return {
+        "clock": env.clock,
+        "sleep": env.sleep or idle_sleep(env.stdout),
+        "jitter": JITTER,
+        "debug": session.debug,
+        "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
+        "shared": shared,
+    }
 
-                def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-                    """A child read as `follow CHILD` reads it (hint, store), once proven; the
-                    detail its store proposal was proven with this cycle is its first read."""
-                    gate = admit(parents, client.detail)
-                    return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
-                watcher = FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
-            else:
-                # Each cycle also settles the tasks whose child ended unreported.
-                settle = Unreported(
-                    client,
-                    hints,
-                    per_cycle=MAX_CHECKS_PER_CYCLE,
-                    usage=True,
-                    debug=session.debug,
-                    warn=reporter.warning,
-                    shared=shared,
-                )
-                found = timing.pop("resolve")
-                timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
-                watcher = Watcher(reader, reporter, config, recheck=settle, **timing)
-            outcome = watcher.run()
-            for junit_file in files:
-                read = child_reader(client, hints, {parent: reader.path}, pages=1)
-                stop = _write_junit(junit_file, outcome, watcher.entries, read)
-                if stop is not None:  # the watch's `result` is written: end as the signal says
-                    raise SystemExit(interrupt_status(stop))
-        if outcome.exit_code:
-            raise SystemExit(outcome.exit_code)
+def _family_follower(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    reader: TaskReader,
+    reporter: Any,
+    config: WatchConfig,
+    rows: RowFilter | None,
+) -> FamilyFollower:
+    """`follow --parent`'s loop: every child read as `follow CHILD` reads it (hint, store), once
+    proven; the detail its store proposal was proven with this cycle is its first read."""
 
-    run(common, body, report=report)
+    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+        gate = admit(parents, client.detail)
+        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
+
+    timing = _timing(session, client, hints, shared)
+    return FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
+
+
+def _parent_watcher(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    reader: TaskReader,
+    reporter: Any,
+    config: WatchConfig,
+) -> Watcher:
+    """`recover --watch`'s loop; each cycle also settles the tasks whose child ended
+    unreported (their usage read too)."""
+    settle = Unreported(
+        client,
+        hints,
+        per_cycle=MAX_CHECKS_PER_CYCLE,
+        usage=True,
+        debug=session.debug,
+        warn=reporter.warning,
+        shared=shared,
+    )
+    timing = _timing(session, client, hints, shared)
+    found = timing.pop("resolve")
+    timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
+    return Watcher(reader, reporter, config, recheck=settle, **timing)
 
 
 def _write_junit(

@@ -33,7 +33,7 @@ def row_text(view: RowView) -> str:
             joined = joined.replace("\n", "\n  ")
         text = f"{head}\n  {joined}"
     if "\t" in text:  # rare: measure cells only then (render/cells.py imports rich's measure)
-        from hermes_task.render.cells import expand_tabs
+        from hermes_task.render.cells import expand_tabs  # lazy: rich's cell widths, only for a tab
 
         text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
     return text

@@ -1,6 +1,6 @@
-"""Where rendered text goes and how it may look there: the explicit output object the shell
-builds (`cli/shell.py` `target()`) and every text renderer takes, instead of reading
-attributes off a rich console.
+"""Where rendered text goes and how it may look there: the explicit output object a run's
+session builds once (`Session.target`, from `cli/consoles.py` `output_target()`) and every
+text renderer takes, instead of reading attributes off a rich console.
 
 Invariant: `columns` is always a sane width (`MIN_WIDTH` to `MAX_WIDTH`; one-line summaries
 such as the goal are cut to it); `width` is None exactly when lines must never be wrapped

@@ -53,8 +53,8 @@ STORE_MARK = " (store)"
 
 @cache
 def _markdown_kit() -> tuple[Any, Any]:
-    from markdown_it import MarkdownIt
-    from rich.markdown import Markdown
+    from markdown_it import MarkdownIt  # lazy: only for a row that reads as Markdown
+    from rich.markdown import Markdown  # lazy: rich's Markdown, only for such a row
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
     return Markdown("", hyperlinks=False), parser

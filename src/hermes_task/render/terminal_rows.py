@@ -111,7 +111,7 @@ class Painter:
         return "\n".join(out)
 
     def markdown_lines(self, text: str) -> list[str]:
-        from hermes_task.render.terminal import markdown_lines
+        from hermes_task.render.terminal import markdown_lines  # lazy: rich, only for Markdown
 
         assert self.width is not None
         lines = markdown_lines(text, self.width - len(BODY), color=self.color)

@@ -156,7 +156,7 @@ class LiveWatch(Notes):
         self.live: Any = None  # rich `Live`, from the first read until the ending
 
     def _renderable(self, note: str) -> Any:
-        from hermes_task.render.terminal import tasks_renderable
+        from hermes_task.render.terminal import tasks_renderable  # lazy: the table, only on a terminal
 
         doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
         return tasks_renderable(doc, note=note)
@@ -178,7 +178,7 @@ class LiveWatch(Notes):
     def _open(self, renderable: Any) -> None:
         """A new live region below the cursor (a stopped `Live` started again would first
         erase as many lines as its last frame had: the notes now above it)."""
-        from rich.live import Live
+        from rich.live import Live  # lazy: rich.live, only on a terminal
 
         self.live = Live(
             renderable,

@@ -229,7 +229,7 @@ def _spawns(
 ) -> list[Spawn]:
     """The open tasks (by index in `out`) as the store's matching rules see them: goal, the
     segments carrying their spawn call, and when it was made."""
-    from hermes_task.core.delegations import call_sessions  # recover's parsing: not on show's path
+    from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
 
     segments_of = call_sessions(messages)
     times = spawn_times(messages)

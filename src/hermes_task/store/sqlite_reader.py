@@ -116,7 +116,7 @@ class Store:
 
     def _connect(self) -> sqlite3.Connection:
         mode = uri_mode(self.path)
-        import sqlite3
+        import sqlite3  # lazy: SQLite, only when a store is read
 
         uri = Path(os.path.abspath(self.path)).as_uri() + "?" + mode
         try:
@@ -170,7 +170,7 @@ class Store:
 
     def _query(self, name: str, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         conn = self._open()
-        import sqlite3
+        import sqlite3  # lazy: SQLite, only when a store is read
 
         started = time.perf_counter()
         try:

@@ -1,0 +1,58 @@
+"""How a failure is told: the error document on stdout (with `--json`) and the `error:` and
+`hint:` lines on stderr, and the `Ending` a command returns when it failed after writing its
+output.
+
+Invariant: every line written to stderr here is one line (`clean_line`: a message quoting
+the backend can add neither a line nor an escape), coloured only when stderr takes colour;
+the error document is the only thing a failure writes to stdout.
+"""
+
+from __future__ import annotations
+
+from msgspec import Struct, field
+
+from hermes_task.cli.common import Common
+from hermes_task.cli.consoles import color_enabled
+from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo
+from hermes_task.core.sanitize import clean_line
+from hermes_task.failures import HermesError
+from hermes_task.render.jsontext import document
+
+
+class Ending(Struct):
+    """A command's failure returned to the shell once its output is written: reported (the
+    error document with `rows` and `task` under `--json`, the error line) and its status."""
+
+    error: HermesError
+    rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = None
+
+
+def report_failure(
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> None:
+    """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
+    message = error.message
+    hint = error.hint
+    if common.json:
+        body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
+        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [], task=task)))
+    stderr_line(common, f"error: {message}", "bold red")
+    if hint:
+        stderr_line(common, f"hint: {hint}", "dim")
+
+
+# The SGR parameters of the styles stderr lines are written in.
+STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim": "2", "": ""}
+
+
+def stderr_line(common: Common, line: str, style: str) -> None:
+    """`line` on stderr in `style` (when stderr takes colour), sanitised to one line
+    (`clean_line`: a message quoting the backend can add neither a line nor an escape)."""
+    stream = common.env.stderr
+    line = clean_line(line)
+    code = STDERR_STYLES[style]
+    if code and color_enabled(common, stream):
+        line = f"\x1b[{code}m{line}\x1b[0m"
+    stream.write(line + "\n")
+    stream.flush()
