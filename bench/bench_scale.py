@@ -516,6 +516,67 @@ def cpu_markdown(
     return out
 
 
+def where_figures(
+    name: str, cpu: list[CpuResult], profile: ProfileResult | None, opens: dict[str, float]
+) -> dict[str, str]:
+    """One backend's figures for `where_summary`, formatted."""
+    by = {(c.limit, c.size): c for c in cpu}
+    big, small, one, most = by[(8, CPU_SIZE)], by[(8, CPU_SMALL)], by[(1, CPU_SIZE)], by[(16, CPU_SIZE)]
+    servers = [by[(limit, CPU_SIZE)].server.median * 1000 / max(big.requests, 1) for limit in LIMITS]
+    shares = [by[(limit, CPU_SIZE)].server.median / by[(limit, CPU_SIZE)].wall.median for limit in LIMITS]
+    extra = max(big.requests - small.requests, 1)
+
+    def own(*groups: str) -> str:
+        if profile is None:
+            return "not profiled"
+        return f"{sum(s for g, s in profile.groups if g in groups) / profile.total:.0%}"
+
+    return {
+        "name": name,
+        "server_ms": f"{big.server.median * 1000 / max(big.requests, 1):.2f} ms",
+        "client_ms": f"{(big.client.median - small.client.median) * 1000 / extra:.2f} ms",
+        "server_s": f"{big.server.median:.1f} s",
+        "client_s": f"{big.client.median:.2f} s",
+        "up_8": f"{one.wall.median / big.wall.median:.2f}x",
+        "up_16": f"{big.wall.median / most.wall.median:.2f}x",
+        "spread": f"{min(servers):.1f}–{max(servers):.1f} ms",
+        "share": f"{max(shares):.0%}",
+        "one_core": "yes" if max(shares) <= 1.0 else "",
+        "opens": " / ".join(f"{mode} {s * 1000:.2f} ms" for mode, s in opens.items()) or "not measured",
+        "ours": own("hermes_task"),
+        "http": own("httpx", "httpcore", "h11"),
+    }
+
+
+def where_summary(
+    items: list[tuple[str, list[CpuResult], ProfileResult | None, dict[str, float]]],
+) -> list[str]:
+    """One paragraph with every backend's figures side by side: where `recover`'s wall goes."""
+    figures = [where_figures(*item) for item in items]
+
+    def each(key: str) -> str:
+        return ", ".join(f"{f['name']} {f[key]}" for f in figures)
+
+    one_core = ": never more than one core's worth" if all(f["one_core"] for f in figures) else ""
+
+    return [
+        f"Where the time of `recover` of {CPU_SIZE} tasks goes (the `--cpu` figures below; 8 reads "
+        "in flight unless said; each backend's load is given with its figures):",
+        "",
+        f"- the backend's CPU per request: {each('server_ms')}; the client's, beyond its start-up: "
+        f"{each('client_ms')}. The {CPU_SIZE}-task run's requests take {each('server_s')} of the "
+        f"backend's CPU, against a target of {TARGET_RECOVER_500} s for the whole run; the client's "
+        f"whole CPU, start-up included: {each('client_s')};",
+        f"- more reads in flight: 1 → 8 shrinks the wall {each('up_8')}, 8 → 16 {each('up_16')}; the "
+        f"backend's CPU per request stays within {each('spread')} at every limit, and its CPU is at "
+        f"most {each('share')} of the wall{one_core};",
+        f"- opening and closing a `SessionDB`, which the dashboards do for every request: {each('opens')};",
+        f"- of the client's profiled CPU, hermes_task's own code holds {each('ours')}; httpx, httpcore "
+        f"and h11 {each('http')}.",
+        "",
+    ]
+
+
 # -- the whole suite ----------------------------------------------------------------------------
 
 
@@ -617,6 +678,7 @@ def markdown(results: list[ScaleResult]) -> list[str]:
         f"drained in at most {TARGET_DRAIN_100:.0f} s. Load average (1 min) at each backend's start "
         "and end is given: the machine is shared, absolute figures move with it.",
         "",
+        *where_summary([(r.backend, r.cpu, r.profile, r.opens) for r in results]),
     ]
     for r in results:
         out += [f"### {r.backend} {r.version} (load {r.load[0]:.2f} → {r.load[1]:.2f})", ""]
@@ -718,6 +780,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 say(f"where the time goes on {name} ...")
                 where.append(measure_where(servers[name], quick=args.quick))
+        print("\n".join(where_summary([(w.backend, w.cpu, w.profile, w.opens) for w in where])))
         for w in where:
             print(f"### {w.backend} {w.version} (load {w.load[0]:.2f} → {w.load[1]:.2f})\n")
             print("\n".join(cpu_markdown(w.backend, w.cpu, w.profile, w.opens)))

@@ -130,3 +130,31 @@ def test_the_per_request_figures_are_the_ratios_of_the_runs() -> None:
     assert "the client's 1.51 ms per request beyond the 10-task run" in text  # (1.78 - 0.30) / 980
     assert "From 1 to 8 in flight the wall shrinks 1.25x." in text
     assert "read-write 2.50 ms" in text
+
+
+def test_the_summary_puts_each_backends_figures_side_by_side() -> None:
+    official = [
+        cpu(8, 10, 0.5, 0.30, 0.08, 23),
+        cpu(1, 500, 12.0, 1.80, 6.00, 1003),
+        cpu(4, 500, 10.0, 1.70, 6.50, 1003),
+        cpu(8, 500, 10.0, 1.78, 6.02, 1003),
+        cpu(16, 500, 11.0, 1.80, 6.10, 1003),
+    ]
+    iot = [
+        cpu(c.limit, c.size, c.wall.median / 2, c.client.median, c.server.median, c.requests)
+        for c in official
+    ]
+    text = "\n".join(
+        bench_scale.where_summary(
+            [("official", official, None, {"read-write": 0.0025}), ("iot", iot, None, {"read-only": 0.004})]
+        )
+    )
+    assert "the backend's CPU per request: official 6.00 ms, iot 6.00 ms;" in text
+    assert "1 → 8 shrinks the wall official 1.20x, iot 1.20x, 8 → 16 official 0.91x, iot 0.91x" in text
+    assert "stays within official 6.0–6.5 ms, iot 6.0–6.5 ms" in text
+    assert "at most official 65%, iot 130% of the wall;" in text  # 6.5 s in 10 s; in 5 s: 2 cores
+    alone = "\n".join(bench_scale.where_summary([("official", official, None, {})]))
+    assert "at most official 65% of the wall: never more than one core's worth;" in alone
+    assert "which the dashboards do for every request: official not measured;" in alone
+    assert "official read-write 2.50 ms, iot read-only 4.00 ms" in text
+    assert "hermes_task's own code holds official not profiled" in text
