@@ -577,6 +577,27 @@ def where_summary(
     ]
 
 
+WHERE_HEADING = f"## Where `recover` of {CPU_SIZE} tasks spends its time (issue 29)"
+
+
+def where_markdown(where: list[WhereResult]) -> list[str]:
+    """The `--cpu` section: the summary, then each backend's figures."""
+    out = [
+        WHERE_HEADING,
+        "",
+        "`python -m bench.bench_scale --cpu` (`--only wheretime`): a 10- and a 500-task parent seeded as "
+        "in the section above; `recover PARENT --json` timed with the client's and the backend's CPU. "
+        "Load average (1 min) at each backend's start and end is given: the machine is shared, "
+        "absolute figures move with it.",
+        "",
+        *where_summary([(w.backend, w.cpu, w.profile, w.opens) for w in where]),
+    ]
+    for w in where:
+        out += [f"### {w.backend} {w.version} (load {w.load[0]:.2f} → {w.load[1]:.2f})", ""]
+        out += cpu_markdown(w.backend, w.cpu, w.profile, w.opens)
+    return out
+
+
 # -- the whole suite ----------------------------------------------------------------------------
 
 
@@ -590,9 +611,6 @@ class ScaleResult:
     latency: list[LatencyResult]
     drain: list[DrainResult]
     load: tuple[float, float]
-    cpu: list[CpuResult]
-    profile: ProfileResult | None
-    opens: dict[str, float]
 
 
 @dataclass
@@ -639,10 +657,6 @@ def measure(backend: Any, *, quick: bool = False) -> ScaleResult:
         say(f"  recover --watch with a changing parent on {backend.name} ...")
         big = max(RECOVER_SIZES)
         watch = measure_watch(backend, parents[big], big, 20.0 if quick else 40.0, writer)
-        say(f"  recover CPU, in-flight limits and profile on {backend.name} ...")
-        cpu = measure_cpu(backend, parents, 3)
-        profile = profile_recover(backend, parents[CPU_SIZE])
-        opens = sessiondb_open(backend)
     finally:
         if writer.stdin is not None:
             writer.stdin.close()
@@ -656,9 +670,6 @@ def measure(backend: Any, *, quick: bool = False) -> ScaleResult:
         latency,
         drain,
         (load0, os.getloadavg()[0]),
-        cpu,
-        profile,
-        opens,
     )
 
 
@@ -678,7 +689,6 @@ def markdown(results: list[ScaleResult]) -> list[str]:
         f"drained in at most {TARGET_DRAIN_100:.0f} s. Load average (1 min) at each backend's start "
         "and end is given: the machine is shared, absolute figures move with it.",
         "",
-        *where_summary([(r.backend, r.cpu, r.profile, r.opens) for r in results]),
     ]
     for r in results:
         out += [f"### {r.backend} {r.version} (load {r.load[0]:.2f} → {r.load[1]:.2f})", ""]
@@ -709,7 +719,6 @@ def markdown(results: list[ScaleResult]) -> list[str]:
             f"{ratio:.2f}x the {small.size}-task run; requests {big.requests / max(small.requests, 1):.2f}x for "
             f"{big.size / small.size:.0f}x the tasks).",
             "",
-            *cpu_markdown(r.backend, r.cpu, r.profile, r.opens),
             "`recover PARENT --recursive --json`, W children each delegating F tasks:",
             "",
             "| tree | tasks | wall | requests | listed | bound reached |",
@@ -780,10 +789,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 say(f"where the time goes on {name} ...")
                 where.append(measure_where(servers[name], quick=args.quick))
-        print("\n".join(where_summary([(w.backend, w.cpu, w.profile, w.opens) for w in where])))
-        for w in where:
-            print(f"### {w.backend} {w.version} (load {w.load[0]:.2f} → {w.load[1]:.2f})\n")
-            print("\n".join(cpu_markdown(w.backend, w.cpu, w.profile, w.opens)))
+        print("\n".join(where_markdown(where)))
         return 0
     results = []
     with backends(names) as servers:
