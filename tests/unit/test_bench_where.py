@@ -114,15 +114,17 @@ def cpu(
     )
 
 
+RUNS = [
+    cpu(8, 10, 0.5, 0.30, 0.08, 23),
+    cpu(1, 500, 10.0, 1.80, 8.00, 1003),
+    cpu(4, 500, 8.0, 1.70, 8.00, 1003),
+    cpu(8, 500, 8.0, 1.78, 8.02, 1003),
+    cpu(16, 500, 8.0, 1.80, 8.00, 1003),
+]
+
+
 def test_the_per_request_figures_are_the_ratios_of_the_runs() -> None:
-    runs = [
-        cpu(8, 10, 0.5, 0.30, 0.08, 23),
-        cpu(1, 500, 10.0, 1.80, 8.00, 1003),
-        cpu(4, 500, 8.0, 1.70, 8.00, 1003),
-        cpu(8, 500, 8.0, 1.78, 8.02, 1003),
-        cpu(16, 500, 8.0, 1.80, 8.00, 1003),
-    ]
-    text = "\n".join(bench_scale.cpu_markdown("official", runs, None, {"read-write": 0.0025}))
+    text = "\n".join(bench_scale.cpu_markdown("official", RUNS, None, {"read-write": 0.0025}))
     assert (
         "| 500 | 8 (seen 8) | 8000 ms (8000–8000, n=1) | 1003 | 1780 ms | 8020 ms | 1.77 ms | 8.00 ms | 100% |"
         in text
@@ -158,3 +160,43 @@ def test_the_summary_puts_each_backends_figures_side_by_side() -> None:
     assert "which the dashboards do for every request: official not measured;" in alone
     assert "official read-write 2.50 ms, iot read-only 4.00 ms" in text
     assert "hermes_task's own code holds official not profiled" in text
+
+
+PROFILE = bench_scale.ProfileResult(
+    2.0, [("httpx", 1.5), ("hermes_task", 0.5)], [("core/ids.py:47 is_valid_id", 9, 0.1, 0.2)], 3
+)
+
+
+def test_the_where_section_is_spliced_apart_from_the_scale_section() -> None:
+    """`--only wheretime` replaces its own section and `--only scale` leaves it alone: neither
+    heading starts like the other."""
+    from bench import run
+
+    where = bench_scale.WhereResult(
+        "official",
+        "0.19.0",
+        [cpu(c.limit, c.size, 8.0, 1.5, 6.0, c.requests) for c in RUNS],
+        PROFILE,
+        {},
+        (1.0, 2.0),
+    )
+    section = bench_scale.where_markdown([where])
+    assert section[0] == run.SECTIONS["wheretime"]
+    assert "### official 0.19.0 (load 1.00 → 2.00)" in section
+    text = "\n".join(section)
+    assert "hermes_task's own code holds official 25%; httpx, httpcore and h11 official 75%." in text
+    assert "| `core/ids.py:47 is_valid_id` | 9 | 100 ms | 200 ms | 10% |" in text
+    assert "below the 3 that hold 90% or more" in text
+    doc = (
+        "# B\n\n## Big orchestrations (issue 29)\n\nold scale\n\n"
+        + run.SECTIONS["wheretime"]
+        + "\n\nold where\n"
+    )
+    spliced = run.splice(doc, ["# B", ""], {run.SECTIONS["scale"]: [run.SECTIONS["scale"], "", "new scale"]})
+    assert "new scale" in spliced
+    assert "old where" in spliced
+    assert "old scale" not in spliced
+    spliced = run.splice(doc, ["# B", ""], {run.SECTIONS["wheretime"]: section})
+    assert "old scale" in spliced
+    assert "old where" not in spliced
+    assert spliced.count(run.SECTIONS["wheretime"]) == 1
