@@ -169,6 +169,9 @@ def splice(doc: str, header: list[str], sections: dict[str, list[str]]) -> str:
             out.append([*"\n".join(sections[key]).rstrip().splitlines(), ""])
             done.add(key)
     out += [[*lines, ""] for key, lines in sections.items() if key not in done]
+    for block in out[:-1]:  # a blank line before each heading, whatever the block ended with
+        if block and block[-1].strip():
+            block.append("")
     return "\n".join(line for block in out for line in block).rstrip() + "\n"
 
 

@@ -200,3 +200,13 @@ def test_the_where_section_is_spliced_apart_from_the_scale_section() -> None:
     assert "old scale" in spliced
     assert "old where" not in spliced
     assert spliced.count(run.SECTIONS["wheretime"]) == 1
+
+
+def test_a_section_appended_after_a_document_without_a_final_blank_line_is_set_apart() -> None:
+    from bench import run
+
+    doc = "# B\n\n## Big orchestrations (issue 29)\n\n| 500 | 36408 ms |\n"
+    spliced = run.splice(
+        doc, ["# B", ""], {run.SECTIONS["wheretime"]: [run.SECTIONS["wheretime"], "", "new"]}
+    )
+    assert f"| 500 | 36408 ms |\n\n{run.SECTIONS['wheretime']}\n\nnew\n" in spliced
