@@ -42,6 +42,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tests.support.wire_samples import BASES, DROP, spliced
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = [REPO / "fixtures" / backend / "delegated_task_dashboard.json" for backend in ("iot", "official")]
 PYDANTIC = REPO / "bench" / "wire_pydantic.py"
@@ -265,38 +267,6 @@ def lines_of_code(path: Path) -> tuple[int, int]:
 
 # -- what each accepts and rejects --------------------------------------------------------------
 
-HOLE = "\x00hole\x00"
-ROW = {
-    "id": 268,
-    "session_id": "20261130_170941_b9b20e",
-    "role": "assistant",
-    "content": "",
-    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}],
-    "timestamp": 1796058581.14,
-    "active": 1,
-    "compacted": 0,
-    "display_kind": None,
-}
-PAGE = {
-    "session_id": ROW["session_id"],
-    "messages": [ROW],
-    "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": 1},
-    "profile": "default",
-}
-DETAIL = {
-    "id": ROW["session_id"],
-    "source": "subagent",
-    "parent_session_id": "20261130_170935_0a1434",
-    "model_config": '{"_delegate_from": "20261130_170935_0a1434"}',
-    "started_at": 1796058580.5,
-    "ended_at": None,
-    "end_reason": None,
-    "is_default_profile": True,
-}
-HINT = {"requested_session_id": DETAIL["parent_session_id"], "session_id": ROW["session_id"], "changed": True}
-BASES = {"messages": PAGE, "detail": DETAIL, "latest-descendant": HINT}
-DROP = object()
-
 # (case, endpoint, path to the value, raw JSON text put there, or DROP to delete the key)
 CASES: list[tuple[str, str, tuple[Any, ...], Any]] = [
     ("`NaN` as a row timestamp", "messages", ("messages", 0, "timestamp"), "NaN"),
@@ -333,20 +303,13 @@ CASES: list[tuple[str, str, tuple[Any, ...], Any]] = [
 
 
 def mutated(endpoint: str, path: tuple[Any, ...], token: Any) -> bytes:
+    """The endpoint's sample body with `token` spliced in at `path`; the unknown-keys case puts
+    unknown keys in the envelope and the pagination too, as its label says."""
     body = json.loads(json.dumps(BASES[endpoint]))
-    if endpoint == "messages" and token != DROP and path[-1] == "new_column":
+    if endpoint == "messages" and token is not DROP and path[-1] == "new_column":
         body["new_field"] = 1
         body["pagination"]["total"] = 1
-    if not path:
-        return str(token).encode()
-    parent = body
-    for step in path[:-1]:
-        parent = parent[step]
-    if token is DROP:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = HOLE
-    return json.dumps(body).replace(json.dumps(HOLE), str(token)).encode()
+    return spliced(body, path, token)
 
 
 def outcome(decode: Callable[[bytes], Any], raw: bytes, path: tuple[Any, ...]) -> tuple[bool, str]:

@@ -132,18 +132,7 @@ def load_config(path: Path) -> dict[str, object]:
     every value has its type, else `config_invalid`."""
     if not path.exists():
         return {}
-    import tomllib  # only with a config file: its import is start-up time of every run
-
-    try:
-        text = path.read_bytes().decode("utf-8")
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        message = clean_line(str(exc))
-        at = _TOML_AT.search(message)
-        line = int(at.group(1)) if at and at.group(1) else None
-        if at and line is None and isinstance(exc, tomllib.TOMLDecodeError):
-            line = text.count("\n") + 1  # "at end of document"
-        raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
+    text, data = _read_toml(path)
     unknown = set(data) - TOP_KEYS
     if unknown:
         first = sorted(unknown)
@@ -156,22 +145,46 @@ def load_config(path: Path) -> dict[str, object]:
     if not isinstance(gateways, dict) or not all(isinstance(v, dict) for v in gateways.values()):
         raise _bad(path, "[gateways.NAME] must be tables", _line_of(text, "gateways", "[gateways"))
     for name, table in gateways.items():
-        header = _line_of(text, f"[gateways.{name}", f'[gateways."{name}"')
-        unknown = set(table) - GATEWAY_KEYS
-        if unknown:
-            line = _key_line(text, header, sorted(unknown))
-            raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}", line)
-        for key, value in table.items():
-            if key == "request_timeout":
-                ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-            elif key == "no_store":
-                ok = isinstance(value, bool)
-            else:
-                ok = isinstance(value, str) and value != ""
-            if not ok:
-                line = _key_line(text, header, [key])
-                raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty", line)
+        _check_gateway(path, text, name, table)
     return data
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
+    """The file's text and its TOML; `config_invalid` naming the line of a syntax error."""
+    import tomllib  # only with a config file: its import is start-up time of every run
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return text, tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        message = clean_line(str(exc))
+        at = _TOML_AT.search(message)
+        line = int(at.group(1)) if at and at.group(1) else None
+        if at and line is None and isinstance(exc, tomllib.TOMLDecodeError):
+            line = text.count("\n") + 1  # "at end of document"
+        raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
+
+
+def _check_gateway(path: Path, text: str, name: str, table: dict[str, object]) -> None:
+    """`[gateways.NAME]`: known keys only, each of its type (a positive number, a boolean, or
+    a non-empty string); `config_invalid` naming the key's line."""
+    header = _line_of(text, f"[gateways.{name}", f'[gateways."{name}"')
+    unknown = set(table) - GATEWAY_KEYS
+    if unknown:
+        line = _key_line(text, header, sorted(unknown))
+        raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}", line)
+    for key, value in table.items():
+        if not _gateway_value_ok(key, value):
+            line = _key_line(text, header, [key])
+            raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty", line)
+
+
+def _gateway_value_ok(key: str, value: object) -> bool:
+    if key == "request_timeout":
+        return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    if key == "no_store":
+        return isinstance(value, bool)
+    return isinstance(value, str) and value != ""
 
 
 _TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
@@ -203,6 +216,72 @@ def _expand(value: str | None, base: Path | None) -> Path | None:
     return base / path if base is not None and not path.is_absolute() else path
 
 
+def _gateway_name(
+    flag: str | None, env: Mapping[str, str], data: Mapping[str, object], sources: dict[str, Source]
+) -> str | None:
+    """The gateway named by the flag, else the environment, else the config's default."""
+    candidates: tuple[tuple[object, Source], ...] = (
+        (flag, "flag"),
+        (env.get("HERMES_TASK_GATEWAY"), "env"),
+        (data.get("default_gateway"), "config"),
+    )
+    for value, source in candidates:
+        if value:
+            sources["gateway"] = source
+            return str(value)
+    return None
+
+
+def _gateway_table(name: str | None, gateways: dict[str, dict[str, object]]) -> dict[str, object]:
+    """The named gateway's table (`{}` without a name); `unknown_gateway` when the config
+    has none of that name."""
+    if name is None:
+        return {}
+    if name not in gateways:
+        known = ", ".join(sorted(gateways)) or "none defined"
+        raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
+    return gateways[name]
+
+
+class _Pick:
+    """One setting by precedence: its flag, else its environment variable (when it has
+    one), else the gateway's table; `sources` records which one gave it."""
+
+    def __init__(
+        self, env: Mapping[str, str], table: Mapping[str, object], sources: dict[str, Source]
+    ) -> None:
+        self.env, self.table, self.sources = env, table, sources
+
+    def __call__(self, key: str, flag: str | None, env_name: str | None) -> str | None:
+        if flag is not None:
+            self.sources[key] = "flag"
+            return flag
+        if env_name and self.env.get(env_name):
+            self.sources[key] = "env"
+            return self.env[env_name]
+        value = self.table.get(key)
+        if isinstance(value, str):
+            self.sources[key] = "config"
+            return value
+        return None
+
+
+def _request_timeout(flag: float | None, table: Mapping[str, object], sources: dict[str, Source]) -> float:
+    """The flag's timeout, else the gateway's, else the default; `usage` when not positive."""
+    if flag is not None:
+        sources["request_timeout"] = "flag"
+        timeout = flag
+    else:
+        configured = table.get("request_timeout")
+        if isinstance(configured, int | float):
+            timeout, sources["request_timeout"] = float(configured), "config"
+        else:
+            timeout = DEFAULT_REQUEST_TIMEOUT
+    if timeout <= 0:
+        raise HermesError(Code.USAGE, "the request timeout must be positive")
+    return timeout
+
+
 def resolve(
     *,
     env: Mapping[str, str],
@@ -226,48 +305,11 @@ def resolve(
     gateways = data.get("gateways", {})
     assert isinstance(gateways, dict)
     sources: dict[str, Source] = {}
-    name: str | None = None
-    candidates: tuple[tuple[object, Source], ...] = (
-        (gateway, "flag"),
-        (env.get("HERMES_TASK_GATEWAY"), "env"),
-        (data.get("default_gateway"), "config"),
-    )
-    for value, source in candidates:
-        if value:
-            name, sources["gateway"] = str(value), source
-            break
-    table: dict[str, object] = {}
-    if name is not None:
-        if name not in gateways:
-            known = ", ".join(sorted(gateways)) or "none defined"
-            raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
-        table = gateways[name]
-
-    def pick(key: str, flag: str | None, env_name: str | None) -> str | None:
-        if flag is not None:
-            sources[key] = "flag"
-            return flag
-        if env_name and env.get(env_name):
-            sources[key] = "env"
-            return env[env_name]
-        value = table.get(key)
-        if isinstance(value, str):
-            sources[key] = "config"
-            return value
-        return None
-
+    name = _gateway_name(gateway, env, data, sources)
+    table = _gateway_table(name, gateways)
+    pick = _Pick(env, table, sources)
     raw_url = pick("url", url, "HERMES_DASHBOARD_URL") or DEFAULT_URL
-    timeout = request_timeout
-    if timeout is not None:
-        sources["request_timeout"] = "flag"
-    else:
-        configured = table.get("request_timeout")
-        if isinstance(configured, int | float):
-            timeout, sources["request_timeout"] = float(configured), "config"
-        else:
-            timeout = DEFAULT_REQUEST_TIMEOUT
-    if timeout <= 0:
-        raise HermesError(Code.USAGE, "the request timeout must be positive")
+    timeout = _request_timeout(request_timeout, table, sources)
     token_env = next((env[n] for n in TOKEN_ENVS if env.get(n)), None)
     password_env = env.get("HERMES_DASHBOARD_PASSWORD") or None
     base = path.parent

@@ -79,6 +79,11 @@ CLI_ENV: dict[str, str | None] = {
 }
 
 
+# The Environment the unit tests' CLI runs get (a tty, a fake clock): a fixture or a test
+# pushes one and clears the list after; the command helpers pass the last one (none: the real one).
+ENVIRONMENT: list[Environment] = []
+
+
 def invoke(
     command: str,
     *args: str,

@@ -17,9 +17,11 @@ from collections.abc import Callable
 
 from hermes_task.cli.app import app
 from hermes_task.cli.environment import Environment
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
 from tests.support.dashboard import serving
-from tests.unit.test_recover_cli import Conversations, P
-from tests.unit.test_watch import Clock, background, complete
+from tests.unit.test_recover_cli import P
+from tests.unit.test_watch import background, complete
 
 
 def scenario(name: str, dash: Conversations) -> dict[int, Callable[[], None]]:

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from typer.testing import Result
 
-from hermes_task.cli.environment import Environment
 from hermes_task.reading.family import MAX_READS_PER_CYCLE
 from hermes_task.render.familyout import PALETTE, colour_of
-from tests.support.cli_runner import invoke
-from tests.support.dashboard import serving
-from tests.unit.test_recover_cli import ENV, ENVIRONMENT, Conversations, P
+from tests.support.cli_runner import ENVIRONMENT, invoke
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.unit.test_recover_cli import ENV, P
 from tests.unit.test_schemas import validator
-from tests.unit.test_watch import Clock
 
 DELEG = "deleg_66c2a77e"
 A = "20261130_170001_bbbbbb"
@@ -29,21 +28,6 @@ B = "20261130_170002_cccccc"
 
 def run(*args: str) -> Result:
     return invoke("follow", *args, env=ENV, environment=ENVIRONMENT[-1] if ENVIRONMENT else None)
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
 
 
 def family(dash: Conversations, goals: list[str], children: list[str | None]) -> None:

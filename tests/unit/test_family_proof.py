@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,12 @@ import httpx
 import pytest
 from typer.testing import Result
 
-from hermes_task.cli.environment import Environment
-from tests.support.dashboard import ROUTES, serving
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.support.dashboard import ROUTES
 from tests.unit.conftest import SCHEMA
 from tests.unit.test_family import run
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations
 from tests.unit.test_schemas import validator
-from tests.unit.test_watch import Clock
 
 P = "20261201_110000_a1a1a1"
 OTHER = "20261201_105000_b1b1b1"
@@ -34,20 +33,9 @@ DELEG = "deleg_1a2b3c4d"
 
 
 @pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    dash.serves = ROUTES
-    dash.hints = False  # latest-descendant: "Session not found" (no hint), as on iot for children
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
+def conversations() -> Conversations:
+    # Differs from conftest's: every route served; latest-descendant knows no hint (iot's children).
+    return Conversations(serves=ROUTES, hints=False)
 
 
 def events(result: Result) -> list[dict[str, Any]]:

@@ -5,42 +5,23 @@ delegated later is new, every row of it) and `--role`, as `follow CHILD` selects
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from hermes_task.cli.environment import Environment
-from tests.support.dashboard import serving
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
 from tests.unit.test_family import DELEG, GOALS, A, B, chain, complete, family, run, write
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations, P
-from tests.unit.test_watch import Clock
+from tests.unit.test_recover_cli import P
 
 C = "20261130_170003_dddddd"
 
 
 @pytest.fixture
-def legacy() -> Iterator[Conversations]:
+def legacy(fake: Conversations) -> Conversations:
     """The fake dashboard answering as 0.19.x does (`legacy_backend` on every transcript)."""
-    dash = Conversations()
-    dash.contract = "legacy"
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
+    fake.contract = "legacy"
+    return fake
 
 
 def events(stdout: str) -> list[dict[str, Any]]:

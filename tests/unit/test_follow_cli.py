@@ -86,6 +86,7 @@ def dash(request: pytest.FixtureRequest) -> Iterator[Dash]:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTime]:
+    # Differs from conftest's: a FakeTime (from 0, scripted steps), handed to run() through CLOCKS.
     fake = FakeTime(monkeypatch)
     CLOCKS.append(fake)
     yield fake

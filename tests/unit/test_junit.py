@@ -12,7 +12,6 @@ import math
 import os
 import stat
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +21,28 @@ from hypothesis import strategies as st
 
 from hermes_task.cli import reports as reports_module
 from hermes_task.cli import watch as watch_cli
-from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading.taskread import Unread
 from hermes_task.render.junit import case_of, document, kind_of, suites_of, xml_text
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
 from tests.support.dashboard import serving
 from tests.support.hostile import markup_text, unsafe_text
 from tests.support.junit import outcome, validate
 from tests.unit import test_unreported as unreported
-from tests.unit.test_recover_cli import CHILD_A, ENVIRONMENT, MISSING, Conversations, P, _tree, run
-from tests.unit.test_watch import Clock, background, complete
+from tests.unit.test_recover_cli import CHILD_A, MISSING, P, _tree, run
+from tests.unit.test_watch import background, complete
 
 hostile = markup_text | unsafe_text | st.text()
 
 
 @pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
+def clock(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Clock:
+    # Differs from conftest's: the watch's back-off jitter is fixed at 1.0 (its sleeps exact).
     monkeypatch.setattr(watch_cli, "JITTER", lambda: 1.0)
-    yield c
-    ENVIRONMENT.clear()
+    return clock
 
 
 def cases(root: ET.Element) -> list[tuple[str | None, str | None, str]]:

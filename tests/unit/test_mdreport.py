@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,24 +23,18 @@ from hermes_task.reading.taskread import ChildReads, Unread
 from hermes_task.render.mdtext import WORD_JOINER
 from hermes_task.render.rows import View, row_view
 from tests.support.cli_runner import invoke
+from tests.support.conversations import Conversations
 from tests.support.dashboard import serving
 from tests.support.hostile import markup_text, unsafe_text
 from tests.support.markdown import details, fences, inert, inline_text, paragraphs_text, parse, tables
 from tests.unit.test_markdown import MENTION
-from tests.unit.test_recover_cli import CHILD_A, CHILD_B, GRANDCHILD, MISSING, Conversations, P, _tree, run
+from tests.unit.test_recover_cli import CHILD_A, CHILD_B, GRANDCHILD, MISSING, P, _tree, run
 
 BLOCKS = frozenset({"heading", "blockquote"})
 # Served by the in-memory dashboard, which encodes its answers as UTF-8: no lone surrogate (the
 # painters' own tests cover those: tests/unit/test_markdown.py).
 hostile = (markup_text | unsafe_text).map(lambda text: re.sub("[\ud800-\udfff]", "?", text))
 T0 = 1796056440.0
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def report(*args: str) -> Any:

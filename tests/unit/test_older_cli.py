@@ -227,7 +227,8 @@ def test_terminal_footer_points_at_older_rows_when_some_remain(model: LongModel)
 
 
 def test_a_task_with_nothing_older_says_so() -> None:
-    from tests.unit.test_recover_cli import Conversations, P
+    from tests.support.conversations import Conversations
+    from tests.unit.test_recover_cli import P
 
     child = "20261130_170001_bbbbbb"
     dash = Conversations()

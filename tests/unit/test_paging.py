@@ -6,11 +6,12 @@ generations, detached pages and restarts."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from hermes_task.core.window import advance
+from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.reading.older_batches import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Call, Contract, Dashboard
@@ -357,6 +358,33 @@ def test_a_task_writing_faster_than_pages_are_read_stops_with_a_bound() -> None:
     assert len(ids) == len(set(ids))
     truth = fake.ids()
     assert [truth.index(i) for i in ids] == sorted(truth.index(i) for i in ids)  # server order
+
+
+class ScriptedReader:
+    """`read_older`'s results in the order given, for a stop the in-memory dashboard cannot
+    bring about: a page that returned rows the window already held."""
+
+    reached_start = False
+
+    def __init__(self, results: list[MergeResult]) -> None:
+        self.results = results
+        self.window = Window()
+
+    def read_older(self, limit: int) -> MergeResult | None:
+        result = self.results.pop(0)
+        self.window = result.window
+        return result
+
+
+def test_a_page_that_brought_no_new_row_stops_the_paging_with_a_bound() -> None:
+    reader = ScriptedReader([MergeResult(Window(fresh=False), (), returned=5)])
+    seen: list[Progress] = []
+    outcome = read_batches(cast(TaskReader, reader), Plan(batches=3), on_page=seen.append)
+    assert (outcome.stop, outcome.batches, outcome.pages, outcome.new_rows) == ("no_progress", 1, 1, 0)
+    assert seen == [Progress(page=1, rows=0, new=0)]
+    assert [(w.code, w.message) for w in outcome.warnings] == [
+        ("bound_reached", warning_message("bound_reached", "an older page brought no new row"))
+    ]
 
 
 # -- identity and generations -------------------------------------------------------------

@@ -8,36 +8,18 @@ kept."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from hermes_task.cli.environment import Environment
-from tests.support.dashboard import Call, serving
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations, run
-from tests.unit.test_watch import Clock
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.support.dashboard import Call
+from tests.unit.test_recover_cli import run
 
 P = "20261130_180000_a0a0a0"
 P1 = "20261130_175900_a1a1a1"  # the earlier segment of a rotated parent P
 OTHER = "20261130_175000_b0b0b0"  # another chat
 CHILD = "20261130_180001_c0c0c0"
 FOREIGN_CHILD = "20261130_175001_d0d0d0"
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
 
 
 def result(status: str, child: str | None = None) -> dict[str, Any]:

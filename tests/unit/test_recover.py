@@ -12,6 +12,7 @@ import pytest
 from msgspec import to_builtins
 from msgspec.structs import replace
 
+from hermes_task.core import completion_rows
 from hermes_task.core.delegations import NO_REFERENCE, call_sessions, recover, status_of
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.verdict import flatten, summarize
@@ -299,6 +300,18 @@ def test_dispatched_units_give_each_task_its_units_delegation() -> None:
 # -- references ---------------------------------------------------------------------------------
 
 
+def test_a_results_entry_that_is_no_object_is_skipped_but_keeps_its_position() -> None:
+    rows = [call("c1", {"tasks": [{"goal": "a"}, {"goal": "b"}]}),
+            result("c1", {"results": ["not an entry", {"status": "completed"}]})]  # fmt: skip
+    assert brief(recover(rows)) == [("c1", "a", 0, "unknown", False), ("c1", "b", 1, "completed", True)]
+
+
+def test_a_result_that_says_nothing_leaves_the_call_open_for_a_later_answer() -> None:
+    rows = [call("c1", {"tasks": [{"goal": "a"}]}), result("c1", {"note": "working on it"}),
+            result("c1", {"results": [{"status": "completed"}]})]  # fmt: skip
+    assert brief(recover(rows)) == [("c1", "a", 0, "completed", True)]
+
+
 def test_only_a_structured_child_session_id_in_a_results_entry_is_a_reference() -> None:
     payload = {"results": [
         {"task_index": 0, "status": "completed", "child_session_id": CHILD_A, "subagent_id": "sa-0-11111111"},
@@ -372,6 +385,21 @@ def test_iot_task_failed_notice_marks_one_task_of_a_running_batch() -> None:
     rows = [*_background(["Count TODOs", "Check the build"]), row("user", text)]
     assert [(t.status, t.terminal) for t in recover(rows)] == [("running", False), ("error", True)]
     assert summarize(recover(rows)).state == "running"
+
+
+def test_a_task_failed_notice_for_task_zero_names_no_task_and_is_ignored() -> None:
+    text = ("[ASYNC DELEGATION TASK FAILED — deleg_66c2a77e, task 0/2]\nOne subagent has failed.\n"
+            "Task: Count TODOs\nStatus: error   Duration: 3.1s\nError: boom")  # fmt: skip
+    rows = [*_background(["Count TODOs", "Check the build"]), row("user", text)]
+    assert completion_rows.parse(rows[-1], lambda deleg, index: None) is None
+    assert [t.status for t in recover(rows)] == ["running", "running"]
+
+
+def test_a_single_completion_without_a_duration_takes_its_status_line() -> None:
+    text = ("[ASYNC DELEGATION COMPLETE — deleg_02e95f43]\nA background subagent you dispatched earlier has finished.\n\n"
+            "Original goal: Watch the tests\nRole: leaf   Model: m\nStatus: failed   API calls: 3\n")  # fmt: skip
+    rows = [*_background(["Watch the tests"], "deleg_02e95f43"), row("user", text)]
+    assert brief(recover(rows)) == [("bg", "Watch the tests", 0, "failed", True)]
 
 
 def test_a_crashed_batch_marks_its_unfinished_tasks_error() -> None:
@@ -506,6 +534,37 @@ def test_tree_nests_children_once_reports_a_gap_and_continues_with_siblings() ->
     assert sorted(reads[:3]) == sorted([CHILD_A, "20261130_163409_999999", CHILD_B])
     assert reads[3:] == [GRANDCHILD]
     assert warnings == []
+
+
+def test_a_child_that_is_a_segment_of_a_siblings_lineage_is_not_expanded_again() -> None:
+    """Two tasks name two segments of one child's lineage: the first expanded carries the
+    lineage's tasks; the other is left without children (its own tasks are not read)."""
+    root = "20261130_163400_000001"
+    tip = _spawning(CHILD_A, [], P)
+    convs = {CHILD_A: Conversation(CHILD_A, tip.messages, tip.anchor, (root, CHILD_A)),
+             root: _spawning(root, [GRANDCHILD], P), GRANDCHILD: _spawning(GRANDCHILD, [], root)}  # fmt: skip
+    reads: list[str] = []
+
+    def read(sid: str) -> Conversation:
+        reads.append(sid)
+        return convs[sid]
+
+    tasks, warnings = build(_spawning(P, [CHILD_A, root], None), read, recursive=True)
+    assert _shape(tasks) == [(CHILD_A, None, []), (root, None, [])]
+    assert sorted(reads) == sorted([CHILD_A, root])
+    assert warnings == []
+
+
+def test_a_childs_bound_warning_is_kept_once_and_its_other_warnings_stay_its_own() -> None:
+    bound = WarningItem(code="bound_reached", message="the child's proof stopped at a bound")
+    convs = {}
+    for sid in (CHILD_A, CHILD_B):
+        plain = _spawning(sid, [], P)
+        convs[sid] = Conversation(sid, plain.messages, plain.anchor, plain.path,
+                                  (WarningItem(code="legacy_backend", message="legacy"), bound))  # fmt: skip
+    tasks, warnings = build(_spawning(P, [CHILD_A, CHILD_B], None), convs.__getitem__, recursive=True)
+    assert _shape(tasks) == [(CHILD_A, None, []), (CHILD_B, None, [])]
+    assert warnings == [bound]
 
 
 def test_tree_without_recursive_reads_nothing() -> None:

@@ -8,13 +8,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
-from tests.support.cli_runner import invoke
-from tests.support.dashboard import Call, Dashboard, serving
+from tests.support.cli_runner import ENVIRONMENT, invoke
+from tests.support.conversations import Conversations
+from tests.support.dashboard import serving
 from tests.support.replay import TOKEN, Replay
 
 ENV = {"HERMES_DASHBOARD_TOKEN": TOKEN, "NO_COLOR": "1", "COLUMNS": "150", "XDG_CONFIG_HOME": "/nonexistent"}
@@ -28,10 +28,6 @@ CHILD_A = "20261130_170001_bbbbbb"
 CHILD_B = "20261130_170002_cccccc"
 MISSING = "20261130_170003_dddddd"
 GRANDCHILD = "20261130_170004_eeeeee"
-
-
-# The Environment a test runs the command in (a tty, a fake clock); none: the real one.
-ENVIRONMENT: list[Environment] = []
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -234,44 +230,6 @@ def test_unknown_parent_is_not_found(replay: Replay) -> None:
 
 
 # -- fabricated transcripts (current contract) --------------------------------------------------
-
-
-class Conversations(Dashboard):
-    """The in-memory dashboard with this suite's vocabulary: a current-contract backend (exact
-    ids, `order=latest` pages naming profile "default") that is asked only details and pages;
-    sessions whose rows spawn children with `delegate_task`. `status`: every request answers
-    it (a backend that went away)."""
-
-    def __init__(self) -> None:
-        super().__init__(serves=frozenset({"detail", "messages"}))
-        self.envelope = {"profile": "default"}
-        self.status: int | None = None
-        self.before.append(self._down)
-
-    def _down(self, call: Call) -> httpx.Response | None:
-        return None if self.status is None else httpx.Response(self.status, json={"detail": "Unauthorized"})
-
-    def session(self, sid: str, parent: str | None = None) -> None:
-        config = None if parent is None else json.dumps({"max_iterations": 90, "_delegate_from": parent})
-        self.put(sid, source="subagent" if parent else "cli", parent_session_id=parent, model_config=config,
-                 started_at=1796056440.0, ended_at=None, end_reason=None, profile="default",
-                 is_default_profile=True)  # fmt: skip
-
-    def add(self, sid: str, role: str, content: Any = "", **extra: Any) -> None:
-        self.row(sid, role=role, content=content, active=1, compacted=0, **extra)
-
-    def spawn(self, sid: str, call_id: str, goals: list[str], payload: dict[str, Any]) -> None:
-        call = {"id": call_id, "type": "function",
-                "function": {"name": "delegate_task", "arguments": json.dumps({"tasks": [{"goal": g} for g in goals]})}}  # fmt: skip
-        self.add(sid, "assistant", "", tool_calls=[call])
-        self.add(sid, "tool", json.dumps(payload), tool_call_id=call_id, tool_name="delegate_task")
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def _results(*entries: tuple[str, str | None]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,11 @@ from hermes_task.reading.family import MAX_READS_PER_CYCLE
 from hermes_task.reading.fanout import MAX_IN_FLIGHT
 from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE
 from tests.support.cli_runner import invoke
-from tests.support.dashboard import Call, serving
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.support.dashboard import Call
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import ENV, Conversations
-from tests.unit.test_watch import Clock
+from tests.unit.test_recover_cli import ENV
 
 P = "20261202_090000_aaaaaa"
 DELEG = "deleg_5ca1e000"
@@ -79,13 +80,6 @@ def background(fake: Conversations, n: int, tmp_path: Path, *, at: float = 100.0
     conn.commit()
     conn.close()
     return path
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def recover(store: Path, *args: str, environment: Environment | None = None) -> Any:

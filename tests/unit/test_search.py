@@ -10,7 +10,7 @@ import itertools
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,10 @@ from hermes_task.reading.task_search import Query, Tally, TaskSearch, search_par
 from hermes_task.render.rows import when
 from hermes_task.store.hints import StoreHints
 from tests.support.cli_runner import invoke
-from tests.support.dashboard import ROUTES, serving
+from tests.support.conversations import Conversations
+from tests.support.dashboard import ROUTES
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import Conversations, _results
+from tests.unit.test_recover_cli import _results
 from tests.unit.test_schemas import validator
 
 P = "20261201_120000_a2a2a2"
@@ -48,12 +49,9 @@ LEGACY = WARNINGS["legacy_backend"]
 
 
 @pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    dash.serves = ROUTES
-    dash.hints = False  # latest-descendant: "Session not found" (no hint)
-    with serving(dash.handle):
-        yield dash
+def conversations() -> Conversations:
+    # Differs from conftest's: every route served; latest-descendant knows no hint (iot's children).
+    return Conversations(serves=ROUTES, hints=False)
 
 
 def run(*args: str, tty: bool = False, env: dict[str, str | None] | None = None) -> Result:

@@ -83,6 +83,13 @@ def test_flag_beats_env_beats_config(tmp_path: Path) -> None:
     assert (s.sources["url"], s.sources["profile"], s.sources["request_timeout"]) == ("flag", "flag", "flag")
 
 
+@pytest.mark.parametrize("timeout", [0, -1.5])
+def test_a_request_timeout_that_is_not_positive_is_a_usage_error(tmp_path: Path, timeout: float) -> None:
+    with pytest.raises(HermesError) as caught:
+        settings.resolve(env={"XDG_CONFIG_HOME": str(tmp_path)}, request_timeout=timeout)
+    assert (caught.value.code, caught.value.detail) == (Code.USAGE, "the request timeout must be positive")
+
+
 def test_gateway_selection_flag_beats_env_beats_default(tmp_path: Path) -> None:
     env = {**write(tmp_path, CONFIG), "HERMES_TASK_GATEWAY": "prod"}
     s = settings.resolve(env=env)

@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -181,6 +181,43 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(StoreUnavailable) as caught:
         Store(db).children(P)
     assert caught.value.reason == "permission"
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "reason", "detail"),
+    [
+        ("stat", PermissionError(13, "Permission denied"), "permission", "the store cannot be opened"),
+        ("stat", OSError(5, "Input/output error"), "no_file", "the store path cannot be read"),
+        ("open", OSError(5, "Input/output error"), "corrupt", "the store cannot be read"),
+        (
+            "getsize",
+            PermissionError(13, "Permission denied"),
+            "permission",
+            "the store's -wal file cannot be read",
+        ),
+    ],
+)
+def test_each_file_failure_before_sqlite_is_one_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, error: OSError, reason: str, detail: str
+) -> None:
+    """A file the checks cannot stat, read, or (a WAL store without `-shm`) whose `-wal` they
+    cannot measure is refused with its own reason before SQLite opens anything."""
+    db = tmp_path / "state.db"
+    build(db, wal=True)  # closed: a WAL header, no -wal or -shm file
+    real: dict[str, Callable[..., Any]] = {"stat": os.stat, "open": open, "getsize": os.path.getsize}
+
+    def failing(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(path) in (str(db), f"{db}-wal"):
+            raise error
+        return real[where](path, *args, **kwargs)
+
+    if where == "open":
+        monkeypatch.setattr(file_check, "open", failing, raising=False)
+    else:
+        monkeypatch.setattr(os.path if where == "getsize" else os, where, failing)
+    with pytest.raises(StoreUnavailable) as caught:
+        file_check.uri_mode(db)
+    assert (caught.value.reason, caught.value.detail) == (reason, detail)
 
 
 def test_locked_past_the_busy_timeout(tmp_path: Path) -> None:

@@ -5,28 +5,26 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.dashboard import serving
+from hermes_task.core.children import StoreSession, StoreUnavailable
+from hermes_task.core.delegations import recover as recover_tasks
+from hermes_task.dashboard.wire import WireMessage
+from hermes_task.store.hints import StoreHints, find_children
+from tests.support.conversations import Conversations
+from tests.support.dashboard import Dashboard, serving
+from tests.support.wirebody import decoded
 from tests.unit.conftest import SCHEMA
-from tests.unit.test_recover_cli import Conversations, run
+from tests.unit.test_recover_cli import run
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"
 B = "20261130_170002_cccccc"
 C = "20261130_170003_dddddd"
 OTHER = "20261130_165000_ffffff"
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def call(fake: Conversations, call_id: str, goals: list[str], at: float) -> None:
@@ -231,3 +229,50 @@ def test_a_store_that_does_not_know_the_parent_is_another_dashboards(
     assert refs(doc) == [(None, None, "no_durable_child_reference")]
     assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
     assert "another dashboard's store" in doc["warnings"][0]["message"]
+
+
+class PartlyReadable:
+    """A store whose children are listed but whose first row of `broken` cannot be read (a
+    store that became locked or damaged between two queries)."""
+
+    def __init__(self, children: list[StoreSession], broken: str) -> None:
+        self.rows, self.broken = children, broken
+
+    def children(self, sid: str) -> list[StoreSession]:
+        return [r for r in self.rows if r.parent_session_id == sid]
+
+    def knows(self, sid: str) -> bool:
+        return True
+
+    def first_user_text(self, sid: str) -> str | None:
+        if sid == self.broken:
+            raise StoreUnavailable("locked", "the store is locked")
+        return "Count TODO markers"
+
+    def delegation(self, delegation_id: str) -> None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_store_that_fails_part_way_proposes_nothing_and_asks_the_dashboard_nothing() -> None:
+    """A fits the task by the store's columns, but the store failed on B's first row: no
+    proposal is proven (nor any request made), the tasks are as the transcript has them."""
+    args = json.dumps({"tasks": [{"goal": "Count TODO markers"}]})
+    tool_call = {"id": "call_1", "type": "function", "function": {"name": "delegate_task", "arguments": args}}
+    payload = {"status": "dispatched", "delegation_id": "deleg_0a0b0c0d", "goals": ["Count TODO markers"]}
+    messages = [
+        decoded({"id": 1, "session_id": P, "role": "assistant", "content": "", "tool_calls": [tool_call],
+                 "timestamp": 100.0}, WireMessage),
+        decoded({"id": 2, "session_id": P, "role": "tool", "content": json.dumps(payload), "tool_call_id": "call_1",
+                 "timestamp": 100.001}, WireMessage),
+    ]  # fmt: skip
+    config = json.dumps({"_delegate_from": P})
+    rows = [StoreSession(sid, P, config, 100.5, None, None, "subagent", None) for sid in (A, B)]
+    dash = Dashboard()
+    hints = StoreHints(PartlyReadable(rows, broken=B))
+    tasks = recover_tasks(messages)
+    assert find_children(dash.client(), hints, messages, tasks) == tasks
+    assert dash.log == []
+    assert hints.reason == "locked"

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_task.reading import unreported as unreported_mod
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
 from tests.support.dashboard import serving
 from tests.unit.test_ledger import LEDGER, batch_event, entry
-from tests.unit.test_recover_cli import Conversations, run
+from tests.unit.test_recover_cli import run
 from tests.unit.test_schemas import validator
 from tests.unit.test_store import unchanged
-from tests.unit.test_watch import Clock
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"
@@ -41,9 +42,7 @@ class Family(Conversations):
     """Conversations whose `latest-descendant` hint knows nothing (404), as iot's for children."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.serves = frozenset({"detail", "messages", "latest-descendant"})
-        self.hints = False
+        super().__init__(serves=frozenset({"detail", "messages", "latest-descendant"}), hints=False)
 
     def end(self, sid: str, reason: str = "agent_close", at: float = 1796056500.0) -> None:
         self.details[sid].update(ended_at=at, end_reason=reason)
@@ -55,22 +54,9 @@ class Family(Conversations):
 
 
 @pytest.fixture
-def clock() -> Iterator[Clock]:
-    """A fake clock and sleep for the watch (no real waiting)."""
-    from hermes_task.cli.environment import Environment
-    from tests.unit.test_recover_cli import ENVIRONMENT
-
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
-
-
-@pytest.fixture
-def fake() -> Iterator[Family]:
-    dash = Family()
-    with serving(dash.handle):
-        yield dash
+def conversations() -> Family:
+    # Differs from conftest's: a Family (latest-descendant asked, and it knows no hint).
+    return Family()
 
 
 def dispatch(fake: Family, *, at: float = 100.0) -> None:
@@ -341,7 +327,7 @@ def test_an_unreadable_child_is_undecided_not_ended(fake: Family, tmp_path: Path
 
 def test_the_table_marks_a_store_outcome_and_an_unreported_end(fake: Family, tmp_path: Path) -> None:
     from hermes_task.cli.environment import Environment
-    from tests.unit.test_recover_cli import ENVIRONMENT
+    from tests.support.cli_runner import ENVIRONMENT
 
     dispatch(fake)
     fake.end(A)

@@ -6,17 +6,16 @@ The in-memory dashboard serves the figures the real backends send in the session
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from hermes_task.cli.environment import Environment
-from tests.support.cli_runner import invoke
-from tests.support.dashboard import serving
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations, run
+from tests.support.cli_runner import ENVIRONMENT, invoke
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.unit.test_recover_cli import run
 from tests.unit.test_schemas import validator
-from tests.unit.test_watch import Clock
 
 P = "20261130_170000_aaaaaa"
 A = "20261130_170001_bbbbbb"  # rotated twice: A -> A2 -> A3
@@ -41,8 +40,7 @@ class Rotating(Conversations):
     """Conversations whose `latest-descendant` hint answers (the current contract's)."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.serves = frozenset({"detail", "messages", "latest-descendant"})
+        super().__init__(serves=frozenset({"detail", "messages", "latest-descendant"}))
 
     def child(self, sid: str, parent: str, **figures: Any) -> None:
         self.session(sid, parent=parent)
@@ -73,10 +71,9 @@ def delegate(fake: Rotating, sid: str, refs: list[tuple[str, str | None]], token
 
 
 @pytest.fixture
-def fake() -> Iterator[Rotating]:
-    dash = Rotating()
-    with serving(dash.handle):
-        yield dash
+def conversations() -> Rotating:
+    # Differs from conftest's: a Rotating (latest-descendant asked, and it answers).
+    return Rotating()
 
 
 def doc(result: Any) -> dict[str, Any]:
@@ -258,14 +255,6 @@ def test_show_of_a_later_segment_says_earlier_segments_are_not_included(fake: Ro
 
 
 # -- recover --watch ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
 
 
 def test_watch_events_carry_usage_and_the_watch_ends_once_every_ended_tasks_child_is_checked(

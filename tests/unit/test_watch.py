@@ -5,7 +5,7 @@ anchored reads (the history once, then three requests a cycle) and back-off."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,44 +13,14 @@ import pytest
 from hermes_task.cli import watch as watch_cli
 from hermes_task.cli.environment import Environment
 from hermes_task.failures import ExitStatus, Interrupted
-from tests.support.dashboard import serving
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations, P, run
+from tests.support.cli_runner import ENVIRONMENT
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
+from tests.unit.test_recover_cli import P, run
 from tests.unit.test_schemas import validator
 
 DELEG = "deleg_66c2a77e"
 GOALS = ["Count TODOs", "Check the build"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-        self.hooks: dict[int, Callable[[], None]] = {}
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 3))
-        self.now += seconds
-        hook = self.hooks.pop(len(self.sleeps), None)
-        if hook is not None:
-            hook()
-
-
-@pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
-    yield c
-    ENVIRONMENT.clear()
-
-
-@pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
 
 
 def background(dash: Conversations) -> None:

@@ -6,38 +6,28 @@ age of its last successful read; 9 only when the last successful read showed a t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from typer.testing import Result
 
 from hermes_task.cli import watch as watch_cli
-from hermes_task.cli.environment import Environment
-from tests.support.dashboard import serving
-from tests.unit.test_recover_cli import ENVIRONMENT, Conversations
+from tests.support.clock import Clock
+from tests.support.conversations import Conversations
 from tests.unit.test_recover_cli import run as recover
 from tests.unit.test_schemas import validator
-from tests.unit.test_watch import Clock, background
+from tests.unit.test_watch import background
 
 P = "20261130_170000_aaaaaa"
 TYPO = "20261130_170000_aaaaab"
 
 
 @pytest.fixture
-def fake() -> Iterator[Conversations]:
-    dash = Conversations()
-    with serving(dash.handle):
-        yield dash
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    c = Clock()
-    ENVIRONMENT.append(Environment(clock=c, sleep=c.sleep))
+def clock(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Clock:
+    # Differs from conftest's: the watch's back-off jitter is fixed at 1.0 (its sleeps exact).
     monkeypatch.setattr(watch_cli, "JITTER", lambda: 1.0)
-    yield c
-    ENVIRONMENT.clear()
+    return clock
 
 
 def follow_parent(*args: str) -> Result:

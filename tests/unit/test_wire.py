@@ -12,60 +12,15 @@ import pytest
 from msgspec import UNSET
 
 from hermes_task.dashboard.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
+from tests.support.wire_samples import BASES, DETAIL, DROP, PAGE, ROW, spliced
 
-ROW = {
-    "id": 268,
-    "session_id": "20261130_170941_b9b20e",
-    "role": "assistant",
-    "content": "",
-    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}],
-    "timestamp": 1796058581.14,
-    "active": 1,
-    "compacted": 0,
-    "display_kind": None,
+MODELS: dict[str, type[Any]] = {
+    "messages": MessagesPage,
+    "detail": SessionDetail,
+    "latest-descendant": LatestDescendant,
 }
-PAGE = {
-    "session_id": ROW["session_id"],
-    "messages": [ROW],
-    "pagination": {"limit": 50, "offset": 0, "order": "latest", "returned": 1},
-    "profile": "default",
-}
-DETAIL = {
-    "id": ROW["session_id"],
-    "source": "subagent",
-    "parent_session_id": "20261130_170935_0a1434",
-    "model_config": '{"_delegate_from": "20261130_170935_0a1434"}',
-    "started_at": 1796058580.5,
-    "ended_at": None,
-    "end_reason": None,
-    "is_default_profile": True,
-}
-HINT = {"requested_session_id": DETAIL["parent_session_id"], "session_id": ROW["session_id"], "changed": True}
-MODELS: dict[str, tuple[type[Any], dict[str, Any]]] = {
-    "messages": (MessagesPage, PAGE),
-    "detail": (SessionDetail, DETAIL),
-    "latest-descendant": (LatestDescendant, HINT),
-}
-HOLE = "\x00hole\x00"
-DROP = object()
 REJECT = object()
 NOT_KEPT = object()
-
-
-def body(endpoint: str, path: tuple[Any, ...], token: Any) -> bytes:
-    """The endpoint's base body with the value at `path` replaced by the raw JSON `token`
-    (or the key dropped)."""
-    data = json.loads(json.dumps(MODELS[endpoint][1]))
-    if not path:
-        return str(token).encode()
-    parent = data
-    for step in path[:-1]:
-        parent = parent[step]
-    if token is DROP:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = HOLE
-    return json.dumps(data).replace(json.dumps(HOLE), str(token)).encode()
 
 
 # (case, endpoint, path, raw JSON or DROP, what the model holds there or REJECT)
@@ -113,8 +68,8 @@ def _wire_path(path: tuple[Any, ...]) -> tuple[Any, ...]:
 def test_each_case_is_accepted_or_rejected_as_before(
     endpoint: str, path: tuple[Any, ...], token: Any, held: Any
 ) -> None:
-    model = MODELS[endpoint][0]
-    raw = body(endpoint, _wire_path(path), token)
+    model = MODELS[endpoint]
+    raw = spliced(BASES[endpoint], _wire_path(path), token)
     if held is REJECT:
         with pytest.raises(WireError):
             decode(raw, model)

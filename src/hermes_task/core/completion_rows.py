@@ -67,24 +67,44 @@ def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
         return None
     body = text[head.end() :]
     if kind == "TASK FAILED":
-        index = int(head.group(3)) - 1
-        if index < 0:
-            return None
-        rest = _after(body, "Task: ", goal_of(delegation_id, index), anywhere=True)
-        notice = _LINE_STATUS.search(rest)
-        found = notice.group(1) if notice else None
-        return Completion(delegation_id, "task_failed", ((index, found, results.notice_result(rest)),))
+        return _task_failed(delegation_id, int(head.group(3)) - 1, body, goal_of)
     if kind == "COMPLETE":
-        rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
-        said, result = results.single_result(rest, None)
-        line = _LINE_STATUS.search(rest)
-        if said is None and line is not None:
-            said = line.group(1)
-        model = results.unit_model(rest[: line.start()] if line else rest)
-        result = results.TaskResult(model=model).merged(result)
-        if result.duration_seconds is None:
-            result = result.merged(results.TaskResult(duration_seconds=results.metadata_seconds(meta)))
-        return Completion(delegation_id, "single", ((0, said, result),))
+        return _single(delegation_id, body, meta, goal_of)
+    return _batch(delegation_id, body, meta, goal_of)
+
+
+def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> Completion | None:
+    """The iot fork's early notice that task `index` (0-based) failed; None for an index < 0."""
+    if index < 0:
+        return None
+    rest = _after(body, "Task: ", goal_of(delegation_id, index), anywhere=True)
+    notice = _LINE_STATUS.search(rest)
+    found = notice.group(1) if notice else None
+    return Completion(delegation_id, "task_failed", ((index, found, results.notice_result(rest)),))
+
+
+def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
+    """The single-task form: the status said in the text, else its `Status:` line."""
+    rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
+    said, result = results.single_result(rest, None)
+    line = _LINE_STATUS.search(rest)
+    if said is None and line is not None:
+        said = line.group(1)
+    model = results.unit_model(rest[: line.start()] if line else rest)
+    result = results.TaskResult(model=model).merged(result)
+    return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
+
+
+def _timed(result: results.TaskResult, meta: object) -> results.TaskResult:
+    """`result` with the row metadata's duration when the text gave none."""
+    if result.duration_seconds is not None:
+        return result
+    return result.merged(results.TaskResult(duration_seconds=results.metadata_seconds(meta)))
+
+
+def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
+    """The batch form: one update per task block (the first block of an index wins), or the
+    whole unit's `--- ERROR ---`; None when the body has neither."""
     blocks = list(_BLOCK.finditer(body))
     if not blocks:
         return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
@@ -97,17 +117,20 @@ def parse(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
             continue
         seen.add(index)
         end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
-        rest = _after(body[block.end() : end], ": ", goal_of(delegation_id, index), anywhere=False)
-        if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
-            at = rest.find("  (status=")
-            rest = rest[at:] if at >= 0 else rest
+        rest = _block_status_text(body[block.end() : end], goal_of(delegation_id, index))
         status, result = results.block_result(rest, model)
         updates.append((index, status, result))
-    if len(updates) == 1 and updates[0][2].duration_seconds is None:
+    if len(updates) == 1:
         index, status, result = updates[0]
-        updates[0] = (
-            index,
-            status,
-            result.merged(results.TaskResult(duration_seconds=results.metadata_seconds(meta))),
-        )
+        updates[0] = (index, status, _timed(result, meta))
     return Completion(delegation_id, "batch", tuple(updates))
+
+
+def _block_status_text(block: str, goal: str | None) -> str:
+    """A task block from its header's `  (status=` on: after the known goal, or (an unknown
+    goal) at the first `  (status=`; the block as it is when there is none."""
+    rest = _after(block, ": ", goal, anywhere=False)
+    if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
+        at = rest.find("  (status=")
+        rest = rest[at:] if at >= 0 else rest
+    return rest

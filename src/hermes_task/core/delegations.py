@@ -133,6 +133,18 @@ def _is_control_ack(payload: dict[str, Any]) -> bool:
     )
 
 
+def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
+    """Task index -> its unit's delegation id, from a dispatch's `units` (a later unit naming
+    the same index wins)."""
+    units: dict[int, str | None] = {}
+    for unit in raw_units if isinstance(raw_units, list) else []:
+        if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
+            for i in unit["task_indexes"]:
+                if _index(i) is not None:
+                    units[i] = _ident(unit.get("delegation_id"))
+    return units
+
+
 class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
@@ -180,48 +192,50 @@ class _Recovery:
             return
         results = payload.get("results")
         if isinstance(results, list):
-            call.answered = True
-            top = _ident(payload.get("delegation_id"))
-            for position, entry in enumerate(results):
-                if not isinstance(entry, dict):
-                    continue
-                index = _index(entry.get("task_index"))
-                task = call.task(position if index is None else index)
-                task.goal = task.goal or _text(entry.get("goal"))
-                task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
-                task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
-                task.child = task.child or _ident(entry.get("child_session_id"))
-                task.update(status_of(entry.get("status")), outcome.from_entry(entry))
-                self._register(task.delegation_id, [task])
-            self._register(top, call.tasks.values())
+            self._add_finished(call, payload, results)
         elif payload.get("status") == "dispatched":
-            call.answered = True
-            goals = payload.get("goals")
-            if isinstance(goals, list) and goals:
-                # The dispatch's goals are authoritative, but a null entry says nothing: the
-                # goal the call's arguments gave for that task stays.
-                known = call.goals
-                call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
-                call.tasks = {}
-            top = _ident(payload.get("delegation_id"))
-            units: dict[int, str | None] = {}
-            raw_units = payload.get("units")
-            for unit in raw_units if isinstance(raw_units, list) else []:
-                if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
-                    for i in unit["task_indexes"]:
-                        if _index(i) is not None:
-                            units[i] = _ident(unit.get("delegation_id"))
-            sids = payload.get("subagent_ids")
-            sids = sids if isinstance(sids, list) else []
-            for i in range(len(call.goals)):
-                task = call.task(i)
-                task.delegation_id = units.get(i) or top
-                task.subagent_id = _ident(sids[i]) if i < len(sids) else None
-                task.update("running")
-                self._register(task.delegation_id, [task])
-            self._register(top, call.tasks.values())
+            self._add_dispatched(call, payload)
         elif "error" in payload:
             call.failed = True
+
+    def _add_finished(self, call: _Call, payload: dict[str, Any], results: list[Any]) -> None:
+        """A blocking spawn's result: one entry per task, in order or by `task_index`."""
+        call.answered = True
+        top = _ident(payload.get("delegation_id"))
+        for position, entry in enumerate(results):
+            if not isinstance(entry, dict):
+                continue
+            index = _index(entry.get("task_index"))
+            task = call.task(position if index is None else index)
+            task.goal = task.goal or _text(entry.get("goal"))
+            task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
+            task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
+            task.child = task.child or _ident(entry.get("child_session_id"))
+            task.update(status_of(entry.get("status")), outcome.from_entry(entry))
+            self._register(task.delegation_id, [task])
+        self._register(top, call.tasks.values())
+
+    def _add_dispatched(self, call: _Call, payload: dict[str, Any]) -> None:
+        """A background spawn's dispatch: every task running, under its unit's delegation."""
+        call.answered = True
+        goals = payload.get("goals")
+        if isinstance(goals, list) and goals:
+            # The dispatch's goals are authoritative, but a null entry says nothing: the
+            # goal the call's arguments gave for that task stays.
+            known = call.goals
+            call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
+            call.tasks = {}
+        top = _ident(payload.get("delegation_id"))
+        units = _unit_delegations(payload.get("units"))
+        sids = payload.get("subagent_ids")
+        sids = sids if isinstance(sids, list) else []
+        for i in range(len(call.goals)):
+            task = call.task(i)
+            task.delegation_id = units.get(i) or top
+            task.subagent_id = _ident(sids[i]) if i < len(sids) else None
+            task.update("running")
+            self._register(task.delegation_id, [task])
+        self._register(top, call.tasks.values())
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
         return next((t.goal for t in self._indexed(delegation_id).get(index, [])), None)

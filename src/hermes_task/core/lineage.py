@@ -120,9 +120,21 @@ RewritesSource = bool | Callable[[SessionDetail], bool]
 def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
     """Accept `child -> parent` as a compression edge or raise `LineageRejected`.
     Returns a note when the accepted hop used the source-rewrite exception; a thunk
-    `rewrites_source` is only asked when it could apply (a `tool` parent, a `subagent` child)."""
+    `rewrites_source` is only asked when it could apply (a `tool` parent, a `subagent` child).
+    The checks run in a fixed order, so the first failing one names the rejection."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
+    _check_hop_times(child, parent)
+    note = _check_source(child, parent, rewrites_source)
+    _check_markers(child, parent)
+    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
+        raise LineageRejected("profile_changed", child.id)
+    return note
+
+
+def _check_hop_times(child: SessionDetail, parent: SessionDetail) -> None:
+    """Finite starts and parent end; the child starts no earlier than the parent, which ends
+    no earlier than it started."""
     if not (_finite(child.started_at) and _finite(parent.started_at) and _finite(parent.ended_at)):
         raise LineageRejected("bad_timestamps", child.id)
     assert child.started_at is not None
@@ -130,18 +142,26 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
     assert parent.ended_at is not None
     if child.started_at < parent.started_at or parent.ended_at < parent.started_at:
         raise LineageRejected("bad_timestamps", child.id)
-    note = None
+
+
+def _check_source(child: SessionDetail, parent: SessionDetail, rewrites_source: RewritesSource) -> str | None:
+    """Both sources present and equal, or `tool` rewritten into `subagent` by a backend that
+    does so (the returned note says the exception was used)."""
     if child.source is None or parent.source is None:
         raise LineageRejected("missing_field", child.id)
-    if child.source != parent.source:
-        if (
-            parent.source == "tool"
-            and child.source == "subagent"
-            and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
-        ):
-            note = LEGACY_SOURCE_REWRITE
-        else:
-            raise LineageRejected("source_changed", child.id)
+    if child.source == parent.source:
+        return None
+    if (
+        parent.source == "tool"
+        and child.source == "subagent"
+        and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
+    ):
+        return LEGACY_SOURCE_REWRITE
+    raise LineageRejected("source_changed", child.id)
+
+
+def _check_markers(child: SessionDetail, parent: SessionDetail) -> None:
+    """Each delegation marker the same on both sides, and never naming either hop end."""
     child_mc = parse_model_config(child) or {}
     parent_mc = parse_model_config(parent) or {}
     for marker in MARKERS:
@@ -150,9 +170,6 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
             raise LineageRejected("marker_changed", child.id)
         if value is not None and value in (parent.id, child.id):
             raise LineageRejected("direct_parent_marker", child.id)
-    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
-        raise LineageRejected("profile_changed", child.id)
-    return note
 
 
 def check_own_end(node: SessionDetail) -> None:

@@ -71,26 +71,42 @@ def failure_for(
     if login:
         return _login_failure(status)
     body = body_of(response)
-    detail = body.get("detail")
-    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
     if 300 <= status < 400:
-        location = response.headers.get("location", "")
-        if "/login" in location:
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
+        return _redirect_failure(response, status)
     if status == 401:
-        error = body.get("error")
-        if error == "session_expired":
-            return HermesError(Code.AUTH_EXPIRED, status=status)
-        if error == "unauthenticated":
-            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-        if credentials is None:
-            return HermesError(Code.AUTH_MISSING, status=status)
-        return HermesError(Code.AUTH_REJECTED, status=status, hint=f"check the token from {credentials}")
-    if status == 403:
-        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
+        return _unauthorized(body, credentials, status)
     if status == 404:
         return not_found(response, body, ident=ident, route=route, kind=kind)
+    return _status_failure(status, body)
+
+
+def _redirect_failure(response: httpx.Response, status: int) -> HermesError:
+    """A 3xx: to a login page, a login is required; anywhere else, not what a dashboard says."""
+    location = response.headers.get("location", "")
+    if "/login" in location:
+        return HermesError(Code.AUTH_MISSING, "password login required", status=status)
+    return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
+
+
+def _unauthorized(body: dict[str, Any], credentials: str | None, status: int) -> HermesError:
+    """A 401: the body's `error` (an expired or missing password login) first, then whether
+    credentials were sent at all."""
+    error = body.get("error")
+    if error == "session_expired":
+        return HermesError(Code.AUTH_EXPIRED, status=status)
+    if error == "unauthenticated":
+        return HermesError(Code.AUTH_MISSING, "password login required", status=status)
+    if credentials is None:
+        return HermesError(Code.AUTH_MISSING, status=status)
+    return HermesError(Code.AUTH_REJECTED, status=status, hint=f"check the token from {credentials}")
+
+
+def _status_failure(status: int, body: dict[str, Any]) -> HermesError:
+    """Any other non-2xx status; the body's `detail` (cleaned, cut) only where it helps."""
+    detail = body.get("detail")
+    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
+    if status == 403:
+        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
     if status == 405:
         return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
     if status == 429:

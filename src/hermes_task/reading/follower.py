@@ -54,7 +54,7 @@ from hermes_task.reading.follow_outcome import (
     Reporter,
     ending_exit_code,
 )
-from hermes_task.reading.polling import PollLoop
+from hermes_task.reading.polling import PollLoop, Streak
 from hermes_task.reading.reader import Snapshot, TaskReader
 
 Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join those reported
@@ -106,42 +106,21 @@ class Follower(PollLoop[FollowConfig]):
         # (tip, end_reason) seen ended or paused: the next read is the final one, and a read
         # that moves to another segment or ending needs its own final read.
         final: tuple[str, str | None] | None = None
-        failures = 0
-        streak: Code | None = None
-        last: HermesError | None = None  # the latest read's failure; None after a clean read
-        missing_since: float | None = None  # when the current streak of 404s began
+        streak = Streak()
         while True:
             started = self.clock()
-            snap: Snapshot | None = None
-            try:
-                snap = self.step()
-                err = snap.failure  # an unreadable --tip: the verified rows are published
-            except HermesError as exc:
-                err = exc
+            snap, err = self._read()
             if err is not None and not err.retryable:
                 return self._fail(err)
-            last = err
-            if err is None:
-                failures, streak, missing_since = 0, None, None
-            else:
-                failures += 1
-                if err.code is not Code.NOT_FOUND:
-                    missing_since = None
-                elif missing_since is None:
-                    missing_since = started
-                if missing_since is not None and self.clock() - missing_since >= config.start_timeout:
-                    return self._fail(self._gave_up(err))
-                if snap is None and final is not None and failures > config.final_retries:
-                    return self._fail(HermesError(Code.FINAL_READ_FAILED, err.code.value))
+            ends = self._tally(streak, err, started, final_read=snap is None and final is not None)
+            if ends is not None:
+                return self._fail(ends)
             if snap is not None and err is None:
                 self.read_at = self.clock()
-                tip = self.reader.tip
-                assert tip is not None
-                done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
-                seen = (tip.id, tip.end_reason)
-                if done and final == seen:
+                seen = self._ending_seen()
+                if seen is not None and final == seen:
                     return self._finished()
-                final = seen if done else None
+                final = seen
                 if final is not None:
                     self._note("final read")
                     continue  # at once, whatever the deadline: one bounded read
@@ -150,19 +129,59 @@ class Follower(PollLoop[FollowConfig]):
                 assert err is not None
                 if snap is not None:
                     final = None  # a pending --tip may continue the task: no ending yet
-                delay = None if final is None and err.code is Code.NOT_FOUND else self._backoff(failures)
-                if final is not None or err.code is not streak:
-                    self.reporter.error(err, retrying=True, delay=delay)
-                streak = err.code
-                wait = config.interval if delay is None else delay
-                if missing_since is not None:
-                    wait = min(wait, max(0.0, missing_since + config.start_timeout - self.clock()))
-            if deadline is not None:
-                wait = min(wait, max(0.0, deadline - self.clock()))
-            self._note(f"wait {wait:.2f}s")
-            self.sleep(wait)
-            if deadline is not None and self.clock() >= deadline:
-                return self._timed_out(final is not None, last)
+                wait = self._retry_wait(streak, err, final=final is not None)
+            if self._wait(wait, deadline):
+                return self._timed_out(final is not None, streak.last)
+
+    def _read(self) -> tuple[Snapshot | None, HermesError | None]:
+        """One cycle: its snapshot (None when it raised) and its failure; a snapshot with a
+        failure is an unreadable --tip, whose verified rows were published."""
+        try:
+            snap = self.step()
+        except HermesError as exc:
+            return None, exc
+        return snap, snap.failure
+
+    def _tally(
+        self, streak: Streak, err: HermesError | None, started: float, *, final_read: bool
+    ) -> HermesError | None:
+        """Count the read (`err`: its transient failure, or None) in the streak; the failure
+        that ends the follow when a 404 outlived --start-timeout, or (`final_read`: the final
+        read raised) the final read's retries ran out."""
+        if err is None:
+            streak.clear()
+            return None
+        streak.count(err, started)
+        if (
+            streak.missing_since is not None
+            and self.clock() - streak.missing_since >= self.config.start_timeout
+        ):
+            return self._gave_up(err)
+        if final_read and streak.failures > self.config.final_retries:
+            return HermesError(Code.FINAL_READ_FAILED, err.code.value)
+        return None
+
+    def _ending_seen(self) -> tuple[str, str | None] | None:
+        """(tip, end_reason) when the newest verified segment is ended or paused on partial
+        history (compression), else None."""
+        tip = self.reader.tip
+        assert tip is not None
+        done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
+        return (tip.id, tip.end_reason) if done else None
+
+    def _retry_wait(self, streak: Streak, err: HermesError, *, final: bool) -> float:
+        """After a failed read: the failure reported when it starts a streak (and on every
+        retry of a final read), and the wait before the next read: every interval for a 404
+        (backed off when `final`), else backed off; never past --start-timeout."""
+        config = self.config
+        delay = None if not final and err.code is Code.NOT_FOUND else self._backoff(streak.failures)
+        if final or err.code is not streak.code:
+            self.reporter.error(err, retrying=True, delay=delay)
+        streak.code = err.code
+        wait = config.interval if delay is None else delay
+        if streak.missing_since is not None:
+            wait = min(wait, max(0.0, streak.missing_since + config.start_timeout - self.clock()))
+        return wait
 
     def _gave_up(self, err: HermesError) -> HermesError:
         """A 404 that outlived --start-timeout: final, exit 4, still naming the id."""
@@ -224,6 +243,18 @@ class Follower(PollLoop[FollowConfig]):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _publish(self, warnings: Sequence[WarningItem]) -> None:
+        """Report a cycle: the task's state when it changed (an `ended` one is held), the
+        warnings not reported in the cycle before (`gap` every time), then the new rows."""
+        self._hold_state()
+        self._warn(warnings)
+        # --tail cuts only the rows already there at the first read; --role every report
+        fresh = self.config.rows.select(self._unreported(), tail=self.backlog)
+        self.backlog = False
+        if fresh:
+            self.reporter.rows(fresh)
+
+    def _hold_state(self) -> None:
+        """The task's state, taken when it changed: reported now unless it is `ended`."""
         reader = self.reader
         tip = reader.tip
         assert tip is not None
@@ -233,30 +264,35 @@ class Follower(PollLoop[FollowConfig]):
             self.held_state = reader.document([]).task
         if self.held_state is not None and self.held_state.state != "ended":
             self._release_state()
+
+    def _warn(self, warnings: Sequence[WarningItem]) -> None:
+        """Each code once per cycle, and only if the cycle before did not report it (but
+        `gap`, reported every time)."""
         codes: set[str] = set()
         for item in warnings:
             if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
                 self.reporter.warning(item)
             codes.add(item.code)
         self.warned = codes
+
+    def _unreported(self) -> list[Row]:
+        """The view's rows not seen before, in order, now seen; a durable row (`message_uid`)
+        reported once whatever the number of its copies."""
         fresh: list[Row] = []
-        view = reader.view()  # earlier segments' windows first: rows of a rotated segment lead
+        view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
-            if row_key not in self.seen:
-                self.seen.add(row_key)
-                uid = view.messages[row_key].message_uid
-                if uid and uid in self.seen_uids:
-                    continue  # the same durable row, reported already (another copy of it)
-                if uid:
-                    self.seen_uids.add(uid)
-                row = project(view.messages[row_key])
-                if row is not None:
-                    fresh.append(row)
-        # --tail cuts only the rows already there at the first read; --role every report
-        fresh = self.config.rows.select(fresh, tail=self.backlog)
-        self.backlog = False
-        if fresh:
-            self.reporter.rows(fresh)
+            if row_key in self.seen:
+                continue
+            self.seen.add(row_key)
+            uid = view.messages[row_key].message_uid
+            if uid and uid in self.seen_uids:
+                continue  # the same durable row, reported already (another copy of it)
+            if uid:
+                self.seen_uids.add(uid)
+            row = project(view.messages[row_key])
+            if row is not None:
+                fresh.append(row)
+        return fresh
 
     def _release_state(self) -> None:
         """Report the held state. An `ended` state is held until the follow ends, so that it

@@ -88,7 +88,7 @@ class _Run:
 
     def batch(self) -> str:
         """One batch; returns why it ended (`FINAL_STOPS` reasons end all paging)."""
-        plan, reader, out = self.plan, self.reader, self.out
+        plan, reader = self.plan, self.reader
         bound = ALL_PAGES if plan.batches is None else MIN_TEXT_PAGES if plan.min_text else 1
         pages = text = 0
         while True:
@@ -100,29 +100,50 @@ class _Run:
             result = reader.read_older(plan.limit)
             if result is None:
                 return "start"
-            out.new_rows += len(result.new_keys)
-            out.warnings += [w for w in result.warnings if w.code != "gap"]
-            if result.gap or result.restarted:
-                self._note_reset(before, result)
-            if result.restarted or result.stale:
-                out.restarts += 1
-                if out.restarts > MAX_RESTARTS:
-                    return "restart_bound"
+            if self._absorb(before, result):
+                return "restart_bound"
             if result.stale or not result.returned:
                 continue
             pages += 1
-            out.pages += 1
-            found = _text_rows(result.window, result.new_keys) if plan.min_text is not None else 0
-            text += found
-            out.text_rows += found
-            if self.on_page is not None:
-                self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
-            if reader.reached_start:
-                return "start"
-            if not result.new_keys:
-                return "no_progress"
-            if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
-                return "target"
+            text += self._count_page(result)
+            stop = self._page_stop(result, text)
+            if stop is not None:
+                return stop
+
+    def _absorb(self, before: Window, result: MergeResult) -> bool:
+        """Take a read's new rows, warnings, resets and restarts into the outcome; True when
+        the restarts passed `MAX_RESTARTS`."""
+        out = self.out
+        out.new_rows += len(result.new_keys)
+        out.warnings += [w for w in result.warnings if w.code != "gap"]
+        if result.gap or result.restarted:
+            self._note_reset(before, result)
+        if result.restarted or result.stale:
+            out.restarts += 1
+            return out.restarts > MAX_RESTARTS
+        return False
+
+    def _count_page(self, result: MergeResult) -> int:
+        """Count a page that returned rows (and its text rows, for a text target), report it
+        to `on_page`; returns its text rows."""
+        out = self.out
+        out.pages += 1
+        found = _text_rows(result.window, result.new_keys) if self.plan.min_text is not None else 0
+        out.text_rows += found
+        if self.on_page is not None:
+            self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
+        return found
+
+    def _page_stop(self, result: MergeResult, text: int) -> str | None:
+        """Why the batch ends after a counted page (`text` text rows in it so far), or None."""
+        plan = self.plan
+        if self.reader.reached_start:
+            return "start"
+        if not result.new_keys:
+            return "no_progress"
+        if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
+            return "target"
+        return None
 
     def run(self) -> PagingOutcome:
         out, plan = self.out, self.plan

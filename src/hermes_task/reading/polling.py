@@ -11,7 +11,32 @@ import random
 from collections.abc import Callable
 from typing import ClassVar, Generic, Protocol, TypeVar
 
+from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import TaskReader
+
+
+class Streak:
+    """The transient failures in a row: how many, the code whose streak is being reported
+    (each streak is reported once), the latest read's failure (None after a good read), and
+    when the current streak of 404s began (for `--start-timeout`)."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.code: Code | None = None
+        self.last: HermesError | None = None
+        self.missing_since: float | None = None
+
+    def clear(self) -> None:
+        """A read succeeded: no streak."""
+        self.failures, self.code, self.last, self.missing_since = 0, None, None, None
+
+    def count(self, err: HermesError, started: float) -> None:
+        """A read that began at `started` failed with the transient `err`."""
+        self.last, self.failures = err, self.failures + 1
+        if err.code is not Code.NOT_FOUND:
+            self.missing_since = None
+        elif self.missing_since is None:
+            self.missing_since = started
 
 
 class Timing(Protocol):
@@ -55,6 +80,14 @@ class PollLoop(Generic[ConfigT]):
         config = self.config
         delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
         return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
+
+    def _wait(self, wait: float, deadline: float | None) -> bool:
+        """Sleep `wait` seconds, never past `deadline`; True when the deadline has passed."""
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - self.clock()))
+        self._note(f"wait {wait:.2f}s")
+        self.sleep(wait)
+        return deadline is not None and self.clock() >= deadline
 
     def _note(self, line: str) -> None:
         if self.debug is not None:

@@ -141,6 +141,11 @@ class TaskReader(TipPages):
                 return None
             # None: the segment was blocked, so the next cursor differs
             return self._read_earlier(cur, limit) or self.read_older(limit)
+        return self._read_tip_older(limit)
+
+    def _read_tip_older(self, limit: int) -> MergeResult | None:
+        """The tip window's next older page, anchored; a detached page is retried once after
+        a refresh, then the paging restarts (see `read_older`)."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window

@@ -161,6 +161,20 @@ class _Walk(Struct):
         """The conversation's tasks: which children to read is decided in task order, then
         they are read side by side (`_child`), then each is expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
+        chosen = self._choose(out, depth)
+        # The segments of this conversation's proven lineage (which carries every spawn call:
+        # its rows are the only ones tasks are built from).
+        parents = frozenset(conv.path)
+        jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
+        covered: set[str] = set()  # the lineages of the siblings expanded before
+        for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
+            out[i] = self._with_child(out[i], got, covered, depth)
+        return out
+
+    def _choose(self, out: list[TaskEntry], depth: int) -> list[int]:
+        """The indexes of the tasks whose child is read, decided in task order within the
+        bounds (each chosen child marked visited and counted); every other task is settled in
+        `out` here, without its child."""
         chosen: list[int] = []
         for i, task in enumerate(out):
             ref = task.child_session_id
@@ -177,31 +191,30 @@ class _Walk(Struct):
                 self.visited.add(ref)
                 self.reads += 1
                 chosen.append(i)
-        # The segments of this conversation's proven lineage (which carries every spawn call:
-        # its rows are the only ones tasks are built from).
-        parents = frozenset(conv.path)
-        jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
-        covered: set[str] = set()  # the lineages of the siblings expanded before
-        for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
-            task = out[i]
-            if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
-                out[i] = _nested(task, None)
-            elif got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
-                out[i] = _nested(replace(task, gap=got, usage=None), None)
-            elif isinstance(got, str):
-                out[i] = _nested(replace(task, gap=got), "nested")
-            else:
-                lineage = {*got.path, *(m.session_id for m in got.messages)}
-                covered |= lineage
-                self.visited |= lineage
-                for item in got.warnings:
-                    if item.code == "bound_reached":
-                        self.warn(item)
-                kids = self.expand(got, depth + 1)
-                # The child's own read proved its lineage: its usage, from the details that read held.
-                whole = combine([got.usage, *(k.usage_with_children for k in kids)])
-                out[i] = replace(task, children=kids, usage=got.usage, usage_with_children=whole)
-        return out
+        return chosen
+
+    def _with_child(
+        self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
+    ) -> TaskEntry:
+        """`task` with what its child's read gave (`got`: the conversation, or a gap's code),
+        expanded in turn; `covered` (the lineages of the siblings expanded before) grows by
+        this child's."""
+        if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
+            return _nested(task, None)
+        if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
+            return _nested(replace(task, gap=got, usage=None), None)
+        if isinstance(got, str):
+            return _nested(replace(task, gap=got), "nested")
+        lineage = {*got.path, *(m.session_id for m in got.messages)}
+        covered.update(lineage)
+        self.visited |= lineage
+        for item in got.warnings:
+            if item.code == "bound_reached":
+                self.warn(item)
+        kids = self.expand(got, depth + 1)
+        # The child's own read proved its lineage: its usage, from the details that read held.
+        whole = combine([got.usage, *(k.usage_with_children for k in kids)])
+        return replace(task, children=kids, usage=got.usage, usage_with_children=whole)
 
     def _child(self, ref: str, parents: frozenset[str]) -> Conversation | str:
         """One child read as its own conversation, or the code of its `gap` (on a worker

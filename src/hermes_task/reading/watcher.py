@@ -45,7 +45,7 @@ from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES, START_TIMEOUT
-from hermes_task.reading.polling import PollLoop
+from hermes_task.reading.polling import PollLoop, Streak
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
 
@@ -136,10 +136,8 @@ class Watcher(PollLoop[WatchConfig]):
         config = self.config
         opened = self.clock()
         deadline = None if config.timeout is None else opened + config.timeout
-        failures, streak = 0, None
-        last: HermesError | None = None  # the latest read's failure; None after a good read
+        streak = Streak()
         self.read_at = None  # when the last successful read ended
-        missing_since: float | None = None  # when the current streak of 404s began
         while True:
             started = self.clock()
             try:
@@ -147,39 +145,47 @@ class Watcher(PollLoop[WatchConfig]):
             except HermesError as err:
                 if not err.retryable:
                     return self._fail(err)
-                last, failures = err, failures + 1
-                if err.code is not Code.NOT_FOUND:
-                    missing_since = None
-                elif missing_since is None:
-                    missing_since = started
+                streak.count(err, started)
                 # --start-timeout: a parent that never answered, or a streak of 404s, ends
                 # with that failure's own code (a typo never waits out --timeout).
-                since = opened if self.read_at is None else missing_since
+                since = opened if self.read_at is None else streak.missing_since
                 if since is not None and self.clock() - since >= config.start_timeout:
                     return self._fail(self._gave_up(err))
-                delay = None if err.code is Code.NOT_FOUND else self._backoff(failures)
-                if err.code is not streak:
-                    self.reporter.error(err, retrying=True, delay=delay)
-                streak = err.code
-                wait = config.interval if delay is None else delay
-                if since is not None:
-                    wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
+                wait = self._retry_wait(streak, err, since)
             else:
-                failures, streak, last, missing_since = 0, None, None, None
+                streak.clear()
                 self.read_at = self.clock()
-                if changed:
-                    self.reporter.tasks(self.entries)
-                self.after_cycle()
-                if all_terminal(self.entries) and self.settled():
-                    code = exit_status(self.entries) if config.exit_status else ExitStatus.OK
-                    return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
+                ended = self._settle(changed)
+                if ended is not None:
+                    return ended
                 wait = max(0.0, started + config.interval - self.clock())
-            if deadline is not None:
-                wait = min(wait, max(0.0, deadline - self.clock()))
-            self._note(f"wait {wait:.2f}s")
-            self.sleep(wait)
-            if deadline is not None and self.clock() >= deadline:
-                return self._timed_out(last)
+            if self._wait(wait, deadline):
+                return self._timed_out(streak.last)
+
+    def _retry_wait(self, streak: Streak, err: HermesError, since: float | None) -> float:
+        """After a failed read: the failure reported when it starts a streak, and the wait
+        before the next read (every interval for a 404, else backed off), never past
+        `since` + --start-timeout."""
+        config = self.config
+        delay = None if err.code is Code.NOT_FOUND else self._backoff(streak.failures)
+        if err.code is not streak.code:
+            self.reporter.error(err, retrying=True, delay=delay)
+        streak.code = err.code
+        wait = config.interval if delay is None else delay
+        if since is not None:
+            wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
+        return wait
+
+    def _settle(self, changed: bool) -> WatchOutcome | None:
+        """After a good read: the task list when it `changed`, the subclass's own step, and
+        the ending when every task is terminal and the watch may end."""
+        if changed:
+            self.reporter.tasks(self.entries)
+        self.after_cycle()
+        if all_terminal(self.entries) and self.settled():
+            code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
+            return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
+        return None
 
     def _timed_out(self, last: HermesError | None) -> WatchOutcome:
         """--timeout ran out. Exit 9 only when the last read succeeded and showed a task still

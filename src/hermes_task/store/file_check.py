@@ -21,6 +21,18 @@ def uri_mode(path: Path) -> str:
     """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
     file, something that is not an SQLite database, or a WAL database whose `-shm` file is
     missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
+    _check_regular(path)
+    header = _read_header(path)
+    if len(header) < 100 or not header.startswith(HEADER):
+        raise StoreUnavailable("corrupt", "the store is not an SQLite database")
+    wal = header[18] == 2 or header[19] == 2
+    if not wal or os.path.exists(f"{path}-shm"):
+        return "mode=ro"
+    return _wal_without_shm(path)
+
+
+def _check_regular(path: Path) -> None:
+    """The path names a regular file this user can stat."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -31,18 +43,22 @@ def uri_mode(path: Path) -> str:
         raise StoreUnavailable("no_file", "the store path cannot be read") from None
     if not stat.S_ISREG(info.st_mode):
         raise StoreUnavailable("corrupt", "the store path is not a regular file")
+
+
+def _read_header(path: Path) -> bytes:
+    """The database header: the file's first 100 bytes (fewer when it is shorter)."""
     try:
         with open(path, "rb") as handle:
-            header = handle.read(100)
+            return handle.read(100)
     except PermissionError:
         raise StoreUnavailable("permission", "the store cannot be read") from None
     except OSError:
         raise StoreUnavailable("corrupt", "the store cannot be read") from None
-    if len(header) < 100 or not header.startswith(HEADER):
-        raise StoreUnavailable("corrupt", "the store is not an SQLite database")
-    wal = header[18] == 2 or header[19] == 2
-    if not wal or os.path.exists(f"{path}-shm"):
-        return "mode=ro"
+
+
+def _wal_without_shm(path: Path) -> str:
+    """A WAL database with no `-shm` file: immutable when its `-wal` holds nothing, else
+    refused (SQLite would have to create the `-shm`)."""
     try:
         pending = os.path.getsize(f"{path}-wal")
     except FileNotFoundError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from msgspec.structs import replace
@@ -201,11 +201,39 @@ def find_children(
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
+    spawns = _spawns(messages, out, open_tasks)
+    rows = _store_children(client, hints, spawns)
+    if rows is None:
+        return out
+    store_goals = {row.id: hints.first_user_goal(row.id) for row in rows}
+    if hints.failed:
+        return out  # the store failed part-way: today's behaviour
+    segments = frozenset(s for spawn in spawns for s in spawn.segments)
+    proposed: dict[str, list[int]] = {}
+    for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
+        proposed.setdefault(row.id, []).append(spawn.key)
+    shown = _proven(client, hints, rows, proposed, segments, shared)
+    for key, proposal in match(spawns, shown, hints.goals).items():
+        task = out[key]
+        if proposal == AMBIGUOUS:
+            out[key] = replace(task, unavailable_reason=AMBIGUOUS)
+        else:
+            out[key] = replace(
+                task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
+            )
+    return out
+
+
+def _spawns(
+    messages: Sequence[WireMessage], out: Sequence[TaskEntry], open_tasks: Sequence[int]
+) -> list[Spawn]:
+    """The open tasks (by index in `out`) as the store's matching rules see them: goal, the
+    segments carrying their spawn call, and when it was made."""
     from hermes_task.core.delegations import call_sessions  # recover's parsing: not on show's path
 
     segments_of = call_sessions(messages)
     times = spawn_times(messages)
-    spawns = [
+    return [
         Spawn(
             key=i,
             goal=out[i].goal,
@@ -214,23 +242,37 @@ def find_children(
         )
         for i in open_tasks
     ]
+
+
+def _store_children(
+    client: DashboardAPI, hints: StoreHints, spawns: Sequence[Spawn]
+) -> list[StoreSession] | None:
+    """The store's delegated children (valid ids, the client's profile) of every segment that
+    carries a spawn call, segment by segment; None when the store cannot say."""
     rows: list[StoreSession] = []
     for segment in sorted({s for spawn in spawns for s in spawn.segments}):
         found = hints.children(segment)
         if found is None:
-            return out
+            return None
         rows += [
             r
             for r in found
             if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
         ]
-    store_goals = {row.id: hints.first_user_goal(row.id) for row in rows}
-    if hints.failed:
-        return out  # the store failed part-way: today's behaviour
-    segments = frozenset(s for spawn in spawns for s in spawn.segments)
-    proposed: dict[str, list[int]] = {}
-    for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
-        proposed.setdefault(row.id, []).append(spawn.key)
+    return rows
+
+
+def _proven(
+    client: DashboardAPI,
+    hints: StoreHints,
+    rows: Sequence[StoreSession],
+    proposed: Mapping[str, list[int]],
+    segments: frozenset[str],
+    shared: SharedDetails | None,
+) -> list[StoreSession]:
+    """The proposed children as HTTP shows them (of the client's profile), in the store's
+    order. Those not proven earlier in the run are proven side by side (`_over_http`); a
+    dropped proposal is said, naming its tasks."""
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
@@ -255,15 +297,7 @@ def find_children(
         hints.proposal_checked(True)
         if same_profile(got, client.profile):
             shown.append(got)
-    for key, proposal in match(spawns, shown, hints.goals).items():
-        task = out[key]
-        if proposal == AMBIGUOUS:
-            out[key] = replace(task, unavailable_reason=AMBIGUOUS)
-        else:
-            out[key] = replace(
-                task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
-            )
-    return out
+    return shown
 
 
 __all__ = ["StoreHints", "child_over_http", "find_children"]
