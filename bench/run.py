@@ -8,11 +8,11 @@ against bench/minimal_show.py on both (with a profile when over target), start-u
 `older --all` piped and `--json` (bench/bench_older.py; `--json` across three segments,
 bench/bench_lineage.py), terminal rendering throughput and idle `follow` CPU, big
 orchestrations (bench/bench_scale.py: recover of 10/100/500 tasks, --recursive trees, a watch
-with a changing parent, follow --parent latency and drain); finally runs
-the hostile-input, escape, secret and fault suites for the reliability report. `--quick`
-takes fewer samples and a 15 s follow window (for trying the script, not for the docs).
-`--only show,startup,render,older,lineage,scale` measures just those sections and splices them
-into docs/benchmarks.md.
+with a changing parent, follow --parent latency and drain; `--cpu`: where the time of a
+500-task recover goes); finally runs the hostile-input, escape, secret and fault suites for the
+reliability report. `--quick` takes fewer samples and a 15 s follow window (for trying the
+script, not for the docs). `--only show,startup,render,older,lineage,scale,wheretime` measures
+just those sections and splices them into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from bench import (
     bench_follow,
     bench_render,
+    bench_scale,
     bench_show,
     bench_startup,
     bench_store,
@@ -92,10 +93,12 @@ def _profile(backend: Any, result: bench_show.ShowResult) -> list[str]:
     return out
 
 
-def _older(script: Path = OLDER, heading: str | None = None, shown: tuple[str, ...] = ()) -> list[str]:
-    """The markdown section `script` (bench_older or bench_lineage, run as a module with
-    `--markdown`) prints; on failure a section under `heading` that says so (the heading its
-    `--only` key recognises, so a later run replaces it)."""
+def _older(
+    script: Path = OLDER, heading: str | None = None, shown: tuple[str, ...] = (), extra: tuple[str, ...] = ()
+) -> list[str]:
+    """The markdown section `script` (bench_older, bench_lineage or bench_scale, run as a module
+    with `--markdown` and `extra`) prints; on failure a section under `heading` that says so (the
+    heading its `--only` key recognises, so a later run replaces it)."""
     heading = heading or SECTIONS[{LINEAGE: "lineage", SCALE: "scale"}.get(script, "older")]
     if not script.exists():
         return [
@@ -107,7 +110,7 @@ def _older(script: Path = OLDER, heading: str | None = None, shown: tuple[str, .
     proc = subprocess.run(
         [
             str(PYTHON),
-            *("-m", f"bench.{script.stem}", "--markdown"),
+            *("-m", f"bench.{script.stem}", "--markdown", *extra),
             *(("--backends", ",".join(shown)) if shown and script == OLDER else ()),
         ],
         cwd=REPO,
@@ -119,7 +122,7 @@ def _older(script: Path = OLDER, heading: str | None = None, shown: tuple[str, .
         return [
             heading,
             "",
-            f"`bench/{script.name} --markdown` failed (exit {proc.returncode}):",
+            f"`bench/{script.name} --markdown{''.join(' ' + e for e in extra)}` failed (exit {proc.returncode}):",
             "",
             "```",
             proc.stderr[-2000:],
@@ -136,6 +139,7 @@ SECTIONS = {  # --only name: the heading of the section it regenerates
     "older": "## `older --all`, piped and `--json`, against a minimal httpx pager",
     "lineage": "## `older --all --json` across three segments against a minimal httpx pager",
     "scale": "## Big orchestrations (issue 29)",
+    "wheretime": bench_scale.WHERE_HEADING,
 }
 FORMER = {  # a section's earlier headings, still recognised so --only replaces the section
     SECTIONS["render"]: ("## Terminal rendering",),
@@ -165,6 +169,9 @@ def splice(doc: str, header: list[str], sections: dict[str, list[str]]) -> str:
             out.append([*"\n".join(sections[key]).rstrip().splitlines(), ""])
             done.add(key)
     out += [[*lines, ""] for key, lines in sections.items() if key not in done]
+    for block in out[:-1]:  # a blank line before each heading, whatever the block ended with
+        if block and block[-1].strip():
+            block.append("")
     return "\n".join(line for block in out for line in block).rstrip() + "\n"
 
 
@@ -229,6 +236,9 @@ def only(names: list[str], runs: int, shown: tuple[str, ...] = ("official", "iot
     if "scale" in names:
         print("big orchestrations (both backends, several minutes) ...", flush=True)
         sections[SECTIONS["scale"]] = _older(SCALE)
+    if "wheretime" in names:
+        print("where recover's time goes (both backends, about ten minutes) ...", flush=True)
+        sections[SECTIONS["wheretime"]] = _older(SCALE, SECTIONS["wheretime"], extra=("--cpu",))
     end = os.getloadavg()
     path = DOCS / "benchmarks.md"
     old = path.read_text() if path.exists() else ""
@@ -331,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += _older(LINEAGE)
     print("big orchestrations ...", flush=True)
     lines += _older(SCALE)
+    print("where recover's time goes ...", flush=True)
+    lines += _older(SCALE, SECTIONS["wheretime"], extra=("--cpu",))
     lines += [*bench_render.markdown(render), ""]
     lines += [*bench_follow.markdown(sorted(follows, key=lambda r: r.backend)), ""]
     lines += [*bench_follow.markdown(sorted(watches, key=lambda r: r.backend)), ""]
