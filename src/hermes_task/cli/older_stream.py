@@ -4,8 +4,9 @@ Piped plain text: the goal line after the first page, each page's rows as soon a
 read, the footer and warnings at the end. `--json`: the document keeps its exact bytes, but
 the task head (`segments[].rows_shown`) comes before `rows` and counts them, so the rows are
 encoded as they arrive into an unlinked temporary file and the document is written head,
-rows, tail once the last page is read: bounded memory, output at the end. A terminal (paged
-or painted) keeps today's whole-window path.
+rows, tail once the last page is read: bounded memory, output at the end. A task of several
+segments is read whole first (`reading/lineage_stream.py`, spooled), then written the same
+way, piped too. A terminal (paged or painted) keeps today's whole-window path.
 
 A failure after rows were read: piped rows already written stay and the error goes to
 stderr; with `--json` the error document (`kind: "error"`) carries every row read so far,

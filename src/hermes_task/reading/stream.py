@@ -20,7 +20,8 @@ key, and the `message_uid`s seen (a row compaction or rotation copied keeps its 
 earliest copy is shown, as `core/history.compose` does). Rows are never kept after they
 were handed on.
 
-Preconditions (`streamable`): one proven segment, its newest page merged, older rows left.
+Preconditions (`streamable`): one proven segment, its newest page merged, older rows left
+(several segments: `reading/lineage_stream.py`, which shares `oldest_pages`).
 """
 
 from __future__ import annotations
