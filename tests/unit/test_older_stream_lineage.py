@@ -310,6 +310,37 @@ def test_where_the_windowed_path_stops_on_a_page_of_its_anchor_alone(
     assert data["coverage"]["has_older"] == stopped
 
 
+@pytest.mark.parametrize("rows", [500, 501, 999])
+def test_where_the_windowed_path_stops_after_an_earlier_segment(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier segment read on its own, newest page first (500 rows), then 499 new rows a
+    page: 500 or 999 rows end on a page of its anchor alone, which stops the paging before
+    X is read. Not streamed then; 501 rows are."""
+    dash = Task("own", sizes=(10, rows - 3, 60))  # 3 copies carried into Y
+    stops = rows != 501
+    with serving(dash.handle):
+        data = _same_as_windowed(monkeypatch, dash, X, streams=not stops)
+    assert ("bound_reached" in [w["code"] for w in data["warnings"]]) == stops
+
+
+def test_the_roots_own_anchor_page_ends_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same page of its anchor alone in the root is the lineage's start: streamed."""
+    dash = Task("own", sizes=(500, 10, 60))
+    with serving(dash.handle):
+        data = _same_as_windowed(monkeypatch, dash, X)
+    assert data["coverage"]["at_start"] is True
+
+
+def test_offsets_from_the_oldest_row_never_stop_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.19.x's windowed paging counts offsets from the oldest row: no page of an anchor
+    alone, so the tip length that stops a current backend streams there."""
+    dash = Task("legacy", sizes=(10, 10, 50 + 499 - 3))
+    with serving(dash.handle):
+        data = _same_as_windowed(monkeypatch, dash, X)
+    assert "bound_reached" not in [w["code"] for w in data["warnings"]]
+
+
 def test_a_row_read_twice_with_different_contents_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """The windowed path shows the newest read of a row; the stream, which has let the
     earlier read go, leaves that case to it."""
