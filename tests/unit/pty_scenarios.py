@@ -7,7 +7,8 @@ test are the process's own, the terminal's), with only the dashboard (respx) and
 third sleep, on a 0.19-like (legacy) dashboard, so the first read warns:
 - `retry`: the dashboard fails once while the table is shown (a `retrying:` note);
 - `interrupt`: Ctrl-C while the table is shown;
-- `crash`: an internal error while the table is shown (exit 1).
+- `crash`: an internal error while the table is shown (exit 1);
+- `debug`: `--debug`, its request lines written while the table is shown.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def scenario(name: str, dash: Conversations) -> dict[int, Callable[[], None]]:
         return {2: interrupt}
     if name == "crash":
         return {2: crash}
+    if name == "debug":
+        return {3: finish}
     raise SystemExit(f"unknown scenario {name}")
 
 
@@ -54,7 +57,9 @@ def main(name: str) -> None:
     clock = Clock()
     clock.hooks.update(scenario(name, dash))
     with serving(dash.handle):
-        app(["recover", P, "--watch", "--exit-status"], obj=Environment(clock=clock, sleep=clock.sleep))
+        debug = ["--debug"] if name == "debug" else []
+        argv = ["recover", P, "--watch", "--exit-status", *debug]
+        app(argv, obj=Environment(clock=clock, sleep=clock.sleep))
 
 
 if __name__ == "__main__":

@@ -74,6 +74,25 @@ def test_an_internal_error_while_the_table_is_shown_still_shows_the_cursor() -> 
     assert not screen.cursor_hidden
 
 
+def test_debug_lines_are_written_above_the_table_never_inside_it() -> None:
+    screen = scenario("debug")
+    assert screen.code == 0, screen.seen
+    seen = screen.seen
+    header = [i for i, line in enumerate(seen) if line.split()[:3] == ["#", "status", "time"]]
+    assert len(header) == 1, seen  # one table: no frame left behind by a line written inside it
+    debug = [i for i, line in enumerate(seen) if "debug: " in line]
+    later = [i for i in debug if i > 0 and "watch wait" in seen[i]]
+    assert later, seen  # the cycles after the first read wrote their lines
+    assert all(seen[i].startswith("debug: ") for i in debug), seen  # each a line of its own
+    assert max(debug) < header[0], seen  # all above the table, which stays whole below them
+    assert [line.split()[:3] for line in seen[header[0] + 1 : header[0] + 3]] == [
+        ["1.1", "✓", "completed"],
+        ["1.2", "✓", "completed"],
+    ]
+    assert seen[-1] == "every task ended (completed) · 2 of 2 tasks terminal"
+    assert not screen.cursor_hidden
+
+
 @pytest.mark.parametrize(
     "args", [[" 20261130_170000_aaaaaa"], ["20261130_170000_aaaaaa", "--status", "bogus"]]
 )

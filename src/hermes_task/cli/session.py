@@ -61,6 +61,9 @@ class Session:
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
+        # Where `--debug` lines go while a live display holds the terminal (`cli/watch.py`):
+        # above it, as its notes are, not into the region it redraws. None: straight to stderr.
+        self.debug_above: Callable[[str], None] | None = None
 
     @property
     def env(self) -> Environment:
@@ -110,7 +113,10 @@ class Session:
 
         def write(line: str, stderr: Any = self.env.stderr) -> None:
             with _DEBUG_LOCK:
-                print(f"debug: {line}", file=stderr, flush=True)
+                if self.debug_above is not None:
+                    self.debug_above(line)
+                else:
+                    print(f"debug: {line}", file=stderr, flush=True)
 
         return write
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from hermes_task.cli.common import Common, RoleName
@@ -60,6 +61,8 @@ def watch_parent(
         reporter = JsonWatch(env.write_stdout, _writer(env.stderr))
     elif env.isatty(env.stdout):
         reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
+        if env.isatty(env.stderr):  # the same screen: a debug line goes above the table
+            session.debug_above = partial(reporter.note, "debug: ", style="")
     else:
         reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
