@@ -101,8 +101,7 @@ class LineageRows:
     def read(self) -> Plan:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
-        self._window(tip, oldest_pages(self.reader.client, tip, self.stats, limit=self.limit,
-                                       boundary=key_of(self.newest[0])), self.newest)  # fmt: skip
+        self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
         self._check_tip_pages()
         read = [tip]
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
@@ -114,9 +113,7 @@ class LineageRows:
                 self.plan = Plan(windows=read[::-1], kind="blocked", blocked=sid)
                 return self.plan
             try:
-                pages = oldest_pages(self.reader.client, sid, self.stats, limit=self.limit, boundary=None,
-                                     redirected=True)  # fmt: skip
-                self._window(sid, pages, [])
+                self._window(sid, self._pages(sid, None), [])
             except Redirected:
                 self.spools.pop(sid).file.close()
                 self.plan = Plan(windows=read[::-1], kind="blocked", blocked=sid)
@@ -126,11 +123,19 @@ class LineageRows:
         self.plan = Plan(windows=read[::-1])
         return self.plan
 
+    def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:
+        """Segment `sid` oldest first (`stream.oldest_pages`); an earlier segment (no
+        `boundary`) whose first answer names another session raises `Redirected`."""
+        client, held = self.reader.client, len(self.newest)
+        redirected = boundary is None
+        return oldest_pages(
+            client, sid, self.stats, limit=self.limit, boundary=boundary, redirected=redirected, held=held
+        )
+
     def _window(self, sid: str, pages: Iterator[list[WireMessage]], last: list[WireMessage]) -> None:
         spool = self.spools[sid] = _Spool(sid)
         seen: set[RowKey] = set()
         for msgs in pages:
-            self.stats.held_max = max(self.stats.held_max, len(msgs) + len(self.newest))
             for msg in msgs:
                 self._add(spool, msg, seen)
         for msg in last:

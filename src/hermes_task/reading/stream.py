@@ -94,11 +94,13 @@ def oldest_pages(
     limit: int,
     boundary: RowKey | None,
     redirected: bool = False,
+    held: int = 0,
 ) -> Iterator[list[WireMessage]]:
     """The raw rows of segment `sid`'s pages from offset 0, oldest first, one list per page;
     each later page re-reads the previous page's last row as its anchor (not repeated). With
     `boundary`: up to (not including) that row, which must come; without: to a short page.
     `redirected`: a first page of another session raises `Redirected` (else a mismatch).
+    `held`: rows the caller holds meanwhile (`stats.held_max` counts them with each page).
     Raises `Unstreamable` when the first page does not page oldest-first."""
     offset = 0
     anchor: RowKey | None = None
@@ -107,6 +109,7 @@ def oldest_pages(
             client, sid, stats, offset=offset, limit=limit, first=anchor is None, redirected=redirected
         )
         msgs = list(page.messages)
+        stats.held_max = max(stats.held_max, len(msgs) + held)
         keys = [key_of(m) for m in msgs]
         start = 0
         if anchor is not None:
@@ -189,9 +192,15 @@ class _Stream:
         return row
 
     def pages(self) -> Iterator[list[Row]]:
-        raw = oldest_pages(self.reader.client, self.sid, self.stats, limit=self.limit, boundary=self.boundary)
+        raw = oldest_pages(
+            self.reader.client,
+            self.sid,
+            self.stats,
+            limit=self.limit,
+            boundary=self.boundary,
+            held=len(self.held),
+        )
         for msgs in raw:
-            self.stats.held_max = max(self.stats.held_max, len(msgs) + len(self.held))
             yield [row for msg in msgs if (row := self._keep(msg)) is not None]
         last = [row for msg in self.held if (row := self._keep(msg)) is not None]
         if last:
