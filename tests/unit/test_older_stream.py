@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_task.cli import older_stream
+from hermes_task.cli import run_older
 from hermes_task.cli.environment import Environment
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.reader import TaskReader
@@ -61,7 +61,7 @@ def child(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
 
 def _windowed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn streaming off: `older --all` as before (the whole window, then the output)."""
-    monkeypatch.setattr(older_stream, "stream", lambda *a, **k: False)
+    monkeypatch.setattr(run_older, "stream", lambda *a, **k: False)
 
 
 def test_streamed_json_is_byte_for_byte_the_windowed_document(

@@ -20,7 +20,8 @@ key, and the `message_uid`s seen (a row compaction or rotation copied keeps its 
 earliest copy is shown, as `core/history.compose` does). Rows are never kept after they
 were handed on.
 
-Preconditions (`streamable`): one proven segment, its newest page merged, older rows left.
+Preconditions (`streamable`): one proven segment, its newest page merged, older rows left
+(several segments: `reading/lineage_stream.py`, which shares `oldest_pages`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.dashboard.wire import MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.transcript import history_warnings, merge_warnings, state_warnings
 
@@ -80,6 +82,88 @@ def _oldest_first(page: MessagesPage) -> bool:
     return not page.ordered or order == "oldest"
 
 
+class Redirected(Exception):
+    """A segment's first oldest-first page answered for another session (nothing of it read)."""
+
+
+def oldest_pages(
+    client: DashboardAPI,
+    sid: str,
+    stats: StreamStats,
+    *,
+    limit: int,
+    boundary: RowKey | None,
+    redirected: bool = False,
+    held: int = 0,
+) -> Iterator[list[WireMessage]]:
+    """The raw rows of segment `sid`'s pages from offset 0, oldest first, one list per page;
+    each later page re-reads the previous page's last row as its anchor (not repeated). With
+    `boundary`: up to (not including) that row, which must come; without: to a short page.
+    `redirected`: a first page of another session raises `Redirected` (else a mismatch).
+    `held`: rows the caller holds meanwhile (`stats.held_max` counts them with each page).
+    Raises `Unstreamable` when the first page does not page oldest-first."""
+    offset = 0
+    anchor: RowKey | None = None
+    while True:
+        page = _read(
+            client, sid, stats, offset=offset, limit=limit, first=anchor is None, redirected=redirected
+        )
+        msgs = list(page.messages)
+        stats.held_max = max(stats.held_max, len(msgs) + held)
+        keys = [key_of(m) for m in msgs]
+        start = 0
+        if anchor is not None:
+            if not keys or keys[0] != anchor:
+                raise HermesError(
+                    Code.IDENTITY_MISMATCH,
+                    "older rows were added or removed while streaming; run the command again",
+                )
+            start = 1
+        out: list[WireMessage] = []
+        seen: set[RowKey] = set()
+        for msg, key in zip(msgs[start:], keys[start:], strict=True):
+            if key == boundary:
+                yield out
+                return
+            if key not in seen:
+                seen.add(key)
+                out.append(msg)
+        yield out
+        returned = page.pagination.returned
+        if returned < limit or not msgs:
+            if boundary is None:
+                return
+            raise HermesError(
+                Code.IDENTITY_MISMATCH,
+                "the newest page's rows were not found paging oldest-first; run the command again",
+            )
+        anchor = keys[-1]
+        offset += returned - 1
+
+
+def _read(
+    client: DashboardAPI,
+    sid: str,
+    stats: StreamStats,
+    *,
+    offset: int,
+    limit: int,
+    first: bool,
+    redirected: bool,
+) -> MessagesPage:
+    page = client.messages(sid, offset=offset, limit=limit, order="oldest")
+    if page.session_id != sid:
+        if first and redirected:
+            raise Redirected
+        raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
+    if not _oldest_first(page):
+        if first:  # nothing of this segment read: the caller decides
+            raise Unstreamable
+        raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
+    stats.pages += 1
+    return page
+
+
 class _Stream:
     def __init__(self, reader: TaskReader, stats: StreamStats, limit: int) -> None:
         self.reader = reader
@@ -107,55 +191,20 @@ class _Stream:
             self.stats.shown[row.session_id] += 1
         return row
 
-    def _read(self, offset: int) -> MessagesPage:
-        page = self.reader.client.messages(self.sid, offset=offset, limit=self.limit, order="oldest")
-        if page.session_id != self.sid:
-            raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
-        if not _oldest_first(page):
-            if self.stats.pages == 0:
-                raise Unstreamable
-            raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
-        self.stats.pages += 1
-        return page
-
     def pages(self) -> Iterator[list[Row]]:
-        offset = 0
-        anchor: RowKey | None = None
-        while True:
-            page = self._read(offset)
-            msgs = list(page.messages)
-            self.stats.held_max = max(self.stats.held_max, len(msgs) + len(self.held))
-            keys = [key_of(m) for m in msgs]
-            start = 0
-            if anchor is not None:
-                if not keys or keys[0] != anchor:
-                    raise HermesError(
-                        Code.IDENTITY_MISMATCH,
-                        "older rows were added or removed while streaming; run the command again",
-                    )
-                start = 1
-            out: list[Row] = []
-            seen: set[RowKey] = set()
-            for msg, key in zip(msgs[start:], keys[start:], strict=True):
-                if key == self.boundary:
-                    out += [row for m in self.held if (row := self._keep(m)) is not None]
-                    yield out
-                    return
-                if key in seen:
-                    continue
-                seen.add(key)
-                row = self._keep(msg)
-                if row is not None:
-                    out.append(row)
-            yield out
-            returned = page.pagination.returned
-            if returned < self.limit or not msgs:
-                raise HermesError(
-                    Code.IDENTITY_MISMATCH,
-                    "the newest page's rows were not found paging oldest-first; run the command again",
-                )
-            anchor = keys[-1]
-            offset += returned - 1
+        raw = oldest_pages(
+            self.reader.client,
+            self.sid,
+            self.stats,
+            limit=self.limit,
+            boundary=self.boundary,
+            held=len(self.held),
+        )
+        for msgs in raw:
+            yield [row for msg in msgs if (row := self._keep(msg)) is not None]
+        last = [row for msg in self.held if (row := self._keep(msg)) is not None]
+        if last:
+            yield last
 
 
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
@@ -173,13 +222,17 @@ def goal_of(rows: list[Row]) -> str | None:
 
 
 def finish(
-    reader: TaskReader, doc: TranscriptDoc, stats: StreamStats, warnings: list[WarningItem]
+    reader: TaskReader,
+    doc: TranscriptDoc,
+    stats: StreamStats,
+    warnings: list[WarningItem],
+    cur: Cursor | None = None,
 ) -> TranscriptDoc:
     """The streamed document with rows left out (`rows` is written element by element):
-    each segment's `rows_shown`, coverage (the whole segment is read: nothing older) and the
-    warnings as `TaskReader.document` states them for a window that reached the start."""
+    each segment's `rows_shown`, coverage (read to `cur`: the lineage's start unless given,
+    nothing older either way) and the warnings as `TaskReader.document` states them there."""
     cold = reader.continues_parent
-    cur = Cursor("start", None, reader.window)
+    cur = cur or Cursor("start", None, reader.window)
     view = View((), {}, stats.foreign)
     tip = reader.tip
     assert tip is not None
@@ -192,7 +245,9 @@ def finish(
         doc,
         task=task,
         rows=[],
-        coverage=Coverage(unique_rows=stats.unique, has_older=False, at_start=cold is False),
+        coverage=Coverage(
+            unique_rows=stats.unique, has_older=False, at_start=cur.kind == "start" and cold is False
+        ),
         warnings=merge_warnings(
             state_warnings(warnings, partial=tip.end_reason == "compression"),
             history_warnings(view, cur, cold_open=cold),
