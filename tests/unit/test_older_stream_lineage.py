@@ -295,33 +295,33 @@ def test_an_ancestor_that_does_not_page_oldest_first_falls_back(monkeypatch: pyt
 
 
 @pytest.mark.parametrize("extra", [0, 1])
-def test_where_the_windowed_path_stops_on_a_page_of_its_anchor_alone(
+def test_a_tip_page_of_its_anchor_alone_goes_on_to_the_earlier_segments(
     extra: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The windowed path pages the tip 499 new rows at a time; 499 older rows end on a page
-    holding only its anchor, which stops the paging before X and Y are read. That output
-    is the windowed path's: such a tip is not streamed (one row more is)."""
+    holding only its anchor. That page reached the tip's start: the paging goes on to X and
+    Y (it stopped there with `bound_reached` before), and the stream matches it."""
     dash = Task("own", sizes=(10, 10, 50 + 499 - 3 + extra))  # 3 copies carried
     with serving(dash.handle):
-        data = _same_as_windowed(monkeypatch, dash, X, streams=bool(extra))
-        assert (X in dash.asked()) == bool(extra)
-    stopped = "bound_reached" in [w["code"] for w in data["warnings"]]
-    assert stopped != bool(extra)
-    assert data["coverage"]["has_older"] == stopped
+        data = _same_as_windowed(monkeypatch, dash, X)
+        assert X in dash.asked()
+    assert "bound_reached" not in [w["code"] for w in data["warnings"]]
+    assert data["coverage"]["at_start"] is True
 
 
 @pytest.mark.parametrize("rows", [500, 501, 999])
-def test_where_the_windowed_path_stops_after_an_earlier_segment(
+def test_an_earlier_segments_page_of_its_anchor_alone_goes_on_to_the_one_before(
     rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An earlier segment read on its own, newest page first (500 rows), then 499 new rows a
-    page: 500 or 999 rows end on a page of its anchor alone, which stops the paging before
-    X is read. Not streamed then; 501 rows are."""
+    page: 500 or 999 rows end on a page of its anchor alone, which reached its start: X is
+    read next (the paging stopped before it), streamed as the windowed path shows it."""
     dash = Task("own", sizes=(10, rows - 3, 60))  # 3 copies carried into Y
-    stops = rows != 501
     with serving(dash.handle):
-        data = _same_as_windowed(monkeypatch, dash, X, streams=not stops)
-    assert ("bound_reached" in [w["code"] for w in data["warnings"]]) == stops
+        data = _same_as_windowed(monkeypatch, dash, X)
+        assert X in dash.asked()
+    assert "bound_reached" not in [w["code"] for w in data["warnings"]]
+    assert data["coverage"]["at_start"] is True
 
 
 def test_the_roots_own_anchor_page_ends_the_history(monkeypatch: pytest.MonkeyPatch) -> None:

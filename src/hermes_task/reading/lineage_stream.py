@@ -36,7 +36,6 @@ import msgspec
 from msgspec import Struct, field
 
 from hermes_task.core.documents import Row
-from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage_window import Cursor
 from hermes_task.core.projection import counts_as_text, project
 from hermes_task.core.window import RowKey, key_of
@@ -102,7 +101,6 @@ class LineageRows:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
         self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
-        self._check_tip_pages()
         read = [tip]
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
@@ -118,7 +116,6 @@ class LineageRows:
                 self.spools.pop(sid).file.close()
                 self.plan = Plan(windows=read[::-1], kind="blocked", blocked=sid)
                 return self.plan
-            self._check_earlier_pages(sid)
             read.append(sid)
         self.plan = Plan(windows=read[::-1])
         return self.plan
@@ -160,25 +157,6 @@ class LineageRows:
         uid = msg.message_uid
         if uid:
             self.earliest[uid] = min(self.earliest.get(uid, at), at)
-
-    def _check_tip_pages(self) -> None:
-        """The windowed path pages the tip newest-first, `MAX_LIMIT` rows a page re-reading
-        its anchor; on a backend that honours `order` a page of the anchor alone adds nothing
-        and stops the paging (`no_progress`) while earlier segments are left: not streamed."""
-        if self.reader.caps.order is False:
-            return
-        older = self.spools[self.path[-1]].rows - len(self.newest)
-        if older > 0 and older % (MAX_LIMIT - 1) == 0:
-            raise Unstreamable
-
-    def _check_earlier_pages(self, sid: str) -> None:
-        """As `_check_tip_pages` for an earlier segment, read newest page first (`MAX_LIMIT`
-        rows), while an older segment is left to read."""
-        if self.reader.caps.order is False or sid == self.path[0]:
-            return
-        rows = self.spools[sid].rows
-        if rows >= MAX_LIMIT and (rows - MAX_LIMIT) % (MAX_LIMIT - 1) == 0:
-            raise Unstreamable
 
     # -- replaying --------------------------------------------------------------------------
 

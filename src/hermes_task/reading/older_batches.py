@@ -139,7 +139,9 @@ class _Run:
         plan = self.plan
         if self.reader.reached_start:
             return "start"
-        if not result.new_keys:
+        if not result.new_keys and not result.window.at_start:
+            # A page of its anchor alone that reached its segment's start is progress: the
+            # next read goes on to the segment before it.
             return "no_progress"
         if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
             return "target"
