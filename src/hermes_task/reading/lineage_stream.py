@@ -21,8 +21,8 @@ windows (the windowed rule's counts).
 Invariants: a segment's rows are read only once it is proven part of the lineage (the proof
 ran before); an earlier segment whose first answer names another session, or one the reader
 saw redirected, is `blocked` there, as in the windowed path; whatever cannot be decided the
-windowed way (a first answer that does not page oldest-first, contents that differ, the
-windowed path's own page-bound stop) raises `Unstreamable` before anything is written.
+windowed way (a first answer that does not page oldest-first, contents that differ) raises
+`Unstreamable` before anything is written.
 """
 
 from __future__ import annotations
