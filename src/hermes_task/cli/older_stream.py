@@ -32,7 +32,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_of, stream_pages, streamable
-from hermes_task.render.jsontext import RowsDocument
+from hermes_task.render.jsontext import RowsDocument, row_element
 from hermes_task.render.plain_rows import head_text, rows_text
 from hermes_task.render.rows import Segments, View, footer_text
 
@@ -53,10 +53,10 @@ class _JsonSpool:
         self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="ascii")  # noqa: SIM115 (closed in `write`)
         self.rows = 0
 
-    def add(self, rows: list[Row], encode: Any) -> None:
+    def add(self, rows: list[Row]) -> None:
         for row in rows:
-            self.file.write(encode(row))
-        self.rows += len(rows)
+            self.file.write(row_element(row, first=self.rows == 0))
+            self.rows += 1
 
     def write(self, common: Common, doc: Any) -> None:
         out = RowsDocument(doc)
@@ -64,10 +64,9 @@ class _JsonSpool:
         try:
             spool.seek(0)
             common.env.write_stdout(out.open_text())
-            out.count = self.rows
             while chunk := spool.read(1 << 16):
                 common.env.write_stdout(chunk)
-            common.env.write_stdout(out.close_text())
+            common.env.write_stdout(out.close_text(self.rows))
         finally:
             spool.close()
 
@@ -157,9 +156,8 @@ def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: 
     if common.json:
         spool = _JsonSpool()
         lineage.read_so_far()
-        element = RowsDocument(ErrorDoc(error=ErrorBody(code="", message="", retryable=False))).element
         for rows in lineage.pages():
-            spool.add(rows, element)
+            spool.add(rows)
     _fail(common, error, spool)
 
 
@@ -183,9 +181,8 @@ def _write(
     shown = 0
     try:
         if spool is not None:
-            element = RowsDocument(doc).element
             for rows in chain(first, pages):
-                spool.add(rows, element)
+                spool.add(rows)
         else:
             out = session.target
             segments = Segments(doc.task)

@@ -67,11 +67,17 @@ def event(payload: Any) -> str:
     return _encode(payload, None).decode("ascii") + "\n"
 
 
+def row_element(row: Any, *, first: bool) -> str:
+    """One element of a document's `rows` array, as `document` writes it (`first`: no comma)."""
+    body = _encode(row, 2).decode("ascii").replace("\n", "\n    ")
+    return ("\n    " if first else ",\n    ") + body
+
+
 class RowsDocument:
     """A document whose `rows` array is written element by element, byte for byte what
     `document` writes for the whole document: `open_text` (everything before the array's
-    first element), `element` for each row, then `close_text` (the rest). `doc` is the
-    document with `rows` empty."""
+    first element), `row_element` for each row, then `close_text(count)` (the rest, after
+    `count` elements). `doc` is the document with `rows` empty."""
 
     _MARK = '\n  "rows": [],\n'
 
@@ -80,15 +86,9 @@ class RowsDocument:
         at = text.index(self._MARK)  # a string value holds no raw line break: only the key matches
         self._before = text[:at]
         self._after = text[at + len(self._MARK) :]
-        self.count = 0
 
     def open_text(self) -> str:
         return self._before + '\n  "rows": ['
 
-    def element(self, row: Any) -> str:
-        body = _encode(row, 2).decode("ascii").replace("\n", "\n    ")
-        self.count += 1
-        return ("\n    " if self.count == 1 else ",\n    ") + body
-
-    def close_text(self) -> str:
-        return ("],\n" if self.count == 0 else "\n  ],\n") + self._after
+    def close_text(self, count: int) -> str:
+        return ("],\n" if count == 0 else "\n  ],\n") + self._after
