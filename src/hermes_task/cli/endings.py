@@ -32,14 +32,24 @@ def report_failure(
     common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
     """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
-    message = error.message
-    hint = error.hint
     if common.json:
-        body = ErrorBody(code=error.code.value, message=message, retryable=error.retryable, hint=hint)
-        common.env.write_stdout(document(ErrorDoc(error=body, rows=rows or [], task=task)))
-    stderr_line(common, f"error: {message}", "bold red")
-    if hint:
-        stderr_line(common, f"hint: {hint}", "dim")
+        common.env.write_stdout(document(error_document(error, rows, task)))
+    error_lines(common, error)
+
+
+def error_document(
+    error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> ErrorDoc:
+    """`error` as the error document (`kind: "error"`), with the rows and task verified so far."""
+    body = ErrorBody(code=error.code.value, message=error.message, retryable=error.retryable, hint=error.hint)
+    return ErrorDoc(error=body, rows=rows or [], task=task)
+
+
+def error_lines(common: Common, error: HermesError) -> None:
+    """The `error:` line, and the `hint:` line when there is one, on stderr."""
+    stderr_line(common, f"error: {error.message}", "bold red")
+    if error.hint:
+        stderr_line(common, f"hint: {error.hint}", "dim")
 
 
 # The SGR parameters of the styles stderr lines are written in.

@@ -23,10 +23,10 @@ from typing import IO, Any, NoReturn
 from msgspec.structs import replace
 
 from hermes_task.cli.common import Common, OutputFormat
-from hermes_task.cli.endings import report_failure, stderr_line
+from hermes_task.cli.endings import error_document, error_lines, report_failure
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
-from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TranscriptDoc, WarningItem
+from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
 from hermes_task.core.lineage_window import Cursor
 from hermes_task.failures import HermesError
 from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable
@@ -205,13 +205,8 @@ def _write(
 def _fail(common: Common, error: HermesError, spool: _JsonSpool | None) -> NoReturn:
     """Report `error` after rows were streamed, then exit with its status."""
     if spool is not None:
-        body = ErrorBody(
-            code=error.code.value, message=error.message, retryable=error.retryable, hint=error.hint
-        )
-        spool.write(common, ErrorDoc(error=body))
-        stderr_line(common, f"error: {error.message}", "bold red")
-        if error.hint:
-            stderr_line(common, f"hint: {error.hint}", "dim")
+        spool.write(common, error_document(error))  # its rows: those spooled
+        error_lines(common, error)
     else:
         report_failure(common, error)
     raise SystemExit(int(error.exit_status))
