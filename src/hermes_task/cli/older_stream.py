@@ -134,7 +134,7 @@ def _lineage(
         except HermesError as exc:
             _fail_read(common, exc, reader, lineage)
         lineage.count()
-        if plan.kind == "start" and not reader.continues_parent:
+        if plan.blocked is None and not reader.continues_parent:
             reader.goal = lineage.goal
         try:
             reader.read_goal()  # the root's first row, when the windows showed no goal

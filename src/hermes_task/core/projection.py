@@ -179,3 +179,9 @@ def counts_as_text(row: Row) -> bool:
     if row.role not in ("user", "assistant", "agent") or is_quiet(row.kind):
         return False
     return bool((row.text or "").strip()) or bool(row.commentary)
+
+
+def states_goal(row: Row) -> bool:
+    """A row that can state a task's goal: a user row of prose (`counts_as_text`). The goal
+    is the first such row of the task's root segment (`TaskInfo.goal`)."""
+    return row.role == "user" and counts_as_text(row)

@@ -37,7 +37,7 @@ from msgspec import Struct, field
 
 from hermes_task.core.documents import Row
 from hermes_task.core.lineage_window import Cursor
-from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.reading import stream
@@ -70,10 +70,10 @@ class _Spool:
 
 class Plan(Struct):
     """What the windowed path would read: the windows in display order (earlier segments
-    oldest first, then the tip) and where its history stops (`start` or `blocked` at `sid`)."""
+    oldest first, then the tip) and the segment its history stops at when it is blocked
+    (None: it reaches the start)."""
 
     windows: list[str] = field(default_factory=list)
-    kind: str = "start"
     blocked: str | None = None
 
 
@@ -108,13 +108,13 @@ class LineageRows:
             if have and (total is None or have >= total):
                 continue  # a newer window holds its rows: not read on its own
             if sid in self.reader.redirects:
-                self.plan = Plan(windows=read[::-1], kind="blocked", blocked=sid)
+                self.plan = Plan(windows=read[::-1], blocked=sid)
                 return self.plan
             try:
                 self._window(sid, self._pages(sid, None), [])
             except Redirected:
                 self.spools.pop(sid).file.close()
-                self.plan = Plan(windows=read[::-1], kind="blocked", blocked=sid)
+                self.plan = Plan(windows=read[::-1], blocked=sid)
                 return self.plan
             read.append(sid)
         self.plan = Plan(windows=read[::-1])
@@ -193,7 +193,7 @@ class LineageRows:
             if row is None:
                 continue
             stats.shown[row.session_id] += 1
-            if self.goal is None and msg.session_id == root and row.role == "user" and counts_as_text(row):
+            if self.goal is None and msg.session_id == root and states_goal(row):
                 self.goal = row.text
 
     def pages(self) -> Iterator[list[Row]]:
@@ -215,7 +215,7 @@ class LineageRows:
 
     def cursor(self) -> Cursor:
         """Where the windowed history stops (`coverage`, `history_warnings`)."""
-        if self.plan.kind == "blocked":
+        if self.plan.blocked is not None:
             return Cursor("blocked", self.plan.blocked, self.reader.window)
         return Cursor("start", self.path[0], self.reader.window)
 

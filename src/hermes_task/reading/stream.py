@@ -35,7 +35,7 @@ from msgspec.structs import replace
 from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage_window import Cursor, View
-from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.dashboard.wire import MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
@@ -216,7 +216,7 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
 def goal_of(rows: list[Row]) -> str | None:
     """The goal from the segment's first page: its first user text row (`goal_in`'s rule)."""
     for row in rows:
-        if row.role == "user" and counts_as_text(row):
+        if states_goal(row):
             return row.text
     return None
 

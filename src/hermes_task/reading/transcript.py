@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from hermes_task.core.documents import Coverage, Row, SegmentInfo, WarningCode, WarningItem
 from hermes_task.core.lineage_window import Cursor, View
-from hermes_task.core.projection import counts_as_text, project
+from hermes_task.core.projection import project, states_goal
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import warning_message
 from hermes_task.dashboard.wire import MessagesPage, SessionDetail
@@ -122,7 +122,7 @@ def goal_in(view: View, root: str, cur: Cursor) -> str | None:
         if key[0] != root:
             continue
         row = project(view.messages[key])
-        if row is not None and row.role == "user" and counts_as_text(row):
+        if row is not None and states_goal(row):
             return row.text
     return None
 
