@@ -18,9 +18,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import Struct, field
 
-from hermes_task.core.documents import Row, ToolCall
+from hermes_task.core.documents import (
+    BackendInfo,
+    Candidate,
+    Coverage,
+    ErrorBody,
+    ErrorDoc,
+    Row,
+    SegmentInfo,
+    TaskInfo,
+    ToolCall,
+    TranscriptDoc,
+)
 from hermes_task.core.events import ResultEvent, row_event
-from hermes_task.render.jsontext import ascii_only, document, event
+from hermes_task.render.jsontext import ROWS_OPEN, ascii_only, document, event, row_element, rows_close
 
 
 class Leaf(Struct, frozen=True, kw_only=True):
@@ -143,3 +154,42 @@ def test_non_finite_numbers_are_written_as_null() -> None:
 def test_what_json_cannot_encode_is_refused() -> None:
     with pytest.raises(TypeError):
         document({"x": object()})
+
+
+row_texts = st.lists(st.text(st.characters(blacklist_categories=()), max_size=20), max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(row_texts, st.booleans())
+def test_a_document_written_row_by_row_is_the_document(texts: list[str], failed: bool) -> None:
+    """`ROWS_OPEN`, `row_element` per row and `rows_close` are `document` byte for byte, for
+    the transcript and the error document (lone surrogates included: the fallback encoder)."""
+    rows = [Row(id=i, session_id="s", role="user", text=t, timestamp=1.0) for i, t in enumerate(texts)]
+    error = ErrorBody(code="x", message="m", retryable=False)
+    whole = ErrorDoc(error=error, rows=rows) if failed else _transcript(rows)
+    empty = msgspec.structs.replace(whole, rows=[])
+    parts = [
+        ROWS_OPEN,
+        *(row_element(r, first=i == 0) for i, r in enumerate(rows)),
+        rows_close(empty, len(rows)),
+    ]
+    assert "".join(parts) == document(whole)
+
+
+def test_rows_close_refuses_a_document_whose_rows_do_not_come_first() -> None:
+    with pytest.raises(ValueError, match="rows come first"):
+        rows_close(Node(kind="x", items=[]), 0)
+
+
+def _transcript(rows: list[Row]) -> TranscriptDoc:
+    seg = SegmentInfo(id="s", started_at=1.0, ended_at=None, end_reason=None, rows_shown=len(rows))
+    task = TaskInfo(
+        root_id="s", tip_id="s", lineage=["s"], candidate=Candidate(id=None, status="none", reason=None),
+        profile=None, source="subagent", state="running", end_reason=None, segments=[seg],
+    )  # fmt: skip
+    return TranscriptDoc(
+        task=task,
+        backend=BackendInfo(contract="current"),
+        rows=rows,
+        coverage=Coverage(unique_rows=len(rows), has_older=False, at_start=True),
+    )

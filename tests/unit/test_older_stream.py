@@ -17,6 +17,7 @@ import pytest
 
 from hermes_task.cli import run_older
 from hermes_task.cli.environment import Environment
+from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import StreamStats, stream_pages, streamable
@@ -85,7 +86,21 @@ def test_streamed_json_is_byte_for_byte_the_windowed_document(
     assert data["task"]["goal"] == "Count the modules"
 
 
-def test_rows_reach_the_pipe_before_the_last_page_is_asked(child: Child) -> None:
+def _read_all(fd: int) -> bytes:
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
+def _piped(child: Child, *args: str) -> tuple[Any, str, str]:
+    """`older --all` (with `args`) into a real pipe; what the pipe held when the last
+    oldest-first page was asked, and the rest."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
     seen_before_last: list[bytes] = []
@@ -96,33 +111,94 @@ def test_rows_reach_the_pipe_before_the_last_page_is_asked(child: Child) -> None
             and call.params.get("offset") == "78"
             and call.params["limit"] == str(LIMIT)
         ):
-            try:
-                seen_before_last.append(os.read(read_fd, 1 << 16))
-            except BlockingIOError:
-                seen_before_last.append(b"")
+            seen_before_last.append(_read_all(read_fd))
         return None
 
     child.before.append(hold_last)
     with os.fdopen(write_fd, "w") as out:
-        result = invoke("older", CHILD, "--all", environment=Environment(stdout_stream=out))
-    rest = b""
-    while True:
-        try:
-            chunk = os.read(read_fd, 1 << 16)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        rest += chunk
+        result = invoke("older", CHILD, "--all", *args, environment=Environment(stdout_stream=out))
+    rest = _read_all(read_fd)
     os.close(read_fd)
+    return result, b"".join(seen_before_last).decode(), rest.decode()
+
+
+def test_rows_reach_the_pipe_before_the_last_page_is_asked(child: Child) -> None:
+    result, early, rest = _piped(child)
     assert result.exit_code == 0, result.output
-    assert len(seen_before_last) == 1
-    early = seen_before_last[0].decode()
+    assert early
     assert early.startswith("goal: Count the modules\n")
     assert "step 78" in early
     assert "step 79" not in early
-    assert "step 129" in rest.decode()
-    assert "130 rows shown" in rest.decode()
+    assert "step 129" in rest
+    assert "130 rows shown" in rest
+
+
+def test_json_rows_reach_the_pipe_before_the_last_page_is_asked(child: Child) -> None:
+    """`--json` opens the document with the first page and writes each page's rows as they
+    are proven; what depends on the end (`kind`, the task, coverage) comes after them."""
+    result, early, rest = _piped(child, "--json")
+    assert result.exit_code == 0, (result.output, child.offsets())
+    assert early
+    assert early.startswith('{\n  "schema_version": 1,\n  "rows": [\n')
+    assert '"text": "step 78"' in early
+    assert '"text": "step 79"' not in early
+    assert '\n  "kind"' not in early  # the document's own, not a row's
+    data = json.loads(early + rest)
+    assert data["kind"] == "transcript"
+    assert [r["id"] for r in data["rows"]] == child.ids(CHILD)
+    assert data["task"]["segments"][0]["rows_shown"] == ROWS
+
+
+def test_an_interrupt_ends_the_open_document_as_an_error(child: Child) -> None:
+    """SIGTERM (or Ctrl-C) mid-stream: the document already open ends as the `interrupted`
+    error document holding the rows written, one valid document, the signal's status."""
+
+    def stop_last(call: Call) -> httpx.Response | None:
+        if call.kind == "messages" and call.params.get("offset") == "78":
+            raise Interrupted(ExitStatus.TERMINATED, "SIGTERM")
+        return None
+
+    child.before.append(stop_last)
+    result, early, rest = _piped(child, "--json")
+    data = json.loads(early + rest)
+    assert result.exit_code == 143
+    assert data["kind"] == "error"
+    assert data["error"]["code"] == "interrupted"
+    assert [r["id"] for r in data["rows"]] == child.ids(CHILD)[:79]
+    assert result.stderr.startswith("error: ")
+
+
+class LateGoal(Child):
+    """A child whose first user row comes after its first 50 rows (past the first page)."""
+
+    def __init__(self, contract: Any) -> None:
+        Dashboard.__init__(self, contract=contract, serves=frozenset({"detail", "messages"}))
+        if contract == "current":
+            self.envelope = {"profile": "default"}
+        self.put(PARENT, source="cli", started_at=1796056440.0, ended_at=None, end_reason=None)
+        config = json.dumps({"max_iterations": 90, "_delegate_from": PARENT})
+        self.put(CHILD, source="subagent", parent_session_id=PARENT, model_config=config,
+                 started_at=1796056441.0, ended_at=1796056500.0, end_reason="completed")  # fmt: skip
+        for i in range(ROWS):
+            if i == 60:
+                self.add("user", "Count the modules, late")
+            else:
+                self.add("assistant" if i % 2 else "tool", f"step {i}")
+
+
+@pytest.mark.parametrize("contract", ["current", "legacy"])
+def test_json_goal_found_past_the_first_page_as_the_window_finds_it(
+    contract: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
+    dash = LateGoal(contract)
+    with serving(dash.handle):
+        streamed = invoke("older", CHILD, "--all", "--json")
+        _windowed(monkeypatch)
+        windowed = invoke("older", CHILD, "--all", "--json")
+    assert streamed.exit_code == windowed.exit_code == 0, streamed.output
+    assert json.loads(streamed.stdout)["task"]["goal"] == "Count the modules, late"
+    assert streamed.stdout == windowed.stdout
 
 
 def test_the_window_held_is_bounded_by_one_page_plus_the_newest(child: Child) -> None:

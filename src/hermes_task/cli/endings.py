@@ -15,7 +15,7 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.consoles import color_enabled
 from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo
 from hermes_task.core.sanitize import clean_line
-from hermes_task.failures import HermesError
+from hermes_task.failures import Code, HermesError, Interrupted, interrupt_status
 from hermes_task.render.jsontext import document
 
 
@@ -35,6 +35,15 @@ def report_failure(
     if common.json:
         common.env.write_stdout(document(error_document(error, rows, task)))
     error_lines(common, error)
+
+
+def failure_of(exc: HermesError | KeyboardInterrupt) -> tuple[HermesError, int]:
+    """A failure and its exit status: a `HermesError` as it is; Ctrl-C, SIGTERM or SIGHUP
+    (`Interrupted`) as an `interrupted` error with the signal's status."""
+    if isinstance(exc, HermesError):
+        return exc, int(exc.exit_status)
+    what = exc.what if isinstance(exc, Interrupted) else "Ctrl-C"
+    return HermesError(Code.INTERRUPTED, what), interrupt_status(exc)
 
 
 def error_document(

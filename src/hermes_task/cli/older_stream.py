@@ -1,29 +1,30 @@
 """`older --all` written as its pages are proven (`reading/stream.py` reads them).
 
 Piped plain text: the goal line after the first page, each page's rows as soon as it is
-read, the footer and warnings at the end. `--json`: the document keeps its exact bytes, but
-the task head (`segments[].rows_shown`) comes before `rows` and counts them, so the rows are
-encoded as they arrive into an unlinked temporary file and the document is written head,
-rows, tail once the last page is read: bounded memory, output at the end. A task of several
-segments is read whole first (`reading/lineage_stream.py`, spooled), then written the same
-way, piped too. A terminal (paged or painted) keeps today's whole-window path.
+read, the footer and warnings at the end. `--json`: the document opens (`schema_version`,
+`rows`) with the first page and each page's rows follow as elements as they are proven;
+everything that depends on how the read ends (`kind`, the task with each segment's
+`rows_shown`, coverage, warnings) comes after `rows` and is written last: byte for byte the
+document the whole-window path writes, in memory of one page. A task of several segments is
+read whole first (`reading/lineage_stream.py`, spooled), then written the same way, piped
+too. A terminal (paged or painted) keeps the whole-window path.
 
-A failure after rows were read: piped rows already written stay and the error goes to
-stderr; with `--json` the error document (`kind: "error"`) carries every row read so far,
-streamed from the same file. Either way the exit status is the error's.
+A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows
+already written stay and the error goes to stderr; with `--json` the open document is ended
+as the error document (`kind: "error"`), whose `rows` are those written. Either way the exit
+status is the failure's.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterator
 from itertools import chain
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from msgspec.structs import replace
 
 from hermes_task.cli.common import Common, OutputFormat
-from hermes_task.cli.endings import error_document, error_lines, report_failure
+from hermes_task.cli.endings import error_document, error_lines, failure_of, report_failure
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
@@ -32,7 +33,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import StreamStats, Unstreamable, finish, goal_of, stream_pages, streamable
-from hermes_task.render.jsontext import RowsDocument, row_element
+from hermes_task.render.jsontext import ROWS_OPEN, row_element, rows_close
 from hermes_task.render.plain_rows import head_text, rows_text
 from hermes_task.render.rows import Segments, View, footer_text
 
@@ -46,29 +47,28 @@ def wanted(session: Session) -> bool:
     return common.json or session.target.plain
 
 
-class _JsonSpool:
-    """Rows encoded as document elements, into an unlinked temporary file."""
+class _JsonRows:
+    """`--json` written as it is read: `ROWS_OPEN` with the first page, each page's rows as
+    `rows` elements, then the rest of the document (`rows_close`), a transcript or an error."""
 
-    def __init__(self) -> None:
-        self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="ascii")  # noqa: SIM115 (closed in `write`)
+    def __init__(self, common: Common) -> None:
+        self.common = common
         self.rows = 0
+        self.opened = False
 
     def add(self, rows: list[Row]) -> None:
-        for row in rows:
-            self.file.write(row_element(row, first=self.rows == 0))
-            self.rows += 1
+        text = "".join(row_element(row, first=self.rows + i == 0) for i, row in enumerate(rows))
+        if not self.opened:
+            text = ROWS_OPEN + text
+            self.opened = True
+        self.rows += len(rows)
+        if text:
+            self.common.env.write_stdout(text)
 
-    def write(self, common: Common, doc: Any) -> None:
-        out = RowsDocument(doc)
-        spool = self.file
-        try:
-            spool.seek(0)
-            common.env.write_stdout(out.open_text())
-            while chunk := spool.read(1 << 16):
-                common.env.write_stdout(chunk)
-            common.env.write_stdout(out.close_text(self.rows))
-        finally:
-            spool.close()
+    def close(self, doc: Any) -> None:
+        """End the document as `doc` (its `rows` empty: those written are its rows)."""
+        self.add([])
+        self.common.env.write_stdout(rows_close(doc, self.rows))
 
 
 def stream(
@@ -149,16 +149,14 @@ def _lineage(
 
 def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: LineageRows) -> None:
     """A failure before anything was written: the rows read so far (`--json`), then exit."""
-    if not lineage.stats.pages:
+    if not lineage.stats.pages or not common.json:
         report_failure(common, error, reader.rows())
         raise SystemExit(int(error.exit_status))
-    spool = None
-    if common.json:
-        spool = _JsonSpool()
-        lineage.read_so_far()
-        for rows in lineage.pages():
-            spool.add(rows)
-    _fail(common, error, spool)
+    out = _JsonRows(common)
+    lineage.read_so_far()
+    for rows in lineage.pages():
+        out.add(rows)
+    _fail(common, error, out)
 
 
 def _write(
@@ -173,40 +171,59 @@ def _write(
     view: dict[str, Any],
     cur: Cursor | None = None,
 ) -> None:
-    """The document `doc` (rows left out) with `first`, then `pages`: piped text written
-    page by page, `--json` spooled and written at the end."""
+    """The document `doc` (rows left out) with `first`, then `pages`, each page written as
+    it comes: `--json` (`_json`) or piped text."""
     common = session.common
-    spool = _JsonSpool() if common.json else None
+    if common.json:
+        _json(common, reader, doc, stats, warnings, chain(first, pages), debug, cur)
+        return
     painted = View(**view)
     shown = 0
-    try:
-        if spool is not None:
-            for rows in chain(first, pages):
-                spool.add(rows)
-        else:
-            out = session.target
-            segments = Segments(doc.task)
-            common.env.write_stdout(head_text(doc, out.columns))
-            for rows in chain(first, pages):
-                shown += len(rows)
-                common.env.write_stdout(rows_text(rows, painted, segments))
-    except HermesError as exc:
-        _fail(common, exc, spool)
-    if debug is not None:
-        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+    segments = Segments(doc.task)
+    common.env.write_stdout(head_text(doc, session.target.columns))
+    for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
+        shown += len(rows)
+        common.env.write_stdout(rows_text(rows, painted, segments))
+    _debug(debug, stats)
     final = finish(reader, doc, stats, warnings, cur)
-    if spool is not None:
-        spool.write(common, final)
-        return
     common.env.write_stdout(footer_text(final, painted, shown) + "\n")
     emit_warnings(common, final.warnings)
 
 
-def _fail(common: Common, error: HermesError, spool: _JsonSpool | None) -> NoReturn:
-    """Report `error` after rows were streamed, then exit with its status."""
-    if spool is not None:
-        spool.write(common, error_document(error))  # its rows: those spooled
-        error_lines(common, error)
-    else:
-        report_failure(common, error)
-    raise SystemExit(int(error.exit_status))
+def _json(
+    common: Common,
+    reader: TaskReader,
+    doc: TranscriptDoc,
+    stats: StreamStats,
+    warnings: list[WarningItem],
+    pages: Iterator[list[Row]],
+    debug: Callable[[str], None] | None,
+    cur: Cursor | None,
+) -> None:
+    """The JSON document, its rows written page by page. The goal is the first row stating
+    one on any page (the task head comes after the rows), unless the caller settled it."""
+    out = _JsonRows(common)
+    seek_goal = reader.goal is None and cur is None and not reader.continues_parent
+    try:
+        for rows in pages:
+            out.add(rows)
+            if seek_goal and reader.goal is None:
+                reader.goal = goal_of(rows)
+    except (HermesError, KeyboardInterrupt) as exc:
+        _fail(common, exc, out)
+    _debug(debug, stats)
+    out.close(finish(reader, doc, stats, warnings, cur))
+
+
+def _debug(debug: Callable[[str], None] | None, stats: StreamStats) -> None:
+    if debug is not None:
+        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+
+
+def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:
+    """End the open document as the error document of `exc` (a page's failure, Ctrl-C or a
+    stop signal), its rows those written, say it on stderr and exit with its status."""
+    error, status = failure_of(exc)
+    out.close(error_document(error))
+    error_lines(common, error)
+    raise SystemExit(status)

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from hermes_task.cli.closed_pipe import quiet_pipe_exit
-from hermes_task.cli.endings import Ending, report_failure
+from hermes_task.cli.endings import Ending, failure_of, report_failure
 from hermes_task.cli.session import Session, debug_enabled
-from hermes_task.failures import Code, ExitStatus, HermesError, Interrupted, interrupt_status
+from hermes_task.failures import Code, ExitStatus, HermesError, Interrupted
 
 SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
 
@@ -64,7 +64,7 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
             report_failure(session.common, ending.error, ending.rows, ending.task)
             raise SystemExit(int(ending.error.exit_status))
     except (HermesError, KeyboardInterrupt) as exc:
-        _end(session, *_failure(exc), report)
+        _end(session, *failure_of(exc), report)
     except BrokenPipeError:
         quiet_pipe_exit(session.env.stdout)
     except SystemExit:  # an `Ending` and the commands that end with their own status
@@ -74,15 +74,6 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
             raise
         internal = HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)")
         _end(session, internal, 1, report)
-
-
-def _failure(exc: HermesError | KeyboardInterrupt) -> tuple[HermesError, int]:
-    """A failure and its exit status: a `HermesError` as it is; Ctrl-C, SIGTERM or SIGHUP
-    (`Interrupted`) as an `interrupted` error with the signal's status."""
-    if isinstance(exc, HermesError):
-        return exc, int(exc.exit_status)
-    what = exc.what if isinstance(exc, Interrupted) else "Ctrl-C"
-    return HermesError(Code.INTERRUPTED, what), interrupt_status(exc)
 
 
 def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:

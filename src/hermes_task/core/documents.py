@@ -156,11 +156,16 @@ class WarningItem(Struct, frozen=True, kw_only=True):
 
 
 class TranscriptDoc(Struct, frozen=True, kw_only=True):
+    """`show` and `older`. `rows` comes right after `schema_version`: everything after it
+    depends on how the read ends (`kind`, each segment's `rows_shown`, `coverage`), so
+    `older --all --json` writes the rows as their pages are proven and the rest after them
+    (docs/decisions.md, entry 8)."""
+
     schema_version: Literal[1] = 1
+    rows: list[Row]
     kind: Literal["transcript"] = "transcript"
     task: TaskInfo
     backend: BackendInfo
-    rows: list[Row]
     coverage: Coverage
     warnings: list[WarningItem] = field(default_factory=list)
 
@@ -173,10 +178,13 @@ class ErrorBody(Struct, frozen=True, kw_only=True):
 
 
 class ErrorDoc(Struct, frozen=True, kw_only=True):
+    """Any command's failure. `rows` (those already read) first, as in `TranscriptDoc`: a
+    streamed transcript that fails mid-way ends as this document."""
+
     schema_version: Literal[1] = 1
+    rows: list[Row] = field(default_factory=list)
     kind: Literal["error"] = "error"
     error: ErrorBody
-    rows: list[Row] = field(default_factory=list)
     task: Annotated[
         TaskInfo | None,
         Meta(description="The task as verified so far, or null."),

@@ -73,22 +73,17 @@ def row_element(row: Any, *, first: bool) -> str:
     return ("\n    " if first else ",\n    ") + body
 
 
-class RowsDocument:
-    """A document whose `rows` array is written element by element, byte for byte what
-    `document` writes for the whole document: `open_text` (everything before the array's
-    first element), `row_element` for each row, then `close_text(count)` (the rest, after
-    `count` elements). `doc` is the document with `rows` empty."""
+ROWS_OPEN = '{\n  "schema_version": 1,\n  "rows": ['
+"""What `document` writes before the first element of a transcript's or an error's `rows`
+(both documents start `schema_version`, `rows`): known before any row is read."""
 
-    _MARK = '\n  "rows": [],\n'
 
-    def __init__(self, doc: Any) -> None:
-        text = document(doc)
-        at = text.index(self._MARK)  # a string value holds no raw line break: only the key matches
-        self._before = text[:at]
-        self._after = text[at + len(self._MARK) :]
-
-    def open_text(self) -> str:
-        return self._before + '\n  "rows": ['
-
-    def close_text(self, count: int) -> str:
-        return ("],\n" if count == 0 else "\n  ],\n") + self._after
+def rows_close(doc: Any, count: int) -> str:
+    """What `document(doc)` writes after `count` elements of `rows` (`doc` has `rows` empty):
+    with `ROWS_OPEN`, `row_element` for each row and this, byte for byte `document` of the
+    whole document."""
+    text = document(doc)
+    empty = ROWS_OPEN + "],\n"
+    if not text.startswith(empty):
+        raise ValueError(f"not a document whose rows come first: {type(doc).__name__}")
+    return ("],\n" if count == 0 else "\n  ],\n") + text[len(empty) :]
