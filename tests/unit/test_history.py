@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_task.core.lineage_window import compose, cursor
+from hermes_task.core.lineage_window import compose, cursor, earliest, shown_once
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.dashboard.wire import WireMessage
@@ -190,3 +190,32 @@ def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment()
     assert text.count(line) == 1
     assert text.index("row 2") < text.index(line) < text.index("row 3")
     assert segments.newest == Y
+
+
+def test_shown_once_keeps_each_identity_once_at_its_earliest_copy() -> None:
+    """`shown_once`, the de-duplication `compose` and the spooled lineage stream share: a key
+    once; a `message_uid` at its earliest segment's first copy, wherever that comes in display
+    order (an ancestor's row merged late into the tip's pages); a foreign row counted once."""
+    owned = {"root": 0, "tip": 1}
+    entries: list[tuple[tuple[str, int], str | None]] = [
+        (("tip", 1), "goal"),  # a rotation's copy of the root's goal: the root's copy is shown
+        (("root", 5), "steer"),
+        (("root", 6), "steer"),  # compaction's pruned copy beside the original: shown once
+        (("root", 5), "steer"),  # the same key again
+        (("other", 9), None),
+        (("other", 9), None),
+        (("tip", 2), None),
+        (("root", 1), "goal"),
+        (("tip", 3), "tail"),
+    ]
+    first: dict[str, int] = {}
+    for key, uid in entries:
+        earliest(first, uid, owned.get(key[0]))
+    assert first == {"goal": 0, "steer": 0, "tail": 1}
+    assert list(shown_once(entries, owned, first)) == [
+        (("root", 5), True),
+        (("other", 9), False),
+        (("tip", 2), True),
+        (("root", 1), True),
+        (("tip", 3), True),
+    ]

@@ -17,7 +17,7 @@ first row of the lineage's first segment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
 from msgspec import Struct
@@ -98,40 +98,61 @@ class View(Struct, frozen=True):
 
 
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
-    """Earlier windows (oldest segment first), then the tip window; each identity once.
-
-    Durable identity: where the backend gives rows a `message_uid` (iot), a row a rotation
-    re-anchored into a later segment (the goal, a steer, the carried tail) keeps its uid, and
-    so does the pruned copy in-place compaction leaves beside an archived original: it is
-    the same row, shown and counted once, the earliest copy (of the earliest segment holding
-    the uid, first in display order there). A row without a uid is its own (`session_id`,
-    `id`)."""
+    """Earlier windows (oldest segment first), then the tip window; each identity once
+    (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
     owned = {sid: i for i, sid in enumerate(path)}
     messages: dict[RowKey, WireMessage] = {}
-    order: dict[RowKey, None] = {}
-    foreign: set[RowKey] = set()
     windows = [earlier[sid] for sid in path if sid in earlier and sid != tip.canonical]
     for window in [*windows, tip]:
         messages.update(window.messages)
-        for key in window.keys:
-            if key[0] in owned:
-                order.setdefault(key, None)
-            else:
-                foreign.add(key)
-    first: dict[str, int] = {}  # uid -> the earliest segment holding it
-    for key in order:
-        uid = messages[key].message_uid
-        if uid:
-            first[uid] = min(first.get(uid, owned[key[0]]), owned[key[0]])
+    entries = [(key, messages[key].message_uid) for window in [*windows, tip] for key in window.keys]
+    first: dict[str, int] = {}
+    for key, uid in entries:
+        earliest(first, uid, owned.get(key[0]))
     shown: list[RowKey] = []
-    for key in order:
-        uid = messages[key].message_uid
-        if uid and (first.get(uid) != owned[key[0]]):
+    foreign = 0
+    for key, owned_row in shown_once(entries, owned, first):
+        if owned_row:
+            shown.append(key)
+        else:
+            foreign += 1
+    return View(tuple(shown), messages, foreign)
+
+
+def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
+    """Note that segment `at` (its index in the lineage; None: a foreign row) holds `uid`:
+    `first` keeps each uid's earliest segment."""
+    if uid and at is not None:
+        first[uid] = min(first.get(uid, at), at)
+
+
+def shown_once(
+    entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
+) -> Iterator[tuple[RowKey, bool]]:
+    """The identities of `entries` (key, `message_uid`) in display order, each once:
+    (key, True) for a row shown, (key, False) for a row of a session outside the lineage
+    (`owned`: segment -> index), counted, never shown. Durable identity: where the backend
+    gives rows a `message_uid` (iot), a row a rotation re-anchored into a later segment (the
+    goal, a steer, the carried tail) keeps its uid, and so does the pruned copy in-place
+    compaction leaves beside an archived original: it is the same row, shown and counted
+    once, the earliest copy (of the earliest segment holding the uid, `first`, built with
+    `earliest` over the same entries; consumed here), first in display order there. A row
+    without a uid is its own (`session_id`, `id`). Used by `compose` over windows in memory
+    and by `reading/lineage_stream.py` over spooled ones."""
+    seen: set[RowKey] = set()
+    for key, uid in entries:
+        if key in seen:
+            continue
+        seen.add(key)
+        at = owned.get(key[0])
+        if at is None:
+            yield key, False
             continue
         if uid:
+            if first.get(uid) != at:
+                continue
             del first[uid]  # the earliest copy is shown; every other is the same row
-        shown.append(key)
-    return View(tuple(shown), messages, len(foreign))
+        yield key, True
 
 
-__all__ = ["Cursor", "View", "compose", "cursor", "held"]
+__all__ = ["Cursor", "View", "compose", "cursor", "earliest", "held", "shown_once"]

@@ -12,7 +12,8 @@ interleaves the segments' rows there. So nothing can be written before the last 
 Here every window is read oldest-first (`stream.oldest_pages`: the tip to its newest page's
 first row, an earlier segment to its last row), in the windowed path's order and by its rule,
 and its raw rows are spooled to an unlinked temporary file; then the windows are replayed in
-display order through the same de-duplication (`compose`). Memory holds one page, the newest
+display order through the same de-duplication (`lineage_window.shown_once`, which `compose`
+applies to windows in memory). Memory holds one page, the newest
 page and identities: the keys replayed, each row's content digest (an identity read twice
 with different contents falls back to the windowed path, which shows the newest read), the
 earliest segment of each `message_uid`, and the earlier segments' active keys seen in newer
@@ -36,7 +37,7 @@ import msgspec
 from msgspec import Struct, field
 
 from hermes_task.core.documents import Row
-from hermes_task.core.lineage_window import Cursor
+from hermes_task.core.lineage_window import Cursor, earliest, shown_once
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.dashboard.wire import WireMessage
@@ -154,32 +155,23 @@ class LineageRows:
             return
         if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
             self.held[msg.session_id].add(key)
-        uid = msg.message_uid
-        if uid:
-            self.earliest[uid] = min(self.earliest.get(uid, at), at)
+        earliest(self.earliest, msg.message_uid, at)
 
     # -- replaying --------------------------------------------------------------------------
 
     def _replay(self) -> Iterator[tuple[WireMessage, bool]]:
-        """Every identity of the windows in display order, once: (row, shown) (`compose`'s rule)."""
-        earliest = dict(self.earliest)
-        keys: set[RowKey] = set()
-        for sid in self.plan.windows:
-            for msg in self.spools[sid].messages():
-                key = key_of(msg)
-                if key in keys:
-                    continue
-                keys.add(key)
-                at = self.index.get(msg.session_id)
-                if at is None:
-                    yield msg, False
-                    continue
-                uid = msg.message_uid
-                if uid and earliest.get(uid) != at:
-                    continue
-                if uid:
-                    del earliest[uid]
-                yield msg, True
+        """Every identity of the windows in display order, once: (row, shown)
+        (`lineage_window.shown_once`, the rule `compose` applies in memory)."""
+        current: list[WireMessage] = []  # the message of the entry `shown_once` took last
+
+        def entries() -> Iterator[tuple[RowKey, str | None]]:
+            for sid in self.plan.windows:
+                for msg in self.spools[sid].messages():
+                    current[:] = [msg]
+                    yield key_of(msg), msg.message_uid
+
+        for _key, shown in shown_once(entries(), self.index, dict(self.earliest)):
+            yield current[0], shown
 
     def count(self) -> None:
         """The stats and the goal, before any row is written."""
