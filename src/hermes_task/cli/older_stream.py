@@ -97,7 +97,7 @@ def _segment(
     debug: Callable[[str], None] | None,
     view: dict[str, Any],
 ) -> bool:
-    """One segment: rows written (piped) or spooled (`--json`) as each page is proven."""
+    """One segment: rows written (piped text or `--json`) as each page is proven."""
     common = session.common
     stats = StreamStats()
     pages = stream_pages(reader, stats)
