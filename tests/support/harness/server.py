@@ -22,7 +22,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.harness.homes import backend_env, run_seed_tool, start_seed_tool, support_env, write_secret
+from tests.support.harness.homes import (
+    SEED_TIMEOUT,
+    backend_env,
+    run_seed_tool,
+    start_seed_tool,
+    support_env,
+    write_secret,
+)
 from tests.support.harness.processes import STOP_TIMEOUT, terminate_group, track
 from tests.support.harness.specs import BackendSpec, HarnessError, spec_named
 from tests.support.harness.venvs import ensure_venv, tail
@@ -207,8 +214,13 @@ class Backend:
 
     # ------------------------------------------------------------ store mutations
     def append_rows(self, session_id: str, n: int) -> int:
-        """Append *n* rows to a session through SessionDB.append_message; return its new row count."""
-        out = run_seed_tool(self.name, self.home, "append", "--session", session_id, "--n", str(n))
+        """Append *n* rows to a session through SessionDB.append_message; return its new row count.
+        One commit per row: the bench's 80,000-row appends take minutes on a busy disk, so the
+        bound grows with *n* (20 ms a row) above the seeding tool's default."""
+        timeout = max(SEED_TIMEOUT, n * 0.02)
+        out = run_seed_tool(
+            self.name, self.home, "append", "--session", session_id, "--n", str(n), timeout=timeout
+        )
         return int(json.loads(out.strip().splitlines()[-1])["rows"])
 
     def rotate(
