@@ -31,7 +31,9 @@ LIMIT = 40
 
 
 class Child(Dashboard):
-    def __init__(self, contract: Any) -> None:
+    """The child: row `goal_at` its user row stating `goal`, the others steps."""
+
+    def __init__(self, contract: Any, goal_at: int = 0, goal: str = "Count the modules") -> None:
         super().__init__(contract=contract, serves=frozenset({"detail", "messages"}))
         if contract == "current":
             self.envelope = {"profile": "default"}
@@ -39,9 +41,11 @@ class Child(Dashboard):
         config = json.dumps({"max_iterations": 90, "_delegate_from": PARENT})
         self.put(CHILD, source="subagent", parent_session_id=PARENT, model_config=config,
                  started_at=1796056441.0, ended_at=1796056500.0, end_reason="completed")  # fmt: skip
-        self.add("user", "Count the modules")
-        for i in range(1, ROWS):
-            self.add("assistant" if i % 2 else "tool", f"step {i}")
+        for i in range(ROWS):
+            if i == goal_at:
+                self.add("user", goal)
+            else:
+                self.add("assistant" if i % 2 else "tool", f"step {i}")
 
     def add(self, role: str, content: str) -> None:
         extra = {"tool_call_id": "c1", "tool_name": "terminal"} if role == "tool" else {}
@@ -168,30 +172,12 @@ def test_an_interrupt_ends_the_open_document_as_an_error(child: Child) -> None:
     assert result.stderr.startswith("error: ")
 
 
-class LateGoal(Child):
-    """A child whose first user row comes after its first 50 rows (past the first page)."""
-
-    def __init__(self, contract: Any) -> None:
-        Dashboard.__init__(self, contract=contract, serves=frozenset({"detail", "messages"}))
-        if contract == "current":
-            self.envelope = {"profile": "default"}
-        self.put(PARENT, source="cli", started_at=1796056440.0, ended_at=None, end_reason=None)
-        config = json.dumps({"max_iterations": 90, "_delegate_from": PARENT})
-        self.put(CHILD, source="subagent", parent_session_id=PARENT, model_config=config,
-                 started_at=1796056441.0, ended_at=1796056500.0, end_reason="completed")  # fmt: skip
-        for i in range(ROWS):
-            if i == 60:
-                self.add("user", "Count the modules, late")
-            else:
-                self.add("assistant" if i % 2 else "tool", f"step {i}")
-
-
 @pytest.mark.parametrize("contract", ["current", "legacy"])
 def test_json_goal_found_past_the_first_page_as_the_window_finds_it(
     contract: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
-    dash = LateGoal(contract)
+    dash = Child(contract, goal_at=60, goal="Count the modules, late")  # past the first page
     with serving(dash.handle):
         streamed = invoke("older", CHILD, "--all", "--json")
         _windowed(monkeypatch)
