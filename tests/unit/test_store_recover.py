@@ -276,3 +276,30 @@ def test_a_store_that_fails_part_way_proposes_nothing_and_asks_the_dashboard_not
     assert find_children(dash.client(), hints, messages, tasks) == tasks
     assert dash.log == []
     assert hints.reason == "locked"
+
+
+def test_the_store_proposes_the_newest_children_and_names_the_tasks_its_bound_left_out(
+    fake: Conversations, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: a run with more children than the store's bound. The newest task is the one a
+    user asks about: it is named; the oldest is left without a child, and the warning says so
+    (never a silent `no_durable_child_reference`)."""
+    monkeypatch.setattr("hermes_task.core.children.MAX_CHILDREN", 10)
+    fake.session(P)
+    goals = [f"Task number {n}" for n in range(12)]
+    call(fake, "call_1", goals, 100.0)
+    kids = [f"20261130_1710{n:02d}_eeeeee" for n in range(12)]
+    for n, (kid, goal) in enumerate(zip(kids, goals, strict=True)):
+        child(fake, kid, goal, started=101.0 + n)
+    store = store_with(
+        tmp_path, [(kid, goal, 101.0 + n) for n, (kid, goal) in enumerate(zip(kids, goals, strict=True))]
+    )
+    doc = recover(store)
+    assert refs(doc)[2:] == [(kid, "store", None) for kid in kids[2:]]
+    assert refs(doc)[:2] == [(None, None, "no_durable_child_reference")] * 2
+    assert doc["warnings"] == [
+        {"code": "bound_reached",
+         "message": "a proof or paging bound stopped the work early (the store proposes the newest 10 "
+                    "children of a session; older ones were not proposed, so task(s) 1.1, 1.2 may have a "
+                    "child that is not named)"}
+    ]  # fmt: skip

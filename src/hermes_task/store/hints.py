@@ -10,6 +10,11 @@ user row read over HTTP against the task's goal and its `started_at` against the
 A proposal the dashboard does not know (404) is dropped; when every proposal of a run was
 unknown, the store is another dashboard's (`foreign`). Debug lines name what was dropped and
 why, never content.
+
+Bound: the store proposes the newest `MAX_CHILDREN` children of a segment (the newest tasks
+are the ones a user asks about). A segment with more has its older children cut off; the tasks
+of that segment left without a child are then named in a `bound_reached` warning, never left
+with a silent `no_durable_child_reference`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import TypeVar
 
 from msgspec.structs import replace
 
+from hermes_task.core import children as child_rules
 from hermes_task.core.children import (
     AMBIGUOUS,
     Spawn,
@@ -33,11 +39,12 @@ from hermes_task.core.children import (
     same_profile,
     spawn_times,
 )
+from hermes_task.core.delegations import number_order
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import store_warning
+from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
@@ -73,6 +80,8 @@ class StoreHints:
         # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
+        self.cut: set[str] = set()  # segments with more than MAX_CHILDREN children in the store
+        self.left_out: set[str] = set()  # the numbers of the tasks a cut left without a child
         self._lock = threading.RLock()  # lookups from reads side by side (reading/fanout.py)
 
     def _unavailable(self, reason: str) -> None:
@@ -99,6 +108,11 @@ class StoreHints:
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
             return None
+        bound = child_rules.MAX_CHILDREN
+        if found is not None and len(found) > bound:
+            self.cut.add(session_id)
+            self.say(f"store: only the newest {bound} children of a session are proposed")
+            found = found[:bound]
         return found
 
     def first_user_goal(self, session_id: str) -> str | None:
@@ -118,10 +132,25 @@ class StoreHints:
         self.tried += 1
         self.unknown += 0 if known else 1
 
+    def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
+        """Note the tasks whose segment had children cut off by the bound and that still have
+        no child (a task matched later, in a watch's next cycle, is no longer named)."""
+        for spawn in spawns:
+            task = tasks[spawn.key]
+            if task.child_session_id is None and spawn.segments & self.cut:
+                self.left_out.add(task.number or "?")
+            else:
+                self.left_out.discard(task.number or "?")
+
     def warnings(self) -> list[WarningItem]:
         if self.tried and self.tried == self.unknown:
             self._unavailable("foreign")
-        return [self.warning] if self.warning is not None else []
+        out = [self.warning] if self.warning is not None else []
+        if self.left_out:
+            tasks = ", ".join(sorted(self.left_out, key=number_order))
+            detail = RECOVER["store_bound"].format(n=child_rules.MAX_CHILDREN, tasks=tasks)
+            out.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+        return out
 
     def close(self) -> None:
         if self.store is not None:
@@ -221,6 +250,7 @@ def find_children(
             out[key] = replace(
                 task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
             )
+    hints.left_without_child(out, spawns)
     return out
 
 
