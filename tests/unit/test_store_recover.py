@@ -303,3 +303,36 @@ def test_the_store_proposes_the_newest_children_and_names_the_tasks_its_bound_le
                     "children of a session; older ones were not proposed, so task(s) 1.1, 1.2 may have a "
                     "child that is not named)"}
     ]  # fmt: skip
+
+
+SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below."
+
+
+def test_a_child_whose_goal_row_the_dashboard_hides_is_proven_by_its_parent_link(
+    fake: Conversations, tmp_path: Path
+) -> None:
+    """Issue 35: 0.19 hides archived rows, so a child compacted in place shows a compaction
+    summary as its oldest row. The proof is its exact-id detail (parent link, delegation
+    marker); the store's goal row is the match. A summary first with another store goal, or
+    a child of another parent, is still never named."""
+    fake.session(P)
+    call(fake, "call_1", ["Check that the build passes", "Count TODO markers"], 100.0)
+    fake.session(OTHER)
+    child(fake, A, SUMMARY, started=100.5)
+    child(fake, B, SUMMARY, started=100.6)
+    child(fake, C, SUMMARY, parent=OTHER, started=100.7)
+    store = store_with(
+        tmp_path,
+        [(A, "Check that the build passes", 100.5), (B, "Something else entirely", 100.6)],
+    )
+    with sqlite3.connect(store) as conn:  # C: the store says P, the dashboard says OTHER
+        conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, model_config, started_at) VALUES (?,?,?,?,?)",
+            (C, "tool", P, json.dumps({"_delegate_from": P}), 100.7),
+        )
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?,?,?,?)",
+            (C, "user", "Count TODO markers", 100.71),
+        )
+    conn.close()
+    assert refs(recover(store)) == [(A, "store", None), (None, None, "no_durable_child_reference")]

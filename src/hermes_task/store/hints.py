@@ -51,7 +51,7 @@ from hermes_task.reading.api import DashboardAPI, StoreAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
 from hermes_task.reading.ownership import NOT_OWNED, delegation_parent
-from hermes_task.reading.transcript import read_goal
+from hermes_task.reading.transcript import goal_hidden, oldest_row
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
@@ -123,6 +123,14 @@ class StoreHints:
         or the store is unavailable (then the warning)."""
         return self._call(lambda s: s.delegation(delegation_id))
 
+    def hidden_goal(self, child_id: str) -> str | None:
+        """The goal of a proven child whose goal row the dashboard does not serve (archived
+        rows hidden): the store's own first user row, the proposal's match (`_over_http`)."""
+        self.say(
+            f"store: child {child_id}'s goal row is not served over HTTP (archived); the store's is matched"
+        )
+        return self.first_user_goal(child_id)
+
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
@@ -174,11 +182,15 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str] | str:
+) -> tuple[StoreSession, str | None] | str:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
     used. First the ownership proof on its exact-id detail (a delegated child of one of
-    `segments`, reading/ownership.py); only then one oldest row of it, its goal. Touches no
-    shared state but `details`: proposals are proven side by side (reading/fanout.py)."""
+    `segments`, reading/ownership.py); only then one oldest row of it, its goal. The goal is
+    None when that oldest row shows the goal is not served (a compaction summary first: the
+    backend hides archived rows, `goal_hidden`): the caller then matches on the store's goal
+    row, the proof being the exact-id, profile-checked detail's parent link and delegation
+    marker (docs/identity.md). Touches no shared state but `details`: proposals are proven
+    side by side (reading/fanout.py)."""
     try:
         detail = details(child_id)
     except HermesError as exc:
@@ -188,9 +200,12 @@ def _over_http(
     parent = delegation_parent(detail)
     if parent is None or parent not in segments:
         return NOT_OWNED
-    goal = normalise_goal(read_goal(client, child_id))
+    first = oldest_row(client, child_id)
+    if goal_hidden(first):
+        return _shown(detail, parent), None
+    goal = normalise_goal(first.text if first is not None and first.role == "user" else None)
     if goal is None:
-        return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
+        return "no_goal_row"  # not written yet: asked again on a later cycle
     return _shown(detail, parent), goal
 
 
@@ -207,7 +222,7 @@ def child_over_http(
         got = _over_http(client, shared or client.detail, child_id, segments)
         if isinstance(got, str):
             return got
-        hints.shown[child_id], hints.goals[child_id] = got
+        hints.shown[child_id], hints.goals[child_id] = got[0], got[1] or hints.hidden_goal(child_id)
     return hints.shown[child_id]
 
 
@@ -306,7 +321,7 @@ def _proven(
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str] | str]:
+    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str]:
         return lambda: _over_http(client, details, sid, segments)
 
     proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
@@ -318,7 +333,7 @@ def _proven(
             continue
         got = answers.get(row.id) or hints.shown[row.id]
         if isinstance(got, tuple):
-            hints.shown[row.id], hints.goals[row.id] = got
+            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
             got = got[0]
         if isinstance(got, str):
             hints.proposal_checked(got != Code.NOT_FOUND.value)
