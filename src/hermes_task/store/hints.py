@@ -127,7 +127,7 @@ class StoreHints:
         """The goal of a proven child whose goal row the dashboard does not serve (archived
         rows hidden): the store's own first user row, the proposal's match (`_over_http`)."""
         self.say(
-            f"store: child {child_id}'s goal row is not served over HTTP (archived); the store's is matched"
+            "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
         )
         return self.first_user_goal(child_id)
 
