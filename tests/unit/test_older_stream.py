@@ -325,3 +325,30 @@ def test_streamed_piped_text_is_the_windowed_text(
     streamed, windowed = _both_piped(Child(contract, goal_at=goal_at, rows=rows), monkeypatch)
     assert streamed.exit_code == windowed.exit_code == 0, streamed.output
     assert (streamed.stdout, streamed.stderr) == (windowed.stdout, windowed.stderr)
+
+
+@pytest.mark.parametrize("contract", ["current", "legacy"])
+def test_a_failure_while_the_goal_is_sought_writes_no_row(
+    contract: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The goal past the first page: the pages are held until it is found, so a failure on
+    the way is reported as without streaming: no row, no goal line, the failure's status."""
+    monkeypatch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
+    dash = Child(contract, goal_at=60, goal="Count the modules, late")
+
+    def fail_second(call: Call) -> httpx.Response | None:
+        if (
+            call.kind == "messages"
+            and call.params.get("offset") == "39"
+            and call.params["limit"] == str(LIMIT)
+        ):
+            return httpx.Response(500, json={"detail": "Internal Server Error"})
+        return None
+
+    dash.before.append(fail_second)
+    with serving(dash.handle):
+        plain = invoke("older", CHILD, "--all")
+    assert plain.exit_code != 0
+    assert "step" not in plain.stdout
+    assert "goal:" not in plain.stdout
+    assert plain.stderr.startswith("error: ")
