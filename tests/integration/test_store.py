@@ -96,7 +96,7 @@ def test_every_background_child_of_the_seeded_parent_is_named(backend: Any) -> N
 
 
 def test_a_child_whose_goal_row_was_archived_is_named(backend: Any) -> None:
-    """Issue 35 (a regression on 0.19.0): a background child compacted in place twice has its
+    """Issue 35 (a regression on 0.19.0): a background child compacted in place has its
     goal row archived (the seeding checks it in the store); 0.19 hides archived rows, so its
     oldest row over HTTP is the compaction summary. The child is still named: proven by its own parent link and delegation marker,
     matched on the store's goal row."""

@@ -291,7 +291,7 @@ class Backend:
         return result
 
     def compacted_child(self) -> dict[str, Any]:
-        """A new parent whose background child was compacted in place twice, its goal row
+        """A new parent whose background child was compacted in place, its goal row
         archived (``seeding compacted-child``, tests/support/seeding/compacted.py)."""
         out = run_seed_tool(self.name, self.home, "compacted-child")
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
     p_wp.add_argument("--goals-json", required=True)
     sub.add_parser("rotated-parent", help="a parent rotated by compression whose later segment delegates")
-    sub.add_parser("compacted-child", help="a background child compacted in place twice (its goal archived)")
+    sub.add_parser("compacted-child", help="a background child compacted in place (its goal row archived)")
     p_fan = sub.add_parser("fan-out", help="a parent that dispatched N goals in one background unit (fast)")
     p_fan.add_argument("--goals-json", required=True)
     p_fan.add_argument(

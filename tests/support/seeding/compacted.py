@@ -1,8 +1,8 @@
-"""A background child compacted in place twice, its goal row archived (issue 35, item 9).
+"""A background child compacted in place, its goal row archived (issue 35, item 9).
 
 ``compacted_child`` (the ``compacted-child`` command, run on demand against a serving home): a
 ``cli`` parent that dispatched one goal in a background ``delegate_task`` call; its child
-(``tool`` source, built as ``delegate_task`` builds it) is compacted in place twice through the
+(``tool`` source, built as ``delegate_task`` builds it) is compacted in place through the
 real compression path with ``protect_first_n`` 0 (a user's ``compression`` setting): no head
 message is kept verbatim, so the goal row is archived (``active=0``) and the child's oldest
 active row is the compaction summary (the compressor re-adds the goal after it, as the newest
@@ -58,13 +58,12 @@ def compacted_child() -> dict[str, Any]:
     for i in range(4):
         msgs += tool_round(i, "relbuild")
     child._flush_messages_to_session_db(msgs)
-    for turn in ("reltest", "relcheck"):
-        compacted = s.compact(child, msgs, in_place=True)
-        msgs = list(compacted)
-        for i in range(4):
-            msgs += tool_round(i, turn)
-        # the next turn's flush gets the compacted list as its history: only new rows are appended
-        child._flush_messages_to_session_db(msgs, compacted)
+    compacted = s.compact(child, msgs, in_place=True)
+    msgs = list(compacted)
+    for i in range(4):
+        msgs += tool_round(i, "reltest")
+    # the next turn's flush gets the compacted list as its history: only new rows are appended
+    child._flush_messages_to_session_db(msgs, compacted)
     history = list(msgs)
     msgs.append({"role": "assistant", "content": "The release build passes.", "finish_reason": "stop"})
     child._flush_messages_to_session_db(msgs, history)
