@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from tests.support.cli_runner import hermes_task
@@ -130,7 +130,7 @@ def test_recursive_nests_a_fan_outs_tasks_under_their_spawn_calls(backend: Any) 
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    seen: list[tuple[str, dict[str, str], bytes]] = []
+    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -146,7 +146,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
-    seen: list[tuple[str, dict[str, str], bytes]] = []
+    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
     handler = type("Receiver", (_Receiver,), {"seen": seen})
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
