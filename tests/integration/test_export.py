@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from tests.support.cli_runner import hermes_task
@@ -129,12 +129,19 @@ def test_recursive_nests_a_fan_outs_tasks_under_their_spawn_calls(backend: Any) 
         assert span["attrs"]["hermes_task.child_session_id"] in grandchildren
 
 
+Seen = list[tuple[str, dict[str, str], bytes]]
+
+
+class _Server(HTTPServer):
+    seen: Seen
+
+
 class _Receiver(BaseHTTPRequestHandler):
-    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
+    server: _Server
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.seen.append((self.requestline, {k.lower(): v for k, v in self.headers.items()}, body))
+        self.server.seen.append((self.requestline, {k.lower(): v for k, v in self.headers.items()}, body))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -145,10 +152,10 @@ class _Receiver(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def receiver() -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
-    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
-    handler = type("Receiver", (_Receiver,), {"seen": seen})
-    server = HTTPServer(("127.0.0.1", 0), handler)
+def receiver() -> Iterator[tuple[str, Seen]]:
+    seen: Seen = []
+    server = _Server(("127.0.0.1", 0), _Receiver)
+    server.seen = seen
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
