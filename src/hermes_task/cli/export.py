@@ -41,7 +41,7 @@ app = command_app()
 
 
 @app.command()
-@with_common(pager=False)
+@with_common(pager=False, json=False)
 def export(
     parent_id: ParentId,
     format_: Annotated[
