@@ -311,7 +311,9 @@ class _Trace:
     ) -> None:
         """`execute_tool NAME` for one tool call: from its row to its result's row (open
         until one exists), around the tasks it delegated."""
-        span_id = self.span_id("tool", row.session_id, str(row.id), call.id or f"#{index}")
+        # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
+        # every span id unique.
+        span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
         ends = self.tasks(conv, span_id, tasks, at)
         done = result is not None and result.timestamp is not None
         end = max(
