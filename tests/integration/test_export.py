@@ -90,6 +90,25 @@ def test_a_rotated_task_spans_its_segments_with_its_compressions_as_events(backe
         assert start <= int(tool["startTimeUnixNano"]) <= int(tool["endTimeUnixNano"]) <= end
 
 
+def test_every_task_span_is_inside_its_childs_sessions(backend: Any) -> None:
+    found = exported(backend)
+    for span in tasks_of(found).values():
+        child = span["attrs"].get("hermes_task.child_session_id")
+        if child is None:
+            continue
+        shown = hermes_task(backend, "show", child, "--json")
+        assert shown.code == 0, shown.stderr
+        task = shown.json()["task"]
+        start, end = int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
+        assert start == round(task["segments"][0]["started_at"] * 1e6) * 1000
+        last = task["segments"][-1]["ended_at"]
+        if task["state"] == "ended":
+            assert end == round(last * 1e6) * 1000
+        else:  # still running: open, ending at its last row
+            assert span["attrs"]["hermes_task.unfinished"] is True
+            assert end == round(max(r["timestamp"] for r in shown.json()["rows"]) * 1e6) * 1000
+
+
 def test_two_exports_give_the_same_ids(backend: Any) -> None:
     first = [(s["traceId"], s["spanId"], s.get("parentSpanId")) for s in exported(backend)]
     again = [(s["traceId"], s["spanId"], s.get("parentSpanId")) for s in exported(backend)]

@@ -328,6 +328,20 @@ def test_endpoint_posts_the_request_with_the_otlp_headers() -> None:
     assert (request.headers["x-api-key"], request.headers["tenant"]) == ("s=cret", "acme")
     assert len(spans(request.content)) == 7
     assert b"s=cret" not in request.content
+    assert TOKEN.encode() not in request.content
+
+
+def test_debug_says_where_the_request_went_never_its_headers() -> None:
+    c = Conversations()
+    delegation(c)
+    captured: list[httpx.Request] = []
+    result = export(c, P, "--format", "otlp-json", "--endpoint", "https://u:pw@127.0.0.1:4318", "--debug",
+                    environ={"OTEL_EXPORTER_OTLP_HEADERS": "key=k3y"}, environment=runner(c, captured))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.stderr.splitlines() if "export POST" in line]
+    assert line.startswith("debug: export POST https://127.0.0.1:4318/v1/traces: HTTP 200, ")
+    assert "k3y" not in result.stderr
+    assert "pw" not in result.stderr
 
 
 def test_the_sdk_variables_name_the_endpoint() -> None:

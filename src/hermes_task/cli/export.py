@@ -207,7 +207,7 @@ def post(session: Session, url: str, headers: dict[str, str], body: bytes) -> No
         why = f"{where} ({type(exc).__name__})"
         raise HermesError(Code.NETWORK, why, summary="could not reach the OTLP endpoint", hint="") from None
     if session.debug is not None:
-        session.debug(f"debug: export POST {where}: HTTP {response.status_code}, {len(body)} bytes")
+        session.debug(f"export POST {where}: HTTP {response.status_code}, {len(body)} bytes")
     if response.is_success:
         return
     code = (
