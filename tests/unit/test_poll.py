@@ -323,7 +323,7 @@ def test_a_dashboard_down_from_the_start_ends_a_follow_after_start_timeout() -> 
     client, _ = running()
     client.faults[:] = [refused()] * 1000
     clock = Clock()
-    outcome, recorder = follow(client, clock, start_timeout=60.0)
+    outcome, _ = follow(client, clock, start_timeout=60.0)
     assert (outcome.ending, outcome.exit_code) == ("failed", 7)
     assert outcome.failure is not None
     assert "no read succeeded within --start-timeout 60s" in outcome.failure.detail
