@@ -1,5 +1,5 @@
 """Wire decoding, side by side: the hand-written module of main before issue 27, msgspec (the
-package's `dashboard/wire.py`) and pydantic (`bench/wire_pydantic.py`).
+package's `core/wire.py`) and pydantic (`bench/wire_pydantic.py`).
 
     bash tools/bootstrap.sh    # pydantic comes with the `bench` extra: measurement only, not a dependency
     .venv/bin/python -m bench.bench_wire [--runs N] [--before REV]
@@ -47,7 +47,7 @@ from tests.support.wire_samples import BASES, DROP, spliced
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = [REPO / "fixtures" / backend / "delegated_task_dashboard.json" for backend in ("iot", "official")]
 PYDANTIC = REPO / "bench" / "wire_pydantic.py"
-NEW = REPO / "src" / "hermes_task" / "dashboard" / "wire.py"
+NEW = REPO / "src" / "hermes_task" / "core" / "wire.py"
 # main before issue 27 (the branch point of the msgspec work)
 BEFORE = "461e68f"
 NAMES = {"hand": "hand-written (before)", "msgspec": "msgspec (now)", "pydantic": "pydantic v2"}
@@ -104,7 +104,7 @@ def stage_old(scratch: Path, before: str) -> Path:
 
 def decoders(old: ModuleType, pyd: ModuleType) -> dict[str, dict[str, Callable[[bytes], Any]]]:
     """`{implementation: {endpoint: bytes -> model}}`, the way each client calls it."""
-    from hermes_task.dashboard import wire
+    from hermes_task.core import wire
 
     def hand(model: Any) -> Callable[[bytes], Any]:
         return lambda raw: model.from_json(json.loads(raw))
@@ -180,7 +180,7 @@ def page(rows: int) -> tuple[bytes, str]:
 # What each candidate imports, after `import httpx, json` and the CLI package.
 WIRE_IMPORT = {
     "hand": ("hermes_task_old.cli", "import hermes_task_old.core.wire"),
-    "msgspec": ("hermes_task.cli", "import hermes_task.dashboard.wire"),
+    "msgspec": ("hermes_task.cli", "import hermes_task.core.wire"),
     "pydantic": ("hermes_task.cli", "import wire_pydantic"),
 }
 # The modules of the `show --json` path below typer (client, reader, models, JSON writer).

@@ -1,4 +1,4 @@
-"""A pydantic prototype of `hermes_task.dashboard.wire`: the same models as pydantic v2 models.
+"""A pydantic prototype of `hermes_task.core.wire`: the same models as pydantic v2 models.
 
 Measured by `bench/bench_wire.py` against the hand-written module and msgspec; not imported by
 the package (pydantic is not a dependency: `pip install pydantic` to measure). Same contract:

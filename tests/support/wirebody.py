@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from msgspec import Struct
 
-from hermes_task.dashboard.wire import decode
+from hermes_task.core.wire import decode
 
 M = TypeVar("M", bound=Struct)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.older_batches import Plan, combine_warnings, read_batches
 from hermes_task.reading.reader import TaskReader
-from hermes_task.store.hints import StoreHints
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
 from tests.unit.test_forks import DashboardStore

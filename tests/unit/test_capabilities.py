@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from hermes_task.core.capabilities import Capabilities
+from hermes_task.core.wire import MessagesPage
 from hermes_task.dashboard.client import DashboardClient
-from hermes_task.dashboard.wire import MessagesPage
 from hermes_task.failures import TABLE, Code, ExitStatus, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.reader import TaskReader

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hermes_task.core.lineage_window import compose
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.polling import PollConfig

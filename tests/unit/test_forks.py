@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from hermes_task.core.children import StoreSession
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.failures import Code, HermesError
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.reader import TaskReader
-from hermes_task.store.hints import StoreHints
 from tests.support.dashboard import Dashboard
 
 P = "20261201_100000_aaaaaa"

@@ -10,7 +10,7 @@ import pytest
 from hermes_task.core.lineage_window import compose, cursor, earliest, shown_once
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
 from tests.support.wirebody import decoded

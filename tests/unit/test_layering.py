@@ -25,23 +25,18 @@ PROBE_ENV = {
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "hermes_task"
 
 # A module may import only from its own layer or a lower one (the folder listing is the
-# architecture): failures.py < core/ < settings.py, dashboard/ < reading/ < render/ < cli/.
-# The local store is one package on two ranks: its file side (store/location.py,
-# file_check.py, sqlite_reader.py: where the store is, and the read-only SQLite reader) sits
-# beside dashboard/ ("store"), its hints (store/hints.py: what the store proposes, proven over
-# the reading layer's protocol) beside reading/ ("store_hints").
-# One module is ranked on its own: dashboard/wire.py, the dashboard's wire format beside the
-# client, holds the models the core rules and the reading loops read (plain Structs; it
-# imports no module of the package), so every layer may import it.
+# architecture, with no exception): failures.py < core/ < settings.py, dashboard/, store/ <
+# reading/ < render/ < cli/. core/ holds the pure rules and every Struct the others read (the
+# dashboard's wire format in core/wire.py); store/ is the local store's file side and its
+# read-only SQLite (SQL that proposes ids, nothing that proves); reading/ proves them over HTTP
+# (reading/hints.py: the store's proposals, proven).
 RANK = {
-    "wire": 0,
     "failures": 1,
     "core": 2,
     "settings": 3,
     "dashboard": 3,
     "store": 3,
     "reading": 4,
-    "store_hints": 4,
     "render": 5,
     "cli": 6,
 }
@@ -49,12 +44,7 @@ HTTPX_LAYERS = {"dashboard", "cli"}
 
 
 def layer_of(module: str) -> str:
-    """`core/ids.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`;
-    `dashboard/wire.py` -> `wire`."""
-    if module == "dashboard/wire.py":
-        return "wire"
-    if module == "store/hints.py":
-        return "store_hints"
+    """`core/ids.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`."""
     first = module.split("/")[0].removesuffix(".py")
     return "cli" if first in ("__main__", "__init__") else first
 
@@ -386,7 +376,7 @@ def test_show_json_imports_no_pydantic(backend: str) -> None:
     modules = set(lines[-1].split())
     assert '"kind": "transcript"' in proc.stdout
     assert {
-        "hermes_task.dashboard.wire",
+        "hermes_task.core.wire",
         "hermes_task.core.documents",
         "hermes_task.reading.reader",
         "hermes_task.core.projection",

@@ -18,7 +18,7 @@ from hermes_task.core.lineage import (
     continues_parent,
     prove,
 )
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from tests.support.wirebody import decoded
 
 P = "20261130_163359_a4d16b"

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from hermes_task.core.lineage import BoundReached, LineageRejected, check_hop, continues_parent
+from hermes_task.core.wire import SessionDetail
 from hermes_task.dashboard.auth import TOKEN_HEADER, apply_credentials
 from hermes_task.dashboard.client import DashboardClient
-from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.around import read_around
 from hermes_task.reading.details import DetailReader

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from hermes_task.core.projection import counts_as_text, project
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from tests.support.wirebody import decoded
 
 

@@ -16,7 +16,7 @@ from hermes_task.core import completion_rows
 from hermes_task.core.delegations import NO_REFERENCE, call_sessions, recover, status_of
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.verdict import flatten, summarize
-from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.tasktree import Conversation, build
 from tests.support.replay import load

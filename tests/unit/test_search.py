@@ -26,10 +26,10 @@ from hermes_task.core.row_search import Hit, blocks, compile_pattern, groups, se
 from hermes_task.core.ui_strings import WARNINGS, warning_message
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import taskread
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.older_batches import PagingOutcome
 from hermes_task.reading.task_search import Query, Tally, TaskSearch, search_parent
 from hermes_task.render.rows import when
-from hermes_task.store.hints import StoreHints
 from tests.support.cli_runner import invoke
 from tests.support.conversations import Conversations
 from tests.support.dashboard import ROUTES

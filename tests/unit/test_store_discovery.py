@@ -9,8 +9,8 @@ from typing import Any
 from hermes_task.core.children import StoreSession
 from hermes_task.failures import Code
 from hermes_task.reading.details import DetailReader
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.reader import TaskReader
-from hermes_task.store.hints import StoreHints
 from tests.support.dashboard import Dashboard
 
 P = "20261201_100000_aaaaaa"

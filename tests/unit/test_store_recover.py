@@ -13,8 +13,8 @@ from msgspec.structs import replace
 
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegations import recover as recover_tasks
-from hermes_task.dashboard.wire import WireMessage
-from hermes_task.store.hints import StoreHints, find_children
+from hermes_task.core.wire import WireMessage
+from hermes_task.reading.hints import StoreHints, find_children
 from tests.support.conversations import Conversations
 from tests.support.dashboard import Dashboard, serving
 from tests.support.wirebody import decoded

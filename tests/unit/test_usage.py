@@ -22,7 +22,7 @@ from hermes_task.core.usage import (
     segment_usage,
     with_missing,
 )
-from hermes_task.dashboard.wire import SessionDetail, WireError, decode
+from hermes_task.core.wire import SessionDetail, WireError, decode
 
 LINEAGE: dict[str, Any] = {"id": "20261130_170001_bbbbbb", "source": "subagent", "parent_session_id": None,
            "started_at": 1.0, "ended_at": None, "end_reason": None}  # fmt: skip

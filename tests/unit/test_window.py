@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hermes_task.core.anchors import OlderRequest, merge_anchored, older_request
 from hermes_task.core.merge import merge_latest, merge_older
 from hermes_task.core.window import RowKey, Window, advance, key_of
-from hermes_task.dashboard.wire import JSON, WireMessage
+from hermes_task.core.wire import JSON, WireMessage
 from tests.support.wirebody import decoded
 
 SID = "20261130_170432_2a90b4"

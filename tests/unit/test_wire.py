@@ -1,4 +1,4 @@
-"""`dashboard/wire.py`: what each wire model accepts and rejects (docs/decisions.md, entries 1
+"""`core/wire.py`: what each wire model accepts and rejects (docs/decisions.md, entries 1
 and 7: the 30 cases), decoded from bytes as the client decodes a response."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
-from hermes_task.dashboard.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from tests.support.wire_samples import BASES, DETAIL, DROP, PAGE, ROW, spliced
 
 MODELS: dict[str, type[Any]] = {

@@ -28,8 +28,8 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.consoles import output_target, rich_console
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import Row
+from hermes_task.reading.hints import StoreHints
 from hermes_task.render.target import Target
-from hermes_task.store.hints import StoreHints
 
 if TYPE_CHECKING:
     from rich.console import Console

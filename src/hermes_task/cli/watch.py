@@ -29,6 +29,7 @@ from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family import FamilyFollower
+from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
@@ -36,7 +37,6 @@ from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 from hermes_task.reading.watcher import Watcher
 from hermes_task.render.familyout import JsonFamily, TextFamily
 from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
-from hermes_task.store.hints import StoreHints, find_children
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.merge import merge_older
 from hermes_task.core.window import MergeResult, Window, key_of
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 
 class OlderRequest(Struct, frozen=True):

@@ -26,7 +26,7 @@ from typing import Literal
 from msgspec import Struct
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
-from hermes_task.dashboard.wire import MessagesPage
+from hermes_task.core.wire import MessagesPage
 
 
 class Capabilities(Struct):

@@ -19,7 +19,7 @@ Rules (docs/identity.md, "The local store"):
 The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
 columns (which ids to propose) and once on what HTTP shows of the proposed children (their
 details and first user rows over HTTP), and only the second assignment is used
-(`store/hints.py`).
+(`reading/hints.py`).
 
 Cost: linear in tasks and children. Each distinct `model_config` text is parsed once (a
 bounded cache), and a task is compared only with the children indexed under its own

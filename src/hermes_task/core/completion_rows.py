@@ -23,7 +23,7 @@ from msgspec import Struct
 
 from hermes_task.core import results as results
 from hermes_task.core.projection import content_text
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"

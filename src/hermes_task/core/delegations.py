@@ -34,7 +34,7 @@ from hermes_task.core import completion_rows as completion
 from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ids import is_valid_id
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"

@@ -43,7 +43,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 MAX_PATH_NODES = 32

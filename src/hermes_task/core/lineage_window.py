@@ -23,7 +23,7 @@ from typing import Literal
 from msgspec import Struct
 
 from hermes_task.core.window import RowKey, Window
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 CursorKind = Literal["page", "first", "start", "blocked"]
 

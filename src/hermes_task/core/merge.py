@@ -15,7 +15,7 @@ from itertools import pairwise
 from msgspec.structs import replace
 
 from hermes_task.core.window import MergeResult, RowKey, Window, key_of
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 
 def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:

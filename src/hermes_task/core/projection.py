@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from hermes_task.core.documents import Row, ToolCall
 from hermes_task.core.readable import is_quiet, recognised_kind
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")

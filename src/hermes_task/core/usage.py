@@ -3,7 +3,7 @@
 The dashboard's session detail is the sessions row, and Hermes writes a segment's usage into
 it (`SessionDB.update_token_counts`): `input_tokens`, `output_tokens`, `cache_read_tokens`,
 `cache_write_tokens`, `reasoning_tokens`, `api_call_count`, `estimated_cost_usd`,
-`actual_cost_usd` and `cost_status`, per segment. `dashboard/wire.py` reads them permissively: a key
+`actual_cost_usd` and `cost_status`, per segment. `core/wire.py` reads them permissively: a key
 not sent, null, of another type, negative or not finite is absent (`None`), never 0, and never
 makes the detail incompatible (the detail is also the lineage proof's evidence).
 
@@ -30,7 +30,7 @@ from typing import Annotated, Literal, Protocol
 
 from msgspec import Meta, Struct, field
 
-from hermes_task.dashboard.wire import NO_FIGURES, Figures, figures_of
+from hermes_task.core.wire import NO_FIGURES, Figures, figures_of
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 COUNTS = (*TOKENS, "api_calls")

@@ -29,7 +29,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.projection import project
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 
 RowKey = tuple[str, int]
 

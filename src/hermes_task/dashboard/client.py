@@ -25,8 +25,8 @@ from msgspec import UNSET
 from hermes_task.core.ids import SessionId, is_valid_id, path_segment
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
-from hermes_task.dashboard.wire import LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.failures import Code, HermesError
 
 DebugWriter = Callable[[str], None]
@@ -89,7 +89,7 @@ class DashboardClient:
         return params
 
     def get(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
-        """GET `path` and decode the body of a 2xx JSON response as `model` (dashboard/wire.py),
+        """GET `path` and decode the body of a 2xx JSON response as `model` (core/wire.py),
         in one pass from the bytes. A body that is not JSON is a `not JSON` answer; JSON
         without the shape `model` needs is `incompatible_response` (the path of the first
         mismatch goes to --debug). A transient failure is retried once (the module's rule)."""

@@ -17,7 +17,7 @@ its rows (`reading/unreported.py` keeps one per child for the run). A check prov
   the ones read when it was proven (a segment that ended by compression takes no more calls).
 
 `shared` (reading/details.py) serves any detail the run (or a watch's cycle) already read: the
-root's detail the store's assignment read over HTTP (store/hints.py) is not read again. A check touches only its own child: checks of different
+root's detail the store's assignment read over HTTP (reading/hints.py) is not read again. A check touches only its own child: checks of different
 children run side by side (reading/unreported.py). A check that fails raises `HermesError`; what earlier
 checks proved is kept.
 """
@@ -28,12 +28,12 @@ from typing import Literal
 
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.usage import Usage, lineage_usage
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader, SharedDetails
 from hermes_task.reading.discovery import LineageProof
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.ownership import owned_by
-from hermes_task.store.hints import StoreHints
 
 ChildState = Literal["running", "ended", "unknown"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 
 from hermes_task.core.lineage import BoundReached
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 
 MAX_DETAIL_READS = 100

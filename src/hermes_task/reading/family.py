@@ -61,7 +61,7 @@ from msgspec.structs import replace
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.verdict import all_terminal
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family_child import Child, FamilyReporter, Tagged

@@ -11,7 +11,7 @@ from msgspec import Struct
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.ui_strings import SETUP_WARNINGS
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import HermesError
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.polling import Outcome

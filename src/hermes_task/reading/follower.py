@@ -43,7 +43,7 @@ from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.projection import project
 from hermes_task.core.ui_strings import warning_message
 from hermes_task.core.window import RowKey
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.follow_outcome import COMPRESSION, MAX_FILL_PAGES, Reporter, ending_exit_code
 from hermes_task.reading.polling import Ending, Outcome, PollConfig, PollLoop

@@ -40,7 +40,7 @@ from hermes_task.core.documents import Row
 from hermes_task.core.lineage_window import Cursor, earliest, shown_once
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.reading import stream
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import Redirected, StreamStats, Unstreamable, oldest_pages

@@ -22,7 +22,7 @@ from hermes_task.core.delegators import ParentEntry, children_of, first_words, p
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.ownership import delegation_parent

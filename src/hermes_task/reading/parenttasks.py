@@ -1,7 +1,7 @@
 """A parent chat's tasks document, read as `recover PARENT_ID` reads it (pure of typer and rich).
 
 `read_parent_tasks` reads the parent (every page, or `pages`) through `reading/tasktree.py`,
-fills the child ids its rows lack from the local store (proven over HTTP, `store/hints.py`),
+fills the child ids its rows lack from the local store (proven over HTTP, `reading/hints.py`),
 settles the tasks whose child ended with no result (`reading/unreported.py`), and nests each
 child's own tasks with `recursive`. `recover` and `export` both read through it, so the tasks
 (and their `usage`) of an export are exactly `recover --json`'s.
@@ -20,10 +20,10 @@ from hermes_task.core.documents import TasksDoc, TranscriptDoc
 from hermes_task.core.verdict import summarize
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import Conversation, build, conversation_of, read_history
 from hermes_task.reading.unreported import Unreported
-from hermes_task.store.hints import StoreHints, find_children
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):

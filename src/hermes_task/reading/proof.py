@@ -36,11 +36,11 @@ from hermes_task.core.lineage import (
     prove,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.dashboard.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
-from hermes_task.store.hints import StoreHints
+from hermes_task.reading.hints import StoreHints
 
 Source = Literal["tip_option", "latest_descendant", "store"]
 

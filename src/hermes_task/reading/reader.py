@@ -22,10 +22,11 @@ from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
 from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.earlier_segments import Earlier
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.snapshot import Snapshot, with_refreshes
 from hermes_task.reading.tippage import TipPages
 from hermes_task.reading.transcript import (
@@ -38,7 +39,6 @@ from hermes_task.reading.transcript import (
     shown_rows,
     state_warnings,
 )
-from hermes_task.store.hints import StoreHints
 
 FILL_OLDER = 4
 

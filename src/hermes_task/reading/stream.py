@@ -37,7 +37,7 @@ from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage_window import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
-from hermes_task.dashboard.wire import MessagesPage, WireMessage
+from hermes_task.core.wire import MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader

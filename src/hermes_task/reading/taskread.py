@@ -25,10 +25,10 @@ from hermes_task.core.ui_strings import SEARCH, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.older_batches import Plan, combine_warnings, read_batches
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
-from hermes_task.store.hints import StoreHints
 
 # Warnings that say a transcript was not read whole, in the order a shortfall names them.
 INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")

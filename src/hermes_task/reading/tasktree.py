@@ -18,7 +18,7 @@ name a segment of that lineage as its delegation parent (`parent_session_id` and
 read (not found, auth, network, ...) or that names another parent is reported once, as
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
-the child ids a transcript lacks, before any descent (`store/hints.py`: proposed by the
+the child ids a transcript lacks, before any descent (`reading/hints.py`: proposed by the
 local store, proven over HTTP). Usage (`core/usage.py`): a task whose child is read takes its
 `usage` from that read's proof (no detail is read again for it), and `usage_with_children` adds
 its nested tasks'; one whose child is not descended into keeps the usage `resolve` gave it, and
@@ -39,15 +39,15 @@ from hermes_task.core.lineage_window import held
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.usage import Missing, Usage, combine, with_missing
-from hermes_task.dashboard.wire import SessionDetail, WireMessage
+from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.ownership import owned_by
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.transcript import history_warnings, merge_warnings
-from hermes_task.store.hints import StoreHints
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.window import Window, advance
-from hermes_task.dashboard.wire import SessionDetail
+from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.discovery import LineageProof
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.pages import NewestPage, newest_page
-from hermes_task.store.hints import StoreHints
 
 MAX_REDIRECTS = 4
 

@@ -24,9 +24,9 @@ from hermes_task.core.documents import TaskEntry, TasksDoc, TranscriptDoc
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.parenttasks import read_parent_tasks
 from hermes_task.reading.taskread import ChildRead, ChildReads, Unread
-from hermes_task.store.hints import StoreHints
 
 
 class TraceSource(Struct, frozen=True, kw_only=True):

@@ -19,7 +19,7 @@ from hermes_task.core.lineage_window import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import warning_message
-from hermes_task.dashboard.wire import MessagesPage, SessionDetail
+from hermes_task.core.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 

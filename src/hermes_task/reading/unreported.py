@@ -46,14 +46,14 @@ from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.verdict import UNREPORTED
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.childproof import ChildProof, ChildState, state_of
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
+from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.polling import FINAL_RETRIES
-from hermes_task.store.hints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
 NOT_READ = "unknown (not read: "

@@ -35,7 +35,7 @@ from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ui_strings import RETRYING, warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
-from hermes_task.dashboard.wire import WireMessage
+from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.follow_outcome import MAX_FILL_PAGES
@@ -53,7 +53,7 @@ class WatchReporter(Protocol):
 
 
 # Child ids the transcript lacks, proposed by the local store and proven over HTTP
-# (store/hints.py `find_children`), or the tasks as they are.
+# (reading/hints.py `find_children`), or the tasks as they are.
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 

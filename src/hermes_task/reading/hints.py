@@ -45,7 +45,7 @@ from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
-from hermes_task.dashboard.wire import SessionDetail, WireMessage
+from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
 from hermes_task.reading.details import SharedDetails
