@@ -406,7 +406,7 @@ def test_follow_parent_rows_wrap_under_the_task_prefix(color: bool) -> None:
     )
     sink = io.StringIO()
     family = TextFamily(Target(sink.write, tty=True, color=color, columns=40), lambda: Console(), 2.0)
-    family.rows(entry, EVERY_PART[:3])
+    family.rows(EVERY_PART[:3], entry)
     lines = plain(sink.getvalue()).split("\n")
     assert lines[-1] == ""
     assert [line for line in lines[:-1] if not line.startswith("1.2 │")] == []
@@ -415,7 +415,7 @@ def test_follow_parent_rows_wrap_under_the_task_prefix(color: bool) -> None:
     assert lines[call + 1].startswith("1.2 │     ")
     assert "1.2 │ " not in [line for line in lines if line.endswith(" ")]
     piped = io.StringIO()
-    TextFamily(Target(piped.write, columns=40), lambda: Console(), 2.0).rows(entry, EVERY_PART[:1])
+    TextFamily(Target(piped.write, columns=40), lambda: Console(), 2.0).rows(EVERY_PART[:1], entry)
     assert piped.getvalue() == (
         "1.2 │ ▌ user  #1  " + rows_module_when(1796056441.0) + "\n"
         "1.2 │   Count the TODO markers under src/ and list every file that has one\n"

@@ -256,7 +256,7 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
     from hermes_task.core.documents import TaskEntry, WarningItem
     from hermes_task.failures import Code, HermesError
     from hermes_task.reading.polling import Ending, Outcome
-    from hermes_task.render.watchout import JsonWatch, LinesWatch
+    from hermes_task.render.watchout import JsonEvents, LinesWatch
 
     err = io.StringIO()
     console = Console(file=err, width=200, color_system=None)
@@ -292,5 +292,5 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
     assert notes[4:] == ["--timeout ran out · 0 of 1 task terminal", "watch stopped · 0 of 1 task terminal"]
 
     events: list[str] = []
-    JsonWatch(events.append, events.append).warning(WarningItem(code="gap", message="m"))
+    JsonEvents(events.append, events.append).warning(WarningItem(code="gap", message="m"))
     assert json.loads(events[0]) == {"type": "warning", "code": "gap", "message": "m"}

@@ -9,6 +9,9 @@ the error document is the only thing a failure writes to stdout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from msgspec import Struct, field
 
 from hermes_task.cli.common import Common
@@ -75,3 +78,13 @@ def stderr_line(common: Common, line: str, style: str) -> None:
         line = f"\x1b[{code}m{line}\x1b[0m"
     stream.write(line + "\n")
     stream.flush()
+
+
+def flushed(stream: Any) -> Callable[[str], None]:
+    """A writer of `stream` that flushes each write (an NDJSON consumer reads line by line)."""
+
+    def write(text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    return write

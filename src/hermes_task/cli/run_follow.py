@@ -10,24 +10,15 @@ nothing is printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from hermes_task.cli.common import Common, RoleName
-from hermes_task.cli.endings import stderr_line
+from hermes_task.cli.endings import flushed, stderr_line
 from hermes_task.cli.quiet import dropped
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.cli.waiting import idle_sleep
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
-from hermes_task.core.events import (
-    ErrorEvent,
-    FollowEvent,
-    ResultEvent,
-    WarningEvent,
-    row_event,
-    state_event,
-)
 from hermes_task.core.ids import check_id
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.sanitize import clean_line
@@ -35,42 +26,9 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.polling import Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.render.jsontext import event
 from hermes_task.render.plain_rows import rows_text
 from hermes_task.render.rows import Segments, View, plural
-
-
-class JsonReporter:
-    """NDJSON events of the contract, one per line, flushed per line."""
-
-    def __init__(self, write: Callable[[str], None], stderr: Any) -> None:
-        self.write = write
-        self.stderr = stderr
-
-    def _event(self, payload: FollowEvent) -> None:
-        self.write(event(payload))
-
-    def state(self, task: TaskInfo) -> None:
-        self._event(state_event(task))
-
-    def warning(self, item: WarningItem) -> None:
-        self._event(WarningEvent(code=item.code, message=item.message))
-
-    def rows(self, rows: Sequence[Row]) -> None:
-        for row in rows:
-            self._event(row_event(row))
-
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error.message
-        retryable = True if retrying else error.retryable
-        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retryable))
-        if not retrying:  # the final failure also gets its one human line
-            self.stderr.write(f"error: {message}\n")
-            self.stderr.flush()
-
-    def result(self, outcome: Outcome) -> None:
-        state, end, code, age = outcome.state, outcome.end_reason, outcome.exit_code, outcome.last_read_age
-        self._event(ResultEvent(state=state, end_reason=end, exit_code=code, last_read_age=age))
+from hermes_task.render.watchout import JsonEvents
 
 
 class TerminalReporter:
@@ -168,8 +126,8 @@ def run_follow(
         exit_status=exit_status,
         rows=RowFilter.of(role, tail),
     )
-    reporter: JsonReporter | TerminalReporter = (
-        JsonReporter(env.write_stdout, env.stderr)
+    reporter: JsonEvents | TerminalReporter = (
+        JsonEvents(env.write_stdout, flushed(env.stderr))
         if common.json
         else TerminalReporter(session, interval, child_id, {"reasoning": reasoning, "full": full, "utc": utc})
     )

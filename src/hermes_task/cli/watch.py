@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from hermes_task.cli.common import Common, RoleName
-from hermes_task.cli.endings import stderr_line
+from hermes_task.cli.endings import flushed, stderr_line
 from hermes_task.cli.quiet import QuietNotes
 from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reader, still_after_watch
 from hermes_task.cli.session import Session
@@ -35,8 +35,8 @@ from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 from hermes_task.reading.watcher import Watcher
-from hermes_task.render.familyout import JsonFamily, TextFamily
-from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
+from hermes_task.render.familyout import TextFamily
+from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
@@ -56,9 +56,9 @@ def watch_parent(
     with `junit`, the JUnit file is written as the watch ends (`cli/reports.py`)."""
     env = common.env
     session = Session(common)
-    reporter: JsonWatch | LinesWatch | LiveWatch
+    reporter: JsonEvents | LinesWatch | LiveWatch
     if common.json:
-        reporter = JsonWatch(env.write_stdout, _writer(env.stderr))
+        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
     elif env.isatty(env.stdout):
         reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
         if env.isatty(env.stderr):  # the same screen: a debug line goes above the table
@@ -90,21 +90,13 @@ def follow_parent(
     rows = RowFilter.of(role, tail)
     env = common.env
     session = Session(common)
-    reporter: JsonFamily | TextFamily
+    reporter: JsonEvents | TextFamily
     if common.json:
-        reporter = JsonFamily(env.write_stdout, _writer(env.stderr))
+        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
     else:
         reporter = TextFamily(session.target, session.err_console, interval)
     limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     _drive(session, parent_id, reporter, limits, family=True, rows=rows, interval=interval)
-
-
-def _writer(stream: Any) -> Callable[[str], None]:
-    def write(text: str) -> None:
-        stream.write(text)
-        stream.flush()
-
-    return write
 
 
 def _drive(

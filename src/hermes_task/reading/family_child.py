@@ -20,7 +20,7 @@ from hermes_task.reading.watcher import WatchReporter
 
 class FamilyReporter(WatchReporter, Protocol):
     def unavailable(self, entry: TaskEntry) -> None: ...
-    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None: ...
+    def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None: ...
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None: ...
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None: ...
 
@@ -45,7 +45,7 @@ class Tagged:
             self.reporter.child_warning(self.entry, item)
 
     def rows(self, rows: Sequence[Row]) -> None:
-        self.reporter.rows(self.entry, rows)
+        self.reporter.rows(rows, self.entry)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)

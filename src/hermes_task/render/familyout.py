@@ -21,19 +21,17 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
-from hermes_task.core.events import ErrorEvent, TaskRef, row_event
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.cells import width_of
-from hermes_task.render.jsontext import event
 from hermes_task.render.plain import gap_text, result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
 from hermes_task.render.target import Target
 from hermes_task.render.terminal_rows import Painter
-from hermes_task.render.watchout import JsonWatch, Notes
+from hermes_task.render.watchout import Notes, task_name
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
 SGR = {"cyan": 36, "magenta": 35, "green": 32, "yellow": 33, "blue": 34}
@@ -48,28 +46,6 @@ def colour_of(number: str) -> str:
     return PALETTE[zlib.crc32(number.encode()) % len(PALETTE)]
 
 
-def _name(entry: TaskEntry) -> str:
-    return clean_line(entry.number or "?")
-
-
-class JsonFamily(JsonWatch):
-    def unavailable(self, entry: TaskEntry) -> None:
-        pass  # its `task` event already says `unavailable_reason`
-
-    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
-        assert entry.child_session_id is not None  # rows are read only from a known child
-        ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
-        for row in rows:
-            self.write(event(row_event(row, ref)))
-
-    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
-
-    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
-        message = f"task {_name(entry)}: {error.message}"
-        self.write(event(ErrorEvent(code=error.code.value, message=message, retryable=retrying)))
-
-
 class TextFamily(Notes):
     """Prefixed rows on stdout, task news on stderr."""
 
@@ -81,7 +57,7 @@ class TextFamily(Notes):
         self.gaps: dict[str, str] = {}
 
     def _prefix(self, entry: TaskEntry) -> Text:
-        return Text(f"{_name(entry)} │ ", style=colour_of(entry.number or "?"))
+        return Text(f"{task_name(entry)} │ ", style=colour_of(entry.number or "?"))
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
@@ -112,9 +88,10 @@ class TextFamily(Notes):
         line.append(f"rows unavailable: {reason}", style="dim")
         self.err().print(line)
 
-    def rows(self, entry: TaskEntry, rows: Sequence[Row]) -> None:
+    def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
+        assert entry is not None  # follow --parent tags every row with its task
         out = self.out
-        prefix = f"{_name(entry)} │ "
+        prefix = f"{task_name(entry)} │ "
         room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
         painter = Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
@@ -129,11 +106,11 @@ class TextFamily(Notes):
         out.write("".join(lines))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.note(f"{_name(entry)} │ warning: ", item.message, "bold yellow")
+        self.note(f"{task_name(entry)} │ warning: ", item.message, "bold yellow")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         label = "retrying: " if retrying else "error: "
-        self.note(f"{_name(entry)} │ {label}", error.message, "yellow")
+        self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
         line = self.ending(outcome, entries)

@@ -1,9 +1,10 @@
 """What `recover --watch` prints: NDJSON events, appended task lines, or a table redrawn in place.
 
 Three `WatchReporter`s (reading/watcher.py), chosen by the CLI:
-- `JsonWatch`: one event per line, flushed per line: `task` (the whole task object) when a
-  task appears or changes, `warning`, `error`, and `result` last (state, end_reason = the
-  parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
+- `JsonEvents`: the one NDJSON writer of every live command (also `follow` and `follow
+  --parent`): `task` (the whole task object) when a task appears or changes, `state` and
+  `row` events, `warning`, `error`, and `result` last (state, end_reason = the parent's
+  verdict when every task ended, exit_code, and the tasks that ended unreported);
 - `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
   time a task appears or its status changes, nothing else on stdout;
 - `LiveWatch` (a terminal): from the first read, the `recover` table redrawn in place with a
@@ -19,8 +20,17 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from hermes_task.core.documents import TaskEntry, TasksDoc, WarningItem
-from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, WarningEvent, task_event
+from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, WarningItem
+from hermes_task.core.events import (
+    ErrorEvent,
+    FollowEvent,
+    ResultEvent,
+    TaskRef,
+    WarningEvent,
+    row_event,
+    state_event,
+    task_event,
+)
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.core.verdict import summarize, unreported
@@ -33,8 +43,15 @@ from hermes_task.render.rows import plural
 Write = Callable[[str], None]
 
 
-class JsonWatch:
-    """NDJSON events (schema: `hermes-task schema events`)."""
+def task_name(entry: TaskEntry) -> str:
+    """A task's `CALL.TASK` number as printed."""
+    return clean_line(entry.number or "?")
+
+
+class JsonEvents:
+    """The one NDJSON writer of every live command (`follow`, `recover --watch`, `follow
+    --parent`): each event of core/events.py on a line of its own, flushed per line (schema:
+    `hermes-task schema events`); a final failure also gets its one human line on stderr."""
 
     def __init__(self, write: Write, err: Write) -> None:
         self.write = write
@@ -43,14 +60,32 @@ class JsonWatch:
     def _event(self, payload: FollowEvent) -> None:
         self.write(event(payload))
 
+    def state(self, task: TaskInfo) -> None:
+        self._event(state_event(task))
+
     def task(self, entry: TaskEntry) -> None:
         self._event(task_event(entry))
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
-        pass
+        pass  # each changed task was its own `task` event
+
+    def unavailable(self, entry: TaskEntry) -> None:
+        pass  # its `task` event already says `unavailable_reason`
+
+    def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
+        """Row events; with `follow --parent`, each tagged with its task."""
+        ref = None
+        if entry is not None:
+            assert entry.child_session_id is not None  # rows are read only from a known child
+            ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
+        for row in rows:
+            self._event(row_event(row, ref))
 
     def warning(self, item: WarningItem) -> None:
         self._event(WarningEvent(code=item.code, message=item.message))
+
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
+        self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         message = error.message
@@ -59,14 +94,19 @@ class JsonWatch:
         if not retrying:
             self.err(f"error: {message}\n")
 
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
+        message = f"task {task_name(entry)}: {error.message}"
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
+
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
+        """The last line; a watch's names the tasks that ended unreported."""
         self._event(
             ResultEvent(
                 state=outcome.state,
                 end_reason=outcome.end_reason,
                 exit_code=outcome.exit_code,
                 last_read_age=outcome.last_read_age,
-                unreported=unreported(entries),
+                unreported=None if entries is None else unreported(entries),
             )
         )
 
