@@ -4,6 +4,8 @@ Each request is forwarded to the upstream unless a rule of the deterministic sch
 for it. A rule counts the requests whose path contains its `path` filter (1, 2, 3, ...) and
 fires on those where `count % every == phase`, at most `times` times; the first rule that
 fires decides the fault. A rule with several faults rotates through them per injection.
+`Rule.at(n, fault)` fires once, on exactly the n-th matching request (with no `path`: the
+n-th request the proxy sees), for a matrix that puts one fault at each request in turn.
 
 Faults: ``500``/``502``/``503`` (a JSON error body), ``reset`` (the connection is closed
 with an RST, no response), ``delay`` (wait `seconds` before forwarding: past a client's
@@ -80,6 +82,13 @@ class Rule:
             raise ValueError(
                 f"bad rule: faults {self.faults!r} (known: {', '.join(KINDS)}), every={self.every}"
             )
+
+    @classmethod
+    def at(cls, index: int, fault: str, *, path: str = "", seconds: float = 1.5) -> Rule:
+        """One `fault`, on exactly the `index`-th request matching `path` (from 1), never again."""
+        if index < 1:
+            raise ValueError(f"bad rule: request index {index} (requests count from 1)")
+        return cls((fault,), every=index + 1, phase=index, path=path, times=1, seconds=seconds)
 
     @classmethod
     def parse(cls, text: str) -> Rule:
