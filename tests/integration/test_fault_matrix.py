@@ -81,6 +81,7 @@ KINDS = ("503", "reset", "delay")  # the fault at request i is KINDS[i % 3]
 SAMPLE = 30  # at most this many request indices per command and backend
 WORKERS = 2  # matrix runs side by side (each with its own proxy)
 RUN_TIMEOUT = 120.0
+WATCH_TIMEOUT = "20"  # --timeout of the matrix's watch runs: a clean one ends in about a second
 WATCH_GOALS = ["Run the unit tests", "Build the wheel"]
 UNIT_GOALS = ["Lint the changed files", "Package the release"]
 UNIT_STATUSES = ["completed", "failed"]
@@ -108,7 +109,7 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
         "--exit-status",
         "--json",
         "--timeout",
-        "60",
+        WATCH_TIMEOUT,
         "--start-timeout",
         "30",
     ],
@@ -121,7 +122,7 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
         "--interval",
         "0.5",
         "--timeout",
-        "60",
+        WATCH_TIMEOUT,
         "--start-timeout",
         "30",
     ],
