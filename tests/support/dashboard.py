@@ -169,7 +169,7 @@ class Dashboard:
 
     def client(self, *, profile: str | None = None, base_url: str = BASE_URL) -> DashboardClient:
         """The real client on this dashboard."""
-        return DashboardClient(self.http(base_url), profile=profile)
+        return DashboardClient(self.http(base_url), profile=profile, retry_pause=0.0)
 
     def answer(self, response: httpx.Response) -> None:
         """Answer every later request with `response` (a canned dashboard)."""

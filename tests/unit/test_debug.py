@@ -22,6 +22,9 @@ START = re.compile(
     rf"debug: start (detail|messages|latest-descendant) GET /api/sessions/{ID}(/messages|/latest-descendant)?"
     rf" id={ID}( limit=\d+ offset=\d+ order=(latest|oldest))?"
 )
+RETRY = re.compile(
+    rf"debug: retry (detail|messages|latest-descendant) id={ID} after (network|timeout|server_error|rate_limited)"
+)
 CREDENTIALS = "debug: credentials: env HERMES_DASHBOARD_TOKEN"
 SETTLE = re.compile(
     rf"debug: settle (detail|messages|latest-descendant) id={ID} (HTTP \d{{3}}|network|timeout)( returned=\d+)? \d+ms"
@@ -57,7 +60,9 @@ def assert_well_formed(lines: list[str]) -> None:
     store = [line for line in lines[1:] if line.startswith("debug: store")]
     assert all(STORE.fullmatch(line) for line in store), store
     assert not any(re.search(ID, line) for line in store)
-    requests = [line for line in lines[1:] if not line.startswith("debug: store")]
+    retries = [line for line in lines[1:] if line.startswith("debug: retry")]
+    assert all(RETRY.fullmatch(line) for line in retries), retries
+    requests = [line for line in lines[1:] if not line.startswith(("debug: store", "debug: retry"))]
     assert requests, "no request was logged"
     for start, settle in zip(requests[::2], requests[1::2], strict=True):
         assert START.fullmatch(start), start
@@ -134,13 +139,19 @@ def test_a_network_failure_is_settled_without_secrets() -> None:
         result = show("20261130_170941_b9b20e", "--debug")
     assert result.exit_code == 7
     lines = debug_lines(result.stderr)
+    start = "debug: start detail GET /api/sessions/20261130_170941_b9b20e id=20261130_170941_b9b20e"
+    # A transient failure is retried once (dashboard/client.py), then it is the read's.
     assert lines == [
         CREDENTIALS,
-        "debug: start detail GET /api/sessions/20261130_170941_b9b20e id=20261130_170941_b9b20e",
+        start,
         lines[2],
+        "debug: retry detail id=20261130_170941_b9b20e after network",
+        start,
+        lines[5],
     ]
-    assert re.fullmatch(r"debug: settle detail id=20261130_170941_b9b20e network \d+ms", lines[2])
-    assert result.stderr.splitlines()[3:] == [
+    for settle in (lines[2], lines[5]):
+        assert re.fullmatch(r"debug: settle detail id=20261130_170941_b9b20e network \d+ms", settle)
+    assert result.stderr.splitlines()[6:] == [
         "error: could not reach the dashboard: http://127.0.0.1:9119 (GET /api/sessions/20261130_170941_b9b20e):"
         " connection refused",
         "hint: is the dashboard running? check --url",

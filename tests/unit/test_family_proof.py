@@ -187,7 +187,7 @@ def test_a_child_failing_after_the_verdict_is_unreadable_after_its_retries(
         "completed",
         "server_error",
     )
-    assert len([c for c in fake.log if c.sid == A and c.kind == "messages"]) == 4  # 1 + 3 retries
+    assert len([c for c in fake.log if c.sid == A and c.kind == "messages"]) == 8  # (1 + 3 retries) x the client's own retry
 
 
 def test_a_child_whose_segment_ended_gets_one_final_read_then_rests(

@@ -202,7 +202,9 @@ def test_timeout_exits_9_while_the_task_runs(dash: Dash, clock: FakeTime) -> Non
 
 
 def test_transient_failures_are_error_events_and_polling_continues(dash: Dash, clock: FakeTime) -> None:
-    dash.faults[:] = [httpx.ConnectError("refused"), httpx.Response(503, json={"detail": "busy"})]
+    # Each failure twice: the client retries a transient failure once before the loop sees it.
+    busy = httpx.Response(503, json={"detail": "busy"})
+    dash.faults[:] = [httpx.ConnectError("refused"), httpx.ConnectError("refused"), busy, busy]
     clock.steps = [lambda: None, lambda: dash.end("agent_close")]
     result = run(dash.sid, "--json")
     assert result.exit_code == 0

@@ -303,7 +303,7 @@ def test_a_store_with_no_delegation_is_an_empty_list(tmp_path: Path) -> None:
 def test_a_network_failure_is_the_commands_failure(world: World) -> None:
     import httpx
 
-    world.dash.faults.append(httpx.ConnectError("refused"))
+    world.dash.faults += [httpx.ConnectError("refused")] * 2  # once retried by the client
     result = run(world, "--json")
     assert result.exit_code == 7
     assert json.loads(result.stdout)["error"]["code"] == "network"

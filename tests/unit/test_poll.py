@@ -172,7 +172,7 @@ def test_running_rows_ended_final_read_with_two_transient_failures_succeeds(lega
     recorder = Recorder()
 
     def arm() -> None:  # the cycle that saw the ending is over: its final read fails twice
-        client.faults[:] = [refused(), status(500)]
+        client.faults[:] = [refused(), refused(), status(500), status(500)]  # each retried once
         added.extend(client.append(X, 1))  # flushed at close: only the final read sees it
 
     recorder.on_final = arm
@@ -190,7 +190,7 @@ def test_four_final_read_failures_end_with_final_read_failed_and_keep_rows() -> 
     client, first = running()
     clock = Clock([lambda: client.end(X, "agent_close")])
     recorder = Recorder()
-    recorder.on_final = lambda: client.faults.extend([timed_out()] * 4)
+    recorder.on_final = lambda: client.faults.extend([timed_out()] * 8)  # 4 reads, each retried
     outcome, recorder = follow(client, clock, recorder=recorder)
 
     assert outcome.exit_code == 7
@@ -312,7 +312,7 @@ def test_the_interval_counts_from_the_start_of_a_cycle() -> None:
 
 def test_network_failures_back_off_exponentially_to_the_cap_and_report_once() -> None:
     client, _ = running()
-    client.faults[:] = [refused()] * 6
+    client.faults[:] = [refused()] * 12  # 6 reads, each retried once by the client
     clock = Clock([lambda: None] * 6 + [lambda: client.end(X, "agent_close")])
     outcome, recorder = follow(client, clock)
     assert outcome.exit_code == 0
@@ -322,7 +322,7 @@ def test_network_failures_back_off_exponentially_to_the_cap_and_report_once() ->
 
 def test_backoff_jitter_stays_between_half_and_the_full_delay() -> None:
     client, _ = running()
-    client.faults[:] = [status(500)] * 3
+    client.faults[:] = [status(500)] * 6  # 3 reads, each retried once by the client
     clock = Clock([lambda: None] * 3 + [lambda: client.end(X, "agent_close")])
     reader = TaskReader(client.client(), X)
     follower = Follower(

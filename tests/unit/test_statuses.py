@@ -170,11 +170,53 @@ def test_the_exception_text_never_reaches_the_message() -> None:
 
 def test_the_client_maps_transport_errors_with_the_route() -> None:
     dash = Dashboard()
-    dash.faults.append(refused())
-    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None)
+    dash.faults += [refused(), refused()]  # the client retries a transient failure once
+    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None, retry_pause=0.0)
     with pytest.raises(HermesError) as info:
         client.detail(SID)
     assert str(info.value) == f"network: http://127.0.0.1:9 (GET /api/sessions/{SID}): connection refused"
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [refused(), httpx.ReadTimeout("slow"), httpx.Response(503, json={"detail": "busy"}), httpx.Response(429)],
+    ids=["reset", "timeout", "503", "429"],
+)
+def test_one_transient_failure_costs_a_retry_and_nothing_else(fault: httpx.Response | Exception) -> None:
+    dash = Dashboard()
+    dash.put(
+        SID,
+        source="subagent",
+        parent_session_id=None,
+        started_at=1796056450.5,
+        ended_at=None,
+        end_reason=None,
+    )
+    dash.faults.append(fault)
+    pauses: list[float] = []
+    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None, sleep=pauses.append)
+    assert client.detail(SID).id == SID
+    assert (client.retries, pauses) == (1, [0.25])
+
+
+@pytest.mark.parametrize(
+    "fault", [httpx.Response(401, json={"detail": "Unauthorized"}), httpx.Response(404)], ids=["401", "404"]
+)
+def test_a_failure_a_retry_cannot_mend_is_not_retried(fault: httpx.Response) -> None:
+    dash = Dashboard()
+    dash.put(
+        SID,
+        source="subagent",
+        parent_session_id=None,
+        started_at=1796056450.5,
+        ended_at=None,
+        end_reason=None,
+    )
+    dash.faults.append(fault)
+    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None, sleep=pytest.fail)
+    with pytest.raises(HermesError):
+        client.detail(SID)
+    assert client.retries == 0
 
 
 def test_around_on_a_dashboard_without_the_route_is_unsupported() -> None:

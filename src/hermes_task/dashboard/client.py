@@ -5,6 +5,12 @@ never followed, and every failure becomes a `HermesError` with a stable code. Wi
 profile selected, every detail and messages response must name that profile. Debug lines
 carry kind, method and path, ids, offsets, counts, status and milliseconds: never content,
 never a secret.
+
+Every GET is idempotent, so a transient failure of one request (`TRANSIENT`: no answer, a
+timeout, a 5xx, a 429) is retried once, after `retry_pause` seconds, before it becomes the
+read's failure: one busy answer costs a retry (a `--debug` line, counted in `retries`),
+never a verdict, a row or an exit code. A second failure in a row is the caller's, whose
+own rules (a live loop's back-off, a one-shot command's exit 7) decide what follows.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from hermes_task.dashboard.wire import LatestDescendant, MessagesPage, SessionDe
 from hermes_task.failures import Code, HermesError
 
 DebugWriter = Callable[[str], None]
+# The failures a second try of the same GET may not meet (docs/reliability.md).
+TRANSIENT = frozenset({Code.NETWORK, Code.TIMEOUT, Code.SERVER_ERROR, Code.RATE_LIMITED})
+RETRY_PAUSE = 0.25
 M = TypeVar("M", SessionDetail, MessagesPage, LatestDescendant)
 
 
@@ -46,8 +55,14 @@ class DashboardClient:
         profile: str | None = None,
         credentials: str | None = "the configured credentials",
         debug: DebugWriter | None = None,
+        retry_pause: float = RETRY_PAUSE,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._http = http
+        self._retry_pause = retry_pause
+        self._sleep = sleep
+        # How many requests were retried after a transient failure (each once).
+        self.retries = 0
         self.profile = profile
         # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...); None
         # when none were sent. Named in a rejection's hint; never the secret itself.
@@ -77,7 +92,20 @@ class DashboardClient:
         """GET `path` and decode the body of a 2xx JSON response as `model` (dashboard/wire.py),
         in one pass from the bytes. A body that is not JSON is a `not JSON` answer; JSON
         without the shape `model` needs is `incompatible_response` (the path of the first
-        mismatch goes to --debug)."""
+        mismatch goes to --debug). A transient failure is retried once (the module's rule)."""
+        try:
+            return self._get_once(kind, path, params, ident, model)
+        except HermesError as exc:
+            if exc.code not in TRANSIENT or self._closed:
+                raise
+            self.retries += 1
+            if self._debug:
+                self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
+            self._sleep(self._retry_pause)
+        return self._get_once(kind, path, params, ident, model)
+
+    def _get_once(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
+        """One GET of `path`, decoded as `model`."""
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
         started = time.monotonic()
