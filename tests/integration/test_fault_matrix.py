@@ -348,12 +348,31 @@ class Watched:
     children: list[str]
 
 
-def watch_unit(backend: Any, *, lock: float) -> Watched:
-    """Watch a new running unit; `lock` s after the first task event, hold the store locked
-    that long (0: never); then complete the unit with UNIT_STATUSES and wait for the end."""
+def snapshot(db: Path, dest: Path) -> Path:
+    """A consistent copy of the store `db` (SQLite's backup), in rollback-journal mode."""
+    source = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(dest)
+    try:
+        source.backup(copy)
+        copy.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        copy.close()
+        source.close()
+    return dest
+
+
+def watch_unit(backend: Any, *, lock: float, store: Path | None = None) -> Watched:
+    """Watch a new running unit, complete it with UNIT_STATUSES after the first task event,
+    and wait for the end. `lock` > 0: without `store`, the dashboard's own store is held
+    locked `lock` s before the completion (the dashboard cannot write while it is); with
+    `store` (a snapshot of it, taken once the unit is seeded, the CLI's `--store`), that is
+    held locked from just before the completion until `lock` s after."""
     unit = backend.watch_parent(UNIT_GOALS)
+    dashboard_db = backend.home / "hermes" / "state.db"
     cmd = [sys.executable, "-m", "hermes_task", "recover", unit["parent"], "--watch", "--exit-status"]
     cmd += ["--json", "--timeout", "120", "--request-timeout", "3", "--url", backend.url]
+    if store is not None:
+        cmd += ["--store", str(snapshot(dashboard_db, store))]
     env = cli_env(backend.token, **backend_store_env(backend))
     lines: list[str] = []
     first_task = threading.Event()
@@ -374,10 +393,15 @@ def watch_unit(backend: Any, *, lock: float) -> Watched:
         out.start()
         try:
             assert first_task.wait(60), "".join(errors)[-2000:]
-            if lock:
-                with locked_store(backend.home / "hermes" / "state.db"):
+            if lock and store is None:
+                with locked_store(dashboard_db):
                     time.sleep(lock)
-            backend.complete_unit(unit, UNIT_STATUSES)
+            if lock and store is not None:
+                with locked_store(store):
+                    backend.complete_unit(unit, UNIT_STATUSES)
+                    time.sleep(lock)
+            else:
+                backend.complete_unit(unit, UNIT_STATUSES)
             code = proc.wait(timeout=RUN_TIMEOUT)
         finally:
             if proc.poll() is None:
@@ -409,9 +433,15 @@ def _child(watched: Watched, task: dict[str, Any]) -> str | None:
     return f"child {watched.children.index(child)}" if child in watched.children else child
 
 
-def test_a_store_locked_mid_watch_costs_no_result(demo: Any) -> None:
-    clean = watch_unit(demo, lock=0)
-    locked = watch_unit(demo, lock=LOCK_SECONDS)
+@pytest.mark.parametrize("where", ["dashboard", "snapshot"])
+def test_a_store_locked_mid_watch_costs_no_result(demo: Any, where: str, tmp_path: Path) -> None:
+    """`dashboard`: the dashboard's own state.db, locked between the watch's first read and
+    the completion (the dashboard's reads fail or wait too); `snapshot`: the store the CLI
+    reads (`--store`, a copy), locked while the completion arrives, when the watch asks the
+    store again: the dashboard answers, only the store is locked."""
+    store = {"clean": tmp_path / "clean.db", "locked": tmp_path / "locked.db"} if where == "snapshot" else {}
+    clean = watch_unit(demo, lock=0, store=store.get("clean"))
+    locked = watch_unit(demo, lock=LOCK_SECONDS, store=store.get("locked"))
     # The premise: the children are known from the store (the dispatch payload names none).
     first = [e for e in clean.events if e["type"] == "task"][:2]
     assert [(e["child_ref_source"], _child(clean, e)) for e in first] == [
@@ -433,4 +463,4 @@ def test_a_store_locked_mid_watch_costs_no_result(demo: Any) -> None:
     assert says - said in (Counter(), Counter(store_unavailable=1)), says - said
     stray = [e for e in locked.events if e["type"] == "error" and e.get("retryable") is not True]
     assert stray == []
-    tally.count("faults.matrix.store_locked")
+    tally.count(f"faults.matrix.store_locked.{where}")
