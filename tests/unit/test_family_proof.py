@@ -187,7 +187,9 @@ def test_a_child_failing_after_the_verdict_is_unreadable_after_its_retries(
         "completed",
         "server_error",
     )
-    assert len([c for c in fake.log if c.sid == A and c.kind == "messages"]) == 8  # (1 + 3 retries) x the client's own retry
+    assert (
+        len([c for c in fake.log if c.sid == A and c.kind == "messages"]) == 8
+    )  # (1 + 3 retries) x the client's own retry
 
 
 def test_a_child_whose_segment_ended_gets_one_final_read_then_rests(
@@ -199,10 +201,14 @@ def test_a_child_whose_segment_ended_gets_one_final_read_then_rests(
     fake.add(A, "assistant", "Done.")
     fake.details[A].update(ended_at=1796056450.0, end_reason="agent_close")
     result = run("--parent", P, "--json", "--exit-status", "--timeout", "10")
-    assert result.exit_code == 9, result.stdout  # the parent's task is still running
-    assert [r[2] for r in rows_of(events(result))] == ["Audit A", "Done."]
+    # The undelivered-completion rule (issue 35 case 4): the child is proven ended and the
+    # parent has no result for it, so the task is `ended_unreported`, never `running`.
+    assert result.exit_code == 8, result.stdout
+    lines = events(result)
+    assert lines[-1]["unreported"] == ["1.1"]
+    assert [r[2] for r in rows_of(lines)] == ["Audit A", "Done."]
     pages = [c for c in fake.log if c.sid == A and c.kind == "messages"]
-    assert len(pages) == 2  # the first read saw it ended, the second was the final one
+    assert len(pages) == 1  # the task was terminal before its child's first read: that read is final
 
 
 def test_a_rotated_child_is_followed_into_its_newer_segment_with_the_store(
@@ -237,9 +243,11 @@ def test_a_rotated_child_is_followed_into_its_newer_segment_with_the_store(
     assert not [e for e in lines if e["type"] == "warning" and e["code"] == "partial_history"]
 
 
-def test_a_withdrawn_store_match_stops_streaming(
+def test_a_store_match_proven_once_stays_whatever_the_store_says_later(
     fake: Conversations, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Proven stays proven (issue 35): a second task with the same goal makes the store's
+    match ambiguous now, but 1.1's child was proven in this run and keeps streaming."""
     fake.session(P)
     spawn(fake, "call_1", "Run the tests", 100.0)
     child(fake, A, "Run the tests")
@@ -247,25 +255,24 @@ def test_a_withdrawn_store_match_stops_streaming(
     monkeypatch.setenv("HERMES_TASK_STORE", str(path))
 
     def same_goal_again() -> None:
-        # A second task with the same goal and its child: the match of 1.1 is ambiguous now.
         spawn(fake, "call_2", "Run the tests", 200.0, deleg="deleg_2b3c4d5e")
         child(fake, B, "Run the tests", started=200.5)
         add_rows(path, [(B, P, "Run the tests", 200.5)])
-        fake.add(A, "assistant", "AFTER WITHDRAWAL")
+        fake.add(A, "assistant", "AFTER THE SECOND TASK")
 
     clock.hooks[1] = same_goal_again
     clock.hooks[3] = chain(complete(fake, "Run the tests"), complete(fake, "Run the tests", "deleg_2b3c4d5e"))
     result = run("--parent", P, "--json")
     assert result.exit_code == 0, result.stdout
     lines = events(result)
-    assert rows_of(lines) == [("1.1", A, "Run the tests")]
+    assert [r for r in rows_of(lines) if r[0] == "1.1"] == [
+        ("1.1", A, "Run the tests"),
+        ("1.1", A, "AFTER THE SECOND TASK"),
+    ]
     refs = [
         (e["number"], e["child_session_id"], e["unavailable_reason"]) for e in lines if e["type"] == "task"
     ]
-    assert ("1.1", None, "ambiguous_match") in refs
-    assert refs[0] == ("1.1", A, None)
-    pages = [c for c in fake.log if c.sid == A and c.kind == "messages" and c.params["order"] == "latest"]
-    assert len(pages) == 1  # not read once the match was withdrawn
+    assert all(ref == ("1.1", A, None) for ref in refs if ref[0] == "1.1")
 
 
 def test_a_child_paused_on_compression_is_read_each_cycle_until_its_continuation_appears(
@@ -295,5 +302,7 @@ def test_a_child_paused_on_compression_is_read_each_cycle_until_its_continuation
     clock.hooks[1] = end_old
     clock.hooks[3] = create_new
     result = run("--parent", P, "--json", "--timeout", "12")  # the parent never reports it
-    assert result.exit_code == 9, result.stdout
+    # The child is proven ended in its newer segment: ended_unreported, the stream ends.
+    assert result.exit_code == 0, result.stdout
+    assert events(result)[-1]["unreported"] == ["1.1"]
     assert rows_of(events(result))[-1] == ("1.1", TIP, "FINAL ANSWER")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegations import recover as recover_tasks
@@ -168,7 +169,7 @@ def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: Conversati
 
 
 @pytest.mark.parametrize("how", ["junk", "missing", "off", "remote"])
-def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
+def test_an_unusable_store_says_so_on_the_task_and_once_as_a_warning(
     fake: Conversations, tmp_path: Path, how: str
 ) -> None:
     fake.session(P)
@@ -198,7 +199,8 @@ def test_an_unusable_store_is_todays_behaviour_plus_one_warning(
             )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    # The task says why no child is named: the store that could propose one was not read.
+    assert refs(doc) == [(None, None, "store_unavailable")]
     reasons = {
         "junk": "not a readable SQLite",
         "missing": "no store file",
@@ -273,6 +275,7 @@ def test_a_store_that_fails_part_way_proposes_nothing_and_asks_the_dashboard_not
     dash = Dashboard()
     hints = StoreHints(PartlyReadable(rows, broken=B))
     tasks = recover_tasks(messages)
-    assert find_children(dash.client(), hints, messages, tasks) == tasks
+    found = find_children(dash.client(), hints, messages, tasks)
+    assert found == [replace(t, unavailable_reason="store_unavailable") for t in tasks]
     assert dash.log == []
     assert hints.reason == "locked"

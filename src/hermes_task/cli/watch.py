@@ -188,6 +188,7 @@ def _timing(
         "debug": session.debug,
         "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
         "shared": shared,
+        "notes": hints.warnings,  # store_unavailable, once per run, in every live command
     }
 
 
@@ -208,8 +209,12 @@ def _family_follower(
         gate = admit(parents, client.detail)
         return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
+    # The undelivered-completion rule, as `recover --watch` applies it (without the usage reads).
+    settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=session.debug, shared=shared)
     timing = _timing(session, client, hints, shared)
-    return FamilyFollower(reader, reporter, config, open_child, rows=rows, **timing)
+    found = timing.pop("resolve")
+    timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
+    return FamilyFollower(reader, reporter, config, open_child, rows=rows, recheck=settle, **timing)
 
 
 def _parent_watcher(

@@ -101,7 +101,18 @@ UNAVAILABLE: dict[str, str] = {
     "ambiguous_match": (
         "more than one task or child fits (same goal and order): not guessed; see the store with --debug"
     ),
+    "store_unavailable": (
+        "the backend persisted no child session id for this task, and the local store that could "
+        "propose one could not be read"
+    ),
+    # A proposal whose proof failed for now (the task carries the failure's code): asked again.
+    "server_error": "proving its child failed for now (a server error); it is asked again",
+    "network": "proving its child failed for now (the dashboard did not answer); it is asked again",
+    "timeout": "proving its child failed for now (the dashboard did not answer in time); it is asked again",
+    "rate_limited": "proving its child failed for now (the dashboard asked to slow down); it is asked again",
 }
+# The `unavailable_reason`s that are a failure of this read, not a fact about the task.
+RETRYING = frozenset({"server_error", "network", "timeout", "rate_limited"})
 
 RECOVER: dict[str, str] = {
     "pages_bound": (

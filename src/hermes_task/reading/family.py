@@ -69,7 +69,7 @@ from hermes_task.reading.fanout import gather
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.follower import Fetched, FollowConfig, Follower
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watcher import Resolve, WatchConfig, Watcher
+from hermes_task.reading.watcher import Recheck, Resolve, WatchConfig, Watcher
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -93,7 +93,9 @@ class FamilyFollower(Watcher):
         jitter: Callable[[], float],
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
+        recheck: Recheck | None = None,
         shared: SharedDetails | None = None,
+        notes: Callable[[], list[WarningItem]] | None = None,
         probes: int = MAX_PROBES_PER_CYCLE,
         reads: int = MAX_READS_PER_CYCLE,
         rows: RowFilter | None = None,
@@ -107,7 +109,9 @@ class FamilyFollower(Watcher):
             jitter=jitter,
             debug=debug,
             resolve=resolve,
+            recheck=recheck,
             shared=shared,
+            notes=notes,
         )
         self.family = reporter
         self.open_child = open_child  # a reader for a child id, gated on the parent's segments
@@ -266,4 +270,4 @@ class FamilyFollower(Watcher):
                 self.reporter.task(amended)
 
     def settled(self) -> bool:
-        return all(c.done for c in self.children.values())
+        return super().settled() and all(c.done for c in self.children.values())

@@ -52,9 +52,11 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.childproof import ChildProof, ChildState, state_of
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
+from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.store.hints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8
+NOT_READ = "unknown (not read: "
 MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
@@ -89,6 +91,8 @@ class Unreported:
         self.admitted: set[str] = set()  # children proven for a terminal task's usage
         self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
         self.warned = False
+        self.failures: dict[str, int] = {}  # transient failures of each child's check, in a row
+        self.locked = False  # the last look at the store's records met a lock
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
         """The tasks of `messages` (already resolved), settled; kept for `again`."""
@@ -99,6 +103,9 @@ class Unreported:
     def again(self) -> list[TaskEntry]:
         """The last tasks given, their children checked once more (at most `per_cycle`)."""
         self.records = {}
+        if self.locked:  # the store met a lock last time: counted, so a lasting one ends
+            self.failures["store"] = self.failures.get("store", 0) + 1
+        self.locked = False
         opened = [t for t in self.base if self._open(t)]
         closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
         first = [t for t in closed if self._child(t).state is None]
@@ -121,7 +128,7 @@ class Unreported:
             for t in self.base
             if self.usage and self._closed(t) and t.child_session_id in self.admitted
         )
-        return not self.fresh_ends and not unchecked
+        return not self.fresh_ends and not unchecked and not self.locked
 
     def warnings(self) -> list[WarningItem]:
         """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
@@ -179,16 +186,21 @@ class Unreported:
         for task, (state, seen) in zip(
             due, gather(jobs, what="child state checks", debug=self.debug), strict=True
         ):
+            ref = task.child_session_id or ""
+            if state is None and seen.startswith(NOT_READ):  # asked again, `FINAL_RETRIES` times
+                self.failures[ref] = self.failures.get(ref, 0) + 1
+                state = "unknown" if self.failures[ref] > FINAL_RETRIES else None
             self._child(task).state = state
             self._say(f"task {task.number} child {task.child_session_id}: {seen}")
 
     @staticmethod
     def _look(child: ChildProof, segments: frozenset[str]) -> tuple[ChildState | None, str]:
-        """One child's check (on a worker thread: it touches only this child)."""
+        """One child's check (on a worker thread: it touches only this child). A transient
+        failure leaves it unchecked (None), to be checked again; any other is `unknown`."""
         try:
             state = child.check(segments)
         except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
-            return "unknown", f"unknown (not read: {exc.code.value})"
+            return (None if exc.retryable else "unknown"), f"{NOT_READ}{exc.code.value})"
         return state, state or "not proven the task's child"
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
@@ -199,7 +211,12 @@ class Unreported:
             return task
         if child.state != "ended":
             return replace(task, child_state=child.state)
+        locks = self.hints.locks
         proposal = self._proposal(task)
+        if proposal is None and self.hints.locks != locks and self.failures.get("store", 0) <= FINAL_RETRIES:
+            # The store's record could not be read for now: nothing decided, asked again.
+            self.locked = True
+            return replace(task, child_state="ended")
         if proposal is None:
             return replace(task, status=UNREPORTED, terminal=True, child_state="ended")
         filled = {

@@ -39,12 +39,18 @@ from msgspec import Struct
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.ui_strings import RETRYING, warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.dashboard.wire import WireMessage
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.follow_outcome import BACKOFF_BASE, BACKOFF_CAP, MAX_FILL_PAGES, START_TIMEOUT
+from hermes_task.reading.follow_outcome import (
+    BACKOFF_BASE,
+    BACKOFF_CAP,
+    FINAL_RETRIES,
+    MAX_FILL_PAGES,
+    START_TIMEOUT,
+)
 from hermes_task.reading.polling import PollLoop, Streak
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
@@ -110,11 +116,17 @@ class Watcher(PollLoop[WatchConfig]):
         resolve: Resolve | None = None,
         recheck: Recheck | None = None,
         shared: SharedDetails | None = None,
+        notes: Callable[[], list[WarningItem]] | None = None,
     ) -> None:
         super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
         self.reporter = reporter
         self.resolve = resolve
         self.recheck = recheck
+        self.notes = notes  # the run's own warnings (the local store's), published once each
+        # Is the task list built from every row the window holds? Only a whole build (resolve
+        # included) sets it: a cycle that failed part-way consumes no row (issue 35).
+        self.built = False
+        self.retried = 0  # cycles since every task was terminal with a child's proof failing
         self.shared = shared  # one cycle's details (`resolve`, `recheck`): cleared as each starts
         self.opened = False
         self.entries: list[TaskEntry] = []
@@ -182,7 +194,7 @@ class Watcher(PollLoop[WatchConfig]):
         if changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
-        if all_terminal(self.entries) and self.settled():
+        if all_terminal(self.entries) and self.settled() and self._proofs_settled():
             code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
             return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
         return None
@@ -221,6 +233,16 @@ class Watcher(PollLoop[WatchConfig]):
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
         return WatchOutcome("failed", "unknown", None, int(err.exit_status), err, age)
 
+    def _proofs_settled(self) -> bool:
+        """No task waits on a child proof that failed for now, or it had `FINAL_RETRIES` more
+        cycles once every task was terminal (it then keeps its failure's code): a busy answer
+        never ends a watch with a child it would have named, and never holds it forever."""
+        if not any(e.unavailable_reason in RETRYING for e in self.entries):
+            self.retried = 0
+            return True
+        self.retried += 1
+        return self.retried > FINAL_RETRIES
+
     def after_cycle(self) -> None:
         """After each successful read of the parent (`follow --parent` reads children here)."""
 
@@ -253,14 +275,19 @@ class Watcher(PollLoop[WatchConfig]):
                 warnings.append(WarningItem(code="gap", message=warning_message("gap")))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self._publish_warnings(warnings)
-        if not fresh:
-            return self.recheck is not None and self._report(self.recheck.again())
+        if not fresh and self.built and not any(e.unavailable_reason in RETRYING for e in self.entries):
+            changed = self.recheck is not None and self._report(self.recheck.again())
+            self._publish_warnings(self.notes() if self.notes is not None else [])
+            return changed
+        # The whole task list from every row held (a failed build consumed nothing).
+        self.built = False
         view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
         messages = [view.messages[k] for k in view.keys]
-        self.entries = recover(messages)
+        entries = recover(messages)
         if self.resolve is not None:
-            self.entries = self.resolve(messages, self.entries)
-        self.entries = self.amend(self.entries)
+            entries = self.resolve(messages, entries)
+        self.entries, self.built = self.amend(entries), True
+        self._publish_warnings(self.notes() if self.notes is not None else [])
         for entry in self.entries:
             key = entry.number or ""
             if self.known.get(key) != entry:

@@ -48,6 +48,9 @@ from hermes_task.reading.transcript import read_goal
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
+# The prefix of a proposal's outcome when its proof failed transiently (5xx, no answer, ...):
+# the task carries the failure's code as its `unavailable_reason` until a later proof succeeds.
+TRANSIENT = "retry:"
 
 
 class StoreHints:
@@ -73,10 +76,17 @@ class StoreHints:
         # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
+        # Proven stays proven: each task's child once assigned over HTTP in this run, by the
+        # task's (call id, task index); whatever the store says later, it only proposes new ones.
+        self.assigned: dict[tuple[str, int | None], str] = {}
+        self.locks = 0  # lookups a held lock failed (transient: the next lookup asks again)
         self._lock = threading.RLock()  # lookups from reads side by side (reading/fanout.py)
 
     def _unavailable(self, reason: str) -> None:
-        self.failed = self.failed or reason != "foreign"
+        if reason == "locked":
+            self.locks += 1  # said once like any other reason, but the store is asked again
+        else:
+            self.failed = self.failed or reason != "foreign"
         if self.warning is None:
             self.reason = reason
             self.warning = WarningItem(code="store_unavailable", message=store_warning(reason, self.path))
@@ -152,14 +162,16 @@ def _over_http(
     shared state but `details`: proposals are proven side by side (reading/fanout.py)."""
     try:
         detail = details(child_id)
+        parent = delegation_parent(detail)
+        if parent is None or parent not in segments:
+            return NOT_OWNED
+        goal = normalise_goal(read_goal(client, child_id))
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
+        if exc.retryable:  # this child's failure, not the parent's: asked again next time
+            return TRANSIENT + exc.code.value
         raise
-    parent = delegation_parent(detail)
-    if parent is None or parent not in segments:
-        return NOT_OWNED
-    goal = normalise_goal(read_goal(client, child_id))
     if goal is None:
         return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
     return _shown(detail, parent), goal
@@ -197,31 +209,54 @@ def find_children(
     recorded in the store's order; the assignment is `core.children.match` over the
     proposals' details and first user rows read over HTTP, never over the store's columns.
     `shared`: the run's details (a one-shot command), so a later check reads none again."""
-    out = [replace(t, child_ref_source="transcript") if t.child_session_id else t for t in tasks]
+    out = [_kept(hints, t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
     spawns = _spawns(messages, out, open_tasks)
+    locks = hints.locks
     rows = _store_children(client, hints, spawns)
-    if rows is None:
-        return out
-    store_goals = {row.id: hints.first_user_goal(row.id) for row in rows}
-    if hints.failed:
-        return out  # the store failed part-way: today's behaviour
+    store_goals = {row.id: hints.first_user_goal(row.id) for row in rows or ()}
+    if rows is None or hints.failed or hints.locks != locks:
+        # The store could not say (a lock: the next call asks again): the tasks say so.
+        unread = hints.failed or hints.locks != locks or hints.reason not in (None, "foreign")
+        return [_unread(t) if unread and i in open_tasks else t for i, t in enumerate(out)]
     segments = frozenset(s for spawn in spawns for s in spawn.segments)
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
         proposed.setdefault(row.id, []).append(spawn.key)
-    shown = _proven(client, hints, rows, proposed, segments, shared)
-    for key, proposal in match(spawns, shown, hints.goals).items():
+    shown, pending = _proven(client, hints, rows, proposed, segments, shared)
+    found = match(spawns, shown, hints.goals)
+    for key, code in pending.items():
+        if key not in found:  # its proof failed for now: the task says so, asked again later
+            out[key] = replace(out[key], unavailable_reason=code)
+    for key, proposal in found.items():
         task = out[key]
         if proposal == AMBIGUOUS:
             out[key] = replace(task, unavailable_reason=AMBIGUOUS)
         else:
+            hints.assigned[(task.call_id or "", task.task_index)] = proposal
             out[key] = replace(
                 task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
             )
     return out
+
+
+def _unread(task: TaskEntry) -> TaskEntry:
+    """A task the store could have proposed a child for, had it been readable."""
+    if task.unavailable_reason != "no_durable_child_reference":
+        return task
+    return replace(task, unavailable_reason="store_unavailable")
+
+
+def _kept(hints: StoreHints, task: TaskEntry) -> TaskEntry:
+    """The task with the child its transcript names, or the one proven earlier in the run."""
+    if task.child_session_id:
+        return replace(task, child_ref_source="transcript")
+    earlier = hints.assigned.get((task.call_id or "", task.task_index))
+    if earlier is None or task.call_id is None:
+        return task
+    return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
 
 
 def _spawns(
@@ -269,10 +304,11 @@ def _proven(
     proposed: Mapping[str, list[int]],
     segments: frozenset[str],
     shared: SharedDetails | None,
-) -> list[StoreSession]:
+) -> tuple[list[StoreSession], dict[int, str]]:
     """The proposed children as HTTP shows them (of the client's profile), in the store's
-    order. Those not proven earlier in the run are proven side by side (`_over_http`); a
-    dropped proposal is said, naming its tasks."""
+    order, and the tasks whose proposal could not be proven for now (a transient failure:
+    task key -> its code). Those not proven earlier in the run are proven side by side
+    (`_over_http`); a dropped proposal is said, naming its tasks."""
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
@@ -282,6 +318,7 @@ def _proven(
     proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
     answers = dict(zip(ask, proofs, strict=True))
     shown: list[StoreSession] = []
+    pending: dict[int, str] = {}
     for row in rows:
         keys = proposed.get(row.id)
         if not keys:
@@ -290,6 +327,10 @@ def _proven(
         if isinstance(got, tuple):
             hints.shown[row.id], hints.goals[row.id] = got
             got = got[0]
+        if isinstance(got, str) and got.startswith(TRANSIENT):
+            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} not proven now ({got})")
+            pending.update(dict.fromkeys(keys, got.removeprefix(TRANSIENT)))
+            continue
         if isinstance(got, str):
             hints.proposal_checked(got != Code.NOT_FOUND.value)
             hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
@@ -297,7 +338,7 @@ def _proven(
         hints.proposal_checked(True)
         if same_profile(got, client.profile):
             shown.append(got)
-    return shown
+    return shown, pending
 
 
 __all__ = ["StoreHints", "child_over_http", "find_children"]

@@ -20,7 +20,8 @@ proposes a task's outcome only once the task's child is proven ended over HTTP.
   completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
 - Every failure is a `StoreUnavailable` with a stable reason (`no_file`, `permission`,
   `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
-  unavailable for the rest of the run.
+  unavailable for the rest of the run, except `locked` (a writer held the lock past the busy
+  timeout): that one passes, and the next query asks again.
 - Debug lines name the store path and each query's duration, never ids or content.
 - `import sqlite3` costs a few milliseconds; a `Store` whose file exists starts it on a
   background thread when it is made, so it overlaps the first HTTP reads, and the first
@@ -158,7 +159,7 @@ class Store:
             try:
                 self._conn = self._connect()
             except StoreUnavailable as exc:
-                self._failure = exc
+                self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
                 self._say(f"store {self.path}: unavailable ({exc.reason})")
                 raise
             self._say(f"store {self.path}: opened read-only in {_ms(started)}")
@@ -176,9 +177,12 @@ class Store:
         try:
             rows = conn.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
-            self._failure = _classify(exc)
-            self._say(f"store query {name}: failed ({self._failure.reason}) after {_ms(started)}")
-            raise self._failure from None
+            failure = _classify(exc)
+            # A lock held past the busy timeout (another connection writing) passes: the next
+            # query asks again. Any other failure is the store's for the rest of the run.
+            self._failure = None if failure.reason == "locked" else failure
+            self._say(f"store query {name}: failed ({failure.reason}) after {_ms(started)}")
+            raise failure from None
         self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
         return rows
 
