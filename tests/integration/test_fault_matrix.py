@@ -208,7 +208,7 @@ def outcome(command: str, stdout: str) -> dict[str, Any]:
     in order, the warnings and non-retryable errors in order, and the `result`."""
     events = settled(command, stdout)
     tasks: dict[str, Any] = {}
-    rows: dict[str, list[Any]] = {}
+    rows: dict[str | None, list[Any]] = {}
     for event in events:
         if event["type"] == "task":
             tasks[event["number"]] = event
