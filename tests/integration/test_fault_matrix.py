@@ -33,18 +33,35 @@ may add:
 
 Everything else is compared exactly: the `recover` document (every task's number, status,
 child id, terminal, result, usage, `gap`, ...), every `task`, `row`, `match` and `result`
-event, in order. The run's token must not appear in any output.
+event, in order. The run's token must not appear in any output. The fault must have fired.
+
+**The same read failing twice.** The client retries a read once, so a single fault never
+reaches a live loop's own rules. For `recover --watch` and `follow --parent` the matrix runs
+again with the fault hitting request i and its retry (`Rule.at(..., repeat=2)`); then what
+was learnt may come a cycle later, so `outcome` compares what the loop printed and decided:
+each task's last `task` event (whole), each task's `row` events in order, the warnings and
+errors (as above) in order, and the `result`; and the exit code.
 
 **A locked store mid-watch.** `recover --watch --exit-status --json` on a parent whose unit is
-still running (`seeding watch-parent`: its children are known only from the store), with
-another sqlite3 connection holding `BEGIN EXCLUSIVE` on the dashboard's `state.db` for about
-two watch cycles after the watch's first read; then the unit completes (one task failed). On a
-WAL store the holder first sets `PRAGMA locking_mode=EXCLUSIVE`, so that, as on a rollback-journal
-store, no reader gets in (the dashboard's own reads fail or wait too); the test checks the lock
-shuts a reader out. The verdict, the exit code and the task list (numbers, statuses, terminal,
-child ids, results; no task event ever without its child) must equal a clean run's on an
-identical unit; the locked run may add one `store_unavailable` warning, and retryable `error`
-events.
+still running (`seeding watch-parent`: its children are known only from the store), then the
+unit completes (one task failed), with another sqlite3 connection holding `BEGIN EXCLUSIVE`
+for `LOCK_SECONDS` (about two watch cycles; `recover --watch` polls every 2 s):
+
+- `dashboard`: on the dashboard's own `state.db`, from the watch's first read until just
+  before the completion is written (the seeding tool cannot write through the lock). On a WAL
+  store the holder first sets `PRAGMA locking_mode=EXCLUSIVE`, so that, as on a
+  rollback-journal store, no reader gets in: the dashboard's own reads fail or wait too;
+- `snapshot`: on the store the CLI reads (`--store`, a copy taken once the unit is seeded,
+  rollback-journal mode), from just before the completion is written until `LOCK_SECONDS`
+  after: the dashboard answers, and the watch asks the store again when the completion row
+  arrives, so only the store is locked when it is needed.
+
+The test checks each lock shuts a reader out. The verdict, the exit code and the task list
+(numbers, statuses, terminal, child ids, results; no task event ever without its child) must
+equal a clean run's on an identical unit; the locked run may add one `store_unavailable`
+warning, and retryable `error` events.
+
+Time: about 3 minutes per backend (runs side by side on `WORKERS` proxies).
 """
 
 from __future__ import annotations
