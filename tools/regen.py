@@ -34,7 +34,7 @@ def doc_files() -> list[Path]:
 
 
 COMPLETION_FILES = {"bash": "hermes-task.bash", "zsh": "_hermes-task", "fish": "hermes-task.fish"}
-REQUIRED_HELP = ("main", "show", "follow", "older", "parents", "recover", "search")
+REQUIRED_HELP = ("main", "show", "follow", "older", "parents", "recover", "search", "export")
 HELP_ENV = {"COLUMNS": "100", "LINES": "50", "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
 MARKER = re.compile(r"<!-- (help:[a-z][a-z -]*|exit-codes|warnings) -->\n(.*?)<!-- /\1 -->\n?", re.S)
 _RUN = "import sys; from hermes_task.cli.app import app; app(sys.argv[1:], prog_name='hermes-task')"

@@ -79,6 +79,46 @@ def test_recover_finds_every_seeded_child(backend: Any, tmp_path: Path, live: bo
     assert {t["child_ref_source"] for t in tasks} == {"store"}
 
 
+def test_every_background_child_of_the_seeded_parent_is_named(backend: Any) -> None:
+    """Issue 35: each background task of the seeded parent (c1, c2 -- the `tool`-source child
+    compacted in place --, running) is named by `recover --json`, from the store, proven."""
+    m = backend.manifest
+    run = hermes_task(backend, "recover", m["parent"], "--json")
+    assert run.code == 0, run.stderr
+    background = [
+        (t["number"], t["child_session_id"], t["child_ref_source"])
+        for t, e in zip(run.json()["tasks"], m["expected_tasks"], strict=True)
+        if e["status_source"] != "result"
+    ]
+    wanted = [e["child"] for e in m["expected_tasks"] if e["status_source"] != "result"]
+    assert len(background) == 3
+    assert [(child, source) for _, child, source in background] == [(c, "store") for c in wanted]
+
+
+def test_a_child_whose_goal_row_was_archived_is_named(backend: Any) -> None:
+    """Issue 35 (a regression on 0.19.0): a background child compacted in place has its
+    goal row archived (the seeding checks it in the store); 0.19 hides archived rows, so its
+    oldest row over HTTP is the compaction summary. The child is still named: proven by its own parent link and delegation marker,
+    matched on the store's goal row."""
+    seeded = backend.compacted_child()
+    oldest = hermes_task(backend, "older", seeded["child"], "--all", "--json")
+    assert oldest.code == 0, oldest.stderr
+    first = oldest.json()["rows"][0]
+    if backend.features.order:  # include_compacted honoured: the archived goal is served
+        assert (first["text"], first["archived"]) == (seeded["goal"], True)
+    else:  # archived rows hidden: the summary comes first (backend.md section 11)
+        assert first["text"].startswith("[CONTEXT COMPACTION")
+    run = hermes_task(backend, "recover", seeded["parent"], "--json")
+    assert run.code == 0, run.stderr
+    (task,) = run.json()["tasks"]
+    assert (task["goal"], task["child_session_id"], task["child_ref_source"], task["unavailable_reason"]) == (
+        seeded["goal"],
+        seeded["child"],
+        "store",
+        None,
+    )
+
+
 def test_same_goal_sync_task_and_recursion(backend: Any, tmp_path: Path) -> None:
     m = backend.manifest["store"]
     with store_copy(backend, tmp_path, live=True) as store:

@@ -51,6 +51,20 @@ def scenario(name: str, dash: Conversations) -> dict[int, Callable[[], None]]:
 
 
 def main(name: str) -> None:
+    # A readable store that proposes nothing: the screens show the watch, not a store warning.
+    import os
+    import sqlite3
+    import tempfile
+
+    from tests.unit.conftest import SCHEMA
+
+    path = os.path.join(tempfile.mkdtemp(prefix="hermes-task-pty-"), "state.db")
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    conn.execute("INSERT INTO sessions (id, source, started_at) VALUES (?, 'cli', 0)", (P,))
+    conn.commit()
+    conn.close()
+    os.environ["HERMES_TASK_STORE"] = path
     dash = Conversations()
     dash.contract = "legacy"
     background(dash)

@@ -54,6 +54,7 @@ def run(*args: str) -> tuple[str, str, set[str]]:
         (["older", ID, *DEAD], "hermes_task.cli.older", 7),
         (["recover", ID, *DEAD], "hermes_task.cli.recover", 7),
         (["follow", ID, "--timeout", "0.1", *DEAD], "hermes_task.cli.follow", 7),
+        (["export", ID, "--format", "otlp-json", *DEAD[1:]], "hermes_task.cli.export", 7),
         (["config", "path"], "hermes_task.cli.meta", 0),
         (["show", "--help"], "hermes_task.cli.show", 0),
     ],
@@ -125,11 +126,12 @@ WORK_MODULES = {
         "run_search",
         "run_config",
     ]
-}
+} | {"hermes_task.reading.traceread", "hermes_task.render.otlp"}  # export's work (cli/export.py holds both)
 
 
 @pytest.mark.parametrize(
-    "args", [["--help"], ["show", "--help"], ["recover", "--help"], ["config", "--help"]]
+    "args",
+    [["--help"], ["show", "--help"], ["recover", "--help"], ["config", "--help"], ["export", "--help"]],
 )
 def test_help_imports_every_command_it_lists_and_none_of_their_work(args: list[str]) -> None:
     """Root `--help` imports every command's module (typer needs each one's short help); no

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ def busy(sid: str, kind: str, times: int = 2) -> Callable[[Call], httpx.Response
 
 
 @pytest.fixture
-def two_done(fake: Conversations, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def two_done(fake: Conversations, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """P delegated two background tasks, both completed; their children are known only from
     the store (the parent's rows name none)."""
     fake.session(P)
@@ -64,7 +64,7 @@ def two_done(fake: Conversations, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     chain(complete(fake, "Audit A"), complete(fake, "Audit B", DELEG_B))()
     path = store(tmp_path, [(A, P, "Audit A", 100.5), (B, P, "Audit B", 200.5)])
     monkeypatch.setenv("HERMES_TASK_STORE", str(path))
-    yield path
+    return path
 
 
 def named(lines: list[dict[str, Any]]) -> dict[str, tuple[str | None, str]]:

@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_task.cli import run_older
 from hermes_task.cli.environment import Environment
@@ -33,7 +35,9 @@ LIMIT = 40
 class Child(Dashboard):
     """The child: row `goal_at` its user row stating `goal`, the others steps."""
 
-    def __init__(self, contract: Any, goal_at: int = 0, goal: str = "Count the modules") -> None:
+    def __init__(
+        self, contract: Any, goal_at: int | None = 0, goal: str = "Count the modules", rows: int = ROWS
+    ) -> None:
         super().__init__(contract=contract, serves=frozenset({"detail", "messages"}))
         if contract == "current":
             self.envelope = {"profile": "default"}
@@ -41,7 +45,7 @@ class Child(Dashboard):
         config = json.dumps({"max_iterations": 90, "_delegate_from": PARENT})
         self.put(CHILD, source="subagent", parent_session_id=PARENT, model_config=config,
                  started_at=1796056441.0, ended_at=1796056500.0, end_reason="completed")  # fmt: skip
-        for i in range(ROWS):
+        for i in range(rows):
             if i == goal_at:
                 self.add("user", goal)
             else:
@@ -278,3 +282,73 @@ def test_an_oldest_first_read_without_pagination_keeps_the_window(child: Child) 
     assert result.exit_code == 0, result.output
     assert [r["id"] for r in json.loads(result.stdout)["rows"]] == child.ids(CHILD)
     assert [o[1] for o in child.offsets()].count(str(LIMIT)) == 1  # asked once, then the window path
+
+
+def _both_piped(dash: Child, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """`older --all` piped, streamed then windowed, against `dash`."""
+    with serving(dash.handle), monkeypatch.context() as patch:
+        streamed = invoke("older", CHILD, "--all")
+        patch.setattr(run_older, "stream", lambda *a, **k: False)
+        windowed = invoke("older", CHILD, "--all")
+    return streamed, windowed
+
+
+@pytest.mark.parametrize("contract", ["current", "legacy"])
+def test_a_task_the_newest_page_holds_whole_is_piped_as_the_window_pipes_it(
+    contract: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: a 50-row task (its newest page full, so older rows may exist): the first
+    oldest-first page holds nothing before the newest page. Streamed, the goal line was lost
+    and the "nothing older" note never written."""
+    monkeypatch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
+    streamed, windowed = _both_piped(Child(contract, rows=50), monkeypatch)
+    assert streamed.exit_code == windowed.exit_code == 0, streamed.output
+    assert streamed.stdout.startswith("goal: Count the modules")
+    assert "note: nothing older" in streamed.stderr
+    assert (streamed.stdout, streamed.stderr) == (windowed.stdout, windowed.stderr)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    contract=st.sampled_from(["current", "legacy"]),
+    rows=st.integers(min_value=1, max_value=170),
+    goal=st.one_of(st.none(), st.floats(min_value=0, max_value=1, exclude_max=True)),
+    limit=st.sampled_from([40, 50, 500]),
+)
+def test_streamed_piped_text_is_the_windowed_text(
+    contract: str, rows: int, goal: float | None, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Property (issue 35): for any row count, goal position (or none) and page size, the
+    streamed piped output (stdout and stderr) is the windowed path's."""
+    monkeypatch.setattr(stream_mod, "STREAM_LIMIT", limit)
+    goal_at = None if goal is None else int(goal * rows)
+    streamed, windowed = _both_piped(Child(contract, goal_at=goal_at, rows=rows), monkeypatch)
+    assert streamed.exit_code == windowed.exit_code == 0, streamed.output
+    assert (streamed.stdout, streamed.stderr) == (windowed.stdout, windowed.stderr)
+
+
+@pytest.mark.parametrize("contract", ["current", "legacy"])
+def test_a_failure_while_the_goal_is_sought_writes_no_row(
+    contract: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The goal past the first page: the pages are held until it is found, so a failure on
+    the way is reported as without streaming: no row, no goal line, the failure's status."""
+    monkeypatch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
+    dash = Child(contract, goal_at=60, goal="Count the modules, late")
+
+    def fail_second(call: Call) -> httpx.Response | None:
+        if (
+            call.kind == "messages"
+            and call.params.get("offset") == "39"
+            and call.params["limit"] == str(LIMIT)
+        ):
+            return httpx.Response(500, json={"detail": "Internal Server Error"})
+        return None
+
+    dash.before.append(fail_second)
+    with serving(dash.handle):
+        plain = invoke("older", CHILD, "--all")
+    assert plain.exit_code != 0
+    assert "step" not in plain.stdout
+    assert "goal:" not in plain.stdout
+    assert plain.stderr.startswith("error: ")

@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_task.cli import run_older
 from hermes_task.reading import stream as stream_mod
@@ -36,13 +38,13 @@ class Task(Lineage):
     """X -> Y -> Z (or X -> Y) rotated by compression, rows with `message_uid`s (none on
     `legacy`); `sizes` rows of each segment's own (the goal first in X)."""
 
-    def __init__(self, shape: str, sizes: tuple[int, ...] = (60, 70, 90)) -> None:
+    def __init__(self, shape: str, sizes: tuple[int, ...] = (60, 70, 90), goal_at: int = 0) -> None:
         super().__init__(legacy=shape == "legacy")
         self.shape = shape
         path = [X, Y, Z][: len(sizes)]
         self.path = path
         self.add(path[0])
-        self.own(path[0], sizes[0], goal=True)
+        self.own(path[0], sizes[0], goal=True, goal_at=goal_at)
         for old, new, size in zip(path, path[1:], sizes[1:], strict=False):
             self.rotate(old, new)
             self.copies(old, new)
@@ -54,10 +56,11 @@ class Task(Lineage):
             for sid in path[1:]:
                 self.iot_view(sid)
 
-    def own(self, sid: str, n: int, *, goal: bool = False) -> None:
-        if goal:
-            self.put_row(sid, "user", "Count the TODO markers", "u-goal")
-        for _ in range(n - goal):
+    def own(self, sid: str, n: int, *, goal: bool = False, goal_at: int = 0) -> None:
+        for i in range(n):
+            if goal and i == goal_at:
+                self.put_row(sid, "user", "Count the TODO markers", "u-goal")
+                continue
             rid = self.next_id
             role = "tool" if rid % 5 == 0 else "assistant"
             self.put_row(sid, role, f"{sid[-6:]} step {rid}", f"u-{rid}")
@@ -367,3 +370,25 @@ def test_a_failure_on_the_first_page_keeps_the_newest_page(task: Task) -> None:
     assert data["kind"] == "error"
     assert len(data["rows"]) == 50
     assert [r["id"] for r in data["rows"]][-1] == task.rows[Z][-1]["id"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    shape=st.sampled_from(SHAPES),
+    sizes=st.lists(st.integers(min_value=1, max_value=110), min_size=2, max_size=3),
+    goal=st.floats(min_value=0, max_value=1, exclude_max=True),
+)
+def test_streamed_lineage_piped_text_is_the_windowed_text(
+    shape: str, sizes: list[int], goal: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Property (issue 35): for any lineage shape, segment sizes and goal position in the
+    root, `older --all` piped (stdout and stderr) and `--json` are the windowed path's."""
+    dash = Task(shape, tuple(sizes), goal_at=int(goal * sizes[0]))
+    with serving(dash.handle), monkeypatch.context() as patch:
+        patch.setattr(stream_mod, "STREAM_LIMIT", LIMIT)
+        streamed_json, streamed_plain = _both(X)
+        patch.setattr(run_older, "stream", lambda *a, **k: False)
+        windowed_json, windowed_plain = _both(X)
+    assert streamed_plain.exit_code == windowed_plain.exit_code == 0, streamed_plain.output
+    assert (streamed_plain.stdout, streamed_plain.stderr) == (windowed_plain.stdout, windowed_plain.stderr)
+    assert (streamed_json.stdout, streamed_json.stderr) == (windowed_json.stdout, windowed_json.stderr)

@@ -346,3 +346,15 @@ def test_only_ids_the_id_check_accepts_are_proposed() -> None:
     assert propose_parents(rows, None, 10) == [P1, P2]
     assert propose_parents(rows, None, 1) == [P1]
     assert propose_parents(rows, "work", 10) == [ORCH, P1, P2]
+
+
+def test_the_newest_children_are_proven_when_the_store_bound_cuts(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: the store proposes a parent's newest children; a cut is `more_children`."""
+    monkeypatch.setattr("hermes_task.core.children.MAX_CHILDREN", 1)
+    doc = json.loads(run(world, "--json").stdout)
+    found = {
+        p["id"]: (p["delegated_children"], p["more_children"], p["last_delegated_at"]) for p in doc["parents"]
+    }
+    assert found == {ORCH: (1, False, 1106.0), P2: (1, True, 1105.0), P1: (1, True, 1002.0)}

@@ -182,7 +182,7 @@ def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
     assert as_json.stderr == ""
 
 
-COMMAND_LINES = [["show"], ["follow"], ["older"], ["parents"], ["recover"], ["search"], ["completion"],
+COMMAND_LINES = [["show"], ["follow"], ["older"], ["parents"], ["recover"], ["search"], ["export"], ["completion"],
                  ["schema"], ["config", "path"], ["config", "show"]]  # fmt: skip
 
 

@@ -213,7 +213,9 @@ def test_a_failure_a_retry_cannot_mend_is_not_retried(fault: httpx.Response) -> 
         end_reason=None,
     )
     dash.faults.append(fault)
-    client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None, sleep=pytest.fail)
+    client = DashboardClient(
+        dash.http("http://127.0.0.1:9"), credentials=None, sleep=lambda _: pytest.fail("retried")
+    )
     with pytest.raises(HermesError):
         client.detail(SID)
     assert client.retries == 0

@@ -80,8 +80,8 @@ def test_children_and_first_user_row_without_touching_anything(tmp_path: Path, w
         with unchanged(tmp_path, "state.db"):
             store = Store(db, debug=lines.append)
             kids = store.children(P)
-            assert [k.id for k in kids] == [C1, C2]
-            assert kids[0] == StoreSession(
+            assert [k.id for k in kids] == [C2, C1]  # newest first (issue 35)
+            assert kids[1] == StoreSession(
                 id=C1,
                 parent_session_id=P,
                 model_config=json.dumps({"max_iterations": 90, "_delegate_from": P}),
@@ -112,7 +112,7 @@ def test_a_closed_wal_store_is_read_as_immutable(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
     with unchanged(tmp_path, "state.db"):
         store = Store(db)
-        assert [k.id for k in store.children(P)] == [C1, C2]
+        assert [k.id for k in store.children(P)] == [C2, C1]
         store.close()
 
 

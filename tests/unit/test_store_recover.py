@@ -279,3 +279,63 @@ def test_a_store_that_fails_part_way_proposes_nothing_and_asks_the_dashboard_not
     assert found == [replace(t, unavailable_reason="store_unavailable") for t in tasks]
     assert dash.log == []
     assert hints.reason == "locked"
+
+
+def test_the_store_proposes_the_newest_children_and_names_the_tasks_its_bound_left_out(
+    fake: Conversations, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: a run with more children than the store's bound. The newest task is the one a
+    user asks about: it is named; the oldest is left without a child, and the warning says so
+    (never a silent `no_durable_child_reference`)."""
+    monkeypatch.setattr("hermes_task.core.children.MAX_CHILDREN", 10)
+    fake.session(P)
+    goals = [f"Task number {n}" for n in range(12)]
+    call(fake, "call_1", goals, 100.0)
+    kids = [f"20261130_1710{n:02d}_eeeeee" for n in range(12)]
+    for n, (kid, goal) in enumerate(zip(kids, goals, strict=True)):
+        child(fake, kid, goal, started=101.0 + n)
+    store = store_with(
+        tmp_path, [(kid, goal, 101.0 + n) for n, (kid, goal) in enumerate(zip(kids, goals, strict=True))]
+    )
+    doc = recover(store)
+    assert refs(doc)[2:] == [(kid, "store", None) for kid in kids[2:]]
+    assert refs(doc)[:2] == [(None, None, "no_durable_child_reference")] * 2
+    assert doc["warnings"] == [
+        {"code": "bound_reached",
+         "message": "a proof or paging bound stopped the work early (the store proposes the newest 10 "
+                    "children of a session; older ones were not proposed, so task(s) 1.1, 1.2 may have a "
+                    "child that is not named)"}
+    ]  # fmt: skip
+
+
+SUMMARY = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below."
+
+
+def test_a_child_whose_goal_row_the_dashboard_hides_is_proven_by_its_parent_link(
+    fake: Conversations, tmp_path: Path
+) -> None:
+    """Issue 35: 0.19 hides archived rows, so a child compacted in place shows a compaction
+    summary as its oldest row. The proof is its exact-id detail (parent link, delegation
+    marker); the store's goal row is the match. A summary first with another store goal, or
+    a child of another parent, is still never named."""
+    fake.session(P)
+    call(fake, "call_1", ["Check that the build passes", "Count TODO markers"], 100.0)
+    fake.session(OTHER)
+    child(fake, A, SUMMARY, started=100.5)
+    child(fake, B, SUMMARY, started=100.6)
+    child(fake, C, SUMMARY, parent=OTHER, started=100.7)
+    store = store_with(
+        tmp_path,
+        [(A, "Check that the build passes", 100.5), (B, "Something else entirely", 100.6)],
+    )
+    with sqlite3.connect(store) as conn:  # C: the store says P, the dashboard says OTHER
+        conn.execute(
+            "INSERT INTO sessions (id, source, parent_session_id, model_config, started_at) VALUES (?,?,?,?,?)",
+            (C, "tool", P, json.dumps({"_delegate_from": P}), 100.7),
+        )
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?,?,?,?)",
+            (C, "user", "Count TODO markers", 100.71),
+        )
+    conn.close()
+    assert refs(recover(store)) == [(A, "store", None), (None, None, "no_durable_child_reference")]

@@ -194,7 +194,8 @@ def test_recursive_a_nested_level_not_read_is_missing_from_usage_with_children(f
     a = doc(run(P, "--recursive", "--json"))["tasks"][0]
     assert (a["children"][0]["gap"], a["children"][0]["usage"]) == ("not_found", None)
     assert a["usage"] == A_SUM
-    assert a["usage_with_children"] == {**A_SUM, "complete": False, "missing": ["tasks"]}
+    # issue 35: the sum says both: a task without usage, and nested tasks not read
+    assert a["usage_with_children"] == {**A_SUM, "complete": False, "missing": ["tasks", "nested"]}
 
 
 def test_the_parents_tokens_stay_as_told_and_the_table_shows_both(fake: Rotating) -> None:
@@ -289,9 +290,9 @@ def test_a_watch_says_once_when_the_bound_left_tasks_without_usage(
     assert clock.sleeps == []  # the bound's task is not waited for
 
 
-def _nine_ended_tasks(fake: Rotating) -> list[str]:
+def _nine_ended_tasks(fake: Rotating, count: int = 9) -> list[str]:
     fake.session(P)
-    kids = [f"20261130_1701{n:02d}_eeeeee" for n in range(9)]
+    kids = [f"20261130_1701{n:02d}_eeeeee" for n in range(count)]
     delegate(fake, P, [(f"Task {n}", kid) for n, kid in enumerate(kids)])
     for n, kid in enumerate(kids):
         fake.child(kid, P, input_tokens=n, output_tokens=1, cache_read_tokens=0, cache_write_tokens=0,
@@ -313,3 +314,13 @@ def test_the_children_proven_for_usage_are_bounded_and_the_bound_is_said(
                     "tasks are proven in one run; no usage for task(s) 1.8, 1.9)"}
     ]  # fmt: skip
     assert not any(p.startswith(f"/api/sessions/{kids[8]}") for p in fake.paths_asked())
+
+
+def test_the_usage_bound_names_its_tasks_in_number_order(
+    fake: Rotating, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Task numbers sort as numbers (1.9 before 1.10), never as text (issue 35)."""
+    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 8)
+    _nine_ended_tasks(fake, count=12)
+    (warning,) = doc(run(P, "--json"))["warnings"]
+    assert warning["message"].endswith("no usage for task(s) 1.9, 1.10, 1.11, 1.12)")

@@ -1,7 +1,9 @@
 """`older --all` written as its pages are proven (`reading/stream.py` reads them).
 
-Piped plain text: the goal line after the first page, each page's rows as soon as it is
-read, the footer and warnings at the end. `--json`: the document opens (`schema_version`,
+Piped plain text: the goal line once the goal is known (the first page that states it: a
+delegated child's goal is its first row, so normally the first page; the pages before it are
+held meanwhile), each page's rows as soon as it is read, the footer, the windowed path's
+"nothing older" note when the newest page held every row, and warnings at the end. `--json`: the document opens (`schema_version`,
 `rows`) with the first page and each page's rows follow as elements as they are proven;
 everything that depends on how the read ends (`kind`, the task with each segment's
 `rows_shown`, coverage, warnings) comes after `rows` and is written last: byte for byte the
@@ -24,11 +26,12 @@ from typing import Any, NoReturn
 from msgspec.structs import replace
 
 from hermes_task.cli.common import Common, OutputFormat
-from hermes_task.cli.endings import error_document, error_lines, failure_of, report_failure
+from hermes_task.cli.endings import error_document, error_lines, failure_of, report_failure, stderr_line
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
 from hermes_task.core.lineage_window import Cursor
+from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable
 from hermes_task.reading.reader import TaskReader
@@ -108,10 +111,32 @@ def _segment(
     except HermesError as exc:
         report_failure(common, exc, reader.rows())  # nothing written yet: as without streaming
         raise SystemExit(int(exc.exit_status)) from None
+    held = [first]
     reader.goal = goal_of(first) if not reader.continues_parent else None
+    if reader.goal is None and not reader.continues_parent and not common.json:
+        held = _until_goal(common, reader, first, pages)  # the goal line comes before the rows
     doc = replace(reader.document(warnings), rows=[])  # the rows come page by page
-    _write(session, reader, doc, stats, warnings, [first], pages, debug, view)
+    _write(session, reader, doc, stats, warnings, held, pages, debug, view)
     return True
+
+
+def _until_goal(
+    common: Common, reader: TaskReader, first: list[Row], pages: Iterator[list[Row]]
+) -> list[list[Row]]:
+    """The pages read (and held) until one states the goal, which `reader.goal` takes, or
+    until the last; nothing is written yet, so a failure is reported as without streaming."""
+    held = [first]
+    while reader.goal is None:
+        try:
+            page = next(pages)
+        except StopIteration:
+            break
+        except HermesError as exc:
+            report_failure(common, exc, reader.rows())
+            raise SystemExit(int(exc.exit_status)) from None
+        held.append(page)
+        reader.goal = goal_of(page)
+    return held
 
 
 def _lineage(
@@ -188,6 +213,14 @@ def _write(
     final = finish(reader, doc, stats, warnings, cur)
     common.env.write_stdout(footer_text(final, painted, shown) + "\n")
     emit_warnings(common, final.warnings)
+    if cur is None and stats.older == 0:  # as the windowed path: no older page added a row
+        nothing_older(common, final.task.root_id)
+
+
+def nothing_older(common: Common, root_id: str) -> None:
+    """The note that no older page added a row (both paths of `older`, never with `--json`)."""
+    text = f"note: nothing older: the newest page holds every row of task {clean_line(root_id)}"
+    stderr_line(common, text, "dim")
 
 
 def _json(

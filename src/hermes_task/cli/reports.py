@@ -50,15 +50,16 @@ def child_reader(
     return read
 
 
-def check_target(path: str) -> None:
-    """Before any read: FILE must be a file in a directory this process can write (exit 2)."""
+def check_target(path: str, option: str = "--junit") -> None:
+    """Before any read: FILE (given as `option`) must be a file in a directory this process
+    can write (exit 2)."""
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise HermesError(Code.USAGE, f"--junit {path} is a directory")
+        raise HermesError(Code.USAGE, f"{option} {path} is a directory")
     if not os.path.isdir(directory):
-        raise HermesError(Code.USAGE, f"--junit {path}: no such directory {directory}")
+        raise HermesError(Code.USAGE, f"{option} {path}: no such directory {directory}")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise HermesError(Code.USAGE, f"--junit {path}: the directory {directory} is not writable")
+        raise HermesError(Code.USAGE, f"{option} {path}: the directory {directory} is not writable")
 
 
 def write_atomic(path: str, text: str) -> None:

@@ -14,15 +14,14 @@ from contextlib import contextmanager
 
 from hermes_task.cli.common import Common
 from hermes_task.cli.consoles import color_enabled
-from hermes_task.cli.endings import Ending, stderr_line
-from hermes_task.cli.older_stream import stream
+from hermes_task.cli.endings import Ending
+from hermes_task.cli.older_stream import nothing_older, stream
 from hermes_task.cli.output import output_transcript
 from hermes_task.cli.read_transcript import finish, read_transcript
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.documents import TranscriptDoc
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
-from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.older_batches import PagingOutcome, Plan, Progress, combine_warnings, read_batches
 from hermes_task.reading.reader import TaskReader
@@ -98,10 +97,7 @@ def run_older(
             more = () if all_pages else _more(pages or 1, min_text)
             output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc, more=more)
             if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
-                sid = clean_line(doc.task.root_id)
-                stderr_line(
-                    common, f"note: nothing older: the newest page holds every row of task {sid}", "dim"
-                )
+                nothing_older(common, doc.task.root_id)
 
         reading = read_transcript(session, child_id=child_id, tip=tip, no_hint=no_hint, step=batches)
         write = session.debug

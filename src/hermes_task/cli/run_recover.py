@@ -19,15 +19,13 @@ from hermes_task.cli.shell import run
 from hermes_task.core.documents import TasksDoc
 from hermes_task.core.ids import check_id
 from hermes_task.core.verdict import exit_status as verdict_exit
-from hermes_task.core.verdict import only, summarize
+from hermes_task.core.verdict import only
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.tasktree import Conversation, build, read_conversation
-from hermes_task.reading.unreported import Unreported
+from hermes_task.reading.parenttasks import read_parent_tasks
 from hermes_task.render.jsontext import document
 from hermes_task.render.plain import no_tasks_text, task_lines
 from hermes_task.render.rows import View
-from hermes_task.store.hints import find_children
 
 
 def run_recover(
@@ -54,33 +52,17 @@ def run_recover(
             check_target(junit)
             junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
-            # One run, one answer per session: a detail read by one proof serves every later
-            # reader (docs/identity.md "Reads side by side").
+            # One run, one answer per session (reading/parenttasks.py).
             shared = SharedDetails(client)
-            debug = session.debug
-
-            paths: dict[str, tuple[str, ...]] = {}  # each conversation read: its proven lineage
-
-            def read(sid: str, *, parent: bool = False) -> Conversation:
-                store = None if parent else hints
-                conversation = read_conversation(
-                    client, sid, hint=not parent, pages=pages, store=store, shared=shared
-                )
-                paths[conversation.session_id] = conversation.path
-                return conversation
-
-            # With --recursive a task's usage comes from its child's own read (reading/tasktree.py).
-            settle = Unreported(client, hints, usage=not recursive, debug=debug, shared=shared)
             try:
-                tasks, warnings = build(
-                    read(parent, parent=True),
-                    read,
+                got = read_parent_tasks(
+                    client,
+                    hints,
+                    parent,
+                    shared=shared,
                     recursive=recursive,
-                    resolve=lambda conv, found: settle(
-                        conv.messages, find_children(client, hints, conv.messages, found, shared)
-                    ),
-                    read_detail=shared,
-                    debug=debug,
+                    pages=pages,
+                    debug=session.debug,
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 if junit_file is not None:
@@ -89,8 +71,7 @@ def run_recover(
                         [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
                     )
                 raise
-            warnings += settle.warnings() + hints.warnings()
-            doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
+            doc, tasks, paths = got.doc, got.doc.tasks, got.paths
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).

@@ -40,6 +40,9 @@ from msgspec import Struct
 from hermes_task.core.ids import is_valid_id
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
+# The children of one session the store proposes: the newest ones. The reader returns one more
+# row so its callers know when the bound cut older children off (and say so).
+MAX_CHILDREN = 1000
 AMBIGUOUS = "ambiguous_match"
 
 
@@ -231,6 +234,7 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
 __all__ = [
     "AMBIGUOUS",
     "MARKERS",
+    "MAX_CHILDREN",
     "Spawn",
     "StoreSession",
     "StoreUnavailable",

@@ -44,6 +44,12 @@ RESULT_FIELDS = tuple(f.name for f in fields(outcome.TaskResult))
 _CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
 
 
+def number_order(number: str) -> tuple[tuple[int, int, str], ...]:
+    """The sort key of a task number (`CALL.TASK`, or a nested `1.2.3`): its parts as numbers,
+    so 1.9 comes before 1.10 (a part that is not a number sorts after the numbers, as text)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in number.split("."))
+
+
 def _json(value: Any) -> Any:
     if isinstance(value, str):
         try:

@@ -134,6 +134,10 @@ RECOVER: dict[str, str] = {
     "usage_bound": (
         "usage: the children of at most {n} ended tasks are proven in one run; no usage for task(s) {tasks}"
     ),
+    "store_bound": (
+        "the store proposes the newest {n} children of a session; older ones were not proposed, "
+        "so task(s) {tasks} may have a child that is not named"
+    ),
     "no_tasks": "no delegated tasks in {sid}",
     "no_match": "no task matches --status {statuses} ({tasks} in all)",
     "summary": "{tasks} · {terminal} terminal · {state}",  # tasks: "1 task", "2 tasks"

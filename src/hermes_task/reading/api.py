@@ -49,7 +49,8 @@ class StoreAPI(Protocol):
     `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
 
     def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`."""
+        """The rows whose `parent_session_id` is `session_id`, newest first (at most
+        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
         ...
 
     def knows(self, session_id: str) -> bool:

@@ -198,9 +198,12 @@ class FamilyFollower(Watcher):
         return chosen
 
     def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
+        # This cycle's details (`shared`): a child whose end the undelivered-completion check
+        # just looked at is probed with that same answer, not asked twice.
         def probe(child: Child) -> SessionDetail | HermesError:
+            reader = child.follower.reader
             try:
-                return child.follower.reader.client.detail(child.follower.reader.path[-1])
+                return (self.shared or reader.client.detail)(reader.path[-1])
             except HermesError as err:
                 return err
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from hermes_task.core import children as child_rules
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegators import ParentEntry, children_of, first_words, propose_parents
 from hermes_task.core.documents import WarningItem
@@ -42,7 +43,8 @@ class ParentStore(Protocol):
         ...
 
     def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`."""
+        """The rows whose `parent_session_id` is `session_id`, newest first (at most
+        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
         ...
 
 
@@ -78,7 +80,9 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     detail = _shown(client, parent)
     if detail is None:
         return NOT_SHOWN
-    proposed = children_of(store.children(parent), parent, client.profile)
+    rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
+    cut = len(rows) > child_rules.MAX_CHILDREN
+    proposed = children_of(rows[: child_rules.MAX_CHILDREN], parent, client.profile)
     proven: list[SessionDetail] = []
     for row in proposed[:CHILD_CHECKS]:
         child = _shown(client, row.id)
@@ -98,7 +102,7 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
         title=title,
         first_words=None if title else first_words(read_goal(client, parent)),
         delegated_children=len(proven),
-        more_children=len(proposed) > CHILD_CHECKS,
+        more_children=cut or len(proposed) > CHILD_CHECKS,
         last_delegated_at=max(starts) if starts else None,
         delegated_by=delegation_parent(detail),
     )

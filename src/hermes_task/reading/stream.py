@@ -53,10 +53,12 @@ class Unstreamable(Exception):
 class StreamStats(Struct):
     """What the stream did: `pages` read, `unique` identities streamed (hidden rows included),
     `shown` rows per segment, `foreign` identities of sessions outside the lineage, and
-    `held_max`: the most rows held at once (one page plus the newest page)."""
+    `held_max`: the most rows held at once (one page plus the newest page); `older`: the
+    identities streamed before the newest page (0: the newest page held every row)."""
 
     pages: int = 0
     unique: int = 0
+    older: int = 0
     foreign: int = 0
     held_max: int = 0
     shown: Counter[str] = field(default_factory=Counter)
@@ -202,6 +204,7 @@ class _Stream:
         )
         for msgs in raw:
             yield [row for msg in msgs if (row := self._keep(msg)) is not None]
+        self.stats.older = self.stats.unique
         last = [row for msg in self.held if (row := self._keep(msg)) is not None]
         if last:
             yield last

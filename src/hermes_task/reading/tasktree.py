@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from msgspec import Struct
+from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
@@ -152,6 +152,7 @@ class _Walk(Struct):
     reads: int = 0
     deep: int = 0  # tasks at the depth bound whose child was not read
     cut: int = 0  # tasks past the conversation bound whose child was not read
+    unread: set[str] = field(default_factory=set)  # children a bound or a failed read left unread
 
     def warn(self, item: WarningItem) -> None:
         if item not in self.warnings:
@@ -183,9 +184,11 @@ class _Walk(Struct):
                 continue
             if depth >= self.max_depth:
                 self.deep += 1
+                self.unread.add(ref)
                 out[i] = _nested(task, "nested")
             elif self.reads >= self.max_conversations:
                 self.cut += 1
+                self.unread.add(ref)
                 out[i] = _nested(task, "nested")
             else:
                 self.visited.add(ref)
@@ -204,6 +207,7 @@ class _Walk(Struct):
         if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
             return _nested(replace(task, gap=got, usage=None), None)
         if isinstance(got, str):
+            self.unread.add(task.child_session_id or "")
             return _nested(replace(task, gap=got), "nested")
         lineage = {*got.path, *(m.session_id for m in got.messages)}
         covered.update(lineage)
@@ -213,7 +217,12 @@ class _Walk(Struct):
                 self.warn(item)
         kids = self.expand(got, depth + 1)
         # The child's own read proved its lineage: its usage, from the details that read held.
-        whole = combine([got.usage, *(k.usage_with_children for k in kids)])
+        # A nested child left unread (a bound, a failed read) makes the sum lack `nested`,
+        # even when that task has no usage to carry the word itself.
+        lacks: tuple[Missing, ...] = (
+            ("nested",) if any(k.child_session_id in self.unread for k in kids) else ()
+        )
+        whole = combine([got.usage, *(k.usage_with_children for k in kids)], extra=lacks)
         return replace(task, children=kids, usage=got.usage, usage_with_children=whole)
 
     def _child(self, ref: str, parents: frozenset[str]) -> Conversation | str:

@@ -127,9 +127,9 @@ def goal_in(view: View, root: str, cur: Cursor) -> str | None:
     return None
 
 
-def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
-    """The root's oldest row when it is the root's own user row: from `oldest` (that page,
-    already read), else one one-row read."""
+def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
+    """The root's oldest visible row when it is the root's own: from `oldest` (that page,
+    already read), else one one-row read; None when the dashboard shows none."""
     try:
         page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
     except HermesError as exc:
@@ -138,6 +138,20 @@ def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = Non
         raise
     for msg in page.messages[:1]:
         row = project(msg)
-        if msg.session_id == root and row is not None and row.role == "user":
-            return row.text
+        if msg.session_id == root and row is not None:
+            return row
     return None
+
+
+def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
+    """The root's oldest row when it is the root's own user row: from `oldest` (that page,
+    already read), else one one-row read."""
+    row = oldest_row(client, root, oldest)
+    return row.text if row is not None and row.role == "user" else None
+
+
+def goal_hidden(row: Row | None) -> bool:
+    """Does the root's oldest visible row show that its goal row is not served? A compaction
+    summary first means the rows before it were archived and the backend hides archived rows
+    (0.19's legacy backend, backend.md section 11): the goal cannot be read over HTTP."""
+    return row is not None and row.kind == "compaction_summary"

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 
 from msgspec.structs import replace
 
-from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions
+from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions, number_order
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.ui_strings import RECOVER, warning_message
@@ -134,7 +134,8 @@ class Unreported:
         """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
         if not self.unproven:
             return []
-        detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=", ".join(sorted(self.unproven)))
+        tasks = ", ".join(sorted(self.unproven, key=number_order))
+        detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=tasks)
         return [WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))]
 
     def _admit(self, task: TaskEntry) -> bool:

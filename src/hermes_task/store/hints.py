@@ -10,6 +10,11 @@ user row read over HTTP against the task's goal and its `started_at` against the
 A proposal the dashboard does not know (404) is dropped; when every proposal of a run was
 unknown, the store is another dashboard's (`foreign`). Debug lines name what was dropped and
 why, never content.
+
+Bound: the store proposes the newest `MAX_CHILDREN` children of a segment (the newest tasks
+are the ones a user asks about). A segment with more has its older children cut off; the tasks
+of that segment left without a child are then named in a `bound_reached` warning, never left
+with a silent `no_durable_child_reference`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import TypeVar
 
 from msgspec.structs import replace
 
+from hermes_task.core import children as child_rules
 from hermes_task.core.children import (
     AMBIGUOUS,
     Spawn,
@@ -33,18 +39,19 @@ from hermes_task.core.children import (
     same_profile,
     spawn_times,
 )
+from hermes_task.core.delegations import number_order
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import store_warning
+from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
 from hermes_task.dashboard.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
 from hermes_task.reading.ownership import NOT_OWNED, delegation_parent
-from hermes_task.reading.transcript import read_goal
+from hermes_task.reading.transcript import goal_hidden, oldest_row
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
@@ -80,6 +87,8 @@ class StoreHints:
         # task's (call id, task index); whatever the store says later, it only proposes new ones.
         self.assigned: dict[tuple[str, int | None], str] = {}
         self.locks = 0  # lookups a held lock failed (transient: the next lookup asks again)
+        self.cut: set[str] = set()  # segments with more than MAX_CHILDREN children in the store
+        self.left_out: set[str] = set()  # the numbers of the tasks a cut left without a child
         self._lock = threading.RLock()  # lookups from reads side by side (reading/fanout.py)
 
     def _unavailable(self, reason: str) -> None:
@@ -109,6 +118,11 @@ class StoreHints:
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
             return None
+        bound = child_rules.MAX_CHILDREN
+        if found is not None and len(found) > bound:
+            self.cut.add(session_id)
+            self.say(f"store: only the newest {bound} children of a session are proposed")
+            found = found[:bound]
         return found
 
     def first_user_goal(self, session_id: str) -> str | None:
@@ -119,6 +133,14 @@ class StoreHints:
         or the store is unavailable (then the warning)."""
         return self._call(lambda s: s.delegation(delegation_id))
 
+    def hidden_goal(self, child_id: str) -> str | None:
+        """The goal of a proven child whose goal row the dashboard does not serve (archived
+        rows hidden): the store's own first user row, the proposal's match (`_over_http`)."""
+        self.say(
+            "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+        )
+        return self.first_user_goal(child_id)
+
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
@@ -128,10 +150,25 @@ class StoreHints:
         self.tried += 1
         self.unknown += 0 if known else 1
 
+    def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
+        """Note the tasks whose segment had children cut off by the bound and that still have
+        no child (a task matched later, in a watch's next cycle, is no longer named)."""
+        for spawn in spawns:
+            task = tasks[spawn.key]
+            if task.child_session_id is None and spawn.segments & self.cut:
+                self.left_out.add(task.number or "?")
+            else:
+                self.left_out.discard(task.number or "?")
+
     def warnings(self) -> list[WarningItem]:
         if self.tried and self.tried == self.unknown:
             self._unavailable("foreign")
-        return [self.warning] if self.warning is not None else []
+        out = [self.warning] if self.warning is not None else []
+        if self.left_out:
+            tasks = ", ".join(sorted(self.left_out, key=number_order))
+            detail = RECOVER["store_bound"].format(n=child_rules.MAX_CHILDREN, tasks=tasks)
+            out.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+        return out
 
     def close(self) -> None:
         if self.store is not None:
@@ -155,25 +192,32 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str] | str:
+) -> tuple[StoreSession, str | None] | str:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
     used. First the ownership proof on its exact-id detail (a delegated child of one of
-    `segments`, reading/ownership.py); only then one oldest row of it, its goal. Touches no
-    shared state but `details`: proposals are proven side by side (reading/fanout.py)."""
+    `segments`, reading/ownership.py); only then one oldest row of it, its goal. The goal is
+    None when that oldest row shows the goal is not served (a compaction summary first: the
+    backend hides archived rows, `goal_hidden`): the caller then matches on the store's goal
+    row, the proof being the exact-id, profile-checked detail's parent link and delegation
+    marker (docs/identity.md). Touches no shared state but `details`: proposals are proven
+    side by side (reading/fanout.py)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
         if parent is None or parent not in segments:
             return NOT_OWNED
-        goal = normalise_goal(read_goal(client, child_id))
+        first = oldest_row(client, child_id)
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
             return TRANSIENT + exc.code.value
         raise
+    if goal_hidden(first):
+        return _shown(detail, parent), None
+    goal = normalise_goal(first.text if first is not None and first.role == "user" else None)
     if goal is None:
-        return "no_goal_row"  # not written yet (or hidden): asked again on a later cycle
+        return "no_goal_row"  # not written yet: asked again on a later cycle
     return _shown(detail, parent), goal
 
 
@@ -190,7 +234,7 @@ def child_over_http(
         got = _over_http(client, shared or client.detail, child_id, segments)
         if isinstance(got, str):
             return got
-        hints.shown[child_id], hints.goals[child_id] = got
+        hints.shown[child_id], hints.goals[child_id] = got[0], got[1] or hints.hidden_goal(child_id)
     return hints.shown[child_id]
 
 
@@ -239,6 +283,7 @@ def find_children(
             out[key] = replace(
                 task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
             )
+    hints.left_without_child(out, spawns)
     return out
 
 
@@ -312,7 +357,7 @@ def _proven(
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str] | str]:
+    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str]:
         return lambda: _over_http(client, details, sid, segments)
 
     proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
@@ -325,7 +370,7 @@ def _proven(
             continue
         got = answers.get(row.id) or hints.shown[row.id]
         if isinstance(got, tuple):
-            hints.shown[row.id], hints.goals[row.id] = got
+            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
             got = got[0]
         if isinstance(got, str) and got.startswith(TRANSIENT):
             hints.say(f"store: child proposal for task {', '.join(map(str, keys))} not proven now ({got})")

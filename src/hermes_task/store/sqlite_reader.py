@@ -14,7 +14,8 @@ proposes a task's outcome only once the task's child is proven ended over HTTP.
   the `-shm`, so that store is unavailable (`needs_write`).
 - Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
   the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
-  a session (primary key), the children of one session, one child's first `user` row
+  a session (primary key), the children of one session (the newest `MAX_CHILDREN`, and one
+  more to tell that the bound was hit), one child's first `user` row
   (`LIMIT 1`), and one `async_delegations` record (primary key `delegation_id`; a store
   without that table or its columns, as 0.18's, simply has no record). The only other query, for shell
   completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_task.core import children as child_rules
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.store.file_check import uri_mode
@@ -48,7 +50,6 @@ if TYPE_CHECKING:
     import sqlite3  # imported when a lookup opens the store (it costs start-up time)
 
 BUSY_TIMEOUT = 0.2
-MAX_CHILDREN = 1000
 RECENT_SCAN = 500
 SESSION_COLUMNS = (
     "id",
@@ -210,13 +211,15 @@ class Store:
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id` (indexed), oldest first."""
+        """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
+        `MAX_CHILDREN + 1` (core/children.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
+        older children off (and says so: `StoreHints.children`)."""
         self._open()
         cols = ", ".join(self._session_columns)
         rows = self._query(
             "children",
-            f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id LIMIT ?",  # noqa: S608 (known column names)
-            (session_id, MAX_CHILDREN),
+            f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT ?",  # noqa: S608 (known column names)
+            (session_id, child_rules.MAX_CHILDREN + 1),
         )
         return self._sessions(rows)
 

@@ -290,6 +290,13 @@ class Backend:
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
+    def compacted_child(self) -> dict[str, Any]:
+        """A new parent whose background child was compacted in place, its goal row
+        archived (``seeding compacted-child``, tests/support/seeding/compacted.py)."""
+        out = run_seed_tool(self.name, self.home, "compacted-child")
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        return result
+
     def complete_unit(self, unit: dict[str, Any], statuses: list[str]) -> dict[str, Any]:
         """Write the completion row of a `watch_parent` unit with one status per goal."""
         out = run_seed_tool(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import seeding
-from tests.support.seeding import delegated, fanout, held, mutations, rotparent, watch
+from tests.support.seeding import compacted, delegated, fanout, held, mutations, rotparent, watch
 from tests.support.seeding.common import check_environment, guard_network, stub_summariser, write_config
 
 
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     p_wp = sub.add_parser("watch-parent", help="a parent whose background unit has not completed yet")
     p_wp.add_argument("--goals-json", required=True)
     sub.add_parser("rotated-parent", help="a parent rotated by compression whose later segment delegates")
+    sub.add_parser("compacted-child", help="a background child compacted in place (its goal row archived)")
     p_fan = sub.add_parser("fan-out", help="a parent that dispatched N goals in one background unit (fast)")
     p_fan.add_argument("--goals-json", required=True)
     p_fan.add_argument(
@@ -98,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             write_config()
             stub_summariser()
             result = rotparent.rotated_parent()
+        elif args.cmd == "compacted-child":
+            write_config()
+            stub_summariser()
+            result = compacted.compacted_child()
         elif args.cmd == "held-unit":
             result = held.held_unit(json.loads(args.goals_json))
         elif args.cmd == "finish-held":

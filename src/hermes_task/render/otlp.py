@@ -1,0 +1,484 @@
+"""A parent chat's tasks as one OpenTelemetry trace, in OTLP/JSON (a pure function of the
+Structs `reading/traceread.py` reads; docs/json.md "OTLP/JSON export" is the mapping).
+
+The shapes are OTLP's `ExportTraceServiceRequest` in the protobuf JSON mapping with OTLP's
+own deviations (opentelemetry-proto docs/specification.md, "JSON Protobuf Encoding"): keys in
+lowerCamelCase, trace and span ids as lowercase hex (16 and 8 bytes), 64-bit integers
+(nanosecond times, `intValue`) as decimal strings, and enum values (span kind, status code)
+as integers, which OTLP requires ("the enum name strings MUST NOT be used").
+
+Spans follow the GenAI semantic conventions for agents: `invoke_agent hermes` for the parent
+chat; under it `execute_tool NAME` for each of its tool calls, `delegate_task` ones (the spawn
+calls) holding an `invoke_agent subagent` span per task; under a task, its own tool calls,
+and with `recursive` its own spawn calls and tasks. Compressions (a segment that ended by
+compression: the task went on in a newer one) are span events.
+
+Invariants: ids are derived from the session ids, row ids and call ids only (blake2b), so the
+same history gives the same ids on every export; times are the rows' and the sessions' own,
+never the clock's; an open span (a running task, a call with no result yet) ends at the last
+time known of its conversation and says `hermes_task.unfinished`; message text (the goal
+aside) is exported only with `content`, every string is sanitised (`core/sanitize.clean`),
+and nothing holds a credential.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from msgspec import Struct, field
+
+from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, ToolCall, TranscriptDoc, WarningItem
+from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.usage import Usage
+from hermes_task.reading.taskread import ChildRead, Unread
+from hermes_task.reading.traceread import TraceSource
+
+KIND_INTERNAL = 1  # SPAN_KIND_INTERNAL
+STATUS_UNSET, STATUS_ERROR = 0, 2  # STATUS_CODE_UNSET, STATUS_CODE_ERROR
+PARENT_AGENT, TASK_AGENT = "hermes", "subagent"
+SPAWN_TOOL = "delegate_task"
+SCOPE = "hermes_task.export"
+
+Attr = str | int | float | bool | list[str]
+
+
+class ArrayValue(Struct, frozen=True):
+    values: list[AnyValue]
+
+
+class AnyValue(Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    string_value: str | None = None
+    bool_value: bool | None = None
+    int_value: str | None = None
+    double_value: float | None = None
+    array_value: ArrayValue | None = None
+
+
+class KeyValue(Struct, frozen=True):
+    key: str
+    value: AnyValue
+
+
+class Event(Struct, frozen=True, kw_only=True, rename="camel"):
+    time_unix_nano: str
+    name: str
+    attributes: list[KeyValue] = field(default_factory=list)
+
+
+class Status(Struct, frozen=True, kw_only=True, omit_defaults=True):
+    code: int = STATUS_UNSET
+    message: str = ""
+
+
+class Span(Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    trace_id: str
+    span_id: str
+    parent_span_id: str = ""
+    name: str
+    kind: int = KIND_INTERNAL
+    start_time_unix_nano: str
+    end_time_unix_nano: str
+    attributes: list[KeyValue] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    status: Status | None = None
+
+
+class Resource(Struct, frozen=True):
+    attributes: list[KeyValue]
+
+
+class Scope(Struct, frozen=True):
+    name: str
+    version: str
+
+
+class ScopeSpans(Struct, frozen=True, rename="camel"):
+    scope: Scope
+    spans: list[Span]
+
+
+class ResourceSpans(Struct, frozen=True, rename="camel"):
+    resource: Resource
+    scope_spans: list[ScopeSpans]
+
+
+class TracesRequest(Struct, frozen=True, rename="camel"):
+    """OTLP's `ExportTraceServiceRequest`: what `POST /v1/traces` takes."""
+
+    resource_spans: list[ResourceSpans]
+
+
+def value(item: Attr) -> AnyValue:
+    """An attribute value as OTLP's `AnyValue`; text sanitised."""
+    if isinstance(item, bool):
+        return AnyValue(bool_value=item)
+    if isinstance(item, int):
+        return AnyValue(int_value=str(item))
+    if isinstance(item, float):
+        return AnyValue(double_value=item)
+    if isinstance(item, str):
+        return AnyValue(string_value=clean(item))
+    return AnyValue(array_value=ArrayValue([AnyValue(string_value=clean(s)) for s in item]))
+
+
+def attributes(pairs: Iterable[tuple[str, Attr | None]]) -> list[KeyValue]:
+    """The pairs with a value (OTLP has no null: an unknown figure is no attribute)."""
+    return [KeyValue(key, value(item)) for key, item in pairs if item is not None]
+
+
+def nanos(seconds: float) -> str:
+    """Unix seconds as OTLP's decimal nanoseconds (to the microsecond, as the rows keep time)."""
+    return str(round(seconds * 1_000_000) * 1000)
+
+
+def digest(size: int, *parts: str) -> str:
+    """A lowercase hex id of `size` bytes from `parts` (blake2b; never all zeros, which OTLP
+    reserves for "no id")."""
+    h = hashlib.blake2b(digest_size=size, person=b"hermes-task")
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    hexed = h.hexdigest()
+    return hexed if hexed.strip("0") else "0" * (2 * size - 1) + "1"
+
+
+def usage_attributes(usage: Usage | None) -> list[tuple[str, Attr | None]]:
+    """A `usage` object (`recover --json`'s) as attributes: the GenAI token counts, the rest
+    under `hermes_task.usage.`."""
+    if usage is None:
+        return []
+    return [
+        ("gen_ai.usage.input_tokens", usage.input_tokens),
+        ("gen_ai.usage.output_tokens", usage.output_tokens),
+        ("hermes_task.usage.cache_read_tokens", usage.cache_read_tokens),
+        ("hermes_task.usage.cache_write_tokens", usage.cache_write_tokens),
+        ("hermes_task.usage.reasoning_tokens", usage.reasoning_tokens),
+        ("hermes_task.usage.api_calls", usage.api_calls),
+        ("hermes_task.usage.cost_usd", usage.cost_usd),
+        ("hermes_task.usage.cost_kind", usage.cost_kind),
+        ("hermes_task.usage.complete", usage.complete),
+        ("hermes_task.usage.segments", usage.segments),
+        ("hermes_task.usage.missing", list(usage.missing)),
+    ]
+
+
+def times(rows: Sequence[Row]) -> list[float]:
+    return [row.timestamp for row in rows if row.timestamp is not None]
+
+
+def compressions(segments: Sequence[SegmentInfo]) -> list[Event]:
+    """A `hermes_task.context_compression` event where a segment ended by compression."""
+    events = []
+    for i, seg in enumerate(segments):
+        if seg.end_reason == "compression" and seg.ended_at is not None:
+            after = segments[i + 1].id if i + 1 < len(segments) else None
+            pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
+            events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
+                                attributes=attributes(pairs)))  # fmt: skip
+    return events
+
+
+def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr | None]]:
+    codes: list[str] = list(dict.fromkeys(w.code for w in warnings))
+    return [
+        ("hermes_task.warnings", codes or None),
+        ("hermes_task.partial_history", True if "partial_history" in codes else None),
+    ]
+
+
+class Conversation(Struct, frozen=True, kw_only=True):
+    """One transcript under an agent span: its rows, its agent span's id, the last time known
+    of it (where its open spans end) and the tasks its spawn calls delegated."""
+
+    rows: Sequence[Row]
+    span_id: str
+    last: float
+    tasks: Sequence[TaskEntry]
+
+
+class _Trace:
+    """The spans of one trace, built depth first from the parent's agent span."""
+
+    def __init__(self, source: TraceSource, *, content: bool) -> None:
+        self.source = source
+        self.content = content
+        self.trace_id = digest(16, "trace", source.tasks.parent_id)
+        self.spans: list[Span] = []
+
+    def span_id(self, *parts: str) -> str:
+        return digest(8, self.trace_id, *parts)
+
+    def add(
+        self,
+        ids: tuple[str, str],
+        name: str,
+        start: float,
+        end: float,
+        pairs: Iterable[tuple[str, Attr | None]],
+        events: Sequence[Event] = (),
+        status: Status | None = None,
+    ) -> None:
+        """A span (`ids`: its own and its parent's; the parent's empty for the root) from
+        `start` to `end` (never before its start)."""
+        self.spans.append(
+            Span(
+                trace_id=self.trace_id,
+                span_id=ids[0],
+                parent_span_id=ids[1],
+                name=clean_line(name),
+                start_time_unix_nano=nanos(start),
+                end_time_unix_nano=nanos(max(start, end)),
+                attributes=attributes(pairs),
+                events=list(events),
+                status=status,
+            )
+        )
+
+    def row_events(self, rows: Sequence[Row]) -> list[Event]:
+        """With `content`: each row as a `hermes_task.row` event at its time."""
+        if not self.content:
+            return []
+        return [
+            Event(
+                time_unix_nano=nanos(row.timestamp),
+                name="hermes_task.row",
+                attributes=attributes(
+                    [
+                        ("hermes_task.row_id", row.id),
+                        ("hermes_task.role", row.role),
+                        ("hermes_task.kind", row.kind),
+                        ("hermes_task.text", row.text),
+                        ("hermes_task.reasoning", row.reasoning),
+                    ]
+                ),
+            )
+            for row in rows
+            if row.timestamp is not None
+        ]
+
+    def parent(self) -> None:
+        doc = self.source.parent
+        info, rows = doc.task, doc.rows
+        known = times(rows)
+        start = _first([s.started_at for s in info.segments], known, 0.0)
+        last = max([start, *known])
+        ended = info.state == "ended"
+        end = _last([s.ended_at for s in info.segments], known, start) if ended else max([start, *known])
+        span_id = self.span_id("agent", self.source.tasks.parent_id)
+        tasks_doc = self.source.tasks
+        pairs: list[tuple[str, Attr | None]] = [
+            ("gen_ai.operation.name", "invoke_agent"),
+            ("gen_ai.agent.name", PARENT_AGENT),
+            ("gen_ai.agent.id", tasks_doc.parent_id),
+            ("gen_ai.conversation.id", tasks_doc.parent_id),
+            ("hermes_task.lineage", list(info.lineage)),
+            ("hermes_task.state", info.state),
+            ("hermes_task.tasks.total", tasks_doc.summary.total),
+            ("hermes_task.tasks.terminal", tasks_doc.summary.terminal),
+            ("hermes_task.unfinished", None if ended else True),
+            *usage_attributes(info.usage),
+            *warning_attributes([*tasks_doc.warnings, *doc.warnings]),
+        ]
+        events = [*compressions(info.segments), *self.row_events(rows)]
+        self.add((span_id, ""), f"invoke_agent {PARENT_AGENT}", start, end, pairs, events)
+        self.conversation(Conversation(rows=rows, span_id=span_id, last=last, tasks=tasks_doc.tasks))
+
+    def conversation(self, conv: Conversation) -> None:
+        """A span per tool call of `conv`'s rows (a spawn call's holding its tasks), then a
+        spawn span for each group of tasks whose call no row carries."""
+        results = {row.tool_call_id: row for row in conv.rows if row.role == "tool" and row.tool_call_id}
+        groups: dict[str, list[TaskEntry]] = {}
+        for task in conv.tasks:
+            groups.setdefault(_call_key(task), []).append(task)
+        at = _first([], times(conv.rows), conv.last)
+        for row in conv.rows:
+            at = row.timestamp if row.timestamp is not None else at
+            for i, call in enumerate(row.tool_calls):
+                tasks = groups.pop(call.id, []) if call.id is not None else []
+                self.tool(conv, row, at, i, call, results.get(call.id or ""), tasks)
+        for key, tasks in groups.items():
+            self.spawn_without_row(conv, key, tasks)
+
+    def tool(
+        self,
+        conv: Conversation,
+        row: Row,
+        at: float,
+        index: int,
+        call: ToolCall,
+        result: Row | None,
+        tasks: Sequence[TaskEntry],
+    ) -> None:
+        """`execute_tool NAME` for one tool call: from its row to its result's row (open
+        until one exists), around the tasks it delegated."""
+        # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
+        # every span id unique.
+        span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
+        ends = self.tasks(conv, span_id, tasks, at)
+        done = result is not None and result.timestamp is not None
+        end = max(
+            [result.timestamp if result is not None and result.timestamp is not None else conv.last, *ends]
+        )
+        name = call.name or "unknown"
+        pairs: list[tuple[str, Attr | None]] = [
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", name),
+            ("gen_ai.tool.call.id", call.id),
+            ("gen_ai.tool.type", "function"),
+            ("hermes_task.session_id", row.session_id),
+            ("hermes_task.row_id", row.id),
+            ("hermes_task.result_row_id", result.id if result is not None else None),
+            ("hermes_task.tasks", len(tasks) if tasks else None),
+            ("hermes_task.unfinished", None if done else True),
+        ]
+        if self.content:
+            pairs += [
+                ("gen_ai.tool.call.arguments", call.arguments),
+                ("gen_ai.tool.call.result", result.text if result is not None else None),
+            ]
+        self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
+
+    def spawn_without_row(self, conv: Conversation, key: str, tasks: Sequence[TaskEntry]) -> None:
+        """A spawn call no row of the conversation carries (its row is not proven): its span
+        covers its tasks, and says so."""
+        start = _first([], times(conv.rows), conv.last)
+        span_id = self.span_id("spawn", conv.span_id, key)
+        ends = self.tasks(conv, span_id, tasks, start)
+        pairs: list[tuple[str, Attr | None]] = [
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", SPAWN_TOOL),
+            ("gen_ai.tool.call.id", tasks[0].call_id),
+            ("gen_ai.tool.type", "function"),
+            ("hermes_task.tasks", len(tasks)),
+            ("hermes_task.call_row_missing", True),
+        ]
+        self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
+
+    def tasks(self, conv: Conversation, spawn: str, tasks: Sequence[TaskEntry], at: float) -> list[float]:
+        """An `invoke_agent subagent` span per task under the spawn span `spawn`; their ends."""
+        return [self.task(conv, spawn, task, at) for task in tasks]
+
+    def task(self, conv: Conversation, spawn: str, task: TaskEntry, at: float) -> float:
+        """One task's span (and, when its child was read, its child's spans); its end."""
+        child = task.child_session_id
+        got = self.source.children.get(child) if child is not None else None
+        span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")
+        pairs = task_attributes(task, self.content)
+        events: list[Event] = []
+        if isinstance(got, ChildRead):
+            start, end, open_, more, events = self.child(got, span_id, task, at)
+            pairs += more
+        else:
+            start, end = at, at
+            open_ = not task.terminal
+            reason = got.code if isinstance(got, Unread) else task.unavailable_reason
+            pairs.append(("hermes_task.unavailable_reason", reason or "no_durable_child_reference"))
+        pairs.append(("hermes_task.unfinished", True if open_ else None))
+        status = task_status(task, self.content)
+        self.add((span_id, spawn), f"invoke_agent {TASK_AGENT}", start, end, pairs, events, status)
+        return max(start, end)
+
+    def child(
+        self, got: ChildRead, span_id: str, task: TaskEntry, at: float
+    ) -> tuple[float, float, bool, list[tuple[str, Attr | None]], list[Event]]:
+        """The child's times (start, end, whether still open), its attributes and events;
+        its rows' spans under `span_id`."""
+        doc: TranscriptDoc | None = got.doc
+        segments = doc.task.segments if doc is not None else []
+        known = times(got.rows)
+        start = _first([s.started_at for s in segments], known, at)
+        ended = doc is not None and doc.task.state == "ended"
+        last = max([start, *known])
+        end = _last([s.ended_at for s in segments], known, start) if ended else last
+        # A task with a terminal status is finished though its session was never closed.
+        finished = ended or task.terminal
+        more: list[tuple[str, Attr | None]] = [
+            ("hermes_task.lineage", list(got.segments) or None),
+            ("hermes_task.child_state", doc.task.state if doc is not None else None),
+            ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
+            *warning_attributes(got.warnings),
+        ]
+        self.conversation(Conversation(rows=got.rows, span_id=span_id, last=last, tasks=task.children))
+        events = [*compressions(segments), *self.row_events(got.rows)]
+        return start, end, not finished, more, events
+
+    def request(self, version: str) -> TracesRequest:
+        resource = attributes(
+            [
+                ("service.name", "hermes-agent"),
+                ("hermes_task.parent_id", self.source.tasks.parent_id),
+                ("hermes_task.profile", self.source.parent.task.profile),
+            ]
+        )
+        scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=self.spans)
+        return TracesRequest(resource_spans=[ResourceSpans(resource=Resource(resource), scope_spans=[scope])])
+
+
+def _first(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
+    """The first known of `wanted`, else the earliest of `fallback`, else `default`."""
+    known = [t for t in wanted if t is not None]
+    if known:
+        return known[0]
+    return min(fallback) if fallback else default
+
+
+def _last(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
+    """The last of `wanted` when it is known, else the latest of `fallback` (or `default`)."""
+    if wanted and wanted[-1] is not None:
+        return wanted[-1]
+    return max([default, *fallback])
+
+
+def _call_key(task: TaskEntry) -> str:
+    return task.call_id if task.call_id is not None else f"call {task.call_number}"
+
+
+def task_attributes(task: TaskEntry, content: bool) -> list[tuple[str, Attr | None]]:
+    """A task's own attributes: identity, goal, outcome and usage (docs/json.md)."""
+    failed = task.terminal and task.status != "completed"
+    pairs: list[tuple[str, Attr | None]] = [
+        ("gen_ai.operation.name", "invoke_agent"),
+        ("gen_ai.agent.name", TASK_AGENT),
+        ("gen_ai.agent.id", task.child_session_id or task.subagent_id),
+        ("gen_ai.conversation.id", task.child_session_id),
+        ("gen_ai.request.model", task.model),
+        ("hermes_task.number", task.number),
+        ("hermes_task.goal", task.goal),
+        ("hermes_task.call_id", task.call_id),
+        ("hermes_task.task_index", task.task_index),
+        ("hermes_task.delegation_id", task.delegation_id),
+        ("hermes_task.subagent_id", task.subagent_id),
+        ("hermes_task.child_session_id", task.child_session_id),
+        ("hermes_task.child_ref_source", task.child_ref_source),
+        ("hermes_task.status", task.status),
+        ("hermes_task.terminal", task.terminal),
+        ("hermes_task.result_source", task.result_source),
+        ("hermes_task.exit_reason", task.exit_reason),
+        ("hermes_task.duration_seconds", task.duration_seconds),
+        ("hermes_task.gap", task.gap),
+        ("error.type", task.status if failed else None),
+        *usage_attributes(task.usage),
+    ]
+    if content:
+        pairs += [("hermes_task.summary", task.summary), ("hermes_task.error", task.error)]
+    return pairs
+
+
+def task_status(task: TaskEntry, content: bool) -> Status | None:
+    """ERROR for a task that ended without completing (its reported error as the message
+    only with `content`); else unset, as GenAI spans leave a success."""
+    if not task.terminal or task.status == "completed":
+        return None
+    message = task.error if content and task.error else f"task {task.status}"
+    return Status(code=STATUS_ERROR, message=clean_line(message))
+
+
+def trace(source: TraceSource, *, version: str, content: bool = False) -> TracesRequest:
+    """The trace of `source` (module docstring); `version`: the exporting tool's, as the
+    instrumentation scope's."""
+    built = _Trace(source, content=content)
+    built.parent()
+    return built.request(version)
+
+
+__all__ = ["TracesRequest", "trace"]
