@@ -55,7 +55,8 @@ def test_recovered_tasks_equal_the_seeded_delegations(backend: Any) -> None:
 
 
 def test_without_the_store_no_child_is_known(backend: Any) -> None:
-    """--no-store: today's behaviour (no child ids) plus the store_unavailable warning."""
+    """--no-store: no child ids from the store, the store_unavailable warning, and each task
+    says the store could not propose its child (issue 35)."""
     run = hermes_task(backend, "recover", backend.manifest["parent"], "--no-store", "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
@@ -63,7 +64,7 @@ def test_without_the_store_no_child_is_known(backend: Any) -> None:
         {**e, "child_session_id": None} for e in expected(backend)
     ]
     assert {(t["unavailable_reason"], t["child_ref_source"]) for t in doc["tasks"]} == {
-        ("no_durable_child_reference", None)
+        ("store_unavailable", None)
     }
     assert doc["warnings"][-1]["code"] == "store_unavailable"
     assert doc["warnings"][-1]["message"].endswith(

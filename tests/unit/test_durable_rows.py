@@ -15,8 +15,9 @@ from hermes_task.core.lineage_window import compose
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.dashboard.wire import WireMessage
-from hermes_task.reading.follower import FollowConfig, Follower
+from hermes_task.reading.follower import Follower
 from hermes_task.reading.older_batches import Plan, read_batches
+from hermes_task.reading.polling import PollConfig
 from hermes_task.reading.reader import TaskReader
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Clock, Lineage, Recorder, X, Y, Z
@@ -122,7 +123,7 @@ def test_follow_reports_a_durable_row_once_across_segments() -> None:
     goals = {expected[0], copy}
     reader = TaskReader(client.client(), X, tips=[Y])
     recorder = Recorder()
-    follower = Follower(reader, recorder, FollowConfig(interval=1.0), clock=Clock(), sleep=lambda s: None)
+    follower = Follower(reader, recorder, PollConfig(interval=1.0), clock=Clock(), sleep=lambda s: None)
     follower.step()
     assert [k for k in recorder.row_keys if k in goals] == [copy]
     reader.fill()  # X's own page: the original goal, now the earliest copy held

@@ -14,13 +14,8 @@ from typing import Any
 import pytest
 
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follower import (
-    MAX_FILL_PAGES,
-    FollowConfig,
-    Follower,
-    FollowOutcome,
-    ending_exit_code,
-)
+from hermes_task.reading.follower import MAX_FILL_PAGES, Follower, ending_exit_code
+from hermes_task.reading.polling import Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Call, Dashboard, refused, status, timed_out
 
@@ -121,7 +116,7 @@ class Recorder:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.events.append(("error", error.code.value, retrying, delay))
 
-    def result(self, outcome: FollowOutcome) -> None:
+    def result(self, outcome: Outcome) -> None:
         self.events.append(("result", outcome.ending, outcome.state, outcome.end_reason, outcome.exit_code))
 
     @property
@@ -140,13 +135,13 @@ def follow(
     hint: bool = True,
     recorder: Recorder | None = None,
     **config: Any,
-) -> tuple[FollowOutcome, Recorder]:
+) -> tuple[Outcome, Recorder]:
     recorder = recorder or Recorder()
     reader = TaskReader(client.client(), X, tips=tips, hint=hint)
     follower = Follower(
         reader,
         recorder,
-        FollowConfig(**config),
+        PollConfig(**config),
         clock=clock,
         sleep=clock.sleep,
         jitter=lambda: 1.0,
@@ -314,10 +309,25 @@ def test_network_failures_back_off_exponentially_to_the_cap_and_report_once() ->
     client, _ = running()
     client.faults[:] = [refused()] * 12  # 6 reads, each retried once by the client
     clock = Clock([lambda: None] * 6 + [lambda: client.end(X, "agent_close")])
-    outcome, recorder = follow(client, clock)
+    # No read succeeded yet: --start-timeout bounds the streak (one meaning in every loop).
+    outcome, recorder = follow(client, clock, start_timeout=600.0)
     assert outcome.exit_code == 0
     assert clock.sleeps[:6] == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
     assert [e for e in recorder.events if e[0] == "error"] == [("error", "network", True, 2.0)]
+
+
+def test_a_dashboard_down_from_the_start_ends_a_follow_after_start_timeout() -> None:
+    """One meaning of --start-timeout in every live loop (issue 35): before any read
+    succeeded, a streak of any transient failure ends the run with that failure's own code,
+    never waiting out --timeout (or forever without one)."""
+    client, _ = running()
+    client.faults[:] = [refused()] * 1000
+    clock = Clock()
+    outcome, _ = follow(client, clock, start_timeout=60.0)
+    assert (outcome.ending, outcome.exit_code) == ("failed", 7)
+    assert outcome.failure is not None
+    assert "no read succeeded within --start-timeout 60s" in outcome.failure.detail
+    assert sum(clock.sleeps) == pytest.approx(60.0)
 
 
 def test_backoff_jitter_stays_between_half_and_the_full_delay() -> None:
@@ -325,9 +335,7 @@ def test_backoff_jitter_stays_between_half_and_the_full_delay() -> None:
     client.faults[:] = [status(500)] * 6  # 3 reads, each retried once by the client
     clock = Clock([lambda: None] * 3 + [lambda: client.end(X, "agent_close")])
     reader = TaskReader(client.client(), X)
-    follower = Follower(
-        reader, Recorder(), FollowConfig(), clock=clock, sleep=clock.sleep, jitter=lambda: 0.0
-    )
+    follower = Follower(reader, Recorder(), PollConfig(), clock=clock, sleep=clock.sleep, jitter=lambda: 0.0)
     follower.run()
     assert clock.sleeps[:3] == [2.0, 2.0, 4.0]  # 1.0 is raised to the interval
 

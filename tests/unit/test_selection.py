@@ -18,7 +18,7 @@ from hermes_task.cli.environment import Environment
 from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.rowfilter import ROLES
-from hermes_task.reading.follow_outcome import FollowConfig
+from hermes_task.reading.polling import PollConfig
 from hermes_task.render.terminal import strip_line_ends
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
@@ -153,9 +153,9 @@ def test_follow_cli_tail_zero_prints_only_new_rows() -> None:
 
 
 def test_follow_config_selects_nothing_by_default() -> None:
-    assert FollowConfig().rows.select([]) == []
-    assert not FollowConfig().rows.roles
-    assert FollowConfig().rows.tail is None
+    assert PollConfig().rows.select([]) == []
+    assert not PollConfig().rows.roles
+    assert PollConfig().rows.tail is None
 
 
 # -- --quiet ------------------------------------------------------------------------------------

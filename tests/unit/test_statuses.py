@@ -177,22 +177,21 @@ def test_the_client_maps_transport_errors_with_the_route() -> None:
     assert str(info.value) == f"network: http://127.0.0.1:9 (GET /api/sessions/{SID}): connection refused"
 
 
+def one_session(fault: httpx.Response | Exception) -> Dashboard:
+    """A dashboard holding SID whose next answer is `fault`."""
+    dash = Dashboard()
+    dash.put(SID, source="subagent", parent_session_id=None, started_at=1.5, ended_at=None, end_reason=None)
+    dash.faults.append(fault)
+    return dash
+
+
 @pytest.mark.parametrize(
     "fault",
     [refused(), httpx.ReadTimeout("slow"), httpx.Response(503, json={"detail": "busy"}), httpx.Response(429)],
     ids=["reset", "timeout", "503", "429"],
 )
 def test_one_transient_failure_costs_a_retry_and_nothing_else(fault: httpx.Response | Exception) -> None:
-    dash = Dashboard()
-    dash.put(
-        SID,
-        source="subagent",
-        parent_session_id=None,
-        started_at=1796056450.5,
-        ended_at=None,
-        end_reason=None,
-    )
-    dash.faults.append(fault)
+    dash = one_session(fault)
     pauses: list[float] = []
     client = DashboardClient(dash.http("http://127.0.0.1:9"), credentials=None, sleep=pauses.append)
     assert client.detail(SID).id == SID
@@ -203,16 +202,7 @@ def test_one_transient_failure_costs_a_retry_and_nothing_else(fault: httpx.Respo
     "fault", [httpx.Response(401, json={"detail": "Unauthorized"}), httpx.Response(404)], ids=["401", "404"]
 )
 def test_a_failure_a_retry_cannot_mend_is_not_retried(fault: httpx.Response) -> None:
-    dash = Dashboard()
-    dash.put(
-        SID,
-        source="subagent",
-        parent_session_id=None,
-        started_at=1796056450.5,
-        ended_at=None,
-        end_reason=None,
-    )
-    dash.faults.append(fault)
+    dash = one_session(fault)
     client = DashboardClient(
         dash.http("http://127.0.0.1:9"), credentials=None, sleep=lambda _: pytest.fail("retried")
     )

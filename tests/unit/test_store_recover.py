@@ -163,7 +163,7 @@ def test_a_store_of_another_dashboard_warns_and_changes_nothing(fake: Conversati
     call(fake, "call_1", ["Count TODO markers"], 100.0)
     store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)])  # A: 404 over HTTP
     doc = recover(store)
-    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    assert refs(doc) == [(None, None, "no_durable_child_reference")]  # its proposals: none confirmed
     assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
     assert "another dashboard's store" in doc["warnings"][0]["message"]
 
@@ -228,7 +228,7 @@ def test_a_store_that_does_not_know_the_parent_is_another_dashboards(
     call(fake, "call_1", ["Count TODO markers"], 100.0)
     store = store_with(tmp_path, [(A, "Count TODO markers", 100.5)], parent=OTHER)  # nothing of P
     doc = recover(store)
-    assert refs(doc) == [(None, None, "no_durable_child_reference")]
+    assert refs(doc) == [(None, None, "store_unavailable")]  # it knows nothing of this dashboard
     assert [w["code"] for w in doc["warnings"]] == ["store_unavailable"]
     assert "another dashboard's store" in doc["warnings"][0]["message"]
 

@@ -352,8 +352,7 @@ def test_counts_of_one_are_singular() -> None:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.verdict import summarize
-    from hermes_task.reading.follow_outcome import FollowOutcome
-    from hermes_task.reading.watcher import WatchOutcome
+    from hermes_task.reading.polling import Outcome
     from hermes_task.render import terminal
     from hermes_task.render.watchout import Notes
 
@@ -375,12 +374,12 @@ def test_counts_of_one_are_singular() -> None:
     )
     assert "1 task · 1 terminal · finished (1 completed)" in sink.getvalue()
     running = msgspec.structs.replace(entry, status="running", terminal=False)
-    ending = Notes(lambda: Console(), 2.0).ending(WatchOutcome("timeout", "running", None, 9), [running])
+    ending = Notes(lambda: Console(), 2.0).ending(Outcome("timeout", "running", None, 9), [running])
     assert ending == "--timeout ran out · 0 of 1 task terminal"
     err = io.StringIO()
     reporter = TerminalReporter(Session(Common(env=Environment(variables={}, stderr_stream=err))), 2.0, "s1")
     reporter.count = 1
-    reporter.result(FollowOutcome("ended", "ended", "agent_close", 0))
+    reporter.result(Outcome("ended", "ended", "agent_close", 0))
     assert err.getvalue() == "task s1 ended (agent_close) · 1 row\n"
 
 

@@ -255,7 +255,7 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
 
     from hermes_task.core.documents import TaskEntry, WarningItem
     from hermes_task.failures import Code, HermesError
-    from hermes_task.reading.watcher import Ending, WatchOutcome
+    from hermes_task.reading.polling import Ending, Outcome
     from hermes_task.render.watchout import JsonWatch, LinesWatch
 
     err = io.StringIO()
@@ -282,7 +282,7 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
     lines.error(HermesError(Code.AUTH_REJECTED, ""), retrying=False, delay=None)
     endings: list[Ending] = ["timeout", "interrupted", "failed"]
     for ending in endings:
-        lines.result(WatchOutcome(ending, "unknown", None, 9), [entry])
+        lines.result(Outcome(ending, "unknown", None, 9), [entry])
     assert [line.split("\t")[:2] for line in out] == [["1.1", "running"]]
     notes = err.getvalue().splitlines()
     assert notes[0] == "warning: rows may be missing"

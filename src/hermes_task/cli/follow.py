@@ -69,8 +69,8 @@ def follow(
             "--start-timeout",
             metavar="S",
             min=0.0,
-            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4; with --parent, "
-            "also after S seconds in which no read of the parent succeeded (that failure's code).",
+            help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4; or after S "
+            "seconds in which no read succeeded yet (a dashboard that is down): that failure's code.",
         ),
     ] = 60.0,
     reasoning: Reasoning = False,

@@ -32,7 +32,8 @@ from hermes_task.core.ids import check_id
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follower import FollowConfig, Follower, FollowOutcome
+from hermes_task.reading.follower import Follower
+from hermes_task.reading.polling import Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.render.jsontext import event
 from hermes_task.render.plain_rows import rows_text
@@ -67,7 +68,7 @@ class JsonReporter:
             self.stderr.write(f"error: {message}\n")
             self.stderr.flush()
 
-    def result(self, outcome: FollowOutcome) -> None:
+    def result(self, outcome: Outcome) -> None:
         state, end, code, age = outcome.state, outcome.end_reason, outcome.exit_code, outcome.last_read_age
         self._event(ResultEvent(state=state, end_reason=end, exit_code=code, last_read_age=age))
 
@@ -130,7 +131,7 @@ class TerminalReporter:
         if hint:
             self._note("hint: ", hint, "dim")
 
-    def result(self, outcome: FollowOutcome) -> None:
+    def result(self, outcome: Outcome) -> None:
         root = clean_line(self.root)
         if outcome.ending == "ended":
             reason = f" ({clean_line(outcome.end_reason)})" if outcome.end_reason else ""
@@ -160,7 +161,7 @@ def run_follow(
     """Follow the task `child_id` until it ends (`hermes-task follow --help`)."""
     env = common.env
     session = Session(common)
-    config = FollowConfig(
+    config = PollConfig(
         interval=interval,
         timeout=timeout,
         start_timeout=start_timeout,
@@ -180,9 +181,9 @@ def run_follow(
             reporter.error(error, retrying=False, delay=None)
         if common.json:
             if interrupted:
-                reporter.result(FollowOutcome("interrupted", "unknown", None, status, None))
+                reporter.result(Outcome("interrupted", "unknown", None, status, None))
             else:
-                reporter.result(FollowOutcome("failed", "unknown", None, status, error))
+                reporter.result(Outcome("failed", "unknown", None, status, error))
 
     def body(session: Session) -> None:
         anchor = check_id(child_id, what="CHILD_ID")

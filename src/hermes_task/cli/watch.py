@@ -29,11 +29,11 @@ from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family import FamilyFollower
-from hermes_task.reading.follow_outcome import START_TIMEOUT
 from hermes_task.reading.ownership import admit
+from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
-from hermes_task.reading.watcher import WatchConfig, Watcher, WatchOutcome
+from hermes_task.reading.watcher import Watcher
 from hermes_task.render.familyout import JsonFamily, TextFamily
 from hermes_task.render.watchout import JsonWatch, LinesWatch, LiveWatch
 from hermes_task.store.hints import StoreHints, find_children
@@ -123,7 +123,7 @@ def _drive(
     common = session.common
     if limits["start_timeout"] is None:
         limits = {**limits, "start_timeout": START_TIMEOUT}
-    config = WatchConfig(interval=interval, **limits)
+    config = PollConfig(interval=interval, **limits)
     if common.quiet and not common.json:
         reporter = QuietNotes(reporter)
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
@@ -167,9 +167,7 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
         if not interrupted:
             reporter.error(error, retrying=False, delay=None)
         if common.json:
-            reporter.result(
-                WatchOutcome("interrupted" if interrupted else "failed", "unknown", None, status), []
-            )
+            reporter.result(Outcome("interrupted" if interrupted else "failed", "unknown", None, status), [])
 
     return report
 
@@ -199,7 +197,7 @@ def _family_follower(
     shared: SharedDetails,
     reader: TaskReader,
     reporter: Any,
-    config: WatchConfig,
+    config: PollConfig,
     rows: RowFilter | None,
 ) -> FamilyFollower:
     """`follow --parent`'s loop: every child read as `follow CHILD` reads it (hint, store), once
@@ -224,7 +222,7 @@ def _parent_watcher(
     shared: SharedDetails,
     reader: TaskReader,
     reporter: Any,
-    config: WatchConfig,
+    config: PollConfig,
 ) -> Watcher:
     """`recover --watch`'s loop; each cycle also settles the tasks whose child ended
     unreported (their usage read too)."""
@@ -244,7 +242,7 @@ def _parent_watcher(
 
 
 def _write_junit(
-    junit_file: JunitFile, outcome: WatchOutcome, entries: list[TaskEntry], read: Reader
+    junit_file: JunitFile, outcome: Outcome, entries: list[TaskEntry], read: Reader
 ) -> KeyboardInterrupt | None:
     """The JUnit file of a watch that ended: the last rows of the tasks that did not pass are
     read unless a signal stopped the watch (or it failed: its reads would fail alike)."""

@@ -66,10 +66,10 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.follow_outcome import FINAL_RETRIES
-from hermes_task.reading.follower import Fetched, FollowConfig, Follower
+from hermes_task.reading.follower import Fetched, Follower
+from hermes_task.reading.polling import FINAL_RETRIES, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watcher import Recheck, Resolve, WatchConfig, Watcher
+from hermes_task.reading.watcher import Recheck, Resolve, Watcher
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -85,7 +85,7 @@ class FamilyFollower(Watcher):
         self,
         reader: TaskReader,
         reporter: FamilyReporter,
-        config: WatchConfig,
+        config: PollConfig,
         open_child: OpenChild,
         *,
         clock: Callable[[], float],
@@ -157,7 +157,7 @@ class FamilyFollower(Watcher):
                 reader = self.open_child(child_id, frozenset(self.reader.path))
                 tagged = Tagged(self.family, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
-                config = FollowConfig(rows=rows)
+                config = PollConfig(rows=rows)
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
                 child = self.children[key] = Child(child_id, tagged, follower)
             child.tagged.entry = entry

@@ -13,7 +13,8 @@ from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.dashboard.wire import SessionDetail
 from hermes_task.failures import HermesError
-from hermes_task.reading.follower import Follower, FollowOutcome
+from hermes_task.reading.follower import Follower
+from hermes_task.reading.polling import Outcome
 from hermes_task.reading.watcher import WatchReporter
 
 
@@ -49,7 +50,7 @@ class Tagged:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)
 
-    def result(self, outcome: FollowOutcome) -> None:
+    def result(self, outcome: Outcome) -> None:
         pass
 
 

@@ -1,5 +1,5 @@
-"""What a follow is told and what it tells: its timing and exit policy, its outcome, and the
-`Reporter` it reports to (pure data and one pure function; the loop is reading/follower.py).
+"""What a follow tells: the `Reporter` it reports to and how a task's ending maps to an exit
+status (pure; the loop is reading/polling.py, its follow cycle reading/follower.py).
 
 Invariant: `ending_exit_code` is 0 for a task that closed itself (`agent_close`), or for any
 ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 and 9.
@@ -8,18 +8,12 @@ ending without `--exit-status`; 8 otherwise. Only the follow loop decides 4, 7 a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
-from msgspec import Struct, field
-
-from hermes_task.core.documents import Row, TaskInfo, TaskState, WarningItem
-from hermes_task.core.rowfilter import RowFilter
+from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.failures import ExitStatus, HermesError
+from hermes_task.reading.polling import Outcome
 
-FINAL_RETRIES = 3
-START_TIMEOUT = 60.0
-BACKOFF_BASE = 2.0
-BACKOFF_CAP = 30.0
 MAX_FILL_PAGES = 20
 COMPRESSION = "compression"
 # A delegated child's row is ended by its own agent's close(): `agent_close` on both
@@ -29,32 +23,6 @@ COMPRESSION = "compression"
 # `orphaned_compression`, `cli_close`, ...): the child did not close itself.
 SUCCESS_END_REASONS = frozenset({"agent_close"})
 
-Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
-
-
-class FollowConfig(Struct, frozen=True):
-    """Timing and exit policy of one follow."""
-
-    interval: float = 2.0
-    timeout: float | None = None
-    start_timeout: float = START_TIMEOUT
-    exit_status: bool = False
-    final_retries: int = FINAL_RETRIES
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
-    rows: RowFilter = field(default_factory=RowFilter)  # --role; --tail: of the rows at the first read
-
-
-class FollowOutcome(Struct, frozen=True):
-    """How a follow ended: the `result` event's fields plus the failure, if any."""
-
-    ending: Ending
-    state: TaskState
-    end_reason: str | None
-    exit_code: int
-    failure: HermesError | None = None
-    last_read_age: float | None = None  # seconds since the last successful read, on a failure
-
 
 class Reporter(Protocol):
     """Where the loop reports; each method is called only for news."""
@@ -63,7 +31,7 @@ class Reporter(Protocol):
     def warning(self, item: WarningItem) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
-    def result(self, outcome: FollowOutcome) -> None: ...
+    def result(self, outcome: Outcome) -> None: ...
 
 
 def ending_exit_code(end_reason: str | None, *, exit_status: bool) -> int:

@@ -44,23 +44,15 @@ from hermes_task.core.projection import project
 from hermes_task.core.ui_strings import warning_message
 from hermes_task.core.window import RowKey
 from hermes_task.dashboard.wire import SessionDetail
-from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
-from hermes_task.reading.follow_outcome import (
-    COMPRESSION,
-    MAX_FILL_PAGES,
-    Ending,
-    FollowConfig,
-    FollowOutcome,
-    Reporter,
-    ending_exit_code,
-)
-from hermes_task.reading.polling import PollLoop, Streak
+from hermes_task.failures import ExitStatus, HermesError
+from hermes_task.reading.follow_outcome import COMPRESSION, MAX_FILL_PAGES, Reporter, ending_exit_code
+from hermes_task.reading.polling import Ending, Outcome, PollConfig, PollLoop
 from hermes_task.reading.reader import Snapshot, TaskReader
 
 Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join those reported
 
 
-class Follower(PollLoop[FollowConfig]):
+class Follower(PollLoop):
     """One follow of one task. `run()` reports a result exactly once and returns it."""
 
     label = "follow"
@@ -69,7 +61,7 @@ class Follower(PollLoop[FollowConfig]):
         self,
         reader: TaskReader,
         reporter: Reporter,
-        config: FollowConfig,
+        config: PollConfig,
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], None],
@@ -86,80 +78,49 @@ class Follower(PollLoop[FollowConfig]):
         self.warned: set[str] = set()
         self.gap = False
         self.backlog = True  # the next report is the first: the rows already there
-        self.read_at: float | None = None  # when the last successful read ended
-
-    # -- the loop -------------------------------------------------------------------------
-
-    def run(self) -> FollowOutcome:
-        try:
-            outcome = self._loop()
-        except KeyboardInterrupt as exc:
-            outcome = self._outcome("interrupted", interrupt_status(exc))
-        self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
-        self._release_state()
-        self.reporter.result(outcome)
-        return outcome
-
-    def _loop(self) -> FollowOutcome:
-        config = self.config
-        deadline = None if config.timeout is None else self.clock() + config.timeout
         # (tip, end_reason) seen ended or paused: the next read is the final one, and a read
         # that moves to another segment or ending needs its own final read.
-        final: tuple[str, str | None] | None = None
-        streak = Streak()
-        while True:
-            started = self.clock()
-            snap, err = self._read()
-            if err is not None and not err.retryable:
-                return self._fail(err)
-            ends = self._tally(streak, err, started, final_read=snap is None and final is not None)
-            if ends is not None:
-                return self._fail(ends)
-            if snap is not None and err is None:
-                self.read_at = self.clock()
-                seen = self._ending_seen()
-                if seen is not None and final == seen:
-                    return self._finished()
-                final = seen
-                if final is not None:
-                    self._note("final read")
-                    continue  # at once, whatever the deadline: one bounded read
-                wait = max(0.0, started + config.interval - self.clock())
-            else:
-                assert err is not None
-                if snap is not None:
-                    final = None  # a pending --tip may continue the task: no ending yet
-                wait = self._retry_wait(streak, err, final=final is not None)
-            if self._wait(wait, deadline):
-                return self._timed_out(final is not None, streak.last)
+        self.final: tuple[str, str | None] | None = None
 
-    def _read(self) -> tuple[Snapshot | None, HermesError | None]:
-        """One cycle: its snapshot (None when it raised) and its failure; a snapshot with a
-        failure is an unreadable --tip, whose verified rows were published."""
-        try:
-            snap = self.step()
-        except HermesError as exc:
-            return None, exc
-        return snap, snap.failure
+    # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
 
-    def _tally(
-        self, streak: Streak, err: HermesError | None, started: float, *, final_read: bool
-    ) -> HermesError | None:
-        """Count the read (`err`: its transient failure, or None) in the streak; the failure
-        that ends the follow when a 404 outlived --start-timeout, or (`final_read`: the final
-        read raised) the final read's retries ran out."""
-        if err is None:
-            streak.clear()
-            return None
-        streak.count(err, started)
-        if (
-            streak.missing_since is not None
-            and self.clock() - streak.missing_since >= self.config.start_timeout
-        ):
-            return self._gave_up(err)
-        if final_read and streak.failures > self.config.final_retries:
-            return HermesError(Code.FINAL_READ_FAILED, err.code.value)
-        return None
+    def cycle(self) -> HermesError | None:
+        return self.step().failure
+
+    def settle(self) -> Outcome | bool:
+        """The task seen ended (or paused on partial history): one final read at once, and
+        the follow ends after a read that saw the same ending again."""
+        seen = self._ending_seen()
+        if seen is not None and self.final == seen:
+            return self._finished()
+        self.final = seen
+        return seen is not None
+
+    def finishing(self) -> bool:
+        return self.final is not None
+
+    def unsettle(self) -> None:
+        self.final = None  # a pending --tip may continue the task: no ending yet
+
+    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
+        self.reporter.error(err, retrying=retrying, delay=delay)
+
+    def fail(self, err: HermesError) -> Outcome:
+        self._release_state()  # the state the follow knew, before its error
+        return super().fail(err)
+
+    def failed(self, err: HermesError, age: float | None) -> Outcome:
+        return replace(self._outcome("failed", int(err.exit_status), err), last_read_age=age)
+
+    def timed_out(self) -> Outcome:
+        return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
+
+    def interrupted(self, outcome: Outcome) -> Outcome:
+        return self._outcome("interrupted", outcome.exit_code)
+
+    def finish(self, outcome: Outcome) -> None:
+        self._release_state()
+        self.reporter.result(outcome)
 
     def _ending_seen(self) -> tuple[str, str | None] | None:
         """(tip, end_reason) when the newest verified segment is ended or paused on partial
@@ -168,26 +129,6 @@ class Follower(PollLoop[FollowConfig]):
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
         return (tip.id, tip.end_reason) if done else None
-
-    def _retry_wait(self, streak: Streak, err: HermesError, *, final: bool) -> float:
-        """After a failed read: the failure reported when it starts a streak (and on every
-        retry of a final read), and the wait before the next read: every interval for a 404
-        (backed off when `final`), else backed off; never past --start-timeout."""
-        config = self.config
-        delay = None if not final and err.code is Code.NOT_FOUND else self._backoff(streak.failures)
-        if final or err.code is not streak.code:
-            self.reporter.error(err, retrying=True, delay=delay)
-        streak.code = err.code
-        wait = config.interval if delay is None else delay
-        if streak.missing_since is not None:
-            wait = min(wait, max(0.0, streak.missing_since + config.start_timeout - self.clock()))
-        return wait
-
-    def _gave_up(self, err: HermesError) -> HermesError:
-        """A 404 that outlived --start-timeout: final, exit 4, still naming the id."""
-        waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
-        detail = f"{err.detail}; {waited}" if err.detail else waited
-        return HermesError(Code.NOT_FOUND, detail, retryable=False, status=err.status, hint=err.hint)
 
     # -- one cycle ------------------------------------------------------------------------
 
@@ -303,34 +244,17 @@ class Follower(PollLoop[FollowConfig]):
 
     # -- endings --------------------------------------------------------------------------
 
-    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> FollowOutcome:
+    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
         state = self.reader.state() if tip is not None else "unknown"
-        return FollowOutcome(ending, state, tip.end_reason if tip else None, code, failure)
+        return Outcome(ending, state, tip.end_reason if tip else None, code, failure)
 
-    def _fail(self, err: HermesError) -> FollowOutcome:
-        self._release_state()
-        self.reporter.error(err, retrying=False, delay=None)
-        outcome = self._outcome("failed", int(err.exit_status), err)
-        if self.read_at is None:
-            return outcome
-        return replace(outcome, last_read_age=round(self.clock() - self.read_at, 3))
-
-    def _finished(self) -> FollowOutcome:
+    def _finished(self) -> Outcome:
         tip = self.reader.tip
         assert tip is not None
         if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
             return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
         return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
-    def _timed_out(self, final: bool, last: HermesError | None) -> FollowOutcome:
-        if final and last is not None:  # the task ended, but its final read kept failing
-            return self._fail(HermesError(Code.FINAL_READ_FAILED, "--timeout ran out"))
-        if last is not None:  # every read of the final stretch failed: not known running
-            ran_out = "every read failed until --timeout ran out"
-            detail = f"{last.detail}; {ran_out}" if last.detail else ran_out
-            return self._fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
-        return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
 
-
-__all__ = ["MAX_FILL_PAGES", "FollowConfig", "FollowOutcome", "Follower", "Reporter", "ending_exit_code"]
+__all__ = ["MAX_FILL_PAGES", "Follower", "Reporter", "ending_exit_code"]

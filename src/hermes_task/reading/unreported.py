@@ -52,7 +52,7 @@ from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.childproof import ChildProof, ChildState, state_of
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.fanout import gather
-from hermes_task.reading.follow_outcome import FINAL_RETRIES
+from hermes_task.reading.polling import FINAL_RETRIES
 from hermes_task.store.hints import StoreHints
 
 MAX_CHECKS_PER_CYCLE = 8

@@ -1,10 +1,8 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
-`Watcher` drives one `TaskReader` anchored at the parent, with the follow loop's rules
-(`follow.py`): one request in flight on the parent, a cycle every `interval` seconds from the
-cycle's start, transient failures backed off from `backoff_base` to `backoff_cap` seconds with
-jitter (404 every interval) and reported once per streak, any other failure final, `timeout`
-bounding the whole watch (one read always happens). Clock, sleep and jitter are parameters.
+`Watcher` is the cycle of the one poll loop (reading/polling.py: pacing, failures, back-off,
+`--start-timeout`, `--timeout` and the result, written once for every live command) over one
+`TaskReader` anchored at the parent.
 
 Invariants:
 - the history is read once (the first cycle: newest page, then every older page); each later
@@ -22,10 +20,8 @@ Invariants:
   when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
   the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last;
 - exit 9 means what it says: only when the last read succeeded and showed a task still
-  running. A parent that never answered, or a streak of 404s, ends after `start_timeout` with
-  that failure's own code (4, 7, ...); when every read failed until the deadline, with the last
-  failure's code and the age of the last successful read (`last_read_age`); every task terminal
-  at the deadline (`follow --parent` still reading a child) ends by the verdict;
+  running (the loop's rule); every task terminal at the deadline (`follow --parent` still
+  reading a child) ends by the verdict;
 - tasks are built from the reader's path-filtered view only (rows of the proven lineage).
 """
 
@@ -33,49 +29,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
-
-from msgspec import Struct
+from typing import Protocol
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.ui_strings import RETRYING, warning_message
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.dashboard.wire import WireMessage
-from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
+from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.follow_outcome import (
-    BACKOFF_BASE,
-    BACKOFF_CAP,
-    FINAL_RETRIES,
-    MAX_FILL_PAGES,
-    START_TIMEOUT,
-)
-from hermes_task.reading.polling import PollLoop, Streak
+from hermes_task.reading.follow_outcome import MAX_FILL_PAGES
+from hermes_task.reading.polling import FINAL_RETRIES, Outcome, PollConfig, PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
-
-Ending = Literal["ended", "timeout", "failed", "interrupted"]
-
-
-class WatchConfig(Struct, frozen=True):
-    interval: float = 2.0
-    timeout: float | None = None
-    exit_status: bool = False
-    start_timeout: float = START_TIMEOUT
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
-
-
-class WatchOutcome(Struct, frozen=True):
-    """How a watch ended: the `result` event's fields, plus the failure if any."""
-
-    ending: Ending
-    state: Literal["running", "ended", "unknown"]
-    end_reason: str | None
-    exit_code: int
-    failure: HermesError | None = None
-    last_read_age: float | None = None  # seconds since the last successful read, on a failure
 
 
 class WatchReporter(Protocol):
@@ -83,7 +49,7 @@ class WatchReporter(Protocol):
     def tasks(self, entries: Sequence[TaskEntry]) -> None: ...
     def warning(self, item: WarningItem) -> None: ...
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
-    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None: ...
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
 # Child ids the transcript lacks, proposed by the local store and proven over HTTP
@@ -98,7 +64,7 @@ class Recheck(Protocol):
     def steady(self) -> bool: ...  # may the watch end on what the last check found?
 
 
-class Watcher(PollLoop[WatchConfig]):
+class Watcher(PollLoop):
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
 
     label = "watch"
@@ -107,7 +73,7 @@ class Watcher(PollLoop[WatchConfig]):
         self,
         reader: TaskReader,
         reporter: WatchReporter,
-        config: WatchConfig,
+        config: PollConfig,
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], None],
@@ -133,105 +99,44 @@ class Watcher(PollLoop[WatchConfig]):
         self.known: dict[str, TaskEntry] = {}
         self.warned: set[str] = set()
         self.cycles = 0
-        self.read_at: float | None = None
+        self.changed = False  # did the last cycle change the task list?
 
-    def run(self) -> WatchOutcome:
-        try:
-            outcome = self._loop()
-        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
-            outcome = WatchOutcome("interrupted", "unknown", None, interrupt_status(exc))
-        self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
-        self.reporter.result(outcome, self.entries)
-        return outcome
+    # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
 
-    def _loop(self) -> WatchOutcome:
-        config = self.config
-        opened = self.clock()
-        deadline = None if config.timeout is None else opened + config.timeout
-        streak = Streak()
-        self.read_at = None  # when the last successful read ended
-        while True:
-            started = self.clock()
-            try:
-                changed = self._cycle()
-            except HermesError as err:
-                if not err.retryable:
-                    return self._fail(err)
-                streak.count(err, started)
-                # --start-timeout: a parent that never answered, or a streak of 404s, ends
-                # with that failure's own code (a typo never waits out --timeout).
-                since = opened if self.read_at is None else streak.missing_since
-                if since is not None and self.clock() - since >= config.start_timeout:
-                    return self._fail(self._gave_up(err))
-                wait = self._retry_wait(streak, err, since)
-            else:
-                streak.clear()
-                self.read_at = self.clock()
-                ended = self._settle(changed)
-                if ended is not None:
-                    return ended
-                wait = max(0.0, started + config.interval - self.clock())
-            if self._wait(wait, deadline):
-                return self._timed_out(streak.last)
+    def cycle(self) -> HermesError | None:
+        self.changed = self._cycle()
+        return None
 
-    def _retry_wait(self, streak: Streak, err: HermesError, since: float | None) -> float:
-        """After a failed read: the failure reported when it starts a streak, and the wait
-        before the next read (every interval for a 404, else backed off), never past
-        `since` + --start-timeout."""
-        config = self.config
-        delay = None if err.code is Code.NOT_FOUND else self._backoff(streak.failures)
-        if err.code is not streak.code:
-            self.reporter.error(err, retrying=True, delay=delay)
-        streak.code = err.code
-        wait = config.interval if delay is None else delay
-        if since is not None:
-            wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
-        return wait
-
-    def _settle(self, changed: bool) -> WatchOutcome | None:
-        """After a good read: the task list when it `changed`, the subclass's own step, and
+    def settle(self) -> Outcome | bool:
+        """After a good read: the task list when it changed, the subclass's own step, and
         the ending when every task is terminal and the watch may end."""
-        if changed:
+        if self.changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
         if all_terminal(self.entries) and self.settled() and self._proofs_settled():
             code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
-            return WatchOutcome("ended", "ended", verdict(self.entries), int(code))
-        return None
+            return Outcome("ended", "ended", verdict(self.entries), int(code))
+        return False
 
-    def _timed_out(self, last: HermesError | None) -> WatchOutcome:
-        """--timeout ran out. Exit 9 only when the last read succeeded and showed a task still
-        running; every read since then failed: that failure's code (and the read's age);
+    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
+        self.reporter.error(err, retrying=retrying, delay=delay)
+
+    def failed(self, err: HermesError, age: float | None) -> Outcome:
+        return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
+
+    def timed_out(self) -> Outcome:
+        """--timeout ran out after a good read: exit 9 only when a task is still running;
         every task terminal (`follow --parent` still reading a child): the verdict."""
-        if last is not None:
-            ran_out = "every read failed until --timeout ran out"
-            if self.read_at is not None:
-                ran_out += f"; the last successful read was {self.clock() - self.read_at:.0f}s ago"
-            detail = f"{last.detail}; {ran_out}" if last.detail else ran_out
-            return self._fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
         config, entries = self.config, self.entries
         if all_terminal(entries):
             code = exit_status(entries) if config.exit_status else ExitStatus.OK
-            return WatchOutcome("timeout", "ended", verdict(entries), int(code))
+            return Outcome("timeout", "ended", verdict(entries), int(code))
         failed = config.exit_status and verdict(entries) in ("failed", "unreported")
         code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
-        return WatchOutcome("timeout", "running", None, int(code))
+        return Outcome("timeout", "running", None, int(code))
 
-    def _gave_up(self, err: HermesError) -> HermesError:
-        """A failure that outlived --start-timeout: final, with its own code and exit status."""
-        seconds = f"{self.config.start_timeout:g}s"
-        if err.code is Code.NOT_FOUND:
-            waited = f"still not found after --start-timeout {seconds}"
-        else:
-            waited = f"no read of the parent succeeded within --start-timeout {seconds}"
-        detail = f"{err.detail}; {waited}" if err.detail else waited
-        return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
-
-    def _fail(self, err: HermesError) -> WatchOutcome:
-        """A final failure: its error, and the age of the last successful read (if any)."""
-        self.reporter.error(err, retrying=False, delay=None)
-        age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
-        return WatchOutcome("failed", "unknown", None, int(err.exit_status), err, age)
+    def finish(self, outcome: Outcome) -> None:
+        self.reporter.result(outcome, self.entries)
 
     def _proofs_settled(self) -> bool:
         """No task waits on a child proof that failed for now, or it had `FINAL_RETRIES` more

@@ -25,7 +25,7 @@ from hermes_task.core.events import ErrorEvent, TaskRef, row_event
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
-from hermes_task.reading.watcher import WatchOutcome
+from hermes_task.reading.polling import Outcome
 from hermes_task.render.cells import width_of
 from hermes_task.render.jsontext import event
 from hermes_task.render.plain import gap_text, result_line
@@ -135,7 +135,7 @@ class TextFamily(Notes):
         label = "retrying: " if retrying else "error: "
         self.note(f"{_name(entry)} │ {label}", error.message, "yellow")
 
-    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
         line = self.ending(outcome, entries)
         if line:
             self.note("", line, "dim")

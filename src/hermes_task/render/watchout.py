@@ -25,7 +25,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
-from hermes_task.reading.watcher import WatchOutcome
+from hermes_task.reading.polling import Outcome
 from hermes_task.render.jsontext import event
 from hermes_task.render.plain import task_line
 from hermes_task.render.rows import plural
@@ -59,7 +59,7 @@ class JsonWatch:
         if not retrying:
             self.err(f"error: {message}\n")
 
-    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
         self._event(
             ResultEvent(
                 state=outcome.state,
@@ -94,7 +94,7 @@ class Notes:
         else:
             self.note("error: ", message, "bold red")
 
-    def ending(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
+    def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
         counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
         if outcome.ending == "ended":
@@ -105,7 +105,7 @@ class Notes:
             return f"watch stopped · {counts}"
         return None
 
-    def closing(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> str | None:
+    def closing(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
         line = self.ending(outcome, entries)
         numbers = unreported(entries)
@@ -131,7 +131,7 @@ class LinesWatch(Notes):
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
-    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
         line = self.closing(outcome, entries)
         if line:
             self.note("", line, "dim")
@@ -201,7 +201,7 @@ class LiveWatch(Notes):
         else:
             self.live.update(renderable, refresh=True)
 
-    def result(self, outcome: WatchOutcome, entries: Sequence[TaskEntry]) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
         closing = self.closing(outcome, entries)
         if self.read:
             self.entries = list(entries)

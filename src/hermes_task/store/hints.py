@@ -262,9 +262,9 @@ def find_children(
     rows = _store_children(client, hints, spawns)
     store_goals = {row.id: hints.first_user_goal(row.id) for row in rows or ()}
     if rows is None or hints.failed or hints.locks != locks:
-        # The store could not say (a lock: the next call asks again): the tasks say so.
-        unread = hints.failed or hints.locks != locks or hints.reason not in (None, "foreign")
-        return [_unread(t) if unread and i in open_tasks else t for i, t in enumerate(out)]
+        # The store could not say (unreadable, off, another dashboard's, or a lock: the next
+        # call asks again): the tasks it could have proposed a child for say so.
+        return [_unread(t) if i in open_tasks else t for i, t in enumerate(out)]
     segments = frozenset(s for spawn in spawns for s in spawn.segments)
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
