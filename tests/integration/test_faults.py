@@ -4,11 +4,19 @@
 answers, connection resets, delays past the request timeout, truncated and slow bodies on a
 deterministic schedule while `show`, `follow` and `older --all` run:
 
-- show: a fault on any one request is exit 7 with `error.retryable` true and only rows
-  of the clean run; a slow body is the clean run's document;
-- follow: continues through transient faults while rows are appended, then ends with
-  every row exactly once;
-- older --all: every row once, or a typed failure with a subset of them: never a gap.
+- show: one fault on any one request costs the client's single retry and nothing else (the
+  clean run's document, exit 0); a fault that also hits that retry (`Rule.at(..., repeat=2)`)
+  is exit 7 with `error.retryable` true and only rows of the clean run; a slow body is the
+  clean run's document;
+- follow: continues through faults that outlast the client's retry while rows are appended,
+  then ends with every row exactly once;
+- older --all: one fault anywhere is the clean run's document; a fault that also hits the
+  retry leaves every row once, or a typed failure with a subset of them: never a gap.
+
+Each GET is retried once by the client (src/hermes_task/dashboard/client.py); the periodic
+schedules below repeat each fault on its retry (`repeat=2`), so that a read really fails.
+`tests/integration/test_fault_matrix.py` puts one fault at each request of the parent
+commands on every backend.
 
 Every run carries the backend's token; it must never appear on stdout or stderr.
 """
@@ -139,7 +147,9 @@ def _show_args(backend: Any) -> list[str]:
     return ["show", c1["root"], "--tip", c1["tip"], "--json", "--request-timeout", TIMEOUT, "--debug"]
 
 
-def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: FaultProxy) -> None:
+def test_show_rides_out_one_fault_and_fails_retryably_when_it_persists(
+    backend: Any, proxy: FaultProxy
+) -> None:
     clean = hermes(proxy.url, backend.token, *_show_args(backend))
     assert clean.code == 0, clean.stderr
     baseline = keys(clean.json()["rows"])
@@ -148,9 +158,17 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
     durable = durable_of(backend)
     for fault in ERROR_FAULTS:
         for position in range(1, flow + 1):
-            proxy.set_rules([Rule((fault,), every=1000, phase=position, seconds=DELAY)])
+            # once: the client's retry of that read gets the answer
+            proxy.set_rules([Rule.at(position, fault, seconds=DELAY)])
             run = hermes(proxy.url, backend.token, *_show_args(backend))
             assert proxy.injected() == {fault: 1}
+            assert run.code == 0, (fault, position, run.stderr)
+            assert run.json() == clean.json(), (fault, position)
+            tally.count(f"faults.show.{fault}")
+            # twice in a row: the read and its retry fail, the command fails retryably
+            proxy.set_rules([Rule.at(position, fault, seconds=DELAY, repeat=2)])
+            run = hermes(proxy.url, backend.token, *_show_args(backend))
+            assert proxy.injected() == {fault: 2}
             assert run.code == 7, (fault, position, run.stderr)
             doc = run.json()
             assert doc["error"]["code"] == EXPECTED_CODE[fault]
@@ -160,7 +178,7 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
             assert durable(shown) <= durable(baseline)
             message = next(line for line in run.stderr.splitlines() if not line.startswith("debug: "))
             assert message.startswith("error: ")
-            tally.count(f"faults.show.{fault}")
+            tally.count(f"faults.show.{fault}", 2)
     for position in range(1, flow + 1):
         proxy.set_rules([Rule(("slow",), every=1000, phase=position, seconds=0.002)])
         run = hermes(proxy.url, backend.token, *_show_args(backend))
@@ -170,12 +188,12 @@ def test_show_fails_retryably_on_a_fault_at_any_request(backend: Any, proxy: Fau
 
 
 def test_show_under_a_periodic_fault_is_all_or_typed(backend: Any, proxy: FaultProxy) -> None:
-    """Every (n+1)th request fails, n being a clean show's request count: a show sometimes
-    meets a fault and sometimes not."""
+    """Every (n+1)th request fails, and its retry too, n being a clean show's request count:
+    a show sometimes meets a fault and sometimes not."""
     baseline = keys(hermes(proxy.url, backend.token, *_show_args(backend)).json()["rows"])
     every = len(proxy.requests()) + 1
     durable = durable_of(backend)
-    proxy.set_rules([Rule(("503", "reset", "truncate"), every=every)])
+    proxy.set_rules([Rule(("503", "reset", "truncate"), every=every, repeat=2)])
     outcomes = set()
     for _ in range(every):
         run = hermes(proxy.url, backend.token, *_show_args(backend))
@@ -232,7 +250,10 @@ def _follow_cli(*, url: str) -> list[str]:
 def test_follow_rides_through_faults_and_reports_every_row_once(own_backend: Any) -> None:
     running = own_backend.manifest["running"]["id"]
     with FaultProxy(
-        own_backend.url, [Rule(("503", "reset", "truncate", "502", "delay", "500"), every=4)]
+        # every 7th request and its retry: about every other cycle of 3 reads fails, as every
+        # 4th single fault did before the client retried (every 4th twice fails every cycle)
+        own_backend.url,
+        [Rule(("503", "reset", "truncate", "502", "delay", "500"), every=7, repeat=2)],
     ) as front:
         cmd = _follow_cli(url=front.url)
         cmd.insert(4, running)
@@ -303,13 +324,23 @@ def test_older_all_is_complete_or_a_typed_failure_under_faults(backend: Any, pro
     assert len(baseline) == len(set(baseline))
     flow = len(proxy.requests())
     checked = lost = duplicated = 0
-    for fault in (*ERROR_FAULTS, "slow"):
+    for fault in ERROR_FAULTS:  # once: the client's retry of that read gets the answer
         for position in range(1, flow + 1):
-            proxy.set_rules(
-                [Rule((fault,), every=1000, phase=position, seconds=0.002 if fault == "slow" else DELAY)]
-            )
+            proxy.set_rules([Rule.at(position, fault, seconds=DELAY)])
             run = hermes(proxy.url, backend.token, *_older_args(backend))
             assert proxy.injected() == {fault: 1}
+            assert run.code == 0, (fault, position, run.stderr)
+            assert run.json() == clean.json(), (fault, position)
+            checked += len(expected)
+            tally.count(f"faults.older.{fault}")
+    for fault in (*ERROR_FAULTS, "slow"):  # twice in a row (slow: once, it is no failure)
+        for position in range(1, flow + 1):
+            twice = fault != "slow"
+            proxy.set_rules(
+                [Rule.at(position, fault, seconds=DELAY if twice else 0.002, repeat=2 if twice else 1)]
+            )
+            run = hermes(proxy.url, backend.token, *_older_args(backend))
+            assert proxy.injected() == {fault: 2 if twice else 1}
             doc = run.json()
             shown = keys(doc["rows"])
             duplicated += len(shown) - len(set(shown))
@@ -325,7 +356,7 @@ def test_older_all_is_complete_or_a_typed_failure_under_faults(backend: Any, pro
                 assert doc["error"]["code"] == EXPECTED_CODE[fault]
                 assert doc["error"]["retryable"] is True
                 assert set(shown) <= set(baseline)
-            tally.count(f"faults.older.{fault}")
+            tally.count(f"faults.older.{fault}", 2 if twice else 1)
     tally.observe("rows_checked", checked)
     tally.observe("rows_lost", lost)
     tally.observe("rows_duplicated", duplicated)

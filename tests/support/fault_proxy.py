@@ -4,6 +4,11 @@ Each request is forwarded to the upstream unless a rule of the deterministic sch
 for it. A rule counts the requests whose path contains its `path` filter (1, 2, 3, ...) and
 fires on those where `count % every == phase`, at most `times` times; the first rule that
 fires decides the fault. A rule with several faults rotates through them per injection.
+`repeat=k` makes each injection hit the same request k times in all: after it fires, the next
+k - 1 requests with exactly the same path and query (a client's retries of that read) get
+the same fault, whatever `every` says. `Rule.at(n, fault, repeat=k)` fires once, on exactly
+the n-th matching request (with no `path`: the n-th request the proxy sees), and on its
+k - 1 retries: for a matrix that puts one fault at each request in turn.
 
 Faults: ``500``/``502``/``503`` (a JSON error body), ``reset`` (the connection is closed
 with an RST, no response), ``delay`` (wait `seconds` before forwarding: past a client's
@@ -61,7 +66,8 @@ HOP_BY_HOP = {
 
 @dataclass
 class Rule:
-    """Fire on every `every`-th request matching `path` (when count % every == phase)."""
+    """Fire on every `every`-th request matching `path` (when count % every == phase), at most
+    `times` times, each time on that request and its next `repeat - 1` exact repeats."""
 
     faults: tuple[str, ...]
     every: int = 1
@@ -69,21 +75,33 @@ class Rule:
     path: str = ""
     times: int | None = None
     seconds: float = 1.5
+    repeat: int = 1
     matched: int = field(default=0, compare=False)
-    fired: int = field(default=0, compare=False)
+    fired: int = field(default=0, compare=False)  # injections, repeats included
+    started: int = field(default=0, compare=False)  # injections counted by `times`
+    _again: tuple[str, str, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.faults, str):
             self.faults = (self.faults,)
         unknown = [f for f in self.faults if f not in KINDS]
-        if unknown or not self.faults or self.every < 1:
+        if unknown or not self.faults or self.every < 1 or self.repeat < 1:
             raise ValueError(
-                f"bad rule: faults {self.faults!r} (known: {', '.join(KINDS)}), every={self.every}"
+                f"bad rule: faults {self.faults!r} (known: {', '.join(KINDS)}), every={self.every}, "
+                f"repeat={self.repeat}"
             )
 
     @classmethod
+    def at(cls, index: int, fault: str, *, path: str = "", seconds: float = 1.5, repeat: int = 1) -> Rule:
+        """One `fault`, on exactly the `index`-th request matching `path` (from 1) and its next
+        `repeat - 1` exact repeats, never again."""
+        if index < 1:
+            raise ValueError(f"bad rule: request index {index} (requests count from 1)")
+        return cls((fault,), every=index + 1, phase=index, path=path, times=1, seconds=seconds, repeat=repeat)
+
+    @classmethod
     def parse(cls, text: str) -> Rule:
-        """`503:every=3,phase=1,path=/messages,times=2,seconds=2`; faults joined by `+`."""
+        """`503:every=3,phase=1,path=/messages,times=2,seconds=2,repeat=2`; faults joined by `+`."""
         kinds, _, options = text.partition(":")
         values: dict[str, Any] = {}
         for item in filter(None, options.split(",")):
@@ -96,12 +114,19 @@ class Rule:
         if self.path not in target:
             return None
         self.matched += 1
+        if self._again is not None and self._again[0] == target:
+            _, fault, left = self._again
+            self._again = (target, fault, left - 1) if left > 1 else None
+            self.fired += 1
+            return fault
         if self.matched % self.every != self.phase % self.every:
             return None
-        if self.times is not None and self.fired >= self.times:
+        if self.times is not None and self.started >= self.times:
             return None
-        fault = self.faults[self.fired % len(self.faults)]
+        fault = self.faults[self.started % len(self.faults)]
+        self.started += 1
         self.fired += 1
+        self._again = (target, fault, self.repeat - 1) if self.repeat > 1 else None
         return fault
 
 
@@ -304,7 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", required=True, help="the real dashboard, e.g. http://127.0.0.1:9119")
     parser.add_argument(
-        "--rule", action="append", default=[], help="FAULT[+FAULT]:every=N,phase=K,path=S,times=T,seconds=S"
+        "--rule",
+        action="append",
+        default=[],
+        help="FAULT[+FAULT]:every=N,phase=K,path=S,times=T,seconds=S,repeat=R",
     )
     parser.add_argument("--log", help="append one JSON line per request here on exit")
     args = parser.parse_args(argv)
