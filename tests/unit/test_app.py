@@ -123,6 +123,7 @@ WORK_MODULES = {
         "run_parents",
         "run_recover",
         "run_search",
+        "run_tui",
         "run_config",
     ]
 }

@@ -29,6 +29,7 @@ from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family import FamilyFollower
+from hermes_task.reading.family_child import FamilyReporter
 from hermes_task.reading.follow_outcome import START_TIMEOUT
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.reader import TaskReader
@@ -175,7 +176,11 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
 
 
 def _timing(
-    session: Session, client: DashboardAPI, hints: StoreHints, shared: SharedDetails
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    sleep: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """What both loops wait and resolve by: the clock, the idle sleep (which watches stdout),
     the back-off jitter, the `--debug` writer, and each cycle's store proposals of children
@@ -183,7 +188,7 @@ def _timing(
     env = session.env
     return {
         "clock": env.clock,
-        "sleep": env.sleep or idle_sleep(env.stdout),
+        "sleep": sleep or env.sleep or idle_sleep(env.stdout),
         "jitter": JITTER,
         "debug": session.debug,
         "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
@@ -223,6 +228,20 @@ def _parent_watcher(
 ) -> Watcher:
     """`recover --watch`'s loop; each cycle also settles the tasks whose child ended
     unreported (their usage read too)."""
+    timing = _settled_timing(session, client, hints, shared, reporter)
+    return Watcher(reader, reporter, config, **timing)
+
+
+def _settled_timing(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    reporter: Any,
+    sleep: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """`_timing`, with `recover --watch`'s settle step: each cycle's tasks whose child ended
+    unreported, and their usage (`reading/unreported.py`), as `resolve` and `recheck`."""
     settle = Unreported(
         client,
         hints,
@@ -232,10 +251,35 @@ def _parent_watcher(
         warn=reporter.warning,
         shared=shared,
     )
-    timing = _timing(session, client, hints, shared)
+    timing = _timing(session, client, hints, shared, sleep)
     found = timing.pop("resolve")
     timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
-    return Watcher(reader, reporter, config, recheck=settle, **timing)
+    timing["recheck"] = settle
+    return timing
+
+
+def screen_follower(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    parent: str,
+    reporter: FamilyReporter,
+    config: WatchConfig,
+    sleep: Callable[[float], None],
+) -> FamilyFollower:
+    """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
+    tasks (the same settle step: a child's end noticed without a parent row, usage), so its
+    statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
+    quit)."""
+    reader = TaskReader(client, parent, hint=False)
+    shared = SharedDetails(client)
+
+    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+        gate = admit(parents, client.detail)
+        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
+
+    timing = _settled_timing(session, client, hints, shared, reporter, sleep)
+    return FamilyFollower(reader, reporter, config, open_child, **timing)
 
 
 def _write_junit(

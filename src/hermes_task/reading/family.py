@@ -69,7 +69,7 @@ from hermes_task.reading.fanout import gather
 from hermes_task.reading.follow_outcome import FINAL_RETRIES
 from hermes_task.reading.follower import Fetched, FollowConfig, Follower
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watcher import Resolve, WatchConfig, Watcher
+from hermes_task.reading.watcher import Recheck, Resolve, WatchConfig, Watcher
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -93,6 +93,7 @@ class FamilyFollower(Watcher):
         jitter: Callable[[], float],
         debug: Callable[[str], None] | None = None,
         resolve: Resolve | None = None,
+        recheck: Recheck | None = None,
         shared: SharedDetails | None = None,
         probes: int = MAX_PROBES_PER_CYCLE,
         reads: int = MAX_READS_PER_CYCLE,
@@ -107,6 +108,7 @@ class FamilyFollower(Watcher):
             jitter=jitter,
             debug=debug,
             resolve=resolve,
+            recheck=recheck,
             shared=shared,
         )
         self.family = reporter
@@ -266,4 +268,5 @@ class FamilyFollower(Watcher):
                 self.reporter.task(amended)
 
     def settled(self) -> bool:
-        return all(c.done for c in self.children.values())
+        """Every known child read to its end (and, with `recheck`, no end just noticed)."""
+        return super().settled() and all(c.done for c in self.children.values())

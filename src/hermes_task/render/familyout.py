@@ -27,7 +27,6 @@ from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.cells import width_of
-from hermes_task.render.jsontext import event
 from hermes_task.render.plain import gap_text, result_line
 from hermes_task.render.plain_rows import row_text
 from hermes_task.render.rows import View, row_view
@@ -60,14 +59,14 @@ class JsonFamily(JsonWatch):
         assert entry.child_session_id is not None  # rows are read only from a known child
         ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self.write(event(row_event(row, ref)))
+            self._event(row_event(row, ref))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.warning(WarningItem(code=item.code, message=f"task {_name(entry)}: {item.message}"))
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {_name(entry)}: {error.message}"
-        self.write(event(ErrorEvent(code=error.code.value, message=message, retryable=retrying)))
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
 
 class TextFamily(Notes):
