@@ -30,6 +30,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.livescreen import EventFeed, TaskScreenApp, TextScreen, Transcript
 from tests.support.conversations import Conversations
+from tests.support.regen import load_tool
 from tests.unit.test_family import DELEG, GOALS, A, B, complete, family, write
 from tests.unit.test_layering import PROBE_ENV
 from tests.unit.test_recover_cli import ENV, P
@@ -396,3 +397,11 @@ def recover_entry() -> TaskEntry:
         call_id="fan", goal="Write the parser", task_index=0, delegation_id=DELEG, subagent_id=None,
         child_session_id=A, status="running", terminal=False, unavailable_reason=None, number="1.1",
     )  # fmt: skip
+
+
+def test_the_readmes_screenshot_is_the_screens_current_export() -> None:
+    """docs/tui.svg is what tools/regen.py makes of the current screen (Textual's own export)."""
+    regen = load_tool("regen")
+    assert regen.tui_screenshot() == regen.SCREENSHOT.read_text(encoding="utf-8"), (
+        "docs/tui.svg is stale: run .venv/bin/python tools/regen.py"
+    )

@@ -249,12 +249,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 PARAMETER_OF = {"json": "json_out"}
 
 
-def with_common(*, pager: bool = True, events: str | None = None, formats: bool = False) -> Callable[[F], F]:
+def with_common(
+    *, pager: bool = True, events: str | None = None, formats: bool = False, json: bool = True
+) -> Callable[[F], F]:
     """Give the decorated command the shared options and call it with `common=Common(...)`.
 
     `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
     names (`events` for follow, `search`); `formats` adds `--format text|json|markdown`
-    after --json (show, older, recover).
+    after --json (show, older, recover); `json` False: no --json at all (`tui`: a screen).
     `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
     `--request-timeout`, everywhere."""
 
@@ -266,7 +268,7 @@ def with_common(*, pager: bool = True, events: str | None = None, formats: bool 
             if p.name != "common"
         ]
         json_option = Json if events is None else json_events(events)
-        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)]
+        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)] if json else []
         shared += [("output_format", Format, None)] if formats else []
         shared += _OUTPUT if pager else []
         shared += _CONNECTION
@@ -286,7 +288,7 @@ def with_common(*, pager: bool = True, events: str | None = None, formats: bool 
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             picked = {name: kwargs.pop(name) for name in names}
-            picked.update({field: picked.pop(name) for field, name in PARAMETER_OF.items()})
+            picked.update({field: picked.pop(name, False) for field, name in PARAMETER_OF.items()})
             chosen = output_format(picked["json"], picked.pop("output_format", None))
             picked.update(json=chosen is OutputFormat.json, output_format=chosen)
             env = current(kwargs.pop("typer_context"))

@@ -27,7 +27,7 @@ app = command_app()
 
 
 @app.command()
-@with_common(pager=False)
+@with_common(pager=False, json=False)
 def tui(
     parent_id: Annotated[
         str | None,
@@ -56,10 +56,6 @@ def tui(
 
     The screen is driven by the watch loop of recover --watch and follow --parent (the same statuses, proofs and warnings), every --interval seconds. Keys: j/k select, Enter the transcript, f follow, w wrap, r reasoning, o older rows, / search, e only what went wrong, s status filter, y copy the child id, c the CLI command, ? help, q quit. Needs the tui extra: pip install 'hermes-task[tui]'.
     """
-    if common.json:
-        raise typer.BadParameter(
-            "the screen is for a terminal: for events use recover --watch --json", param_hint="'--json'"
-        )
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)

@@ -52,6 +52,8 @@ from hermes_task.render.terminal_rows import Painter
 STACK_BELOW = 100  # narrower than this, the transcript goes under the table
 CHILD_WIDTH = 22  # a child id as the backends write it (YYYYMMDD_HHMMSS_xxxxxx)
 MIN_GOAL = 8
+MAX_GOAL = 40
+GOAL_SHOWN = 300  # the selected task's goal, above its pane
 # the table's columns but the goal: number, status, time, child; each cell padded by one on
 # both sides; the scroll bar
 WIDTHS = {"#": 5, "status": 14, "time": 6, "child session": CHILD_WIDTH}
@@ -335,7 +337,7 @@ class TaskScreenApp(App[int]):
     #body.narrow #tasks { height: 40%; }
     #side { width: 1fr; height: 100%; border-left: solid $primary; }
     #body.narrow #side { height: 1fr; border-left: none; border-top: solid $primary; }
-    #pane-title { height: auto; padding: 0 1; background: $boost; }
+    #pane-title { height: auto; max-height: 5; padding: 0 1; background: $boost; }
     #transcript { height: 1fr; padding: 0 1; }
     #notes { height: 1; padding: 0 1; color: $text-muted; }
     #search { display: none; }
@@ -467,7 +469,9 @@ class TaskScreenApp(App[int]):
 
     def _table_width(self) -> int:
         width = self.columns
-        return width if width < STACK_BELOW else max(FIXED + MIN_GOAL, width * 9 // 20)
+        if width < STACK_BELOW:
+            return width
+        return min(max(FIXED + MIN_GOAL, width - max(45, width * 9 // 20)), FIXED + MAX_GOAL)
 
     def _goal_room(self) -> int:
         return max(MIN_GOAL, self._table_width() - FIXED)
@@ -655,6 +659,7 @@ class TaskScreenApp(App[int]):
         if entry.result_source == "store":
             state.append(f" · {RECOVER['store_note']}", style="dim")
         title.append_text(state)
+        title.append("\n" + cut(clean_line(entry.goal or "(no goal recorded)"), GOAL_SHOWN), style="dim")
         self.query_one("#pane-title", Static).update(title)
 
     def _write_row(self, row: Row, painter: Painter | None = None, *, scroll: bool = True) -> None:
