@@ -181,7 +181,7 @@ def _screenshot_events() -> list[Any]:
     from hermes_task.core.events import RowEvent, TaskRef, task_event
 
     children = ["20261203_101502_d4e5f6", "20261203_101503_0a1b2c"]
-    base = {"call_id": "call_1", "delegation_id": None, "subagent_id": None, "call_number": 1}
+    base: dict[str, Any] = {"call_id": "call_1", "delegation_id": None, "subagent_id": None, "call_number": 1}
     tasks = [
         TaskEntry(**base, goal="Write the parser for the config format", task_index=0,
                   child_session_id=children[0], status="running", terminal=False,

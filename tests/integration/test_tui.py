@@ -73,3 +73,34 @@ def test_the_screen_shows_every_task_its_rows_as_they_arrive_and_q_exits_0(
     assert pane[at + 1].startswith("task 1.1 · running"), arrived
     assert any("Appended pass 0." in line for line in arrived)  # its rows, as they arrived
     assert all(len(line) <= columns for line in completed)
+
+
+def test_without_a_parent_the_parents_list_opens_the_chosen_one(backend: Any) -> None:
+    """`hermes-task tui`: `parents`' list (the backend's store proposes, the dashboard proves);
+    the seeded parent is the newest delegation, first; Enter opens it, its tasks and children."""
+    unit = backend.watch_parent(GOALS)
+    first, second = unit["children"]
+
+    def listed(display: Display) -> bool:
+        return any(unit["parent"] in line for line in display) and any(
+            "Enter opens one" in line for line in display
+        )
+
+    def opened(display: Display) -> bool:
+        return whole(first, display) and whole(second, display)
+
+    screen, frames = drive_screen(
+        [sys.executable, "-m", "hermes_task", "tui", "--url", backend.url],
+        terminal_env(backend),
+        columns=100,
+        rows=30,
+        steps=[(listed, "\r"), (opened, "q")],
+        timeout=90,
+    )
+    assert screen.code == 0, "\n".join(frames[-1] if frames else screen.lines[-40:])
+    parents, tasks = frames
+    rows = [line for line in parents if line.strip().startswith("2026") or line.strip().startswith("20")]
+    assert rows[0].split()[0] == unit["parent"], parents  # the newest delegation first, its id whole
+    assert any(unit["parent"] in line for line in tasks[:3])  # the header names the chosen parent
+    for number in ("1.1", "1.2"):
+        assert "running" in task_line(tasks, number), tasks
