@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 from rich.text import Text
@@ -29,6 +30,7 @@ from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.livescreen import EventFeed, TaskScreenApp, TextScreen, Transcript
+from tests.support.cli_runner import invoke
 from tests.support.conversations import Conversations
 from tests.support.regen import load_tool
 from tests.unit.test_family import DELEG, GOALS, A, B, complete, family, write
@@ -405,3 +407,110 @@ def test_the_readmes_screenshot_is_the_screens_current_export() -> None:
     assert regen.tui_screenshot() == regen.SCREENSHOT.read_text(encoding="utf-8"), (
         "docs/tui.svg is stale: run .venv/bin/python tools/regen.py"
     )
+
+
+def headless(monkeypatch: pytest.MonkeyPatch, scenario: Scenario) -> None:
+    """`hermes-task tui` run in-process: the screen's `run` is Textual's own, headless, with
+    `scenario` as its autopilot (no terminal here)."""
+    real = TaskScreenApp.run
+
+    def run(self: TaskScreenApp, **_kwargs: object) -> int | None:
+        async def pilot(driven: Pilot[object]) -> None:
+            await scenario(self, cast(Pilot[int], driven))
+
+        return real(self, headless=True, size=(120, 40), auto_pilot=pilot)
+
+    monkeypatch.setattr(TaskScreenApp, "run", run)
+
+
+def test_the_command_runs_the_screen_and_exits_with_its_status(
+    fake: Conversations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    family(fake, GOALS, [A, B, None])
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: len(app.tasks) == 3, "three tasks")
+        await pilot.press("q")
+
+    headless(monkeypatch, scenario)
+    result = invoke("tui", P, "--interval", "0.5", "--exit-status", env=ENV)
+    assert result.exit_code == 9, result.stderr  # a task still runs
+    result = invoke("tui", P, env=ENV)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_an_invalid_parent_id_is_a_usage_error_before_the_screen_opens(fake: Conversations) -> None:
+    result = invoke("tui", "", env=ENV)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ")
+    assert result.stdout == ""
+
+
+def test_wrap_and_reasoning_redraw_the_pane(fake: Conversations) -> None:
+    family(fake, GOALS, [A, B, None])
+    fake.add(A, "assistant", "visible answer " + "word " * 60, reasoning="the hidden chain of thought")
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(
+            pilot, lambda: any("visible answer" in (r or "") for r in rows_of(app, "1.1")), "rows read"
+        )
+        await pilot.pause(0.1)
+        joined = "\n".join(pane(app))
+        assert "the hidden chain of thought" not in joined
+        assert "reasoning hidden" in joined
+        wrapped = len(pane(app))
+        await pilot.press("r")
+        assert app.reasoning
+        assert any("the hidden chain of thought" in line for line in pane(app))
+        await pilot.press("r")
+        await pilot.press("w")
+        assert not app.wrap
+        assert len(pane(app)) < wrapped  # the long row is one line now
+        await pilot.press("w")
+        assert len(pane(app)) == wrapped
+        await pilot.press("q")
+
+    assert drive(screen(fake), scenario) == 0
+
+
+def test_the_parents_list_says_when_the_store_proposes_none_or_fails(fake: Conversations) -> None:
+    """`list_parents` as `parents` runs it: this store knows no delegation; then a failing list."""
+    family(fake, GOALS, [A, B, None])
+
+    def state(app: TaskScreenApp) -> str:
+        return str(app.screen.query_one("#parents-state", Static).render())
+
+    async def empty(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: "reading" not in state(app), "the list read")
+        assert state(app).startswith("no chat in the store called delegate_task")
+        await pilot.press("q")
+
+    assert drive(screen(fake, None), empty) == 0
+
+    def failing() -> tuple[list[ParentEntry], list[WarningItem]]:
+        raise HermesError(Code.STORE_UNAVAILABLE, "no store [bold]here[/]")
+
+    app = screen(fake, None)
+    app.list_parents = failing
+
+    async def failed(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: "reading" not in state(app), "the failure shown")
+        assert state(app).startswith("error: ")
+        assert state(app).endswith(": no store [bold]here[/]")  # as text, never markup
+        assert app.loop is None  # nothing opened
+        await pilot.press("q")
+
+    assert drive(app, failed) == 0
+
+
+def test_o_on_a_task_without_a_child_reads_nothing(fake: Conversations) -> None:
+    family(fake, GOALS, [A, B, None])
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: len(app.tasks) == 3, "three tasks")
+        await pilot.press("G")
+        await pilot.press("o")  # no child: nothing to page
+        assert not app.rows["1.3"]
+        await pilot.press("q")
+
+    assert drive(screen(fake), scenario) == 0

@@ -259,7 +259,7 @@ class ParentsScreen(Screen[str]):
     """`hermes-task parents` as a list: Enter opens the chosen parent."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "app.quit", "quit"),
+        Binding("q", "app.quit_screen", "quit"),
         Binding("j", "cursor_down", "down", show=False),
         Binding("k", "cursor_up", "up", show=False),
     ]
