@@ -514,3 +514,20 @@ def test_o_on_a_task_without_a_child_reads_nothing(fake: Conversations) -> None:
         await pilot.press("q")
 
     assert drive(screen(fake), scenario) == 0
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_quiet_keeps_the_setups_warning_off_the_screen(fake: Conversations, quiet: bool) -> None:
+    family(fake, GOALS, [A, B, None])
+    variables = {**ENV, "HERMES_TASK_STORE": "/nonexistent/state.db"}  # no store here: a setup warning
+    env = Environment(variables=variables, sleep=lambda seconds: time.sleep(min(seconds, 0.02)))
+    app = build(Session(Common(env=env, quiet=quiet)), P, interval=0.5, exit_status=False)
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: len(app.tasks) == 3, "three tasks")
+        await pilot.pause(0.3)
+        warned = [note for note in app.notes if "local Hermes store was not used" in note]
+        assert bool(warned) is not quiet, app.notes
+        await pilot.press("q")
+
+    assert drive(app, scenario) == 0

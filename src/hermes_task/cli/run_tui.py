@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 from hermes_task.cli.common import Common
+from hermes_task.cli.quiet import QuietNotes
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.cli.watch import screen_follower
@@ -23,6 +24,7 @@ from hermes_task.core.ids import check_id
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError
+from hermes_task.reading.family_child import FamilyReporter
 from hermes_task.reading.follow_outcome import START_TIMEOUT
 from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.ownership import admit
@@ -94,7 +96,9 @@ def start_loop(
             raise KeyboardInterrupt
 
     config = WatchConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
-    follower = screen_follower(session, client, hints, parent, EventFeed(emit), config, sleep)
+    feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
+    reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
+    follower = screen_follower(session, client, hints, parent, reporter, config, sleep)
 
     def loop() -> None:
         try:
