@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -531,3 +532,19 @@ def test_quiet_keeps_the_setups_warning_off_the_screen(fake: Conversations, quie
         await pilot.press("q")
 
     assert drive(app, scenario) == 0
+
+
+def test_sigterm_ends_the_screen_with_143_and_stops_the_loop(fake: Conversations) -> None:
+    family(fake, GOALS, [A, B, None])
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: len(app.tasks) == 3, "three tasks")
+        handlers = getattr(asyncio.get_running_loop(), "_signal_handlers", {})
+        assert signal.SIGTERM in handlers  # the screen's own: a real SIGTERM is safe to send
+        os.kill(os.getpid(), signal.SIGTERM)
+        await until(pilot, lambda: app.return_value is not None, "the screen's end")
+
+    app = screen(fake, exit_status=True)
+    assert drive(app, scenario) == 143
+    assert app.loop is not None
+    assert app.loop.stop_event.is_set()

@@ -21,6 +21,8 @@ Importing this module imports Textual: only `hermes-task tui`'s work does (`cli/
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -41,7 +43,7 @@ from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEve
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.verdict import FAILED, exit_status, summarize, verdict
-from hermes_task.failures import HermesError
+from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.watcher import WatchOutcome
 from hermes_task.render.familyout import JsonFamily
 from hermes_task.render.plain import duration_text, gap_text, result_line, summary_line
@@ -66,6 +68,8 @@ SHORT_LABELS = {
     STATUS_LABELS["ended_unreported"]: "◌ unreported",
     STATUS_LABELS["completed"] + " (store)": "✓ completed*",
 }
+
+SIGNALS = {signal.SIGTERM: int(ExitStatus.TERMINATED), signal.SIGHUP: int(ExitStatus.HANGUP)}
 
 Emit = Callable[[FollowEvent, str | None], None]
 
@@ -436,12 +440,29 @@ class TaskScreenApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._on_signals()
         self._layout(self.size.width)
         if self.parent_id is None and self.list_parents is not None:
             self.push_screen(ParentsScreen(self.list_parents), self._open)
         elif self.parent_id is not None:
             self._open(self.parent_id)
         self.query_one("#tasks", DataTable).focus()
+
+    def _on_signals(self) -> None:
+        """SIGTERM and SIGHUP end the screen as they end every command (143, 129): the
+        terminal is given back and the loop stopped (the shell's handlers cannot raise into
+        Textual's event loop)."""
+        loop = asyncio.get_running_loop()
+        for sig, status in SIGNALS.items():
+            try:
+                loop.add_signal_handler(sig, self._signalled, status)
+            except (RuntimeError, ValueError):  # not the main thread: the signals stay as they are
+                return
+
+    def _signalled(self, status: int) -> None:
+        if self.loop is not None:
+            self.loop.stop_event.set()
+        self.exit(status)
 
     def _open(self, parent_id: str | None) -> None:
         if parent_id is None:
