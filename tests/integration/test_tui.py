@@ -47,8 +47,11 @@ def test_the_screen_shows_every_task_its_rows_as_they_arrive_and_q_exits_0(
     def rows_arrived(display: Display) -> bool:
         return any("pass 0: 43 passed" in line for line in display)  # the second row, a tool's
 
-    def both_completed(display: Display) -> bool:
-        return sum(line.count("✓ completed") for line in display) >= 2
+    def both_completed(display: Display) -> bool:  # in the table: each task's own line
+        lines = [line.lstrip(" ▏▕│┃") for line in display]
+        return all(
+            any(line.startswith(f"{n} ") and "✓ completed" in line for line in lines) for n in ("1.1", "1.2")
+        )
 
     screen, frames = drive_screen(
         cli(backend, unit["parent"], "--exit-status"),
