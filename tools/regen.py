@@ -10,7 +10,8 @@ markers, never elsewhere, in whichever of those files holds it:
 `<!-- help:main -->` ... `<!-- /help:main -->` holds `hermes-task --help`, `<!-- help:show -->`
 holds `hermes-task show --help` (and so on for any command path), `<!-- exit-codes -->` and
 `<!-- warnings -->` hold the tables generated from `failures.ExitStatus` and
-`catalogue.WARNINGS`. Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
+`catalogue.WARNINGS`. docs/tui.svg is `hermes-task tui`'s screen as Textual exports it
+(`tui_screenshot`: a scripted run of the loop's events). Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
 TERM=dumb, NO_COLOR=1) so it is the same on every machine; trailing spaces are dropped.
 The tests in tests/unit/test_completions.py, test_schemas.py and test_docs.py call these
 functions and compare with the committed files.

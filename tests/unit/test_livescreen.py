@@ -264,8 +264,7 @@ def test_o_loads_older_rows_as_older_pages_them(fake: Conversations) -> None:
     async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
         await until(pilot, lambda: "old 199" in rows_of(app, "1.1"), "the newest rows")
         before = rows_of(app, "1.1")
-        if before[0] == "Write the parser":
-            pytest.skip("the follow read the whole backlog: nothing older to load")
+        assert before[0] != "Write the parser"  # the follow's first read: the newest rows only
         await pilot.press("o")
         await until(pilot, lambda: len(rows_of(app, "1.1")) > len(before), "older rows")
         after = rows_of(app, "1.1")
