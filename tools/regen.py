@@ -10,7 +10,8 @@ markers, never elsewhere, in whichever of those files holds it:
 `<!-- help:main -->` ... `<!-- /help:main -->` holds `hermes-task --help`, `<!-- help:show -->`
 holds `hermes-task show --help` (and so on for any command path), `<!-- exit-codes -->` and
 `<!-- warnings -->` hold the tables generated from `failures.ExitStatus` and
-`catalogue.WARNINGS`. Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
+`catalogue.WARNINGS`. docs/tui.svg is `hermes-task tui`'s screen as Textual exports it
+(`tui_screenshot`: a scripted run of the loop's events). Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
 TERM=dumb, NO_COLOR=1) so it is the same on every machine; trailing spaces are dropped.
 The tests in tests/unit/test_completions.py, test_schemas.py and test_docs.py call these
 functions and compare with the committed files.
@@ -22,7 +23,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -128,6 +131,90 @@ def render_readme(text: str, errors: list[str] | None = None) -> str:
     return MARKER.sub(replace, text)
 
 
+SCREENSHOT = ROOT / "docs" / "tui.svg"
+SCREENSHOT_SIZE = (120, 30)
+
+
+def tui_screenshot() -> str:
+    """docs/tui.svg: `hermes-task tui` as Textual itself exports it (`export_screenshot`), at
+    120x30, over a scripted run of the watch loop's events (`core/events.py`: the screen's only
+    input), so the picture is the screen's current code and the same on every machine."""
+    import asyncio
+
+    from hermes_task.render.livescreen import Loop, TaskScreenApp
+
+    events = _screenshot_events()
+
+    def start(_parent: str, emit: Any) -> Loop:
+        for event in events:
+            emit(event, None)
+        return Loop(threading.Event())
+
+    app = TaskScreenApp(start=start, parent_id=SHOT_PARENT, url="http://127.0.0.1:9119", interval=2.0)
+    shot: list[str] = []
+
+    async def take() -> None:
+        async with app.run_test(size=SCREENSHOT_SIZE) as pilot:
+            while len(app.rows.get("1.1", [])) < len(events) - 3:
+                await pilot.pause(0.05)
+            # the frame once it is still: two exports in a row alike (a pane's lines are laid
+            # out after the rows arrive, a refresh or two later)
+            last = ""
+            for _ in range(50):
+                await pilot.pause(0.1)
+                now = app.export_screenshot(title="hermes-task tui")
+                if now == last:
+                    break
+                last = now
+            shot.append(last)
+
+    asyncio.run(take())
+    return shot[0]
+
+
+SHOT_PARENT = "20261203_101500_a1b2c3"
+
+
+def _screenshot_events() -> list[Any]:
+    """A parent with three tasks: one running (its rows arriving), one completed, one whose
+    child no store proposed; what the loop would report of it."""
+    from hermes_task.core.documents import Row, TaskEntry, ToolCall
+    from hermes_task.core.events import RowEvent, TaskRef, task_event
+
+    children = ["20261203_101502_d4e5f6", "20261203_101503_0a1b2c"]
+    base: dict[str, Any] = {"call_id": "call_1", "delegation_id": None, "subagent_id": None, "call_number": 1}
+    tasks = [
+        TaskEntry(**base, goal="Write the parser for the config format", task_index=0,
+                  child_session_id=children[0], status="running", terminal=False,
+                  unavailable_reason=None, number="1.1"),
+        TaskEntry(**base, goal="Write the tests", task_index=1, child_session_id=children[1],
+                  status="completed", terminal=True, unavailable_reason=None, number="1.2",
+                  duration_seconds=84.2, summary="41 tests written; all pass."),
+        TaskEntry(**base, goal="Write the docs", task_index=2, child_session_id=None, status="running",
+                  terminal=False, unavailable_reason="no_durable_child_reference", number="1.3"),
+    ]  # fmt: skip
+    ref = TaskRef(number="1.1", child_session_id=children[0])
+    call = ToolCall(
+        id="call_7f3a", name="terminal", arguments='{"command": "pytest -q tests/test_parser.py"}'
+    )
+    rows = [
+        Row(id=1, session_id=children[0], role="user", text="Write the parser for the config format"),
+        Row(id=2, session_id=children[0], role="assistant", text="I'll start with the tokenizer, then the grammar.",
+            tool_calls=[call]),
+        Row(id=3, session_id=children[0], role="tool", tool_name="terminal", tool_call_id="call_7f3a",
+            text='{"output": "12 passed, 2 failed", "exit_code": 1}'),
+        Row(id=4, session_id=children[0], role="assistant",
+            text="Two failures: nested tables. Fixing the grammar's table rule next."),
+    ]  # fmt: skip
+    return [*(task_event(t) for t in tasks), *(RowEvent(**_fields(r), task=ref) for r in rows)]
+
+
+def _fields(row: Any) -> dict[str, Any]:
+    from msgspec.structs import asdict
+
+    return asdict(row)
+
+
 def regen_matrix(*, check: bool) -> int:
     """`--matrix`: render the support matrix of the last integration runs that covered every
     backend (`.matrix-results/`, written by tests/conftest.py) into the
@@ -145,6 +232,7 @@ def main(argv: list[str]) -> int:
     stale: list[str] = []
     errors: list[str] = []
     wanted = generated_files()
+    wanted[SCREENSHOT] = tui_screenshot()
     for doc in doc_files():
         if doc.exists():
             failed: list[str] = []

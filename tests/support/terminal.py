@@ -17,6 +17,7 @@ Two views of it:
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import os
 import pty
@@ -141,4 +142,70 @@ def on_terminal(
     return run_on_terminal(argv, env, columns=columns, rows=rows, timeout=timeout)
 
 
-__all__ = ["Screen", "on_terminal", "run_on_terminal"]
+Display = list[str]  # what the emulated terminal shows now, a string per line
+Step = tuple[Callable[[Display], bool], str | Callable[[], object]]
+
+
+def drive_screen(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    columns: int,
+    rows: int,
+    steps: Sequence[Step],
+    timeout: float = 120,
+) -> tuple[Screen, list[Display]]:
+    """`argv` on a `rows` x `columns` terminal (as `run_on_terminal`), driven by what the
+    screen shows *now*: a full-screen program redraws in place, so each step waits until the
+    emulated display (pyte, fed as the bytes arrive) satisfies its predicate, keeps that
+    display, then types its string or calls its callable. Returns the run and the displays
+    the steps saw, in order. A step never satisfied fails after `timeout` seconds of silence
+    with the display it waited on."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    clean = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
+    clean.setdefault("TERM", "xterm-256color")
+    proc = subprocess.Popen(
+        list(argv), stdin=slave, stdout=slave, stderr=slave, env=clean, start_new_session=True
+    )
+    os.close(slave)
+    screen = pyte.Screen(columns, rows)
+    stream = pyte.Stream(screen)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    shown = bytearray()
+    pending = list(steps)
+    frames: list[Display] = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], timeout)
+            if not ready:
+                _stop(proc)
+                raise AssertionError(
+                    f"no step matched for {timeout}s; the screen shows:\n" + "\n".join(screen.display)
+                )
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every process holding the terminal has closed it
+                break
+            if not chunk:
+                break
+            shown += chunk
+            stream.feed(decoder.decode(chunk))
+            display = [line.rstrip() for line in screen.display]
+            while pending and pending[0][0](display):
+                frames.append(display)
+                reply = pending.pop(0)[1]
+                if isinstance(reply, str):
+                    os.write(master, reply.encode())
+                else:
+                    reply()
+    finally:
+        os.close(master)
+    code = proc.wait(timeout=timeout)
+    assert not pending, f"{len(pending)} steps never matched (exit {code}); the screen shows:\n" + "\n".join(
+        screen.display
+    )
+    return Screen(shown.decode("utf-8", errors="replace"), code, columns, rows), frames
+
+
+__all__ = ["Screen", "drive_screen", "on_terminal", "run_on_terminal"]

@@ -124,6 +124,7 @@ WORK_MODULES = {
         "run_parents",
         "run_recover",
         "run_search",
+        "run_tui",
         "run_config",
     ]
 } | {"hermes_task.reading.traceread", "hermes_task.render.otlp"}  # export's work (cli/export.py holds both)

@@ -183,7 +183,7 @@ def test_quiet_drops_the_repeating_warnings_from_stderr_only() -> None:
 
 
 COMMAND_LINES = [["show"], ["follow"], ["older"], ["parents"], ["recover"], ["search"], ["export"], ["completion"],
-                 ["schema"], ["config", "path"], ["config", "show"]]  # fmt: skip
+                 ["schema"], ["config", "path"], ["config", "show"], ["tui"]]  # fmt: skip
 
 
 def test_every_command_takes_quiet_as_the_readme_says() -> None:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recover": ("hermes_task.cli.recover", "app"),
     "search": ("hermes_task.cli.search", "app"),
     "export": ("hermes_task.cli.export", "app"),
+    "tui": ("hermes_task.cli.tui", "app"),
     "completion": ("hermes_task.cli.meta", "completion_app"),
     "schema": ("hermes_task.cli.meta", "schema_app"),
     "config": ("hermes_task.cli.meta", "config_app"),

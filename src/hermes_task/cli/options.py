@@ -256,8 +256,8 @@ def with_common(
 
     `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
     names (`events` for follow, `search`); `formats` adds `--format text|json|markdown`
-    after --json (show, older, recover); `json` False drops --json (a command whose stdout is
-    another format's document: `export`).
+    after --json (show, older, recover); `json` False: no --json at all (a command whose stdout
+    is another format's document, `export`, or a screen, `tui`).
     `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
     `--request-timeout`, everywhere."""
 
@@ -289,8 +289,7 @@ def with_common(
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             picked = {name: kwargs.pop(name) for name in names}
-            picked.setdefault(PARAMETER_OF["json"], False)
-            picked.update({field: picked.pop(name) for field, name in PARAMETER_OF.items()})
+            picked.update({field: picked.pop(name, False) for field, name in PARAMETER_OF.items()})
             chosen = output_format(picked["json"], picked.pop("output_format", None))
             picked.update(json=chosen is OutputFormat.json, output_format=chosen)
             env = current(kwargs.pop("typer_context"))

@@ -28,7 +28,8 @@ from hermes_task.core.rowfilter import RowFilter
 from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.family import FamilyFollower
+from hermes_task.reading.family import FamilyFollower, OpenChild
+from hermes_task.reading.family_child import FamilyReporter
 from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
@@ -165,7 +166,11 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
 
 
 def _timing(
-    session: Session, client: DashboardAPI, hints: StoreHints, shared: SharedDetails
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    sleep: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """What both loops wait and resolve by: the clock, the idle sleep (which watches stdout),
     the back-off jitter, the `--debug` writer, and each cycle's store proposals of children
@@ -173,13 +178,25 @@ def _timing(
     env = session.env
     return {
         "clock": env.clock,
-        "sleep": env.sleep or idle_sleep(env.stdout),
+        "sleep": sleep or env.sleep or idle_sleep(env.stdout),
         "jitter": JITTER,
         "debug": session.debug,
         "resolve": lambda messages, found: find_children(client, hints, messages, found, shared),
         "shared": shared,
         "notes": hints.warnings,  # store_unavailable, once per run, in every live command
     }
+
+
+def _open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -> OpenChild:
+    """How `follow --parent` (and `tui`) read a child: as `follow CHILD` reads it (hint,
+    store), once proven; the detail its store proposal was proven with this cycle is its
+    first read."""
+
+    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+        gate = admit(parents, client.detail)
+        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
+
+    return open_child
 
 
 def _family_follower(
@@ -192,19 +209,10 @@ def _family_follower(
     config: PollConfig,
     rows: RowFilter | None,
 ) -> FamilyFollower:
-    """`follow --parent`'s loop: every child read as `follow CHILD` reads it (hint, store), once
-    proven; the detail its store proposal was proven with this cycle is its first read."""
-
-    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-        gate = admit(parents, client.detail)
-        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
-
-    # The undelivered-completion rule, as `recover --watch` applies it (without the usage reads).
-    settle = Unreported(client, hints, per_cycle=MAX_CHECKS_PER_CYCLE, debug=session.debug, shared=shared)
-    timing = _timing(session, client, hints, shared)
-    found = timing.pop("resolve")
-    timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
-    return FamilyFollower(reader, reporter, config, open_child, rows=rows, recheck=settle, **timing)
+    """`follow --parent`'s loop, with the undelivered-completion rule as `recover --watch`
+    applies it (without the usage reads)."""
+    timing = _settled_timing(session, client, hints, shared, reporter, usage=False)
+    return FamilyFollower(reader, reporter, config, _open_child(client, hints, shared), rows=rows, **timing)
 
 
 def _parent_watcher(
@@ -218,19 +226,56 @@ def _parent_watcher(
 ) -> Watcher:
     """`recover --watch`'s loop; each cycle also settles the tasks whose child ended
     unreported (their usage read too)."""
+    timing = _settled_timing(session, client, hints, shared, reporter)
+    return Watcher(reader, reporter, config, **timing)
+
+
+def _settled_timing(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    reporter: Any,
+    sleep: Callable[[float], None] | None = None,
+    *,
+    usage: bool = True,
+) -> dict[str, Any]:
+    """`_timing`, with the settle step of every parent loop: each cycle's tasks whose child
+    ended unreported (`reading/unreported.py`), and with `usage` their usage, as `resolve`
+    and `recheck`."""
     settle = Unreported(
         client,
         hints,
         per_cycle=MAX_CHECKS_PER_CYCLE,
-        usage=True,
+        usage=usage,
         debug=session.debug,
         warn=reporter.warning,
         shared=shared,
     )
-    timing = _timing(session, client, hints, shared)
+    timing = _timing(session, client, hints, shared, sleep)
     found = timing.pop("resolve")
     timing["resolve"] = lambda messages, tasks: settle(messages, found(messages, tasks))
-    return Watcher(reader, reporter, config, recheck=settle, **timing)
+    timing["recheck"] = settle
+    return timing
+
+
+def screen_follower(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    parent: str,
+    reporter: FamilyReporter,
+    config: PollConfig,
+    sleep: Callable[[float], None],
+) -> FamilyFollower:
+    """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
+    tasks (the same settle step: a child's end noticed without a parent row, usage), so its
+    statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
+    quit)."""
+    reader = TaskReader(client, parent, hint=False)
+    shared = SharedDetails(client)
+    timing = _settled_timing(session, client, hints, shared, reporter, sleep)
+    return FamilyFollower(reader, reporter, config, _open_child(client, hints, shared), **timing)
 
 
 def _write_junit(

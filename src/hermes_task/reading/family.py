@@ -47,6 +47,9 @@ Invariants:
 - a warning about the setup (`SETUP_WARNINGS`: the backend, the local store), which every
   child would repeat, is reported once per run as the parent's own; a warning about a task's
   history is reported for that task;
+- with `recheck` (`tui`: `recover --watch`'s settle step, reading/unreported.py), the tasks
+  are `recover --watch`'s (a child's end noticed without a parent row, usage) and the stream
+  also waits for the recheck to be steady;
 - `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does: --tail cuts the
   rows a child already holds at its first read, for the tasks of the parent's first read
   only; a task delegated later is new, every row of it (that --role keeps) is reported.
@@ -273,4 +276,5 @@ class FamilyFollower(Watcher):
                 self.reporter.task(amended)
 
     def settled(self) -> bool:
+        """Every known child read to its end (and, with `recheck`, no end just noticed)."""
         return super().settled() and all(c.done for c in self.children.values())

@@ -1,0 +1,857 @@
+"""`hermes-task tui`: every task of a parent chat live on one screen (Textual).
+
+The screen is one more reporter of the watch loop (`reading/family.py`, `recover --watch`'s
+settle step: `cli/watch.py` `screen_follower`): `EventFeed` turns what the loop reports into
+the events of `core/events.py` (`task`, `row`, `warning`, `error`, `result`: exactly what
+`follow --parent --json` writes) and posts each to the app as a message from the loop's
+thread (`post_message` is thread-safe and never waits for the screen). The app keeps the
+tasks and their rows as those events say, and nothing else: statuses, proofs, warnings and
+the verdict are the loop's.
+
+Layout: a header (the parent, its summary, the state of the watch and the dashboard URL), the
+task table (number, status in its colour, time, goal cut to the room left, the child id whole)
+beside the selected task's transcript (stacked under `STACK_BELOW` columns), a line of notes
+(the last warning or error) and Textual's footer of key hints.
+
+Backend text is hostile: every string shown is a `rich.text.Text` built from sanitised text
+(`core/sanitize.py`, the row painters of `render/terminal_rows.py`), never markup.
+
+Importing this module imports Textual: only `hermes-task tui`'s work does (`cli/run_tui.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical
+from textual.events import MouseScrollUp, Resize
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, RichLog, Static
+
+from hermes_task.core.delegators import ParentEntry
+from hermes_task.core.documents import Row, TaskEntry, TasksDoc, WarningItem
+from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEvent, TaskEvent, WarningEvent
+from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.verdict import FAILED, exit_status, summarize, verdict
+from hermes_task.failures import ExitStatus, HermesError
+from hermes_task.render.plain import duration_text, gap_text, result_line, summary_line
+from hermes_task.render.rows import View, row_view, when
+from hermes_task.render.terminal import STATUS_STYLES
+from hermes_task.render.terminal_rows import Painter
+from hermes_task.render.watchout import JsonEvents
+
+STACK_BELOW = 100  # narrower than this, the transcript goes under the table
+CHILD_WIDTH = 22  # a child id as the backends write it (YYYYMMDD_HHMMSS_xxxxxx)
+MIN_GOAL = 8
+MAX_GOAL = 40
+GOAL_SHOWN = 300  # the selected task's goal, above its pane
+# the table's columns but the goal: number, status, time, child; each cell padded by one on
+# both sides; the scroll bar
+WIDTHS = {"#": 5, "status": 14, "time": 6, "child session": CHILD_WIDTH}
+FIXED = sum(WIDTHS.values()) + 2 * 5 + 2
+STATUS_CYCLE = ("running", "completed", "failed", "error", "interrupted", "cancelled", "timeout",
+                "unknown", "ended_unreported")  # fmt: skip
+
+# the table's labels that would not fit its status column (the pane says them in full)
+SHORT_LABELS = {
+    STATUS_LABELS["ended_unreported"]: "◌ unreported",
+    STATUS_LABELS["completed"] + " (store)": "✓ completed*",
+}
+
+SIGNALS = {signal.SIGTERM: int(ExitStatus.TERMINATED), signal.SIGHUP: int(ExitStatus.HANGUP)}
+
+Emit = Callable[[FollowEvent, str | None], None]
+
+
+class EventFeed(JsonEvents):
+    """The loop's reporter: each report as its `core/events.py` event, handed to `emit` with
+    the task it concerns (a child's warning or error; None for the parent's own)."""
+
+    def __init__(self, emit: Emit) -> None:
+        super().__init__(self._unused, self._unused)
+        self.emit = emit
+        self.task_of: str | None = None
+
+    @staticmethod
+    def _unused(_text: str) -> None:  # JsonEvents' writers: every event goes through `_event`
+        raise AssertionError("EventFeed writes no text")
+
+    def _event(self, payload: FollowEvent) -> None:
+        self.emit(payload, self.task_of)
+
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        retryable = True if retrying else error.retryable
+        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
+
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
+        self.task_of = entry.number or "?"
+        try:
+            super().child_warning(entry, item)
+        finally:
+            self.task_of = None
+
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
+        self.task_of = entry.number or "?"
+        try:
+            super().child_error(entry, error, retrying=retrying)
+        finally:
+            self.task_of = None
+
+
+class Fed(Message):
+    """One event of the loop, posted from its thread."""
+
+    def __init__(self, event: FollowEvent, task: str | None) -> None:
+        super().__init__()
+        self.event = event
+        self.task = task
+
+
+class Loop:
+    """A started watch loop: `stop()` ends it at its next wait (the cli's `sleep` raises)."""
+
+    def __init__(self, stop: threading.Event, thread: threading.Thread | None = None) -> None:
+        self.stop_event = stop
+        self.thread = thread
+
+    def stop(self, wait: float = 5.0) -> None:
+        self.stop_event.set()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(wait)
+
+
+# What the command gives the app: start the loop on a parent (its events to `emit`); list
+# the parents (`hermes-task parents`); read the rows before the oldest shown of a child.
+StartLoop = Callable[[str, Emit], Loop]
+ListParents = Callable[[], tuple[list[ParentEntry], list[WarningItem]]]
+ReadOlder = Callable[[str], tuple[list[Row], list[WarningItem], bool]]
+
+
+def key_of(entry: TaskEntry) -> str:
+    return entry.number or "?"
+
+
+def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
+    """The exit status of `q`: 0; with --exit-status, `recover --watch --exit-status`'s for the
+    verdict at that moment (0 every task completed, 8 one failed, 9 one still running), or the
+    watch's own when it already ended (a failure's code too)."""
+    if not wanted:
+        return 0
+    if result is not None:
+        return result.exit_code
+    return int(exit_status(list(entries)))
+
+
+def cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
+
+
+def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
+    """A task's row of the table, every cell sanitised plain text."""
+    label = STATUS_LABELS.get(entry.status, clean_line(entry.status))
+    if entry.result_source == "store":
+        label += " (store)"
+    label = cut(SHORT_LABELS.get(label, label), WIDTHS["status"])
+    goal = clean_line(entry.goal or "(no goal recorded)")
+    child = clean_line(entry.child_session_id) if entry.child_session_id else "-"
+    return [
+        Text(clean_line(key_of(entry))),
+        Text(label, style=STATUS_STYLES.get(entry.status, "")),
+        Text(duration_text(entry.duration_seconds) or "-"),
+        Text(cut(goal, goal_room)),
+        Text(child, no_wrap=True),
+    ]
+
+
+def why_no_rows(entry: TaskEntry) -> str:
+    """A task whose rows are not shown says why, in `recover`'s words."""
+    if entry.gap:
+        return gap_text(entry)
+    if entry.child_session_id is None:
+        reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
+        return RECOVER["unavailable"].format(reason=reason)
+    return "no row read yet: the child's rows appear as they are read"
+
+
+class Transcript(RichLog):
+    """The selected task's rows; scrolling up turns follow off."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "up", "up", show=False),
+        Binding("down,j", "down", "down", show=False),
+        Binding("pageup", "page_up", "page up", show=False),
+        Binding("home,g", "home", "top", show=False),
+        Binding("end,G", "end", "bottom", show=False),
+    ]
+
+    class ScrolledUp(Message):
+        pass
+
+    def action_up(self) -> None:
+        self.post_message(self.ScrolledUp())
+        self.scroll_up(animate=False)
+
+    def action_down(self) -> None:
+        self.scroll_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.post_message(self.ScrolledUp())
+        self.scroll_page_up(animate=False)
+
+    def action_home(self) -> None:
+        self.post_message(self.ScrolledUp())
+        self.scroll_home(animate=False)
+
+    def action_end(self) -> None:
+        self.scroll_end(animate=False)
+
+    def _on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        self.post_message(self.ScrolledUp())
+
+
+class TextScreen(ModalScreen[None]):
+    """A modal of lines (help: filtered by what is typed; the CLI command): Esc closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss_screen", "close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > Vertical { width: 90%; height: auto; max-height: 90%; border: round $accent;
+                            background: $surface; padding: 0 1; }
+    TextScreen #lines { height: auto; }
+    """
+
+    def __init__(self, title: str, lines: Sequence[str], *, searchable: bool = False) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = list(lines)
+        self.searchable = searchable
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"))
+            if self.searchable:
+                yield Input(placeholder="type to filter", id="filter")
+            yield Static(self._text(""), id="lines")
+
+    def _text(self, query: str) -> Text:
+        wanted = [line for line in self.lines if query.casefold() in line.casefold()]
+        return Text("\n".join(wanted) if wanted else "(nothing matches)")
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.query_one("#lines", Static).update(self._text(event.value))
+
+    def action_dismiss_screen(self) -> None:
+        self.dismiss(None)
+
+
+class ParentsScreen(Screen[str]):
+    """`hermes-task parents` as a list: Enter opens the chosen parent."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit_screen", "quit"),
+        Binding("j", "cursor_down", "down", show=False),
+        Binding("k", "cursor_up", "up", show=False),
+    ]
+
+    def __init__(self, parents: ListParents) -> None:
+        super().__init__()
+        self.list_parents = parents
+        self.entries: list[ParentEntry] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("reading the parents (the chats that called delegate_task)…"), id="parents-state")
+        yield DataTable(id="parents", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#parents", DataTable)
+        for name in ("parent", "state", "started", "children", "title"):
+            table.add_column(name, key=name)
+        self._load()
+
+    @work(thread=True, exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            found = self.list_parents()
+        except HermesError as err:
+            self.app.call_from_thread(self._failed, err)
+            return
+        self.app.call_from_thread(self._show, *found)
+
+    def _failed(self, err: HermesError) -> None:
+        state = self.query_one("#parents-state", Static)
+        state.update(Text(f"error: {clean_line(err.message)}", style="bold red"))
+
+    def _show(self, entries: list[ParentEntry], warnings: list[WarningItem]) -> None:
+        self.entries = entries
+        table = self.query_one("#parents", DataTable)
+        for entry in entries:
+            words = entry.title or entry.first_words or ""
+            table.add_row(
+                Text(clean_line(entry.id), no_wrap=True),
+                Text(clean_line(entry.state)),
+                Text(when(entry.started_at)),
+                Text(f"{entry.delegated_children}{'+' if entry.more_children else ''}"),
+                Text(cut(clean_line(words), 60)),
+                key=entry.id,
+            )
+        state = "no chat in the store called delegate_task (that the dashboard shows)"
+        if entries:
+            state = f"{len(entries)} parents · Enter opens one · q quits"
+        notes = [clean_line(w.message) for w in warnings]
+        self.query_one("#parents-state", Static).update(Text(" · ".join([state, *notes])))
+        table.focus()
+
+    def action_cursor_down(self) -> None:
+        self.query_one("#parents", DataTable).action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.query_one("#parents", DataTable).action_cursor_up()
+
+    @on(DataTable.RowSelected, "#parents")
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.dismiss(event.row_key.value)
+
+
+class TaskScreenApp(App[int]):
+    """Every task of one parent, live (module docstring)."""
+
+    TITLE = "hermes-task"
+    CSS = """
+    #header { height: auto; background: $boost; padding: 0 1; }
+    #body { layout: horizontal; height: 1fr; }
+    #body.narrow { layout: vertical; }
+    #tasks { height: 100%; }
+    #body.narrow #tasks { height: 40%; }
+    #side { width: 1fr; height: 100%; border-left: solid $primary; }
+    #body.narrow #side { height: 1fr; border-left: none; border-top: solid $primary; }
+    #pane-title { height: auto; max-height: 5; padding: 0 1; background: $boost; }
+    #transcript { height: 1fr; padding: 0 1; }
+    #notes { height: 1; padding: 0 1; color: $text-muted; }
+    #search { display: none; }
+    #search.shown { display: block; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit_screen", "quit"),
+        Binding("j,down", "select(1)", "next", show=False),
+        Binding("k,up", "select(-1)", "previous", show=False),
+        Binding("g", "select_edge(0)", "first", show=False),
+        Binding("G", "select_edge(1)", "last", show=False),
+        Binding("tab,enter", "focus_transcript", "transcript"),
+        Binding("escape", "to_tasks", "back", show=False),
+        Binding("f", "toggle_follow", "follow"),
+        Binding("w", "toggle_wrap", "wrap"),
+        Binding("r", "toggle_reasoning", "reasoning"),
+        Binding("o", "older", "older"),
+        Binding("slash", "search", "search"),
+        Binding("n", "next_match(1)", "next match", show=False),
+        Binding("N", "next_match(-1)", "previous match", show=False),
+        Binding("e", "only_wrong", "went wrong"),
+        Binding("s", "cycle_status", "status"),
+        Binding("y", "copy_id", "copy id"),
+        Binding("c", "command", "command"),
+        Binding("question_mark", "help", "help"),
+    ]
+    KEYS = (
+        "j / k / ↓ / ↑   select the next / previous task",
+        "g / G           the first / last task",
+        "Tab / Enter     focus the transcript (Esc: back to the tasks)",
+        "f               follow the selected task's new rows (on by default; scrolling up stops it)",
+        "w               wrap long lines",
+        "r               show reasoning rows in full",
+        "o               load older rows of the task (as `hermes-task older`)",
+        "/               search the transcript; n / N the next / previous match",
+        "e               only the tasks that went wrong (again: every task)",
+        "s               cycle a status filter",
+        "y               copy the child id (OSC 52)",
+        "c               the equivalent CLI commands",
+        "?               this help (type to filter)",
+        "q               quit (--exit-status: the verdict's status)",
+    )
+
+    def __init__(
+        self,
+        *,
+        start: StartLoop,
+        parent_id: str | None = None,
+        parents: ListParents | None = None,
+        older: ReadOlder | None = None,
+        url: str = "",
+        interval: float = 2.0,
+        exit_status: bool = False,
+    ) -> None:
+        super().__init__()
+        self.start = start
+        self.parent_id = parent_id
+        self.list_parents = parents
+        self.read_older = older
+        self.url = url
+        self.interval = interval
+        self.wanted_status = exit_status
+        self.loop: Loop | None = None
+        self.tasks: dict[str, TaskEntry] = {}
+        self.rows: dict[str, list[Row]] = {}
+        self.task_notes: dict[str, list[str]] = {}
+        self.at_start: dict[str, bool] = {}
+        self.notes: list[str] = []
+        self.result: ResultEvent | None = None
+        self.selected: str | None = None
+        self.shown: list[str] = []  # the task keys in the table, in order
+        self.follow = True
+        self.wrap = True
+        self.reasoning = False
+        self.only_wrong = False
+        self.status_filter: str | None = None
+        self.query_text = ""
+        self.matches: list[int] = []  # line offsets of the rows that match
+        self.match = -1
+        self.lines_of: list[int] = []  # each shown row's first line in the transcript
+        self.room = 0  # the goal column's width
+        self.columns = 80  # the terminal's width, as the last resize said
+
+    # ---- layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(""), id="header")
+        with Container(id="body"):
+            table: DataTable[Text] = DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+            yield table
+            with Vertical(id="side"):
+                yield Static(Text(""), id="pane-title")
+                yield Transcript(id="transcript", markup=False, highlight=False, wrap=True, auto_scroll=False)
+        yield Static(Text(""), id="notes")
+        yield Input(placeholder="search the transcript (Enter; Esc cancels)", id="search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._on_signals()
+        self._layout(self.size.width)
+        if self.parent_id is None and self.list_parents is not None:
+            self.push_screen(ParentsScreen(self.list_parents), self._open)
+        elif self.parent_id is not None:
+            self._open(self.parent_id)
+        self.query_one("#tasks", DataTable).focus()
+
+    def _on_signals(self) -> None:
+        """SIGTERM and SIGHUP end the screen as they end every command (143, 129): the
+        terminal is given back and the loop stopped (the shell's handlers cannot raise into
+        Textual's event loop)."""
+        loop = asyncio.get_running_loop()
+        for sig, status in SIGNALS.items():
+            try:
+                loop.add_signal_handler(sig, self._signalled, status)
+            except (RuntimeError, ValueError):  # not the main thread: the signals stay as they are
+                return
+
+    def _signalled(self, status: int) -> None:
+        if self.loop is not None:
+            self.loop.stop_event.set()
+        self.exit(status)
+
+    def _open(self, parent_id: str | None) -> None:
+        if parent_id is None:
+            return
+        self.parent_id = parent_id
+        self._header()
+        self._show_pane()
+        self.loop = self.start(parent_id, self._emit)
+
+    def _emit(self, event: FollowEvent, task: str | None) -> None:
+        """From the loop's thread: never waits for the screen (a closed app drops it)."""
+        self.post_message(Fed(event, task))
+
+    def on_resize(self, event: Resize) -> None:
+        self._layout(event.size.width)
+
+    def _layout(self, width: int) -> None:
+        self.columns = width
+        body = self.query_one("#body")
+        body.set_class(width < STACK_BELOW, "narrow")
+        table = self.query_one("#tasks", DataTable)
+        table.styles.width = "100%" if width < STACK_BELOW else self._table_width()
+        self._fill_table()
+        self.call_after_refresh(self._show_pane)
+
+    def _table_width(self) -> int:
+        width = self.columns
+        if width < STACK_BELOW:
+            return width
+        return min(max(FIXED + MIN_GOAL, width - max(45, width * 9 // 20)), FIXED + MAX_GOAL)
+
+    def _goal_room(self) -> int:
+        return max(MIN_GOAL, self._table_width() - FIXED)
+
+    # ---- events of the loop -------------------------------------------------------------
+
+    def on_fed(self, message: Fed) -> None:
+        event = message.event
+        if isinstance(event, TaskEvent):
+            self._feed_task(event)
+        elif isinstance(event, RowEvent):
+            self._row(event)
+        elif isinstance(event, WarningEvent):
+            self._note(message.task, f"warning: {clean_line(event.message)}")
+        elif isinstance(event, ErrorEvent):
+            label = "retrying" if event.retryable else "error"
+            self._note(message.task, f"{label}: {clean_line(event.message)}")
+        elif isinstance(event, ResultEvent):
+            self.result = event
+            self._header()
+
+    def _feed_task(self, entry: TaskEntry) -> None:
+        key = key_of(entry)
+        self.tasks[key] = entry
+        self.rows.setdefault(key, [])
+        self._fill_table()
+        self._header()
+        if key == self.selected:
+            if self.rows[key]:
+                self._pane_title(key, entry)
+            else:
+                self._show_pane()
+
+    def _row(self, event: RowEvent) -> None:
+        key = (event.task.number if event.task is not None else None) or "?"
+        rows = self.rows.setdefault(key, [])
+        rows.append(event)
+        if key == self.selected:
+            if len(rows) == 1:
+                self._show_pane()
+            else:
+                self._write_row(event)
+
+    def _note(self, task: str | None, text: str) -> None:
+        if task is not None:
+            self.task_notes.setdefault(task, []).append(text)
+            text = f"task {clean_line(task)}: {text}" if not text.startswith("task ") else text
+        self.notes.append(text)
+        self.query_one("#notes", Static).update(Text(text, style="yellow", no_wrap=True, overflow="ellipsis"))
+
+    # ---- header and table ---------------------------------------------------------------
+
+    def _state(self) -> str:
+        result = self.result
+        entries = list(self.tasks.values())
+        if result is None:
+            return f"watching every {self.interval:g}s"
+        if result.end_reason and result.state == "ended":
+            return f"every task ended ({clean_line(result.end_reason)}) · the watch stopped"
+        return f"the watch stopped ({clean_line(result.state)}, exit {result.exit_code})" + (
+            f" · verdict so far: {verdict(entries)}" if entries else ""
+        )
+
+    def _header(self) -> None:
+        entries = list(self.tasks.values())
+        head = Text("parent ", style="dim")
+        head.append(clean_line(self.parent_id or "-"), style="bold")
+        head.append(f"  ·  {clean_line(self.url)}", style="dim")
+        line = Text("\n")
+        if entries:
+            line.append(summary_line_of(entries, self.parent_id or ""))
+            line.append(f" · verdict so far: {verdict(entries)}")
+        else:
+            line.append("no task read yet" if self.result is None else "no delegated tasks")
+        line.append(f"\n{self._state()}", style="dim")
+        head.append_text(line)
+        self.query_one("#header", Static).update(head)
+
+    def _visible(self) -> list[TaskEntry]:
+        out = []
+        for entry in self.tasks.values():
+            if self.only_wrong and entry.status not in FAILED:
+                continue
+            if self.status_filter is not None and entry.status != self.status_filter:
+                continue
+            out.append(entry)
+        return out
+
+    def _fill_table(self) -> None:
+        table: DataTable[Text] = self.query_one("#tasks", DataTable)
+        visible = self._visible()
+        room = self._goal_room()
+        keys = [key_of(e) for e in visible]
+        if room != self.room:
+            self.room, self.shown = room, []
+            table.clear(columns=True)
+            for name in ("#", "status", "time", "goal", "child session"):
+                table.add_column(name, key=name, width=WIDTHS.get(name, room))
+        if keys != self.shown:
+            table.clear()
+            for entry in visible:
+                table.add_row(*task_cells(entry, room), key=key_of(entry))
+            self.shown = keys
+        else:
+            for entry in visible:
+                for column, cell in zip(table.columns, task_cells(entry, room), strict=True):
+                    table.update_cell(key_of(entry), column, cell)
+        if keys and (self.selected not in keys):
+            self._select(keys[0])
+        elif self.selected in keys:
+            table.move_cursor(row=keys.index(self.selected or ""), animate=False)
+
+    def _select(self, key: str) -> None:
+        changed = key != self.selected
+        self.selected = key
+        if key in self.shown:
+            self.query_one("#tasks", DataTable).move_cursor(row=self.shown.index(key), animate=False)
+        if changed:
+            self.follow = True
+            self.query_text, self.matches, self.match = "", [], -1
+            self._show_pane()
+
+    @on(DataTable.RowSelected, "#tasks")
+    def _entered(self) -> None:
+        self.action_focus_transcript()
+
+    @on(DataTable.RowHighlighted, "#tasks")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and event.row_key.value != self.selected:
+            self._select(event.row_key.value)
+
+    # ---- the transcript -----------------------------------------------------------------
+
+    def _painter(self) -> Painter:
+        pane = self.query_one("#transcript", Transcript)
+        width = pane.scrollable_content_region.width if self.wrap else 0
+        return Painter(color=True, width=width - 1 if width > 20 else None, markdown=False)
+
+    def _row_text(self, row: Row, painter: Painter) -> Text:
+        text = Text.from_ansi(painter.row(row_view(row, View(reasoning=self.reasoning))), no_wrap=True)
+        if self.query_text:
+            text.highlight_words([self.query_text], style="reverse", case_sensitive=False)
+        return text
+
+    def _show_pane(self) -> None:
+        """The selected task's pane, drawn again whole."""
+        pane = self.query_one("#transcript", Transcript)
+        pane.clear()
+        self.lines_of = []
+        key = self.selected
+        entry = self.tasks.get(key or "")
+        if entry is None or key is None:
+            self.query_one("#pane-title", Static).update(Text(""))
+            pane.write(Text("no task selected" if self.tasks else "no task read yet", style="dim"))
+            return
+        pane.wrap = self.wrap
+        self._pane_title(key, entry)
+        rows = self.rows.get(key, [])
+        if rows and not self.at_start.get(key, False):
+            pane.write(Text("(o: load older rows)", style="dim"))
+        for note in self.task_notes.get(key, []):
+            pane.write(Text(note, style="yellow"))
+        if not rows:
+            pane.write(Text(why_no_rows(entry), style="dim"))
+            return
+        if entry.gap:
+            pane.write(Text(gap_text(entry), style="dim"))
+        painter = self._painter()
+        for row in rows:
+            self._write_row(row, painter, scroll=False)
+        if self.follow:
+            pane.scroll_end(animate=False, immediate=True)
+
+    def _pane_title(self, key: str, entry: TaskEntry) -> None:
+        """The pane's fixed lines: the task, its child id whole, its status and outcome."""
+        title = Text(clean_line(entry.child_session_id or "no child session"), style="bold")
+        title.append(f"\ntask {clean_line(key)} · ")
+        state = Text(
+            STATUS_LABELS.get(entry.status, clean_line(entry.status)),
+            style=STATUS_STYLES.get(entry.status, ""),
+        )
+        outcome = result_line(entry, None) if entry.terminal else ""
+        if outcome:
+            state.append(f" · {outcome}")
+        if entry.result_source == "store":
+            state.append(f" · {RECOVER['store_note']}", style="dim")
+        title.append_text(state)
+        title.append("\n" + cut(clean_line(entry.goal or "(no goal recorded)"), GOAL_SHOWN), style="dim")
+        self.query_one("#pane-title", Static).update(title)
+
+    def _write_row(self, row: Row, painter: Painter | None = None, *, scroll: bool = True) -> None:
+        pane = self.query_one("#transcript", Transcript)
+        text = self._row_text(row, painter or self._painter())
+        self.lines_of.append(len(pane.lines))
+        pane.write(text, scroll_end=False)
+        if scroll and self.follow:
+            pane.scroll_end(animate=False, immediate=True)
+
+    @on(Transcript.ScrolledUp)
+    def _scrolled_up(self) -> None:
+        self.follow = False
+
+    # ---- keys ---------------------------------------------------------------------------
+
+    def action_select(self, step: int) -> None:
+        if not self.shown:
+            return
+        at = self.shown.index(self.selected) if self.selected in self.shown else 0
+        self._select(self.shown[max(0, min(len(self.shown) - 1, at + step))])
+
+    def action_select_edge(self, last: int) -> None:
+        if self.shown:
+            self._select(self.shown[-1 if last else 0])
+
+    def action_focus_transcript(self) -> None:
+        self.query_one("#transcript", Transcript).focus()
+
+    def action_to_tasks(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_class("shown"):
+            search.remove_class("shown")
+        self.query_one("#tasks", DataTable).focus()
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        if self.follow:
+            self.query_one("#transcript", Transcript).scroll_end(animate=False)
+        self.notify(f"follow {'on' if self.follow else 'off'}", timeout=2)
+
+    def action_toggle_wrap(self) -> None:
+        self.wrap = not self.wrap
+        self._show_pane()
+
+    def action_toggle_reasoning(self) -> None:
+        self.reasoning = not self.reasoning
+        self._show_pane()
+
+    def action_only_wrong(self) -> None:
+        self.only_wrong = not self.only_wrong
+        self._fill_table()
+        self.notify("only the tasks that went wrong" if self.only_wrong else "every task", timeout=2)
+
+    def action_cycle_status(self) -> None:
+        present = [s for s in STATUS_CYCLE if any(e.status == s for e in self.tasks.values())]
+        cycle: list[str | None] = [None, *present]
+        at = cycle.index(self.status_filter) if self.status_filter in cycle else 0
+        self.status_filter = cycle[(at + 1) % len(cycle)]
+        self._fill_table()
+        self.notify(f"status: {self.status_filter or 'every task'}", timeout=2)
+
+    def _child(self) -> str | None:
+        entry = self.tasks.get(self.selected or "")
+        return None if entry is None else entry.child_session_id
+
+    def action_copy_id(self) -> None:
+        child = self._child()
+        if child is None:
+            self.notify("this task has no proven child session id", severity="warning", timeout=3)
+            return
+        self.copy_to_clipboard(child)
+        self.notify(f"copied {clean_line(child)}", timeout=3)
+
+    def commands(self) -> list[str]:
+        """The CLI commands that show what the screen shows for the selected task."""
+        parent = clean_line(self.parent_id or "PARENT_ID")
+        lines = [f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
+        child = self._child()
+        if child is not None:
+            child = clean_line(child)
+            lines = [f"hermes-task show {child}", f"hermes-task follow {child}",
+                     f"hermes-task older {child}", *lines]  # fmt: skip
+        return lines
+
+    def action_command(self) -> None:
+        self.push_screen(TextScreen("the same from the command line (Esc closes)", self.commands()))
+
+    def action_help(self) -> None:
+        self.push_screen(TextScreen("keys (Esc closes)", self.KEYS, searchable=True))
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("shown")
+        search.value = self.query_text
+        search.focus()
+
+    @on(Input.Submitted, "#search")
+    def _searched(self, event: Input.Submitted) -> None:
+        self.query_text = event.value
+        event.input.remove_class("shown")
+        self.query_one("#tasks", DataTable).focus()
+        rows = self.rows.get(self.selected or "", [])
+        painter = self._painter()
+        needle = self.query_text.casefold()
+        self.follow = False
+        self._show_pane()
+        found = [
+            i
+            for i, row in enumerate(rows)
+            if needle and needle in self._row_text(row, painter).plain.casefold()
+        ]
+        self.matches = [self.lines_of[i] for i in found if i < len(self.lines_of)]
+        self.match = -1
+        if not self.matches:
+            self.notify(
+                f"no row matches {clean_line(self.query_text)!r}" if needle else "search cleared", timeout=3
+            )
+            return
+        self.action_next_match(1)
+
+    def action_next_match(self, step: int) -> None:
+        if not self.matches:
+            return
+        self.match = (self.match + step) % len(self.matches)
+        self.follow = False
+        pane = self.query_one("#transcript", Transcript)
+        pane.scroll_to(y=self.matches[self.match], animate=False, immediate=True)
+        self.notify(f"match {self.match + 1} of {len(self.matches)}", timeout=2)
+
+    def action_older(self) -> None:
+        child = self._child()
+        key = self.selected
+        if child is None or key is None or self.read_older is None:
+            self.notify("no child session to read older rows of", severity="warning", timeout=3)
+            return
+        self._older(key, child)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _older(self, key: str, child: str) -> None:
+        assert self.read_older is not None
+        try:
+            older, warnings, at_start = self.read_older(child)
+        except HermesError as err:
+            self.call_from_thread(self._note, key, f"error: {clean_line(err.message)}")
+            return
+        self.call_from_thread(self._prepend, key, older, warnings, at_start)
+
+    def _prepend(self, key: str, older: list[Row], warnings: list[WarningItem], at_start: bool) -> None:
+        known = {(row.session_id, row.id) for row in self.rows.get(key, [])}
+        first = next((i for i, row in enumerate(older) if (row.session_id, row.id) in known), len(older))
+        fresh = older[:first]  # the rows before the oldest shown (newer ones come from the loop)
+        self.rows[key] = fresh + self.rows.get(key, [])
+        self.at_start[key] = at_start
+        for item in warnings:
+            self.task_notes.setdefault(key, []).append(f"warning: {clean_line(item.message)}")
+        if key == self.selected:
+            self.follow = False
+            self._show_pane()
+            self.query_one("#transcript", Transcript).scroll_home(animate=False)
+        more = "the start of the transcript" if at_start else "o loads more"
+        self.notify(f"{len(fresh)} older rows · {more}", timeout=3)
+
+    def action_quit_screen(self) -> None:
+        code = quit_status(list(self.tasks.values()), self.result, self.wanted_status)
+        if self.loop is not None:
+            self.loop.stop_event.set()
+        self.exit(code)
+
+
+def summary_line_of(entries: list[TaskEntry], parent: str) -> str:
+    return summary_line(TasksDoc(parent_id=parent, tasks=entries, summary=summarize(entries)))
+
+
+def run_app(app: TaskScreenApp, **kwargs: Any) -> int:
+    """Run the screen until `q`; its exit status."""
+    code = app.run(**kwargs)
+    return 0 if code is None else code
