@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -42,11 +42,28 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 Scenario = Callable[[TaskScreenApp, Pilot[int]], Awaitable[None]]
 
 
+SESSIONS: list[Session] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions() -> Iterator[None]:
+    """Each test's sessions closed after it, as `hermes-task tui`'s shell closes its own (the
+    store's connection is not left to the collector: a ResourceWarning on Python 3.13)."""
+    yield
+    while SESSIONS:
+        SESSIONS.pop().close()
+
+
+def session_of(common: Common) -> Session:
+    SESSIONS.append(Session(common))
+    return SESSIONS[-1]
+
+
 def screen(dash: Conversations, parent: str | None = P, *, exit_status: bool = False) -> TaskScreenApp:
     """The screen as `hermes-task tui` builds it, its loop's waits cut short (20 ms)."""
     variables = {**ENV, "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"]}
     env = Environment(variables=variables, sleep=lambda seconds: time.sleep(min(seconds, 0.02)))
-    return build(Session(Common(env=env)), parent, interval=0.5, exit_status=exit_status)
+    return build(session_of(Common(env=env)), parent, interval=0.5, exit_status=exit_status)
 
 
 def drive(app: TaskScreenApp, scenario: Scenario, size: tuple[int, int] = (120, 40)) -> int | None:
@@ -521,7 +538,7 @@ def test_quiet_keeps_the_setups_warning_off_the_screen(fake: Conversations, quie
     family(fake, GOALS, [A, B, None])
     variables = {**ENV, "HERMES_TASK_STORE": "/nonexistent/state.db"}  # no store here: a setup warning
     env = Environment(variables=variables, sleep=lambda seconds: time.sleep(min(seconds, 0.02)))
-    app = build(Session(Common(env=env, quiet=quiet)), P, interval=0.5, exit_status=False)
+    app = build(session_of(Common(env=env, quiet=quiet)), P, interval=0.5, exit_status=False)
 
     async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
         await until(pilot, lambda: len(app.tasks) == 3, "three tasks")

@@ -108,6 +108,11 @@ class Store:
         self._session_columns: tuple[str, ...] = ()
         self._ledger: bool | None = None  # has the store a usable `async_delegations` table?
         self._preload: threading.Thread | None = None
+        # Opening and closing are one at a time: a loop's thread (`tui`) may still ask while
+        # the command closes the store, and a closed store never opens again (no connection
+        # is left behind for the collector).
+        self._opening = threading.Lock()
+        self._closed = False
         if "sqlite3" not in sys.modules and os.path.exists(path):
             self._preload = threading.Thread(
                 target=importlib.import_module, args=("sqlite3",), name="sqlite3-import", daemon=True
@@ -153,6 +158,12 @@ class Store:
         return False
 
     def _open(self) -> sqlite3.Connection:
+        with self._opening:
+            return self._opened()
+
+    def _opened(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreUnavailable("closed", "the run is ending")
         if self._failure is not None:
             raise self._failure
         if self._conn is None:
@@ -280,9 +291,12 @@ class Store:
         )
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close the connection; every later query fails (`closed`), none reopens it."""
+        with self._opening:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
         if self._preload is not None:
             self._preload.join()  # never leave an import running into interpreter shutdown
             self._preload = None
