@@ -73,6 +73,22 @@ class Screen:
         return bool(self._emulated().cursor.hidden)
 
 
+def _spawn(
+    argv: Sequence[str], env: Mapping[str, str], columns: int, rows: int
+) -> tuple[int, subprocess.Popen[bytes]]:
+    """`argv` started on a new `rows` x `columns` pseudo-terminal: its master side and the
+    process. `env` is the whole environment, less COLUMNS and LINES (the terminal's size decides)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    clean = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
+    clean.setdefault("TERM", "xterm-256color")
+    proc = subprocess.Popen(
+        list(argv), stdin=slave, stdout=slave, stderr=slave, env=clean, start_new_session=True
+    )
+    os.close(slave)
+    return master, proc
+
+
 def run_on_terminal(
     argv: Sequence[str],
     env: Mapping[str, str],
@@ -87,14 +103,7 @@ def run_on_terminal(
     is done once, in order, when the output so far shows `prompt` (escapes stripped): a
     string is typed, a callable called (a change to the world the program watches).
     `timeout` only guards against a hang: a program silent that long fails the test."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    clean = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
-    clean.setdefault("TERM", "xterm-256color")
-    proc = subprocess.Popen(
-        list(argv), stdin=slave, stdout=slave, stderr=slave, env=clean, start_new_session=True
-    )
-    os.close(slave)
+    master, proc = _spawn(argv, env, columns, rows)
     shown = bytearray()
     pending = list(replies)
     try:
@@ -161,14 +170,7 @@ def drive_screen(
     display, then types its string or calls its callable. Returns the run and the displays
     the steps saw, in order. A step never satisfied fails after `timeout` seconds of silence
     with the display it waited on."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    clean = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
-    clean.setdefault("TERM", "xterm-256color")
-    proc = subprocess.Popen(
-        list(argv), stdin=slave, stdout=slave, stderr=slave, env=clean, start_new_session=True
-    )
-    os.close(slave)
+    master, proc = _spawn(argv, env, columns, rows)
     screen = pyte.Screen(columns, rows)
     stream = pyte.Stream(screen)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
