@@ -25,10 +25,11 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType, field
 
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
@@ -36,12 +37,9 @@ from hermes_task.store.location import choose_store
 
 DEFAULT_URL = "http://127.0.0.1:9119"
 DEFAULT_REQUEST_TIMEOUT = 10.0
-TOP_KEYS = frozenset({"default_gateway", "gateways", "store", "no_store"})
-GATEWAY_KEYS = frozenset(
-    {"url", "profile", "token_file", "username", "password_file", "request_timeout", "store", "no_store"}
-)
 TOKEN_ENVS = ("HERMES_DASHBOARD_TOKEN", "HERMES_DASHBOARD_SESSION_TOKEN")
 
+_T = TypeVar("_T", bound=Struct)
 Source = Literal["flag", "env", "config", "default"]
 
 
@@ -127,26 +125,67 @@ def _line_of(text: str, *needles: str) -> int | None:
     return None
 
 
-def load_config(path: Path) -> dict[str, object]:
-    """The parsed, validated config file; `{}` when there is none. Every key is known and
-    every value has its type, else `config_invalid`."""
+NonEmpty = Annotated[str, Meta(min_length=1)]
+
+
+class Gateway(Struct, frozen=True, forbid_unknown_fields=True):
+    """One `[gateways.NAME]` table: every key optional, each of its type."""
+
+    url: NonEmpty | UnsetType = UNSET
+    profile: NonEmpty | UnsetType = UNSET
+    token_file: NonEmpty | UnsetType = UNSET
+    username: NonEmpty | UnsetType = UNSET
+    password_file: NonEmpty | UnsetType = UNSET
+    request_timeout: Annotated[float, Meta(gt=0)] | UnsetType = UNSET
+    store: NonEmpty | UnsetType = UNSET
+    no_store: bool | UnsetType = UNSET
+
+
+class Config(Struct, frozen=True, forbid_unknown_fields=True):
+    """The config file; its gateways are checked one by one (`Gateway`), so that an error
+    names the gateway."""
+
+    default_gateway: str | UnsetType = UNSET
+    gateways: dict[str, dict[str, object]] = {}
+    store: str | UnsetType = UNSET
+    no_store: bool = False
+
+
+def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
+    """The decoded config file and its gateways by name; empty when there is none. An
+    unknown key or a value of the wrong type is `config_invalid` naming its line."""
     if not path.exists():
-        return {}
+        return Config(), {}
     text, data = _read_toml(path)
-    unknown = set(data) - TOP_KEYS
-    if unknown:
-        first = sorted(unknown)
-        raise _bad(path, f"unknown keys {first} (known: {sorted(TOP_KEYS)})", _line_of(text, *first))
-    if not isinstance(data.get("default_gateway", ""), str):
-        raise _bad(path, "default_gateway must be a string", _line_of(text, "default_gateway"))
-    if not isinstance(data.get("store", "-"), str) or not isinstance(data.get("no_store", False), bool):
-        raise _bad(path, "store must be a path string and no_store true or false", _line_of(text, "store"))
-    gateways = data.get("gateways", {})
-    if not isinstance(gateways, dict) or not all(isinstance(v, dict) for v in gateways.values()):
-        raise _bad(path, "[gateways.NAME] must be tables", _line_of(text, "gateways", "[gateways"))
-    for name, table in gateways.items():
-        _check_gateway(path, text, name, table)
-    return data
+    config = _convert(path, text, data, Config, None)
+    gateways = {name: _convert(path, text, table, Gateway, name) for name, table in config.gateways.items()}
+    return config, gateways
+
+
+def _convert(path: Path, text: str, data: object, kind: type[_T], gateway: str | None) -> _T:
+    """`data` as `kind`, else `config_invalid`: msgspec's message, the key it is about (a
+    gateway's keys under `gateway 'NAME': `) and that key's line."""
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:
+        message, _, at = str(exc).partition(" - at `$")
+        keys = [key for key in at.rstrip("`").replace("[...]", "").split(".") if key]
+        unknown = _UNKNOWN.fullmatch(message)
+        if unknown:
+            keys.append(unknown.group(1))
+            known = ", ".join(sorted(kind.__struct_fields__))
+            what = f"unknown key {'.'.join(keys)!r} (known: {known})"
+        else:
+            what = f"{'.'.join(keys)}: {message}" if keys else message
+        if gateway is None:
+            line = _line_of(text, *keys[:1], "[gateways") if keys else None
+        else:
+            line = _key_line(text, _line_of(text, f"[gateways.{gateway}", f'[gateways."{gateway}"'), keys[:1])
+            what = f"gateway {gateway!r}: {what}"
+        raise _bad(path, clean_line(what), line) from None
+
+
+_UNKNOWN = re.compile(r"Object contains unknown field `(.+)`")
 
 
 def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
@@ -165,28 +204,6 @@ def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
         raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
 
 
-def _check_gateway(path: Path, text: str, name: str, table: dict[str, object]) -> None:
-    """`[gateways.NAME]`: known keys only, each of its type (a positive number, a boolean, or
-    a non-empty string); `config_invalid` naming the key's line."""
-    header = _line_of(text, f"[gateways.{name}", f'[gateways."{name}"')
-    unknown = set(table) - GATEWAY_KEYS
-    if unknown:
-        line = _key_line(text, header, sorted(unknown))
-        raise _bad(path, f"gateway {name!r} has unknown keys {sorted(unknown)}", line)
-    for key, value in table.items():
-        if not _gateway_value_ok(key, value):
-            line = _key_line(text, header, [key])
-            raise _bad(path, f"gateway {name!r}: {key} has the wrong type or is empty", line)
-
-
-def _gateway_value_ok(key: str, value: object) -> bool:
-    if key == "request_timeout":
-        return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    if key == "no_store":
-        return isinstance(value, bool)
-    return isinstance(value, str) and value != ""
-
-
 _TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
 
 
@@ -203,10 +220,9 @@ def gateway_names(env: Mapping[str, str]) -> list[str]:
     """The gateway names of the config file, sorted; `[]` when the file is absent or
     invalid (used by shell completion, which must never fail loudly)."""
     try:
-        gateways = load_config(config_path(env)).get("gateways", {})
+        return sorted(load_config(config_path(env))[1])
     except HermesError:
         return []
-    return sorted(gateways) if isinstance(gateways, dict) else []
 
 
 def _expand(value: str | None, base: Path | None) -> Path | None:
@@ -216,40 +232,35 @@ def _expand(value: str | None, base: Path | None) -> Path | None:
     return base / path if base is not None and not path.is_absolute() else path
 
 
-def _gateway_name(
-    flag: str | None, env: Mapping[str, str], data: Mapping[str, object], sources: dict[str, Source]
-) -> str | None:
-    """The gateway named by the flag, else the environment, else the config's default."""
+def _gateway(
+    flag: str | None,
+    env: Mapping[str, str],
+    config: Config,
+    gateways: dict[str, Gateway],
+    sources: dict[str, Source],
+) -> tuple[str | None, Gateway]:
+    """The gateway named by the flag, else the environment, else the config's default, and
+    its table (empty without a name); `unknown_gateway` when the config has none of that name."""
     candidates: tuple[tuple[object, Source], ...] = (
         (flag, "flag"),
         (env.get("HERMES_TASK_GATEWAY"), "env"),
-        (data.get("default_gateway"), "config"),
+        (config.default_gateway or None, "config"),
     )
-    for value, source in candidates:
-        if value:
-            sources["gateway"] = source
-            return str(value)
-    return None
-
-
-def _gateway_table(name: str | None, gateways: dict[str, dict[str, object]]) -> dict[str, object]:
-    """The named gateway's table (`{}` without a name); `unknown_gateway` when the config
-    has none of that name."""
+    name = next((str(value) for value, _ in candidates if value), None)
     if name is None:
-        return {}
+        return None, Gateway()
+    sources["gateway"] = next(source for value, source in candidates if value)
     if name not in gateways:
         known = ", ".join(sorted(gateways)) or "none defined"
         raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
-    return gateways[name]
+    return name, gateways[name]
 
 
 class _Pick:
     """One setting by precedence: its flag, else its environment variable (when it has
     one), else the gateway's table; `sources` records which one gave it."""
 
-    def __init__(
-        self, env: Mapping[str, str], table: Mapping[str, object], sources: dict[str, Source]
-    ) -> None:
+    def __init__(self, env: Mapping[str, str], table: Gateway, sources: dict[str, Source]) -> None:
         self.env, self.table, self.sources = env, table, sources
 
     def __call__(self, key: str, flag: str | None, env_name: str | None) -> str | None:
@@ -259,24 +270,22 @@ class _Pick:
         if env_name and self.env.get(env_name):
             self.sources[key] = "env"
             return self.env[env_name]
-        value = self.table.get(key)
+        value = getattr(self.table, key)
         if isinstance(value, str):
             self.sources[key] = "config"
             return value
         return None
 
 
-def _request_timeout(flag: float | None, table: Mapping[str, object], sources: dict[str, Source]) -> float:
+def _request_timeout(flag: float | None, table: Gateway, sources: dict[str, Source]) -> float:
     """The flag's timeout, else the gateway's, else the default; `usage` when not positive."""
     if flag is not None:
         sources["request_timeout"] = "flag"
         timeout = flag
+    elif isinstance(table.request_timeout, float):
+        timeout, sources["request_timeout"] = table.request_timeout, "config"
     else:
-        configured = table.get("request_timeout")
-        if isinstance(configured, int | float):
-            timeout, sources["request_timeout"] = float(configured), "config"
-        else:
-            timeout = DEFAULT_REQUEST_TIMEOUT
+        timeout = DEFAULT_REQUEST_TIMEOUT
     if timeout <= 0:
         raise HermesError(Code.USAGE, "the request timeout must be positive")
     return timeout
@@ -301,12 +310,9 @@ def resolve(
     named in the config file, and a file given as a flag beats both. `use_config=False`
     leaves the file out (what `config show` can still say about an invalid one)."""
     path = config_path(env)
-    data = load_config(path) if use_config else {}
-    gateways = data.get("gateways", {})
-    assert isinstance(gateways, dict)
+    config, gateways = load_config(path) if use_config else (Config(), {})
     sources: dict[str, Source] = {}
-    name = _gateway_name(gateway, env, data, sources)
-    table = _gateway_table(name, gateways)
+    name, table = _gateway(gateway, env, config, gateways, sources)
     pick = _Pick(env, table, sources)
     raw_url = pick("url", url, "HERMES_DASHBOARD_URL") or DEFAULT_URL
     timeout = _request_timeout(request_timeout, table, sources)
@@ -319,9 +325,9 @@ def resolve(
     final_url = normalise_url(raw_url)
     final_profile = pick("profile", profile, "HERMES_TASK_PROFILE")
     explicit_store = pick("store", store, "HERMES_TASK_STORE")
-    if explicit_store is None and isinstance(data.get("store"), str):
-        explicit_store, sources["store"] = str(data["store"]), "config"
-    off = no_store or table.get("no_store", data.get("no_store")) is True
+    if explicit_store is None and isinstance(config.store, str):
+        explicit_store, sources["store"] = config.store, "config"
+    off = no_store or (config.no_store if isinstance(table.no_store, UnsetType) else table.no_store)
     explicit = _expand(explicit_store, base if sources.get("store") == "config" else None)
     store_path, store_off = choose_store(
         env, final_profile, explicit, off=off, loopback=is_loopback(final_url)

@@ -157,7 +157,8 @@ def test_an_unknown_key_is_exit_2_with_one_line_naming_its_line(tmp_path: Path) 
     assert result.exit_code == 2
     path = tmp_path / "hermes-task" / "config.toml"
     assert result.stderr == (
-        f"error: the config file is not valid: {path}:3: gateway 'lab' has unknown keys ['token']\n"
+        f"error: the config file is not valid: {path}:3: gateway 'lab': unknown key 'token' (known: no_store, password_file, profile, "
+        "request_timeout, store, token_file, url, username)\n"
     )
     assert SECRET_TOKEN not in result.stderr
 

@@ -128,21 +128,24 @@ def test_a_flag_path_stays_relative_to_the_working_directory(tmp_path: Path) -> 
         ("default_gateway = \n", "Invalid value"),  # the line moved into the location: PATH:1:
         (
             'colour = "never"\n',
-            "unknown keys ['colour'] (known: ['default_gateway', 'gateways', 'no_store', 'store'])",
+            "unknown key 'colour' (known: default_gateway, gateways, no_store, store)",
         ),
-        ('[gateways.lab]\nurl = "http://x"\ntoken = "secret"\n', "gateway 'lab' has unknown keys ['token']"),
+        (
+            '[gateways.lab]\nurl = "http://x"\ntoken = "secret"\n',
+            "gateway 'lab': unknown key 'token' (known: no_store, password_file, profile, request_timeout, store, token_file, url, username)",
+        ),
         (
             "[gateways.lab]\nrequest_timeout = true\n",
-            "gateway 'lab': request_timeout has the wrong type or is empty",
+            "gateway 'lab': request_timeout: Expected `float`, got `bool`",
         ),
         (
             "[gateways.lab]\nrequest_timeout = 0\n",
-            "gateway 'lab': request_timeout has the wrong type or is empty",
+            "gateway 'lab': request_timeout: Expected `float` > 0.0",
         ),
-        ('[gateways.lab]\nurl = ""\n', "gateway 'lab': url has the wrong type or is empty"),
-        ("[gateways.lab]\nurl = 3\n", "gateway 'lab': url has the wrong type or is empty"),
-        ('gateways = "lab"\n', "[gateways.NAME] must be tables"),
-        ("default_gateway = 1\n", "default_gateway must be a string"),
+        ('[gateways.lab]\nurl = ""\n', "gateway 'lab': url: Expected `str` of length >= 1"),
+        ("[gateways.lab]\nurl = 3\n", "gateway 'lab': url: Expected `str`, got `int`"),
+        ('gateways = "lab"\n', "gateways: Expected `object`, got `str`"),
+        ("default_gateway = 1\n", "default_gateway: Expected `str`, got `int`"),
     ],
 )
 def test_a_bad_config_file_is_a_one_line_usage_error(tmp_path: Path, text: str, message: str) -> None:
