@@ -21,7 +21,7 @@ from hermes_task.core.delegators import ParentEntry
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.events import ErrorEvent, ResultEvent
 from hermes_task.core.ids import check_id
-from hermes_task.core.limits import PAGE_LIMIT
+from hermes_task.core.wire import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError
 from hermes_task.reading.family_child import FamilyReporter

@@ -13,8 +13,7 @@ from typing import Protocol
 
 from hermes_task.core.children import StoreSession
 from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.limits import PAGE_LIMIT
-from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
+from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail
 
 
 class DashboardAPI(Protocol):

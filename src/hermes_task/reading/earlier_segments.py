@@ -13,10 +13,9 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import MergeResult, Window
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.wire import MAX_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
 

@@ -15,14 +15,13 @@ from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
-from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
 from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.earlier_segments import Earlier

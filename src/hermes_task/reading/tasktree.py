@@ -34,12 +34,11 @@ from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage_window import held
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.usage import Missing, Usage, combine, with_missing
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.core.wire import MAX_LIMIT, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
