@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_task.core.ids import looks_like_prefix
+from hermes_task.core.sanitize import looks_like_prefix
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.dashboard.statuses import failure_for, origin, transport_failure
 from hermes_task.failures import Code, ExitStatus, HermesError

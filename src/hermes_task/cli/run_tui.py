@@ -20,7 +20,7 @@ from hermes_task.cli.watch import screen_follower
 from hermes_task.core.delegators import ParentEntry
 from hermes_task.core.documents import Row, WarningItem
 from hermes_task.core.events import ErrorEvent, ResultEvent
-from hermes_task.core.ids import check_id
+from hermes_task.core.sanitize import check_id
 from hermes_task.core.wire import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError

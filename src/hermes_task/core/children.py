@@ -37,7 +37,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from hermes_task.core.ids import is_valid_id
+from hermes_task.core.sanitize import is_valid_id
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 # The children of one session the store proposes: the newest ones. The reader returns one more

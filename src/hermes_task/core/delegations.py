@@ -33,7 +33,7 @@ from msgspec.structs import fields
 from hermes_task.core import completion_rows as completion
 from hermes_task.core import results as outcome
 from hermes_task.core.documents import TaskEntry
-from hermes_task.core.ids import is_valid_id
+from hermes_task.core.sanitize import is_valid_id
 from hermes_task.core.wire import WireMessage
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]

@@ -23,8 +23,7 @@ from msgspec import Meta, Struct, field
 
 from hermes_task.core.children import StoreSession, is_delegated_child, same_profile
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.ids import is_valid_id
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, is_valid_id
 
 FIRST_WORDS = 100
 

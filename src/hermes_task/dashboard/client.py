@@ -22,8 +22,7 @@ from typing import TypeVar
 import httpx
 from msgspec import UNSET
 
-from hermes_task.core.ids import SessionId, is_valid_id, path_segment
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import SessionId, clean_line, is_valid_id, path_segment
 from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.dashboard.statuses import NOT_A_DASHBOARD, URL_HINT, failure_for, transport_failure
 from hermes_task.failures import Code, HermesError

@@ -24,8 +24,7 @@ from typing import Any
 
 import httpx
 
-from hermes_task.core.ids import looks_like_prefix
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, looks_like_prefix
 from hermes_task.failures import Code, HermesError
 
 # FastAPI's request-validation answers (a bad query parameter).

@@ -41,9 +41,8 @@ from hermes_task.core.children import (
 )
 from hermes_task.core.delegations import number_order
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, is_valid_id
 from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
