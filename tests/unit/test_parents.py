@@ -323,8 +323,7 @@ def test_the_order_is_the_newest_child_the_dashboard_proved(world: World) -> Non
 
 
 def test_only_ids_the_id_check_accepts_are_proposed() -> None:
-    from hermes_task.core.children import StoreSession
-    from hermes_task.core.delegators import propose_parents
+    from hermes_task.core.children import StoreSession, propose_parents
 
     def row(sid: str, parent: str, marker: str | None = None, profile: str | None = None) -> StoreSession:
         return StoreSession(

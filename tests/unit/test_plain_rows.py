@@ -464,8 +464,7 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
     line: the painter prints exactly that block."""
     from pathlib import Path
 
-    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
-    from hermes_task.core.usage import Usage
+    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc, Usage
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
     section = docs.split("### Piped rows", 1)[1]

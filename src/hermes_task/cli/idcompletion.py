@@ -3,7 +3,7 @@ and PARENT_ID (`recover`, `follow --parent`).
 
 A completion makes no HTTP request, so what it offers is the store's proposal only, filtered
 by the same pure rules the commands apply before their HTTP proof (`core/children.py`
-`recent_task_roots`, `core/delegators.py` `propose_parents`): delegated by their parent's
+`recent_task_roots`, `core/children.py` `propose_parents`): delegated by their parent's
 own segment, of the profile in use, every id passing the id check (a control sequence,
 surrounding whitespace or `..` is never printed into the shell). Invariant: a completion
 never raises; anything that goes wrong offers nothing.
@@ -58,7 +58,7 @@ def complete_parent_id(ctx: typer.Context, incomplete: str) -> list[str]:
     50, id-checked; not proven over HTTP: a completion makes no request); `[]` whenever that
     is not possible."""
     try:
-        from hermes_task.core.delegators import propose_parents  # lazy: completion only
+        from hermes_task.core.children import propose_parents  # lazy: completion only
 
         found = _recent_store_rows(ctx)
         if found is None:

@@ -16,6 +16,13 @@ Rules (docs/identity.md, "The local store"):
   child fits stays unmatched. Identical goals inside one delegation are therefore always
   ambiguous (the store records no task index).
 
+- The store proposes a session as a parent (`hermes-task parents`) when one of its newest
+  rows with a parent is a delegated child of it (only Hermes' `delegate_task` writes that
+  pair), of the profile in use, with both ids passing the id check; proposals come in the
+  order of their newest such child, each once. `reading/parentfinder.py` proves them: the
+  parent's own detail and at least one proposed child whose detail names it as its
+  delegation parent (docs/identity.md, "Where a parent id comes from").
+
 The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
 columns (which ids to propose) and once on what HTTP shows of the proposed children (their
 details and first user rows over HTTP), and only the second assignment is used
@@ -231,6 +238,31 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
     return out
 
 
+def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
+    """The parents of the delegated children among `rows` (newest first), in the order of
+    their newest child, each once, at most `limit` (module docstring)."""
+    out: list[str] = []
+    for row in rows:
+        parent = row.parent_session_id
+        if parent is None or parent in out or not (is_valid_id(parent) and is_valid_id(row.id)):
+            continue
+        if is_delegated_child(row, parent) and same_profile(row, profile):
+            out.append(parent)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) -> list[StoreSession]:
+    """The store's delegated children of `parent` among `rows`, newest first (proposals)."""
+    kids = [
+        r for r in rows if is_delegated_child(r, parent) and same_profile(r, profile) and is_valid_id(r.id)
+    ]
+    return sorted(
+        kids, key=lambda r: r.started_at if r.started_at is not None else float("-inf"), reverse=True
+    )
+
+
 __all__ = [
     "AMBIGUOUS",
     "MARKERS",
@@ -238,6 +270,7 @@ __all__ = [
     "Spawn",
     "StoreSession",
     "StoreUnavailable",
+    "children_of",
     "config_markers",
     "fits",
     "is_continuation",
@@ -246,6 +279,7 @@ __all__ = [
     "match",
     "normalise_goal",
     "pairs",
+    "propose_parents",
     "recent_task_roots",
     "same_profile",
     "spawn_times",

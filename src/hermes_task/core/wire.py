@@ -17,7 +17,7 @@ surrogate escape such as `\\ud800`) are read by `json.loads` and held to the sam
 projection and the lineage proof check finiteness and terminals show surrogates visibly.
 Usage figures (`Figures`, issue 28) are read permissively instead: a figure not sent, null,
 of another type, negative or not finite is absent (None), never 0, and never makes the
-detail incompatible (the detail is also the lineage proof's evidence; core/usage.py sums
+detail incompatible (the detail is also the lineage proof's evidence; core/documents.py sums
 them). Why msgspec: docs/decisions.md, entry 7. The messages route's page sizes
 (`PAGE_LIMIT`, `MAX_LIMIT`) are here too, shared by the client and the reading loops.
 """

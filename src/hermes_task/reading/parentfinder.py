@@ -17,9 +17,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hermes_task.core import children as child_rules
-from hermes_task.core.children import StoreSession, StoreUnavailable
-from hermes_task.core.delegators import ParentEntry, children_of, first_words, propose_parents
-from hermes_task.core.documents import WarningItem
+from hermes_task.core.children import StoreSession, StoreUnavailable, children_of, propose_parents
+from hermes_task.core.documents import ParentEntry, WarningItem, first_words
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
 from hermes_task.core.wire import SessionDetail

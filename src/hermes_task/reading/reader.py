@@ -14,12 +14,20 @@ from collections.abc import Callable, Sequence
 from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
+from hermes_task.core.documents import (
+    Row,
+    TaskInfo,
+    TaskState,
+    TranscriptDoc,
+    Usage,
+    WarningCode,
+    WarningItem,
+    lineage_usage,
+)
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
-from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
@@ -264,7 +272,7 @@ class TaskReader(TipPages):
         return "ended"
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/usage.py`): a later segment may exist
+        """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
         while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
