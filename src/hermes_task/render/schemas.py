@@ -25,8 +25,7 @@ from typing import Any
 import msgspec
 
 from hermes_task.core.documents import ConfigDoc, ErrorDoc, ParentsDoc, TasksDoc, TranscriptDoc
-from hermes_task.core.events import FollowEvent
-from hermes_task.core.search_events import SearchEvent
+from hermes_task.core.events import FollowEvent, SearchEvent
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
