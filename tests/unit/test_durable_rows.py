@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.core.lineage_window import compose
+from hermes_task.core.lineage import compose
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.core.wire import WireMessage

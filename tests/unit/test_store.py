@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from hermes_task import settings
-from hermes_task.core.children import StoreSession, StoreUnavailable
+from hermes_task.core.lineage import StoreSession, StoreUnavailable
 from hermes_task.failures import HermesError
 from hermes_task.store import file_check
 from hermes_task.store.location import choose_store, default_store, hermes_root
@@ -338,7 +338,7 @@ def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_pat
             sys.executable,
             "-c",
             probe.replace("store.close()\n", "")
-            + "from hermes_task.core.children import StoreUnavailable\n"
+            + "from hermes_task.core.lineage import StoreUnavailable\n"
             + "try:\n    store.knows('x')\nexcept StoreUnavailable as exc:\n    print(exc.reason)\n"
             + "print('sqlite3' in sys.modules)\n",
             str(tmp_path / "state.db"),

@@ -32,8 +32,8 @@ from typing import Any, cast
 from msgspec import Struct
 
 from hermes_task.core import results as outcome
-from hermes_task.core.children import normalise_goal
 from hermes_task.core.delegations import TERMINAL_STATUSES, Status, status_of
+from hermes_task.core.lineage import normalise_goal
 
 _WORD = re.compile(r"[a-z_]{1,32}")
 

@@ -24,8 +24,7 @@ from hermes_task.core.documents import (
     WarningItem,
     lineage_usage,
 )
-from hermes_task.core.lineage import BoundReached
-from hermes_task.core.lineage_window import Cursor, View, compose, cursor
+from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
 from hermes_task.core.window import MergeResult, advance
@@ -134,7 +133,7 @@ class TaskReader(TipPages):
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
         While the tip window has older rows, they come first; then (`across`) the previous proven segments,
-        segment by segment (`core/lineage_window.py`). In the tip window, the read re-reads the block's first row as
+        segment by segment (`core/lineage.py`). In the tip window, the read re-reads the block's first row as
         an anchor (`older_request`). A page of another session (the canonical segment changed during the
         read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
         A page that misses its anchor (rows appended or removed since the block was read) is retried once
@@ -182,7 +181,7 @@ class TaskReader(TipPages):
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage_window.py`). The tip
+        """Where the next older read of the whole lineage goes (`core/lineage.py`). The tip
         segment whose messages answer for a session not proven (a redirect past the proof's
         bounds) is `blocked`: none of its pages can be read as its own."""
         target = self.redirects.get(self.path[-1])

@@ -33,7 +33,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem
-from hermes_task.core.lineage_window import Cursor, View
+from hermes_task.core.lineage import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage

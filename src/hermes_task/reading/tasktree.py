@@ -34,7 +34,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import Missing, TaskEntry, Usage, WarningItem, combine, with_missing
-from hermes_task.core.lineage_window import held
+from hermes_task.core.lineage import held
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.wire import MAX_LIMIT, SessionDetail, WireMessage

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from hermes_task.core.children import StoreUnavailable
+from hermes_task.core.lineage import StoreUnavailable
 
 HEADER = b"SQLite format 3\x00"
 

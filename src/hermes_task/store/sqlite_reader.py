@@ -41,9 +41,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_task.core import children as child_rules
-from hermes_task.core.children import StoreSession, StoreUnavailable
+from hermes_task.core import lineage
 from hermes_task.core.ledger import LedgerRecord
+from hermes_task.core.lineage import StoreSession, StoreUnavailable
 from hermes_task.store.file_check import uri_mode
 
 if TYPE_CHECKING:
@@ -223,14 +223,14 @@ class Store:
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/children.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
+        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
         older children off (and says so: `StoreHints.children`)."""
         self._open()
         cols = ", ".join(self._session_columns)
         rows = self._query(
             "children",
             f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT ?",  # noqa: S608 (known column names)
-            (session_id, child_rules.MAX_CHILDREN + 1),
+            (session_id, lineage.MAX_CHILDREN + 1),
         )
         return self._sessions(rows)
 
