@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_task.core.lineage import compose, cursor, earliest, shown_once
-from hermes_task.core.merge import merge_latest
-from hermes_task.core.window import Window
+from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import WireMessage
 from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader

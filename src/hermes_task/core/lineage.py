@@ -71,7 +71,7 @@ comparisons, not N * N (identical goals in one segment cost their group's produc
 
 One window over the proven lineage: which segment is read next, and the rows shown. A task's
 history is its tip window (`TaskReader.window`: the canonical segment, paged by
-the anchored rules of `core/anchors.py`) plus one window per earlier segment that had to be
+the anchored rules of `core/window.py`) plus one window per earlier segment that had to be
 read on its own. Whether an earlier segment must be read is decided from rows, never from a
 backend version: once the newer windows are read to their start, a segment is read (newest
 page first) only when they hold fewer of its rows (by `session_id`) than the segment

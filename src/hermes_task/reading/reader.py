@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 
 from msgspec.structs import replace
 
-from hermes_task.core.anchors import merge_anchored, older_request
 from hermes_task.core.documents import (
     Row,
     TaskInfo,
@@ -25,9 +24,8 @@ from hermes_task.core.documents import (
     lineage_usage,
 )
 from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
-from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import legacy_warning, warning_message
-from hermes_task.core.window import MergeResult, advance
+from hermes_task.core.window import MergeResult, advance, merge_anchored, merge_latest, older_request
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
