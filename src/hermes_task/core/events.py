@@ -19,7 +19,7 @@ from msgspec import Meta, Struct
 from msgspec.structs import asdict
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningCode, WarningItem
-from hermes_task.core.row_search import SearchField, Span
+from hermes_task.core.projection import SearchField, Span
 
 
 class TaskRef(Struct, frozen=True, kw_only=True):

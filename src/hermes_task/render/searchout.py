@@ -28,7 +28,7 @@ from hermes_task.core.events import (
     SearchWarning,
     TaskRef,
 )
-from hermes_task.core.row_search import Group, GroupLine, Hit, Span, groups
+from hermes_task.core.projection import Group, GroupLine, Hit, Span, groups
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.failures import HermesError
