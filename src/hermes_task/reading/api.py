@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from hermes_task.core.ledger import LedgerRecord
+from hermes_task.core.delegations import LedgerRecord
 from hermes_task.core.lineage import StoreSession
 from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail
 

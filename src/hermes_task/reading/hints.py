@@ -27,9 +27,8 @@ from typing import TypeVar
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
-from hermes_task.core.delegations import number_order
+from hermes_task.core.delegations import LedgerRecord, number_order
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.lineage import (
     AMBIGUOUS,
     Spawn,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_task.core import lineage
-from hermes_task.core.ledger import LedgerRecord
+from hermes_task.core.delegations import LedgerRecord
 from hermes_task.core.lineage import StoreSession, StoreUnavailable
 from hermes_task.store.file_check import uri_mode
 
