@@ -48,12 +48,20 @@ TARGETS: dict[str, tuple[frozenset[str] | None, tuple[str, ...]]] = {
         ("tests/unit/test_mutants.py",),
     ),
     "dashboard/client.py": (
-        frozenset({"_segment", "_check_profile", "detail", "messages", "around", "latest_descendant"}),
+        frozenset(
+            {
+                "_segment",
+                "_check_profile",
+                "detail",
+                "messages",
+                "around",
+                "latest_descendant",
+                "failure_for",
+                "_login_failure",
+                "not_found",
+            }
+        ),
         ("tests/unit/test_mutants.py", "tests/unit/test_statuses.py"),
-    ),
-    "dashboard/statuses.py": (
-        frozenset({"failure_for", "_login_failure", "not_found"}),
-        ("tests/unit/test_statuses.py", "tests/unit/test_mutants.py"),
     ),
     "core/lineage.py": (None, ("tests/unit/test_lineage.py", "tests/unit/test_mutants.py")),
 }
