@@ -167,10 +167,6 @@ def commentary(msg: WireMessage) -> list[str]:
     return []
 
 
-def is_hidden(msg: WireMessage) -> bool:
-    return msg.display_kind in HIDDEN_KINDS
-
-
 def _flagged_kind(msg: WireMessage) -> str | None:
     """A row the backend flags as a compression's summary (`_compressed_summary: true`) is
     compaction boilerplate whatever its text begins with, unless the server projected it
@@ -182,7 +178,7 @@ def _flagged_kind(msg: WireMessage) -> str | None:
 
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
-    if is_hidden(msg):
+    if msg.display_kind in HIDDEN_KINDS:
         return None
     if msg.display_content is not UNSET:
         text = content_text(msg.display_content)
@@ -382,12 +378,7 @@ def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
 
 
 ROLES = ("user", "assistant", "tool", "system")
-ALIASES = {"agent": "assistant"}
-
-
-def role_of(row: Row) -> str:
-    """The row's role as `--role` names it."""
-    return ALIASES.get(row.role, row.role)
+ALIASES = {"agent": "assistant"}  # a row's role as `--role` names it
 
 
 class RowFilter(Struct, frozen=True):
@@ -402,7 +393,7 @@ class RowFilter(Struct, frozen=True):
 
     def select(self, rows: Sequence[Row], *, tail: bool = True) -> list[Row]:
         """The rows to print, in order; `tail=False` applies the roles only (follow's new rows)."""
-        kept = [row for row in rows if not self.roles or role_of(row) in self.roles]
+        kept = [row for row in rows if not self.roles or ALIASES.get(row.role, row.role) in self.roles]
         if tail and self.tail is not None:
             kept = kept[-self.tail :] if self.tail > 0 else []
         return kept

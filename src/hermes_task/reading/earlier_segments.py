@@ -1,4 +1,4 @@
-"""Reads of earlier lineage segments, each in its own window (the I/O half of `core/lineage_window.py`).
+"""Reads of earlier lineage segments, each in its own window (the I/O half of `core/lineage.py`'s window).
 
 Invariant: a segment's rows are merged only from an answer whose envelope names that very
 segment; an answer for another session (a backend that redirects an ancestor to its tip)
