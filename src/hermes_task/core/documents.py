@@ -321,8 +321,8 @@ class TasksDoc(Struct, frozen=True, kw_only=True):
 
 COUNTS = (*TOKENS, "api_calls")
 Missing = Literal["figures", "cost", "later_segments", "earlier_segments", "tasks", "nested"]
-ORDER: tuple[Missing, ...] = ("figures", "cost", "later_segments", "earlier_segments", "tasks", "nested")
-# What each `missing` code means (docs/json.md; the show header and the table's note use it).
+# What each `missing` code means (docs/json.md; the show header and the table's note use it),
+# in the order `missing` lists them.
 MISSING: dict[Missing, str] = {
     "figures": "a segment sent no token figure or call count",
     "cost": "a segment has no known cost",
@@ -445,7 +445,7 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
     missing: set[Missing] = {m for p in known for m in p.missing} | set(extra)
     if len(known) < len(parts):
         missing.add("tasks")
-    ordered = [m for m in ORDER if m in missing]
+    ordered = [m for m in MISSING if m in missing]
     return Usage(
         **{name: _sum(getattr(p, name) for p in known) for name in COUNTS},
         cost_usd=round(math.fsum(costs), COST_ROUND) if costs else None,
