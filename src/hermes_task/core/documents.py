@@ -319,6 +319,7 @@ class TasksDoc(Struct, frozen=True, kw_only=True):
     warnings: list[WarningItem] = field(default_factory=list)
 
 
+# Usage and cost per task (module docstring).
 COUNTS = (*TOKENS, "api_calls")
 Missing = Literal["figures", "cost", "later_segments", "earlier_segments", "tasks", "nested"]
 # What each `missing` code means (docs/json.md; the show header and the table's note use it),
@@ -463,6 +464,7 @@ def with_missing(usage: Usage | None, *reasons: Missing) -> Usage | None:
     return combine([usage], extra=reasons)
 
 
+# `hermes-task config show --json`: the settings instead of a task, in a document like the others.
 class ConfigValue(Struct, frozen=True, kw_only=True):
     """One effective setting. For a secret, `value` only says whether and where it is set."""
 
