@@ -1,7 +1,7 @@
 """A small mutation test of the safety modules: does a test fail when a safeguard breaks?
 
     .venv/bin/python tools/mutate.py                  # every target (a few minutes)
-    .venv/bin/python tools/mutate.py core/ids.py      # one module
+    .venv/bin/python tools/mutate.py core/sanitize.py      # one module
     .venv/bin/python tools/mutate.py --list           # the mutants, without running tests
     .venv/bin/python tools/mutate.py --write          # all, and update docs/reliability.md
     .venv/bin/python tools/mutate.py --max 40 dashboard/auth.py   # a partial run
@@ -39,22 +39,29 @@ PACKAGE = ROOT / "src" / "hermes_task"
 
 # module (relative to the package) -> (functions to mutate, or None for all; test files)
 TARGETS: dict[str, tuple[frozenset[str] | None, tuple[str, ...]]] = {
-    "core/ids.py": (
+    "core/sanitize.py": (
         None,
         ("tests/unit/test_mutants.py", "tests/unit/test_sanitize_ids.py", "tests/unit/test_statuses.py"),
     ),
-    "core/sanitize.py": (None, ("tests/unit/test_sanitize_ids.py",)),
     "dashboard/auth.py": (
         frozenset({"_read_secret", "_host_record_token", "_loopback", "_page_token", "apply_credentials"}),
         ("tests/unit/test_mutants.py",),
     ),
     "dashboard/client.py": (
-        frozenset({"_segment", "_check_profile", "detail", "messages", "around", "latest_descendant"}),
+        frozenset(
+            {
+                "_segment",
+                "_check_profile",
+                "detail",
+                "messages",
+                "around",
+                "latest_descendant",
+                "failure_for",
+                "_login_failure",
+                "not_found",
+            }
+        ),
         ("tests/unit/test_mutants.py", "tests/unit/test_statuses.py"),
-    ),
-    "dashboard/statuses.py": (
-        frozenset({"failure_for", "_login_failure", "not_found"}),
-        ("tests/unit/test_statuses.py", "tests/unit/test_mutants.py"),
     ),
     "core/lineage.py": (None, ("tests/unit/test_lineage.py", "tests/unit/test_mutants.py")),
 }

@@ -148,7 +148,7 @@ def test_terminal_rendering_and_hostile_text(backend: Any) -> None:
 def test_a_long_tool_output_shows_its_first_and_last_lines(backend: Any) -> None:
     """Issue 26: piped, a cut tool output keeps its first 4 and last 8 lines (the end of a
     build log matters), with the count of what was left out between them."""
-    from hermes_task.core.readable import tool_text
+    from hermes_task.core.projection import tool_text
 
     c1 = backend.manifest["c1"]
     doc = hermes_task(backend, "show", c1["root"], "--tip", c1["tip"], "--json").json()

@@ -1,4 +1,4 @@
-"""core/children.py: a task's child by goal and order, never a guess; continuation rows."""
+"""core/lineage.py: a task's child by goal and order, never a guess; continuation rows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_task.core.children import (
+from hermes_task.core.lineage import (
     AMBIGUOUS,
     Spawn,
     StoreSession,
@@ -166,7 +166,7 @@ def test_a_match_is_always_unique_both_ways(
 
 
 def test_rows_of_another_profile_are_never_proposed() -> None:
-    from hermes_task.core.children import same_profile
+    from hermes_task.core.lineage import same_profile
 
     mine = row("c", started=11)
     assert same_profile(mine, None)
@@ -191,7 +191,7 @@ def test_matching_compares_each_task_with_its_own_children_only(
 ) -> None:
     """N tasks with N distinct goals cost N (task, child) comparisons, not N * N: each task
     asks the index of its own (segment, goal) (the quadratic match compared 250,000 at 500)."""
-    import hermes_task.core.children as children
+    import hermes_task.core.lineage as children
 
     compared: list[int] = []
     real = children.fits
@@ -207,7 +207,7 @@ def test_matching_compares_each_task_with_its_own_children_only(
 
 
 def test_each_model_config_text_is_parsed_once() -> None:
-    from hermes_task.core.children import config_markers
+    from hermes_task.core.lineage import config_markers
 
     spawns, kids, goals = _fan_out(300)
     config_markers.cache_clear()

@@ -11,9 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.core.lineage_window import compose
-from hermes_task.core.merge import merge_latest
-from hermes_task.core.window import Window
+from hermes_task.core.lineage import compose
+from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import WireMessage
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.older_batches import Plan, read_batches

@@ -30,10 +30,10 @@ from hermes_task.core.documents import (
     TaskInfo,
     ToolCall,
     TranscriptDoc,
+    Usage,
     WarningItem,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.usage import Usage
 from hermes_task.render import terminal_rows
 from hermes_task.render.rows import View
 from hermes_task.render.target import Target

@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.core.children import StoreSession
-from hermes_task.core.ledger import LedgerRecord
+from hermes_task.core.delegations import LedgerRecord
+from hermes_task.core.lineage import StoreSession
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.reader import TaskReader

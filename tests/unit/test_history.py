@@ -1,4 +1,4 @@
-"""One window over the proven lineage (`core/lineage_window.py`, `TaskReader.fill`/`read_older`):
+"""One window over the proven lineage (`core/lineage.py`, `TaskReader.fill`/`read_older`):
 earlier segments are read only when the newer windows do not already hold their rows, every
 row of every segment arrives exactly once, no page is requested twice, foreign rows are
 dropped and counted, and a cold open of a later segment discloses what it cannot include."""
@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_task.core.lineage_window import compose, cursor, earliest, shown_once
-from hermes_task.core.merge import merge_latest
-from hermes_task.core.window import Window
+from hermes_task.core.lineage import compose, cursor, earliest, shown_once
+from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import WireMessage
 from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader

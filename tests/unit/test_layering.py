@@ -44,7 +44,7 @@ HTTPX_LAYERS = {"dashboard", "cli"}
 
 
 def layer_of(module: str) -> str:
-    """`core/ids.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`."""
+    """`core/sanitize.py` -> `core`; `settings.py` -> `settings`; `__main__.py` -> `cli`."""
     first = module.split("/")[0].removesuffix(".py")
     return "cli" if first in ("__main__", "__init__") else first
 

@@ -1,5 +1,5 @@
 """Hermes' `async_delegations` record: read read-only by exact id (store/sqlite_reader.py), and
-what it proposes for one task's outcome (core/ledger.py): only a terminal per-task status of
+what it proposes for one task's outcome (core/delegations.py): only a terminal per-task status of
 the task's own delegation, parent and goal, sanitised."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from hermes_task.core.ledger import LedgerRecord, Proposal, propose
-from hermes_task.core.results import TaskResult
+from hermes_task.core.delegations import LedgerRecord, Proposal, TaskResult, propose
 from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
 from tests.unit.test_store import unchanged

@@ -24,8 +24,7 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.run_tui import build
 from hermes_task.cli.session import Session
-from hermes_task.core.delegators import ParentEntry
-from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.documents import ParentEntry, Row, TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, RowEvent, WarningEvent
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
 from hermes_task.failures import Code, HermesError

@@ -290,7 +290,7 @@ def test_around_returns_the_window_that_starts_at_the_row() -> None:
     ],
 )
 def test_every_id_rule_refuses_its_case(value: str, rule: str) -> None:
-    from hermes_task.core.ids import check_id, is_valid_id
+    from hermes_task.core.sanitize import check_id, is_valid_id
 
     with pytest.raises(HermesError) as info:
         check_id(value, what="CHILD_ID")
@@ -302,7 +302,7 @@ def test_every_id_rule_refuses_its_case(value: str, rule: str) -> None:
 
 @pytest.mark.parametrize("value", [SID, "x" * 512, "\U0001f600" * 256, "a.b", "...", "ü"])
 def test_ids_at_the_edges_are_accepted_unchanged(value: str) -> None:
-    from hermes_task.core.ids import check_id, is_valid_id, path_segment
+    from hermes_task.core.sanitize import check_id, is_valid_id, path_segment
 
     assert check_id(value) == value
     assert is_valid_id(value) is True

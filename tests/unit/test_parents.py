@@ -323,8 +323,7 @@ def test_the_order_is_the_newest_child_the_dashboard_proved(world: World) -> Non
 
 
 def test_only_ids_the_id_check_accepts_are_proposed() -> None:
-    from hermes_task.core.children import StoreSession
-    from hermes_task.core.delegators import propose_parents
+    from hermes_task.core.lineage import StoreSession, propose_parents
 
     def row(sid: str, parent: str, marker: str | None = None, profile: str | None = None) -> StoreSession:
         return StoreSession(
@@ -352,7 +351,7 @@ def test_the_newest_children_are_proven_when_the_store_bound_cuts(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 35: the store proposes a parent's newest children; a cut is `more_children`."""
-    monkeypatch.setattr("hermes_task.core.children.MAX_CHILDREN", 1)
+    monkeypatch.setattr("hermes_task.core.lineage.MAX_CHILDREN", 1)
     doc = json.loads(run(world, "--json").stdout)
     found = {
         p["id"]: (p["delegated_children"], p["more_children"], p["last_delegated_at"]) for p in doc["parents"]

@@ -2,7 +2,7 @@
 by its own snapshots on every captured fixture (show and older, short, --full and --utc,
 through the CLI), by follow's batches (the same lines as the whole transcript), and by the
 format's rules on generated rows with hostile text (hypothesis); the cut of tool output
-(core/readable.py) and the split of steers."""
+(core/projection.py) and the split of steers."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from hermes_task.cli import output as output_module
 from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall, TranscriptDoc
-from hermes_task.core.readable import STEER_CLOSE, cut, split_steers
+from hermes_task.core.projection import STEER_CLOSE, cut, split_steers
 from hermes_task.render import rows as rows_module
 from hermes_task.render.plain_rows import rows_text, transcript_chunks
 from hermes_task.render.rows import Segments, View, tool_blocks
@@ -175,7 +175,7 @@ OPENS = (
     "not tool output and not a new delivery when replayed from conversation history]\n",
 )
 STEER_OPEN = OPENS[0]
-# a tool result with a steer appended the way Hermes appends one (core/readable.py)
+# a tool result with a steer appended the way Hermes appends one (core/projection.py)
 STEERED = st.builds(
     lambda out, opening, msg: out + opening + msg + STEER_CLOSE,
     st.one_of(TOOL_JSON, TEXT),
@@ -464,8 +464,7 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
     line: the painter prints exactly that block."""
     from pathlib import Path
 
-    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc
-    from hermes_task.core.usage import Usage
+    from hermes_task.core.documents import BackendInfo, Coverage, TranscriptDoc, Usage
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
     section = docs.split("### Piped rows", 1)[1]

@@ -12,8 +12,7 @@ import pytest
 from msgspec import to_builtins
 from msgspec.structs import replace
 
-from hermes_task.core import completion_rows
-from hermes_task.core.delegations import NO_REFERENCE, call_sessions, recover, status_of
+from hermes_task.core.delegations import NO_REFERENCE, call_sessions, parse_completion, recover, status_of
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.verdict import flatten, summarize
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
@@ -391,7 +390,7 @@ def test_a_task_failed_notice_for_task_zero_names_no_task_and_is_ignored() -> No
     text = ("[ASYNC DELEGATION TASK FAILED — deleg_66c2a77e, task 0/2]\nOne subagent has failed.\n"
             "Task: Count TODOs\nStatus: error   Duration: 3.1s\nError: boom")  # fmt: skip
     rows = [*_background(["Count TODOs", "Check the build"]), row("user", text)]
-    assert completion_rows.parse(rows[-1], lambda deleg, index: None) is None
+    assert parse_completion(rows[-1], lambda deleg, index: None) is None
     assert [t.status for t in recover(rows)] == ["running", "running"]
 
 

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_task.core.ids import check_id, path_segment
-from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.sanitize import check_id, clean, clean_line, path_segment
 from hermes_task.failures import Code, HermesError
 
 HOSTILE = [

@@ -22,7 +22,7 @@ from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
-from hermes_task.core.row_search import Hit, blocks, compile_pattern, groups, search_row
+from hermes_task.core.projection import Hit, blocks, compile_pattern, groups, search_row
 from hermes_task.core.ui_strings import WARNINGS, warning_message
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import taskread

@@ -17,7 +17,7 @@ from hermes_task.cli.common import RoleName
 from hermes_task.cli.environment import Environment
 from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.rowfilter import ROLES
+from hermes_task.core.projection import ROLES
 from hermes_task.reading.polling import PollConfig
 from hermes_task.render.terminal import strip_line_ends
 from tests.support.cli_runner import invoke
@@ -116,7 +116,7 @@ def test_follow_tail_cuts_only_the_rows_already_there(tail: int | None, kept: in
     client, first = running(rows=3)
     later: list[tuple[str, int]] = []
     clock = Clock([lambda: later.extend(client.append(X, 2)), lambda: client.end(X, "agent_close")])
-    from hermes_task.core.rowfilter import RowFilter
+    from hermes_task.core.projection import RowFilter
 
     outcome, recorder = follow(client, clock, rows=RowFilter(tail=tail))
     assert outcome.exit_code == 0
@@ -129,7 +129,7 @@ def test_follow_role_filters_every_report() -> None:
     client, first = running(rows=2)
     client.rows[X][0]["role"] = "user"
     clock = Clock([lambda: client.append(X, 2), lambda: client.end(X, "agent_close")])
-    from hermes_task.core.rowfilter import RowFilter
+    from hermes_task.core.projection import RowFilter
 
     outcome, recorder = follow(client, clock, rows=RowFilter(roles=frozenset({"user"})))
     assert outcome.exit_code == 0

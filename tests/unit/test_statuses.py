@@ -1,4 +1,4 @@
-"""dashboard/statuses.py: one mapping from an HTTP answer, or none, to a failure that says
+"""dashboard/client.py: one mapping from an HTTP answer, or none, to a failure that says
 what happened (which id, which route, which origin, which cause)."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_task.core.ids import looks_like_prefix
-from hermes_task.dashboard.client import DashboardClient
-from hermes_task.dashboard.statuses import failure_for, origin, transport_failure
+from hermes_task.core.sanitize import looks_like_prefix
+from hermes_task.dashboard.client import DashboardClient, failure_for, origin, transport_failure
 from hermes_task.failures import Code, ExitStatus, HermesError
 from tests.support.dashboard import Dashboard, refused
 

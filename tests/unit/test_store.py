@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from hermes_task import settings
-from hermes_task.core.children import StoreSession, StoreUnavailable
+from hermes_task.core.lineage import StoreSession, StoreUnavailable
 from hermes_task.failures import HermesError
-from hermes_task.store import file_check
+from hermes_task.store import sqlite_reader
 from hermes_task.store.location import choose_store, default_store, hermes_root
 from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
@@ -177,7 +177,7 @@ def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(file_check, "open", deny, raising=False)
+    monkeypatch.setattr(sqlite_reader, "open", deny, raising=False)
     with pytest.raises(StoreUnavailable) as caught:
         Store(db).children(P)
     assert caught.value.reason == "permission"
@@ -212,11 +212,11 @@ def test_each_file_failure_before_sqlite_is_one_reason(
         return real[where](path, *args, **kwargs)
 
     if where == "open":
-        monkeypatch.setattr(file_check, "open", failing, raising=False)
+        monkeypatch.setattr(sqlite_reader, "open", failing, raising=False)
     else:
         monkeypatch.setattr(os.path if where == "getsize" else os, where, failing)
     with pytest.raises(StoreUnavailable) as caught:
-        file_check.uri_mode(db)
+        sqlite_reader.uri_mode(db)
     assert (caught.value.reason, caught.value.detail) == (reason, detail)
 
 
@@ -338,7 +338,7 @@ def test_making_a_store_starts_the_sqlite3_import_and_close_waits_for_it(tmp_pat
             sys.executable,
             "-c",
             probe.replace("store.close()\n", "")
-            + "from hermes_task.core.children import StoreUnavailable\n"
+            + "from hermes_task.core.lineage import StoreUnavailable\n"
             + "try:\n    store.knows('x')\nexcept StoreUnavailable as exc:\n    print(exc.reason)\n"
             + "print('sqlite3' in sys.modules)\n",
             str(tmp_path / "state.db"),

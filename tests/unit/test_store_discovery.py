@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_task.core.children import StoreSession
+from hermes_task.core.lineage import StoreSession
 from hermes_task.failures import Code
 from hermes_task.reading.details import DetailReader
 from hermes_task.reading.hints import StoreHints

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegations import recover as recover_tasks
+from hermes_task.core.lineage import StoreSession, StoreUnavailable
 from hermes_task.core.wire import WireMessage
 from hermes_task.reading.hints import StoreHints, find_children
 from tests.support.conversations import Conversations
@@ -287,7 +287,7 @@ def test_the_store_proposes_the_newest_children_and_names_the_tasks_its_bound_le
     """Issue 35: a run with more children than the store's bound. The newest task is the one a
     user asks about: it is named; the oldest is left without a child, and the warning says so
     (never a silent `no_durable_child_reference`)."""
-    monkeypatch.setattr("hermes_task.core.children.MAX_CHILDREN", 10)
+    monkeypatch.setattr("hermes_task.core.lineage.MAX_CHILDREN", 10)
     fake.session(P)
     goals = [f"Task number {n}" for n in range(12)]
     call(fake, "call_1", goals, 100.0)

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from hermes_task.core.documents import TaskEntry, TasksDoc
-from hermes_task.core.usage import Usage
+from hermes_task.core.documents import TaskEntry, TasksDoc, Usage
 from hermes_task.core.verdict import summarize
 from hermes_task.render.cells import width_of
 from hermes_task.render.table import Column, Row, Table, layout, lines

@@ -1,4 +1,4 @@
-"""What the parent's result rows say about each task (core/results.py through recover) and the
+"""What the parent's result rows say about each task (core/delegations.py through recover) and the
 verdict over a task list (core/verdict.py): exact values, sanitising, first-source-wins."""
 
 from __future__ import annotations

@@ -444,7 +444,7 @@ def rows_module_when(stamp: float) -> str:
 def test_only_prose_with_markdown_syntax_goes_through_rich(text: str, markdown: bool) -> None:
     """Prose without Markdown syntax (snake_case, `#` or `|` inside a line) is painted by us,
     its line breaks kept; only the rest costs rich's Markdown."""
-    from hermes_task.core.readable import looks_like_markdown
+    from hermes_task.core.projection import looks_like_markdown
 
     assert looks_like_markdown(text) is markdown
     row = Row(id=1, session_id="s1", role="assistant", text=text)

@@ -1,4 +1,4 @@
-"""Usage figures per segment and their sums (core/usage.py, issue 28 item 1): read permissively
+"""Usage figures per segment and their sums (core/documents.py, issue 28 item 1): read permissively
 from the detail (absent is absent, never 0), summed over a proven lineage, actual cost only when
 every cost summed was actual, and `complete` false with a reason whenever something is missing."""
 
@@ -12,17 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_task.core.usage import (
-    NO_FIGURES,
-    Figures,
-    Usage,
-    combine,
-    figures_of,
-    lineage_usage,
-    segment_usage,
-    with_missing,
-)
-from hermes_task.core.wire import SessionDetail, WireError, decode
+from hermes_task.core.documents import Usage, combine, lineage_usage, segment_usage, with_missing
+from hermes_task.core.wire import NO_FIGURES, Figures, SessionDetail, WireError, decode, figures_of
 
 LINEAGE: dict[str, Any] = {"id": "20261130_170001_bbbbbb", "source": "subagent", "parent_session_id": None,
            "started_at": 1.0, "ended_at": None, "end_reason": None}  # fmt: skip

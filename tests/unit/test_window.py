@@ -10,9 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_task.core.anchors import OlderRequest, merge_anchored, older_request
-from hermes_task.core.merge import merge_latest, merge_older
-from hermes_task.core.window import RowKey, Window, advance, key_of
+from hermes_task.core.window import (
+    OlderRequest,
+    RowKey,
+    Window,
+    advance,
+    key_of,
+    merge_anchored,
+    merge_latest,
+    merge_older,
+    older_request,
+)
 from hermes_task.core.wire import JSON, WireMessage
 from tests.support.wirebody import decoded
 

@@ -40,7 +40,7 @@ def output_format(json_out: bool, chosen: OutputFormat | None) -> OutputFormat:
 
 
 class RoleName(StrEnum):
-    """The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal)."""
+    """The roles `--role` names (`core.projection.ROLES`; a test keeps the two lists equal)."""
 
     user = "user"
     assistant = "assistant"

@@ -2,8 +2,8 @@
 and PARENT_ID (`recover`, `follow --parent`).
 
 A completion makes no HTTP request, so what it offers is the store's proposal only, filtered
-by the same pure rules the commands apply before their HTTP proof (`core/children.py`
-`recent_task_roots`, `core/delegators.py` `propose_parents`): delegated by their parent's
+by the same pure rules the commands apply before their HTTP proof (`core/lineage.py`
+`recent_task_roots` and `propose_parents`): delegated by their parent's
 own segment, of the profile in use, every id passing the id check (a control sequence,
 surrounding whitespace or `..` is never printed into the shell). Invariant: a completion
 never raises; anything that goes wrong offers nothing.
@@ -22,7 +22,7 @@ def _recent_store_rows(ctx: typer.Context) -> tuple[list[Any], str | None] | Non
     """The store's newest rows with a parent (`Store.recent_with_parent`) and the profile,
     for the store and profile the command line names; None without a usable store."""
     from hermes_task import settings  # lazy: completion only (the config file, the store)
-    from hermes_task.core.children import StoreUnavailable  # lazy: completion only
+    from hermes_task.core.lineage import StoreUnavailable  # lazy: completion only
     from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
 
     given = {k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")}
@@ -42,7 +42,7 @@ def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
     the profile and store the command line names; `[]` whenever that is not possible."""
     try:
-        from hermes_task.core.children import recent_task_roots  # lazy: completion only
+        from hermes_task.core.lineage import recent_task_roots  # lazy: completion only
 
         found = _recent_store_rows(ctx)
         if found is None:
@@ -58,7 +58,7 @@ def complete_parent_id(ctx: typer.Context, incomplete: str) -> list[str]:
     50, id-checked; not proven over HTTP: a completion makes no request); `[]` whenever that
     is not possible."""
     try:
-        from hermes_task.core.delegators import propose_parents  # lazy: completion only
+        from hermes_task.core.lineage import propose_parents  # lazy: completion only
 
         found = _recent_store_rows(ctx)
         if found is None:

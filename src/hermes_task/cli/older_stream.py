@@ -30,7 +30,7 @@ from hermes_task.cli.endings import error_document, error_lines, failure_of, rep
 from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
-from hermes_task.core.lineage_window import Cursor
+from hermes_task.core.lineage import Cursor
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import HermesError
 from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable

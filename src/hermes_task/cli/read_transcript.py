@@ -18,8 +18,8 @@ from hermes_task.cli.common import Common
 from hermes_task.cli.endings import Ending
 from hermes_task.cli.session import Session
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.core.ids import check_id
-from hermes_task.core.rowfilter import RowFilter, filtered
+from hermes_task.core.projection import RowFilter, filtered
+from hermes_task.core.sanitize import check_id
 from hermes_task.failures import HermesError
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.snapshot import Snapshot

@@ -13,7 +13,7 @@ from hermes_task.cli.environment import Environment
 from hermes_task.cli.pager import pager_setting
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
-from hermes_task.core.configdoc import ConfigDoc, ConfigValue
+from hermes_task.core.documents import ConfigDoc, ConfigValue
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
 from hermes_task.render.jsontext import document

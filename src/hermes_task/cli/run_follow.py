@@ -19,9 +19,8 @@ from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.cli.waiting import idle_sleep
 from hermes_task.core.documents import Row, TaskInfo, WarningItem
-from hermes_task.core.ids import check_id
-from hermes_task.core.rowfilter import RowFilter
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.projection import RowFilter
+from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.polling import Outcome, PollConfig

@@ -21,7 +21,7 @@ from hermes_task.cli.read_transcript import finish, read_transcript
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.documents import TranscriptDoc
-from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
+from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.older_batches import PagingOutcome, Plan, Progress, combine_warnings, read_batches
 from hermes_task.reading.reader import TaskReader

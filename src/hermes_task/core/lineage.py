@@ -1,6 +1,7 @@
-"""Prove that a candidate segment continues a task: a walk of `parent_session_id` (pure).
+"""A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
+children or continuations, and one window over the proven segments.
 
-A newer segment is trusted only after a walk from it back to the task's anchor (the first
+The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back to the task's anchor (the first
 durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
 
 - Y ended with `end_reason == "compression"`;
@@ -32,18 +33,71 @@ fetch), so a lineage longer than 32 segments is proven in steps, each from a pro
 a walk past the bound raises `BoundReached`. Cycles and walks that end anywhere else are
 rejected. Two proven paths that are not prefixes of one another are a fork: never resolved
 by recency.
+
+
+Which store row is a task's child, or a segment's continuation (the store only proposes;
+docs/identity.md, "The local store"):
+
+- A delegated child of segment P is a store row with `parent_session_id == P` whose model
+  config's `_delegate_from` is P. A compression continuation of segment X is a row with
+  `parent_session_id == X` whose markers (`_delegate_from`, `_branched_from`, `_reset_from`)
+  equal X's and none names X (the rule the proof above applies over HTTP).
+- A task is matched to a child by goal and by order: the child's first `user` row equals the
+  task's goal after whitespace normalisation (both sides stripped, runs of whitespace made one
+  space; the backend writes the goal verbatim as the child's first user message), its parent
+  is a segment that carries the spawn call, and it started no earlier than the spawn call
+  was written. A child that started before its spawn call matches nothing.
+- Never a guess: a task is matched only when exactly one child fits it and that child fits
+  no other task. Otherwise every task that some child fits is `ambiguous`. A task that no
+  child fits stays unmatched. Identical goals inside one delegation are therefore always
+  ambiguous (the store records no task index).
+- The store proposes a session as a parent (`hermes-task parents`) when one of its newest
+  rows with a parent is a delegated child of it (only Hermes' `delegate_task` writes that
+  pair), of the profile in use, with both ids passing the id check; proposals come in the
+  order of their newest such child, each once. `reading/parentfinder.py` proves them: the
+  parent's own detail and at least one proposed child whose detail names it as its
+  delegation parent (docs/identity.md, "Where a parent id comes from").
+
+The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
+columns (which ids to propose) and once on what HTTP shows of the proposed children (their
+details and first user rows over HTTP), and only the second assignment is used
+(`reading/hints.py`).
+
+Cost: linear in tasks and children. Each distinct `model_config` text is parsed once (a
+bounded cache), and a task is compared only with the children indexed under its own
+(segment, goal) key (`pairs`), never with every child: N tasks with N distinct goals cost N
+comparisons, not N * N (identical goals in one segment cost their group's product).
+
+
+One window over the proven lineage: which segment is read next, and the rows shown. A task's
+history is its tip window (`TaskReader.window`: the canonical segment, paged by
+the anchored rules of `core/window.py`) plus one window per earlier segment that had to be
+read on its own. Whether an earlier segment must be read is decided from rows, never from a
+backend version: once the newer windows are read to their start, a segment is read (newest
+page first) only when they hold fewer of its rows (by `session_id`) than the segment
+counts; a backend that merges every ancestor row into the tip's pages needs no other read,
+one whose merged view leaves some ancestor rows out (or holds none) gets them read.
+
+Invariants: a segment is never given a window while a newer window's sequence already
+includes its rows; the shown rows are the earlier windows oldest segment first, then the
+tip window, each identity once; a row whose `session_id` is not a segment of the proven
+lineage is never shown (it is counted as foreign); the history is at its start only at the
+first row of the lineage's first segment.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Literal
 
 from msgspec import Struct
 
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.sanitize import is_valid_id
+from hermes_task.core.window import RowKey, Window
+from hermes_task.core.wire import SessionDetail, WireMessage
 
 MARKERS = ("_delegate_from", "_branched_from", "_reset_from")
 MAX_PATH_NODES = 32
@@ -251,3 +305,345 @@ def continues_parent(
     except LineageRejected:
         return False
     return True
+
+
+# The children of one session the store proposes: the newest ones. The reader returns one more
+# row so its callers know when the bound cut older children off (and say so).
+MAX_CHILDREN = 1000
+AMBIGUOUS = "ambiguous_match"
+
+
+class StoreUnavailable(Exception):
+    """The local store cannot be read without risk; `reason` is a stable code (the
+    `store_unavailable` reasons of `core/ui_strings.py`), `detail` a hint."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class StoreSession(Struct, frozen=True):
+    """The few columns of one `sessions` row the store reader returns (`model_config` raw)."""
+
+    id: str
+    parent_session_id: str | None
+    model_config: str | None
+    started_at: float | None
+    ended_at: float | None
+    end_reason: str | None
+    source: str | None
+    profile_name: str | None
+
+
+class Spawn(Struct, frozen=True):
+    """One task that may own a child: `key` identifies it to the caller; `segments` are the
+    parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""
+
+    key: int
+    goal: str | None
+    segments: frozenset[str]
+    spawned_at: float | None
+
+
+@lru_cache(maxsize=4096)
+def config_markers(raw: str) -> tuple[Any, ...] | None:
+    """The markers of one `model_config` text, parsed once per distinct text (children of one
+    parent mostly share theirs); None when it is not a JSON object or null."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if data is None:
+        return (None,) * len(MARKERS)
+    if not isinstance(data, dict):
+        return None
+    return tuple(data.get(m) for m in MARKERS)
+
+
+def markers(row: StoreSession) -> dict[str, Any] | None:
+    """The model config's markers (none set for a NULL or JSON-null config, as the lineage
+    proof reads a null config), or None when the config is not a JSON object."""
+    raw = row.model_config
+    if raw is None:
+        return dict.fromkeys(MARKERS)
+    if not isinstance(raw, str):
+        return None
+    found = config_markers(raw)
+    return None if found is None else dict(zip(MARKERS, found, strict=True))
+
+
+def is_delegated_child(row: StoreSession, parent_id: str) -> bool:
+    found = markers(row)
+    return row.parent_session_id == parent_id and found is not None and found["_delegate_from"] == parent_id
+
+
+def is_continuation(row: StoreSession, segment_id: str, segment_markers: Mapping[str, Any]) -> bool:
+    """Does `row` look like a compression continuation of the segment (markers equal, none
+    naming it)? Only a proposal: the HTTP proof decides."""
+    found = markers(row)
+    if row.parent_session_id != segment_id or found is None:
+        return False
+    if any(found[m] != segment_markers.get(m) for m in MARKERS):
+        return False
+    return all(found[m] != segment_id for m in MARKERS)
+
+
+def same_profile(row: StoreSession, profile: str | None) -> bool:
+    """A row recorded for another profile is never proposed (`profile` is the dashboard
+    profile in use, `default` when none is named); a row that records none may be."""
+    return row.profile_name is None or row.profile_name == (profile or "default")
+
+
+def normalise_goal(text: object) -> str | None:
+    """The goal compared: whitespace runs collapsed, ends stripped; None for a non-text goal."""
+    if not isinstance(text, str):
+        return None
+    flat = " ".join(text.split())
+    return flat or None
+
+
+def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
+    """Could `child` (with first user row `goal`) be the child of `spawn`? (the rules above)"""
+    parent = child.parent_session_id
+    if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
+        return False
+    wanted = normalise_goal(spawn.goal)
+    if wanted is None or goal is None or wanted != goal:
+        return False
+    spawned, started = spawn.spawned_at, child.started_at
+    if spawned is None or started is None or not (_finite(spawned) and _finite(started)):
+        return False
+    return started >= spawned
+
+
+def pairs(
+    spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
+) -> Iterator[tuple[Spawn, StoreSession]]:
+    """Every (task, child) that `fits`, in task order: the children are indexed once by their
+    delegating segment and goal, and each task asks only its own keys (linear; see above)."""
+    index: dict[tuple[str, str], list[StoreSession]] = {}
+    seen: set[str] = set()
+    for child in children:
+        parent, goal = child.parent_session_id, goals.get(child.id)
+        if child.id in seen or parent is None or goal is None or not is_delegated_child(child, parent):
+            continue
+        seen.add(child.id)
+        index.setdefault((parent, goal), []).append(child)
+    for spawn in spawns:
+        wanted = normalise_goal(spawn.goal)
+        if wanted is None:
+            continue
+        for segment in sorted(spawn.segments):
+            for child in index.get((segment, wanted), ()):
+                if fits(spawn, child, goals.get(child.id)):
+                    yield spawn, child
+
+
+def match(
+    spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
+) -> dict[int, str]:
+    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits (rules above).
+    `goals` maps a child id to its normalised first user row (None when unknown)."""
+    found: dict[int, list[str]] = {}
+    owners: dict[str, list[int]] = {}
+    for spawn, child in pairs(spawns, children, goals):
+        found.setdefault(spawn.key, []).append(child.id)
+        owners.setdefault(child.id, []).append(spawn.key)
+    out: dict[int, str] = {}
+    for key, ids in found.items():
+        unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
+        out[key] = ids[0] if unique else AMBIGUOUS
+    return out
+
+
+def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
+    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names
+    its own parent, of this profile, whose id the id check accepts (the store only proposes:
+    an id with a control sequence, surrounding whitespace or `..` is never offered); at most
+    `limit`, in the given order, each once."""
+    out: list[str] = []
+    for row in rows:
+        parent = row.parent_session_id
+        if not (parent and is_valid_id(row.id)) or row.id in out:
+            continue
+        if is_delegated_child(row, parent) and same_profile(row, profile):
+            out.append(row.id)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
+    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it
+    (a cloned row in a later segment keeps the original's time or a later one)."""
+    out: dict[str, float] = {}
+    for msg in messages:
+        if msg.role == "tool" or not _finite(msg.timestamp):
+            continue
+        calls = msg.tool_calls
+        if isinstance(calls, str):
+            try:
+                calls = json.loads(calls)
+            except (ValueError, RecursionError):
+                continue
+        for call in calls if isinstance(calls, list) else []:
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if isinstance(call_id, str) and call_id:
+                out[call_id] = min(out.get(call_id, math.inf), float(msg.timestamp))
+    return out
+
+
+def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
+    """The parents of the delegated children among `rows` (newest first), in the order of
+    their newest child, each once, at most `limit` (module docstring)."""
+    out: list[str] = []
+    for row in rows:
+        parent = row.parent_session_id
+        if parent is None or parent in out or not (is_valid_id(parent) and is_valid_id(row.id)):
+            continue
+        if is_delegated_child(row, parent) and same_profile(row, profile):
+            out.append(parent)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) -> list[StoreSession]:
+    """The store's delegated children of `parent` among `rows`, newest first (proposals)."""
+    kids = [
+        r for r in rows if is_delegated_child(r, parent) and same_profile(r, profile) and is_valid_id(r.id)
+    ]
+    return sorted(
+        kids, key=lambda r: r.started_at if r.started_at is not None else float("-inf"), reverse=True
+    )
+
+
+CursorKind = Literal["page", "first", "start", "blocked"]
+
+
+class Cursor(Struct, frozen=True):
+    """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
+    `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
+    row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
+    `window` is the last window looked at."""
+
+    kind: CursorKind
+    sid: str | None
+    window: Window
+
+
+def _counted(msg: WireMessage) -> bool:
+    """Does a detail's `message_count` count this row? It counts active rows only: an
+    archived row (`active` 0, compacted in place) is shown but not counted."""
+    return msg.active is None or bool(msg.active)
+
+
+def held(sid: str, windows: Sequence[Window]) -> int:
+    """Active row ids of segment `sid` held by any of `windows`: what its detail's
+    `message_count` can be compared with (archived rows are not in that count)."""
+    return len(
+        {key for window in windows for key in window.keys if key[0] == sid and _counted(window.messages[key])}
+    )
+
+
+def _at_start(window: Window) -> bool:
+    return window.at_start and not (window.fresh and not window.empty)
+
+
+def cursor(
+    path: tuple[str, ...],
+    tip: Window,
+    earlier: Mapping[str, Window],
+    blocked: frozenset[str] = frozenset(),
+    counts: Mapping[str, int | None] | None = None,
+) -> Cursor:
+    """The next older read of the history (see the module's rule). `counts` are the
+    segments' own row counts (detail `message_count`); a segment whose rows the windows
+    already hold (as many as it counts; any, when its count is unknown) is not read."""
+    counts = counts or {}
+    current = tip
+    windows = [tip, *earlier.values()]
+    for sid in reversed(path[:-1]):
+        if not _at_start(current):
+            return Cursor("page", current.canonical, current)
+        if sid in blocked:
+            return Cursor("blocked", sid, current)
+        if sid in earlier:
+            current = earlier[sid]
+            continue
+        have, total = held(sid, windows), counts.get(sid)
+        if have and (total is None or have >= total):
+            continue  # a newer segment's pages already include this segment's rows
+        return Cursor("first", sid, current)
+    if not _at_start(current):
+        return Cursor("page", current.canonical, current)
+    return Cursor("start", path[0], current)
+
+
+class View(Struct, frozen=True):
+    """The shown side of the history: identities in display order (owned rows only, each
+    durable row once), every known message, and how many identities named a session
+    outside the lineage."""
+
+    keys: tuple[RowKey, ...]
+    messages: Mapping[RowKey, WireMessage]
+    foreign: int
+
+
+def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
+    """Earlier windows (oldest segment first), then the tip window; each identity once
+    (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
+    owned = {sid: i for i, sid in enumerate(path)}
+    messages: dict[RowKey, WireMessage] = {}
+    windows = [earlier[sid] for sid in path if sid in earlier and sid != tip.canonical]
+    for window in [*windows, tip]:
+        messages.update(window.messages)
+    entries = [(key, messages[key].message_uid) for window in [*windows, tip] for key in window.keys]
+    first: dict[str, int] = {}
+    for key, uid in entries:
+        earliest(first, uid, owned.get(key[0]))
+    shown: list[RowKey] = []
+    foreign = 0
+    for key, owned_row in shown_once(entries, owned, first):
+        if owned_row:
+            shown.append(key)
+        else:
+            foreign += 1
+    return View(tuple(shown), messages, foreign)
+
+
+def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
+    """Note that segment `at` (its index in the lineage; None: a foreign row) holds `uid`:
+    `first` keeps each uid's earliest segment."""
+    if uid and at is not None:
+        first[uid] = min(first.get(uid, at), at)
+
+
+def shown_once(
+    entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
+) -> Iterator[tuple[RowKey, bool]]:
+    """The identities of `entries` (key, `message_uid`) in display order, each once:
+    (key, True) for a row shown, (key, False) for a row of a session outside the lineage
+    (`owned`: segment -> index), counted, never shown. Durable identity: where the backend
+    gives rows a `message_uid` (iot), a row a rotation re-anchored into a later segment (the
+    goal, a steer, the carried tail) keeps its uid, and so does the pruned copy in-place
+    compaction leaves beside an archived original: it is the same row, shown and counted
+    once, the earliest copy (of the earliest segment holding the uid, `first`, built with
+    `earliest` over the same entries; consumed here), first in display order there. A row
+    without a uid is its own (`session_id`, `id`). Used by `compose` over windows in memory
+    and by `reading/lineage_stream.py` over spooled ones."""
+    seen: set[RowKey] = set()
+    for key, uid in entries:
+        if key in seen:
+            continue
+        seen.add(key)
+        at = owned.get(key[0])
+        if at is None:
+            yield key, False
+            continue
+        if uid:
+            if first.get(uid) != at:
+                continue
+            del first[uid]  # the earliest copy is shown; every other is the same row
+        yield key, True

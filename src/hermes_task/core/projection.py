@@ -1,6 +1,7 @@
-"""Row projection: what one stored transcript row displays (pure).
+"""Transcript rows for reading (pure): what one stored row displays, what kind of row it is and
+how a tool result reads as text, which rows a command prints, and searching them.
 
-Rules: server-hidden rows are absent; `display_content`
+Projection: server-hidden rows are absent; `display_content`
 and `display_reasoning` are authoritative whenever present, even empty or null;
 `display_commentary` is public prose, even on an empty-content row, and is never recovered
 from raw `codex_message_items`; without projected reasoning, readable text/summary fields of
@@ -9,19 +10,52 @@ string or native list) are used, never encrypted data; tool calls keep their rea
 argument strings, and missing arguments stay null; images become alt text and nothing is
 fetched; text that looks like JSON stays literal. Backend strings are kept as sent here
 (JSON escapes them); terminal renderers sanitise them.
+
+Readable rows (the terminal renderer draws what these functions decide): recognition only
+adds a `kind` (compaction boilerplate, a status notice) to a row that has none from the
+server, and never changes its text (JSON keeps the full text); a tool result is decoded only
+when its whole content is one JSON object carrying at least one of the usual Hermes result
+fields, and then every such field is kept (nothing of the output is dropped, only re-laid
+out); a cut keeps the first and the last lines (the end of a build log is what matters) and
+says what it left out between them. Prose is never cut. A steer (an out-of-band user message
+Hermes appends to the end of a tool result) is split off the output only when it is the exact
+marked block at the very end, and is never cut.
+
+Selection (`--role`, `--tail`): a selection keeps the rows' order and never adds, changes or
+repeats a row; `--role` keeps the rows of the named roles (`assistant` also matches the
+`agent` rows some backends write); `--tail N` then keeps the last N of those (0: none).
+Filters choose what is printed, never what is read or proven: a transcript document's
+`coverage` still describes every row of the window, and each segment's `rows_shown` counts
+the rows the document holds.
+
+Search, line by line with context: what is searched is what a reader of the task sees of each
+row in full (`show --full`), block by block in the order a row is drawn: its reasoning (only
+when asked: `show` hides it), each commentary note, its text (for a tool row, the output laid
+out for reading by `tool_text`, then that output's status line, then each steer Hermes
+appended to it), and each tool call's recorded arguments. A block is split into lines at
+`\\n`; a line matches when the pattern is found in it, so `^` and `$` anchor at the line's
+ends; context lines come from the same block only, never from another block or another row.
+Lines are the backend's own text, unsanitised (every renderer sanitises what it prints, and
+JSON escapes it); `spans` are the code-point offsets of the non-empty, non-overlapping
+matches `re.finditer` finds in the line (a pattern that can only match empty text matches a
+line without a span); hits come in the row's block order, then line order.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, NamedTuple
 
-from msgspec import UNSET
+from msgspec import UNSET, Struct
+from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, ToolCall
-from hermes_task.core.readable import is_quiet, recognised_kind
+from hermes_task.core.documents import Row, ToolCall, TranscriptDoc
 from hermes_task.core.wire import WireMessage
+from hermes_task.failures import ExitStatus
 
 HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")
@@ -133,10 +167,6 @@ def commentary(msg: WireMessage) -> list[str]:
     return []
 
 
-def is_hidden(msg: WireMessage) -> bool:
-    return msg.display_kind in HIDDEN_KINDS
-
-
 def _flagged_kind(msg: WireMessage) -> str | None:
     """A row the backend flags as a compression's summary (`_compressed_summary: true`) is
     compaction boilerplate whatever its text begins with, unless the server projected it
@@ -148,7 +178,7 @@ def _flagged_kind(msg: WireMessage) -> str | None:
 
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
-    if is_hidden(msg):
+    if msg.display_kind in HIDDEN_KINDS:
         return None
     if msg.display_content is not UNSET:
         text = content_text(msg.display_content)
@@ -175,7 +205,7 @@ def project(msg: WireMessage) -> Row | None:
 
 def counts_as_text(row: Row) -> bool:
     """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
-    compaction boilerplate and status notices (`core/readable.py`) are not prose."""
+    compaction boilerplate and status notices (below) are not prose."""
     if row.role not in ("user", "assistant", "agent") or is_quiet(row.kind):
         return False
     return bool((row.text or "").strip()) or bool(row.commentary)
@@ -185,3 +215,354 @@ def states_goal(row: Row) -> bool:
     """A row that can state a task's goal: a user row of prose (`counts_as_text`). The goal
     is the first such row of the task's root segment (`TaskInfo.goal`)."""
     return row.role == "user" and counts_as_text(row)
+
+
+COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
+CONTINUATION_PREFIX = "Continue from the compressed conversation context"
+SYSTEM_PREFIX = "[System:"
+BOILERPLATE_KINDS = frozenset({"compaction_summary", "continuation_prompt"})
+STATUS_KINDS = frozenset(
+    {
+        "model_switch",
+        "process_complete",
+        "internal_notification",
+        "auto_continue",
+        "failed_turn",
+        "system_notice",
+    }
+)
+TEXT_FIELDS = ("output", "stdout", "result")
+RESULT_FIELDS = frozenset({"output", "stdout", "stderr", "result", "error", "exit_code", "status"})
+# Markdown that changes how text reads: emphasis (`_` only at a word's edge: snake_case is
+# not), code, links and autolinks, strike-through, escapes; at a line's start headings,
+# quotes, list items, setext rules, indented code; a table's delimiter row. A `#` or `|`
+# inside a line changes nothing, and such text keeps its line breaks.
+MARKDOWN_SYNTAX = re.compile(
+    r"[*`\[~<\\]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"
+    r"|^ {0,3}(?:#{1,6}(?: |$)|>|[-+](?: |$)|\d{1,9}[.)](?: |$)|(?:=+|-{2,}) *$)|^ {4}"
+    r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
+    re.M,
+)
+MAX_LINES = 12
+MAX_CHARS = 2000
+# How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
+# the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
+# agent/prompt_builder.py; the words after the dash differ between versions, and
+# fixtures/*/delegated_task_dashboard.json hold one of each).
+STEER_OPEN = re.compile(r"\n\n\[OUT-OF-BAND USER MESSAGE(?: — [^\n\]]*)?\]\n")
+STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
+
+
+def recognised_kind(role: str, text: str | None) -> str | None:
+    """The kind of an untyped row, from its text: boilerplate or a status notice, else None."""
+    if not text:
+        return None
+    head = text.lstrip()
+    if head.startswith(COMPACTION_PREFIXES):
+        return "compaction_summary"
+    if role == "user" and head.startswith(CONTINUATION_PREFIX):
+        return "continuation_prompt"
+    if role == "user" and head.startswith(SYSTEM_PREFIX):
+        return "system_notice"
+    return None
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Whether `text` holds Markdown syntax (a cheap test: text without it reads the same as
+    plain text, and keeps its line breaks)."""
+    return MARKDOWN_SYNTAX.search(text) is not None
+
+
+def is_quiet(kind: str | None) -> bool:
+    """Rows drawn as one dim line and never counted as text for --min-text."""
+    return kind in BOILERPLATE_KINDS or kind in STATUS_KINDS
+
+
+class ToolText(Struct, frozen=True):
+    """A tool result laid out for reading: `body` with real line breaks, and one `status`
+    line (exit code, error, status) or None."""
+
+    body: str
+    status: str | None
+
+
+def split_steers(text: str) -> tuple[str, list[str]]:
+    """`text` without the steers appended to its end, and their messages, oldest first.
+    Only whole marked blocks at the very end count; anything else stays output."""
+    steers: list[str] = []
+    while text.endswith(STEER_CLOSE):
+        blocks = list(STEER_OPEN.finditer(text))
+        if not blocks:
+            break
+        block = blocks[-1]  # the last opening marker
+        steers.append(text[block.end() : -len(STEER_CLOSE)])
+        text = text[: block.start()]
+    steers.reverse()
+    return text, steers
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def tool_text(text: str) -> ToolText | None:
+    """`text` decoded when it is one JSON object with the usual Hermes result fields."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
+        return None
+    parts = [_as_text(value[k]) for k in TEXT_FIELDS if value.get(k) not in (None, "")]
+    if value.get("stderr") not in (None, ""):
+        parts.append("stderr:\n" + _as_text(value["stderr"]))
+    others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
+    if others:
+        parts.append(json.dumps(others, ensure_ascii=False, indent=2))
+    status: list[str] = []
+    if "exit_code" in value:
+        status.append(f"exit {_as_text(value['exit_code'])}")
+    if isinstance(value.get("status"), str | int | float | bool):
+        status.append(f"status {value['status']}")
+    if value.get("error") not in (None, "", False):
+        status.append(f"error: {_as_text(value['error'])}")
+    return ToolText("\n".join(p.rstrip("\n") for p in parts), " · ".join(status) or None)
+
+
+class Cut(NamedTuple):
+    """A tool output cut for reading: `head` (its start) and `tail` (its end) are shown, with
+    `lines` whole lines and `chars` characters (line breaks included) left out between them;
+    `inside` says whether the cut falls inside a line. Invariant: `text` is exactly `head`,
+    the `chars` left out, then `tail`; a text kept whole is `Cut(text, "", 0, 0, False)`."""
+
+    head: str
+    tail: str
+    lines: int
+    chars: int
+    inside: bool
+
+
+def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
+    """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
+    else its first lines (at most a third of `lines`, within a third of `chars`) and its last
+    lines (the rest of both), whole lines only, except that a first or last line longer than
+    its share is cut to the share (its start, or its end)."""
+    if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
+        return Cut(text, "", 0, 0, False)
+    head_lines, head_chars = lines // 3, chars // 3
+    tail_lines, tail_chars = lines - head_lines, chars - head_chars
+    parts = text.split("\n")
+    count = len(parts)
+    shown = size = 0
+    while shown < min(head_lines, count) and size + len(parts[shown]) <= head_chars:
+        size += len(parts[shown]) + 1
+        shown += 1
+    head_end = size - 1 if shown else head_chars  # no whole line fits: the first one's start
+    first_tail = max(shown, 1)  # a line cut at the head is never also a whole tail line
+    start, size = count, 0
+    while start > first_tail and count - start < tail_lines and size + len(parts[start - 1]) <= tail_chars:
+        start -= 1
+        size += len(parts[start]) + 1
+    tail_start = len(text) - (size - 1) if start < count else max(head_end, len(text) - tail_chars)
+    whole = range(shown if shown else 1, start if start < count else count - 1)
+    return Cut(
+        text[:head_end],
+        text[tail_start:],
+        len(whole),
+        tail_start - head_end,
+        not shown or start == count,
+    )
+
+
+ROLES = ("user", "assistant", "tool", "system")
+ALIASES = {"agent": "assistant"}  # a row's role as `--role` names it
+
+
+class RowFilter(Struct, frozen=True):
+    """`roles` empty: every role. `tail` None: every row."""
+
+    roles: frozenset[str] = frozenset()
+    tail: int | None = None
+
+    @classmethod
+    def of(cls, roles: Iterable[str] | None, tail: int | None) -> RowFilter:
+        return cls(frozenset(roles or ()), tail)
+
+    def select(self, rows: Sequence[Row], *, tail: bool = True) -> list[Row]:
+        """The rows to print, in order; `tail=False` applies the roles only (follow's new rows)."""
+        kept = [row for row in rows if not self.roles or ALIASES.get(row.role, row.role) in self.roles]
+        if tail and self.tail is not None:
+            kept = kept[-self.tail :] if self.tail > 0 else []
+        return kept
+
+
+def filtered(doc: TranscriptDoc, rows: RowFilter) -> TranscriptDoc:
+    """`doc` with only the selected rows; segments' `rows_shown` recounted, coverage kept."""
+    if not rows.roles and rows.tail is None:
+        return doc
+    kept = rows.select(doc.rows)
+    counts = Counter(row.session_id for row in kept)
+    segments = [replace(s, rows_shown=counts[s.id]) for s in doc.task.segments]
+    return replace(doc, rows=kept, task=replace(doc.task, segments=segments))
+
+
+SearchField = Literal["reasoning", "commentary", "text", "output", "status", "steer", "arguments"]
+Span = tuple[int, int]
+
+
+class PatternError(ValueError):
+    """PATTERN cannot be used: why, one line to follow the word PATTERN, without the pattern."""
+
+
+def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
+    """PATTERN as a compiled expression: a fixed string (`regex` False: every character
+    literal) or a Python regular expression, case-insensitive with `ignore_case`. A line
+    break in it is refused (matching is line by line, so it could never match)."""
+    if "\n" in pattern:
+        raise PatternError("holds a line break, but lines are searched one at a time")
+    source = pattern if regex else re.escape(pattern)
+    try:
+        return re.compile(source, re.IGNORECASE if ignore_case else 0)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise PatternError(f"is not a valid regular expression: {exc}") from None
+
+
+class Block(Struct, frozen=True, kw_only=True):
+    """One searched block of a row: what it is (`field`), which one of the row's blocks of
+    that field (`part`, 0-based: the second tool call's arguments are part 1), its text."""
+
+    field: SearchField
+    part: int
+    text: str
+
+
+def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
+    """The row's searched blocks, in the order the row is drawn (module docstring)."""
+    if reasoning and row.reasoning:
+        yield Block(field="reasoning", part=0, text=row.reasoning)
+    for index, note in enumerate(row.commentary):
+        yield Block(field="commentary", part=index, text=note)
+    if row.text and row.role == "tool":
+        output, steers = split_steers(row.text)
+        decoded = tool_text(output)
+        body = output if decoded is None else decoded.body
+        if body:
+            yield Block(field="output", part=0, text=body)
+        if decoded is not None and decoded.status:
+            yield Block(field="status", part=0, text=decoded.status)
+        for index, steer in enumerate(steers):
+            yield Block(field="steer", part=index, text=steer)
+    elif row.text:
+        yield Block(field="text", part=0, text=row.text)
+    for index, call in enumerate(row.tool_calls):
+        if call.arguments:
+            yield Block(field="arguments", part=index, text=call.arguments)
+
+
+class Hit(Struct, frozen=True, kw_only=True):
+    """One matching line of one block of `row`, with up to N lines of context on each side
+    from the same block (`before` ends just above the line, `after` starts just below it)."""
+
+    row: Row
+    field: SearchField
+    part: int
+    line_number: int  # 1-based, within the block
+    line: str
+    spans: tuple[Span, ...]
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
+    """Every line of the row's blocks (`blocks`) in which `pattern` is found, in order, each
+    with `context` lines before and after it from its block."""
+    hits: list[Hit] = []
+    for block in blocks(row, reasoning=reasoning):
+        if "\n" not in block.text:
+            lines: Sequence[str] = (block.text,)
+        else:
+            lines = block.text.split("\n")
+        for index, line in enumerate(lines):
+            if pattern.search(line) is None:
+                continue
+            spans = tuple((m.start(), m.end()) for m in pattern.finditer(line) if m.end() > m.start())
+            hits.append(
+                Hit(
+                    row=row,
+                    field=block.field,
+                    part=block.part,
+                    line_number=index + 1,
+                    line=line,
+                    spans=spans,
+                    before=tuple(lines[max(0, index - context) : index]),
+                    after=tuple(lines[index + 1 : index + 1 + context]),
+                )
+            )
+    return hits
+
+
+class GroupLine(Struct, frozen=True, kw_only=True):
+    """One printed line of a group: its number in the block, its text, and its spans when it
+    matched (None: a context line)."""
+
+    number: int
+    text: str
+    spans: tuple[Span, ...] | None
+
+
+class Group(Struct, frozen=True, kw_only=True):
+    """Consecutive lines of one block of one row: matches and their context, each line once."""
+
+    row: Row
+    field: SearchField
+    part: int
+    lines: tuple[GroupLine, ...]
+
+
+def groups(hits: Sequence[Hit]) -> list[Group]:
+    """`hits` merged as grep merges them: a hit of the same block whose first line (context
+    included) touches or overlaps the previous group joins it; a line that matched is never
+    printed as another hit's context, and no line is printed twice."""
+    out: list[Group] = []
+    head: Hit | None = None
+    lines: dict[int, GroupLine] = {}
+
+    def close() -> None:
+        if head is not None:
+            out.append(
+                Group(
+                    row=head.row,
+                    field=head.field,
+                    part=head.part,
+                    lines=tuple(lines[n] for n in sorted(lines)),
+                )
+            )
+
+    for hit in hits:
+        first = hit.line_number - len(hit.before)
+        same = head is not None and (
+            (hit.row.session_id, hit.row.id, hit.field, hit.part)
+            == (head.row.session_id, head.row.id, head.field, head.part)
+        )
+        if not same or first > max(lines) + 1:
+            close()
+            head, lines = hit, {}
+        for offset, text in enumerate(hit.before):
+            lines.setdefault(first + offset, GroupLine(number=first + offset, text=text, spans=None))
+        lines[hit.line_number] = GroupLine(number=hit.line_number, text=hit.line, spans=hit.spans)
+        for offset, text in enumerate(hit.after):
+            number = hit.line_number + 1 + offset
+            lines.setdefault(number, GroupLine(number=number, text=text, spans=None))
+    close()
+    return out
+
+
+def search_status(matches: int, *, complete: bool) -> ExitStatus:
+    """grep's exit status in this tool's numbers: 0 when a line matched; when none did, 10
+    only if every transcript was searched whole (absence proven), else 11."""
+    if matches:
+        return ExitStatus.OK
+    return ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE

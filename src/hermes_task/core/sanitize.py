@@ -1,4 +1,8 @@
-"""Neutralise terminal control sequences in untrusted backend text.
+"""Untrusted strings: session ids accepted unchanged or rejected, backend text neutralised.
+
+An id is non-empty, at most 512 UTF-16 code units, free of control characters and of
+surrounding whitespace, and is neither `.` nor `..`; it is never repaired. Path segments
+built from an id are percent-encoded with nothing left unescaped (`quote(id, safe="")`).
 
 Every string that came from the backend passes through `clean` before it reaches a
 terminal. The result contains no ESC, no C0 control except newline and tab, no DEL, no C1
@@ -6,12 +10,17 @@ control (including the 8-bit CSI 0x9b), no bidi override or isolate, no other in
 format character and no lone surrogate (JSON can carry `\\ud800`; no terminal encoding can
 write it): each is replaced by a visible, inert spelling (`^[`, `^M`, `<U+202E>`), so
 an escape sequence shows up as text instead of acting. Rich strips only a few controls
-itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through, hence this module.
+itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through, hence the text half.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from typing import NewType
+from urllib.parse import quote
+
+from hermes_task.failures import Code, HermesError
 
 # C0 (minus \t and \n), DEL, C1, bidi embeddings/overrides/isolates, marks, zero-width and
 # other format characters, line/paragraph separators, BOM, lone surrogates.
@@ -52,3 +61,61 @@ def is_clean_line(text: str) -> bool:
     """Whether `clean_line(text)` is `text` itself (one scan): a caller formatting many
     one-line fields can check their joined text once instead of each."""
     return _UNSAFE_LINE.search(text) is None
+
+
+SessionId = NewType("SessionId", str)
+
+MAX_UTF16_UNITS = 512
+
+
+def utf16_units(value: str) -> int:
+    """Length in UTF-16 code units (astral characters count twice; a lone surrogate, as an
+    undecodable argv byte becomes, counts once instead of failing to encode)."""
+    return len(value.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value)
+
+
+def check_id(value: str, *, what: str = "id") -> SessionId:
+    """Return `value` as a SessionId, or raise `invalid_id` naming the broken rule."""
+    if not value:
+        raise HermesError(Code.INVALID_ID, f"{what} is empty")
+    if value in (".", ".."):
+        raise HermesError(Code.INVALID_ID, f"{what} may not be '.' or '..'")
+    if value != value.strip():
+        raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
+    if _has_control(value):
+        raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
+    if utf16_units(value) > MAX_UTF16_UNITS:
+        raise HermesError(Code.INVALID_ID, f"{what} is longer than {MAX_UTF16_UNITS} UTF-16 units")
+    return SessionId(value)
+
+
+def is_valid_id(value: object) -> bool:
+    """True when `value` is a string that `check_id` accepts."""
+    if not isinstance(value, str):
+        return False
+    try:
+        check_id(value)
+    except HermesError:
+        return False
+    return True
+
+
+# Hermes session ids look like 20261130_170935_fc44ff (date, time, six hex digits).
+_SHAPE = re.compile(r"\d{8}_\d{6}_[0-9a-f]{6}")
+_PARTIAL = re.compile(r"\d{1,8}(_(\d{1,6}(_[0-9a-f]{0,5})?)?)?")
+
+
+def looks_like_prefix(value: str) -> bool:
+    """True for a strict prefix of the usual id shape (`20261130_17`): the dashboard does
+    not resolve prefixes reliably, so a 404 for one deserves a hint. Ids stay opaque: this
+    only decides a hint, never a request."""
+    return bool(_PARTIAL.fullmatch(value)) and not _SHAPE.fullmatch(value)
+
+
+def path_segment(value: SessionId) -> str:
+    """The id as one fully percent-encoded URL path segment."""
+    return quote(value, safe="")

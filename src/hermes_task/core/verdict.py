@@ -20,8 +20,7 @@ from typing import Final, Literal
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import TERMINAL_STATUSES
-from hermes_task.core.documents import TaskEntry, TasksSummary
-from hermes_task.core.usage import combine
+from hermes_task.core.documents import TaskEntry, TasksSummary, combine
 from hermes_task.failures import ExitStatus
 
 FAILED = TERMINAL_STATUSES - {"completed"}

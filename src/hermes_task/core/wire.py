@@ -17,8 +17,9 @@ surrogate escape such as `\\ud800`) are read by `json.loads` and held to the sam
 projection and the lineage proof check finiteness and terminals show surrogates visibly.
 Usage figures (`Figures`, issue 28) are read permissively instead: a figure not sent, null,
 of another type, negative or not finite is absent (None), never 0, and never makes the
-detail incompatible (the detail is also the lineage proof's evidence; core/usage.py sums
-them). Why msgspec: docs/decisions.md, entry 7.
+detail incompatible (the detail is also the lineage proof's evidence; core/documents.py sums
+them). Why msgspec: docs/decisions.md, entry 7. The messages route's page sizes
+(`PAGE_LIMIT`, `MAX_LIMIT`) are here too, shared by the client and the reading loops.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ JSON: TypeAlias = Any
 Timestamp: TypeAlias = float | int | None
 
 M = TypeVar("M", bound=Struct)
+
+PAGE_LIMIT = 50  # rows per newest page: the dashboard's own default
+MAX_LIMIT = 500  # the largest page the dashboards accept
 
 
 class WireError(ValueError):

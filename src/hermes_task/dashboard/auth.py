@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from hermes_task.dashboard.statuses import failure_for, transport_failure
+from hermes_task.dashboard.client import failure_for, transport_failure
 from hermes_task.failures import Code, HermesError
 from hermes_task.settings import TOKEN_ENVS, Settings, is_loopback_host
 

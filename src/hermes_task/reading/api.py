@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from hermes_task.core.children import StoreSession
-from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.limits import PAGE_LIMIT
-from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail
+from hermes_task.core.delegations import LedgerRecord
+from hermes_task.core.lineage import StoreSession
+from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail
 
 
 class DashboardAPI(Protocol):
@@ -46,7 +45,7 @@ class DashboardAPI(Protocol):
 
 class StoreAPI(Protocol):
     """The local store's lookups (`dashboard.store.Store`); each may raise
-    `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
+    `core.lineage.StoreUnavailable`. Everything it returns is a proposal, never proof."""
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id`, newest first (at most

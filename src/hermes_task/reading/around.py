@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_task.core.documents import WarningItem
-from hermes_task.core.merge import merge_latest
 from hermes_task.core.ui_strings import warning_message
-from hermes_task.core.window import Window
+from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import MessagesPage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.reader import Snapshot, TaskReader

@@ -11,7 +11,7 @@ its rows (`reading/unreported.py` keeps one per child for the run). A check prov
   `MAX_DETAIL_READS` detail reads per check), then that segment's state: `running`, `ended`,
   or `unknown` (it ended by compression with nothing newer proven, two continuations, a
   bound);
-- the usage of the proven lineage (`core/usage.py`) from the details the proof read: no
+- the usage of the proven lineage (`core/documents.py`) from the details the proof read: no
   detail is read for usage alone. Details are kept across checks: a later check reads only
   the segments its proof asks for again (the newest), so an earlier segment's figures are
   the ones read when it was proven (a segment that ended by compression takes no more calls).
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from hermes_task.core.documents import Usage, lineage_usage
 from hermes_task.core.lineage import BoundReached
-from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.wire import SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import DetailReader, SharedDetails

@@ -15,9 +15,16 @@ says who proposed the adopted candidate.
 
 from __future__ import annotations
 
-from hermes_task.core.children import StoreSession, is_continuation, same_profile
-from hermes_task.core.ids import is_valid_id
-from hermes_task.core.lineage import MARKERS, MAX_PATH_NODES, LineageRejected, parse_model_config
+from hermes_task.core.lineage import (
+    MARKERS,
+    MAX_PATH_NODES,
+    LineageRejected,
+    StoreSession,
+    is_continuation,
+    parse_model_config,
+    same_profile,
+)
+from hermes_task.core.sanitize import is_valid_id
 from hermes_task.core.wire import LatestDescendant, SessionDetail
 from hermes_task.failures import DESCENDANT_IGNORABLE, Code, HermesError
 from hermes_task.reading.details import DetailReader

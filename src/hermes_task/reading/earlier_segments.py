@@ -1,10 +1,10 @@
-"""Reads of earlier lineage segments, each in its own window (the I/O half of `core/lineage_window.py`).
+"""Reads of earlier lineage segments, each in its own window (the I/O half of `core/lineage.py`'s window).
 
 Invariant: a segment's rows are merged only from an answer whose envelope names that very
 segment; an answer for another session (a backend that redirects an ancestor to its tip)
 marks the segment `blocked` instead, so it is never read again and never mixed in. A first
 read is the segment's newest page (`reading/pages.py`); every later read is an anchored
-older page (`core/anchors.py`), so no row is skipped or repeated.
+older page (`core/window.py`), so no row is skipped or repeated.
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ from __future__ import annotations
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.merge import merge_latest
-from hermes_task.core.window import MergeResult, Window
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.window import MergeResult, Window, merge_anchored, merge_latest, older_request
+from hermes_task.core.wire import MAX_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.pages import newest_page
 

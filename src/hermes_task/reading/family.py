@@ -62,7 +62,7 @@ from collections.abc import Callable
 from msgspec.structs import replace
 
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.rowfilter import RowFilter
+from hermes_task.core.projection import RowFilter
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError

@@ -3,7 +3,7 @@
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
 `store_unavailable` warning; `find_children` proposes children from the store
-(`core/children.py` matching on its columns) and assigns each task its child by what HTTP
+(`core/lineage.py` matching on its columns) and assigns each task its child by what HTTP
 shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
 `parent_session_id` and `_delegate_from` (reading/ownership.py), then the child's own first
 user row read over HTTP against the task's goal and its `started_at` against the spawn call.
@@ -26,8 +26,10 @@ from typing import TypeVar
 
 from msgspec.structs import replace
 
-from hermes_task.core import children as child_rules
-from hermes_task.core.children import (
+from hermes_task.core import lineage
+from hermes_task.core.delegations import LedgerRecord, number_order
+from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.lineage import (
     AMBIGUOUS,
     Spawn,
     StoreSession,
@@ -39,11 +41,7 @@ from hermes_task.core.children import (
     same_profile,
     spawn_times,
 )
-from hermes_task.core.delegations import number_order
-from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ids import is_valid_id
-from hermes_task.core.ledger import LedgerRecord
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, is_valid_id
 from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
@@ -118,7 +116,7 @@ class StoreHints:
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
             return None
-        bound = child_rules.MAX_CHILDREN
+        bound = lineage.MAX_CHILDREN
         if found is not None and len(found) > bound:
             self.cut.add(session_id)
             self.say(f"store: only the newest {bound} children of a session are proposed")
@@ -166,7 +164,7 @@ class StoreHints:
         out = [self.warning] if self.warning is not None else []
         if self.left_out:
             tasks = ", ".join(sorted(self.left_out, key=number_order))
-            detail = RECOVER["store_bound"].format(n=child_rules.MAX_CHILDREN, tasks=tasks)
+            detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
             out.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
         return out
 
@@ -248,9 +246,9 @@ def find_children(
     """`tasks` with each missing child id proposed by the store and assigned by what HTTP
     shows; `child_ref_source` says where every id came from. The store proposes the
     delegated children of the segments that carry the spawn calls whose own columns fit a
-    task (`core.children.pairs`: indexed, linear in tasks); the proposals not proven earlier
+    task (`core.lineage.pairs`: indexed, linear in tasks); the proposals not proven earlier
     in the run are proven over HTTP side by side (`_over_http`, reading/fanout.py), then
-    recorded in the store's order; the assignment is `core.children.match` over the
+    recorded in the store's order; the assignment is `core.lineage.match` over the
     proposals' details and first user rows read over HTTP, never over the store's columns.
     `shared`: the run's details (a one-shot command), so a later check reads none again."""
     out = [_kept(hints, t) for t in tasks]

@@ -1,7 +1,7 @@
 """`older --all` of a lineage of several proven segments, in bounded memory (`reading/stream.py`
 streams one segment).
 
-The windowed path (`TaskReader.read_older`, `core/lineage_window.py`) pages the tip segment to
+The windowed path (`TaskReader.read_older`, `core/lineage.py`) pages the tip segment to
 its start, then reads an earlier segment on its own only when the newer windows hold fewer of
 its active rows than its detail counts, and shows the earlier windows (oldest segment first),
 then the tip window, each identity once, a `message_uid` at its earliest segment's copy. Which
@@ -37,7 +37,7 @@ import msgspec
 from msgspec import Struct, field
 
 from hermes_task.core.documents import Row
-from hermes_task.core.lineage_window import Cursor, earliest, shown_once
+from hermes_task.core.lineage import Cursor, earliest, shown_once
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
 from hermes_task.core.wire import WireMessage

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from hermes_task.core.ids import is_valid_id
 from hermes_task.core.lineage import MAX_PATH_NODES, LineageRejected, check_hop, parse_model_config
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, is_valid_id
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from hermes_task.core.limits import PAGE_LIMIT
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.wire import PAGE_LIMIT, MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 

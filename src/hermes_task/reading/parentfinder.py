@@ -16,10 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from hermes_task.core import children as child_rules
-from hermes_task.core.children import StoreSession, StoreUnavailable
-from hermes_task.core.delegators import ParentEntry, children_of, first_words, propose_parents
-from hermes_task.core.documents import WarningItem
+from hermes_task.core import lineage
+from hermes_task.core.documents import ParentEntry, WarningItem, first_words
+from hermes_task.core.lineage import (
+    StoreSession,
+    StoreUnavailable,
+    children_of,
+    propose_parents,
+)
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
 from hermes_task.core.wire import SessionDetail
@@ -81,8 +85,8 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     if detail is None:
         return NOT_SHOWN
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
-    cut = len(rows) > child_rules.MAX_CHILDREN
-    proposed = children_of(rows[: child_rules.MAX_CHILDREN], parent, client.profile)
+    cut = len(rows) > lineage.MAX_CHILDREN
+    proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
     proven: list[SessionDetail] = []
     for row in proposed[:CHILD_CHECKS]:
         child = _shown(client, row.id)

@@ -33,7 +33,7 @@ from typing import ClassVar, Literal
 from msgspec import Struct, field
 
 from hermes_task.core.documents import TaskState
-from hermes_task.core.rowfilter import RowFilter
+from hermes_task.core.projection import RowFilter
 from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.reader import TaskReader
 

@@ -22,7 +22,6 @@ from msgspec.structs import replace
 
 from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.documents import Candidate
-from hermes_task.core.ids import is_valid_id
 from hermes_task.core.lineage import (
     LEGACY_SOURCE_REWRITE,
     MARKERS,
@@ -35,7 +34,7 @@ from hermes_task.core.lineage import (
     parse_model_config,
     prove,
 )
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, is_valid_id
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
 from hermes_task.reading.api import DashboardAPI

@@ -13,16 +13,20 @@ from collections.abc import Callable, Sequence
 
 from msgspec.structs import replace
 
-from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
-from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
-from hermes_task.core.lineage import BoundReached
-from hermes_task.core.lineage_window import Cursor, View, compose, cursor
-from hermes_task.core.merge import merge_latest
+from hermes_task.core.documents import (
+    Row,
+    TaskInfo,
+    TaskState,
+    TranscriptDoc,
+    Usage,
+    WarningCode,
+    WarningItem,
+    lineage_usage,
+)
+from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
 from hermes_task.core.ui_strings import legacy_warning, warning_message
-from hermes_task.core.usage import Usage, lineage_usage
-from hermes_task.core.window import MergeResult, advance
-from hermes_task.core.wire import SessionDetail
+from hermes_task.core.window import MergeResult, advance, merge_anchored, merge_latest, older_request
+from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
 from hermes_task.reading.earlier_segments import Earlier
@@ -127,7 +131,7 @@ class TaskReader(TipPages):
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
         While the tip window has older rows, they come first; then (`across`) the previous proven segments,
-        segment by segment (`core/lineage_window.py`). In the tip window, the read re-reads the block's first row as
+        segment by segment (`core/lineage.py`). In the tip window, the read re-reads the block's first row as
         an anchor (`older_request`). A page of another session (the canonical segment changed during the
         read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
         A page that misses its anchor (rows appended or removed since the block was read) is retried once
@@ -175,7 +179,7 @@ class TaskReader(TipPages):
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage_window.py`). The tip
+        """Where the next older read of the whole lineage goes (`core/lineage.py`). The tip
         segment whose messages answer for a session not proven (a redirect past the proof's
         bounds) is `blocked`: none of its pages can be read as its own."""
         target = self.redirects.get(self.path[-1])
@@ -265,7 +269,7 @@ class TaskReader(TipPages):
         return "ended"
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/usage.py`): a later segment may exist
+        """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
         while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"

@@ -33,11 +33,10 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem
-from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.lineage_window import Cursor, View
+from hermes_task.core.lineage import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.window import RowKey, key_of
-from hermes_task.core.wire import MessagesPage, WireMessage
+from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader

@@ -6,7 +6,7 @@ proven over HTTP by `reading/hints.py`); nested tasks are not searched. Each tas
 is then read as `older CHILD --all` reads it (`reading/taskread.py`: a `TaskReader` with the
 hint and the store, so a rotated child is followed into its newer segments, gated by the
 ownership proof, then every older page back to the start of its first proven segment). Only the rows of that proven lineage are
-searched (`core/row_search.py`), one task at a time, and reported as they are found.
+searched (`core/projection.py`), one task at a time, and reported as they are found.
 
 Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
 searched, `bound_reached`); each child read keeps the bounds of `older --all` (10,000 older
@@ -28,7 +28,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
-from hermes_task.core.row_search import Hit, search_row
+from hermes_task.core.projection import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children

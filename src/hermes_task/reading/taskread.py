@@ -20,8 +20,8 @@ from __future__ import annotations
 from msgspec import Struct, field
 
 from hermes_task.core.documents import Row, TaskEntry, TranscriptDoc, WarningItem
-from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.ui_strings import SEARCH, UNAVAILABLE
+from hermes_task.core.wire import MAX_LIMIT
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails

@@ -19,7 +19,7 @@ read (not found, auth, network, ...) or that names another parent is reported on
 `gap` on the task that references it, and its siblings continue; a child with an empty history
 simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
 the child ids a transcript lacks, before any descent (`reading/hints.py`: proposed by the
-local store, proven over HTTP). Usage (`core/usage.py`): a task whose child is read takes its
+local store, proven over HTTP). Usage (`core/documents.py`): a task whose child is read takes its
 `usage` from that read's proof (no detail is read again for it), and `usage_with_children` adds
 its nested tasks'; one whose child is not descended into keeps the usage `resolve` gave it, and
 lacks `nested` where a bound or a failed read left its nested tasks unread.
@@ -33,13 +33,11 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
-from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.limits import MAX_LIMIT
-from hermes_task.core.lineage_window import held
+from hermes_task.core.documents import Missing, TaskEntry, Usage, WarningItem, combine, with_missing
+from hermes_task.core.lineage import held
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, warning_message
-from hermes_task.core.usage import Missing, Usage, combine, with_missing
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.core.wire import MAX_LIMIT, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails

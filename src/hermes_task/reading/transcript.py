@@ -1,6 +1,6 @@
 """What a read cycle shows: the transcript document's history parts (no requests but `read_goal`).
 
-Invariants: rows come only from the composed history view (`core/lineage_window.py`), so every
+Invariants: rows come only from the composed history view (`core/lineage.py`), so every
 shown row belongs to a proven segment and a dropped foreign row is always counted in a
 `foreign_rows` warning; `coverage.at_start` is true only when the lineage's first row is
 held and the anchor continues no earlier segment; `partial_ancestors` stands whenever
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from hermes_task.core.documents import Coverage, Row, SegmentInfo, WarningCode, WarningItem
-from hermes_task.core.lineage_window import Cursor, View
+from hermes_task.core.lineage import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import warning_message

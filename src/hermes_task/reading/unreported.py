@@ -13,7 +13,7 @@ compression) and reads that segment's state. Rules:
   task stays as the parent says, and it is not read again.
 - Ended means the newest *proven* segment ended for a reason other than compression (a rotated
   child's root ends at compression). Then the task is never `running`: the store's record of
-  its delegation (one exact-id lookup) may propose its outcome (`core/ledger.py`), which the
+  its delegation (one exact-id lookup) may propose its outcome (`core/delegations.py`), which the
   task takes with `result_source: "store"`; without a proposal it is `ended_unreported`. Both
   are terminal. A running or undecided child only sets `child_state`; the store's word alone
   never changes a task.
@@ -41,9 +41,16 @@ from collections.abc import Callable, Sequence
 
 from msgspec.structs import replace
 
-from hermes_task.core.delegations import RESULT_FIELDS, TERMINAL_STATUSES, call_sessions, number_order
+from hermes_task.core.delegations import (
+    RESULT_FIELDS,
+    TERMINAL_STATUSES,
+    LedgerRecord,
+    Proposal,
+    call_sessions,
+    number_order,
+    propose,
+)
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.ui_strings import RECOVER, warning_message
 from hermes_task.core.verdict import UNREPORTED
 from hermes_task.core.wire import WireMessage

@@ -37,8 +37,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
 
-from hermes_task.core.delegators import ParentEntry
-from hermes_task.core.documents import Row, TaskEntry, TasksDoc, WarningItem
+from hermes_task.core.documents import ParentEntry, Row, TaskEntry, TasksDoc, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEvent, TaskEvent, WarningEvent
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE

@@ -28,9 +28,16 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct, field
 
-from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, ToolCall, TranscriptDoc, WarningItem
+from hermes_task.core.documents import (
+    Row,
+    SegmentInfo,
+    TaskEntry,
+    ToolCall,
+    TranscriptDoc,
+    Usage,
+    WarningItem,
+)
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.core.usage import Usage
 from hermes_task.reading.taskread import ChildRead, Unread
 from hermes_task.reading.traceread import TraceSource
 

@@ -1,6 +1,6 @@
 """What `parents` prints on a terminal (our table, `render/table.py`: ids whole at any width)
 and piped (one tab-separated line per chat, docs/commands.md "parents"). Every field is
-sanitised text the dashboard showed (`core/delegators.py`); pure: entries in, text out.
+sanitised text the dashboard showed (`core/documents.py`); pure: entries in, text out.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from hermes_task.core.delegators import ParentEntry
+from hermes_task.core.documents import ParentEntry
 from hermes_task.core.sanitize import clean_line
 from hermes_task.render.rows import plural, when
 from hermes_task.render.table import Column, Row, Table

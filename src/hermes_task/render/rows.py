@@ -11,7 +11,7 @@ the texts, `render/terminal_rows.py` colours and wraps them.
 
 Invariants: every backend string is sanitised here (`clean` for text, `clean_line` for
 one-line fields), so a painter adds nothing from the backend; with `full` every character of
-the row's text is in the model, and without it only tool output is cut (`core/readable.py`:
+the row's text is in the model, and without it only tool output is cut (`core/projection.py`:
 its first and last lines, with what was left out between) and boilerplate and status rows
 shrink to one line; prose is never cut.
 """
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
-from hermes_task.core.readable import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
+from hermes_task.core.projection import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
 
 BOILERPLATE_LABELS = {

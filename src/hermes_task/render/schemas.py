@@ -1,5 +1,5 @@
-"""JSON Schemas of the output documents, generated from the Structs of `core/documents.py`,
-`core/events.py` and `core/configdoc.py` by `msgspec.json.schema`.
+"""JSON Schemas of the output documents, generated from the Structs of `core/documents.py`
+and `core/events.py` by `msgspec.json.schema`.
 
 Pure: `schema(name)` is a function of the models only, so the committed copies in
 `schemas/*.json` can be regenerated (`tools/regen.py`) and compared by a test. Schemas are
@@ -24,11 +24,8 @@ from typing import Any
 
 import msgspec
 
-from hermes_task.core.configdoc import ConfigDoc
-from hermes_task.core.delegators import ParentsDoc
-from hermes_task.core.documents import ErrorDoc, TasksDoc, TranscriptDoc
-from hermes_task.core.events import FollowEvent
-from hermes_task.core.search_events import SearchEvent
+from hermes_task.core.documents import ConfigDoc, ErrorDoc, ParentsDoc, TasksDoc, TranscriptDoc
+from hermes_task.core.events import FollowEvent, SearchEvent
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

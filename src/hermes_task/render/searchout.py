@@ -1,7 +1,7 @@
 """What `search` prints: NDJSON events, tab-separated lines, or readable groups on a terminal.
 
 Three `SearchReporter`s (reading/task_search.py), chosen by the CLI:
-- `JsonSearch`: one event per line (`core/search_events.py`): `match` per matching line,
+- `JsonSearch`: one event per line (`core/events.py`): `match` per matching line,
   `warning`, `task` per task, and `result` last;
 - `LinesSearch` (stdout not a terminal): one tab-separated line per line printed, match or
   context (`LINE_FIELDS`; docs/commands.md "search"), the line's text escaped (`\\` `\\t`
@@ -19,10 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.events import ErrorEvent, TaskRef
-from hermes_task.core.row_search import Group, GroupLine, Hit, Span, groups
+from hermes_task.core.events import (
+    ErrorEvent,
+    SearchEvent,
+    SearchMatch,
+    SearchResult,
+    SearchTask,
+    SearchWarning,
+    TaskRef,
+)
+from hermes_task.core.projection import Group, GroupLine, Hit, Span, groups
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.core.search_events import SearchEvent, SearchMatch, SearchResult, SearchTask, SearchWarning
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import Row, TranscriptDoc
-from hermes_task.core.readable import looks_like_markdown
+from hermes_task.core.projection import looks_like_markdown
 from hermes_task.render import usagetext
 from hermes_task.render.cells import breaks, expand_tabs, width_of
 from hermes_task.render.rows import Piece, RowView, Segments, View, footer_text, goal_text, row_items

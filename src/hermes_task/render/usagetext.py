@@ -11,8 +11,7 @@ Four forms (docs/commands.md "Usage and cost"):
 
 from __future__ import annotations
 
-from hermes_task.core.documents import TaskEntry, TaskTokens
-from hermes_task.core.usage import MISSING, Usage
+from hermes_task.core.documents import MISSING, TaskEntry, TaskTokens, Usage
 
 FIELD_NAMES = ("input_tokens", "output_tokens", "cost_usd", "cost_kind", "usage_complete")
 

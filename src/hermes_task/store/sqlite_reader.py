@@ -11,7 +11,9 @@ proposes a task's outcome only once the task's child is proven ended over HTTP.
   to the store. A WAL database with no `-shm` file is read as `immutable` when it has no
   `-wal` either (no writer has it open: SQLite removed both at the last close, and a new
   writer only appends to a new `-wal`); with a non-empty `-wal` SQLite would have to create
-  the `-shm`, so that store is unavailable (`needs_write`).
+  the `-shm`, so that store is unavailable (`needs_write`). The file is checked before SQLite
+  touches it (`uri_mode`): a missing or unreadable file, or something that is not an SQLite
+  database, is refused too.
 - Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
   the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
   a session (primary key), the children of one session (the newest `MAX_CHILDREN`, and one
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import sys
 import threading
 import time
@@ -41,10 +44,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_task.core import children as child_rules
-from hermes_task.core.children import StoreSession, StoreUnavailable
-from hermes_task.core.ledger import LedgerRecord
-from hermes_task.store.file_check import uri_mode
+from hermes_task.core import lineage
+from hermes_task.core.delegations import LedgerRecord
+from hermes_task.core.lineage import StoreSession, StoreUnavailable
 
 if TYPE_CHECKING:
     import sqlite3  # imported when a lookup opens the store (it costs start-up time)
@@ -223,14 +225,14 @@ class Store:
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/children.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
+        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
         older children off (and says so: `StoreHints.children`)."""
         self._open()
         cols = ", ".join(self._session_columns)
         rows = self._query(
             "children",
             f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT ?",  # noqa: S608 (known column names)
-            (session_id, child_rules.MAX_CHILDREN + 1),
+            (session_id, lineage.MAX_CHILDREN + 1),
         )
         return self._sessions(rows)
 
@@ -310,4 +312,59 @@ def _ms(started: float) -> str:
     return f"{(time.perf_counter() - started) * 1000:.1f} ms"
 
 
-__all__ = ["Store"]
+HEADER = b"SQLite format 3\x00"
+
+
+def uri_mode(path: Path) -> str:
+    """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
+    file, something that is not an SQLite database, or a WAL database whose `-shm` file is
+    missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
+    _check_regular(path)
+    header = _read_header(path)
+    if len(header) < 100 or not header.startswith(HEADER):
+        raise StoreUnavailable("corrupt", "the store is not an SQLite database")
+    wal = header[18] == 2 or header[19] == 2
+    if not wal or os.path.exists(f"{path}-shm"):
+        return "mode=ro"
+    return _wal_without_shm(path)
+
+
+def _check_regular(path: Path) -> None:
+    """The path names a regular file this user can stat."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise StoreUnavailable("no_file", "no store file") from None
+    except PermissionError:
+        raise StoreUnavailable("permission", "the store cannot be opened") from None
+    except OSError:
+        raise StoreUnavailable("no_file", "the store path cannot be read") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise StoreUnavailable("corrupt", "the store path is not a regular file")
+
+
+def _read_header(path: Path) -> bytes:
+    """The database header: the file's first 100 bytes (fewer when it is shorter)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(100)
+    except PermissionError:
+        raise StoreUnavailable("permission", "the store cannot be read") from None
+    except OSError:
+        raise StoreUnavailable("corrupt", "the store cannot be read") from None
+
+
+def _wal_without_shm(path: Path) -> str:
+    """A WAL database with no `-shm` file: immutable when its `-wal` holds nothing, else
+    refused (SQLite would have to create the `-shm`)."""
+    try:
+        pending = os.path.getsize(f"{path}-wal")
+    except FileNotFoundError:
+        pending = 0
+    except OSError:
+        raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
+    if pending:
+        raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
+    # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
+    # the file holds every commit; a writer that starts now appends to a new -wal only.
+    return "mode=ro&immutable=1"
