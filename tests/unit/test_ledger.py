@@ -13,6 +13,7 @@ import pytest
 
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.results import TaskResult
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
 from tests.unit.test_store import unchanged
@@ -65,7 +66,7 @@ def test_a_batch_completion_proposes_each_tasks_own_status_and_result() -> None:
     rec = record(batch_event(entry(0, "completed"), entry(1, "failed", error="boom", summary="")))
     first, second = ask(rec, 0), ask(rec, 1, GOALS[1])
     assert first == Proposal(
-        status="completed",
+        status=TaskStatus.completed,
         result=TaskResult(summary="Task 1 done.", duration_seconds=4.2, exit_reason="completed", api_calls=3,
                           model="study-model"),
         delivery_state="pending",

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
+from typing import Any
 
 from msgspec import Struct
 
 from hermes_task.core import results as outcome
 from hermes_task.core.children import normalise_goal
-from hermes_task.core.delegations import TERMINAL_STATUSES, Status, status_of
+from hermes_task.core.delegations import TERMINAL_STATUSES, status_of
+from hermes_task.core.ui_strings import TaskStatus
 
 _WORD = re.compile(r"[a-z_]{1,32}")
 
@@ -52,7 +53,7 @@ class LedgerRecord(Struct, frozen=True):
 class Proposal(Struct, frozen=True):
     """A task's outcome as the record gives it: a terminal status and the result fields."""
 
-    status: Status
+    status: TaskStatus
     result: outcome.TaskResult
     delivery_state: str | None
 
@@ -115,7 +116,7 @@ def propose(
             return None
         delivery = record.delivery_state
         word = delivery if isinstance(delivery, str) and _WORD.fullmatch(delivery) else None
-        return Proposal(status=cast(Status, status), result=outcome.from_entry(entry), delivery_state=word)
+        return Proposal(status=status, result=outcome.from_entry(entry), delivery_state=word)
     return None
 
 

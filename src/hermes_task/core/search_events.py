@@ -15,9 +15,9 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct
 
-from hermes_task.core.documents import WarningCode
 from hermes_task.core.events import ErrorEvent, TaskRef
 from hermes_task.core.row_search import SearchField, Span
+from hermes_task.core.ui_strings import WarningCode
 
 
 class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="match"):

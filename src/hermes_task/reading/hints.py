@@ -40,11 +40,11 @@ from hermes_task.core.children import (
     spawn_times,
 )
 from hermes_task.core.delegations import number_order
-from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.documents import TaskEntry, WarningItem, warning
 from hermes_task.core.ids import is_valid_id
 from hermes_task.core.ledger import LedgerRecord
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
+from hermes_task.core.ui_strings import RECOVER, WarningCode, store_warning
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
@@ -98,7 +98,9 @@ class StoreHints:
             self.failed = self.failed or reason != "foreign"
         if self.warning is None:
             self.reason = reason
-            self.warning = WarningItem(code="store_unavailable", message=store_warning(reason, self.path))
+            self.warning = WarningItem(
+                code=WarningCode.store_unavailable, message=store_warning(reason, self.path)
+            )
 
     def _call(self, lookup: Callable[[StoreAPI], T]) -> T | None:
         with self._lock:
@@ -167,7 +169,7 @@ class StoreHints:
         if self.left_out:
             tasks = ", ".join(sorted(self.left_out, key=number_order))
             detail = RECOVER["store_bound"].format(n=child_rules.MAX_CHILDREN, tasks=tasks)
-            out.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+            out.append(warning(WarningCode.bound_reached, detail))
         return out
 
     def close(self) -> None:

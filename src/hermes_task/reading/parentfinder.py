@@ -19,9 +19,9 @@ from typing import Protocol
 from hermes_task.core import children as child_rules
 from hermes_task.core.children import StoreSession, StoreUnavailable
 from hermes_task.core.delegators import ParentEntry, children_of, first_words, propose_parents
-from hermes_task.core.documents import WarningItem
+from hermes_task.core.documents import WarningItem, warning
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
+from hermes_task.core.ui_strings import STORE_ADVICE, WarningCode, store_reason
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -148,7 +148,7 @@ def find_parents(
     warnings: list[WarningItem] = []
     if len(rows) >= SCAN and len(entries) < limit:
         detail = f"only the newest {SCAN} sessions with a parent in the store were read"
-        warnings.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+        warnings.append(warning(WarningCode.bound_reached, detail))
     return entries, warnings
 
 

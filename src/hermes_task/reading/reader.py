@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
+from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningItem, warning
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
-from hermes_task.core.ui_strings import legacy_warning, warning_message
+from hermes_task.core.ui_strings import WarningCode, legacy_warning
 from hermes_task.core.usage import Usage, lineage_usage
 from hermes_task.core.window import MergeResult, advance
 from hermes_task.core.wire import SessionDetail
@@ -109,7 +109,7 @@ class TaskReader(TipPages):
             self.window = result.window
             snap.new_keys += result.new_keys
             if result.gap:
-                snap.warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+                snap.warnings.append(warning(WarningCode.gap))
             fresh = reader.fresh(tip.id)
             self.tip = fresh
             if tip.id == self.anchor_id:
@@ -237,21 +237,18 @@ class TaskReader(TipPages):
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
         out: list[WarningItem] = []
 
-        def add(code: WarningCode, detail: str = "") -> None:
-            out.append(WarningItem(code=code, message=warning_message(code, detail)))
-
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
-            out.append(WarningItem(code="legacy_backend", message=text))
+            out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
         if tip.end_reason == "compression":
-            add("partial_history")
+            out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
             self.continues_parent = self.anchor_continues(reader, self.anchor)
         if self.bound_hit:
-            add("bound_reached")
+            out.append(warning(WarningCode.bound_reached))
         if self.store is not None:
             out += self.store.warnings()
         return out
