@@ -9,8 +9,8 @@ The docs are README.md and every docs/*.md (doc_files()); a block is replaced on
 markers, never elsewhere, in whichever of those files holds it:
 `<!-- help:main -->` ... `<!-- /help:main -->` holds `hermes-task --help`, `<!-- help:show -->`
 holds `hermes-task show --help` (and so on for any command path), `<!-- exit-codes -->` and
-`<!-- warnings -->` hold the tables generated from `failures.ExitStatus` and
-`catalogue.WARNINGS`. docs/tui.svg is `hermes-task tui`'s screen as Textual exports it
+`<!-- warnings -->` and `<!-- statuses -->` hold the tables generated from `failures.ExitStatus`
+and the `WarningCode` and `TaskStatus` enums of `core/ui_strings.py`. docs/tui.svg is `hermes-task tui`'s screen as Textual exports it
 (`tui_screenshot`: a scripted run of the loop's events). Help is rendered in a subprocess with a fixed terminal (COLUMNS=100,
 TERM=dumb, NO_COLOR=1) so it is the same on every machine; trailing spaces are dropped.
 The tests in tests/unit/test_completions.py, test_schemas.py and test_docs.py call these
@@ -39,7 +39,7 @@ def doc_files() -> list[Path]:
 COMPLETION_FILES = {"bash": "hermes-task.bash", "zsh": "_hermes-task", "fish": "hermes-task.fish"}
 REQUIRED_HELP = ("main", "show", "follow", "older", "parents", "recover", "search", "export")
 HELP_ENV = {"COLUMNS": "100", "LINES": "50", "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
-MARKER = re.compile(r"<!-- (help:[a-z][a-z -]*|exit-codes|warnings) -->\n(.*?)<!-- /\1 -->\n?", re.S)
+MARKER = re.compile(r"<!-- (help:[a-z][a-z -]*|exit-codes|warnings|statuses) -->\n(.*?)<!-- /\1 -->\n?", re.S)
 _RUN = "import sys; from hermes_task.cli.app import app; app(sys.argv[1:], prog_name='hermes-task')"
 
 
@@ -90,10 +90,22 @@ def exit_codes_table() -> str:
 
 
 def warnings_table() -> str:
-    from hermes_task.core.ui_strings import WARNING_WHEN
+    from hermes_task.core.ui_strings import WarningCode
 
     lines = ["| code | when |", "|---|---|"]
-    lines += [f"| `{code}` | {text} |" for code, text in WARNING_WHEN.items()]
+    lines += [f"| `{code}` | {code.when} |" for code in WarningCode]
+    return "\n".join(lines) + "\n"
+
+
+def statuses_table() -> str:
+    """The statuses a parent records that end a task first, then the others."""
+    from hermes_task.core.delegations import TERMINAL_STATUSES
+    from hermes_task.core.ui_strings import TaskStatus
+
+    lines = ["| status | shown as | terminal |", "|---|---|---|"]
+    for status in sorted(TaskStatus, key=lambda s: s not in TERMINAL_STATUSES):
+        ends = ("yes" if status.ends else "no") + (f": {status.note}" if status.note else "")
+        lines.append(f"| `{status}` | {status.label} | {ends} |")
     return "\n".join(lines) + "\n"
 
 
@@ -103,6 +115,8 @@ def block(name: str) -> str:
         return exit_codes_table()
     if name == "warnings":
         return warnings_table()
+    if name == "statuses":
+        return statuses_table()
     command = name.removeprefix("help:")
     shown = "hermes-task --help" if command == "main" else f"hermes-task {command} --help"
     return f"```text\n$ {shown}\n{help_text(command)}```\n"
@@ -180,17 +194,18 @@ def _screenshot_events() -> list[Any]:
     child no store proposed; what the loop would report of it."""
     from hermes_task.core.documents import Row, TaskEntry, ToolCall
     from hermes_task.core.events import RowEvent, TaskRef, task_event
+    from hermes_task.core.ui_strings import TaskStatus
 
     children = ["20261203_101502_d4e5f6", "20261203_101503_0a1b2c"]
     base: dict[str, Any] = {"call_id": "call_1", "delegation_id": None, "subagent_id": None, "call_number": 1}
     tasks = [
         TaskEntry(**base, goal="Write the parser for the config format", task_index=0,
-                  child_session_id=children[0], status="running", terminal=False,
+                  child_session_id=children[0], status=TaskStatus.running, terminal=False,
                   unavailable_reason=None, number="1.1"),
         TaskEntry(**base, goal="Write the tests", task_index=1, child_session_id=children[1],
-                  status="completed", terminal=True, unavailable_reason=None, number="1.2",
+                  status=TaskStatus.completed, terminal=True, unavailable_reason=None, number="1.2",
                   duration_seconds=84.2, summary="41 tests written; all pass."),
-        TaskEntry(**base, goal="Write the docs", task_index=2, child_session_id=None, status="running",
+        TaskEntry(**base, goal="Write the docs", task_index=2, child_session_id=None, status=TaskStatus.running,
                   terminal=False, unavailable_reason="no_durable_child_reference", number="1.3"),
     ]  # fmt: skip
     ref = TaskRef(number="1.1", child_session_id=children[0])

@@ -90,6 +90,8 @@ from tests.support.backends import BACKEND_NAMES
 from tests.support.cli_runner import Run, backend_store_env, cli_env
 from tests.support.fault_proxy import FaultProxy, Rule
 
+from hermes_task.core.ui_strings import WarningCode
+
 pytestmark = pytest.mark.integration
 
 TIMEOUT = "1.5"  # --request-timeout of every matrix run
@@ -105,17 +107,7 @@ UNIT_STATUSES = ["completed", "failed"]
 LOCK_SECONDS = 4.5  # about two of the watch's 2 s cycles
 # The contract's warning codes (/docs/json.md, "Warning codes"): each says something about
 # the result, so a fault must not add, drop or move one.
-CONTRACT_WARNINGS = frozenset(
-    {
-        "partial_history",
-        "partial_ancestors",
-        "legacy_backend",
-        "gap",
-        "bound_reached",
-        "foreign_rows",
-        "store_unavailable",
-    }
-)
+CONTRACT_WARNINGS = frozenset(WarningCode)
 
 COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "recover": lambda parent: ["recover", parent, "--json"],

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import get_args, get_type_hints
-
 import pytest
 
 from hermes_task import failures
 from hermes_task.core import ui_strings as catalogue
-from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.documents import WarningItem, warning
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.failures import Code, ExitStatus, HermesError, exit_status_for
-
-
-def literal_values(model: type, field: str) -> set[str]:
-    return set(get_args(get_type_hints(model)[field]))
 
 
 def test_every_failure_code_has_one_row_in_the_table() -> None:
@@ -41,27 +36,6 @@ def test_named_sets_hold_codes() -> None:
     } == failures.DESCENDANT_IGNORABLE
 
 
-def test_every_warning_code_has_a_message() -> None:
-    codes = literal_values(WarningItem, "code")
-    assert codes == {
-        "partial_history",
-        "partial_ancestors",
-        "legacy_backend",
-        "gap",
-        "bound_reached",
-        "foreign_rows",
-        "store_unavailable",
-    }
-    assert set(catalogue.WARNINGS) == codes
-    assert list(catalogue.WARNING_WHEN) == list(catalogue.WARNINGS)
-
-
-def test_every_task_status_has_a_label() -> None:
-    statuses = literal_values(TaskEntry, "status")
-    assert "completed" in statuses
-    assert set(catalogue.STATUS_LABELS) == statuses
-
-
 def test_every_exit_status_has_a_meaning() -> None:
     assert set(catalogue.EXIT_MEANINGS) == set(ExitStatus)
 
@@ -71,10 +45,10 @@ def test_every_exit_status_has_a_meaning() -> None:
     [
         {code: row.message for code, row in failures.TABLE.items()},
         {code: row.hint for code, row in failures.TABLE.items() if row.hint},
-        catalogue.WARNINGS,
-        catalogue.STATUS_LABELS,
+        {code: code.text for code in WarningCode},
+        {status: status.label for status in TaskStatus},
         catalogue.EXIT_MEANINGS,
-        catalogue.WARNING_WHEN,
+        {code: code.when for code in WarningCode},
     ],
 )
 def test_texts_are_single_lines_without_padding(table: dict[object, str]) -> None:
@@ -90,6 +64,5 @@ def test_message_helpers() -> None:
     assert failures.error_message(Code.TIMEOUT, "detail") == f"{failures.TABLE[Code.TIMEOUT].message}: detail"
     assert HermesError(Code.TIMEOUT, "x").message == failures.error_message(Code.TIMEOUT, "x")
     assert HermesError(Code.TIMEOUT, hint="own").hint == "own"
-    assert catalogue.warning_message("gap", "3 rows") == f"{catalogue.WARNINGS['gap']} (3 rows)"
-    with pytest.raises(KeyError):
-        catalogue.warning_message("no_such_warning")
+    assert warning(WarningCode.gap, "3 rows").message == f"{WarningCode.gap.text} (3 rows)"
+    assert warning(WarningCode.gap) == WarningItem(code=WarningCode.gap, message=WarningCode.gap.text)

@@ -1,4 +1,4 @@
-"""Docs that stay true: the --help blocks and the exit-code and warning tables, wherever they
+"""Docs that stay true: the --help blocks and the exit-code, warning and status tables, wherever they
 live (README.md or docs/*.md), are what the code says (regenerate with
 `.venv/bin/python tools/regen.py`); the README's first screen names the two set-up commands and
 links every reference page; the demo installs no test tool."""
@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import get_args, get_type_hints
 
 import pytest
 
-from hermes_task.core.documents import WarningItem
-from hermes_task.core.ui_strings import EXIT_MEANINGS, WARNING_WHEN, WARNINGS
+from hermes_task.core.ui_strings import EXIT_MEANINGS
 from hermes_task.failures import Code, ExitStatus, exit_status_for
 from tests.support.regen import load_regen
 
@@ -25,7 +23,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in regen.doc_files()}
 # Where each generated block lives: the reference moved to docs/ (issue 19).
 HOME = {f"help:{name}": "docs/commands.md" for name in regen.REQUIRED_HELP}
-HOME |= {"exit-codes": "docs/exit-codes.md", "warnings": "docs/identity.md"}
+HOME |= {"exit-codes": "docs/exit-codes.md", "warnings": "docs/identity.md", "statuses": "docs/commands.md"}
 REQUIRED = list(HOME)
 STALE = "the docs are stale: run .venv/bin/python tools/regen.py"
 REFERENCE = [
@@ -128,14 +126,6 @@ def test_exit_code_table_matches_the_code() -> None:
     for status in ExitStatus:
         assert table[int(status)] == {c.value for c in Code if exit_status_for(c) is status}, status
     assert {int(row[0]): row[1] for row in rows} == {int(s): text for s, text in EXIT_MEANINGS.items()}
-
-
-def test_warning_table_matches_the_catalogue() -> None:
-    rows = table_rows(section("warnings"))
-    codes = [row[0].strip("`") for row in rows]
-    assert codes == list(WARNINGS)
-    assert set(codes) == set(get_args(get_type_hints(WarningItem)["code"]))
-    assert [row[1] for row in rows] == list(WARNING_WHEN.values())
 
 
 def test_regen_replaces_only_between_markers() -> None:

@@ -35,6 +35,7 @@ from hermes_task.core.documents import (
     TranscriptDoc,
     WarningItem,
 )
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.taskread import ChildRead, Unread
 from hermes_task.reading.traceread import TraceSource
@@ -449,9 +450,11 @@ def test_a_parent_that_cannot_be_read_keeps_its_code() -> None:
 # -- the pure mapping's corners -------------------------------------------------------------------
 
 
-def _task(number: str, child_id: str | None, status: str = "completed", **extra: Any) -> TaskEntry:
+def _task(
+    number: str, child_id: str | None, status: TaskStatus = TaskStatus.completed, **extra: Any
+) -> TaskEntry:
     return TaskEntry(call_id=extra.pop("call_id", "call_x"), goal="g", task_index=int(number[-1]) - 1,
-                     delegation_id=None, subagent_id=None, child_session_id=child_id, status=status,  # type: ignore[arg-type]
+                     delegation_id=None, subagent_id=None, child_session_id=child_id, status=status,
                      terminal=status != "running", unavailable_reason=None, number=number, **extra)  # fmt: skip
 
 
@@ -476,7 +479,7 @@ def test_compressions_are_events_and_a_rotated_child_spans_its_segments() -> Non
     rows = [Row(id=1, session_id=A, role="user", text="g", timestamp=T0 + 2),
             Row(id=9, session_id=B, role="assistant", text="done", timestamp=T0 + 7)]  # fmt: skip
     read = ChildRead(A, rows, _doc(A, rows, segments), None, (A, B), False,
-                     [WarningItem(code="partial_history", message="m")])  # fmt: skip
+                     [WarningItem(code=WarningCode.partial_history, message="m")])  # fmt: skip
     request = trace(_source([_task("1.1", A, call_id="nowhere")], {A: read}, []), version="9")
     found = spans(document(request))
     (task,) = by_name(found, "invoke_agent subagent")
@@ -499,7 +502,7 @@ def test_a_failed_child_read_keeps_its_rows_and_says_why() -> None:
     read = ChildRead(A, rows, None, HermesError(Code.NETWORK), (A,), True)
     call = Row(id=1, session_id=P, role="assistant", text="", timestamp=T0 + 1,
                tool_calls=[ToolCall(id="call_x", name="delegate_task", arguments="{}")])  # fmt: skip
-    task = _task("1.1", A, status="running")
+    task = _task("1.1", A, status=TaskStatus.running)
     found = spans(document(trace(_source([task], {A: read}, [call]), version="9")))
     (span,) = by_name(found, "invoke_agent subagent")
     assert span["attrs"]["hermes_task.read_failure"] == "network"

@@ -23,6 +23,7 @@ from hermes_task.cli import reports as reports_module
 from hermes_task.cli import watch as watch_cli
 from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading.taskread import Unread
 from hermes_task.render.junit import case_of, document, kind_of, suites_of, xml_text
@@ -290,7 +291,7 @@ def test_a_stop_while_the_last_rows_are_read_still_writes_the_file(
 def entry(**fields: Any) -> TaskEntry:
     base: dict[str, Any] = {
         "call_id": "c", "goal": "g", "task_index": 0, "delegation_id": None, "subagent_id": None,
-        "child_session_id": None, "status": "completed", "terminal": True, "unavailable_reason": None,
+        "child_session_id": None, "status": TaskStatus.completed, "terminal": True, "unavailable_reason": None,
         "number": "1.1",
     }  # fmt: skip
     return TaskEntry(**{**base, **fields})
@@ -303,8 +304,8 @@ def entry(**fields: Any) -> TaskEntry:
      ("running", "error"), ("unknown", "error")],
 )  # fmt: skip
 def test_each_status_is_read_as_ci_reads_it(status: str, kind: str) -> None:
-    assert kind_of(entry(status=status)) == kind
-    case = case_of(entry(status=status), P, "still running when read", lambda t, c: "rows")
+    assert kind_of(entry(status=TaskStatus[status])) == kind
+    case = case_of(entry(status=TaskStatus[status]), P, "still running when read", lambda t, c: "rows")
     assert (case.kind, case.type or None, case.out) == (
         kind,
         None if kind == "pass" else status,
@@ -322,10 +323,10 @@ def test_hostile_text_is_escaped_and_xml_safe(
     goal: str, summary: str, error: str, ident: str, out: str, time: float
 ) -> None:
     tasks = [
-        entry(goal=goal, summary=summary, status="completed", duration_seconds=time),
-        entry(goal=goal, summary=summary, error=error, status="failed", child_session_id=ident,
+        entry(goal=goal, summary=summary, status=TaskStatus.completed, duration_seconds=time),
+        entry(goal=goal, summary=summary, error=error, status=TaskStatus.failed, child_session_id=ident,
               delegation_id=ident, tokens=TaskTokens(input=1, output=2)),
-        entry(goal=goal, status="running", children=[entry(goal=goal, status="timeout", error=error)],
+        entry(goal=goal, status=TaskStatus.running, children=[entry(goal=goal, status=TaskStatus.timeout, error=error)],
               child_session_id=ident),
     ]  # fmt: skip
     suites = suites_of(ident, tasks, "still running when read", lambda task, conversation: out)
@@ -362,7 +363,9 @@ def test_a_tasks_proven_usage_is_in_its_testcase() -> None:
 
     usage = "usage: 12,345 in · 1,500 out · 9 API calls · ~$0.0421 estimated · 3 segments"
     passed = case_of(entry(1, usage=USAGE), P, "", lambda _e, _c: "")
-    failed = case_of(entry(2, usage=USAGE, status="failed", error="boom"), P, "", lambda _e, _c: "rows")
+    failed = case_of(
+        entry(2, usage=USAGE, status=TaskStatus.failed, error="boom"), P, "", lambda _e, _c: "rows"
+    )
     root = validate(document([(P, [passed, failed])]))
     first, second = root.iter("testcase")
     assert first.findtext("system-out") == usage

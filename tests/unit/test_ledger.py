@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hermes_task.core.delegations import LedgerRecord, Proposal, TaskResult, propose
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.store.sqlite_reader import Store
 from tests.unit.conftest import SCHEMA
 from tests.unit.test_store import unchanged
@@ -64,7 +65,7 @@ def test_a_batch_completion_proposes_each_tasks_own_status_and_result() -> None:
     rec = record(batch_event(entry(0, "completed"), entry(1, "failed", error="boom", summary="")))
     first, second = ask(rec, 0), ask(rec, 1, GOALS[1])
     assert first == Proposal(
-        status="completed",
+        status=TaskStatus.completed,
         result=TaskResult(summary="Task 1 done.", duration_seconds=4.2, exit_reason="completed", api_calls=3,
                           model="study-model"),
         delivery_state="pending",

@@ -26,7 +26,7 @@ from hermes_task.cli.run_tui import build
 from hermes_task.cli.session import Session
 from hermes_task.core.documents import ParentEntry, Row, TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, RowEvent, WarningEvent
-from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
+from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus, WarningCode
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.livescreen import EventFeed, TaskScreenApp, TextScreen, Transcript
@@ -390,9 +390,9 @@ def test_the_event_feed_hands_the_loops_reports_over_as_events() -> None:
     entry = recover_entry()
     feed.task(entry)
     feed.rows([Row(id=7, session_id=A, role="assistant", text="hi")], entry)
-    feed.child_warning(entry, WarningItem(code="partial_history", message="older rows missing"))
+    feed.child_warning(entry, WarningItem(code=WarningCode.partial_history, message="older rows missing"))
     feed.child_error(entry, HermesError(Code.NETWORK, "down"), retrying=True)
-    feed.warning(WarningItem(code="store_unavailable", message="no store"))
+    feed.warning(WarningItem(code=WarningCode.store_unavailable, message="no store"))
     feed.error(HermesError(Code.NOT_FOUND, "gone", retryable=False), retrying=False, delay=None)
     feed.result(Outcome("ended", "ended", "completed", 0), [entry])
     kinds = [(type(event).__name__, task) for event, task in got]
@@ -404,7 +404,7 @@ def test_the_event_feed_hands_the_loops_reports_over_as_events() -> None:
     assert isinstance(row, RowEvent)
     assert row.task is not None
     assert (row.task.number, row.task.child_session_id, row.text) == ("1.1", A, "hi")
-    assert got[2][0] == WarningEvent(code="partial_history", message="task 1.1: older rows missing")
+    assert got[2][0] == WarningEvent(code=WarningCode.partial_history, message="task 1.1: older rows missing")
     error = got[5][0]
     assert isinstance(error, ErrorEvent)
     assert (error.code, error.retryable) == ("not_found", False)
@@ -413,7 +413,7 @@ def test_the_event_feed_hands_the_loops_reports_over_as_events() -> None:
 def recover_entry() -> TaskEntry:
     return TaskEntry(
         call_id="fan", goal="Write the parser", task_index=0, delegation_id=DELEG, subagent_id=None,
-        child_session_id=A, status="running", terminal=False, unavailable_reason=None, number="1.1",
+        child_session_id=A, status=TaskStatus.running, terminal=False, unavailable_reason=None, number="1.1",
     )  # fmt: skip
 
 

@@ -28,6 +28,7 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.render.markdown import transcript_markdown
 from hermes_task.render.mdtext import (
     NO_BREAK_SPACE,
@@ -192,7 +193,7 @@ def transcripts(draw: st.DrawFn) -> TranscriptDoc:
         goal=draw(hostile),
         segments=[SegmentInfo(id=S1, end_reason=draw(hostile)), SegmentInfo(id=S2, end_reason=None)],
     )
-    warnings = [WarningItem(code="partial_history", message=draw(hostile))]
+    warnings = [WarningItem(code=WarningCode.partial_history, message=draw(hostile))]
     return TranscriptDoc(
         task=task,
         backend=BackendInfo(contract="current"),
@@ -259,7 +260,7 @@ def test_a_transcript_document() -> None:
         backend=BackendInfo(contract="current"),
         rows=rows,
         coverage=Coverage(unique_rows=3, has_older=False, at_start=True),
-        warnings=[WarningItem(code="gap", message="rows between are not loaded")],
+        warnings=[WarningItem(code=WarningCode.gap, message="rows between are not loaded")],
     )
     assert "".join(transcript_markdown(doc, View(utc=True))) == "\n".join(
         [

@@ -18,6 +18,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from hermes_task.core.documents import Row, TaskEntry, ToolCall
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.reading import taskread
 from hermes_task.reading.taskread import ChildReads, Unread
 from hermes_task.render.mdtext import WORD_JOINER
@@ -169,7 +170,7 @@ def test_children_past_the_bound_are_said_not_read(fake: Conversations) -> None:
     reads = ChildReads(fake.client(), None, pages=1, max_reads=1, bound="at most {n} read")
     tasks = [
         TaskEntry(call_id="c", goal="g", task_index=i, delegation_id=None, subagent_id=None, child_session_id=sid,
-                  status="completed", terminal=True, unavailable_reason=None)
+                  status=TaskStatus.completed, terminal=True, unavailable_reason=None)
         for i, sid in enumerate((CHILD_A, CHILD_B, CHILD_A))
     ]  # fmt: skip
     first, second, again = (reads.read(t, frozenset({P})) for t in tasks)

@@ -10,7 +10,8 @@ from typing import Any, cast
 
 import pytest
 
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.documents import warning
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.reading.older_batches import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from hermes_task.reading.reader import TaskReader
@@ -383,7 +384,7 @@ def test_a_page_that_brought_no_new_row_stops_the_paging_with_a_bound() -> None:
     assert (outcome.stop, outcome.batches, outcome.pages, outcome.new_rows) == ("no_progress", 1, 1, 0)
     assert seen == [Progress(page=1, rows=0, new=0)]
     assert [(w.code, w.message) for w in outcome.warnings] == [
-        ("bound_reached", warning_message("bound_reached", "an older page brought no new row"))
+        ("bound_reached", warning(WarningCode.bound_reached, "an older page brought no new row").message)
     ]
 
 

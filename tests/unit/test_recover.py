@@ -14,6 +14,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.delegations import NO_REFERENCE, call_sessions, parse_completion, recover, status_of
 from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.core.verdict import flatten, summarize
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
@@ -443,9 +444,9 @@ def test_sync_terminal_result_is_sticky_under_a_later_running_completion() -> No
 
 def test_summary_is_running_while_any_task_is_not_terminal_counting_nested_tasks() -> None:
     done = TaskEntry(call_id="c", goal="g", task_index=0, delegation_id=None, subagent_id=None,
-                     child_session_id=CHILD_A, status="completed", terminal=True, unavailable_reason=None)  # fmt: skip
-    nested = replace(done, status="unknown", terminal=False)
-    tree = [replace(done, children=[nested]), replace(done, status="failed")]
+                     child_session_id=CHILD_A, status=TaskStatus.completed, terminal=True, unavailable_reason=None)  # fmt: skip
+    nested = replace(done, status=TaskStatus.unknown, terminal=False)
+    tree = [replace(done, children=[nested]), replace(done, status=TaskStatus.failed)]
     assert to_builtins(summarize(tree)) == {"total": 3, "terminal": 2, "state": "running", "usage": None}
     assert to_builtins(summarize([])) == {"total": 0, "terminal": 0, "state": "finished", "usage": None}
     assert len(flatten(tree)) == 3
@@ -555,12 +556,12 @@ def test_a_child_that_is_a_segment_of_a_siblings_lineage_is_not_expanded_again()
 
 
 def test_a_childs_bound_warning_is_kept_once_and_its_other_warnings_stay_its_own() -> None:
-    bound = WarningItem(code="bound_reached", message="the child's proof stopped at a bound")
+    bound = WarningItem(code=WarningCode.bound_reached, message="the child's proof stopped at a bound")
     convs = {}
     for sid in (CHILD_A, CHILD_B):
         plain = _spawning(sid, [], P)
         convs[sid] = Conversation(sid, plain.messages, plain.anchor, plain.path,
-                                  (WarningItem(code="legacy_backend", message="legacy"), bound))  # fmt: skip
+                                  (WarningItem(code=WarningCode.legacy_backend, message="legacy"), bound))  # fmt: skip
     tasks, warnings = build(_spawning(P, [CHILD_A, CHILD_B], None), convs.__getitem__, recursive=True)
     assert _shape(tasks) == [(CHILD_A, None, []), (CHILD_B, None, [])]
     assert warnings == [bound]
@@ -626,7 +627,7 @@ def test_conversation_budget_is_bounded_and_parent_warnings_are_kept() -> None:
     kids = [f"20261130_1635{i:02d}_bbbbbb" for i in range(4)]
     parent = _spawning(P, list(kids), None)
     parent = Conversation(P, parent.messages, parent.anchor, parent.path,
-                          (WarningItem(code="legacy_backend", message="legacy"),))  # fmt: skip
+                          (WarningItem(code=WarningCode.legacy_backend, message="legacy"),))  # fmt: skip
     convs = {k: _spawning(k, [], P) for k in kids}
     tasks, warnings = build(parent, convs.__getitem__, recursive=True, max_conversations=2)
     assert [w.code for w in warnings] == ["legacy_backend", "bound_reached"]

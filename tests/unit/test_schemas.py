@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from hermes_task.cli.app import app
 from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary
 from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.render import schemas as schemas
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
@@ -132,7 +133,7 @@ def test_follow_events_built_from_real_rows_validate(replay: Replay) -> None:
     events = [
         StateEvent(**doc["task"]),
         *(RowEvent(**row) for row in doc["rows"]),
-        WarningEvent(code="gap", message="rows between are not loaded"),
+        WarningEvent(code=WarningCode.gap, message="rows between are not loaded"),
         ErrorEvent(code="network", message="could not reach the dashboard", retryable=True),
         ResultEvent(state="ended", end_reason="agent_close", exit_code=0),
     ]
@@ -181,7 +182,7 @@ def test_tasks_document_validates() -> None:
         delegation_id="deleg_1",
         subagent_id="sa-0-x",
         child_session_id=None,
-        status="completed",
+        status=TaskStatus.completed,
         terminal=True,
         unavailable_reason="no_durable_child_reference",
         children=[],

@@ -23,7 +23,7 @@ from typer.testing import Result
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
 from hermes_task.core.projection import Hit, blocks, compile_pattern, groups, search_row
-from hermes_task.core.ui_strings import WARNINGS, warning_message
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import taskread
 from hermes_task.reading.hints import StoreHints
@@ -45,7 +45,7 @@ OTHER = "20261201_115000_e2e2e2"
 MISSING = "20261201_120004_f2f2f2"
 T0 = 1796056440.0
 STAMP = "2026-11-30 16:34:00Z"  # T0 with --utc
-LEGACY = WARNINGS["legacy_backend"]
+LEGACY = WarningCode.legacy_backend.text
 
 
 @pytest.fixture
@@ -317,7 +317,7 @@ def test_a_child_ended_by_compression_without_a_proven_continuation_is_searched_
     text = run("absent", P)
     assert text.exit_code == 11
     # said once, naming the task: the warning already says why it was searched in part
-    assert text.stderr == f"warning: task 1.1: {warning_message('partial_history')}\n"
+    assert text.stderr == f"warning: task 1.1: {WarningCode.partial_history.text}\n"
 
 
 def test_a_rotated_childs_later_segment_is_searched_and_named(

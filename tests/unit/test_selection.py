@@ -18,6 +18,7 @@ from hermes_task.cli.environment import Environment
 from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.projection import ROLES
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.reading.polling import PollConfig
 from hermes_task.render.terminal import strip_line_ends
 from tests.support.cli_runner import invoke
@@ -241,7 +242,12 @@ class Notes:
 def test_quiet_notes_drop_only_repeating_warnings_and_pass_the_rest() -> None:
     inner = Notes()
     notes = QuietNotes(inner)
-    for code in ("legacy_backend", "store_unavailable", "partial_history", "gap"):
+    for code in (
+        WarningCode.legacy_backend,
+        WarningCode.store_unavailable,
+        WarningCode.partial_history,
+        WarningCode.gap,
+    ):
         notes.warning(WarningItem(code=code, message=code))
         notes.child_warning("1.1", WarningItem(code=code, message=code))
     notes.result("ended")

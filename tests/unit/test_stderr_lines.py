@@ -14,7 +14,7 @@ from hermes_task.cli.common import ColorMode, Common
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import WARNINGS
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.failures import Code, HermesError
 
 
@@ -43,8 +43,10 @@ def test_a_stderr_line_is_one_sanitised_line(message: str, color: ColorMode) -> 
 
 def test_the_catalogue_warnings_are_written_as_they_are() -> None:
     com, err = common()
-    items = [WarningItem(code="legacy_backend", message="legacy backend (hermes-agent 0.19.x): rows")]
-    items += [WarningItem(code="gap", message=text) for text in WARNINGS.values()]
+    items = [
+        WarningItem(code=WarningCode.legacy_backend, message="legacy backend (hermes-agent 0.19.x): rows")
+    ]
+    items += [WarningItem(code=WarningCode.gap, message=code.text) for code in WarningCode]
     output.emit_warnings(com, items)
     assert err.getvalue() == "".join(f"warning: {w.message}\n" for w in items)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, Usage
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.core.verdict import summarize
 from hermes_task.render.cells import width_of
 from hermes_task.render.table import Column, Row, Table, layout, lines
@@ -34,7 +35,7 @@ def entry(
         "delegation_id": "deleg_77b7099e",
         "subagent_id": f"sa-{n}-cc167c28",
         "child_session_id": f"20261201_12342{n}_976a1{n}",
-        "status": "completed",
+        "status": TaskStatus.completed,
         "terminal": True,
         "unavailable_reason": None,
         "number": f"1.{n + 1}",
@@ -92,7 +93,7 @@ def test_the_documented_order_goal_wraps_result_cut_then_usage_result_and_time_l
 
 
 def test_a_table_line_is_never_wider_than_the_screen_and_ids_are_whole() -> None:
-    entries = [entry(0), entry(1, status="failed", error="boom " * 30), entry(2, goal="x" * 90)]
+    entries = [entry(0), entry(1, status=TaskStatus.failed, error="boom " * 30), entry(2, goal="x" * 90)]
     for width in (97, 100, 115, 120, 160):
         screen = drawn(entries, width)
         assert max(width_of(line) for line in screen) <= width, width

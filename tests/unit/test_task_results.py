@@ -11,6 +11,7 @@ from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
 from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.core.verdict import exit_status, only, verdict
 from hermes_task.failures import ExitStatus
 from tests.unit.test_recover import _background, call, result, row
@@ -153,9 +154,9 @@ def test_parsing_is_best_effort_a_summary_quoting_a_later_block_header_is_read_f
     assert tasks[0].summary == "ok"
 
 
-def _task(status: Any, number: str = "1.1", children: list[TaskEntry] | None = None) -> TaskEntry:
+def _task(status: str, number: str = "1.1", children: list[TaskEntry] | None = None) -> TaskEntry:
     return TaskEntry(call_id="c", goal="g", task_index=0, delegation_id=None, subagent_id=None,
-                     child_session_id=None, status=status,
+                     child_session_id=None, status=TaskStatus[status],
                      terminal=status not in ("running", "unknown"), unavailable_reason=None,
                      children=children or [], number=number)  # fmt: skip
 

@@ -28,6 +28,7 @@ from hermes_task.core.documents import (
     ToolCall,
     TranscriptDoc,
 )
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.render import terminal_rows
 from hermes_task.render.cells import width_of
 from hermes_task.render.plain_rows import rows_text, transcript_chunks
@@ -363,7 +364,7 @@ def test_counts_of_one_are_singular() -> None:
         delegation_id=None,
         subagent_id=None,
         child_session_id=None,
-        status="completed",
+        status=TaskStatus.completed,
         terminal=True,
         unavailable_reason=None,
         number="1.1",
@@ -373,7 +374,7 @@ def test_counts_of_one_are_singular() -> None:
         terminal.tasks_renderable(TasksDoc(parent_id="p", tasks=[entry], summary=summarize([entry])))
     )
     assert "1 task · 1 terminal · finished (1 completed)" in sink.getvalue()
-    running = msgspec.structs.replace(entry, status="running", terminal=False)
+    running = msgspec.structs.replace(entry, status=TaskStatus.running, terminal=False)
     ending = Notes(lambda: Console(), 2.0).ending(Outcome("timeout", "running", None, 9), [running])
     assert ending == "--timeout ran out · 0 of 1 task terminal"
     err = io.StringIO()
@@ -399,7 +400,7 @@ def test_follow_parent_rows_wrap_under_the_task_prefix(color: bool) -> None:
         delegation_id=None,
         subagent_id=None,
         child_session_id="s1",
-        status="running",
+        status=TaskStatus.running,
         terminal=False,
         unavailable_reason=None,
         number="1.2",

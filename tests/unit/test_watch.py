@@ -12,6 +12,7 @@ import pytest
 
 from hermes_task.cli import watch as watch_cli
 from hermes_task.cli.environment import Environment
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.failures import ExitStatus, Interrupted
 from tests.support.cli_runner import ENVIRONMENT
 from tests.support.clock import Clock
@@ -269,14 +270,14 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
         delegation_id=None,
         subagent_id=None,
         child_session_id=None,
-        status="running",
+        status=TaskStatus.running,
         terminal=False,
         unavailable_reason=None,
         number="1.1",
     )
     lines.task(entry)
     lines.task(entry)  # unchanged: no second line
-    lines.warning(WarningItem(code="gap", message="rows may be missing"))
+    lines.warning(WarningItem(code=WarningCode.gap, message="rows may be missing"))
     lines.error(HermesError(Code.TIMEOUT, "read"), retrying=True, delay=4.0)
     lines.error(HermesError(Code.NOT_FOUND, "x"), retrying=True, delay=None)
     lines.error(HermesError(Code.AUTH_REJECTED, ""), retrying=False, delay=None)
@@ -292,5 +293,5 @@ def test_piped_watch_notes_warnings_retries_and_each_ending_on_stderr() -> None:
     assert notes[4:] == ["--timeout ran out · 0 of 1 task terminal", "watch stopped · 0 of 1 task terminal"]
 
     events: list[str] = []
-    JsonEvents(events.append, events.append).warning(WarningItem(code="gap", message="m"))
+    JsonEvents(events.append, events.append).warning(WarningItem(code=WarningCode.gap, message="m"))
     assert json.loads(events[0]) == {"type": "warning", "code": "gap", "message": "m"}

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from hermes_task.cli.common import Common, OutputFormat
 from hermes_task.cli.options import ParentId, command_app, with_common
-
-
-class TaskStatus(StrEnum):
-    running = "running"
-    completed = "completed"
-    failed = "failed"
-    error = "error"
-    interrupted = "interrupted"
-    cancelled = "cancelled"
-    timeout = "timeout"
-    unknown = "unknown"
-    ended_unreported = "ended_unreported"
-
+from hermes_task.core.ui_strings import TaskStatus
 
 app = command_app()
 

@@ -68,7 +68,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from msgspec import Struct, field
 from msgspec.structs import fields, replace
@@ -77,6 +77,7 @@ from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts
 from hermes_task.core.lineage import normalise_goal
 from hermes_task.core.projection import content_text
 from hermes_task.core.sanitize import clean, clean_line, is_valid_id
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.core.wire import WireMessage
 
 
@@ -367,9 +368,9 @@ def _block_status_text(block: str, goal: str | None) -> str:
     return rest
 
 
-Status = Literal["running", "completed", "failed", "error", "interrupted", "cancelled", "timeout", "unknown"]
 TOOL = "delegate_task"
-TERMINAL_STATUSES = frozenset({"completed", "failed", "error", "interrupted", "cancelled", "timeout"})
+# the statuses a parent records that end a task (`ended_unreported` is proven from the child)
+TERMINAL_STATUSES = frozenset(s for s in TaskStatus if s.ends) - {TaskStatus.ended_unreported}
 NO_REFERENCE = "no_durable_child_reference"
 RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
 _CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
@@ -402,12 +403,12 @@ def _index(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def status_of(raw: object) -> str:
+def status_of(raw: object) -> TaskStatus:
     """A recorded status in the contract's vocabulary: a recognised terminal status or
     `running` as is, anything else (missing, `queued`, `success`, ...) `unknown`."""
     if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
-        return raw
-    return "unknown"
+        return TaskStatus[raw]  # a member's name is its value
+    return TaskStatus.unknown
 
 
 class _Task(Struct):
@@ -416,10 +417,10 @@ class _Task(Struct):
     delegation_id: str | None = None
     subagent_id: str | None = None
     child: str | None = None
-    status: str = "unknown"
+    status: TaskStatus = TaskStatus.unknown
     result: TaskResult = EMPTY
 
-    def update(self, status: str, result: TaskResult | None = None) -> None:
+    def update(self, status: TaskStatus, result: TaskResult | None = None) -> None:
         """A reported status (terminal is sticky) and outcome (known fields are kept)."""
         if self.status not in TERMINAL_STATUSES:
             self.status = status
@@ -570,7 +571,7 @@ class _Recovery:
             task = call.task(i)
             task.delegation_id = units.get(i) or top
             task.subagent_id = _ident(sids[i]) if i < len(sids) else None
-            task.update("running")
+            task.update(TaskStatus.running)
             self._register(task.delegation_id, [task])
         self._register(top, call.tasks.values())
 
@@ -585,7 +586,7 @@ class _Recovery:
             return
         if done.kind == "batch_error":
             for task in tasks:
-                task.update("error")
+                task.update(TaskStatus.error)
         elif done.kind == "single":
             if len(tasks) == 1:
                 tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
@@ -610,7 +611,7 @@ class _Recovery:
                         delegation_id=task.delegation_id,
                         subagent_id=task.subagent_id,
                         child_session_id=task.child,
-                        status=cast(Status, task.status),
+                        status=task.status,
                         terminal=task.status in TERMINAL_STATUSES,
                         unavailable_reason=None if task.child else NO_REFERENCE,
                         call_number=call.number,
@@ -667,7 +668,7 @@ class LedgerRecord(Struct, frozen=True):
 class Proposal(Struct, frozen=True):
     """A task's outcome as the record gives it: a terminal status and the result fields."""
 
-    status: Status
+    status: TaskStatus
     result: TaskResult
     delivery_state: str | None
 
@@ -730,5 +731,5 @@ def propose(
             return None
         delivery = record.delivery_state
         word = delivery if isinstance(delivery, str) and _WORD.fullmatch(delivery) else None
-        return Proposal(status=cast(Status, status), result=from_entry(entry), delivery_state=word)
+        return Proposal(status=status, result=from_entry(entry), delivery_state=word)
     return None

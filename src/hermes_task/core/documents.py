@@ -36,18 +36,10 @@ from msgspec import Meta, Struct, field
 from msgspec.structs import force_setattr
 
 from hermes_task.core.sanitize import clean_line
+from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.core.wire import NO_FIGURES, TOKENS, Figures
 
 TaskState = Literal["running", "ended", "unknown"]
-WarningCode = Literal[
-    "partial_history",
-    "partial_ancestors",
-    "legacy_backend",
-    "gap",
-    "bound_reached",
-    "foreign_rows",
-    "store_unavailable",
-]
 
 
 class ToolCall(Struct, frozen=True, kw_only=True):
@@ -176,6 +168,11 @@ class WarningItem(Struct, frozen=True, kw_only=True):
     message: str
 
 
+def warning(code: WarningCode, detail: str = "") -> WarningItem:
+    """Warning `code` with its text, and `detail` after it in parentheses."""
+    return WarningItem(code=code, message=f"{code.text} ({detail})" if detail else code.text)
+
+
 class TranscriptDoc(Struct, frozen=True, kw_only=True):
     """`show` and `older`. `rows` comes right after `schema_version`: everything after it
     depends on how the read ends (`kind`, each segment's `rows_shown`, `coverage`), so
@@ -232,17 +229,7 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
     subagent_id: str | None
     child_session_id: str | None
     status: Annotated[
-        Literal[
-            "running",
-            "completed",
-            "failed",
-            "error",
-            "interrupted",
-            "cancelled",
-            "timeout",
-            "unknown",
-            "ended_unreported",
-        ],
+        TaskStatus,
         Meta(description="ended_unreported: the child is proven ended; no result reached the parent."),
     ]
     terminal: Annotated[

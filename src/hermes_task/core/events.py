@@ -18,8 +18,9 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct
 from msgspec.structs import asdict
 
-from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningCode, WarningItem
+from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.projection import SearchField, Span
+from hermes_task.core.ui_strings import WarningCode
 
 
 class TaskRef(Struct, frozen=True, kw_only=True):

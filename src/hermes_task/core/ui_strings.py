@@ -1,30 +1,122 @@
-"""Human-facing strings other than failures, keyed by stable codes (English is the default).
+"""Human-facing strings, keyed by stable codes (English is the default).
 
 JSON always carries the codes; these texts are only for people. Failure messages and hints
-live in the one failure table (`hermes_task.failures.TABLE`); here are warnings, task status
-labels, recover's lines and the meaning of each exit status. `tests/unit/test_catalogue.py`
-checks that every code has its text.
+live in the one failure table (`hermes_task.failures.TABLE`). Here are the two vocabularies
+of the documents, one `StrEnum` each carrying its words and style (`TaskStatus`,
+`WarningCode`: the docs' tables are generated from them by tools/regen.py), then the store's
+reasons, recover's and search's lines and the meaning of each exit status.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from hermes_task.failures import ExitStatus
 
-WARNINGS: dict[str, str] = {
-    "partial_history": (
+
+class TaskStatus(StrEnum):
+    """A task's status: its value is the contract's word (JSON, piped output, `--status`), its
+    `label` and `style` (a rich style) what a terminal shows; `ends` says whether it ends the
+    task, `note` how (docs/commands.md's table is generated from these). The members' order
+    is the order statuses are counted and cycled in. A member's name is its value, so
+    `TaskStatus[word]` looks a word up (mypy reads `TaskStatus(word)` as `__new__`)."""
+
+    label: str
+    style: str
+    ends: bool
+    note: str
+
+    def __new__(cls, value: str, label: str, style: str, ends: bool, note: str = "") -> TaskStatus:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label, member.style, member.ends, member.note = label, style, ends, note
+        return member
+
+    running = "running", "running", "cyan", False
+    completed = "completed", "✓ completed", "green", True
+    failed = "failed", "✗ failed", "red", True
+    error = "error", "✗ error", "red", True
+    interrupted = "interrupted", "⏸ interrupted", "yellow", True
+    cancelled = "cancelled", "⊘ cancelled", "yellow", True
+    timeout = "timeout", "⧗ timed out", "red", True
+    unknown = "unknown", "? unknown", "dim", False
+    ended_unreported = (
+        "ended_unreported",
+        "◌ ended, unreported",
+        "magenta",
+        True,
+        "the child is proven ended, no result reached the parent",
+    )
+
+
+class WarningCode(StrEnum):
+    """A warning's code (JSON), its `text` (what stderr says, before any detail) and `when` it
+    is raised (docs/identity.md's table is generated from these). `setup`: the warning is
+    about the setup rather than the task, so the same backend or machine says it on every run
+    and for every task (`--quiet` keeps it off stderr; `follow --parent` says it once per run,
+    not once per task); every other warning is about one task's history."""
+
+    text: str
+    when: str
+    setup: bool
+
+    def __new__(cls, value: str, text: str, when: str, setup: bool = False) -> WarningCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.text, member.when, member.setup = text, when, setup
+        return member
+
+    partial_history = (
+        "partial_history",
         "partial history: the newest verified segment ended by compression and no newer "
-        "segment is proven; final output may be missing"
-    ),
-    "partial_ancestors": "earlier task segments are not included",
-    "legacy_backend": ("legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP"),
-    "gap": "rows between the newest page and the rows already known are not loaded",
-    "bound_reached": "a proof or paging bound stopped the work early",
-    "foreign_rows": "rows naming a session outside the proven lineage were dropped",
-    "store_unavailable": (
+        "segment is proven; final output may be missing",
+        "the newest verified segment ended by compression and no newer segment is proven: "
+        "final output may be missing (`follow` pauses)",
+    )
+    partial_ancestors = (
+        "partial_ancestors",
+        "earlier task segments are not included",
+        "earlier segments exist that this window cannot include: a cold open of a later "
+        "segment (one parent metadata read proves it continues one; ancestors' messages are "
+        "not read; the detail says where to look), an earlier segment whose pages answer for "
+        "another session, or a read bound that stopped that check (the detail says not known)",
+    )
+    legacy_backend = (
+        "legacy_backend",
+        "legacy backend (hermes-agent 0.19.x): archived rows are not visible over HTTP",
+        "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not "
+        "visible; or it sends no pagination at all (0.18.x and older): every active row comes in one answer",
+        True,
+    )
+    gap = (
+        "gap",
+        "rows between the newest page and the rows already known are not loaded",
+        "a refreshed newest page shares no row with what was known: rows in between are not "
+        "loaded (`older` fills them)",
+    )
+    bound_reached = (
+        "bound_reached",
+        "a proof or paging bound stopped the work early",
+        "a proof or paging bound stopped the work early (32 nodes per proof walk, 100 detail "
+        "reads per read, paging bounds): what was proven is shown, and the partial state it "
+        "interrupted is said beside it",
+    )
+    foreign_rows = (
+        "foreign_rows",
+        "rows naming a session outside the proven lineage were dropped",
+        "a page carried rows whose `session_id` is not a segment of the proven lineage: they "
+        "are dropped, never shown (the detail gives the count)",
+    )
+    store_unavailable = (
+        "store_unavailable",
         "the local Hermes store was not used; child and newer-segment ids and held completions "
-        "were not looked up"
-    ),
-}
+        "were not looked up",
+        "a lookup in the local store was needed (a task's child, a newer segment, a completion "
+        "held for the parent) but the store was off, unreadable, or its ids unknown to the "
+        "dashboard: today's HTTP-only result",
+        True,
+    )
+
 
 # Why the store was not used (the detail of `store_unavailable`).
 STORE_REASONS: dict[str, str] = {
@@ -60,10 +152,7 @@ STORE_ADVICE: dict[str, str] = {
 }
 
 
-# Warnings about the setup rather than the task: the same backend or machine says them on
-# every run and for every task (`--quiet` keeps them off stderr; `follow --parent` says each
-# once per run, not once per task). Every other warning is about one task's history.
-SETUP_WARNINGS = frozenset({"legacy_backend", "store_unavailable"})
+SETUP_WARNINGS = frozenset(code for code in WarningCode if code.setup)
 
 
 def store_reason(reason: str, path: str | None = None) -> str:
@@ -76,22 +165,10 @@ def store_reason(reason: str, path: str | None = None) -> str:
 
 def store_warning(reason: str, path: str | None = None) -> str:
     """The `store_unavailable` text: why the store was not used, then what to do."""
-    text = f"{WARNINGS['store_unavailable']} ({store_reason(reason, path)})"
+    text = f"{WarningCode.store_unavailable.text} ({store_reason(reason, path)})"
     advice = STORE_ADVICE.get(reason)
     return f"{text}: {advice}" if advice else text
 
-
-STATUS_LABELS: dict[str, str] = {
-    "running": "running",
-    "completed": "✓ completed",
-    "failed": "✗ failed",
-    "error": "✗ error",
-    "interrupted": "⏸ interrupted",
-    "cancelled": "⊘ cancelled",
-    "timeout": "⧗ timed out",
-    "unknown": "? unknown",
-    "ended_unreported": "◌ ended, unreported",
-}
 
 UNAVAILABLE: dict[str, str] = {
     "no_durable_child_reference": (
@@ -203,43 +280,6 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.TERMINATED: "interrupted (SIGTERM)",
 }
 
-# When each warning is raised (docs/identity.md "Warnings"; the stderr text is WARNINGS).
-WARNING_WHEN: dict[str, str] = {
-    "partial_history": (
-        "the newest verified segment ended by compression and no newer segment is proven: "
-        "final output may be missing (`follow` pauses)"
-    ),
-    "partial_ancestors": (
-        "earlier segments exist that this window cannot include: a cold open of a later "
-        "segment (one parent metadata read proves it continues one; ancestors' messages are "
-        "not read; the detail says where to look), an earlier segment whose pages answer for "
-        "another session, or a read bound that stopped that check (the detail says not known)"
-    ),
-    "legacy_backend": (
-        "the backend ignores `order`/`include_compacted` (hermes-agent 0.19.x): archived rows are not "
-        "visible; or it sends no pagination at all (0.18.x and older): every active row comes in one answer"
-    ),
-    "gap": (
-        "a refreshed newest page shares no row with what was known: rows in between are not "
-        "loaded (`older` fills them)"
-    ),
-    "bound_reached": (
-        "a proof or paging bound stopped the work early (32 nodes per proof walk, 100 detail "
-        "reads per read, paging bounds): what was proven is shown, and the partial state it "
-        "interrupted is said beside it"
-    ),
-    "foreign_rows": (
-        "a page carried rows whose `session_id` is not a segment of the proven lineage: they "
-        "are dropped, never shown (the detail gives the count)"
-    ),
-    "store_unavailable": (
-        "a lookup in the local store was needed (a task's child, a newer segment, a completion "
-        "held for the parent) but the store was off, unreadable, or its ids unknown to the "
-        "dashboard: today's HTTP-only result"
-    ),
-}
-
-
 PRE_PAGINATION_WARNING = (
     "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
     "HTTP; every active row is read in one answer"
@@ -248,9 +288,4 @@ PRE_PAGINATION_WARNING = (
 
 def legacy_warning(*, paginated: bool) -> str:
     """The `legacy_backend` text: what the backend's messages route cannot do."""
-    return WARNINGS["legacy_backend"] if paginated else PRE_PAGINATION_WARNING
-
-
-def warning_message(code: str, detail: str = "") -> str:
-    base = WARNINGS[code]
-    return f"{base} ({detail})" if detail else base
+    return WarningCode.legacy_backend.text if paginated else PRE_PAGINATION_WARNING

@@ -15,16 +15,16 @@ unreported, 9 still running.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Final, Literal
+from typing import Literal
 
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry, TasksSummary, combine
+from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import ExitStatus
 
-FAILED = TERMINAL_STATUSES - {"completed"}
-UNREPORTED: Final = "ended_unreported"
+FAILED = TERMINAL_STATUSES - {TaskStatus.completed}
 
 Verdict = Literal["completed", "failed", "unreported", "running"]
 
@@ -65,7 +65,7 @@ def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
         return "failed"
     if every and all(t.status == "completed" for t in every):
         return "completed"
-    if every and all(t.terminal for t in every) and any(t.status == UNREPORTED for t in every):
+    if every and all(t.terminal for t in every) and TaskStatus.ended_unreported in {t.status for t in every}:
         return "unreported"
     return "running"
 
@@ -82,7 +82,7 @@ def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
 
 def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
     """The numbers of the tasks of the tree that ended unreported, in tree order."""
-    return [t.number or "?" for t in flatten(tasks) if t.status == UNREPORTED]
+    return [t.number or "?" for t in flatten(tasks) if t.status == TaskStatus.ended_unreported]
 
 
 def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_task.core.documents import WarningItem
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.documents import warning
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import MessagesPage
 from hermes_task.failures import Code, HermesError
@@ -44,6 +44,6 @@ def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> S
         result = merge_latest(window, page.messages, exhausted=(page.pagination.offset or 0) == 0)
         window = result.window
         if result.gap:
-            warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+            warnings.append(warning(WarningCode.gap))
     reader.window = window
     return Snapshot(new_keys=tuple(window.keys), warnings=warnings, failure=snap.failure)

@@ -39,9 +39,9 @@ from collections.abc import Callable, Sequence
 
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskInfo, WarningItem
+from hermes_task.core.documents import Row, TaskInfo, WarningItem, warning
 from hermes_task.core.projection import project
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import RowKey
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import ExitStatus, HermesError
@@ -151,7 +151,7 @@ class Follower(PollLoop):
         if connected:
             self.gap = False
         elif self.gap:
-            warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+            warnings.append(warning(WarningCode.gap))
         self._publish(warnings)
         self.gap = False
         return snap

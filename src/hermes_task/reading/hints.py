@@ -28,7 +28,7 @@ from msgspec.structs import replace
 
 from hermes_task.core import lineage
 from hermes_task.core.delegations import LedgerRecord, number_order
-from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.documents import TaskEntry, WarningItem, warning
 from hermes_task.core.lineage import (
     AMBIGUOUS,
     Spawn,
@@ -42,7 +42,7 @@ from hermes_task.core.lineage import (
     spawn_times,
 )
 from hermes_task.core.sanitize import clean_line, is_valid_id
-from hermes_task.core.ui_strings import RECOVER, store_warning, warning_message
+from hermes_task.core.ui_strings import RECOVER, WarningCode, store_warning
 from hermes_task.core.wire import SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, StoreAPI
@@ -96,7 +96,9 @@ class StoreHints:
             self.failed = self.failed or reason != "foreign"
         if self.warning is None:
             self.reason = reason
-            self.warning = WarningItem(code="store_unavailable", message=store_warning(reason, self.path))
+            self.warning = WarningItem(
+                code=WarningCode.store_unavailable, message=store_warning(reason, self.path)
+            )
 
     def _call(self, lookup: Callable[[StoreAPI], T]) -> T | None:
         with self._lock:
@@ -165,7 +167,7 @@ class StoreHints:
         if self.left_out:
             tasks = ", ".join(sorted(self.left_out, key=number_order))
             detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
-            out.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+            out.append(warning(WarningCode.bound_reached, detail))
         return out
 
     def close(self) -> None:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from hermes_task.core.documents import WarningItem
+from hermes_task.core.documents import WarningItem, warning
 from hermes_task.core.projection import counts_as_text, project
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, RowKey, Window
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ class _Run:
                 break
         window = self.reader.window
         if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
-            out.warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+            out.warnings.append(warning(WarningCode.gap))
         if out.stop == "page_bound":
             detail = (
                 f"{out.pages} older pages read"
@@ -169,9 +169,7 @@ class _Run:
             detail = "an older page brought no new row"
         else:
             return out
-        out.warnings.append(
-            WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))
-        )
+        out.warnings.append(warning(WarningCode.bound_reached, detail))
         return out
 
 

@@ -17,7 +17,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hermes_task.core import lineage
-from hermes_task.core.documents import ParentEntry, WarningItem, first_words
+from hermes_task.core.documents import (
+    ParentEntry,
+    WarningItem,
+    first_words,
+    warning,
+)
 from hermes_task.core.lineage import (
     StoreSession,
     StoreUnavailable,
@@ -25,7 +30,7 @@ from hermes_task.core.lineage import (
     propose_parents,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import STORE_ADVICE, store_reason, warning_message
+from hermes_task.core.ui_strings import STORE_ADVICE, WarningCode, store_reason
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -152,7 +157,7 @@ def find_parents(
     warnings: list[WarningItem] = []
     if len(rows) >= SCAN and len(entries) < limit:
         detail = f"only the newest {SCAN} sessions with a parent in the store were read"
-        warnings.append(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
+        warnings.append(warning(WarningCode.bound_reached, detail))
     return entries, warnings
 
 

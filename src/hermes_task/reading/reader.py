@@ -19,12 +19,12 @@ from hermes_task.core.documents import (
     TaskState,
     TranscriptDoc,
     Usage,
-    WarningCode,
     WarningItem,
     lineage_usage,
+    warning,
 )
 from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
-from hermes_task.core.ui_strings import legacy_warning, warning_message
+from hermes_task.core.ui_strings import WarningCode, legacy_warning
 from hermes_task.core.window import MergeResult, advance, merge_anchored, merge_latest, older_request
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
 from hermes_task.reading.api import DashboardAPI
@@ -113,7 +113,7 @@ class TaskReader(TipPages):
             self.window = result.window
             snap.new_keys += result.new_keys
             if result.gap:
-                snap.warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+                snap.warnings.append(warning(WarningCode.gap))
             fresh = reader.fresh(tip.id)
             self.tip = fresh
             if tip.id == self.anchor_id:
@@ -241,21 +241,18 @@ class TaskReader(TipPages):
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
         out: list[WarningItem] = []
 
-        def add(code: WarningCode, detail: str = "") -> None:
-            out.append(WarningItem(code=code, message=warning_message(code, detail)))
-
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
-            out.append(WarningItem(code="legacy_backend", message=text))
+            out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
         if tip.end_reason == "compression":
-            add("partial_history")
+            out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
             self.continues_parent = self.anchor_continues(reader, self.anchor)
         if self.bound_hit:
-            add("bound_reached")
+            out.append(warning(WarningCode.bound_reached))
         if self.store is not None:
             out += self.store.warnings()
         return out

@@ -33,10 +33,10 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import recover
-from hermes_task.core.documents import Missing, TaskEntry, Usage, WarningItem, combine, with_missing
+from hermes_task.core.documents import Missing, TaskEntry, Usage, WarningItem, combine, warning, with_missing
 from hermes_task.core.lineage import held
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, warning_message
+from hermes_task.core.ui_strings import RECOVER, WarningCode
 from hermes_task.core.wire import MAX_LIMIT, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -65,7 +65,7 @@ class Conversation(Struct, frozen=True):
 
 
 def _bound(detail: str) -> WarningItem:
-    return WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))
+    return warning(WarningCode.bound_reached, detail)
 
 
 def read_conversation(
@@ -108,7 +108,7 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
     unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
     if unread and all(w.code != "partial_ancestors" for w in warnings):
         # an earlier segment of this conversation none of whose rows its pages carry
-        warnings.append(WarningItem(code="partial_ancestors", message=warning_message("partial_ancestors")))
+        warnings.append(warning(WarningCode.partial_ancestors))
     if window.has_older:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
         warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(reader.anchor_id))))

@@ -14,11 +14,11 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from hermes_task.core.documents import Coverage, Row, SegmentInfo, WarningCode, WarningItem
+from hermes_task.core.documents import Coverage, Row, SegmentInfo, WarningItem, warning
 from hermes_task.core.lineage import Cursor, View
 from hermes_task.core.projection import project, states_goal
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import warning_message
+from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.wire import MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -81,15 +81,14 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
     A tip segment that cannot be read (`blocked` at the tip) is not about ancestors."""
     out: list[WarningItem] = []
 
-    def add(code: WarningCode, detail: str = "") -> None:
-        out.append(WarningItem(code=code, message=warning_message(code, detail)))
-
     if cold_open is not False:
-        add("partial_ancestors", ANCESTORS["cold_open" if cold_open else "unknown"])
+        out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
     elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
-        add("partial_ancestors", ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
+        out.append(
+            warning(WarningCode.partial_ancestors, ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
+        )
     if view.foreign:
-        add("foreign_rows", f"{view.foreign} row{'s' if view.foreign != 1 else ''}")
+        out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out
 
 
@@ -104,7 +103,7 @@ def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[Wa
     kept = [w for w in reported if w.code != "partial_history"]
     if partial:
         at = 1 if kept and kept[0].code == "legacy_backend" else 0
-        kept.insert(at, WarningItem(code="partial_history", message=warning_message("partial_history")))
+        kept.insert(at, warning(WarningCode.partial_history))
     return kept
 
 

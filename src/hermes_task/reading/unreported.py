@@ -50,9 +50,8 @@ from hermes_task.core.delegations import (
     number_order,
     propose,
 )
-from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ui_strings import RECOVER, warning_message
-from hermes_task.core.verdict import UNREPORTED
+from hermes_task.core.documents import TaskEntry, WarningItem, warning
+from hermes_task.core.ui_strings import RECOVER, TaskStatus, WarningCode
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -118,7 +117,7 @@ class Unreported:
         first = [t for t in closed if self._child(t).state is None]
         self._check(opened + first + [t for t in closed if t not in first])
         out = [self._settled(t) for t in self.base]
-        now = {t.number or "" for t in out if t.status == UNREPORTED}
+        now = {t.number or "" for t in out if t.status == TaskStatus.ended_unreported}
         self.fresh_ends = bool(now - self.ended)
         self.ended = now
         if self.warn is not None and self.unproven and not self.warned:
@@ -143,7 +142,7 @@ class Unreported:
             return []
         tasks = ", ".join(sorted(self.unproven, key=number_order))
         detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=tasks)
-        return [WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))]
+        return [warning(WarningCode.bound_reached, detail)]
 
     def _admit(self, task: TaskEntry) -> bool:
         """May this terminal task's child be proven for its usage (`MAX_USAGE_CHILDREN`)?"""
@@ -226,7 +225,7 @@ class Unreported:
             self.locked = True
             return replace(task, child_state="ended")
         if proposal is None:
-            return replace(task, status=UNREPORTED, terminal=True, child_state="ended")
+            return replace(task, status=TaskStatus.ended_unreported, terminal=True, child_state="ended")
         filled = {
             name: getattr(proposal.result, name) if getattr(task, name) is None else getattr(task, name)
             for name in RESULT_FIELDS

@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from hermes_task.core.delegations import recover
-from hermes_task.core.documents import TaskEntry, WarningItem
-from hermes_task.core.ui_strings import RETRYING, warning_message
+from hermes_task.core.documents import TaskEntry, WarningItem, warning
+from hermes_task.core.ui_strings import RETRYING, WarningCode
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
@@ -177,7 +177,7 @@ class Watcher(PollLoop):
                 raise snap.failure
             warnings = [w for w in snap.warnings if w.code != "gap"]
             if not self._fill(known, warnings):
-                warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+                warnings.append(warning(WarningCode.gap))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self._publish_warnings(warnings)
         if not fresh and self.built and not any(e.unavailable_reason in RETRYING for e in self.entries):

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.ui_strings import UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.cells import width_of
@@ -65,7 +65,7 @@ class TextFamily(Notes):
         if self.statuses.get(key) != entry.status or (child and self.children.get(key) != child):
             self.statuses[key] = entry.status
             line = self._prefix(entry)
-            line.append(STATUS_LABELS.get(entry.status, entry.status))
+            line.append(entry.status.label)
             if child and self.children.get(key) != child:  # the session to open: said once, whole
                 self.children[key] = child
                 line.append(f" · child {clean_line(child)}")

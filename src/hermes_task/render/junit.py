@@ -34,7 +34,6 @@ from typing import Literal
 
 from msgspec import Struct
 
-from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.taskread import ChildRead, Unread
@@ -80,7 +79,7 @@ def kind_of(entry: TaskEntry) -> Kind:
     """pass (completed), failure (any other end, `ended_unreported` too), error (not ended)."""
     if entry.status == "completed":
         return "pass"
-    if entry.status in TERMINAL_STATUSES or entry.status == "ended_unreported":
+    if entry.status.ends:
         return "failure"
     return "error"
 

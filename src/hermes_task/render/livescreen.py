@@ -40,12 +40,11 @@ from textual.widgets import DataTable, Footer, Input, RichLog, Static
 from hermes_task.core.documents import ParentEntry, Row, TaskEntry, TasksDoc, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEvent, TaskEvent, WarningEvent
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import FAILED, exit_status, summarize, verdict
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.render.plain import duration_text, gap_text, result_line, summary_line
 from hermes_task.render.rows import View, row_view, when
-from hermes_task.render.terminal import STATUS_STYLES
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonEvents
 
@@ -58,13 +57,11 @@ GOAL_SHOWN = 300  # the selected task's goal, above its pane
 # both sides; the scroll bar
 WIDTHS = {"#": 5, "status": 14, "time": 6, "child session": CHILD_WIDTH}
 FIXED = sum(WIDTHS.values()) + 2 * 5 + 2
-STATUS_CYCLE = ("running", "completed", "failed", "error", "interrupted", "cancelled", "timeout",
-                "unknown", "ended_unreported")  # fmt: skip
 
 # the table's labels that would not fit its status column (the pane says them in full)
 SHORT_LABELS = {
-    STATUS_LABELS["ended_unreported"]: "◌ unreported",
-    STATUS_LABELS["completed"] + " (store)": "✓ completed*",
+    TaskStatus.ended_unreported.label: "◌ unreported",
+    TaskStatus.completed.label + " (store)": "✓ completed*",
 }
 
 SIGNALS = {signal.SIGTERM: int(ExitStatus.TERMINATED), signal.SIGHUP: int(ExitStatus.HANGUP)}
@@ -157,7 +154,7 @@ def cut(text: str, room: int) -> str:
 
 def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
     """A task's row of the table, every cell sanitised plain text."""
-    label = STATUS_LABELS.get(entry.status, clean_line(entry.status))
+    label = entry.status.label
     if entry.result_source == "store":
         label += " (store)"
     label = cut(SHORT_LABELS.get(label, label), WIDTHS["status"])
@@ -165,7 +162,7 @@ def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
     child = clean_line(entry.child_session_id) if entry.child_session_id else "-"
     return [
         Text(clean_line(key_of(entry))),
-        Text(label, style=STATUS_STYLES.get(entry.status, "")),
+        Text(label, style=entry.status.style),
         Text(duration_text(entry.duration_seconds) or "-"),
         Text(cut(goal, goal_room)),
         Text(child, no_wrap=True),
@@ -665,10 +662,7 @@ class TaskScreenApp(App[int]):
         """The pane's fixed lines: the task, its child id whole, its status and outcome."""
         title = Text(clean_line(entry.child_session_id or "no child session"), style="bold")
         title.append(f"\ntask {clean_line(key)} · ")
-        state = Text(
-            STATUS_LABELS.get(entry.status, clean_line(entry.status)),
-            style=STATUS_STYLES.get(entry.status, ""),
-        )
+        state = Text(entry.status.label, style=entry.status.style)
         outcome = result_line(entry, None) if entry.terminal else ""
         if outcome:
             state.append(f" · {outcome}")
@@ -731,7 +725,7 @@ class TaskScreenApp(App[int]):
         self.notify("only the tasks that went wrong" if self.only_wrong else "every task", timeout=2)
 
     def action_cycle_status(self) -> None:
-        present = [s for s in STATUS_CYCLE if any(e.status == s for e in self.tasks.values())]
+        present = [s for s in TaskStatus if any(e.status == s for e in self.tasks.values())]
         cycle: list[str | None] = [None, *present]
         at = cycle.index(self.status_filter) if self.status_filter in cycle else 0
         self.status_filter = cycle[(at + 1) % len(cycle)]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
+from hermes_task.core.ui_strings import RECOVER
 from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
 from hermes_task.render import usagetext
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
@@ -56,7 +56,7 @@ def usage_text(entry: TaskEntry) -> str:
 
 def status_text(entry: TaskEntry) -> str:
     mark = STORE_MARK if entry.result_source == "store" else ""
-    return STATUS_LABELS.get(entry.status, entry.status) + mark
+    return entry.status.label + mark
 
 
 def task_table(tasks: Sequence[TaskEntry]) -> str:

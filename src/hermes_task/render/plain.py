@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
+from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
 from hermes_task.render import usagetext
@@ -99,7 +99,7 @@ def summary_line(doc: TasksDoc) -> str:
     line = RECOVER["summary"].format(
         tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
     )
-    line += " (" + ", ".join(f"{counts[s]} {s}" for s in STATUS_LABELS if counts[s]) + ")"
+    line += " (" + ", ".join(f"{counts[s]} {s}" for s in TaskStatus if counts[s]) + ")"
     if summary.usage is not None:
         line += " · usage " + usagetext.cell(summary.usage)
     return line

@@ -10,6 +10,8 @@ draft 2020-12. msgspec's output is completed here with what the documents promis
   a default);
 - every object with named properties is closed (`additionalProperties: false`): a new field
   is a new schema version or a documented extension that regenerates these files;
+- an enum (a `StrEnum`) is written where it is used, as a `Literal`'s values are, not in
+  `$defs`;
 - a nullable value's `anyOf` ends with `null` and descriptions are dedented, whatever
   msgspec's (or Python's) version wrote;
 - a document's root is its object itself, titled for the command (msgspec puts it in
@@ -82,6 +84,16 @@ def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
     return {**({"$defs": defs} if defs else {}), **root}
 
 
+def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
+    """Each enum (the `StrEnum`s of `core/ui_strings.py`, which msgspec puts in `$defs`)
+    written where it is used, as a `Literal`'s values are: no schema names a Python class."""
+    if isinstance(node, dict):
+        if node.get("$ref") in enums:
+            return {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
+        return {key: _inline_enums(value, enums) for key, value in node.items()}
+    return [_inline_enums(value, enums) for value in node] if isinstance(node, list) else node
+
+
 def description(name: str) -> str:
     """One line saying which command prints document `name`."""
     return _TARGETS[name][1]
@@ -90,7 +102,10 @@ def description(name: str) -> str:
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
     target, text = _TARGETS[name]
-    body = _inline_root(msgspec.json.schema(target))
+    body = msgspec.json.schema(target)
+    defs = body.get("$defs", {})
+    enums = {f"#/$defs/{key}": defs.pop(key)["enum"] for key in [k for k, d in defs.items() if "enum" in d]}
+    body = _inline_root(_inline_enums(body, enums))
     if "anyOf" in body and "discriminator" in body:  # the events: exactly one kind per line
         body = {("oneOf" if key == "anyOf" else key): value for key, value in body.items()}
     _complete(body)

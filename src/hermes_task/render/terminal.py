@@ -22,7 +22,7 @@ from rich.text import Text
 
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
+from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render import usagetext
 from hermes_task.render.plain import (
     RESULT_WIDTH,
@@ -37,17 +37,6 @@ from hermes_task.render.plain import (
 from hermes_task.render.table import Column, Row, Table
 from hermes_task.render.target import FALLBACK_WIDTH
 
-STATUS_STYLES = {
-    "completed": "green",
-    "failed": "red",
-    "error": "red",
-    "interrupted": "yellow",
-    "cancelled": "yellow",
-    "timeout": "red",
-    "running": "cyan",
-    "unknown": "dim",
-    "ended_unreported": "magenta",
-}
 STORE_MARK = " (store)"
 
 
@@ -172,7 +161,7 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
     """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
     its gap and its nested tasks, indented."""
     for entry in entries:
-        label = STATUS_LABELS.get(entry.status, entry.status)
+        label = entry.status.label
         mark = STORE_MARK if entry.result_source == "store" else ""
         goal = clean_line(entry.goal or "(no goal recorded)")
         if len(goal) > 100:
@@ -180,7 +169,7 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
         ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
         cells = [
             ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
-            (label + mark, STATUS_STYLES.get(entry.status, "")),
+            (label + mark, entry.status.style),
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
