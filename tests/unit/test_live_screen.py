@@ -20,8 +20,14 @@ LEGACY = "warning: legacy backend (hermes-agent 0.19.x): archived rows are not v
 
 
 def environment() -> dict[str, str]:
+    """The test's environment: this checkout's src/ first (not an installed copy), then the root
+    for tests.unit.pty_scenarios."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES", "NO_COLOR", "FORCE_COLOR"))}
-    return env | {"HERMES_DASHBOARD_TOKEN": "t", "XDG_CONFIG_HOME": "/nonexistent", "PYTHONPATH": str(ROOT)}
+    return env | {
+        "HERMES_DASHBOARD_TOKEN": "t",
+        "XDG_CONFIG_HOME": "/nonexistent",
+        "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
+    }
 
 
 def scenario(name: str, columns: int = 120) -> Screen:
