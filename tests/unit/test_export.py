@@ -36,8 +36,7 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.reading.traceread import TraceSource
+from hermes_task.reading.tasktree import ChildRead, TraceSource, Unread
 from hermes_task.render.jsontext import document
 from hermes_task.render.otlp import digest, nanos, trace
 from tests.support.cli_runner import CLI_ENV

@@ -11,8 +11,8 @@ from hermes_task.core.lineage_window import compose, cursor, earliest, shown_onc
 from hermes_task.core.merge import merge_latest
 from hermes_task.core.window import Window
 from hermes_task.core.wire import WireMessage
-from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, read_batches
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Lineage, X, Y, Z
 

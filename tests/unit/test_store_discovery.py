@@ -1,4 +1,4 @@
-"""reading/discovery.py with store candidates: proven like --tip, failures ignored with a
+"""reading/proof.py with store candidates: proven like --tip, failures ignored with a
 --debug reason, forks refused, nothing looked up while the newest segment did not compress."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from hermes_task.core.children import StoreSession
 from hermes_task.failures import Code
-from hermes_task.reading.details import DetailReader
+from hermes_task.reading.api import DetailReader
 from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Dashboard

@@ -21,8 +21,7 @@ from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.ids import check_id
 from hermes_task.core.rowfilter import RowFilter, filtered
 from hermes_task.failures import HermesError
-from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.snapshot import Snapshot
+from hermes_task.reading.reader import Snapshot, TaskReader
 
 # A command's own step after the fill: given the reader and the refresh's snapshot, the
 # snapshot whose warnings (and failure) the document carries, or None when the step wrote

@@ -21,10 +21,9 @@ from contextlib import suppress
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.failures import Code, ExitStatus, HermesError
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.api import DashboardAPI, SharedDetails
 from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.taskread import ChildRead, ChildReads, Unread
+from hermes_task.reading.tasktree import ChildRead, ChildReads, Unread
 
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
 # A task's child as read, or why not; given the task and its conversation.

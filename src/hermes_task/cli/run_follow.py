@@ -23,8 +23,7 @@ from hermes_task.core.ids import check_id
 from hermes_task.core.rowfilter import RowFilter
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follower import Follower
-from hermes_task.reading.polling import Outcome, PollConfig
+from hermes_task.reading.polling import Follower, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.render.plain_rows import rows_text
 from hermes_task.render.rows import Segments, View, plural

@@ -12,7 +12,7 @@ from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.delegators import ParentEntry, ParentsDoc
 from hermes_task.core.documents import WarningItem
-from hermes_task.reading.parentfinder import find_parents
+from hermes_task.reading.hints import find_parents
 from hermes_task.render.jsontext import document
 
 

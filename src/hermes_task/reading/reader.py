@@ -1,44 +1,62 @@
-"""One task, read cycle by cycle: proof, newest page, fresh detail.
+"""One task, read cycle by cycle (`TaskReader`: proof, newest page, fresh detail), and what a
+cycle shows: `Snapshot` and the transcript document's history parts.
 
-`TaskReader` owns the verified lineage, the window and the request generation of one task. Each `refresh()`
-proves pending candidates (`reading/discovery.py`: `--tip`, then hints and the store's continuations while
-the newest segment ended by compression), then reads the detail, the newest messages page and a fresh detail
-that notices a compression finished during the request. A messages answer for another session is used only
-once proven on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
+`TaskReader` owns the verified lineage, the window and the request generation of one task.
+Each `refresh()` proves pending candidates (`reading/proof.py`: `--tip`, then hints and the
+store's continuations while the newest segment ended by compression), then reads the detail,
+the newest messages page and a fresh detail that notices a compression finished during the
+request. A messages answer for another session is used only once proven on the same branch.
+Failures raise `HermesError`; what was verified before stays in `window`. A refresh made in
+the middle of an older read (a restart, a re-anchor) is never lost: its new rows, warnings and
+gap travel with the older read's result (`with_refreshes`).
+
+The history parts: rows come only from the composed history view (`core/lineage_window.py`),
+so every shown row belongs to a proven segment and a dropped foreign row is always counted in
+a `foreign_rows` warning; `coverage.at_start` is true only when the lineage's first row is
+held and the anchor continues no earlier segment; `partial_ancestors` stands whenever earlier
+segments exist that this window cannot include (a cold open of a later segment, a blocked
+segment) and is never dropped because some earlier row happens to be held.
+
+`read_around` (`show --around ROW_ID`, where the route exists): each around page starts at a
+user prompt of the canonical segment and says its absolute offset from the oldest row, so
+several windows are unioned in offset order: overlapping ones are aligned on shared
+identities, disjoint ones are kept apart with a `gap` warning, and no row is invented between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 
+from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
-from hermes_task.core.documents import Row, TaskInfo, TaskState, TranscriptDoc, WarningCode, WarningItem
+from hermes_task.core.documents import (
+    Coverage,
+    Row,
+    SegmentInfo,
+    TaskInfo,
+    TaskState,
+    TranscriptDoc,
+    WarningCode,
+    WarningItem,
+)
 from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.core.lineage import BoundReached
 from hermes_task.core.lineage_window import Cursor, View, compose, cursor
 from hermes_task.core.merge import merge_latest
+from hermes_task.core.projection import project, states_goal
+from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import legacy_warning, warning_message
 from hermes_task.core.usage import Usage, lineage_usage
-from hermes_task.core.window import MergeResult, advance
-from hermes_task.core.wire import SessionDetail
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
-from hermes_task.reading.earlier_segments import Earlier
-from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.snapshot import Snapshot, with_refreshes
-from hermes_task.reading.tippage import TipPages
-from hermes_task.reading.transcript import (
-    coverage,
-    goal_in,
-    history_warnings,
-    merge_warnings,
-    read_goal,
-    segments,
-    shown_rows,
-    state_warnings,
-)
+from hermes_task.core.window import MergeResult, Window, advance
+from hermes_task.core.wire import MessagesPage, SessionDetail
+from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
+from hermes_task.reading.hints import StoreHints, read_goal
+from hermes_task.reading.pages import Earlier, TipPages
 
 FILL_OLDER = 4
 
@@ -59,7 +77,7 @@ class TaskReader(TipPages):
     ) -> None:
         super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
-        self.shared = shared  # a one-shot run's details (reading/details.py): each read once
+        self.shared = shared  # a one-shot run's details (reading/api.py): each read once
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
@@ -80,7 +98,7 @@ class TaskReader(TipPages):
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
-                self.admit(anchor)  # e.g. a child that does not name its parent (reading/ownership.py)
+                self.admit(anchor)  # e.g. a child that does not name its parent (reading/hints.py)
             self.anchor = anchor
         try:
             return self._cycle(reader)
@@ -302,4 +320,155 @@ class TaskReader(TipPages):
         )
 
 
-__all__ = ["Snapshot", "TaskReader"]
+class Snapshot(Struct):
+    """The outcome of one cycle: new rows, warnings, and a failure to report after the
+    verified rows (a rejected or forked candidate)."""
+
+    new_keys: tuple[tuple[str, int], ...] = ()
+    warnings: list[WarningItem] = field(default_factory=list)
+    failure: HermesError | None = None
+
+
+def with_refreshes(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
+    """`result` carrying the new rows and warnings of refreshes made during an older read."""
+    new_keys, warnings, gap = dict.fromkeys(result.new_keys), list(result.warnings), result.gap
+    for snap in snaps:
+        if snap is not None:
+            new_keys.update(dict.fromkeys(snap.new_keys))
+            warnings += snap.warnings
+            gap = gap or any(w.code == "gap" for w in snap.warnings)
+    return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
+
+
+def shown_rows(view: View) -> list[Row]:
+    """Displayed rows in order (server-hidden rows omitted)."""
+    out: list[Row] = []
+    for key in view.keys:
+        row = project(view.messages[key])
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
+    """`cold_open` None: whether the anchor continues an earlier segment is not known (a
+    bound stopped the check), so the start is not claimed."""
+    return Coverage(
+        unique_rows=len(view.keys),
+        has_older=cur.kind in ("page", "first"),
+        at_start=cur.kind == "start" and cold_open is False,
+    )
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def segments(
+    path: Sequence[str], details: Mapping[str, SessionDetail], rows: Sequence[Row]
+) -> list[SegmentInfo]:
+    counts = Counter(row.session_id for row in rows)
+    out: list[SegmentInfo] = []
+    for sid in path:
+        detail = details.get(sid)
+        out.append(
+            SegmentInfo(
+                id=sid,
+                started_at=_seconds(detail.started_at) if detail else None,
+                ended_at=_seconds(detail.ended_at) if detail else None,
+                end_reason=detail.end_reason if detail else None,
+                rows_shown=counts[sid],
+            )
+        )
+    return out
+
+
+ANCESTORS: dict[str, str] = {
+    "cold_open": "this segment continues an earlier one; open the task's first segment to read them",
+    "unknown": "whether this segment continues an earlier one is not known: a read bound stopped the check",
+    "blocked": "the pages of segment {sid} answer for a newer segment, so its own rows cannot be read",
+}
+
+
+def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
+    """The warnings the history itself implies (added once to whatever a cycle reported).
+    `partial_ancestors` says why: a cold open of a later segment (and where to look), a
+    check a bound stopped, or an earlier segment whose pages answer for another session.
+    A tip segment that cannot be read (`blocked` at the tip) is not about ancestors."""
+    out: list[WarningItem] = []
+
+    def add(code: WarningCode, detail: str = "") -> None:
+        out.append(WarningItem(code=code, message=warning_message(code, detail)))
+
+    if cold_open is not False:
+        add("partial_ancestors", ANCESTORS["cold_open" if cold_open else "unknown"])
+    elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
+        add("partial_ancestors", ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
+    if view.foreign:
+        add("foreign_rows", f"{view.foreign} row{'s' if view.foreign != 1 else ''}")
+    return out
+
+
+HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
+
+
+def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
+    """The reported warnings with `partial_history` as the task stands now (`partial`: the
+    newest verified segment ended by compression): a refresh that proved a newer segment
+    after the warning was reported (a restart while paging) leaves no stale one, and one
+    still partial keeps it once, after `legacy_backend`."""
+    kept = [w for w in reported if w.code != "partial_history"]
+    if partial:
+        at = 1 if kept and kept[0].code == "legacy_backend" else 0
+        kept.insert(at, WarningItem(code="partial_history", message=warning_message("partial_history")))
+    return kept
+
+
+def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
+    """The reported warnings, with the history's own ones as they stand now (one per code)."""
+    kept = [w for w in reported if w.code not in HISTORY_CODES]
+    return [*kept, *history]
+
+
+def goal_in(view: View, root: str, cur: Cursor) -> str | None:
+    """The goal when the view holds the root's first row: the root's first user row."""
+    if cur.kind != "start":
+        return None
+    for key in view.keys:
+        if key[0] != root:
+            continue
+        row = project(view.messages[key])
+        if row is not None and states_goal(row):
+            return row.text
+    return None
+
+
+def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
+    """Replace the reader's window with the union of the windows around `row_ids`."""
+    canonical = reader.window.canonical
+    assert canonical is not None
+    pages: list[MessagesPage] = []
+    for row_id in dict.fromkeys(row_ids):
+        try:
+            page = reader.client.around(canonical, row_id)
+        except HermesError as exc:
+            if exc.code is Code.UNSUPPORTED:
+                reader.caps.around = False
+            raise
+        reader.caps.around = True
+        if page.session_id != canonical:
+            raise HermesError(Code.IDENTITY_MISMATCH, "around answered for another session")
+        first = page.messages[0] if page.messages else None
+        if first is None or first.id != row_id or first.session_id != canonical:
+            raise HermesError(Code.NOT_FOUND, f"row {row_id} is not a prompt of this task's segment")
+        pages.append(page)
+    pages.sort(key=lambda p: p.pagination.offset or 0)
+    window = Window(canonical=canonical, generation=reader.window.generation)
+    warnings = [w for w in snap.warnings if w.code != "gap"]
+    for page in pages:
+        result = merge_latest(window, page.messages, exhausted=(page.pagination.offset or 0) == 0)
+        window = result.window
+        if result.gap:
+            warnings.append(WarningItem(code="gap", message=warning_message("gap")))
+    reader.window = window
+    return Snapshot(new_keys=tuple(window.keys), warnings=warnings, failure=snap.failure)

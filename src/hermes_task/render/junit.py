@@ -37,7 +37,7 @@ from msgspec import Struct
 from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.reading.taskread import ChildRead, Unread
+from hermes_task.reading.tasktree import ChildRead, Unread
 from hermes_task.render import usagetext
 from hermes_task.render.plain import number_of
 from hermes_task.render.plain_rows import rows_text

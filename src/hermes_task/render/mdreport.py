@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
-from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
+from hermes_task.reading.tasktree import RUN_WIDE, ChildRead, Unread
 from hermes_task.render import usagetext
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
 from hermes_task.render.mdtext import cell, code, escaped, html_text, inline, paragraphs, table

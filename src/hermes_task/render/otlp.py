@@ -31,8 +31,7 @@ from msgspec import Struct, field
 from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, ToolCall, TranscriptDoc, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.usage import Usage
-from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.reading.traceread import TraceSource
+from hermes_task.reading.tasktree import ChildRead, TraceSource, Unread
 
 KIND_INTERNAL = 1  # SPAN_KIND_INTERNAL
 STATUS_UNSET, STATUS_ERROR = 0, 2  # STATUS_CODE_UNSET, STATUS_CODE_ERROR
