@@ -25,8 +25,6 @@ skipped or repeated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from msgspec import Struct, field
 from msgspec.structs import replace
 
@@ -38,7 +36,6 @@ from hermes_task.core.window import MergeResult, Window, advance
 from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, DetailReader
-from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.proof import LineageProof
 
 MAX_LEGACY_FORWARD_PAGES = 100
@@ -101,33 +98,25 @@ def newest_page(
 MAX_REDIRECTS = 4
 
 
-class TipPages(LineageProof):
-    """The proven lineage of one task, its window, and the newest page of its tip."""
+class TipPages:
+    """The pager of one task: its window, and the newest page of its proof's newest segment."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        anchor_id: str,
-        *,
-        tips: Sequence[str] = (),
-        hint: bool = True,
-        store: StoreHints | None = None,
-    ) -> None:
-        super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
+    def __init__(self, proof: LineageProof) -> None:
+        self.proof = proof
         self.window = Window()
         self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
 
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
-        newest = newest_page(self.client, tip, self.caps.oldest_first)
-        self.caps.learn(newest.page)
-        self.bound_hit = self.bound_hit or newest.bound_hit
+        newest = newest_page(self.proof.client, tip, self.proof.caps.oldest_first)
+        self.proof.caps.learn(newest.page)
+        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
         return newest
 
-    def _tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
+    def tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
         """The newest verified segment and its newest page, once the page agrees with every
         rule the proof assumed (`rule_holds`; a segment it refutes is withdrawn first)."""
         tip, newest = self._newest_of_path(reader)
-        while not self.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
+        while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
             tip, newest = self._newest_of_path(reader)
         return tip, newest
 
@@ -138,7 +127,7 @@ class TipPages(LineageProof):
         `BoundReached`); it is used as it is, but a legacy one (offset from the old segment's
         count) is read again. A redirect the proof cannot reach within its bounds ends the
         cycle with `BoundReached`: nothing of the answer is used."""
-        tip = reader(self.path[-1])
+        tip = reader(self.proof.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)
         newest = self._newest_page(tip)
@@ -147,11 +136,11 @@ class TipPages(LineageProof):
             if sid == tip.id:
                 return tip, newest
             self.redirects[tip.id] = sid
-            self.adopt_redirect(reader, sid)
-            fork = self._settle(reader)
+            self.proof.adopt_redirect(reader, sid)
+            fork = self.proof.settle(reader)
             if fork is not None:
                 raise fork
-            tip = reader(self.path[-1])
+            tip = reader(self.proof.path[-1])
             self.window = advance(self.window, tip.id)
             if newest.legacy or tip.id != sid:
                 newest = self._newest_page(tip)

@@ -13,7 +13,7 @@ Candidates come from `--tip` (explicit: a failure is reported), the dashboard's
 `/latest-descendant` hint and the local store's compression continuations (proposals: a
 failure is ignored, the store's named with its reason on `--debug`). Forks are never resolved
 by recency: every source is asked about every segment of the path that ended by compression
-(`_settle`), and two proven continuations of one segment are `fork_ambiguous`. A segment is
+(`settle`), and two proven continuations of one segment are `fork_ambiguous`. A segment is
 asked once it has a proven successor (`settled`); the newest one is asked again on every
 refresh while it stays compressed with nothing newer proven. The store's candidates are
 bounded (`MAX_STORE_CANDIDATES` per refresh).
@@ -60,10 +60,13 @@ from hermes_task.reading.api import DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, owned_by
 
 Source = Literal["tip_option", "latest_descendant", "store"]
+MAX_HINT_PATH = 8
+MAX_STORE_CANDIDATES = 100
 
 
-class ProvenPath:
-    """The proven lineage of one task and its queue of untrusted candidates."""
+class LineageProof:
+    """The proven lineage of one task, its queue of untrusted candidates, and every source of
+    candidates asked about it."""
 
     def __init__(
         self,
@@ -92,7 +95,7 @@ class ProvenPath:
         self._assuming: list[str] = []
         self.withdrawn: HermesError | None = None  # a --tip withdrawn by `rule_holds`
 
-    def _oldest_first(self) -> bool:
+    def oldest_first(self) -> bool:
         """Do the backend's offsets count from the oldest row (`order` not honoured)?"""
         if self.caps.order is None:
             probe = self.client.messages(self.anchor_id, offset=0, limit=1)
@@ -283,15 +286,7 @@ class ProvenPath:
         self.notes.update(proof.notes)
         self.assumed.update(assuming)
 
-
-MAX_HINT_PATH = 8
-MAX_STORE_CANDIDATES = 100
-
-
-class LineageProof(ProvenPath):
-    """The proven lineage of one task, and every source of candidates asked about it."""
-
-    def _discover(self, reader: DetailReader) -> HermesError | None:
+    def discover(self, reader: DetailReader) -> HermesError | None:
         failure: HermesError | None = None
         waiting: list[str] = []
         while self.pending:
@@ -306,9 +301,9 @@ class LineageProof(ProvenPath):
                 self.pending[:0] = waiting
                 return failure
         self.pending[:0] = waiting
-        return self._settle(reader) or failure
+        return self.settle(reader) or failure
 
-    def _settle(self, reader: DetailReader) -> HermesError | None:
+    def settle(self, reader: DetailReader) -> HermesError | None:
         """Ask the hint and the store about each segment of the path that ended by
         compression and is not settled yet, oldest first: a proposal that extends the path
         is adopted, one that proves on another branch is a fork."""
@@ -442,7 +437,7 @@ class ChildProof(LineageProof):
                 self.owned = owned_by(reader(self.anchor_id), segments)
             if not self.owned:
                 return None
-            fork = self._discover(reader) is not None  # two proven continuations: no tip to read
+            fork = self.discover(reader) is not None  # two proven continuations: no tip to read
             state = "unknown" if fork else state_of(reader(self.path[-1]))
         except BoundReached:
             state = "unknown"

@@ -33,7 +33,9 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.anchors import merge_anchored, older_request
+from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.documents import (
+    Candidate,
     Coverage,
     Row,
     SegmentInfo,
@@ -57,12 +59,14 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, read_goal
 from hermes_task.reading.pages import Earlier, TipPages
+from hermes_task.reading.proof import LineageProof
 
 FILL_OLDER = 4
 
 
-class TaskReader(TipPages):
-    """The read-only controller of one task, anchored at its first durable reference."""
+class TaskReader:
+    """The read-only controller of one task, anchored at its first durable reference: it has
+    a lineage proof (`proof`) and a pager (`pager`, the window and the tip's newest page)."""
 
     def __init__(
         self,
@@ -75,7 +79,10 @@ class TaskReader(TipPages):
         admit: Callable[[SessionDetail], None] | None = None,
         shared: SharedDetails | None = None,
     ) -> None:
-        super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
+        self.client = client
+        self.anchor_id = anchor_id
+        self.proof = LineageProof(client, anchor_id, tips=tips, hint=hint, store=store)
+        self.pager = TipPages(self.proof)
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
         self.shared = shared  # a one-shot run's details (reading/api.py): each read once
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
@@ -86,6 +93,31 @@ class TaskReader(TipPages):
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
+
+    # What the proof and the pager hold, read as the reader's own.
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.proof.path
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.proof.caps
+
+    @property
+    def candidate(self) -> Candidate:
+        return self.proof.candidate
+
+    @property
+    def redirects(self) -> dict[str, str]:
+        return self.pager.redirects
+
+    @property
+    def window(self) -> Window:
+        return self.pager.window
+
+    @window.setter
+    def window(self, window: Window) -> None:
+        self.pager.window = window
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle; the window gains the newest page of the newest verified segment. A
@@ -103,26 +135,26 @@ class TaskReader(TipPages):
         try:
             return self._cycle(reader)
         except BoundReached:
-            self.bound_hit = True
+            self.proof.bound_hit = True
             newest = self.path[-1]
             if self.tip is None or self.tip.id != newest:
                 self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
             self.details.update(reader.cache)
             warnings = self._warnings(reader)
             history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
-            failure, self.withdrawn = self.withdrawn, None
+            failure, self.proof.withdrawn = self.proof.withdrawn, None
             return Snapshot(warnings=warnings + history, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
         for attempt in range(2):
             try:
-                snap.failure = self._discover(reader) or snap.failure
+                snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
-                self.bound_hit = True
-            tip, newest = self._tip_page(reader)
+                self.proof.bound_hit = True
+            tip, newest = self.pager.tip_page(reader)
             self.basis = tip
-            snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
+            snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
@@ -226,8 +258,8 @@ class TaskReader(TipPages):
             return None
         if cur.kind == "first":
             detail = self._detail(cur.sid)
-            return self.earlier.first(self.client, detail, legacy=self._oldest_first(), limit=limit)
-        return self.earlier.older(self.client, cur.sid, legacy=self._oldest_first(), limit=limit)
+            return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
+        return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
         """Fill the newest page up to `rows` shown rows from the previous proven segments:
@@ -248,7 +280,7 @@ class TaskReader(TipPages):
         if self.goal is None and not self.continues_parent:
             self.goal = goal_in(self.view(), self.path[0], self.cursor())
             if self.goal is None:
-                oldest = self.oldest if self.path[0] == self.anchor_id else None
+                oldest = self.proof.oldest if self.path[0] == self.anchor_id else None
                 self.goal = read_goal(self.client, self.path[0], oldest)
         return self.goal
 
@@ -267,11 +299,11 @@ class TaskReader(TipPages):
         if tip.end_reason == "compression":
             add("partial_history")
         if self.continues_parent is None:
-            self.continues_parent = self.anchor_continues(reader, self.anchor)
-        if self.bound_hit:
+            self.continues_parent = self.proof.anchor_continues(reader, self.anchor)
+        if self.proof.bound_hit:
             add("bound_reached")
-        if self.store is not None:
-            out += self.store.warnings()
+        if self.proof.store is not None:
+            out += self.proof.store.warnings()
         return out
 
     def state(self) -> TaskState:
@@ -305,7 +337,7 @@ class TaskReader(TipPages):
                 source=self.anchor.source,
                 state=self.state(),
                 end_reason=tip.end_reason,
-                notes=sorted(self.notes),
+                notes=sorted(self.proof.notes),
                 goal=self.goal,
                 segments=segments(self.path, self.details, rows),
                 usage=self.usage(),
