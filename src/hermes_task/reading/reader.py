@@ -352,6 +352,45 @@ class TaskReader:
         )
 
 
+# Warnings that say a transcript was not read whole, in the order a shortfall names them.
+INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
+
+
+class Transcript(Struct, frozen=True, kw_only=True):
+    """What reading one task's transcript came to (reading raises nothing it knows, Ctrl-C
+    aside): the rows verified (also those verified before a failure), the document (None when
+    a failure stopped the read before one), the failure to report after the rows, and the
+    proven segments (the anchor first)."""
+
+    rows: list[Row] = field(default_factory=list)
+    doc: TranscriptDoc | None = None
+    failure: HermesError | None = None
+    segments: tuple[str, ...] = ()
+
+    @property
+    def child_id(self) -> str:
+        return self.segments[0]
+
+    @property
+    def warnings(self) -> list[WarningItem]:
+        return self.doc.warnings if self.doc is not None else []
+
+    @property
+    def has_older(self) -> bool:
+        return self.doc is None or self.doc.coverage.has_older
+
+    def shortfall(self) -> tuple[str, str] | None:
+        """(code, message) of why fewer rows were read than asked for: the failure, else the
+        first warning that says rows were not read; None when nothing fell short."""
+        if self.failure is not None:
+            return self.failure.code.value, self.failure.message
+        for code in INCOMPLETE:
+            for item in self.warnings:
+                if item.code == code:
+                    return item.code, item.message
+        return None
+
+
 class Snapshot(Struct):
     """The outcome of one cycle: new rows, warnings, and a failure to report after the
     verified rows (a rejected or forked candidate)."""

@@ -32,8 +32,8 @@ from hermes_task.core.row_search import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children
+from hermes_task.reading.reader import INCOMPLETE
 from hermes_task.reading.tasktree import (
-    INCOMPLETE,
     MAX_READS,
     RUN_WIDE,
     build,

@@ -53,7 +53,7 @@ hint and the store (a rotated child is followed into its newer segments), gated 
 ownership proof, then older pages back to the start of its first proven segment as `older
 --all` reads them (or `pages - 1` of them). `ChildReads` reads the children of a run, each
 once, at most `max_reads`; a task without a known child, or past the bound, is `Unread`.
-Invariant: a read's failure never escapes (Ctrl-C does): it is carried in its `ChildRead`
+Invariant: a read's failure never escapes (Ctrl-C does): it is carried in its `Transcript`
 with the rows verified before it. `read_trace` (`export`) is `recover`'s tasks plus the
 parent's transcript and each child read so; `render/otlp.py` maps it to spans.
 """
@@ -72,7 +72,7 @@ from hermes_task.core.delegations import (
     number_order,
     recover,
 )
-from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc, WarningItem
+from hermes_task.core.documents import TaskEntry, TasksDoc, TranscriptDoc, WarningItem
 from hermes_task.core.ledger import LedgerRecord, Proposal, propose
 from hermes_task.core.limits import MAX_LIMIT
 from hermes_task.core.lineage_window import held
@@ -86,7 +86,7 @@ from hermes_task.reading.api import DashboardAPI, SharedDetails, gather
 from hermes_task.reading.hints import StoreHints, admit, find_children, owned_by
 from hermes_task.reading.polling import FINAL_RETRIES
 from hermes_task.reading.proof import ChildProof, ChildState
-from hermes_task.reading.reader import TaskReader, history_warnings, merge_warnings
+from hermes_task.reading.reader import TaskReader, Transcript, history_warnings, merge_warnings
 from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 
 MAX_DEPTH = 8
@@ -327,38 +327,11 @@ def build(
     return tasks, walk.warnings
 
 
-# Warnings that say a transcript was not read whole, in the order a shortfall names them.
-INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 # Warnings about the backend or the machine, not one child: said once for a run.
 RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
 # Whole transcripts read for one search or report (the task tree's own bound, tasktree's
 # MAX_CONVERSATIONS, counts reads of delegating conversations, which are smaller).
 MAX_READS = 100
-
-
-class ChildRead(Struct, frozen=True):
-    """One child as read: its proven rows in order (also those verified before a failure),
-    its document (None when a failure stopped the read before one), the warnings of the read,
-    the failure, the proven segments and whether older rows remain unread."""
-
-    child_id: str
-    rows: list[Row]
-    doc: TranscriptDoc | None
-    failure: HermesError | None
-    segments: tuple[str, ...]
-    has_older: bool
-    warnings: list[WarningItem] = field(default_factory=list)
-
-    def shortfall(self) -> tuple[str, str] | None:
-        """(code, message) of why fewer rows were read than asked for: the failure, else the
-        first warning that says rows were not read; None when nothing fell short."""
-        if self.failure is not None:
-            return self.failure.code.value, self.failure.message
-        for code in INCOMPLETE:
-            for item in self.warnings:
-                if item.code == code:
-                    return item.code, item.message
-        return None
 
 
 class Unread(Struct, frozen=True):
@@ -376,7 +349,7 @@ def read_child(
     *,
     pages: int | None = None,
     shared: SharedDetails | None = None,
-) -> ChildRead:
+) -> Transcript:
     """Read `child_id`, a delegated child of one of `parents` (module docstring); `shared`: the
     run's details (a detail the run read already is not read again)."""
     detail = shared or client.detail
@@ -389,11 +362,9 @@ def read_child(
             batches = None if pages is None else pages - 1
             paging = read_batches(reader, Plan(batches=batches, limit=MAX_LIMIT)).warnings
     except HermesError as exc:  # this child only (Ctrl-C is KeyboardInterrupt: it ends the run)
-        return ChildRead(child_id, reader.rows(), None, exc, tuple(reader.path), True)
+        return Transcript(rows=reader.rows(), failure=exc, segments=tuple(reader.path))
     doc = reader.document(combine_warnings(snap.warnings, paging))
-    return ChildRead(
-        child_id, doc.rows, doc, snap.failure, tuple(reader.path), doc.coverage.has_older, doc.warnings
-    )
+    return Transcript(rows=doc.rows, doc=doc, failure=snap.failure, segments=tuple(reader.path))
 
 
 def unread(task: TaskEntry) -> Unread | None:
@@ -424,9 +395,9 @@ class ChildReads:
         self.pages = pages
         self.max_reads = max_reads
         self.bound = bound
-        self.done: dict[str, ChildRead] = {}
+        self.done: dict[str, Transcript] = {}
 
-    def read(self, task: TaskEntry, parents: frozenset[str]) -> ChildRead | Unread:
+    def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
         """`task`'s child read (once), or why it was not."""
         missing = unread(task)
         if missing is not None:
@@ -702,7 +673,7 @@ class TraceSource(Struct, frozen=True, kw_only=True):
 
     tasks: TasksDoc
     parent: TranscriptDoc
-    children: dict[str, ChildRead | Unread]
+    children: dict[str, Transcript | Unread]
 
 
 def read_trace(
@@ -720,7 +691,7 @@ def read_trace(
     )
     assert got.transcript is not None  # asked for: the parent's read always documents it
     reads = ChildReads(client, hints, pages=None, bound=RECOVER["report_bound"], shared=shared)
-    children: dict[str, ChildRead | Unread] = {}
+    children: dict[str, Transcript | Unread] = {}
     _read_children(reads, got.doc.tasks, frozenset(got.paths.get(parent, (parent,))), children)
     return TraceSource(tasks=got.doc, parent=got.transcript, children=children)
 
@@ -729,7 +700,7 @@ def _read_children(
     reads: ChildReads,
     tasks: Sequence[TaskEntry],
     owners: frozenset[str],
-    out: dict[str, ChildRead | Unread],
+    out: dict[str, Transcript | Unread],
 ) -> None:
     """Each task's child read once (owned by a segment of `owners`), then its nested tasks',
     owned by the child's proven segments."""
@@ -739,5 +710,5 @@ def _read_children(
             continue
         got = out[child] = reads.read(task, owners)
         if task.children:
-            segments = got.segments if isinstance(got, ChildRead) and got.segments else (child,)
+            segments = got.segments if isinstance(got, Transcript) and got.segments else (child,)
             _read_children(reads, task.children, frozenset(segments), out)

@@ -31,7 +31,8 @@ from msgspec import Struct, field
 from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, ToolCall, TranscriptDoc, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.usage import Usage
-from hermes_task.reading.tasktree import ChildRead, TraceSource, Unread
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import TraceSource, Unread
 
 KIND_INTERNAL = 1  # SPAN_KIND_INTERNAL
 STATUS_UNSET, STATUS_ERROR = 0, 2  # STATUS_CODE_UNSET, STATUS_CODE_ERROR
@@ -364,7 +365,7 @@ class _Trace:
         span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")
         pairs = task_attributes(task, self.content)
         events: list[Event] = []
-        if isinstance(got, ChildRead):
+        if isinstance(got, Transcript):
             start, end, open_, more, events = self.child(got, span_id, task, at)
             pairs += more
         else:
@@ -378,7 +379,7 @@ class _Trace:
         return max(start, end)
 
     def child(
-        self, got: ChildRead, span_id: str, task: TaskEntry, at: float
+        self, got: Transcript, span_id: str, task: TaskEntry, at: float
     ) -> tuple[float, float, bool, list[tuple[str, Attr | None]], list[Event]]:
         """The child's times (start, end, whether still open), its attributes and events;
         its rows' spans under `span_id`."""
