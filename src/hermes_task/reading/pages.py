@@ -1,5 +1,6 @@
-"""Pages of a task's segments: the newest page of one segment, of the newest proven segment
-(`TipPages`, the page half of `TaskReader`'s cycle), and earlier segments' windows (`Earlier`).
+"""Pages of a task's segments: the newest page of one segment, the pager a `TaskReader` has
+(`TipPages`: its window and the newest page of its proof's newest segment), and earlier
+segments' windows (`Earlier`).
 
 `newest_page` keeps no state. Invariant: the rows returned are one contiguous, chronological
 slice ending with the segment's newest row at the time of the read; `exhausted` is true only

@@ -1,11 +1,12 @@
 """One task, read cycle by cycle (`TaskReader`: proof, newest page, fresh detail), and what a
-cycle shows: `Snapshot` and the transcript document's history parts.
+read comes to: `Snapshot` (one cycle), `Transcript` (a whole read: rows, document, failure)
+and the transcript document's history parts.
 
-`TaskReader` owns the verified lineage, the window and the request generation of one task.
-Each `refresh()` proves pending candidates (`reading/proof.py`: `--tip`, then hints and the
-store's continuations while the newest segment ended by compression), then reads the detail,
-the newest messages page and a fresh detail that notices a compression finished during the
-request. A messages answer for another session is used only once proven on the same branch.
+`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`: the window
+and the request generation, reading/pages.py) of one task. Each `refresh()` proves pending
+candidates (`--tip`, then hints and the store's continuations while the newest segment ended
+by compression), then reads the detail, the newest messages page and a fresh detail that
+notices a compression finished during the request. A messages answer for another session is used only once proven on the same branch.
 Failures raise `HermesError`; what was verified before stays in `window`. A refresh made in
 the middle of an older read (a restart, a re-anchor) is never lost: its new rows, warnings and
 gap travel with the older read's result (`with_refreshes`).
