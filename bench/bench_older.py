@@ -191,7 +191,7 @@ OLDER_MODULES = (
     "hermes_task.cli.app",
     "hermes_task.cli.older",
     "hermes_task.reading.reader",
-    "hermes_task.reading.older_batches",
+    "hermes_task.reading.stream",
     "hermes_task.render.jsontext",
     "hermes_task.render.plain_rows",
 )

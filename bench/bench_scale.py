@@ -456,7 +456,7 @@ def cpu_markdown(
     out = [
         f"Where `recover PARENT --json` of {CPU_SIZE} tasks spends its time on {backend} "
         "(`--cpu`; bench/limited_cli.py sets the most reads in flight by monkeypatching "
-        "reading/fanout.py in the benchmark's process, 8 being the CLI's; client CPU from the "
+        "reading/api.py in the benchmark's process, 8 being the CLI's; client CPU from the "
         "child's rusage, server CPU from /proc/PID/stat of the backend's process group before and "
         "after each run; alternating runs):",
         "",

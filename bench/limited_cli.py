@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.limited_cli LIMIT [--profile OUT] -- ARGS...
 
 Runs `hermes_task.cli.app.main` with ARGS after setting the most reads in flight
-(reading/fanout.py's `MAX_IN_FLIGHT`, the default of `gather`'s `limit`) to LIMIT by
+(reading/api.py's `MAX_IN_FLIGHT`, the default of `gather`'s `limit`) to LIMIT by
 monkeypatching it in this process: users have no option for it, and none is added for the
 benchmark. `--profile OUT` writes a cProfile of the run to OUT (pstats format), timed by
 the process's CPU clock (time spent waiting for the server is not counted). cProfile
@@ -17,15 +17,15 @@ import cProfile
 import sys
 import time
 
-from hermes_task.reading import fanout
+from hermes_task.reading import api
 
 
 def set_limit(limit: int) -> None:
     """Every `gather` call that does not pass `limit` (all of them in src/) uses `limit`."""
-    fanout.MAX_IN_FLIGHT = limit
-    defaults = fanout.gather.__kwdefaults__
+    api.MAX_IN_FLIGHT = limit
+    defaults = api.gather.__kwdefaults__
     if defaults is None or "limit" not in defaults:
-        raise SystemExit("reading/fanout.gather has no `limit` default to set")
+        raise SystemExit("reading/api.gather has no `limit` default to set")
     defaults["limit"] = limit
 
 

@@ -13,8 +13,8 @@ import pytest
 from tests.support.cli_runner import hermes_task
 
 from hermes_task.dashboard.client import DashboardClient
-from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, read_batches
 
 pytestmark = pytest.mark.integration
 

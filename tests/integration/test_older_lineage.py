@@ -1,5 +1,5 @@
 """`older --all` of a delegated child rotated twice (root -> mid -> tip, the last rotation
-through Hermes' real compression path), streamed (`reading/lineage_stream.py`) against the
+through Hermes' real compression path), streamed (`reading/stream.py`) against the
 windowed path on the real backends: the same bytes, piped and `--json`. In-process, so the
 stream's pages can be small (several per segment) and the windowed path can be forced."""
 
@@ -13,7 +13,7 @@ from tests.support.cli_runner import backend_store_env, invoke
 
 from hermes_task.cli import older_stream, run_older
 from hermes_task.reading import stream as stream_mod
-from hermes_task.reading.lineage_stream import LineageRows
+from hermes_task.reading.stream import LineageRows
 
 pytestmark = pytest.mark.integration
 

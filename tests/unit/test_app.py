@@ -127,7 +127,7 @@ WORK_MODULES = {
         "run_tui",
         "run_config",
     ]
-} | {"hermes_task.reading.traceread", "hermes_task.render.otlp"}  # export's work (cli/export.py holds both)
+} | {"hermes_task.reading.tasktree", "hermes_task.render.otlp"}  # export's work (cli/export.py holds both)
 
 
 @pytest.mark.parametrize(

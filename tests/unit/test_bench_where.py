@@ -18,22 +18,22 @@ from bench import bench_scale, limited_cli
 from bench.common import Stats
 
 from hermes_task.core.sanitize import is_valid_id
-from hermes_task.reading import fanout
+from hermes_task.reading import api
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_benchmarks_limit_reaches_every_gather_that_passes_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    defaults = fanout.gather.__kwdefaults__
+    defaults = api.gather.__kwdefaults__
     assert defaults is not None
     monkeypatch.setitem(defaults, "limit", defaults["limit"])  # restored after the test
-    monkeypatch.setattr(fanout, "MAX_IN_FLIGHT", fanout.MAX_IN_FLIGHT)
+    monkeypatch.setattr(api, "MAX_IN_FLIGHT", api.MAX_IN_FLIGHT)
     lines: list[str] = []
     limited_cli.set_limit(3)
-    fanout.gather([lambda: time.sleep(0.01) for _ in range(9)], what="jobs", debug=lines.append)
+    api.gather([lambda: time.sleep(0.01) for _ in range(9)], what="jobs", debug=lines.append)
     assert lines[0] == "fan-out jobs: 9 jobs, at most 3 in flight"
     assert lines[1].endswith(", 3 in flight at most")
-    assert fanout.MAX_IN_FLIGHT == 3
+    assert api.MAX_IN_FLIGHT == 3
 
 
 def test_the_limited_cli_runs_the_cli_and_profiles_it(tmp_path: Path) -> None:

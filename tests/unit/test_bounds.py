@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.older_batches import Plan, combine_warnings, read_batches
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
 from tests.unit.test_forks import DashboardStore

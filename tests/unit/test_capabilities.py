@@ -13,8 +13,7 @@ from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.wire import MessagesPage
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import TABLE, Code, ExitStatus, HermesError
-from hermes_task.reading.around import read_around
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.reader import TaskReader, read_around
 from tests.support.dashboard import Dashboard
 from tests.support.wirebody import decoded
 from tests.unit.test_paging import CHILD, TIP, Transcripts

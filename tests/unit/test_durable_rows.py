@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 from hermes_task.core.lineage import compose
 from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import WireMessage
-from hermes_task.reading.follower import Follower
-from hermes_task.reading.older_batches import Plan, read_batches
-from hermes_task.reading.polling import PollConfig
+from hermes_task.reading.polling import Follower, PollConfig
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, read_batches
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Clock, Lineage, Recorder, X, Y, Z
 

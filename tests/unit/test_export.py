@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from msgspec.structs import replace
 from typer.testing import CliRunner, Result
 
 from hermes_task.cli.app import app
@@ -37,8 +38,8 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.reading.traceread import TraceSource
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import TraceSource, Unread
 from hermes_task.render.jsontext import document
 from hermes_task.render.otlp import digest, nanos, trace
 from tests.support.cli_runner import CLI_ENV
@@ -465,7 +466,7 @@ def _doc(sid: str, rows: list[Row], segments: list[SegmentInfo], state: str = "e
                          coverage=Coverage(unique_rows=len(rows), has_older=False, at_start=True))  # fmt: skip
 
 
-def _source(tasks: list[TaskEntry], children: dict[str, ChildRead | Unread], rows: list[Row]) -> TraceSource:
+def _source(tasks: list[TaskEntry], children: dict[str, Transcript | Unread], rows: list[Row]) -> TraceSource:
     summary = TasksSummary(total=len(tasks), terminal=len(tasks), state="finished")
     parent = _doc(P, rows, [SegmentInfo(id=P, started_at=T0, ended_at=T0 + 20, end_reason="agent_close")])
     return TraceSource(
@@ -478,8 +479,10 @@ def test_compressions_are_events_and_a_rotated_child_spans_its_segments() -> Non
                 SegmentInfo(id=B, started_at=T0 + 4, ended_at=T0 + 8, end_reason="agent_close")]  # fmt: skip
     rows = [Row(id=1, session_id=A, role="user", text="g", timestamp=T0 + 2),
             Row(id=9, session_id=B, role="assistant", text="done", timestamp=T0 + 7)]  # fmt: skip
-    read = ChildRead(A, rows, _doc(A, rows, segments), None, (A, B), False,
-                     [WarningItem(code=WarningCode.partial_history, message="m")])  # fmt: skip
+    doc = replace(
+        _doc(A, rows, segments), warnings=[WarningItem(code=WarningCode.partial_history, message="m")]
+    )
+    read = Transcript(rows=rows, doc=doc, segments=(A, B))
     request = trace(_source([_task("1.1", A, call_id="nowhere")], {A: read}, []), version="9")
     found = spans(document(request))
     (task,) = by_name(found, "invoke_agent subagent")
@@ -499,7 +502,7 @@ def test_compressions_are_events_and_a_rotated_child_spans_its_segments() -> Non
 def test_a_failed_child_read_keeps_its_rows_and_says_why() -> None:
     rows = [Row(id=3, session_id=A, role="assistant", text="", timestamp=T0 + 5,
                 tool_calls=[ToolCall(id=None, name="web_search", arguments=None)])]  # fmt: skip
-    read = ChildRead(A, rows, None, HermesError(Code.NETWORK), (A,), True)
+    read = Transcript(rows=rows, failure=HermesError(Code.NETWORK), segments=(A,))
     call = Row(id=1, session_id=P, role="assistant", text="", timestamp=T0 + 1,
                tool_calls=[ToolCall(id="call_x", name="delegate_task", arguments="{}")])  # fmt: skip
     task = _task("1.1", A, status=TaskStatus.running)

@@ -10,8 +10,8 @@ import pytest
 from hermes_task.core.lineage import compose, cursor, earliest, shown_once
 from hermes_task.core.window import Window, merge_latest
 from hermes_task.core.wire import WireMessage
-from hermes_task.reading.older_batches import Plan, read_batches
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, read_batches
 from tests.support.wirebody import decoded
 from tests.unit.test_poll import Lineage, X, Y, Z
 

@@ -25,7 +25,7 @@ from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import ExitStatus, Interrupted
-from hermes_task.reading.taskread import Unread
+from hermes_task.reading.tasktree import Unread
 from hermes_task.render.junit import case_of, document, kind_of, suites_of, xml_text
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations

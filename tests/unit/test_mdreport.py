@@ -19,8 +19,8 @@ from syrupy.assertion import SnapshotAssertion
 from hermes_task.core.documents import Row, TaskEntry, ToolCall
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import TaskStatus
-from hermes_task.reading import taskread
-from hermes_task.reading.taskread import ChildReads, Unread
+from hermes_task.reading import tasktree
+from hermes_task.reading.tasktree import ChildReads, Unread
 from hermes_task.render.mdtext import WORD_JOINER
 from hermes_task.render.rows import View, row_view
 from tests.support.cli_runner import invoke
@@ -95,13 +95,13 @@ def test_each_shown_tasks_child_is_read_once_and_only_those(
 ) -> None:
     two_tasks(fake)
     read: list[str] = []
-    real = taskread.read_child
+    real = tasktree.read_child
 
     def counted(client: Any, child_id: str, *args: Any, **kwargs: Any) -> Any:
         read.append(child_id)
         return real(client, child_id, *args, **kwargs)
 
-    monkeypatch.setattr(taskread, "read_child", counted)
+    monkeypatch.setattr(tasktree, "read_child", counted)
     result, tokens = report(P, "--status", "failed")
     assert result.exit_code == 0
     assert details(tokens) == ["1.2 ✗ failed · Audit module B"]

@@ -21,9 +21,8 @@ from hermes_task.core.wire import SessionDetail
 from hermes_task.dashboard.auth import TOKEN_HEADER, apply_credentials
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.around import read_around
-from hermes_task.reading.details import DetailReader
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.api import DetailReader
+from hermes_task.reading.reader import TaskReader, read_around
 from hermes_task.settings import resolve
 from tests.support.dashboard import Dashboard
 from tests.support.wirebody import decoded

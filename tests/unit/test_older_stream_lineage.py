@@ -1,4 +1,4 @@
-"""`older --all` of a lineage of several segments, streamed (`reading/lineage_stream.py`) on
+"""`older --all` of a lineage of several segments, streamed (`reading/stream.py`) on
 the in-memory dashboard: byte for byte the windowed path's output in every page shape.
 
 Shapes: `legacy` (0.19.x: each segment's pages are its own rows, oldest first, `order`
@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from hermes_task.cli import run_older
 from hermes_task.reading import stream as stream_mod
-from hermes_task.reading.lineage_stream import LineageRows, lineage_streamable
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.stream import StreamStats
+from hermes_task.reading.stream import LineageRows, StreamStats, lineage_streamable
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Call, serving
 from tests.unit.test_poll import Lineage, X, Y, Z

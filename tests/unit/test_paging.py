@@ -1,4 +1,4 @@
-"""Older paging (`hermes_task.reading.older_batches` over `TaskReader.read_older`) against an in-memory
+"""Older paging (`hermes_task.reading.stream` over `TaskReader.read_older`) against an in-memory
 dashboard that speaks both `/messages` contracts through the real `DashboardClient`: the
 seed's append regression, --all/--pages/--min-text batches, canonical changes, stale
 generations, detached pages and restarts."""
@@ -13,8 +13,8 @@ import pytest
 from hermes_task.core.documents import warning
 from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, Window, advance
-from hermes_task.reading.older_batches import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from tests.support.dashboard import Call, Contract, Dashboard
 
 PARENT = "20261130_170432_8e73a5"

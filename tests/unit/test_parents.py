@@ -15,7 +15,7 @@ import pytest
 from typer.testing import Result
 
 from hermes_task.cli.environment import Environment
-from hermes_task.reading import parentfinder
+from hermes_task.reading import hints
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
 from tests.unit.conftest import SCHEMA
@@ -224,7 +224,7 @@ def test_children_of_another_profile_are_not_proposed(world: World) -> None:
 
 
 def test_more_children_than_checked_say_so(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parentfinder, "CHILD_CHECKS", 1)
+    monkeypatch.setattr(hints, "CHILD_CHECKS", 1)
     doc = json.loads(run(world, "--json").stdout)
     counts = {p["id"]: (p["delegated_children"], p["more_children"]) for p in doc["parents"]}
     assert counts == {ORCH: (1, False), P2: (1, True), P1: (1, True)}
@@ -234,7 +234,7 @@ def test_more_children_than_checked_say_so(world: World, monkeypatch: pytest.Mon
 
 def test_limit_and_the_scan_bound(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     assert [p["id"] for p in json.loads(run(world, "--json", "--limit", "1").stdout)["parents"]] == [ORCH]
-    monkeypatch.setattr(parentfinder, "SCAN", 2)  # the two newest rows with a parent: GRAND, ORCH
+    monkeypatch.setattr(hints, "SCAN", 2)  # the two newest rows with a parent: GRAND, ORCH
     doc = json.loads(run(world, "--json").stdout)
     assert [p["id"] for p in doc["parents"]] == [ORCH, P2]
     assert doc["warnings"] == [

@@ -1,4 +1,4 @@
-"""The follow loop (`hermes_task.reading.follower`) on a fake dashboard and a fake clock.
+"""The follow loop (`hermes_task.reading.polling`) on a fake dashboard and a fake clock.
 
 The fake client answers like the two real backends (current: `order=latest`, merged
 lineage pages; legacy: oldest-first pages, no `order`), and lets a test change the store
@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follower import MAX_FILL_PAGES, Follower, ending_exit_code
-from hermes_task.reading.polling import Outcome, PollConfig
+from hermes_task.reading.polling import MAX_FILL_PAGES, Follower, Outcome, PollConfig, ending_exit_code
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Call, Dashboard, refused, status, timed_out
 

@@ -529,7 +529,7 @@ def test_tree_nests_children_once_reports_a_gap_and_continues_with_siblings() ->
         (CHILD_B, None, []),
         (CHILD_A, None, []),
     ]
-    # A conversation's children are read side by side (reading/fanout.py), then expanded in
+    # A conversation's children are read side by side (reading/api.py), then expanded in
     # task order: the grandchild after its siblings' generation.
     assert sorted(reads[:3]) == sorted([CHILD_A, "20261130_163409_999999", CHILD_B])
     assert reads[3:] == [GRANDCHILD]

@@ -315,7 +315,7 @@ def test_without_recursive_no_childs_rows_are_read_only_its_details_for_usage(fa
     assert data["summary"]["usage"] == _usage(2, ("figures", "cost", "tasks"))
     # Each child's lineage is proven from its details (one each here: none ended by
     # compression); no child's messages are read, and nothing is read twice. The children
-    # are read side by side (reading/fanout.py): in no fixed order.
+    # are read side by side (reading/api.py): in no fixed order.
     asked = fake.paths_asked()
     assert sorted(p for p in asked if not p.startswith(f"/api/sessions/{P}")) == sorted([
         f"/api/sessions/{CHILD_A}",

@@ -23,9 +23,9 @@ import httpx
 import pytest
 
 from hermes_task.cli.environment import Environment
+from hermes_task.reading.api import MAX_IN_FLIGHT
 from hermes_task.reading.family import MAX_READS_PER_CYCLE
-from hermes_task.reading.fanout import MAX_IN_FLIGHT
-from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE
+from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE
 from tests.support.cli_runner import invoke
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations

@@ -25,9 +25,9 @@ from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
 from hermes_task.core.projection import Hit, blocks, compile_pattern, groups, search_row
 from hermes_task.core.ui_strings import WarningCode
 from hermes_task.failures import ExitStatus, Interrupted
-from hermes_task.reading import taskread
+from hermes_task.reading import tasktree
 from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.older_batches import PagingOutcome
+from hermes_task.reading.stream import PagingOutcome
 from hermes_task.reading.task_search import Query, Tally, TaskSearch, search_parent
 from hermes_task.render.rows import when
 from tests.support.cli_runner import invoke
@@ -389,7 +389,7 @@ def test_whole_is_never_claimed_while_older_rows_remain(
     """Whatever stopped the paging, warning or not: older rows left means searched in part."""
     parent(fake, ("Audit A", "completed", A))
     child(fake, A, "Audit A", *[("assistant", f"row {i}") for i in range(60)])
-    monkeypatch.setattr(taskread, "read_batches", lambda reader, plan: PagingOutcome(stop="start"))
+    monkeypatch.setattr(tasktree, "read_batches", lambda reader, plan: PagingOutcome(stop="start"))
     doc = events(run("row", P, "--json"))
     (task,) = [e for e in doc if e["type"] == "task"]
     assert (task["searched"], task["code"], task["rows"]) == ("partial", "bound_reached", 50)

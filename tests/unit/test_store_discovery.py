@@ -1,4 +1,4 @@
-"""reading/discovery.py with store candidates: proven like --tip, failures ignored with a
+"""reading/proof.py with store candidates: proven like --tip, failures ignored with a
 --debug reason, forks refused, nothing looked up while the newest segment did not compress."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from hermes_task.core.lineage import StoreSession
 from hermes_task.failures import Code
-from hermes_task.reading.details import DetailReader
+from hermes_task.reading.api import DetailReader
 from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.reader import TaskReader
 from tests.support.dashboard import Dashboard
@@ -63,7 +63,7 @@ def discover(sessions: dict[str, dict[str, Any]], store_rows: dict[str, list[dic
     store = FakeStore(store_rows)
     hints = StoreHints(store, debug=lines.append)
     reader = TaskReader(client, R, hint=False, store=hints)
-    failure = reader._discover(DetailReader(client))
+    failure = reader.proof.discover(DetailReader(client))
     return reader, failure, lines, store
 
 

@@ -92,7 +92,7 @@ def test_each_child_is_found_and_confirmed(fake: Conversations, tmp_path: Path) 
     assert refs(doc) == [(A, "store", None), (B, "store", None)]
     assert doc["warnings"] == []
     # per proposal: one exact-id detail read (the ownership proof), then its oldest row; the
-    # child's state and usage (reading/childproof.py) take the same detail (issue 29: the run's
+    # child's state and usage (reading/proof.py) take the same detail (issue 29: the run's
     # details are shared, so no session is read twice in one run)
     for sid in (A, B):
         asked = [(c.kind, c.params.get("limit"), c.params.get("order")) for c in fake.log if c.sid == sid]

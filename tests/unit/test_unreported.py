@@ -1,4 +1,4 @@
-"""Completions Hermes holds but has not delivered (reading/unreported.py, issue 25 item 5): a task
+"""Completions Hermes holds but has not delivered (reading/tasktree.py, issue 25 item 5): a task
 whose child is proven ended while the parent has no result is never `running`; the store's
 `async_delegations` record proposes its outcome only when the child's proven end agrees;
 `recover --watch --exit-status` notices the end without a parent row, within two cycles."""

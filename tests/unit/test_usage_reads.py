@@ -278,7 +278,7 @@ def test_watch_events_carry_usage_and_the_watch_ends_once_every_ended_tasks_chil
 def test_a_watch_says_once_when_the_bound_left_tasks_without_usage(
     fake: Rotating, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 8)
+    monkeypatch.setattr("hermes_task.reading.tasktree.MAX_USAGE_CHILDREN", 8)
     _nine_ended_tasks(fake)
     result = run(P, "--watch", "--json", "--exit-status")
     assert result.exit_code == 0, result.output
@@ -303,7 +303,7 @@ def _nine_ended_tasks(fake: Rotating, count: int = 9) -> list[str]:
 def test_the_children_proven_for_usage_are_bounded_and_the_bound_is_said(
     fake: Rotating, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 7)
+    monkeypatch.setattr("hermes_task.reading.tasktree.MAX_USAGE_CHILDREN", 7)
     kids = _nine_ended_tasks(fake)
     data = doc(run(P, "--json"))
     assert [t["usage"] is not None for t in data["tasks"]] == [True] * 7 + [False, False]
@@ -320,7 +320,7 @@ def test_the_usage_bound_names_its_tasks_in_number_order(
     fake: Rotating, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Task numbers sort as numbers (1.9 before 1.10), never as text (issue 35)."""
-    monkeypatch.setattr("hermes_task.reading.unreported.MAX_USAGE_CHILDREN", 8)
+    monkeypatch.setattr("hermes_task.reading.tasktree.MAX_USAGE_CHILDREN", 8)
     _nine_ended_tasks(fake, count=12)
     (warning,) = doc(run(P, "--json"))["warnings"]
     assert warning["message"].endswith("no usage for task(s) 1.9, 1.10, 1.11, 1.12)")

@@ -115,7 +115,7 @@ def run_export(
     from hermes_task.cli.session import Session  # lazy: as the reports
     from hermes_task.cli.shell import run  # lazy: as the reports
     from hermes_task.core.sanitize import check_id  # lazy: as the reports
-    from hermes_task.reading.traceread import read_trace  # lazy: as the reports
+    from hermes_task.reading.tasktree import read_trace  # lazy: as the reports
     from hermes_task.render.jsontext import document, event  # lazy: as the reports
     from hermes_task.render.otlp import trace  # lazy: as the reports
 

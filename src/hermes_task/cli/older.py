@@ -2,7 +2,7 @@
 
 One refresh (as `show`), then `--pages N` load-older batches (default 1), or `--all` to the
 start with the largest pages the backend allows; `--min-text N` makes each batch read raw
-pages until N text rows arrived. The batch logic is `hermes_task.reading.older_batches` (no typer, no
+pages until N text rows arrived. The batch logic is `hermes_task.reading.stream` (no typer, no
 rich); the command's work is `run_older.py` (options, the stderr progress indicator, the output).
 """
 

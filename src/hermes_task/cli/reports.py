@@ -21,14 +21,14 @@ from contextlib import suppress
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.failures import Code, ExitStatus, HermesError
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import SharedDetails
+from hermes_task.reading.api import DashboardAPI, SharedDetails
 from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.taskread import ChildRead, ChildReads, Unread
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import ChildReads, Unread
 
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
 # A task's child as read, or why not; given the task and its conversation.
-Reader = Callable[[TaskEntry, str], ChildRead | Unread]
+Reader = Callable[[TaskEntry, str], Transcript | Unread]
 
 
 def child_reader(
@@ -44,7 +44,7 @@ def child_reader(
     conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
     reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)
 
-    def read(task: TaskEntry, conversation: str) -> ChildRead | Unread:
+    def read(task: TaskEntry, conversation: str) -> Transcript | Unread:
         return reads.read(task, frozenset(paths.get(conversation, (conversation,))))
 
     return read

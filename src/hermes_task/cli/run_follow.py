@@ -1,7 +1,7 @@
 """`follow CHILD`'s work: print each new row of a delegated task once, until the task ends
 (`cli/follow.py` declares the command; `follow --parent` is `watch.py`'s).
 
-The loop is `hermes_task.reading.follower.Follower`; this module wires it to the terminal (rows on
+The loop is `hermes_task.reading.polling.Follower`; this module wires it to the terminal (rows on
 stdout, notes on stderr, append-only, no redraw, no spinner) or to NDJSON events (one per
 line, flushed per line; the stream always ends with a `result` event, also on failure).
 Waiting between reads also watches stdout: a closed pipe ends the follow quietly even while
@@ -22,8 +22,7 @@ from hermes_task.core.documents import Row, TaskInfo, WarningItem
 from hermes_task.core.projection import RowFilter
 from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.follower import Follower
-from hermes_task.reading.polling import Outcome, PollConfig
+from hermes_task.reading.polling import Follower, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.render.plain_rows import rows_text
 from hermes_task.render.rows import Segments, View, plural

@@ -23,9 +23,8 @@ from hermes_task.cli.shell import run
 from hermes_task.core.documents import TranscriptDoc
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.older_batches import PagingOutcome, Plan, Progress, combine_warnings, read_batches
-from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.snapshot import Snapshot
+from hermes_task.reading.reader import Snapshot, TaskReader
+from hermes_task.reading.stream import PagingOutcome, Plan, Progress, combine_warnings, read_batches
 
 
 @contextmanager

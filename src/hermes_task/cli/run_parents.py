@@ -11,7 +11,7 @@ from hermes_task.cli.output import emit_warnings
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.documents import ParentEntry, ParentsDoc, WarningItem
-from hermes_task.reading.parentfinder import find_parents
+from hermes_task.reading.hints import find_parents
 from hermes_task.render.jsontext import document
 
 

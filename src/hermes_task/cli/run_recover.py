@@ -21,8 +21,8 @@ from hermes_task.core.sanitize import check_id
 from hermes_task.core.verdict import exit_status as verdict_exit
 from hermes_task.core.verdict import only
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.parenttasks import read_parent_tasks
+from hermes_task.reading.api import SharedDetails
+from hermes_task.reading.tasktree import read_parent_tasks
 from hermes_task.render.jsontext import document
 from hermes_task.render.plain import no_tasks_text, task_lines
 from hermes_task.render.rows import View

@@ -13,7 +13,7 @@ from hermes_task.cli.read_transcript import Step, finish, read_transcript
 from hermes_task.cli.session import Session
 from hermes_task.cli.shell import run
 from hermes_task.core.projection import RowFilter
-from hermes_task.reading.around import read_around
+from hermes_task.reading.reader import read_around
 
 
 def run_show(

@@ -23,13 +23,11 @@ from hermes_task.core.sanitize import check_id
 from hermes_task.core.wire import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError
-from hermes_task.reading.family_child import FamilyReporter
-from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.older_batches import Plan, read_batches
-from hermes_task.reading.ownership import admit
-from hermes_task.reading.parentfinder import find_parents
+from hermes_task.reading.family import FamilyReporter
+from hermes_task.reading.hints import StoreHints, admit, find_parents
 from hermes_task.reading.polling import START_TIMEOUT, PollConfig
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.stream import Plan, read_batches
 from hermes_task.render.livescreen import Emit, EventFeed, Loop, ReadOlder, TaskScreenApp
 
 STOP_WAIT = 5.0  # seconds the screen waits, after q, for the loop's request in flight

@@ -26,15 +26,12 @@ from hermes_task.core.documents import TaskEntry
 from hermes_task.core.projection import RowFilter
 from hermes_task.core.sanitize import check_id
 from hermes_task.failures import Code, HermesError, interrupt_status
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.family import FamilyFollower, OpenChild
-from hermes_task.reading.family_child import FamilyReporter
-from hermes_task.reading.hints import StoreHints, find_children
-from hermes_task.reading.ownership import admit
+from hermes_task.reading.api import DashboardAPI, SharedDetails
+from hermes_task.reading.family import FamilyFollower, FamilyReporter, OpenChild
+from hermes_task.reading.hints import StoreHints, admit, find_children
 from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
+from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported
 from hermes_task.reading.watcher import Watcher
 from hermes_task.render.familyout import TextFamily
 from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch

@@ -1,18 +1,42 @@
-"""What the reading loops need of a dashboard: the `DashboardAPI` protocol.
+"""What the reading stands on: the `DashboardAPI` protocol, exact-id detail reads, the fan-out.
 
-The loops in this package depend on this protocol, never on the HTTP client, so they import
-no httpx and a test's in-memory dashboard type-checks as one. `dashboard.client.DashboardClient`
-is the real implementation. Invariant: every method is a read (GET); each either returns a
-validated wire object for exactly the session asked (or the one the dashboard redirected to,
-which callers check) or raises `HermesError`.
+The loops in this package depend on `DashboardAPI`/`StoreAPI`, never on the HTTP client, so
+they import no httpx and a test's in-memory dashboard type-checks as one
+(`dashboard.client.DashboardClient` is the real one). Invariant: every method is a read (GET);
+each either returns a validated wire object for exactly the session asked (or the one the
+dashboard redirected to, which callers check) or raises `HermesError`.
+
+`DetailReader` is what the lineage proof and `TaskReader` read details through: each id is
+read at most once per fetch (a cache), and at most `budget` reads happen in one fetch; the
+next raises `BoundReached` (reported as the `bound_reached` warning, never as a failure).
+`SharedDetails` is the detail cache of one run of a one-shot command (`recover`), or of one
+cycle of a watch (cleared as each cycle starts): a session's detail is requested once (the
+ownership proof of a store-proposed child, its state check and the reading of its
+conversation share one read). Only the fresh read a page is checked with (`fresh`) asks
+again, and it replaces the held answer. Readers on several threads asking the same id wait
+for one request.
+
+`gather` runs independent reads of different sessions (each store-proposed child's proof,
+each task's child state, each child conversation of `--recursive`, `follow --parent`'s
+probes) on at most `MAX_IN_FLIGHT` worker threads through the command's one `httpx.Client`,
+and returns their results in the jobs' order. Why this is safe (docs/identity.md, "Reads side
+by side"): each job is one task's own sequence of reads, in order (one request in flight per
+task); results are used only after every job ended, in job order, by the caller's thread, so
+what is shown is decided exactly as a sequential run would; the first failure in job order is
+re-raised once every job ended; Ctrl-C and SIGTERM reach the caller's thread (jobs not
+started are cancelled). `--debug` says how many jobs ran, the limit, and the most in flight.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol, TypeVar
 
 from hermes_task.core.delegations import LedgerRecord
-from hermes_task.core.lineage import StoreSession
+from hermes_task.core.lineage import BoundReached, StoreSession
 from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail
 
 
@@ -45,7 +69,7 @@ class DashboardAPI(Protocol):
 
 class StoreAPI(Protocol):
     """The local store's lookups (`dashboard.store.Store`); each may raise
-    `core.lineage.StoreUnavailable`. Everything it returns is a proposal, never proof."""
+    `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id`, newest first (at most
@@ -67,3 +91,149 @@ class StoreAPI(Protocol):
     def close(self) -> None:
         """Release the store."""
         ...
+
+
+MAX_DETAIL_READS = 100
+
+
+class SharedDetails:
+    """Details read in this run (or cycle): thread-safe; a failure is never held."""
+
+    def __init__(self, client: DashboardAPI) -> None:
+        self.client = client
+        self.held: dict[str, SessionDetail] = {}
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._reading: dict[str, threading.Lock] = {}
+
+    def peek(self, sid: str) -> SessionDetail | None:
+        return self.held.get(sid)
+
+    def __call__(self, sid: str) -> SessionDetail:
+        """The held detail of `sid`, else one request (others asking meanwhile wait for it)."""
+        found = self.held.get(sid)
+        if found is not None:
+            return found
+        with self._lock:
+            gate = self._reading.setdefault(sid, threading.Lock())
+        with gate:
+            found = self.held.get(sid)
+            return found if found is not None else self.fresh(sid)
+
+    def fresh(self, sid: str) -> SessionDetail:
+        """Read `sid` again and hold the new answer."""
+        detail = self.client.detail(sid)
+        with self._lock:
+            self.requests += 1
+            self.held[sid] = detail
+        return detail
+
+    def clear(self) -> None:
+        """Forget every answer (a watch's next cycle must see what changed)."""
+        with self._lock:
+            self.held.clear()
+
+
+class DetailReader:
+    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads. With
+    `shared`, a detail this run already read is taken from it (no request, not counted)."""
+
+    def __init__(
+        self, client: DashboardAPI, budget: int = MAX_DETAIL_READS, shared: SharedDetails | None = None
+    ) -> None:
+        self.client = client
+        self.budget = budget
+        self.shared = shared
+        self.reads = 0
+        self.cache: dict[str, SessionDetail] = {}
+
+    def __call__(self, sid: str) -> SessionDetail:
+        if sid not in self.cache:
+            held = self.shared.peek(sid) if self.shared is not None else None
+            if held is not None:
+                self.cache[sid] = held
+            else:
+                self._count()
+                self.cache[sid] = self.shared(sid) if self.shared is not None else self.client.detail(sid)
+        return self.cache[sid]
+
+    def fresh(self, sid: str) -> SessionDetail:
+        self._count()
+        detail = self.shared.fresh(sid) if self.shared is not None else self.client.detail(sid)
+        self.cache[sid] = detail
+        return detail
+
+    def seed(self, detail: SessionDetail) -> None:
+        """A detail read just before this fetch (`follow --parent`'s change probe): used as
+        this fetch's read of that session, and counted as one."""
+        self._count()
+        self.cache[detail.id] = detail
+
+    def _count(self) -> None:
+        if self.reads >= self.budget:
+            raise BoundReached(f"more than {self.budget} detail reads in one fetch")
+        self.reads += 1
+
+
+T = TypeVar("T")
+
+MAX_IN_FLIGHT = 8
+
+
+class _Peak:
+    """How many jobs run at once, and the most seen."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def wrap(self, job: Callable[[], T]) -> Callable[[], T]:
+        def run() -> T:
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            try:
+                return job()
+            finally:
+                with self.lock:
+                    self.now -= 1
+
+        return run
+
+
+def gather(
+    jobs: Sequence[Callable[[], T]],
+    *,
+    what: str,
+    limit: int = MAX_IN_FLIGHT,
+    debug: Callable[[str], None] | None = None,
+) -> list[T]:
+    """Run `jobs` with at most `limit` at once; their results in job order. The first
+    exception in job order is raised once every started job has ended. One job (or a
+    `limit` of 1) runs on the caller's thread."""
+    if not jobs:
+        return []
+    workers = max(1, min(limit, len(jobs)))
+    started = time.perf_counter()
+    peak = _Peak()
+    if debug is not None:
+        debug(f"fan-out {what}: {len(jobs)} jobs, at most {workers} in flight")
+    if workers == 1:
+        results = [peak.wrap(job)() for job in jobs]
+    else:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-task-read")
+        futures: list[Future[T]] = []
+        try:
+            futures = [pool.submit(peak.wrap(job)) for job in jobs]
+            for future in futures:
+                future.exception()  # wait for every job, whatever it raised
+        except BaseException:  # Ctrl-C, SIGTERM: nothing new starts; the interrupt goes on
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        results = [future.result() for future in futures]  # the first failure, in job order
+    if debug is not None:
+        ms = (time.perf_counter() - started) * 1000
+        debug(f"fan-out {what}: {len(jobs)} jobs done in {ms:.0f}ms, {peak.most} in flight at most")
+    return results

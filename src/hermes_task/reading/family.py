@@ -16,8 +16,8 @@ where rows can appear (issue 29):
   wait for the next cycle (their probe shows the change again);
 - a child seen ended gets its final read at once, in the same cycle (as `follow CHILD`), and
   then leaves the cycle: ended children whose final rows were read cost nothing more;
-- probes and reads of different children run side by side (reading/fanout.py, at most
-  `fanout.MAX_IN_FLIGHT` requests in flight), each child's own reads in order (one request in
+- probes and reads of different children run side by side (reading/api.py, at most
+  `MAX_IN_FLIGHT` requests in flight), each child's own reads in order (one request in
   flight per task); what they bring is reported in the children's order, by this thread.
 
 So one cycle (`--interval`, 2 s) makes at most 3 reads of the parent (plus gap-filling older
@@ -34,7 +34,7 @@ Invariants:
   child's stream at once;
 - each child is read as `follow CHILD` reads it (a `TaskReader` with the hint and the local
   store, so a rotated child is followed into its newer segments), and only after its detail
-  proved it a delegated child of the parent's proven lineage (`reading/ownership.py`: the
+  proved it a delegated child of the parent's proven lineage (`reading/hints.py`: the
   reader's gate, before any messages request); a child that fails is a `gap` on its task;
 - each child's rows are reported once each, in order, tagged with the task (`Follower`'s
   rules); a child whose own segment ended gets one final read, then is done;
@@ -47,7 +47,7 @@ Invariants:
 - a warning about the setup (`SETUP_WARNINGS`: the backend, the local store), which every
   child would repeat, is reported once per run as the parent's own; a warning about a task's
   history is reported for that task;
-- with `recheck` (`tui`: `recover --watch`'s settle step, reading/unreported.py), the tasks
+- with `recheck` (`tui`: `recover --watch`'s settle step, reading/tasktree.py), the tasks
   are `recover --watch`'s (a child's end noticed without a parent row, usage) and the stream
   also waits for the recheck to be steady;
 - `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does: --tail cuts the
@@ -57,22 +57,22 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
+from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import TaskEntry, WarningItem
+from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.projection import RowFilter
+from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.family_child import Child, FamilyReporter, Tagged
-from hermes_task.reading.fanout import gather
-from hermes_task.reading.follower import Fetched, Follower
-from hermes_task.reading.polling import FINAL_RETRIES, PollConfig
+from hermes_task.reading.api import SharedDetails, gather
+from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.watcher import Recheck, Resolve, Watcher
+from hermes_task.reading.watcher import Recheck, Resolve, Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -278,3 +278,65 @@ class FamilyFollower(Watcher):
     def settled(self) -> bool:
         """Every known child read to its end (and, with `recheck`, no end just noticed)."""
         return super().settled() and all(c.done for c in self.children.values())
+
+
+class FamilyReporter(WatchReporter, Protocol):
+    def unavailable(self, entry: TaskEntry) -> None: ...
+    def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None: ...
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None: ...
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None: ...
+
+
+class Tagged:
+    """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
+
+    def __init__(
+        self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
+    ) -> None:
+        self.reporter = reporter
+        self.entry = entry
+        self.setup = setup  # a warning about the setup: once per run, not per task
+
+    def state(self, task: TaskInfo) -> None:
+        pass
+
+    def warning(self, item: WarningItem) -> None:
+        if item.code in SETUP_WARNINGS:
+            self.setup(item)
+        else:
+            self.reporter.child_warning(self.entry, item)
+
+    def rows(self, rows: Sequence[Row]) -> None:
+        self.reporter.rows(rows, self.entry)
+
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        self.reporter.child_error(self.entry, error, retrying=retrying)
+
+    def result(self, outcome: Outcome) -> None:
+        pass
+
+
+class Child(Struct):
+    sid: str
+    tagged: Tagged
+    follower: Follower
+    done: bool = False
+    final: bool = False  # the parent's verdict is in: one more read, then done
+    ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
+    streak: str | None = None
+    failures: int = 0
+    missing_since: float | None = None
+    read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
+
+    def probed(self) -> bool:
+        """Is a probe what decides this child's next read (read before, running, no final
+        read due, no failure to retry)? Not while its newest segment ended by compression with
+        nothing newer proven: the newer segment is another session, found only by a read."""
+        tip = self.follower.reader.tip
+        partial = tip is not None and tip.end_reason == "compression"
+        return self.read and not self.final and self.ended is None and self.streak is None and not partial
+
+    def moved(self, probe: SessionDetail) -> bool:
+        """Does the probe show anything its last page was not read under?"""
+        basis = self.follower.reader.basis
+        return basis is None or probe.message_count is None or probe != basis

@@ -1,55 +1,77 @@
-"""The local store as the reading layer uses it: ids proposed by the store, proven over HTTP.
+"""The local store as the reading layer uses it: ids the store proposes, proven over HTTP.
 
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
 `store_unavailable` warning; `find_children` proposes children from the store
-(`core/lineage.py` matching on its columns) and assigns each task its child by what HTTP
+(`core/children.py` matching on its columns) and assigns each task its child by what HTTP
 shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
-`parent_session_id` and `_delegate_from` (reading/ownership.py), then the child's own first
-user row read over HTTP against the task's goal and its `started_at` against the spawn call.
-A proposal the dashboard does not know (404) is dropped; when every proposal of a run was
-unknown, the store is another dashboard's (`foreign`). Debug lines name what was dropped and
-why, never content.
+`parent_session_id` and `_delegate_from`, then the child's own first user row read over HTTP
+against the task's goal and its `started_at` against the spawn call. A proposal the dashboard
+does not know (404) is dropped; when every proposal of a run was unknown, the store is another
+dashboard's (`foreign`). Debug lines name what was dropped and why, never content. Bound: the
+store proposes the newest `MAX_CHILDREN` children of a segment; the tasks of a segment with
+more left without a child are named in a `bound_reached` warning.
 
-Bound: the store proposes the newest `MAX_CHILDREN` children of a segment (the newest tasks
-are the ones a user asks about). A segment with more has its older children cut off; the tasks
-of that segment left without a child are then named in a `bound_reached` warning, never left
-with a silent `no_durable_child_reference`.
+Ownership (whose child a session is) is proven from exact-id details before any row of it is
+read: Hermes' `delegate_task` names the spawning session on the child twice, the row's
+`parent_session_id` and its model config's `_delegate_from` (backend.md §4). A session is a
+child of a parent chat only when both name the same segment of the parent's proven lineage; a
+later segment of a rotated child is accepted only through a walk of compression edges back to
+such a delegation root (`core/lineage.py`'s hop rules, at most 32 nodes). Every path that reads
+a child's rows asks this first; a child that fails is a task-level `gap`, never streamed.
+
+`hermes-task parents` (`find_parents`): the newest chats that called `delegate_task`, proposed
+by the store. Invariant (docs/identity.md, "Where a parent id comes from"): an entry exists
+only when the dashboard showed, over exact-id, profile-checked detail reads, the proposed
+session itself and at least one child naming it as its delegation parent; its numbers and
+texts come from those reads, never from the store. A proposal the dashboard does not show is
+dropped and said in a `--debug` line; when it shows none, the store is another dashboard's
+(`store_unavailable`, reason `foreign`). The store's failure is the command's failure.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol, TypeVar
 
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
 from hermes_task.core.delegations import LedgerRecord, number_order
-from hermes_task.core.documents import TaskEntry, WarningItem, warning
+from hermes_task.core.documents import (
+    ParentEntry,
+    Row,
+    TaskEntry,
+    WarningItem,
+    first_words,
+    warning,
+)
 from hermes_task.core.lineage import (
     AMBIGUOUS,
+    MAX_PATH_NODES,
+    LineageRejected,
     Spawn,
     StoreSession,
     StoreUnavailable,
+    check_hop,
+    children_of,
     is_delegated_child,
     match,
     normalise_goal,
     pairs,
+    parse_model_config,
+    propose_parents,
     same_profile,
     spawn_times,
 )
+from hermes_task.core.projection import project
 from hermes_task.core.sanitize import clean_line, is_valid_id
-from hermes_task.core.ui_strings import RECOVER, WarningCode, store_warning
-from hermes_task.core.wire import SessionDetail, WireMessage
+from hermes_task.core.ui_strings import RECOVER, STORE_ADVICE, WarningCode, store_reason, store_warning
+from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.api import DashboardAPI, StoreAPI
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.fanout import gather
-from hermes_task.reading.ownership import NOT_OWNED, delegation_parent
-from hermes_task.reading.transcript import goal_hidden, oldest_row
+from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gather
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
@@ -87,7 +109,7 @@ class StoreHints:
         self.locks = 0  # lookups a held lock failed (transient: the next lookup asks again)
         self.cut: set[str] = set()  # segments with more than MAX_CHILDREN children in the store
         self.left_out: set[str] = set()  # the numbers of the tasks a cut left without a child
-        self._lock = threading.RLock()  # lookups from reads side by side (reading/fanout.py)
+        self._lock = threading.RLock()  # lookups from reads side by side (reading/api.py)
 
     def _unavailable(self, reason: str) -> None:
         if reason == "locked":
@@ -195,12 +217,12 @@ def _over_http(
 ) -> tuple[StoreSession, str | None] | str:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
     used. First the ownership proof on its exact-id detail (a delegated child of one of
-    `segments`, reading/ownership.py); only then one oldest row of it, its goal. The goal is
+    `segments`, `owned_by`); only then one oldest row of it, its goal. The goal is
     None when that oldest row shows the goal is not served (a compaction summary first: the
     backend hides archived rows, `goal_hidden`): the caller then matches on the store's goal
     row, the proof being the exact-id, profile-checked detail's parent link and delegation
     marker (docs/identity.md). Touches no shared state but `details`: proposals are proven
-    side by side (reading/fanout.py)."""
+    side by side (reading/api.py)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -248,9 +270,9 @@ def find_children(
     """`tasks` with each missing child id proposed by the store and assigned by what HTTP
     shows; `child_ref_source` says where every id came from. The store proposes the
     delegated children of the segments that carry the spawn calls whose own columns fit a
-    task (`core.lineage.pairs`: indexed, linear in tasks); the proposals not proven earlier
-    in the run are proven over HTTP side by side (`_over_http`, reading/fanout.py), then
-    recorded in the store's order; the assignment is `core.lineage.match` over the
+    task (`core.children.pairs`: indexed, linear in tasks); the proposals not proven earlier
+    in the run are proven over HTTP side by side (`_over_http`, reading/api.py), then
+    recorded in the store's order; the assignment is `core.children.match` over the
     proposals' details and first user rows read over HTTP, never over the store's columns.
     `shared`: the run's details (a one-shot command), so a later check reads none again."""
     out = [_kept(hints, t) for t in tasks]
@@ -386,4 +408,223 @@ def _proven(
     return shown, pending
 
 
-__all__ = ["StoreHints", "child_over_http", "find_children"]
+NOT_OWNED = "names_another_parent"
+
+
+def _delegate_from(detail: SessionDetail) -> str | None:
+    try:
+        config = parse_model_config(detail) or {}
+    except LineageRejected:
+        return None
+    value = config.get("_delegate_from")
+    return value if isinstance(value, str) else None
+
+
+def delegation_parent(detail: SessionDetail) -> str | None:
+    """The session that delegated this one: its `parent_session_id` when `_delegate_from`
+    names the same session; None for anything else (a continuation, a plain chat, a config
+    that does not parse)."""
+    parent = detail.parent_session_id
+    return parent if parent is not None and _delegate_from(detail) == parent else None
+
+
+def owned_by(
+    detail: SessionDetail, parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
+) -> bool:
+    """Is `detail` a delegated child of one of `parents` (segments of a proven lineage), or,
+    with `read` (exact-id detail reads), a proven later segment of one? Only a session whose
+    `_delegate_from` names one of `parents` is walked (a hop keeps the marker unchanged)."""
+    claimed = _delegate_from(detail)
+    if claimed is None or claimed not in parents:
+        return False
+    node, seen = detail, {detail.id}
+    for _ in range(MAX_PATH_NODES):
+        previous = node.parent_session_id
+        if previous == claimed:
+            return True  # the delegation root: parent and marker name the same segment
+        if read is None or previous is None or previous in seen or not is_valid_id(previous):
+            return False
+        earlier = read(previous)
+        try:
+            check_hop(node, earlier, rewrites_source=False)
+        except LineageRejected:
+            return False
+        node = earlier
+        seen.add(node.id)
+    return False
+
+
+def not_owned(detail: SessionDetail) -> HermesError:
+    """The failure of a child that does not name the parent: `identity_mismatch`, final."""
+    return HermesError(
+        Code.IDENTITY_MISMATCH,
+        f"{clean_line(detail.id)} names another session as its parent",
+        retryable=False,
+        summary="not a child of this parent",
+    )
+
+
+def admit(
+    parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
+) -> Callable[[SessionDetail], None]:
+    """A `TaskReader` gate: raises `not_owned` unless the anchor's detail is owned by one of
+    `parents` (`owned_by`); the reader asks it before its first messages request."""
+    allowed = frozenset(parents)
+
+    def check(detail: SessionDetail) -> None:
+        if not owned_by(detail, allowed, read):
+            raise not_owned(detail)
+
+    return check
+
+
+def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
+    """The root's oldest visible row when it is the root's own: from `oldest` (that page,
+    already read), else one one-row read; None when the dashboard shows none."""
+    try:
+        page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
+    except HermesError as exc:
+        if exc.code in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED):
+            return None
+        raise
+    for msg in page.messages[:1]:
+        row = project(msg)
+        if msg.session_id == root and row is not None:
+            return row
+    return None
+
+
+def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
+    """The root's oldest row when it is the root's own user row: from `oldest` (that page,
+    already read), else one one-row read."""
+    row = oldest_row(client, root, oldest)
+    return row.text if row is not None and row.role == "user" else None
+
+
+def goal_hidden(row: Row | None) -> bool:
+    """Does the root's oldest visible row show that its goal row is not served? A compaction
+    summary first means the rows before it were archived and the backend hides archived rows
+    (0.19's legacy backend, backend.md section 11): the goal cannot be read over HTTP."""
+    return row is not None and row.kind == "compaction_summary"
+
+
+SCAN = 2000  # the newest store rows with a parent that are read for proposals
+CHILD_CHECKS = 50  # the children proven per parent (the count says "more" beyond)
+UNSHOWN = frozenset({Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH})
+
+
+class ParentStore(Protocol):
+    """What `parents` asks the store (`dashboard.store.Store`); both may raise StoreUnavailable."""
+
+    def recent_with_parent(self, scan: int = ...) -> list[StoreSession]:
+        """The newest `scan` rows that have a parent, newest first."""
+        ...
+
+    def children(self, session_id: str) -> list[StoreSession]:
+        """The rows whose `parent_session_id` is `session_id`, newest first (at most
+        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
+        ...
+
+
+def store_failure(reason: str, path: str | None) -> HermesError:
+    """`store_unavailable`: why the store could not serve, and what to do (the hint)."""
+    return HermesError(
+        Code.STORE_UNAVAILABLE, clean_line(store_reason(reason, path)), hint=STORE_ADVICE.get(reason)
+    )
+
+
+def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
+    """The exact-id, profile-checked detail, or None when the dashboard does not show it."""
+    try:
+        return client.detail(sid)
+    except HermesError as exc:
+        if exc.code in UNSHOWN:
+            return None
+        raise
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+NOT_SHOWN = "not_shown"
+NO_CHILD = "no_child_shown"
+
+
+def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry | str:
+    """The entry of one proposed parent, or why HTTP does not prove it: `not_shown` (the
+    dashboard does not show the session), `no_child_shown` (none of the proposed children
+    it shows names it as its delegation parent)."""
+    detail = _detail_shown(client, parent)
+    if detail is None:
+        return NOT_SHOWN
+    rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
+    cut = len(rows) > lineage.MAX_CHILDREN
+    proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
+    proven: list[SessionDetail] = []
+    for row in proposed[:CHILD_CHECKS]:
+        child = _detail_shown(client, row.id)
+        if child is not None and delegation_parent(child) == parent:
+            proven.append(child)
+    if not proven:
+        return NO_CHILD
+    title = " ".join(clean_line(detail.title or "").split()) or None
+    starts = [float(c.started_at) for c in proven if c.started_at is not None]
+    return ParentEntry(
+        id=detail.id,
+        source=clean_line(detail.source) if detail.source is not None else None,
+        started_at=_seconds(detail.started_at),
+        ended_at=_seconds(detail.ended_at),
+        end_reason=clean_line(detail.end_reason) if detail.end_reason is not None else None,
+        state="open" if detail.ended_at is None else "ended",
+        title=title,
+        first_words=None if title else first_words(read_goal(client, parent)),
+        delegated_children=len(proven),
+        more_children=cut or len(proposed) > CHILD_CHECKS,
+        last_delegated_at=max(starts) if starts else None,
+        delegated_by=delegation_parent(detail),
+    )
+
+
+def _newest_first(entry: ParentEntry) -> float:
+    return -entry.last_delegated_at if entry.last_delegated_at is not None else float("inf")
+
+
+def find_parents(
+    client: DashboardAPI,
+    store: ParentStore | None,
+    limit: int,
+    *,
+    off: str | None = None,
+    path: str | None = None,
+    debug: DebugWriter | None = None,
+) -> tuple[list[ParentEntry], list[WarningItem]]:
+    """The newest `limit` proven parents, most recent delegation first, and the warnings:
+    proposals are proven in the store's order until `limit` are. Raises `store_unavailable`
+    when there is no store, it cannot be read, or the dashboard shows none of its proposals."""
+    say = debug or (lambda _line: None)
+    if store is None:
+        raise store_failure(off or "disabled", path)
+    entries: list[ParentEntry] = []
+    dropped: list[str] = []
+    try:
+        rows = store.recent_with_parent(SCAN)
+        for sid in propose_parents(rows, client.profile, SCAN):
+            got = prove(client, store, sid)
+            if isinstance(got, str):
+                dropped.append(got)
+                say(f"parents: a proposal was dropped ({got})")
+                continue
+            entries.append(got)
+            if len(entries) >= limit:
+                break
+    except StoreUnavailable as exc:
+        raise store_failure(exc.reason, path) from None
+    if dropped and not entries and set(dropped) == {NOT_SHOWN}:
+        raise store_failure("foreign", path)
+    entries.sort(key=_newest_first)
+    warnings: list[WarningItem] = []
+    if len(rows) >= SCAN and len(entries) < limit:
+        detail = f"only the newest {SCAN} sessions with a parent in the store were read"
+        warnings.append(warning(WarningCode.bound_reached, detail))
+    return entries, warnings

@@ -1,16 +1,31 @@
-"""The proven lineage of one task: proofs of candidates against the verified path.
+"""The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`).
 
 Invariant: `path` only ever holds segments proven back to the anchor (the first durable
 reference) on one branch. A candidate is untrusted until `core.lineage.prove` accepts it over
 exact-id, profile-checked detail reads (cached per fetch and bounded by `DetailReader`); a
 proof walks from the candidate to the anchor or to a segment already proven (32 nodes per
-walk), so a long lineage is proven step by step. An explicit `--tip` that fails is reported;
-a proposal that fails (a hint or a store row) is ignored, the store's named with its reason
-on `--debug`; two proven branches are a fork, never resolved by recency. No row of a
-candidate is read before its proof: what the backend can do (`caps`, core/capabilities.py)
-is learned from its answers, and a rule no answer showed yet is assumed and checked on the
-adopted segment's first page (`_rewrites_source`). Where candidates come from is
-`reading/discovery.py`.
+walk), so a long lineage is proven step by step. No row of a candidate is read before its
+proof: what the backend can do (`caps`, core/capabilities.py) is learned from its answers, and
+a rule no answer showed yet is assumed and checked on the adopted segment's first page
+(`_rewrites_source`).
+
+Candidates come from `--tip` (explicit: a failure is reported), the dashboard's
+`/latest-descendant` hint and the local store's compression continuations (proposals: a
+failure is ignored, the store's named with its reason on `--debug`). Forks are never resolved
+by recency: every source is asked about every segment of the path that ended by compression
+(`settle`), and two proven continuations of one segment are `fork_ambiguous`. A segment is
+asked once it has a proven successor (`settled`); the newest one is asked again on every
+refresh while it stays compressed with nothing newer proven. The store's candidates are
+bounded (`MAX_STORE_CANDIDATES` per refresh).
+
+`ChildProof` is what `recover` and `recover --watch` know of a task's child without reading
+its rows: ownership once (reading/hints.py; a child that fails is never read again), then the
+lineage to the newest segment as `show` proves it and that segment's state (`running`,
+`ended`, or `unknown`), then the usage of the proven lineage from the details the proof read
+(no detail is read for usage alone; an earlier segment's figures are the ones read when it
+was proven). `shared` serves any detail the run already read. Checks of different children
+run side by side (reading/tasktree.py); a check that fails raises `HermesError`, what earlier
+checks proved is kept.
 """
 
 from __future__ import annotations
@@ -21,31 +36,37 @@ from typing import Literal
 from msgspec.structs import replace
 
 from hermes_task.core.capabilities import Capabilities
-from hermes_task.core.documents import Candidate
+from hermes_task.core.documents import Candidate, Usage, lineage_usage
 from hermes_task.core.lineage import (
     LEGACY_SOURCE_REWRITE,
     MARKERS,
+    MAX_PATH_NODES,
     BoundReached,
     ForkAmbiguous,
     LineageRejected,
     Proof,
+    StoreSession,
     combine,
     continues_parent,
+    is_continuation,
     parse_model_config,
     prove,
+    same_profile,
 )
 from hermes_task.core.sanitize import clean_line, is_valid_id
-from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
-from hermes_task.failures import HINT_IGNORABLE, Code, HermesError
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import DetailReader
-from hermes_task.reading.hints import StoreHints
+from hermes_task.core.wire import LatestDescendant, MessagesPage, SessionDetail, WireMessage
+from hermes_task.failures import DESCENDANT_IGNORABLE, HINT_IGNORABLE, Code, HermesError
+from hermes_task.reading.api import DashboardAPI, DetailReader, SharedDetails
+from hermes_task.reading.hints import StoreHints, owned_by
 
 Source = Literal["tip_option", "latest_descendant", "store"]
+MAX_HINT_PATH = 8
+MAX_STORE_CANDIDATES = 100
 
 
-class ProvenPath:
-    """The proven lineage of one task and its queue of untrusted candidates."""
+class LineageProof:
+    """The proven lineage of one task, its queue of untrusted candidates, and every source of
+    candidates asked about it."""
 
     def __init__(
         self,
@@ -74,7 +95,7 @@ class ProvenPath:
         self._assuming: list[str] = []
         self.withdrawn: HermesError | None = None  # a --tip withdrawn by `rule_holds`
 
-    def _oldest_first(self) -> bool:
+    def oldest_first(self) -> bool:
         """Do the backend's offsets count from the oldest row (`order` not honoured)?"""
         if self.caps.order is None:
             probe = self.client.messages(self.anchor_id, offset=0, limit=1)
@@ -264,3 +285,163 @@ class ProvenPath:
         self.path = path
         self.notes.update(proof.notes)
         self.assumed.update(assuming)
+
+    def discover(self, reader: DetailReader) -> HermesError | None:
+        failure: HermesError | None = None
+        waiting: list[str] = []
+        while self.pending:
+            sid = self.pending.pop(0)
+            outcome = self._adopt(reader, sid, source="tip_option")
+            if outcome is not None and outcome.retryable:
+                # Not readable yet (404: not flushed, a network error): queued for the next
+                # refresh; a candidate leaves the queue only with a proof outcome.
+                waiting.append(sid)
+            failure = outcome or failure
+            if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
+                self.pending[:0] = waiting
+                return failure
+        self.pending[:0] = waiting
+        return self.settle(reader) or failure
+
+    def settle(self, reader: DetailReader) -> HermesError | None:
+        """Ask the hint and the store about each segment of the path that ended by
+        compression and is not settled yet, oldest first: a proposal that extends the path
+        is adopted, one that proves on another branch is a fork."""
+        hints = [self.hint]  # turned off for this refresh when the route does not answer
+        budget = [MAX_STORE_CANDIDATES]
+        while True:
+            sid = next((s for s in self.path if s not in self.settled), None)
+            if sid is None or reader(sid).end_reason != "compression":
+                return None
+            fork = self._ask_hint(reader, sid, hints) or self._ask_store(reader, sid, budget)
+            if fork is not None:
+                return fork
+            if sid == self.path[-1]:
+                return None  # nothing newer yet: asked again on the next refresh
+            self.settled.add(sid)
+
+    def _ask_hint(self, reader: DetailReader, sid: str, live: list[bool]) -> HermesError | None:
+        if not live[0] or sid in self.hinted:
+            return None
+        try:
+            hint = self.client.latest_descendant(sid)
+        except HermesError as exc:
+            if exc.code in DESCENDANT_IGNORABLE:
+                live[0] = False
+                return None
+            raise
+        answer = hint.session_id
+        if answer == sid and sid != self.path[-1]:
+            # It names no continuation of a segment that has a proven one: this backend's hint
+            # does not follow this chain (iot: delegated and `tool` chains), so asking it
+            # about the later segments would say the same.
+            self.hinted.update(self.path)
+            return None
+        if answer == sid or not is_valid_id(answer):
+            return None
+        fork = None if answer in self.path else self._hint_path(reader, hint, sid)
+        if fork is None and answer in self.path and answer in hint.path:
+            self.hinted.update(hint.path[: hint.path.index(answer)])  # asking again says the same
+        return fork
+
+    def _hint_path(self, reader: DetailReader, hint: LatestDescendant, asked: str) -> HermesError | None:
+        """Prove the hint's answer, or the segments its `path` names after the newest
+        verified one (0.19's hint follows any child, so the answer may be a grandchild that
+        fails the proof), newest first within one proof walk of the verified path, at most
+        `MAX_HINT_PATH` of them; each one proven brings the answer closer, so it is tried
+        again from there. Nothing unproven is ever adopted."""
+        answer, path = hint.session_id, list(hint.path)
+        tried: set[str] = set()
+        for _ in range(MAX_HINT_PATH):
+            start = next((s for s in reversed(self.path) if s in path), asked)
+            after = path[path.index(start) + 1 :] if start in path else path
+            reach = after[: MAX_PATH_NODES - 1]
+            order = ([answer] if answer not in path or answer in reach else []) + list(reversed(reach))
+            pick = next((s for s in order if s not in self.path and s not in tried and is_valid_id(s)), None)
+            if pick is None:
+                return None
+            tried.add(pick)
+            fork = self._adopt(reader, pick, source="latest_descendant")
+            if fork is not None or answer in self.path:
+                return fork
+        return None
+
+    def _ask_store(self, reader: DetailReader, sid: str, budget: list[int]) -> HermesError | None:
+        """The store's compression continuations of segment `sid`, each proven like a tip."""
+        if self.store is None:
+            return None
+        rows = self.store.children(sid)
+        if rows is None:
+            return None
+        proposals = self._continuations(reader(sid), rows)
+        if len(proposals) > budget[0]:
+            self.bound_hit = True
+        for row in proposals[: budget[0]]:
+            budget[0] -= 1
+            fork = self._adopt(reader, row.id, source="store")
+            if fork is not None:
+                return fork
+        return None
+
+    def _continuations(self, tip: SessionDetail, rows: list[StoreSession]) -> list[StoreSession]:
+        try:
+            config = parse_model_config(tip) or {}
+        except LineageRejected:
+            return []
+        markers = {m: config.get(m) for m in MARKERS}
+        return [
+            r
+            for r in rows
+            if r.id not in self.path
+            and is_valid_id(r.id)
+            and is_continuation(r, tip.id, markers)
+            and same_profile(r, self.client.profile)
+        ]
+
+
+ChildState = Literal["running", "ended", "unknown"]
+
+
+def state_of(tip: SessionDetail) -> ChildState:
+    """The state of a child's newest proven segment (as `show`'s `task.state`)."""
+    if tip.end_reason == "compression":
+        return "unknown"
+    if tip.ended_at is None and tip.end_reason is None:
+        return "running"
+    return "ended"
+
+
+class ChildProof(LineageProof):
+    """One child's proven lineage and what the last check found, kept across checks."""
+
+    def __init__(
+        self,
+        client: DashboardAPI,
+        child_id: str,
+        store: StoreHints,
+        shared: SharedDetails | None = None,
+    ) -> None:
+        super().__init__(client, child_id, hint=True, store=store)
+        self.shared = shared  # the run's (or a watch cycle's) details: none is read twice
+        self.owned: bool | None = None
+        self.state: ChildState | None = None
+        self.details: dict[str, SessionDetail] = {}
+        self.usage: Usage | None = None  # None until a check proved the child the task's
+
+    def check(self, segments: frozenset[str]) -> ChildState | None:
+        """Prove the lineage to the newest segment, read its state and sum its usage; None
+        when the child is not proven the task's. Failures raise `HermesError`."""
+        reader = DetailReader(self.client, shared=self.shared)
+        try:
+            if self.owned is None:
+                self.owned = owned_by(reader(self.anchor_id), segments)
+            if not self.owned:
+                return None
+            fork = self.discover(reader) is not None  # two proven continuations: no tip to read
+            state = "unknown" if fork else state_of(reader(self.path[-1]))
+        except BoundReached:
+            state = "unknown"
+        self.details.update(reader.cache)
+        later = state == "unknown" or self.path[-1] not in self.details
+        self.usage = lineage_usage(self.path, self.details, later=later)
+        return state

@@ -1,20 +1,44 @@
-"""One task, read cycle by cycle: proof, newest page, fresh detail.
+"""One task, read cycle by cycle (`TaskReader`: proof, newest page, fresh detail), and what a
+read comes to: `Snapshot` (one cycle), `Transcript` (a whole read: rows, document, failure)
+and the transcript document's history parts.
 
-`TaskReader` owns the verified lineage, the window and the request generation of one task. Each `refresh()`
-proves pending candidates (`reading/discovery.py`: `--tip`, then hints and the store's continuations while
-the newest segment ended by compression), then reads the detail, the newest messages page and a fresh detail
-that notices a compression finished during the request. A messages answer for another session is used only
-once proven on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
+`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`: the window
+and the request generation, reading/pages.py) of one task. Each `refresh()` proves pending
+candidates (`--tip`, then hints and the store's continuations while the newest segment ended
+by compression), then reads the detail, the newest messages page and a fresh detail that
+notices a compression finished during the request. A messages answer for another session is used only once proven on the same branch.
+Failures raise `HermesError`; what was verified before stays in `window`. A refresh made in
+the middle of an older read (a restart, a re-anchor) is never lost: its new rows, warnings and
+gap travel with the older read's result (`with_refreshes`).
+
+The history parts: rows come only from the composed history view (`core/lineage_window.py`),
+so every shown row belongs to a proven segment and a dropped foreign row is always counted in
+a `foreign_rows` warning; `coverage.at_start` is true only when the lineage's first row is
+held and the anchor continues no earlier segment; `partial_ancestors` stands whenever earlier
+segments exist that this window cannot include (a cold open of a later segment, a blocked
+segment) and is never dropped because some earlier row happens to be held.
+
+`read_around` (`show --around ROW_ID`, where the route exists): each around page starts at a
+user prompt of the canonical segment and says its absolute offset from the oldest row, so
+several windows are unioned in offset order: overlapping ones are aligned on shared
+identities, disjoint ones are kept apart with a `gap` warning, and no row is invented between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 
+from msgspec import Struct, field
 from msgspec.structs import replace
 
+from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.documents import (
+    Candidate,
+    Coverage,
     Row,
+    SegmentInfo,
     TaskInfo,
     TaskState,
     TranscriptDoc,
@@ -24,31 +48,23 @@ from hermes_task.core.documents import (
     warning,
 )
 from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
+from hermes_task.core.projection import project, states_goal
+from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import WarningCode, legacy_warning
-from hermes_task.core.window import MergeResult, advance, merge_anchored, merge_latest, older_request
-from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, SessionDetail
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import MAX_DETAIL_READS, DetailReader, SharedDetails
-from hermes_task.reading.earlier_segments import Earlier
-from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.snapshot import Snapshot, with_refreshes
-from hermes_task.reading.tippage import TipPages
-from hermes_task.reading.transcript import (
-    coverage,
-    goal_in,
-    history_warnings,
-    merge_warnings,
-    read_goal,
-    segments,
-    shown_rows,
-    state_warnings,
-)
+from hermes_task.core.window import MergeResult, Window, advance, merge_anchored, merge_latest, older_request
+from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDetail
+from hermes_task.failures import Code, HermesError
+from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
+from hermes_task.reading.hints import StoreHints, read_goal
+from hermes_task.reading.pages import Earlier, TipPages
+from hermes_task.reading.proof import LineageProof
 
 FILL_OLDER = 4
 
 
-class TaskReader(TipPages):
-    """The read-only controller of one task, anchored at its first durable reference."""
+class TaskReader:
+    """The read-only controller of one task, anchored at its first durable reference: it has
+    a lineage proof (`proof`) and a pager (`pager`, the window and the tip's newest page)."""
 
     def __init__(
         self,
@@ -61,9 +77,12 @@ class TaskReader(TipPages):
         admit: Callable[[SessionDetail], None] | None = None,
         shared: SharedDetails | None = None,
     ) -> None:
-        super().__init__(client, anchor_id, tips=tips, hint=hint, store=store)
+        self.client = client
+        self.anchor_id = anchor_id
+        self.proof = LineageProof(client, anchor_id, tips=tips, hint=hint, store=store)
+        self.pager = TipPages(self.proof)
         self.admit = admit  # sees the anchor's first detail before any messages request; may raise
-        self.shared = shared  # a one-shot run's details (reading/details.py): each read once
+        self.shared = shared  # a one-shot run's details (reading/api.py): each read once
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
@@ -72,6 +91,31 @@ class TaskReader(TipPages):
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
+
+    # What the proof and the pager hold, read as the reader's own.
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.proof.path
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.proof.caps
+
+    @property
+    def candidate(self) -> Candidate:
+        return self.proof.candidate
+
+    @property
+    def redirects(self) -> dict[str, str]:
+        return self.pager.redirects
+
+    @property
+    def window(self) -> Window:
+        return self.pager.window
+
+    @window.setter
+    def window(self, window: Window) -> None:
+        self.pager.window = window
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle; the window gains the newest page of the newest verified segment. A
@@ -84,31 +128,31 @@ class TaskReader(TipPages):
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
-                self.admit(anchor)  # e.g. a child that does not name its parent (reading/ownership.py)
+                self.admit(anchor)  # e.g. a child that does not name its parent (reading/hints.py)
             self.anchor = anchor
         try:
             return self._cycle(reader)
         except BoundReached:
-            self.bound_hit = True
+            self.proof.bound_hit = True
             newest = self.path[-1]
             if self.tip is None or self.tip.id != newest:
                 self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
             self.details.update(reader.cache)
             warnings = self._warnings(reader)
             history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
-            failure, self.withdrawn = self.withdrawn, None
+            failure, self.proof.withdrawn = self.proof.withdrawn, None
             return Snapshot(warnings=warnings + history, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
         for attempt in range(2):
             try:
-                snap.failure = self._discover(reader) or snap.failure
+                snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
-                self.bound_hit = True
-            tip, newest = self._tip_page(reader)
+                self.proof.bound_hit = True
+            tip, newest = self.pager.tip_page(reader)
             self.basis = tip
-            snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
+            snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
@@ -131,7 +175,7 @@ class TaskReader(TipPages):
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
         While the tip window has older rows, they come first; then (`across`) the previous proven segments,
-        segment by segment (`core/lineage.py`). In the tip window, the read re-reads the block's first row as
+        segment by segment (`core/lineage_window.py`). In the tip window, the read re-reads the block's first row as
         an anchor (`older_request`). A page of another session (the canonical segment changed during the
         read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
         A page that misses its anchor (rows appended or removed since the block was read) is retried once
@@ -179,7 +223,7 @@ class TaskReader(TipPages):
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage.py`). The tip
+        """Where the next older read of the whole lineage goes (`core/lineage_window.py`). The tip
         segment whose messages answer for a session not proven (a redirect past the proof's
         bounds) is `blocked`: none of its pages can be read as its own."""
         target = self.redirects.get(self.path[-1])
@@ -212,8 +256,8 @@ class TaskReader(TipPages):
             return None
         if cur.kind == "first":
             detail = self._detail(cur.sid)
-            return self.earlier.first(self.client, detail, legacy=self._oldest_first(), limit=limit)
-        return self.earlier.older(self.client, cur.sid, legacy=self._oldest_first(), limit=limit)
+            return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
+        return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
         """Fill the newest page up to `rows` shown rows from the previous proven segments:
@@ -234,7 +278,7 @@ class TaskReader(TipPages):
         if self.goal is None and not self.continues_parent:
             self.goal = goal_in(self.view(), self.path[0], self.cursor())
             if self.goal is None:
-                oldest = self.oldest if self.path[0] == self.anchor_id else None
+                oldest = self.proof.oldest if self.path[0] == self.anchor_id else None
                 self.goal = read_goal(self.client, self.path[0], oldest)
         return self.goal
 
@@ -250,11 +294,11 @@ class TaskReader(TipPages):
         if tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.anchor_continues(reader, self.anchor)
-        if self.bound_hit:
+            self.continues_parent = self.proof.anchor_continues(reader, self.anchor)
+        if self.proof.bound_hit:
             out.append(warning(WarningCode.bound_reached))
-        if self.store is not None:
-            out += self.store.warnings()
+        if self.proof.store is not None:
+            out += self.proof.store.warnings()
         return out
 
     def state(self) -> TaskState:
@@ -266,7 +310,7 @@ class TaskReader(TipPages):
         return "ended"
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
+        """The task's usage from the details the proof read (`core/usage.py`): a later segment may exist
         while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
@@ -288,7 +332,7 @@ class TaskReader(TipPages):
                 source=self.anchor.source,
                 state=self.state(),
                 end_reason=tip.end_reason,
-                notes=sorted(self.notes),
+                notes=sorted(self.proof.notes),
                 goal=self.goal,
                 segments=segments(self.path, self.details, rows),
                 usage=self.usage(),
@@ -303,4 +347,193 @@ class TaskReader(TipPages):
         )
 
 
-__all__ = ["Snapshot", "TaskReader"]
+# Warnings that say a transcript was not read whole, in the order a shortfall names them.
+INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
+
+
+class Transcript(Struct, frozen=True, kw_only=True):
+    """What reading one task's transcript came to (reading raises nothing it knows, Ctrl-C
+    aside): the rows verified (also those verified before a failure), the document (None when
+    a failure stopped the read before one), the failure to report after the rows, and the
+    proven segments (the anchor first)."""
+
+    rows: list[Row] = field(default_factory=list)
+    doc: TranscriptDoc | None = None
+    failure: HermesError | None = None
+    segments: tuple[str, ...] = ()
+
+    @property
+    def child_id(self) -> str:
+        return self.segments[0]
+
+    @property
+    def warnings(self) -> list[WarningItem]:
+        return self.doc.warnings if self.doc is not None else []
+
+    @property
+    def has_older(self) -> bool:
+        return self.doc is None or self.doc.coverage.has_older
+
+    def shortfall(self) -> tuple[str, str] | None:
+        """(code, message) of why fewer rows were read than asked for: the failure, else the
+        first warning that says rows were not read; None when nothing fell short."""
+        if self.failure is not None:
+            return self.failure.code.value, self.failure.message
+        for code in INCOMPLETE:
+            for item in self.warnings:
+                if item.code == code:
+                    return item.code, item.message
+        return None
+
+
+class Snapshot(Struct):
+    """The outcome of one cycle: new rows, warnings, and a failure to report after the
+    verified rows (a rejected or forked candidate)."""
+
+    new_keys: tuple[tuple[str, int], ...] = ()
+    warnings: list[WarningItem] = field(default_factory=list)
+    failure: HermesError | None = None
+
+
+def with_refreshes(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
+    """`result` carrying the new rows and warnings of refreshes made during an older read."""
+    new_keys, warnings, gap = dict.fromkeys(result.new_keys), list(result.warnings), result.gap
+    for snap in snaps:
+        if snap is not None:
+            new_keys.update(dict.fromkeys(snap.new_keys))
+            warnings += snap.warnings
+            gap = gap or any(w.code == "gap" for w in snap.warnings)
+    return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
+
+
+def shown_rows(view: View) -> list[Row]:
+    """Displayed rows in order (server-hidden rows omitted)."""
+    out: list[Row] = []
+    for key in view.keys:
+        row = project(view.messages[key])
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
+    """`cold_open` None: whether the anchor continues an earlier segment is not known (a
+    bound stopped the check), so the start is not claimed."""
+    return Coverage(
+        unique_rows=len(view.keys),
+        has_older=cur.kind in ("page", "first"),
+        at_start=cur.kind == "start" and cold_open is False,
+    )
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def segments(
+    path: Sequence[str], details: Mapping[str, SessionDetail], rows: Sequence[Row]
+) -> list[SegmentInfo]:
+    counts = Counter(row.session_id for row in rows)
+    out: list[SegmentInfo] = []
+    for sid in path:
+        detail = details.get(sid)
+        out.append(
+            SegmentInfo(
+                id=sid,
+                started_at=_seconds(detail.started_at) if detail else None,
+                ended_at=_seconds(detail.ended_at) if detail else None,
+                end_reason=detail.end_reason if detail else None,
+                rows_shown=counts[sid],
+            )
+        )
+    return out
+
+
+ANCESTORS: dict[str, str] = {
+    "cold_open": "this segment continues an earlier one; open the task's first segment to read them",
+    "unknown": "whether this segment continues an earlier one is not known: a read bound stopped the check",
+    "blocked": "the pages of segment {sid} answer for a newer segment, so its own rows cannot be read",
+}
+
+
+def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
+    """The warnings the history itself implies (added once to whatever a cycle reported).
+    `partial_ancestors` says why: a cold open of a later segment (and where to look), a
+    check a bound stopped, or an earlier segment whose pages answer for another session.
+    A tip segment that cannot be read (`blocked` at the tip) is not about ancestors."""
+    out: list[WarningItem] = []
+
+    if cold_open is not False:
+        out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
+    elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
+        out.append(
+            warning(WarningCode.partial_ancestors, ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
+        )
+    if view.foreign:
+        out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
+    return out
+
+
+HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
+
+
+def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
+    """The reported warnings with `partial_history` as the task stands now (`partial`: the
+    newest verified segment ended by compression): a refresh that proved a newer segment
+    after the warning was reported (a restart while paging) leaves no stale one, and one
+    still partial keeps it once, after `legacy_backend`."""
+    kept = [w for w in reported if w.code != "partial_history"]
+    if partial:
+        at = 1 if kept and kept[0].code == "legacy_backend" else 0
+        kept.insert(at, warning(WarningCode.partial_history))
+    return kept
+
+
+def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
+    """The reported warnings, with the history's own ones as they stand now (one per code)."""
+    kept = [w for w in reported if w.code not in HISTORY_CODES]
+    return [*kept, *history]
+
+
+def goal_in(view: View, root: str, cur: Cursor) -> str | None:
+    """The goal when the view holds the root's first row: the root's first user row."""
+    if cur.kind != "start":
+        return None
+    for key in view.keys:
+        if key[0] != root:
+            continue
+        row = project(view.messages[key])
+        if row is not None and states_goal(row):
+            return row.text
+    return None
+
+
+def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
+    """Replace the reader's window with the union of the windows around `row_ids`."""
+    canonical = reader.window.canonical
+    assert canonical is not None
+    pages: list[MessagesPage] = []
+    for row_id in dict.fromkeys(row_ids):
+        try:
+            page = reader.client.around(canonical, row_id)
+        except HermesError as exc:
+            if exc.code is Code.UNSUPPORTED:
+                reader.caps.around = False
+            raise
+        reader.caps.around = True
+        if page.session_id != canonical:
+            raise HermesError(Code.IDENTITY_MISMATCH, "around answered for another session")
+        first = page.messages[0] if page.messages else None
+        if first is None or first.id != row_id or first.session_id != canonical:
+            raise HermesError(Code.NOT_FOUND, f"row {row_id} is not a prompt of this task's segment")
+        pages.append(page)
+    pages.sort(key=lambda p: p.pagination.offset or 0)
+    window = Window(canonical=canonical, generation=reader.window.generation)
+    warnings = [w for w in snap.warnings if w.code != "gap"]
+    for page in pages:
+        result = merge_latest(window, page.messages, exhausted=(page.pagination.offset or 0) == 0)
+        window = result.window
+        if result.gap:
+            warnings.append(warning(WarningCode.gap))
+    reader.window = window
+    return Snapshot(new_keys=tuple(window.keys), warnings=warnings, failure=snap.failure)

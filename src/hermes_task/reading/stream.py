@@ -21,26 +21,70 @@ earliest copy is shown, as `core/history.compose` does). Rows are never kept aft
 were handed on.
 
 Preconditions (`streamable`): one proven segment, its newest page merged, older rows left
-(several segments: `reading/lineage_stream.py`, which shares `oldest_pages`).
+(several segments: `LineageRows` below, which shares `oldest_pages`).
+
+`read_batches`: load-older batches over `TaskReader.read_older` (pure of typer and rich).
+
+A *batch* is what one "Load older" does: one raw page; or, with a text target, raw pages
+until that many text rows arrived (`project.counts_as_text`: user and assistant prose;
+tool, reasoning-only and status rows are kept and shown but do not count), at most
+`MIN_TEXT_PAGES` pages. `--all` is one batch that reads to the start. Every batch also
+stops at the visible start (the canonical segment's first row: a delegated child stores
+nothing before its goal), raw exhaustion, or a page that brought no new row.
+
+Restarts (the canonical segment changed, or a page missed its anchor twice) re-read the
+newest page; they are not pages and are bounded by `MAX_RESTARTS`. A refresh that found a
+gap, or a restart, is reported as a `gap` warning only if the paging ended before the
+block reached the rows known before it.
+
+`LineageRows`: `older --all` of a lineage of several proven segments, in bounded memory.
+
+The windowed path (`TaskReader.read_older`, `core/lineage_window.py`) pages the tip segment to
+its start, then reads an earlier segment on its own only when the newer windows hold fewer of
+its active rows than its detail counts, and shows the earlier windows (oldest segment first),
+then the tip window, each identity once, a `message_uid` at its earliest segment's copy. Which
+segments are read, and so the order of the first rows, is known only once every newer window
+has been read to its start, and a backend that merges the lineage into a segment's pages (iot)
+interleaves the segments' rows there. So nothing can be written before the last page is read.
+
+Here every window is read oldest-first (`stream.oldest_pages`: the tip to its newest page's
+first row, an earlier segment to its last row), in the windowed path's order and by its rule,
+and its raw rows are spooled to an unlinked temporary file; then the windows are replayed in
+display order through the same de-duplication (`lineage_window.shown_once`, which `compose`
+applies to windows in memory). Memory holds one page, the newest
+page and identities: the keys replayed, each row's content digest (an identity read twice
+with different contents falls back to the windowed path, which shows the newest read), the
+earliest segment of each `message_uid`, and the earlier segments' active keys seen in newer
+windows (the windowed rule's counts).
+
+Invariants: a segment's rows are read only once it is proven part of the lineage (the proof
+ran before); an earlier segment whose first answer names another session, or one the reader
+saw redirected, is `blocked` there, as in the windowed path; whatever cannot be decided the
+windowed way (a first answer that does not page oldest-first, contents that differ) raises
+`Unstreamable` before anything is written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO
 
+import msgspec
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem
-from hermes_task.core.lineage import Cursor, View
-from hermes_task.core.projection import project, states_goal
-from hermes_task.core.window import RowKey, key_of
+from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem, warning
+from hermes_task.core.lineage import Cursor, View, earliest, shown_once
+from hermes_task.core.projection import counts_as_text, project, states_goal
+from hermes_task.core.ui_strings import WarningCode
+from hermes_task.core.window import MergeResult, RowKey, Window, key_of
 from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.transcript import history_warnings, merge_warnings, state_warnings
+from hermes_task.reading.reader import TaskReader, history_warnings, merge_warnings, state_warnings
 
 STREAM_LIMIT = MAX_LIMIT
 
@@ -254,4 +298,359 @@ def finish(
             state_warnings(warnings, partial=tip.end_reason == "compression"),
             history_warnings(view, cur, cold_open=cold),
         ),
+    )
+
+
+MIN_TEXT_PAGES = 10
+ALL_PAGES = 10_000
+MAX_RESTARTS = 3
+FINAL_STOPS = frozenset({"start", "no_progress", "restart_bound"})
+
+
+class Plan(Struct, frozen=True):
+    """`batches` None reads to the start (`--all`); `min_text` makes batches text-aware;
+    `limit` is the number of older rows asked for per page."""
+
+    batches: int | None = 1
+    min_text: int | None = None
+    limit: int = 50
+
+
+class Progress(Struct, frozen=True):
+    """After each older page: pages read so far, unique rows known, rows the page added."""
+
+    page: int
+    rows: int
+    new: int
+
+
+class PagingOutcome(Struct):
+    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
+    start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
+    per-batch page bound), `target` (the text target) or `page` (one raw page)."""
+
+    pages: int = 0
+    new_rows: int = 0
+    text_rows: int = 0
+    restarts: int = 0
+    batches: int = 0
+    stop: str = "page"
+    warnings: list[WarningItem] = field(default_factory=list)
+
+
+def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
+    count = 0
+    for key in keys:
+        row = project(window.messages[key])
+        if row is not None and counts_as_text(row):
+            count += 1
+    return count
+
+
+class _Run:
+    def __init__(self, reader: TaskReader, plan: Plan, on_page: Callable[[Progress], None] | None) -> None:
+        self.reader = reader
+        self.plan = plan
+        self.on_page = on_page
+        self.out = PagingOutcome()
+        self.pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
+
+    def _note_reset(self, before: Window, result: MergeResult) -> None:
+        if self.pending is None and before.canonical == result.window.canonical and before.coverage:
+            self.pending = before.keys[before.block_start :]
+
+    def batch(self) -> str:
+        """One batch; returns why it ended (`FINAL_STOPS` reasons end all paging)."""
+        plan, reader = self.plan, self.reader
+        bound = ALL_PAGES if plan.batches is None else MIN_TEXT_PAGES if plan.min_text else 1
+        pages = text = 0
+        while True:
+            if reader.reached_start:
+                return "start"
+            if pages >= bound:
+                return "page_bound" if plan.batches is None or plan.min_text else "page"
+            before = reader.window
+            result = reader.read_older(plan.limit)
+            if result is None:
+                return "start"
+            if self._absorb(before, result):
+                return "restart_bound"
+            if result.stale or not result.returned:
+                continue
+            pages += 1
+            text += self._count_page(result)
+            stop = self._page_stop(result, text)
+            if stop is not None:
+                return stop
+
+    def _absorb(self, before: Window, result: MergeResult) -> bool:
+        """Take a read's new rows, warnings, resets and restarts into the outcome; True when
+        the restarts passed `MAX_RESTARTS`."""
+        out = self.out
+        out.new_rows += len(result.new_keys)
+        out.warnings += [w for w in result.warnings if w.code != "gap"]
+        if result.gap or result.restarted:
+            self._note_reset(before, result)
+        if result.restarted or result.stale:
+            out.restarts += 1
+            return out.restarts > MAX_RESTARTS
+        return False
+
+    def _count_page(self, result: MergeResult) -> int:
+        """Count a page that returned rows (and its text rows, for a text target), report it
+        to `on_page`; returns its text rows."""
+        out = self.out
+        out.pages += 1
+        found = _text_rows(result.window, result.new_keys) if self.plan.min_text is not None else 0
+        out.text_rows += found
+        if self.on_page is not None:
+            self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
+        return found
+
+    def _page_stop(self, result: MergeResult, text: int) -> str | None:
+        """Why the batch ends after a counted page (`text` text rows in it so far), or None."""
+        plan = self.plan
+        if self.reader.reached_start:
+            return "start"
+        if not result.new_keys and not result.window.at_start:
+            # A page of its anchor alone that reached its segment's start is progress: the
+            # next read goes on to the segment before it.
+            return "no_progress"
+        if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
+            return "target"
+        return None
+
+    def run(self) -> PagingOutcome:
+        out, plan = self.out, self.plan
+        while plan.batches is None or out.batches < plan.batches:
+            out.batches += 1
+            out.stop = self.batch()
+            if out.stop in FINAL_STOPS or plan.batches is None:
+                break
+        window = self.reader.window
+        if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
+            out.warnings.append(warning(WarningCode.gap))
+        if out.stop == "page_bound":
+            detail = (
+                f"{out.pages} older pages read"
+                if plan.batches is None
+                else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows"
+            )
+        elif out.stop == "restart_bound":
+            detail = f"the transcript changed {out.restarts} times while paging"
+        elif out.stop == "no_progress":
+            detail = "an older page brought no new row"
+        else:
+            return out
+        out.warnings.append(warning(WarningCode.bound_reached, detail))
+        return out
+
+
+def read_batches(
+    reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
+) -> PagingOutcome:
+    """Read `plan` older batches into `reader.window` (after its first refresh).
+
+    Invariants: rows are only ever added to the window (unique by identity, server order);
+    every stop before the start leaves `window.has_older` true; a text target counts only
+    rows that older pages added.
+    """
+    return _Run(reader, plan, on_page).run()
+
+
+def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
+    """Warnings in order of first appearance, one per code."""
+    out: dict[str, WarningItem] = {}
+    for group in groups:
+        for item in group:
+            out.setdefault(item.code, item)
+    return list(out.values())
+
+
+_ENCODE = msgspec.json.Encoder()
+_DECODE = msgspec.json.Decoder(WireMessage)
+
+
+class _Spool:
+    """The raw rows of one segment's window, one JSON line each, in an unlinked file."""
+
+    def __init__(self, sid: str) -> None:
+        self.sid = sid
+        self.file: IO[bytes] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `LineageRows.close`)
+        self.rows = 0
+
+    def add(self, line: bytes) -> None:
+        self.file.write(line)
+        self.file.write(b"\n")
+        self.rows += 1
+
+    def messages(self) -> Iterator[WireMessage]:
+        self.file.flush()
+        self.file.seek(0)
+        for line in self.file:
+            yield _DECODE.decode(line)
+
+
+class LineagePlan(Struct):
+    """What the windowed path would read: the windows in display order (earlier segments
+    oldest first, then the tip) and the segment its history stops at when it is blocked
+    (None: it reaches the start)."""
+
+    windows: list[str] = field(default_factory=list)
+    blocked: str | None = None
+
+
+class LineageRows:
+    """The windows of a lineage, read and spooled (`read`), then replayed (`pages`)."""
+
+    def __init__(self, reader: TaskReader, stats: StreamStats, limit: int | None = None) -> None:
+        self.reader = reader
+        self.stats = stats
+        self.limit = limit or STREAM_LIMIT
+        self.path = reader.path
+        self.index = {sid: i for i, sid in enumerate(self.path)}
+        self.spools: dict[str, _Spool] = {}
+        self.digests: dict[RowKey, bytes] = {}
+        self.earliest: dict[str, int] = {}  # message_uid -> the earliest segment holding it
+        self.held: dict[str, set[RowKey]] = {sid: set() for sid in self.path[:-1]}
+        self.plan = LineagePlan()
+        self.goal: str | None = None
+        window = reader.window
+        self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def read(self) -> LineagePlan:
+        """Read every window the windowed path would, tip first (see the module)."""
+        tip = self.path[-1]
+        self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
+        read = [tip]
+        counts = {sid: d.message_count for sid, d in self.reader.details.items()}
+        for sid in reversed(self.path[:-1]):
+            have, total = len(self.held[sid]), counts.get(sid)
+            if have and (total is None or have >= total):
+                continue  # a newer window holds its rows: not read on its own
+            if sid in self.reader.redirects:
+                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
+                return self.plan
+            try:
+                self._window(sid, self._pages(sid, None), [])
+            except Redirected:
+                self.spools.pop(sid).file.close()
+                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
+                return self.plan
+            read.append(sid)
+        self.plan = LineagePlan(windows=read[::-1])
+        return self.plan
+
+    def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:
+        """Segment `sid` oldest first (`oldest_pages`); an earlier segment (no
+        `boundary`) whose first answer names another session raises `Redirected`."""
+        client, held = self.reader.client, len(self.newest)
+        redirected = boundary is None
+        return oldest_pages(
+            client, sid, self.stats, limit=self.limit, boundary=boundary, redirected=redirected, held=held
+        )
+
+    def _window(self, sid: str, pages: Iterator[list[WireMessage]], last: list[WireMessage]) -> None:
+        spool = self.spools[sid] = _Spool(sid)
+        seen: set[RowKey] = set()
+        for msgs in pages:
+            for msg in msgs:
+                self._add(spool, msg, seen)
+        for msg in last:
+            self._add(spool, msg, seen)
+
+    def _add(self, spool: _Spool, msg: WireMessage, seen: set[RowKey]) -> None:
+        """One raw row of `spool`'s window (a window holds an identity once, first place)."""
+        key = key_of(msg)
+        if key in seen:
+            return
+        seen.add(key)
+        line = _ENCODE.encode(msg)
+        digest = hashlib.blake2b(line, digest_size=16).digest()
+        if self.digests.setdefault(key, digest) != digest:
+            raise Unstreamable  # read twice with different contents: the windowed path decides
+        spool.add(line)
+        at = self.index.get(msg.session_id)
+        if at is None:
+            return
+        if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
+            self.held[msg.session_id].add(key)
+        earliest(self.earliest, msg.message_uid, at)
+
+    # -- replaying --------------------------------------------------------------------------
+
+    def _replay(self) -> Iterator[tuple[WireMessage, bool]]:
+        """Every identity of the windows in display order, once: (row, shown)
+        (`lineage_window.shown_once`, the rule `compose` applies in memory)."""
+        current: list[WireMessage] = []  # the message of the entry `shown_once` took last
+
+        def entries() -> Iterator[tuple[RowKey, str | None]]:
+            for sid in self.plan.windows:
+                for msg in self.spools[sid].messages():
+                    current[:] = [msg]
+                    yield key_of(msg), msg.message_uid
+
+        for _key, shown in shown_once(entries(), self.index, dict(self.earliest)):
+            yield current[0], shown
+
+    def count(self) -> None:
+        """The stats and the goal, before any row is written."""
+        stats, root = self.stats, self.path[0]
+        for msg, shown in self._replay():
+            if not shown:
+                stats.foreign += 1
+                continue
+            stats.unique += 1
+            row = project(msg)
+            if row is None:
+                continue
+            stats.shown[row.session_id] += 1
+            if self.goal is None and msg.session_id == root and states_goal(row):
+                self.goal = row.text
+
+    def pages(self) -> Iterator[list[Row]]:
+        """The shown rows in display order, `limit` at a time."""
+        out: list[Row] = []
+        for msg, shown in self._replay():
+            row = project(msg) if shown else None
+            if row is not None:
+                out.append(row)
+                if len(out) >= self.limit:
+                    yield out
+                    out = []
+        if out:
+            yield out
+
+    def read_so_far(self) -> None:
+        """After a failure: replay the windows read so far, in display order."""
+        self.plan = LineagePlan(windows=[sid for sid in self.path if sid in self.spools])
+
+    def cursor(self) -> Cursor:
+        """Where the windowed history stops (`coverage`, `history_warnings`)."""
+        if self.plan.blocked is not None:
+            return Cursor("blocked", self.plan.blocked, self.reader.window)
+        return Cursor("start", self.path[0], self.reader.window)
+
+    def close(self) -> None:
+        for spool in self.spools.values():
+            spool.file.close()
+        self.spools.clear()
+
+
+def lineage_streamable(reader: TaskReader) -> bool:
+    """A lineage of several proven segments whose tip's newest page is merged (the boundary),
+    with older rows left, no earlier segment read yet, and every segment's detail read (the
+    windowed path would read a missing one, and the document shows it)."""
+    window = reader.window
+    return (
+        len(reader.path) > 1
+        and all(sid in reader.details for sid in reader.path)
+        and window.canonical == reader.path[-1]
+        and not window.fresh
+        and window.coverage > 0
+        and not reader.earlier.windows
+        and not reader.earlier.blocked
+        and not reader.reached_start
     )

@@ -3,7 +3,7 @@
 The tasks are the parent's exactly as `recover PARENT_ID` finds them (`reading/tasktree.py`:
 the parent's path-filtered transcript, every page; the children the local store proposes,
 proven over HTTP by `reading/hints.py`); nested tasks are not searched. Each task's child
-is then read as `older CHILD --all` reads it (`reading/taskread.py`: a `TaskReader` with the
+is then read as `older CHILD --all` reads it (`reading/tasktree.py`: a `TaskReader` with the
 hint and the store, so a rotated child is followed into its newer segments, gated by the
 ownership proof, then every older page back to the start of its first proven segment). Only the rows of that proven lineage are
 searched (`core/projection.py`), one task at a time, and reported as they are found.
@@ -32,8 +32,15 @@ from hermes_task.core.projection import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children
-from hermes_task.reading.taskread import INCOMPLETE, MAX_READS, RUN_WIDE, read_child, unread
-from hermes_task.reading.tasktree import build, read_conversation
+from hermes_task.reading.reader import INCOMPLETE
+from hermes_task.reading.tasktree import (
+    MAX_READS,
+    RUN_WIDE,
+    build,
+    read_child,
+    read_conversation,
+    unread,
+)
 
 MAX_TASKS = MAX_READS
 Searched = Literal["whole", "partial", "no"]
@@ -182,6 +189,3 @@ def search_parent(
     itself raises `HermesError`, a task's child that fails is reported on its task."""
     _Run(client, hints, query, reporter, tally).search(parent_id, max_tasks)
     return tally
-
-
-__all__ = ["INCOMPLETE", "MAX_TASKS", "Query", "SearchReporter", "Tally", "TaskSearch", "search_parent"]

@@ -1,4 +1,5 @@
-"""Reading conversations for `recover`, and the nested task tree (acp-subagent-history-replay).
+"""A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
+the commands that report on tasks (`search`, `recover --format markdown`, `--junit`, `export`).
 
 `read_conversation` reads one transcript through the same client and window as `show`:
 `TaskReader.refresh()`, then `read_older(limit=500)` until nothing is older or `pages` pages
@@ -7,22 +8,54 @@ were read (then a `bound_reached` warning says the task list may be incomplete).
 `build` turns a parent conversation into its task list and, with `recursive`, reads each task's
 child when its reference is known and nests the child's own tasks under it. Invariants: each
 conversation (every segment of its proven lineage) is visited at most once, under the first
-task that references it (a conversation's children are chosen in task order before any of
-them is expanded, then expanded in task order), so cycles end; the children of one
-conversation are read side by side (reading/fanout.py) and used in task order; nesting is
-bounded to `max_depth` levels and `max_conversations` reads (a `bound_reached` warning names
-the bound and how many tasks' children it left unread); tasks come only from
-rows of the conversation's proven lineage (its path-filtered view), and a child's detail must
-name a segment of that lineage as its delegation parent (`parent_session_id` and
-`_delegate_from`, reading/ownership.py) before any of its messages are read; a child that cannot be
-read (not found, auth, network, ...) or that names another parent is reported once, as
-`gap` on the task that references it, and its siblings continue; a child with an empty history
-simply has no children (no gap, ending or failure is invented). `resolve` (when given) fills
-the child ids a transcript lacks, before any descent (`reading/hints.py`: proposed by the
-local store, proven over HTTP). Usage (`core/documents.py`): a task whose child is read takes its
-`usage` from that read's proof (no detail is read again for it), and `usage_with_children` adds
-its nested tasks'; one whose child is not descended into keeps the usage `resolve` gave it, and
-lacks `nested` where a bound or a failed read left its nested tasks unread.
+task that references it, so cycles end; the children of one conversation are read side by
+side (reading/api.py) and used in task order; nesting is bounded to `max_depth` levels and
+`max_conversations` reads (a `bound_reached` warning names the bound and how many tasks'
+children it left unread); tasks come only from rows of the conversation's proven lineage, and a
+child's detail must name a segment of that lineage as its delegation parent (reading/hints.py)
+before any of its messages are read; a child that cannot be read or that names another parent
+is reported once, as `gap` on the task that references it, and its siblings continue. `resolve`
+fills the child ids a transcript lacks, before any descent (proposed by the local store,
+proven over HTTP). Usage (`core/usage.py`): a task whose child is read takes its `usage` from
+that read's proof, and `usage_with_children` adds its nested tasks'; one whose child is not
+descended into keeps the usage `resolve` gave it, and lacks `nested` where a bound or a failed
+read left its nested tasks unread.
+
+`Unreported`: Hermes delivers a background task's completion as a new parent turn only when
+the parent agent is idle; until then (or for good) it holds it in the store's
+`async_delegations` table. For each task the parent has not reported (`running`, `unknown`)
+whose child id is known, the child's lineage is proven to its newest segment (`ChildProof`)
+and that segment's state read. Rules:
+
+- Ownership first; a child that fails decides nothing and is not read again.
+- Ended means the newest *proven* segment ended for a reason other than compression. Then the
+  task is never `running`: the store's record of its delegation (one exact-id lookup) may
+  propose its outcome (`core/ledger.py`), taken with `result_source: "store"`; without one it
+  is `ended_unreported`. A running or undecided child only sets `child_state`; the store's word
+  alone never changes a task.
+- Across a watch's cycles (`again`) each child's proof is kept: a running child costs one fresh
+  detail read per check; at most `per_cycle` children are checked in one cycle, in turn.
+  `steady()` is False right after a task became `ended_unreported` (the watch looks at the
+  store once more before ending on it) and while a terminal task's child was never checked.
+- Usage (`usage=True`): the children of terminal tasks are proven too, each once a cycle until
+  proven ended, and every task whose child is proven takes `usage` from that proof; at most
+  `MAX_USAGE_CHILDREN` such children a run, the tasks past it named in `warnings()`.
+- Each child's reads are sequential; different children are checked side by side, recorded in
+  task order. `--debug` lines name the task, the child id and its state, never content.
+
+`read_parent_tasks` reads the parent, fills the child ids from the store, settles the tasks
+whose child ended with no result, and nests with `recursive`: `recover` and `export` both read
+through it, so an export's tasks are exactly `recover --json`'s. One run, one answer per
+session (`SharedDetails`); `paths` holds the proven lineage of every conversation read.
+
+`read_child` reads one task's child whole: a `TaskReader` anchored at the child id, with the
+hint and the store (a rotated child is followed into its newer segments), gated by the
+ownership proof, then older pages back to the start of its first proven segment as `older
+--all` reads them (or `pages - 1` of them). `ChildReads` reads the children of a run, each
+once, at most `max_reads`; a task without a known child, or past the bound, is `Unread`.
+Invariant: a read's failure never escapes (Ctrl-C does): it is carried in its `Transcript`
+with the rows verified before it. `read_trace` (`export`) is `recover`'s tasks plus the
+parent's transcript and each child read so; `render/otlp.py` maps it to spans.
 """
 
 from __future__ import annotations
@@ -32,20 +65,39 @@ from collections.abc import Callable, Sequence
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.delegations import recover
-from hermes_task.core.documents import Missing, TaskEntry, Usage, WarningItem, combine, warning, with_missing
+from hermes_task.core.delegations import (
+    RESULT_FIELDS,
+    TERMINAL_STATUSES,
+    LedgerRecord,
+    Proposal,
+    call_sessions,
+    number_order,
+    propose,
+    recover,
+)
+from hermes_task.core.documents import (
+    Missing,
+    TaskEntry,
+    TasksDoc,
+    TranscriptDoc,
+    Usage,
+    WarningItem,
+    combine,
+    warning,
+    with_missing,
+)
 from hermes_task.core.lineage import held
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER, WarningCode
+from hermes_task.core.ui_strings import RECOVER, SEARCH, UNAVAILABLE, TaskStatus, WarningCode
+from hermes_task.core.verdict import summarize
 from hermes_task.core.wire import MAX_LIMIT, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.fanout import gather
-from hermes_task.reading.hints import StoreHints
-from hermes_task.reading.ownership import owned_by
-from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.transcript import history_warnings, merge_warnings
+from hermes_task.reading.api import DashboardAPI, SharedDetails, gather
+from hermes_task.reading.hints import StoreHints, admit, find_children, owned_by
+from hermes_task.reading.polling import FINAL_RETRIES
+from hermes_task.reading.proof import ChildProof, ChildState
+from hermes_task.reading.reader import TaskReader, Transcript, history_warnings, merge_warnings
+from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000
@@ -228,7 +280,7 @@ class _Walk(Struct):
         thread: it touches nothing but its own reads)."""
         try:
             # Ownership first: the child's detail must name this parent as its delegation
-            # parent before any of its messages are read (reading/ownership.py).
+            # parent before any of its messages are read (reading/hints.py).
             if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
                 return Code.IDENTITY_MISMATCH.value
             child = self.read(ref)
@@ -267,7 +319,7 @@ def build(
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
     `read_detail` (one exact-id detail read) checks a child's parent before `read_child`;
-    both may run on several threads at once (reading/fanout.py)."""
+    both may run on several threads at once (reading/api.py)."""
     walk = _Walk(
         read=read_child,
         resolve=resolve,
@@ -285,4 +337,388 @@ def build(
     return tasks, walk.warnings
 
 
-__all__ = ["MAX_DEPTH", "Conversation", "build", "conversation_of", "read_conversation", "read_history"]
+# Warnings about the backend or the machine, not one child: said once for a run.
+RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
+# Whole transcripts read for one search or report (the task tree's own bound, tasktree's
+# MAX_CONVERSATIONS, counts reads of delegating conversations, which are smaller).
+MAX_READS = 100
+
+
+class Unread(Struct, frozen=True):
+    """A task whose child was not read: why (a code, and the words for it)."""
+
+    code: str
+    message: str
+
+
+def read_child(
+    client: DashboardAPI,
+    child_id: str,
+    parents: frozenset[str],
+    hints: StoreHints | None,
+    *,
+    pages: int | None = None,
+    shared: SharedDetails | None = None,
+) -> Transcript:
+    """Read `child_id`, a delegated child of one of `parents` (module docstring); `shared`: the
+    run's details (a detail the run read already is not read again)."""
+    detail = shared or client.detail
+    reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, detail), shared=shared)
+    try:
+        snap = reader.refresh()
+        reader.fill()
+        paging = []
+        if pages != 1:
+            batches = None if pages is None else pages - 1
+            paging = read_batches(reader, Plan(batches=batches, limit=MAX_LIMIT)).warnings
+    except HermesError as exc:  # this child only (Ctrl-C is KeyboardInterrupt: it ends the run)
+        return Transcript(rows=reader.rows(), failure=exc, segments=tuple(reader.path))
+    doc = reader.document(combine_warnings(snap.warnings, paging))
+    return Transcript(rows=doc.rows, doc=doc, failure=snap.failure, segments=tuple(reader.path))
+
+
+def unread(task: TaskEntry) -> Unread | None:
+    """Why `task`'s child cannot be read (no child id is known), or None."""
+    if task.child_session_id is not None:
+        return None
+    code = task.unavailable_reason or "no_durable_child_reference"
+    return Unread(code, UNAVAILABLE.get(task.unavailable_reason or "", SEARCH["no_child"]))
+
+
+class ChildReads:
+    """The children of one run, each read once (`read_child` with `pages`), at most
+    `max_reads`; `bound` is the words for a task past the bound."""
+
+    def __init__(
+        self,
+        client: DashboardAPI,
+        hints: StoreHints | None,
+        *,
+        pages: int | None = None,
+        max_reads: int = MAX_READS,
+        bound: str = "",
+        shared: SharedDetails | None = None,
+    ) -> None:
+        self.client = client
+        self.shared = shared
+        self.hints = hints
+        self.pages = pages
+        self.max_reads = max_reads
+        self.bound = bound
+        self.done: dict[str, Transcript] = {}
+
+    def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
+        """`task`'s child read (once), or why it was not."""
+        missing = unread(task)
+        if missing is not None:
+            return missing
+        child = task.child_session_id
+        assert child is not None
+        if child in self.done:
+            return self.done[child]
+        if len(self.done) >= self.max_reads:
+            return Unread("bound_reached", self.bound.format(n=self.max_reads))
+        found = self.done[child] = read_child(
+            self.client, child, parents, self.hints, pages=self.pages, shared=self.shared
+        )
+        return found
+
+
+MAX_CHECKS_PER_CYCLE = 8
+NOT_READ = "unknown (not read: "
+MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
+
+
+class Unreported:
+    """A conversation's tasks as their children's proven ends make them (rules above)."""
+
+    def __init__(
+        self,
+        client: DashboardAPI,
+        hints: StoreHints,
+        *,
+        per_cycle: int | None = None,
+        usage: bool = False,
+        debug: Callable[[str], None] | None = None,
+        warn: Callable[[WarningItem], None] | None = None,
+        shared: SharedDetails | None = None,
+    ) -> None:
+        self.client = client
+        self.hints = hints
+        self.shared = shared
+        self.per_cycle = per_cycle
+        self.usage = usage  # also prove the children of terminal tasks, for their usage
+        self.debug = debug
+        self.warn = warn  # a watch's reporter: told `warnings()` once, when they first appear
+        self.children: dict[str, ChildProof] = {}
+        self.base: list[TaskEntry] = []
+        self.segments: dict[str, frozenset[str]] = {}
+        self.records: dict[str, LedgerRecord | None] = {}
+        self.turn = 0
+        self.ended: set[str] = set()
+        self.fresh_ends = False
+        self.admitted: set[str] = set()  # children proven for a terminal task's usage
+        self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
+        self.warned = False
+        self.failures: dict[str, int] = {}  # transient failures of each child's check, in a row
+        self.locked = False  # the last look at the store's records met a lock
+
+    def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
+        """The tasks of `messages` (already resolved), settled; kept for `again`."""
+        self.base = list(tasks)
+        self.segments = call_sessions(messages)
+        return self.again()
+
+    def again(self) -> list[TaskEntry]:
+        """The last tasks given, their children checked once more (at most `per_cycle`)."""
+        self.records = {}
+        if self.locked:  # the store met a lock last time: counted, so a lasting one ends
+            self.failures["store"] = self.failures.get("store", 0) + 1
+        self.locked = False
+        opened = [t for t in self.base if self._open(t)]
+        closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
+        first = [t for t in closed if self._child(t).state is None]
+        self._check(opened + first + [t for t in closed if t not in first])
+        out = [self._settled(t) for t in self.base]
+        now = {t.number or "" for t in out if t.status == TaskStatus.ended_unreported}
+        self.fresh_ends = bool(now - self.ended)
+        self.ended = now
+        if self.warn is not None and self.unproven and not self.warned:
+            self.warned = True
+            for item in self.warnings():
+                self.warn(item)
+        return out
+
+    def steady(self) -> bool:
+        """Has every `ended_unreported` task been seen so in the previous look too, and (with
+        `usage`) every terminal task's child been checked once?"""
+        unchecked = any(
+            self._child(t).state is None and self._child(t).owned is not False
+            for t in self.base
+            if self.usage and self._closed(t) and t.child_session_id in self.admitted
+        )
+        return not self.fresh_ends and not unchecked and not self.locked
+
+    def warnings(self) -> list[WarningItem]:
+        """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
+        if not self.unproven:
+            return []
+        tasks = ", ".join(sorted(self.unproven, key=number_order))
+        detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=tasks)
+        return [warning(WarningCode.bound_reached, detail)]
+
+    def _admit(self, task: TaskEntry) -> bool:
+        """May this terminal task's child be proven for its usage (`MAX_USAGE_CHILDREN`)?"""
+        ref = task.child_session_id or ""
+        proven = ref in self.children and self.children[ref].state is not None
+        if proven or ref in self.admitted or len(self.admitted) < MAX_USAGE_CHILDREN:
+            self.admitted.add(ref)
+            self.unproven.discard(task.number or "")
+            return True
+        self.unproven.add(task.number or "?")
+        return False
+
+    @staticmethod
+    def _open(task: TaskEntry) -> bool:
+        return (
+            task.status not in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
+        )
+
+    @staticmethod
+    def _closed(task: TaskEntry) -> bool:
+        return task.status in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
+
+    def _child(self, task: TaskEntry) -> ChildProof:
+        ref = task.child_session_id
+        assert ref is not None
+        if ref not in self.children:
+            self.children[ref] = ChildProof(self.client, ref, self.hints, shared=self.shared)
+        return self.children[ref]
+
+    def _check(self, tasks: list[TaskEntry]) -> None:
+        due: list[TaskEntry] = []
+        refs: set[str] = set()
+        for task in tasks:  # each child once (two tasks naming one child share its state)
+            child = self._child(task)
+            if child.owned is not False and child.state != "ended" and child.anchor_id not in refs:
+                refs.add(child.anchor_id)
+                due.append(task)
+        if self.per_cycle is not None and len(due) > self.per_cycle:
+            start = self.turn % len(due)
+            due = (due[start:] + due[:start])[: self.per_cycle]
+            self.turn = start + len(due)
+        jobs = [
+            lambda task=task: self._look(
+                self._child(task), self.segments.get(task.call_id or "", frozenset())
+            )
+            for task in due
+        ]
+        for task, (state, seen) in zip(
+            due, gather(jobs, what="child state checks", debug=self.debug), strict=True
+        ):
+            ref = task.child_session_id or ""
+            if state is None and seen.startswith(NOT_READ):  # asked again, `FINAL_RETRIES` times
+                self.failures[ref] = self.failures.get(ref, 0) + 1
+                state = "unknown" if self.failures[ref] > FINAL_RETRIES else None
+            self._child(task).state = state
+            self._say(f"task {task.number} child {task.child_session_id}: {seen}")
+
+    @staticmethod
+    def _look(child: ChildProof, segments: frozenset[str]) -> tuple[ChildState | None, str]:
+        """One child's check (on a worker thread: it touches only this child). A transient
+        failure leaves it unchecked (None), to be checked again; any other is `unknown`."""
+        try:
+            state = child.check(segments)
+        except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
+            return (None if exc.retryable else "unknown"), f"{NOT_READ}{exc.code.value})"
+        return state, state or "not proven the task's child"
+
+    def _settled(self, task: TaskEntry) -> TaskEntry:
+        child = self.children.get(task.child_session_id or "") if task.call_id else None
+        if child is not None and child.owned and child.usage is not None:
+            task = replace(task, usage=child.usage)
+        if child is None or not self._open(task) or not child.owned or child.state is None:
+            return task
+        if child.state != "ended":
+            return replace(task, child_state=child.state)
+        locks = self.hints.locks
+        proposal = self._proposal(task)
+        if proposal is None and self.hints.locks != locks and self.failures.get("store", 0) <= FINAL_RETRIES:
+            # The store's record could not be read for now: nothing decided, asked again.
+            self.locked = True
+            return replace(task, child_state="ended")
+        if proposal is None:
+            return replace(task, status=TaskStatus.ended_unreported, terminal=True, child_state="ended")
+        filled = {
+            name: getattr(proposal.result, name) if getattr(task, name) is None else getattr(task, name)
+            for name in RESULT_FIELDS
+        }
+        return replace(
+            task,
+            status=proposal.status,
+            terminal=True,
+            child_state="ended",
+            result_source="store",
+            delivery_state=proposal.delivery_state,
+            **filled,
+        )
+
+    def _proposal(self, task: TaskEntry) -> Proposal | None:
+        deleg, index = task.delegation_id, task.task_index
+        if deleg is None or index is None:
+            return None
+        if deleg not in self.records:
+            self.records[deleg] = self.hints.delegation(deleg)
+        record = self.records[deleg]
+        found = None
+        if record is not None:
+            segments = self.segments.get(task.call_id or "", frozenset())
+            found = propose(record, delegation_id=deleg, task_index=index, goal=task.goal, segments=segments)
+        self._say(
+            f"task {task.number} {deleg}: " + (f"store proposes {found.status}" if found else "no outcome")
+        )
+        return found
+
+    def _say(self, line: str) -> None:
+        if self.debug is not None:
+            self.debug(f"unreported: {line}")
+
+
+class ParentTasks(Struct, frozen=True, kw_only=True):
+    """The tasks document; the proven lineage of every conversation read (by its id); and,
+    when asked for, the parent's own transcript as `show` would document it."""
+
+    doc: TasksDoc
+    paths: dict[str, tuple[str, ...]]
+    transcript: TranscriptDoc | None = None
+
+
+def read_parent_tasks(
+    client: DashboardAPI,
+    hints: StoreHints,
+    parent: str,
+    *,
+    shared: SharedDetails,
+    recursive: bool = False,
+    pages: int | None = None,
+    debug: Callable[[str], None] | None = None,
+    transcript: bool = False,
+) -> ParentTasks:
+    """The tasks of `parent` (module docstring); `transcript`: also the parent's transcript
+    document (its rows: the spawn calls' times). Failures to read the parent raise."""
+    paths: dict[str, tuple[str, ...]] = {}
+    documents: dict[str, TranscriptDoc] = {}
+
+    def read(sid: str, *, is_parent: bool = False) -> Conversation:
+        reader = TaskReader(
+            client, sid, hint=not is_parent, store=None if is_parent else hints, shared=shared
+        )
+        warnings = read_history(reader, pages)
+        conversation = conversation_of(reader, warnings)
+        paths[conversation.session_id] = conversation.path
+        if is_parent and transcript:
+            documents[sid] = reader.document(warnings)
+        return conversation
+
+    # With `recursive` a task's usage comes from its child's own read (`build`).
+    settle = Unreported(client, hints, usage=not recursive, debug=debug, shared=shared)
+    tasks, warnings = build(
+        read(parent, is_parent=True),
+        read,
+        recursive=recursive,
+        resolve=lambda conv, found: settle(
+            conv.messages, find_children(client, hints, conv.messages, found, shared)
+        ),
+        read_detail=shared,
+        debug=debug,
+    )
+    warnings += settle.warnings() + hints.warnings()
+    doc = TasksDoc(parent_id=parent, tasks=tasks, summary=summarize(tasks), warnings=warnings)
+    return ParentTasks(doc=doc, paths=paths, transcript=documents.get(parent))
+
+
+class TraceSource(Struct, frozen=True, kw_only=True):
+    """What a trace is made of: `recover`'s tasks document, the parent's transcript, and each
+    task's child as read (by child session id) or why it was not."""
+
+    tasks: TasksDoc
+    parent: TranscriptDoc
+    children: dict[str, Transcript | Unread]
+
+
+def read_trace(
+    client: DashboardAPI,
+    hints: StoreHints,
+    parent: str,
+    *,
+    recursive: bool = False,
+    debug: Callable[[str], None] | None = None,
+) -> TraceSource:
+    """The parent's tasks and their children's whole transcripts (module docstring)."""
+    shared = SharedDetails(client)
+    got = read_parent_tasks(
+        client, hints, parent, shared=shared, recursive=recursive, debug=debug, transcript=True
+    )
+    assert got.transcript is not None  # asked for: the parent's read always documents it
+    reads = ChildReads(client, hints, pages=None, bound=RECOVER["report_bound"], shared=shared)
+    children: dict[str, Transcript | Unread] = {}
+    _read_children(reads, got.doc.tasks, frozenset(got.paths.get(parent, (parent,))), children)
+    return TraceSource(tasks=got.doc, parent=got.transcript, children=children)
+
+
+def _read_children(
+    reads: ChildReads,
+    tasks: Sequence[TaskEntry],
+    owners: frozenset[str],
+    out: dict[str, Transcript | Unread],
+) -> None:
+    """Each task's child read once (owned by a segment of `owners`), then its nested tasks',
+    owned by the child's proven segments."""
+    for task in tasks:
+        child = task.child_session_id
+        if child is None or child in out:
+            continue
+        got = out[child] = reads.read(task, owners)
+        if task.children:
+            segments = got.segments if isinstance(got, Transcript) and got.segments else (child,)
+            _read_children(reads, task.children, frozenset(segments), out)

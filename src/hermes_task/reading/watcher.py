@@ -10,7 +10,7 @@ Invariants:
   pages only to close a gap back to rows already known (at most `MAX_FILL_PAGES`, else a `gap`
   warning): never the whole history again;
 - the task list is recomputed only when a cycle brought new rows; in a cycle without,
-  `recheck` (reading/unreported.py) checks the known tasks' children again, so a child's end
+  `recheck` (reading/tasktree.py) checks the known tasks' children again, so a child's end
   is noticed without a parent row; a child proven once is not proven again (`StoreHints.shown`,
   a check keeps its proof): a new parent row costs the parent's reads and `recheck`'s bounded
   checks whatever the number of tasks, and a cycle reads each detail once (`shared`); a task is
@@ -37,9 +37,8 @@ from hermes_task.core.ui_strings import RETRYING, WarningCode
 from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
-from hermes_task.reading.details import SharedDetails
-from hermes_task.reading.follow_outcome import MAX_FILL_PAGES
-from hermes_task.reading.polling import FINAL_RETRIES, Outcome, PollConfig, PollLoop
+from hermes_task.reading.api import SharedDetails
+from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollConfig, PollLoop
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import read_history
 
@@ -58,7 +57,7 @@ Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 
 class Recheck(Protocol):
-    """Tasks that change without new parent rows: a child's proven end (reading/unreported.py)."""
+    """Tasks that change without new parent rows: a child's proven end (reading/tasktree.py)."""
 
     def again(self) -> list[TaskEntry]: ...  # the last resolved tasks, checked once more
     def steady(self) -> bool: ...  # may the watch end on what the last check found?

@@ -36,7 +36,8 @@ from msgspec import Struct
 
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.reading.taskread import ChildRead, Unread
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import Unread
 from hermes_task.render import usagetext
 from hermes_task.render.plain import number_of
 from hermes_task.render.plain_rows import rows_text
@@ -139,7 +140,7 @@ def failed_run(parent_id: str, code: str, message: str) -> Case:
     return Case(f"read {parent_id}", parent_id, None, "error", code, _line(message, MESSAGE_WIDTH), message)
 
 
-def last_rows_text(read: ChildRead | Unread, count: int = LAST_ROWS) -> str:
+def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
     """A task's `system-out`: the last `count` rows read of its child, as piped `show` prints
     them, after a line saying which; or why none were read."""
     if isinstance(read, Unread):

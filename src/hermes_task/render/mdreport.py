@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
-from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import RUN_WIDE, Unread
 from hermes_task.render import usagetext
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
 from hermes_task.render.mdtext import cell, code, escaped, html_text, inline, paragraphs, table
@@ -30,7 +31,7 @@ STORE_MARK = " (store)"
 COLUMNS = ["#", "status", "time", "usage", "goal", "child session"]
 
 # A task's child as read, or why not; given the task and the conversation it belongs to.
-ReadChild = Callable[[TaskEntry, str], ChildRead | Unread]
+ReadChild = Callable[[TaskEntry, str], Transcript | Unread]
 
 
 def _cut(text: str, width: int = GOAL_WIDTH) -> str:
@@ -96,7 +97,7 @@ def answer(entry: TaskEntry) -> str:
     return "\n\n".join(parts)
 
 
-def transcript(read: ChildRead | Unread, view: View) -> Iterator[str]:
+def transcript(read: Transcript | Unread, view: View) -> Iterator[str]:
     """What was read of the task's child: its facts, warnings and rows, or why not."""
     if isinstance(read, Unread):
         yield f"**Transcript not read:** {inline(read.message)}\n\n"
@@ -110,7 +111,7 @@ def transcript(read: ChildRead | Unread, view: View) -> Iterator[str]:
     yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
 
 
-def task_block(entry: TaskEntry, read: ChildRead | Unread, view: View) -> Iterator[str]:
+def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
     """One task as a collapsible block (module docstring)."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"

@@ -38,8 +38,8 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.sanitize import clean, clean_line
-from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.reading.traceread import TraceSource
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import TraceSource, Unread
 
 KIND_INTERNAL = 1  # SPAN_KIND_INTERNAL
 STATUS_UNSET, STATUS_ERROR = 0, 2  # STATUS_CODE_UNSET, STATUS_CODE_ERROR
@@ -372,7 +372,7 @@ class _Trace:
         span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")
         pairs = task_attributes(task, self.content)
         events: list[Event] = []
-        if isinstance(got, ChildRead):
+        if isinstance(got, Transcript):
             start, end, open_, more, events = self.child(got, span_id, task, at)
             pairs += more
         else:
@@ -386,7 +386,7 @@ class _Trace:
         return max(start, end)
 
     def child(
-        self, got: ChildRead, span_id: str, task: TaskEntry, at: float
+        self, got: Transcript, span_id: str, task: TaskEntry, at: float
     ) -> tuple[float, float, bool, list[tuple[str, Attr | None]], list[Event]]:
         """The child's times (start, end, whether still open), its attributes and events;
         its rows' spans under `span_id`."""
