@@ -30,9 +30,7 @@ from hermes_task.core.documents import (
 )
 from hermes_task.render import terminal_rows
 from hermes_task.render.cells import width_of
-from hermes_task.render.plain_rows import rows_text, transcript_chunks
-from hermes_task.render.rows import PARTS, Segments, View, row_view
-from hermes_task.render.target import Target
+from hermes_task.render.rows import PARTS, Segments, Target, View, row_view, rows_text, transcript_chunks
 from hermes_task.render.terminal_rows import PALETTE, Painter
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving

@@ -47,7 +47,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     out = session.target
     if out.plain:
-        from hermes_task.render.plain_rows import transcript_chunks  # lazy: as View
+        from hermes_task.render.rows import transcript_chunks  # lazy: as View
 
         for chunk in transcript_chunks(doc, View(**view), out.columns):
             env.write_stdout(chunk)  # written as it is formatted

@@ -26,8 +26,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.follower import Follower
 from hermes_task.reading.polling import Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.render.plain_rows import rows_text
-from hermes_task.render.rows import Segments, View, plural
+from hermes_task.render.rows import Segments, View, plural, rows_text
 from hermes_task.render.watchout import JsonEvents
 
 

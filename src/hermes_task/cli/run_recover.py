@@ -24,8 +24,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.parenttasks import read_parent_tasks
 from hermes_task.render.jsontext import document
-from hermes_task.render.plain import no_tasks_text, task_lines
-from hermes_task.render.rows import View
+from hermes_task.render.rows import View, no_tasks_text, task_lines
 
 
 def run_recover(

@@ -26,10 +26,7 @@ from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.cells import width_of
-from hermes_task.render.plain import gap_text, result_line
-from hermes_task.render.plain_rows import row_text
-from hermes_task.render.rows import View, row_view
-from hermes_task.render.target import Target
+from hermes_task.render.rows import Target, View, gap_text, result_line, row_text, row_view
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import Notes, task_name
 

@@ -38,10 +38,7 @@ from hermes_task.core.delegations import TERMINAL_STATUSES
 from hermes_task.core.documents import TaskEntry
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.taskread import ChildRead, Unread
-from hermes_task.render import usagetext
-from hermes_task.render.plain import number_of
-from hermes_task.render.plain_rows import rows_text
-from hermes_task.render.rows import Segments, View
+from hermes_task.render.rows import Segments, View, number_of, rows_text, usage_line
 
 LAST_ROWS = 20
 MESSAGE_WIDTH = 200
@@ -89,7 +86,7 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
     """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
     name = _line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
     kind = kind_of(entry)
-    usage = usagetext.line(entry.usage)  # the proven usage, `show`'s header line
+    usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
         return Case(name, conversation, entry.duration_seconds, out=usage)
     facts = [f"status: {entry.status}"]

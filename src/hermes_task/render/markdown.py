@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
-from hermes_task.render import usagetext
 from hermes_task.render.mdtext import cell, code, escaped, fence, inline, paragraphs, table
-from hermes_task.render.rows import Block, RowView, Segments, View, footer_text, row_view, when
+from hermes_task.render.rows import Block, RowView, Segments, View, footer_text, row_view, usage_line, when
 
 BATCH = 200  # rows formatted between two writes
 
@@ -96,7 +95,7 @@ def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> It
     goal = paragraphs(task.goal or "")
     if goal:
         yield f"**Goal:**\n\n{goal}\n\n"
-    usage = usagetext.line(task.usage)
+    usage = usage_line(task.usage)
     if usage:
         yield inline(usage) + "\n\n"
     if task.segments:

@@ -19,11 +19,22 @@ from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
 from hermes_task.reading.taskread import RUN_WIDE, ChildRead, Unread
-from hermes_task.render import usagetext
 from hermes_task.render.markdown import rows_markdown, warnings_markdown
 from hermes_task.render.mdtext import cell, code, escaped, html_text, inline, paragraphs, table
-from hermes_task.render.plain import duration_text, gap_text, no_tasks_text, notes, number_of, summary_line
-from hermes_task.render.rows import Segments, View, footer_text
+from hermes_task.render.rows import (
+    Segments,
+    View,
+    duration_text,
+    footer_text,
+    gap_text,
+    no_tasks_text,
+    notes,
+    number_of,
+    summary_line,
+    told_text,
+    usage_cell,
+    usage_told,
+)
 
 GOAL_WIDTH = 100  # a goal's characters in the table and a block's summary line
 STORE_MARK = " (store)"
@@ -43,11 +54,11 @@ def usage_text(entry: TaskEntry) -> str:
     differs); without it, the tokens the parent was told (its result's `tokens`), or empty."""
     tokens, usage = entry.tokens, entry.usage
     if usage is not None:
-        told = usagetext.told(entry)
+        told = usage_told(entry)
         unknown = usage.input_tokens is None and usage.output_tokens is None
         if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
-            told = usagetext.told_text(tokens)
-        return usagetext.cell(usage) + (f" ({told})" if told else "")
+            told = told_text(tokens)
+        return usage_cell(usage) + (f" ({told})" if told else "")
     if tokens is None or (tokens.input is None and tokens.output is None):
         return ""
     parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]

@@ -28,8 +28,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch
 from hermes_task.render.cells import width_of
 from hermes_task.render.jsontext import event
-from hermes_task.render.rows import View, header, plural, when
-from hermes_task.render.target import Target
+from hermes_task.render.rows import Target, View, header, plural, when
 from hermes_task.render.terminal_rows import Painter
 
 Write = Callable[[str], None]

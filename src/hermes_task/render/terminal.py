@@ -23,8 +23,8 @@ from rich.text import Text
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS
-from hermes_task.render import usagetext
-from hermes_task.render.plain import (
+from hermes_task.render.rows import (
+    FALLBACK_WIDTH,
     RESULT_WIDTH,
     duration_text,
     gap_text,
@@ -33,9 +33,10 @@ from hermes_task.render.plain import (
     number_of,
     result_line,
     summary_line,
+    usage_cell,
+    usage_told,
 )
 from hermes_task.render.table import Column, Row, Table
-from hermes_task.render.target import FALLBACK_WIDTH
 
 STATUS_STYLES = {
     "completed": "green",
@@ -184,13 +185,13 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
-            (usagetext.cell(entry.usage), ""),
+            (usage_cell(entry.usage), ""),
             (ref, ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         rows.append(Row(cells))
-        told = usagetext.told(entry)
+        told = usage_told(entry)
         if told:  # what the result told the parent, under the proven sum (block form: a note)
             cells = [("", "")] * len(TASK_COLUMNS)
             cells[USAGE] = (told, "dim")

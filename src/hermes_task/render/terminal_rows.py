@@ -1,7 +1,7 @@
 """The terminal painter: transcript rows (`render/rows.py` models) in our own colours, wrapped
 to the terminal's width under their indent, prose with Markdown rendered by rich.
 
-The layout is the plain painter's (`render/plain_rows.py`: header, body indented by two
+The layout is the plain painter's (`render/rows.py`: header, body indented by two
 spaces, a blank line after each row), with what a terminal adds:
 - colour, when the target allows it: SGR codes from `PALETTE`, opened and reset on every
   screen line (a pager shows any line alone);
@@ -22,10 +22,18 @@ from collections.abc import Iterable, Sequence
 
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.readable import looks_like_markdown
-from hermes_task.render import usagetext
 from hermes_task.render.cells import breaks, expand_tabs, width_of
-from hermes_task.render.rows import Piece, RowView, Segments, View, footer_text, goal_text, row_items
-from hermes_task.render.target import Target
+from hermes_task.render.rows import (
+    Piece,
+    RowView,
+    Segments,
+    Target,
+    View,
+    footer_text,
+    goal_text,
+    row_items,
+    usage_line,
+)
 
 # What a piece or line is -> its SGR parameters ("" none): the rows' parts (rows.PARTS), then
 # whole lines.
@@ -168,7 +176,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
     `painter` (default: the target's own) paints them."""
     painter = painter or Painter.of(target)
     goal = goal_text(doc, target.columns)
-    usage = usagetext.line(doc.task.usage)
+    usage = usage_line(doc.task.usage)
     head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
     if head:  # the goal, then the task's usage (dim)
         target.write("\n".join(head) + "\n\n")

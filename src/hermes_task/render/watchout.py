@@ -37,8 +37,7 @@ from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.jsontext import event
-from hermes_task.render.plain import task_line
-from hermes_task.render.rows import plural
+from hermes_task.render.rows import plural, task_line
 
 Write = Callable[[str], None]
 
