@@ -25,9 +25,8 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import STATUS_LABELS, UNAVAILABLE
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
-from hermes_task.render.cells import width_of
 from hermes_task.render.rows import Target, View, gap_text, result_line, row_text, row_view
-from hermes_task.render.terminal_rows import Painter
+from hermes_task.render.terminal import Painter, width_of
 from hermes_task.render.watchout import Notes, task_name
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
