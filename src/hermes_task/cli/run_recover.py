@@ -107,7 +107,7 @@ def output(
         env.write_stdout(document(shown))
         return
     if common.output_format is OutputFormat.markdown and read is not None:
-        from hermes_task.render.mdreport import report  # lazy: only --format markdown
+        from hermes_task.render.report import report  # lazy: only --format markdown
 
         for chunk in report(doc, shown.tasks, read, view or View(), wanted):
             env.write_stdout(chunk)  # each task's block as soon as its child is read
