@@ -387,7 +387,7 @@ def test_follow_parent_rows_wrap_under_the_task_prefix(color: bool) -> None:
     from rich.console import Console
 
     from hermes_task.core.documents import TaskEntry
-    from hermes_task.render.familyout import TextFamily
+    from hermes_task.render.watchout import TextFamily
 
     entry = TaskEntry(
         call_id="c",
