@@ -3,7 +3,7 @@
 line-end padding off a terminal.
 
 The terminal painter lays rows out as the plain painter does (`render/rows.py`), adding
-colour when the target allows it (SGR codes from `PALETTE`, opened and reset on every screen
+colour when the target allows it (`PALETTE`'s styles, as rich writes their SGR codes, opened and reset on every screen
 line, so a pager shows any line alone) and, on a terminal, wrapping at its width: a header or
 quiet line continues two spaces in, a body line under its indent, a tool call under its
 `call`; the spaces at a break are dropped and no line ends in a space. Prose holding Markdown
@@ -47,6 +47,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.color import ColorSystem
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
 from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc
@@ -528,16 +529,38 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     return parts
 
 
-# What a piece or line is -> its SGR parameters ("" none): the rows' parts (rows.PARTS), then
+# What a piece or line is -> its rich style ("" none): the rows' parts (rows.PARTS), then
 # whole lines.
 PALETTE = {
-    **{"user": "1;36", "assistant": "1;32", "tool": "1;33", "system": "1;35", "role": "1"},
-    **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "archived": "2;3"},
-    **{"prose": "", "output": "", "cut": "2;3", "status": "2", "steer": "36"},
-    **{"reasoning_label": "2;3", "reasoning": "2", "hidden": "2"},
-    **{"call": "33", "call_id_in_call": "2;33", "arguments": "33", "no_arguments": "2;3;33", "empty": "2;3"},
-    **{"quiet": "2", "goal": "1", "segment": "2", "footer": "2"},
+    **{"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow", "system": "bold magenta"},
+    **{"role": "bold", "kind": "italic", "tool_name": "yellow", "call_id": "dim", "row_id": "dim"},
+    **{
+        "archived": "dim italic",
+        "prose": "",
+        "output": "",
+        "cut": "dim italic",
+        "status": "dim",
+        "steer": "cyan",
+    },
+    **{"reasoning_label": "dim italic", "reasoning": "dim", "hidden": "dim"},
+    **{
+        "call": "yellow",
+        "call_id_in_call": "dim yellow",
+        "arguments": "yellow",
+        "no_arguments": "dim italic yellow",
+    },
+    **{"empty": "dim italic", "quiet": "dim", "goal": "bold", "segment": "dim", "footer": "dim"},
 }
+
+
+def sgr(style: str) -> tuple[str, str]:
+    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes
+    them (`("", "")` for no style): painters that build lines as strings wrap text in these."""
+    opened, _, closed = Style.parse(style).render("\n", color_system=ColorSystem.STANDARD).partition("\n")
+    return opened, closed
+
+
+CODES = {style: sgr(style) for style in set(PALETTE.values())}
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
@@ -560,16 +583,18 @@ class Painter:
         if not self.color:
             return "".join([text for text, _ in pieces])
         out = []
-        run, code = "", ""
+        run, style = "", ""
         for text, what in pieces:
             if not text:
                 continue
             this = PALETTE[what]
-            if this != code:
-                out.append(f"\x1b[{code}m{run}\x1b[0m" if code else run)
-                run, code = "", this
+            if this != style:
+                opened, closed = CODES[style]
+                out.append(opened + run + closed)
+                run, style = "", this
             run += text
-        out.append(f"\x1b[{code}m{run}\x1b[0m" if code else run)
+        opened, closed = CODES[style]
+        out.append(opened + run + closed)
         return "".join(out)
 
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:

@@ -45,7 +45,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import Target, View, gap_text, plural, result_line, row_text, row_view, task_line
-from hermes_task.render.terminal import Painter, tasks_renderable, width_of
+from hermes_task.render.terminal import Painter, sgr, tasks_renderable, width_of
 
 Write = Callable[[str], None]
 
@@ -266,8 +266,7 @@ class LiveWatch(Notes):
 
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
-SGR = {"cyan": 36, "magenta": 35, "green": 32, "yellow": 33, "blue": 34}
-SGR |= {f"bright_{name}": code + 60 for name, code in list(SGR.items())}
+CODES = {colour: sgr(colour) for colour in PALETTE}
 MIN_ROOM = 20  # the narrowest a prefixed row is painted, however narrow the terminal
 
 
@@ -326,8 +325,8 @@ class TextFamily(Notes):
         painter = Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
-            code = SGR[colour_of(entry.number or "?")]
-            prefix, bare = (f"\x1b[{code}m{text}\x1b[0m" for text in (prefix, bare))
+            opened, closed = CODES[colour_of(entry.number or "?")]
+            prefix, bare = (opened + text + closed for text in (prefix, bare))
         lines = []
         for row in rows:
             view = row_view(row, View())
