@@ -1,5 +1,5 @@
 """Rendering throughput: 10,000 rows through the plain painter (render/rows.py, what a
-pipe gets) and the terminal painter (render/terminal.py: colour, wrapping at 100
+pipe gets) and the terminal painter (render/terminal_rows.py: colour, wrapping at 100
 columns), with Markdown off and on (rich's Markdown for the prose that holds Markdown).
 
 The rows are a fixed mix of what a delegated task shows: user prompts with light Markdown,
@@ -79,7 +79,7 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
     """Seconds per 10,000 rows in every mode, the modes alternating: {"wall": ..., "cpu": ...}
     (CPU time of this process: what the formatting costs when it has a core to itself)."""
     from hermes_task.core.documents import BackendInfo, Coverage, TaskInfo, TranscriptDoc
-    from hermes_task.render import terminal
+    from hermes_task.render import terminal_rows
     from hermes_task.render.rows import Target, View, transcript_chunks
 
     doc = TranscriptDoc(
@@ -99,8 +99,8 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
         # A colour terminal 100 columns wide, written to a StringIO as show writes to stdout.
         sink = io.StringIO()
         target = Target(sink.write, tty=True, color=True, columns=100)
-        painter = terminal.Painter(color=True, width=100, markdown=markdown)
-        terminal.transcript(target, doc, View(), painter)
+        painter = terminal_rows.Painter(color=True, width=100, markdown=markdown)
+        terminal_rows.transcript(target, doc, View(), painter)
 
     runs_of: tuple[Callable[[], None], ...] = (floor, piped, lambda: tty(False), lambda: tty(True))
     modes = dict(zip(TARGETS, runs_of, strict=True))
@@ -126,7 +126,7 @@ def markdown(measured: dict[str, dict[str, Stats]]) -> list[str]:
         f"{ROWS:,} rows, median of {len(next(iter(stats.values())).values)} runs (min–max of the rate in "
         "brackets), the modes alternating. Piped: the plain painter (`render.rows.transcript_chunks`, "
         "what `show` and `older` print when stdout is not a terminal). Terminal: the terminal painter "
-        "(`render.terminal.transcript`, colour, lines wrapped at 100 columns) written to a `StringIO`, "
+        "(`render.terminal_rows.transcript`, colour, lines wrapped at 100 columns) written to a `StringIO`, "
         "as `show` writes on a TTY, with Markdown off (every row painted by us) and on (the half of the "
         "rows whose prose holds Markdown rendered by rich's Markdown, each text its own). Wall time is what "
         "this run saw on the shared machine; CPU time is the process's own (`time.process_time`), the rate "

@@ -34,7 +34,7 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.usage import Usage
-from hermes_task.render import terminal
+from hermes_task.render import terminal_rows
 from hermes_task.render.rows import Target, View
 from tests.support import tally
 from tests.support.dashboard import serving
@@ -210,8 +210,8 @@ def test_show_and_follow_rows_are_clean_in_every_mode(backend: str, name: str) -
     doc = transcript_from_json(json.loads(shown.stdout))
     for markdown in (True, False):
         sink = io.StringIO()
-        painter = terminal.Painter(color=True, width=100, markdown=markdown)
-        terminal.transcript(
+        painter = terminal_rows.Painter(color=True, width=100, markdown=markdown)
+        terminal_rows.transcript(
             Target(sink.write, tty=True, color=True, columns=100), doc, View(reasoning=True), painter
         )
         assert SGR.search(sink.getvalue())

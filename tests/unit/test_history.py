@@ -165,7 +165,7 @@ def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment()
     import io
 
     from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
-    from hermes_task.render import terminal
+    from hermes_task.render import terminal_rows
     from hermes_task.render.rows import Segments, Target, View
 
     task = TaskInfo(
@@ -181,9 +181,9 @@ def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment()
         return Row(id=i, session_id=sid, role="assistant", text=f"row {i}")
 
     segments = Segments(task)
-    terminal.rows(out, [row(X, 1)], View(), segments)
-    terminal.rows(out, [row(X, 2), row(Y, 3)], View(), segments)
-    terminal.rows(out, [row(Y, 4)], View(), segments)
+    terminal_rows.rows(out, [row(X, 1)], View(), segments)
+    terminal_rows.rows(out, [row(X, 2), row(Y, 3)], View(), segments)
+    terminal_rows.rows(out, [row(Y, 4)], View(), segments)
     text = sink.getvalue()
     line = f"\x1b[2m── segment {Y} · previous segment {X} ended: compression ──\x1b[0m"
     assert text.count(line) == 1

@@ -14,17 +14,8 @@ from rich.console import Console
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.usage import Usage
 from hermes_task.core.verdict import summarize
-from hermes_task.render.terminal import (
-    TASK_COLUMNS,
-    Column,
-    Table,
-    TableRow,
-    fitted_lines,
-    layout,
-    task_table,
-    tasks,
-    width_of,
-)
+from hermes_task.render.terminal import TASK_COLUMNS, Column, Row, Table, layout, lines, task_table, tasks
+from hermes_task.render.terminal_rows import width_of
 
 CHILD = "20261201_123426_976a18"
 USAGE = Usage(
@@ -207,7 +198,7 @@ def test_the_generic_table_drops_by_rank_and_keeps_lead_cells_first() -> None:
         Column("extra", drop=2),
         Column("text", fit="wrap", cap=20, least=10),
     )
-    rows = [TableRow([("abc123", ""), ("a note that is long", ""), ("x", ""), ("some words here", "")])]
+    rows = [Row([("abc123", ""), ("a note that is long", ""), ("x", ""), ("some words here", "")])]
     assert layout(columns, rows, 80) == [6, 19, 5, 15]
     assert layout(columns, rows, 46) == [6, 19, 5, 10]  # the wrap column gave way first
     assert layout(columns, rows, 32) == [6, 5, 5, 10]  # then the cut one
@@ -215,7 +206,7 @@ def test_the_generic_table_drops_by_rank_and_keeps_lead_cells_first() -> None:
     assert layout(columns, rows, 24) == [6, None, None, 15]  # then rank 2
     assert layout(columns, rows, 18) == [6, None, None, 10]
     assert layout(columns, rows, 17) is None
-    block = [line.plain for line in fitted_lines(Table(columns, rows), 17)]
+    block = [line.plain for line in lines(Table(columns, rows), 17)]
     # beside a label the room would be under 10 cells: the label on its own line, the text under it
     assert block == [
         "abc123",

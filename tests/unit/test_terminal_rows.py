@@ -1,4 +1,4 @@
-"""The terminal painter (render/terminal.py): our own colours and wrapping, held by its own
+"""The terminal painter (render/terminal_rows.py): our own colours and wrapping, held by its own
 snapshots (captured fixtures and a transcript with every part, colour shown as `<codes>`) and
 by its rules on generated hostile rows: no screen line wider than the terminal, none ending in
 a space, a wrapped line continuing under its indent (never at column 0), the same characters
@@ -28,9 +28,9 @@ from hermes_task.core.documents import (
     ToolCall,
     TranscriptDoc,
 )
-from hermes_task.render import terminal
+from hermes_task.render import terminal_rows
 from hermes_task.render.rows import PARTS, Segments, Target, View, row_view, rows_text, transcript_chunks
-from hermes_task.render.terminal import PALETTE, Painter, width_of
+from hermes_task.render.terminal_rows import PALETTE, Painter, width_of
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, Replay
@@ -63,7 +63,7 @@ def painted(
     sink = io.StringIO()
     target = Target(sink.write, tty=tty, color=color, columns=columns)
     painter = Painter(color=color, width=target.width, markdown=markdown and tty)
-    terminal.transcript(target, doc, view or View(), painter)
+    terminal_rows.transcript(target, doc, view or View(), painter)
     return sink.getvalue()
 
 
@@ -275,7 +275,7 @@ def test_generated_rows_keep_the_terminal_rules(
     sink = io.StringIO()
     target = Target(sink.write, tty=True, color=True, columns=width)
     painter = Painter(color=True, width=width, markdown=False)
-    terminal.rows(target, items, view, Segments(TASK_OF_GENERATED), painter)
+    terminal_rows.rows(target, items, view, Segments(TASK_OF_GENERATED), painter)
     text = sink.getvalue()
     assert_the_rules(text, width)
     # wrapping moves only whitespace: the same characters as the plain painter, in order

@@ -53,10 +53,10 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
             env.write_stdout(chunk)  # written as it is formatted
         emit_warnings(common, doc.warnings)
         return
-    from hermes_task.render import terminal  # lazy: rich's cell widths, only on a terminal
+    from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
     if common.pager is False or not out.tty:
-        terminal.transcript(out, doc, View(**view))
+        terminal_rows.transcript(out, doc, View(**view))
     else:
         from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
 
@@ -68,7 +68,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
             encoding=getattr(env.stdout, "encoding", None) or "utf-8",
         )
         try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
-            terminal.transcript(out.to(stream.feed), doc, View(**view))
+            terminal_rows.transcript(out.to(stream.feed), doc, View(**view))
         finally:
             stream.close()
     emit_warnings(common, doc.warnings)

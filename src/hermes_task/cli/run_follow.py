@@ -72,9 +72,9 @@ class TerminalReporter:
         if self.out.plain:
             self.env.write_stdout(rows_text(rows, self.view, self.segments))
         else:
-            from hermes_task.render import terminal  # lazy: rich's cell widths, only on a terminal
+            from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
-            terminal.rows(self.out, rows, self.view, self.segments)
+            terminal_rows.rows(self.out, rows, self.view, self.segments)
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:

@@ -45,7 +45,8 @@ from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.verdict import FAILED, exit_status, summarize, verdict
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.render.rows import View, duration_text, gap_text, result_line, row_view, summary_line, when
-from hermes_task.render.terminal import STATUS_STYLES, Painter
+from hermes_task.render.terminal import STATUS_STYLES
+from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonEvents
 
 STACK_BELOW = 100  # narrower than this, the transcript goes under the table

@@ -28,7 +28,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import Target, View, header, plural, when
-from hermes_task.render.terminal import Painter, sgr, width_of
+from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
 Note = Callable[[str, str], None]  # (line, style): one line on stderr

@@ -45,7 +45,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import Target, View, gap_text, plural, result_line, row_text, row_view, task_line
-from hermes_task.render.terminal import Painter, sgr, tasks_renderable, width_of
+from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
 
@@ -203,6 +203,8 @@ class LiveWatch(Notes):
         self.live: Any = None  # rich `Live`, from the first read until the ending
 
     def _renderable(self, note: str) -> Any:
+        from hermes_task.render.terminal import tasks_renderable  # lazy: the table, only on a terminal
+
         doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
         return tasks_renderable(doc, note=note)
 
