@@ -79,8 +79,8 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
     """Seconds per 10,000 rows in every mode, the modes alternating: {"wall": ..., "cpu": ...}
     (CPU time of this process: what the formatting costs when it has a core to itself)."""
     from hermes_task.core.documents import BackendInfo, Coverage, TaskInfo, TranscriptDoc
-    from hermes_task.render import terminal_rows
-    from hermes_task.render.rows import Target, View, transcript_chunks
+    from hermes_task.render import Target, terminal_rows
+    from hermes_task.render.rows import View, transcript_chunks
 
     doc = TranscriptDoc(
         task=TaskInfo(root_id="r", tip_id="r", lineage=["r"]),

@@ -28,8 +28,8 @@ from hermes_task.core.documents import (
     ToolCall,
     TranscriptDoc,
 )
-from hermes_task.render import terminal_rows
-from hermes_task.render.rows import PARTS, Segments, Target, View, row_view, rows_text, transcript_chunks
+from hermes_task.render import Target, terminal_rows
+from hermes_task.render.rows import PARTS, Segments, View, row_view, rows_text, transcript_chunks
 from hermes_task.render.terminal_rows import PALETTE, Painter, width_of
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving

@@ -1,5 +1,5 @@
 """Text without rich: the transcript row model both painters draw, the plain painter a pipe
-gets, usage and cost as text, the piped task lines, and the `Target` every painter writes to.
+gets, usage and cost as text, and the piped task lines.
 
 A row is a `RowView`: either one `quiet` line (compaction boilerplate and status notices,
 unless `--full`), or a `header` (pieces: marker, role, kind, tool, call id, row id, time,
@@ -22,10 +22,6 @@ to the next multiple of 8 cells. A task is one line of tab-separated `clean_line
 path of numbers (`1.1/2.1`). Usage has four forms (docs/commands.md "Usage and cost"):
 `usage_cell` (`12.3k/1.5k ~$0.042`, `≥` a lower bound), `usage_told` (what the result told
 the parent), `usage_line` (`show`'s header) and `usage_fields` (the task line's last fields).
-
-`Target` is where rendered text goes and how it may look there, built once by the session:
-`columns` is always a sane width (20 to 10,000); `width` is None exactly when lines must never
-be wrapped (not a terminal); `plain` (not a terminal, no colour) means the plain format.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, TasksDoc, TaskTokens, TranscriptDoc
@@ -43,58 +39,6 @@ from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.usage import MISSING, Usage
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
-
-MIN_WIDTH = 20
-MAX_WIDTH = 10_000
-FALLBACK_WIDTH = 80
-
-
-def sane_width(value: object) -> int | None:
-    """`value` (an int or the text of one, as COLUMNS holds it) as a terminal width, or None
-    when it is not one: missing, not a number, below 20 or above 10,000 columns."""
-    text = str(value).strip() if value is not None else ""
-    if not text.isdigit():
-        return None
-    width = int(text)
-    return width if MIN_WIDTH <= width <= MAX_WIDTH else None
-
-
-class Target:
-    """An output: `write` takes rendered text; `tty` says it is a terminal (Markdown is
-    rendered and lines wrap at `width`), `color` that SGR colour codes may be written;
-    `columns` is its width (an insane one becomes 80) and `height` the screen's height (the
-    pager's decision)."""
-
-    __slots__ = ("color", "columns", "height", "tty", "width", "write")
-
-    def __init__(
-        self,
-        write: Callable[[str], object],
-        *,
-        tty: bool = False,
-        color: bool = False,
-        columns: int = FALLBACK_WIDTH,
-        height: int = 25,
-    ) -> None:
-        self.write = write
-        self.tty = tty
-        self.color = color
-        self.columns = sane_width(columns) or FALLBACK_WIDTH
-        self.width = self.columns if tty else None
-        self.height = height
-
-    @property
-    def plain(self) -> bool:
-        """Neither a terminal nor colour: the plain painter's line format."""
-        return not self.tty and not self.color
-
-    def to(self, write: Callable[[str], object]) -> Target:
-        """The same output look, written through `write` (a pager's input)."""
-        return Target(write, tty=self.tty, color=self.color, columns=self.columns, height=self.height)
-
-    def __repr__(self) -> str:
-        return f"Target(tty={self.tty}, color={self.color}, columns={self.columns}, height={self.height})"
-
 
 BOILERPLATE_LABELS = {
     "compaction_summary": "compaction summary",

@@ -26,8 +26,9 @@ from hermes_task.core.search_events import SearchEvent, SearchMatch, SearchResul
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch
+from hermes_task.render import Target
 from hermes_task.render.jsontext import event
-from hermes_task.render.rows import Target, View, header, plural, when
+from hermes_task.render.rows import View, header, plural, when
 from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]

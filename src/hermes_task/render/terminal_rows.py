@@ -38,12 +38,11 @@ from rich.style import Style
 
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.readable import looks_like_markdown
+from hermes_task.render import FALLBACK_WIDTH, Target
 from hermes_task.render.rows import (
-    FALLBACK_WIDTH,
     Piece,
     RowView,
     Segments,
-    Target,
     View,
     expand_tabs,
     footer_text,

@@ -43,8 +43,9 @@ from hermes_task.core.ui_strings import RECOVER, STATUS_LABELS, UNAVAILABLE
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
+from hermes_task.render import Target
 from hermes_task.render.jsontext import event
-from hermes_task.render.rows import Target, View, gap_text, plural, result_line, row_text, row_view, task_line
+from hermes_task.render.rows import View, gap_text, plural, result_line, row_text, row_view, task_line
 from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
