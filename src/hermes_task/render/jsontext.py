@@ -32,11 +32,13 @@ import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from hermes_task.settings import TOKEN_ENVS, Settings, Source
+if TYPE_CHECKING:
+    from hermes_task.settings import Settings, Source
+
 
 _ENCODER = msgspec.json.Encoder()
 _ERRORS = "hermes_task.json_ascii"
@@ -205,6 +207,8 @@ def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str |
     """(name, value, source) of every effective connection setting, for `config show`.
     Secrets are described, never shown: "set (from file X)", "set (from env NAME)" or
     "not set"; a token file named by `--token-file` or the config file is reported as such."""
+    from hermes_task.settings import TOKEN_ENVS  # lazy: the settings module, only for `config show`
+
     src = settings.sources
     rows: list[tuple[str, str | float | None, Source]] = [
         ("gateway", settings.gateway, src.get("gateway", "default")),
