@@ -45,7 +45,6 @@ STYLES = {
     "heading": "bold",
     "segment": "dim",
 }
-CODES = {what: sgr(style) for what, style in STYLES.items()}
 
 
 def _ref(task: TaskEntry) -> TaskRef:
@@ -177,7 +176,7 @@ def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
 def _sgr(text: str, what: str, color: bool) -> str:
     if not (color and text):
         return text
-    opened, closed = CODES[what]
+    opened, closed = sgr(STYLES[what])
     return opened + text + closed
 
 

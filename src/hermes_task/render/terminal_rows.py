@@ -32,9 +32,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, get_character_cell_size
-from rich.color import ColorSystem
-from rich.segment import Segment
-from rich.style import Style
 
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.readable import looks_like_markdown
@@ -53,6 +50,7 @@ from hermes_task.render.rows import (
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.segment import Segment
 
 
 def width_of(text: str) -> int:
@@ -152,6 +150,8 @@ def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
     standard colour codes (or none), without the spaces rich pads a line with."""
     console, options = _markdown_options(color, width)
     lines = console.render_lines(parsed_markdown(text), options, pad=False)
+    from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
+
     system = ColorSystem.STANDARD if color else None
     out = []
     for line in lines:
@@ -178,7 +178,7 @@ def unpadded(line: list[Segment]) -> list[Segment]:
             if not text:
                 continue
             if text != segment.text:
-                segment = Segment(text, segment.style)
+                segment = type(segment)(text, segment.style)  # rich.segment loaded only with a segment
             stripping = False
         kept.append(segment)
     kept.reverse()
@@ -209,14 +209,23 @@ PALETTE = {
 }
 
 
+@cache
 def sgr(style: str) -> tuple[str, str]:
     """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes
     them (`("", "")` for no style): painters that build lines as strings wrap text in these."""
+    from rich.color import ColorSystem  # lazy: rich's styles, only when colour is written
+    from rich.style import Style  # lazy: as above
+
     opened, _, closed = Style.parse(style).render("\n", color_system=ColorSystem.STANDARD).partition("\n")
     return opened, closed
 
 
-CODES = {style: sgr(style) for style in set(PALETTE.values())}
+@cache
+def palette_codes() -> dict[str, tuple[str, str]]:
+    """`sgr` of every style of `PALETTE`."""
+    return {style: sgr(style) for style in set(PALETTE.values())}
+
+
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
@@ -238,6 +247,7 @@ class Painter:
         """One screen line of pieces, each run of one colour opened and reset once."""
         if not self.color:
             return "".join([text for text, _ in pieces])
+        codes = palette_codes()
         out = []
         run, style = "", ""
         for text, what in pieces:
@@ -245,11 +255,11 @@ class Painter:
                 continue
             this = PALETTE[what]
             if this != style:
-                opened, closed = CODES[style]
+                opened, closed = codes[style]
                 out.append(opened + run + closed)
                 run, style = "", this
             run += text
-        opened, closed = CODES[style]
+        opened, closed = codes[style]
         out.append(opened + run + closed)
         return "".join(out)
 

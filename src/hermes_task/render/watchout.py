@@ -269,7 +269,6 @@ class LiveWatch(Notes):
 
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
-CODES = {colour: sgr(colour) for colour in PALETTE}
 MIN_ROOM = 20  # the narrowest a prefixed row is painted, however narrow the terminal
 
 
@@ -328,7 +327,7 @@ class TextFamily(Notes):
         painter = Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
-            opened, closed = CODES[colour_of(entry.number or "?")]
+            opened, closed = sgr(colour_of(entry.number or "?"))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
         lines = []
         for row in rows:
