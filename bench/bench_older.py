@@ -15,7 +15,7 @@ read from the pipe as it comes) and reads `resource.getrusage(RUSAGE_CHILDREN)` 
 so the peak RSS is that one command's;
 requests are the `debug: start` lines on stderr (the minimal pager prints the same lines).
 Every run must return the minimal pager's row ids: from the JSON document, or in the piped
-mode from the row header lines of the plain text (`render/plain_rows.py`: a row starts at
+mode from the row header lines of the plain text (`render/rows.py`: a row starts at
 column 0 with `▌ `, or `▸ `/`· ` for a one-line boilerplate or status row, and its id is
 the last `  #ID` on that line; body lines are indented), whose count must also equal the
 footer's `N rows shown`.
@@ -94,7 +94,7 @@ class Sample:
 
 def sample(cmd: list[str], env: dict[str, str], kind: str = "json") -> Sample:
     """One timed run of `cmd`; `kind` says how its stdout carries the row ids: `json` (a
-    document with `rows`) or `plain` (the plain transcript of `render/plain_rows.py`)."""
+    document with `rows`) or `plain` (the plain transcript of `render/rows.py`)."""
     proc = subprocess.run(
         [str(PYTHON), "-c", WRAPPER, kind, *cmd], capture_output=True, text=True, env=env, check=True
     )
@@ -193,7 +193,7 @@ OLDER_MODULES = (
     "hermes_task.reading.reader",
     "hermes_task.reading.stream",
     "hermes_task.render.jsontext",
-    "hermes_task.render.plain_rows",
+    "hermes_task.render.rows",
 )
 IMPORTS = {
     "hermes-task": "import " + ", ".join(OLDER_MODULES),
@@ -226,7 +226,7 @@ def markdown(results: list[Result], floor: dict[str, float]) -> list[str]:
         "`schema_version`), writes each page's rows as they are proven and what depends on the "
         "end (`kind`, the task head counting the rows, coverage) last. `--json`: `hermes-task older "
         "ID --all --json`; piped: `hermes-task older ID --all` with stdout a pipe, the plain text a "
-        "`| grep` reads (formatted by `render/plain_rows.py`). Each mode against its own runs of "
+        "`| grep` reads (formatted by `render/rows.py`). Each mode against its own runs of "
         "`bench/minimal_pager.py` (500-row pages until a short one, no validation, the rows printed as "
         "one JSON document, so the piped ratio includes the formatting), alternating (ABBA) after an "
         "untimed round; wall time and peak RSS of each command measured around its own subprocess "

@@ -1,4 +1,4 @@
-"""Rendering throughput: 10,000 rows through the plain painter (render/plain_rows.py, what a
+"""Rendering throughput: 10,000 rows through the plain painter (render/rows.py, what a
 pipe gets) and the terminal painter (render/terminal_rows.py: colour, wrapping at 100
 columns), with Markdown off and on (rich's Markdown for the prose that holds Markdown).
 
@@ -79,10 +79,8 @@ def measure(runs: int = 3) -> dict[str, dict[str, Stats]]:
     """Seconds per 10,000 rows in every mode, the modes alternating: {"wall": ..., "cpu": ...}
     (CPU time of this process: what the formatting costs when it has a core to itself)."""
     from hermes_task.core.documents import BackendInfo, Coverage, TaskInfo, TranscriptDoc
-    from hermes_task.render import terminal_rows
-    from hermes_task.render.plain_rows import transcript_chunks
-    from hermes_task.render.rows import View
-    from hermes_task.render.target import Target
+    from hermes_task.render import Target, terminal_rows
+    from hermes_task.render.rows import View, transcript_chunks
 
     doc = TranscriptDoc(
         task=TaskInfo(root_id="r", tip_id="r", lineage=["r"]),
@@ -126,7 +124,7 @@ def markdown(measured: dict[str, dict[str, Stats]]) -> list[str]:
         "## Rendering",
         "",
         f"{ROWS:,} rows, median of {len(next(iter(stats.values())).values)} runs (min–max of the rate in "
-        "brackets), the modes alternating. Piped: the plain painter (`render.plain_rows.transcript_chunks`, "
+        "brackets), the modes alternating. Piped: the plain painter (`render.rows.transcript_chunks`, "
         "what `show` and `older` print when stdout is not a terminal). Terminal: the terminal painter "
         "(`render.terminal_rows.transcript`, colour, lines wrapped at 100 columns) written to a `StringIO`, "
         "as `show` writes on a TTY, with Markdown off (every row painted by us) and on (the half of the "

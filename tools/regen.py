@@ -47,7 +47,7 @@ def generated_files() -> dict[Path, str]:
     """Every generated file under completions/ and schemas/, with its
     expected content."""
     from hermes_task.cli.meta import completion_script
-    from hermes_task.render import schemas as schemas
+    from hermes_task.render import jsontext as schemas
 
     files = {
         ROOT / "completions" / name: completion_script(shell) for shell, name in COMPLETION_FILES.items()

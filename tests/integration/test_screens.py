@@ -22,7 +22,7 @@ from tests.support.backends import legacy_stderr
 from tests.support.cli_runner import hermes_task
 from tests.support.terminal import run_on_terminal
 
-from hermes_task.render.cells import width_of
+from hermes_task.render.terminal_rows import width_of
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import pytest
 from tests.support.cli_runner import backend_store_env, cli_env, hermes_task
 from tests.support.terminal import Screen, on_terminal
 
-from hermes_task.render.cells import width_of
+from hermes_task.render.terminal_rows import width_of
 
 pytestmark = pytest.mark.integration
 

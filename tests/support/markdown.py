@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
-# The raw HTML a report writes itself (render/mdreport.py), the summary's text escaped.
+# The raw HTML a report writes itself (render/report.py), the summary's text escaped.
 DETAILS_OPEN = re.compile(r"<details>\n<summary>([^<>\n]*)</summary>\n")
 DETAILS_CLOSE = "</details>\n"
 # Inline tokens whose content is text as a reader sees it.

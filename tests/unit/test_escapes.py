@@ -34,9 +34,8 @@ from hermes_task.core.documents import (
     WarningItem,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.render import terminal_rows
+from hermes_task.render import Target, terminal_rows
 from hermes_task.render.rows import View
-from hermes_task.render.target import Target
 from tests.support import tally
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN

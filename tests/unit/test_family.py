@@ -1,4 +1,4 @@
-"""`follow --parent` (reading/family.py, render/familyout.py) on a fake current-contract
+"""`follow --parent` (reading/family.py, render/watchout.py) on a fake current-contract
 dashboard whose results carry `child_session_id` (the real backends persist none; the
 store-proposed ids of issue 13 will feed the same task objects): every row of two
 concurrently written children once each, prefixed; tasks joining; the unavailable task listed
@@ -14,7 +14,7 @@ import pytest
 from typer.testing import Result
 
 from hermes_task.reading.family import MAX_READS_PER_CYCLE
-from hermes_task.render.familyout import PALETTE, colour_of
+from hermes_task.render.watchout import PALETTE, colour_of
 from tests.support.cli_runner import ENVIRONMENT, invoke
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations

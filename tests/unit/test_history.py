@@ -164,9 +164,8 @@ def test_follow_rows_draw_one_dim_line_where_the_task_moves_to_a_newer_segment()
     import io
 
     from hermes_task.core.documents import Row, SegmentInfo, TaskInfo
-    from hermes_task.render import terminal_rows
+    from hermes_task.render import Target, terminal_rows
     from hermes_task.render.rows import Segments, View
-    from hermes_task.render.target import Target
 
     task = TaskInfo(
         root_id=X,

@@ -1,4 +1,4 @@
-"""`recover --junit FILE` (render/junit.py, cli/reports.py) on the in-memory dashboard: one
+"""`recover --junit FILE` (render/report.py, cli/reports.py) on the in-memory dashboard: one
 testsuite per conversation, a testcase per task (completed passes; failed, timeout and
 ended_unreported fail with their error and their child's last rows; running is an error);
 the file parsed (xml.etree) and held to the JUnit schema's shape (tests/support/junit.py),
@@ -26,7 +26,7 @@ from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading.tasktree import Unread
-from hermes_task.render.junit import case_of, document, kind_of, suites_of, xml_text
+from hermes_task.render.report import case_of, document, kind_of, suites_of, xml_text
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations
 from tests.support.dashboard import serving

@@ -1,4 +1,4 @@
-"""The Markdown painter (render/mdtext.py, render/markdown.py) and `--format`: backend text
+"""The Markdown painter (render/report.py, render/report.py) and `--format`: backend text
 escaped so that a Markdown parser (markdown-it-py) reads it back as the same text and makes
 nothing of it (no link, image, raw HTML, heading, list, quote or code block; table cells and
 fences intact), on hypothesis-generated hostile text (tests/support/hostile.py) and on hostile
@@ -29,8 +29,7 @@ from hermes_task.core.documents import (
 )
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import WarningCode
-from hermes_task.render.markdown import transcript_markdown
-from hermes_task.render.mdtext import (
+from hermes_task.render.report import (
     NO_BREAK_SPACE,
     WORD_JOINER,
     cell,
@@ -39,6 +38,7 @@ from hermes_task.render.mdtext import (
     html_text,
     paragraphs,
     table,
+    transcript_markdown,
 )
 from hermes_task.render.rows import View, row_view
 from tests.support import tally

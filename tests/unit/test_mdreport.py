@@ -1,4 +1,4 @@
-"""`recover --format markdown` (render/mdreport.py, cli/run_recover.py) on the in-memory
+"""`recover --format markdown` (render/report.py, cli/run_recover.py) on the in-memory
 dashboard: a heading per parent (and per nested conversation), the task table with whole ids,
 each task's transcript in a `<details>` block (goal and final answer first, then the child's
 rows, read once through the ownership gate), a task that could not be read said in its block;
@@ -21,7 +21,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.reading import tasktree
 from hermes_task.reading.tasktree import ChildReads, Unread
-from hermes_task.render.mdtext import WORD_JOINER
+from hermes_task.render.report import WORD_JOINER
 from hermes_task.render.rows import View, row_view
 from tests.support.cli_runner import invoke
 from tests.support.conversations import Conversations
@@ -250,7 +250,7 @@ def test_the_usage_cell_is_the_proven_sum_with_what_the_parent_was_told_beside_i
     from msgspec.structs import replace
 
     from hermes_task.core.documents import TaskTokens
-    from hermes_task.render.mdreport import usage_text
+    from hermes_task.render.report import usage_text
     from tests.unit.test_table import USAGE, entry
 
     told = TaskTokens(input=10000, output=1200)

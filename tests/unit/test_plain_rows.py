@@ -1,4 +1,4 @@
-"""The plain painter (render/plain_rows.py): the piped line format of docs/commands.md, held
+"""The plain painter (render/rows.py): the piped line format of docs/commands.md, held
 by its own snapshots on every captured fixture (show and older, short, --full and --utc,
 through the CLI), by follow's batches (the same lines as the whole transcript), and by the
 format's rules on generated rows with hostile text (hypothesis); the cut of tool output
@@ -24,8 +24,7 @@ from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall, TranscriptDoc
 from hermes_task.core.projection import STEER_CLOSE, cut, split_steers
 from hermes_task.render import rows as rows_module
-from hermes_task.render.plain_rows import rows_text, transcript_chunks
-from hermes_task.render.rows import Segments, View, tool_blocks
+from hermes_task.render.rows import Segments, View, rows_text, tool_blocks, transcript_chunks
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
@@ -455,7 +454,7 @@ def test_piped_show_and_older_import_no_rich() -> None:
     assert lines[:2] == ["exit 0", "exit 0"], proc.stderr[-2000:]
     assert proc.stdout.count("rows shown") == 2
     modules = set(lines[-1].split())
-    assert "hermes_task.render.plain_rows" in modules
+    assert "hermes_task.render.rows" in modules
     assert not {m for m in modules if m.split(".")[0] == "rich"}
 
 

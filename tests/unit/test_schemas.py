@@ -16,7 +16,7 @@ from hermes_task.cli.app import app
 from hermes_task.core.documents import TaskEntry, TasksDoc, TasksSummary
 from hermes_task.core.events import ErrorEvent, ResultEvent, RowEvent, StateEvent, WarningEvent
 from hermes_task.core.ui_strings import TaskStatus, WarningCode
-from hermes_task.render import schemas as schemas
+from hermes_task.render import jsontext as schemas
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 

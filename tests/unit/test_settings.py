@@ -9,7 +9,7 @@ import pytest
 
 from hermes_task import settings
 from hermes_task.failures import Code, ExitStatus, HermesError
-from hermes_task.render.settings_view import explain
+from hermes_task.render.jsontext import explain
 
 CONFIG = """\
 default_gateway = "lab"

@@ -1,4 +1,4 @@
-"""Our terminal table (render/table.py) and recover's use of it: ids are printed whole at any
+"""Our terminal table (render/terminal.py) and recover's use of it: ids are printed whole at any
 width; the goal wraps, the result is cut, then the usage, the result and the time leave, in that order;
 below that each task is a block with its ids on lines of their own (issue 26, item 1)."""
 
@@ -14,9 +14,8 @@ from rich.console import Console
 from hermes_task.core.documents import TaskEntry, TasksDoc, Usage
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.core.verdict import summarize
-from hermes_task.render.cells import width_of
-from hermes_task.render.table import Column, Row, Table, layout, lines
-from hermes_task.render.terminal import TASK_COLUMNS, task_table, tasks
+from hermes_task.render.terminal import TASK_COLUMNS, Column, Row, Table, layout, lines, task_table, tasks
+from hermes_task.render.terminal_rows import width_of
 
 CHILD = "20261201_123426_976a18"
 USAGE = Usage(

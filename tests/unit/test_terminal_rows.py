@@ -29,12 +29,9 @@ from hermes_task.core.documents import (
     TranscriptDoc,
 )
 from hermes_task.core.ui_strings import TaskStatus
-from hermes_task.render import terminal_rows
-from hermes_task.render.cells import width_of
-from hermes_task.render.plain_rows import rows_text, transcript_chunks
-from hermes_task.render.rows import PARTS, Segments, View, row_view
-from hermes_task.render.target import Target
-from hermes_task.render.terminal_rows import PALETTE, Painter
+from hermes_task.render import Target, terminal_rows
+from hermes_task.render.rows import PARTS, Segments, View, row_view, rows_text, transcript_chunks
+from hermes_task.render.terminal_rows import PALETTE, Painter, width_of
 from tests.support.cli_runner import recording
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, Replay
@@ -391,7 +388,7 @@ def test_follow_parent_rows_wrap_under_the_task_prefix(color: bool) -> None:
     from rich.console import Console
 
     from hermes_task.core.documents import TaskEntry
-    from hermes_task.render.familyout import TextFamily
+    from hermes_task.render.watchout import TextFamily
 
     entry = TaskEntry(
         call_id="c",

@@ -1,4 +1,4 @@
-"""Usage as people and pipes read it (render/usagetext.py) and in recover's table: the cell
+"""Usage as people and pipes read it (render/rows.py) and in recover's table: the cell
 (`≥` not complete, `~` estimated, `$?` no cost), the figures the result told the parent drawn
 under the proven sum when they differ, and the column's place in the table's drop order."""
 
@@ -8,7 +8,14 @@ import pytest
 from msgspec.structs import replace
 
 from hermes_task.core.documents import TaskTokens
-from hermes_task.render import usagetext
+from hermes_task.render.rows import (
+    cost_text,
+    count_text,
+    usage_cell,
+    usage_fields,
+    usage_line,
+    usage_told,
+)
 from tests.unit.test_table import USAGE, drawn, entry, shown_columns
 
 PARTIAL = replace(USAGE, complete=False, missing=["later_segments", "cost"], cost_usd=None, cost_kind=None)
@@ -20,7 +27,7 @@ PARTIAL = replace(USAGE, complete=False, missing=["later_segments", "cost"], cos
      (999_950, "1M"), (4_560_000, "4.6M")],
 )  # fmt: skip
 def test_counts_are_compact(value: int | None, text: str) -> None:
-    assert usagetext.count_text(value) == text
+    assert count_text(value) == text
 
 
 @pytest.mark.parametrize(
@@ -31,46 +38,43 @@ def test_counts_are_compact(value: int | None, text: str) -> None:
 )  # fmt: skip
 def test_costs_say_their_kind(cost: float | None, kind: str | None, text: str) -> None:
     usage = replace(USAGE, cost_usd=cost, cost_kind=kind)
-    assert usagetext.cost_text(usage) == text
+    assert cost_text(usage) == text
 
 
 def test_the_cell_marks_a_sum_that_is_not_complete() -> None:
-    assert usagetext.cell(USAGE) == "12.3k/1.5k ~$0.042"
-    assert usagetext.cell(PARTIAL) == "≥12.3k/1.5k $?"
-    assert usagetext.cell(None) == "-"
+    assert usage_cell(USAGE) == "12.3k/1.5k ~$0.042"
+    assert usage_cell(PARTIAL) == "≥12.3k/1.5k $?"
+    assert usage_cell(None) == "-"
 
 
 def test_told_figures_are_shown_only_where_they_differ() -> None:
     same = entry(0, usage=USAGE, tokens=TaskTokens(input=12345, output=1500))
-    assert usagetext.told(same) is None
-    assert usagetext.told(replace(same, tokens=TaskTokens(input=12345, output=None))) is None
-    assert usagetext.told(replace(same, tokens=TaskTokens(input=20000, output=1500))) == "told 20k/1.5k"
-    assert usagetext.told(replace(same, usage=None, tokens=TaskTokens(input=1, output=1))) is None
+    assert usage_told(same) is None
+    assert usage_told(replace(same, tokens=TaskTokens(input=12345, output=None))) is None
+    assert usage_told(replace(same, tokens=TaskTokens(input=20000, output=1500))) == "told 20k/1.5k"
+    assert usage_told(replace(same, usage=None, tokens=TaskTokens(input=1, output=1))) is None
 
 
 def test_the_show_header_line_names_what_the_sum_lacks() -> None:
-    assert (
-        usagetext.line(USAGE)
-        == "usage: 12,345 in · 1,500 out · 9 API calls · ~$0.0421 estimated · 3 segments"
-    )
-    assert usagetext.line(replace(PARTIAL, cache_read_tokens=7, api_calls=1, segments=1)) == (
+    assert usage_line(USAGE) == "usage: 12,345 in · 1,500 out · 9 API calls · ~$0.0421 estimated · 3 segments"
+    assert usage_line(replace(PARTIAL, cache_read_tokens=7, api_calls=1, segments=1)) == (
         "usage: 12,345 in · 1,500 out · 7 cache read · 1 API call · cost unknown · 1 segment · not complete: "
         "later segments are not proven; a segment has no known cost"
     )
-    assert usagetext.line(None) is None
+    assert usage_line(None) is None
 
 
 def test_piped_fields_are_numbers_or_empty() -> None:
-    assert usagetext.fields(USAGE) == ("12345", "1500", "0.0421", "estimated", "true")
-    assert usagetext.fields(replace(PARTIAL, output_tokens=None)) == ("12345", "", "", "", "false")
-    assert usagetext.fields(replace(USAGE, cost_usd=0.000000123)) == (
+    assert usage_fields(USAGE) == ("12345", "1500", "0.0421", "estimated", "true")
+    assert usage_fields(replace(PARTIAL, output_tokens=None)) == ("12345", "", "", "", "false")
+    assert usage_fields(replace(USAGE, cost_usd=0.000000123)) == (
         "12345",
         "1500",
         "0.000000123",
         "estimated",
         "true",
     )
-    assert usagetext.fields(None) == ("", "", "", "", "")
+    assert usage_fields(None) == ("", "", "", "", "")
 
 
 def test_the_told_row_sits_under_the_usage_and_leaves_with_it() -> None:

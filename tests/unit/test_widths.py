@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hermes_task.cli.consoles import columns, terminal_size
-from hermes_task.render.cells import width_of
+from hermes_task.render.terminal_rows import width_of
 from tests.support.replay import TOKEN, Replay
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_task.cli.common import ColorMode, Common
-from hermes_task.render.target import FALLBACK_WIDTH, Target, sane_width
+from hermes_task.render import FALLBACK_WIDTH, Target, sane_width
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -90,7 +90,7 @@ def schema(
     quiet: Quiet = False,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of an output document."""
-    from hermes_task.render import schemas  # lazy: the schema generator, only for `schema`
+    from hermes_task.render import jsontext as schemas  # lazy: the schema generator, only for `schema`
 
     del quiet  # accepted as on every command; nothing here warns
 

@@ -45,8 +45,7 @@ from hermes_task.reading.stream import (
     streamable,
 )
 from hermes_task.render.jsontext import ROWS_OPEN, row_element, rows_close
-from hermes_task.render.plain_rows import head_text, rows_text
-from hermes_task.render.rows import Segments, View, footer_text
+from hermes_task.render.rows import Segments, View, footer_text, head_text, rows_text
 
 
 def wanted(session: Session) -> bool:

@@ -39,7 +39,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
 
     if common.output_format is OutputFormat.markdown:
-        from hermes_task.render.markdown import transcript_markdown  # lazy: only --format markdown
+        from hermes_task.render.report import transcript_markdown  # lazy: only --format markdown
 
         for chunk in transcript_markdown(doc, View(**view)):
             env.write_stdout(chunk)  # a document: never paged, never coloured
@@ -47,7 +47,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     out = session.target
     if out.plain:
-        from hermes_task.render.plain_rows import transcript_chunks  # lazy: as View
+        from hermes_task.render.rows import transcript_chunks  # lazy: as View
 
         for chunk in transcript_chunks(doc, View(**view), out.columns):
             env.write_stdout(chunk)  # written as it is formatted

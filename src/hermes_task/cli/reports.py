@@ -104,7 +104,7 @@ class JunitFile:
         how the run itself failed. A stop signal that came while reading ends the reading and
         is returned once the file is written, for the caller to end by; a file that cannot be
         written is a usage error (exit 2)."""
-        from hermes_task.render.junit import (  # lazy: the XML writer, only with --junit
+        from hermes_task.render.report import (  # lazy: the XML writer, only with --junit
             document,
             failed_run,
             last_rows_text,

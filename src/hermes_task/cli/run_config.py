@@ -16,8 +16,7 @@ from hermes_task.cli.shell import run
 from hermes_task.core.documents import ConfigDoc, ConfigValue
 from hermes_task.core.sanitize import clean_line
 from hermes_task.failures import Code, HermesError
-from hermes_task.render.jsontext import document
-from hermes_task.render.settings_view import explain
+from hermes_task.render.jsontext import document, explain
 
 
 def config_path(env: Environment) -> None:

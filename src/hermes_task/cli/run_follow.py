@@ -24,8 +24,7 @@ from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.polling import Follower, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
-from hermes_task.render.plain_rows import rows_text
-from hermes_task.render.rows import Segments, View, plural
+from hermes_task.render.rows import Segments, View, plural, rows_text
 from hermes_task.render.watchout import JsonEvents
 
 

@@ -47,12 +47,12 @@ def output(
     if not entries:
         stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
     elif env.isatty(env.stdout):
-        from hermes_task.render import parentsout  # lazy: rich, only for a listing as text
+        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
 
-        session.console().print(parentsout.parents_renderable(entries, utc=utc), crop=False)
+        session.console().print(terminal.parents_renderable(entries, utc=utc), crop=False)
     else:
-        from hermes_task.render import parentsout  # lazy: rich, only for a listing as text
+        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
 
-        lines = parentsout.parent_lines(entries, header=header, utc=utc)
+        lines = terminal.parent_lines(entries, header=header, utc=utc)
         env.write_stdout("".join(line + "\n" for line in lines))
     emit_warnings(common, warnings)

@@ -24,8 +24,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import SharedDetails
 from hermes_task.reading.tasktree import read_parent_tasks
 from hermes_task.render.jsontext import document
-from hermes_task.render.plain import no_tasks_text, task_lines
-from hermes_task.render.rows import View
+from hermes_task.render.rows import View, no_tasks_text, task_lines
 
 
 def run_recover(
@@ -108,7 +107,7 @@ def output(
         env.write_stdout(document(shown))
         return
     if common.output_format is OutputFormat.markdown and read is not None:
-        from hermes_task.render.mdreport import report  # lazy: only --format markdown
+        from hermes_task.render.report import report  # lazy: only --format markdown
 
         for chunk in report(doc, shown.tasks, read, view or View(), wanted):
             env.write_stdout(chunk)  # each task's block as soon as its child is read

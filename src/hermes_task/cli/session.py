@@ -29,7 +29,7 @@ from hermes_task.cli.consoles import output_target, rich_console
 from hermes_task.cli.environment import Environment
 from hermes_task.core.documents import Row
 from hermes_task.reading.hints import StoreHints
-from hermes_task.render.target import Target
+from hermes_task.render import Target
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -33,8 +33,7 @@ from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported
 from hermes_task.reading.watcher import Watcher
-from hermes_task.render.familyout import TextFamily
-from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch
+from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch, TextFamily
 
 INTERVAL = 2.0
 # Jitter of the back-off; tests replace it (clock and sleep come from the Environment).

@@ -1,2 +1,65 @@
 """Renderers: output documents to terminal text, plain lines or JSON, written to the stream
-they are given (they read nothing and decide nothing)."""
+they are given (they read nothing and decide nothing).
+
+`Target` is where rendered text goes and how it may look there: the explicit output object a
+run's session builds once (`cli/consoles.py` `output_target()`) and every text renderer takes,
+instead of reading attributes off a rich console. Invariant: `columns` is always a sane width
+(`MIN_WIDTH` to `MAX_WIDTH`; one-line summaries such as the goal are cut to it); `width` is
+None exactly when lines must never be wrapped (not a terminal), else `columns`; `plain` (not a
+terminal, no colour) means the plain painter's format, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+MIN_WIDTH = 20
+MAX_WIDTH = 10_000
+FALLBACK_WIDTH = 80
+
+
+def sane_width(value: object) -> int | None:
+    """`value` (an int or the text of one, as COLUMNS holds it) as a terminal width, or None
+    when it is not one: missing, not a number, below 20 or above 10,000 columns."""
+    text = str(value).strip() if value is not None else ""
+    if not text.isdigit():
+        return None
+    width = int(text)
+    return width if MIN_WIDTH <= width <= MAX_WIDTH else None
+
+
+class Target:
+    """An output: `write` takes rendered text; `tty` says it is a terminal (Markdown is
+    rendered and lines wrap at `width`), `color` that SGR colour codes may be written;
+    `columns` is its width (an insane one becomes 80) and `height` the screen's height (the
+    pager's decision)."""
+
+    __slots__ = ("color", "columns", "height", "tty", "width", "write")
+
+    def __init__(
+        self,
+        write: Callable[[str], object],
+        *,
+        tty: bool = False,
+        color: bool = False,
+        columns: int = FALLBACK_WIDTH,
+        height: int = 25,
+    ) -> None:
+        self.write = write
+        self.tty = tty
+        self.color = color
+        self.columns = sane_width(columns) or FALLBACK_WIDTH
+        self.width = self.columns if tty else None
+        self.height = height
+
+    @property
+    def plain(self) -> bool:
+        """Neither a terminal nor colour: the plain painter's line format."""
+        return not self.tty and not self.color
+
+    def to(self, write: Callable[[str], object]) -> Target:
+        """The same output look, written through `write` (a pager's input)."""
+        return Target(write, tty=self.tty, color=self.color, columns=self.columns, height=self.height)
+
+    def __repr__(self) -> str:
+        return f"Target(tty={self.tty}, color={self.color}, columns={self.columns}, height={self.height})"

@@ -1,26 +1,46 @@
-"""JSON text: one document, or one NDJSON event per line, always ASCII-escaped.
+"""JSON text: one document, or one NDJSON event per line, always ASCII-escaped; the JSON
+Schemas of the documents; the values `config show` reports.
 
-msgspec writes the bytes (`msgspec.json.encode`, fields in declaration order; documents
-indented by `msgspec.json.format(..., indent=2)`, events compact on one line). The contract
-promises `ensure_ascii`-style text, which msgspec has no option for, so `ascii_only` escapes
-the encoded bytes: every character outside printable ASCII plus the controls JSON already
-escapes (so DEL and everything from U+0080 on) becomes `\\uXXXX`, an astral one a surrogate
-pair. C1 controls, bidi overrides and the like in backend text cannot then act on a terminal
-that `cat`s the output. A string UTF-8 cannot carry (a lone surrogate, which JSON can: the
-standard library's parser reads `"\\ud800"`) is written by the standard library's encoder
-instead, escaped the same way.
+msgspec writes the bytes (fields in declaration order; documents indented, events compact
+on one line). The contract promises `ensure_ascii`-style text, which msgspec has no option
+for, so `ascii_only` escapes the encoded bytes: DEL and everything from U+0080 on becomes
+`\\uXXXX` (an astral character a surrogate pair), so C1 controls, bidi overrides and the like
+in backend text cannot act on a terminal that `cat`s the output. A string UTF-8 cannot carry
+(a lone surrogate, which JSON can) is written by the standard library's encoder instead,
+escaped the same way. Invariant: `json.loads(document(doc)) == json.loads(event(doc))` is the
+document's data (`msgspec.to_builtins`), and the text is ASCII with no line break inside a
+value.
+- an enum (a `StrEnum`) is written where it is used, as a `Literal`'s values are, not in
+  `$defs`;
 
-Invariant: `json.loads(document(doc)) == json.loads(event(doc))` is the document's data
-(`msgspec.to_builtins`), and the text is ASCII with no line break inside a value.
+Schemas (`schema(name)`, draft 2020-12) are a function of the Structs only (`tools/regen.py`
+writes `schemas/*.json`, a test compares), msgspec's output completed with what the documents
+promise: every property `required` (every field is always printed, `null` when it has no
+value); every object with named properties closed (`additionalProperties: false`); a
+nullable `anyOf` ending with `null`, descriptions dedented, whatever msgspec's or Python's
+version wrote; a document's root its object itself, titled for the command; the events
+`oneOf` their six kinds, discriminated on `type`.
+
+`explain` (config show) describes secrets, never shows them: no value it returns is ever a
+token or a password.
 """
 
 from __future__ import annotations
 
 import codecs
+import inspect
 import json
-from typing import Any
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+if TYPE_CHECKING:
+    from hermes_task.settings import Settings, Source
+
 
 _ENCODER = msgspec.json.Encoder()
 _ERRORS = "hermes_task.json_ascii"
@@ -87,3 +107,156 @@ def rows_close(doc: Any, count: int) -> str:
     if not text.startswith(empty):
         raise ValueError(f"not a document whose rows come first: {type(doc).__name__}")
     return ("],\n" if count == 0 else "\n  ],\n") + text[len(empty) :]
+
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", "error", "config")
+
+
+@cache
+def _targets() -> dict[str, tuple[Any, str]]:
+    """Each document's Struct and the line saying which command prints it."""
+    from hermes_task.core.documents import (  # lazy: as above
+        ConfigDoc,  # lazy: every command's models (12 ms), for `schema`
+        ErrorDoc,
+        ParentsDoc,  # lazy: as above
+        TasksDoc,
+        TranscriptDoc,
+    )
+    from hermes_task.core.events import (
+        FollowEvent,  # lazy: as above
+        SearchEvent,  # lazy: as above
+    )
+
+    return {
+        "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
+        "events": (
+            FollowEvent,
+            "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
+        ),
+        "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+        "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
+        "search": (
+            SearchEvent,
+            "`search --json`: each NDJSON line is one of these events; the last is `result`.",
+        ),
+        "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
+        "config": (ConfigDoc, "`config show --json`: effective settings and their sources; never a secret."),
+    }
+
+
+def _complete(node: Any) -> None:
+    """Every object with named properties: all of them required, in order; nothing else.
+    A nullable value lists `null` last, and a description from a docstring is dedented
+    (`inspect.cleandoc`): msgspec's versions, and Python's, differ in both."""
+    if isinstance(node, dict):
+        if isinstance(node.get("description"), str):
+            node["description"] = inspect.cleandoc(node["description"])
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        if isinstance(node.get("anyOf"), list):
+            node["anyOf"].sort(key=lambda option: option == {"type": "null"})
+        for value in node.values():
+            _complete(value)
+    elif isinstance(node, list):
+        for value in node:
+            _complete(value)
+
+
+def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
+    """`{"$ref": "#/$defs/X", "$defs": {...}}` as X's object at the root (X referenced by no
+    other definition), the other definitions beside it."""
+    ref = body.get("$ref")
+    if not isinstance(ref, str):
+        return body
+    name = ref.removeprefix("#/$defs/")
+    defs = dict(body.get("$defs", {}))
+    root = defs.pop(name)
+    if ref in json.dumps(defs):
+        return body
+    root.pop("title", None)
+    root.pop("description", None)
+    return {**({"$defs": defs} if defs else {}), **root}
+
+
+def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
+    """Each enum (the `StrEnum`s of `core/ui_strings.py`, which msgspec puts in `$defs`)
+    written where it is used, as a `Literal`'s values are: no schema names a Python class."""
+    if isinstance(node, dict):
+        if node.get("$ref") in enums:
+            return {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
+        return {key: _inline_enums(value, enums) for key, value in node.items()}
+    return [_inline_enums(value, enums) for value in node] if isinstance(node, list) else node
+
+
+def description(name: str) -> str:
+    """One line saying which command prints document `name`."""
+    return _targets()[name][1]
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
+    target, text = _targets()[name]
+    body = msgspec.json.schema(target)
+    defs = body.get("$defs", {})
+    enums = {f"#/$defs/{key}": defs.pop(key)["enum"] for key in [k for k, d in defs.items() if "enum" in d]}
+    body = _inline_root(_inline_enums(body, enums))
+    if "anyOf" in body and "discriminator" in body:  # the events: exactly one kind per line
+        body = {("oneOf" if key == "anyOf" else key): value for key, value in body.items()}
+    _complete(body)
+    return {
+        "$schema": DIALECT,
+        "$id": f"urn:hermes-task:schema:1:{name}",
+        "title": f"hermes-task {name} (schema_version 1)",
+        "description": text,
+        **body,
+    }
+
+
+def render(name: str) -> str:
+    """`schema(name)` as stable, ASCII-only, indented JSON with a trailing newline."""
+    return json.dumps(schema(name), ensure_ascii=True, indent=2) + "\n"
+
+
+def _file_state(path: Path) -> str:
+    return f"set (from file {path})" if os.access(path, os.R_OK) else f"not readable (file {path})"
+
+
+def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str | float | None, Source]]:
+    """(name, value, source) of every effective connection setting, for `config show`.
+    Secrets are described, never shown: "set (from file X)", "set (from env NAME)" or
+    "not set"; a token file named by `--token-file` or the config file is reported as such."""
+    from hermes_task.settings import TOKEN_ENVS  # lazy: the settings module, only for `config show`
+
+    src = settings.sources
+    rows: list[tuple[str, str | float | None, Source]] = [
+        ("gateway", settings.gateway, src.get("gateway", "default")),
+        ("url", settings.url, src.get("url", "default")),
+        ("profile", settings.profile, src.get("profile", "default")),
+        ("request_timeout", settings.request_timeout, src.get("request_timeout", "default")),
+        ("username", settings.username, src.get("username", "default")),
+    ]
+    token_var = next((n for n in TOKEN_ENVS if env.get(n)), None)
+    token: tuple[str, Source]
+    if settings.username:
+        token = ("not used (password login)", "default")
+    elif settings.token_file is not None:
+        token = (_file_state(settings.token_file), src.get("token_file", "flag"))
+    elif token_var is not None:
+        token = (f"set (from env {token_var})", "env")
+    elif settings.loopback:
+        token = ("not set (discovered from the local dashboard when needed)", "default")
+    else:
+        token = ("not set", "default")
+    rows.append(("token", *token))
+    password: tuple[str, Source]
+    if settings.password_file is not None:
+        password = (_file_state(settings.password_file), src.get("password_file", "flag"))
+    elif settings.password_env:
+        password = ("set (from env HERMES_DASHBOARD_PASSWORD)", "env")
+    else:
+        password = ("not set", "default")
+    rows.append(("password", *password))
+    return rows

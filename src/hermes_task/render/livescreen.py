@@ -43,8 +43,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import FAILED, exit_status, summarize, verdict
 from hermes_task.failures import ExitStatus, HermesError
-from hermes_task.render.plain import duration_text, gap_text, result_line, summary_line
-from hermes_task.render.rows import View, row_view, when
+from hermes_task.render.rows import View, duration_text, gap_text, result_line, row_view, summary_line, when
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonEvents
 

@@ -1,31 +1,52 @@
-"""The transcript row model both painters draw: what each row, segment line, goal and footer
-says, built once (pure, no rich).
+"""Text without rich: the transcript row model both painters draw, the plain painter a pipe
+gets, usage and cost as text, and the piped task lines.
 
 A row is a `RowView`: either one `quiet` line (compaction boilerplate and status notices,
 unless `--full`), or a `header` (pieces: marker, role, kind, tool, call id, row id, time,
 archived) and `body` blocks, each starting on a line of its own: reasoning (or the note that
 it is hidden), commentary and prose, a tool result (its output, where it was cut, its status
 line, the steers appended to it), one block per tool call, or `(empty)`. A piece is
-`(text, what)`: `what` names the part (`PARTS`), never a colour; `render/plain_rows.py` joins
-the texts, `render/terminal_rows.py` colours and wraps them.
+`(text, what)`: `what` names the part (`PARTS`), never a colour; the plain painter
+(`transcript_chunks`) joins the texts, `render/terminal.py` colours and wraps them. Every
+backend string is sanitised here (`clean` for text, `clean_line` for one-line fields), so a
+painter adds nothing from the backend; with `full` every character of the row's text is in
+the model, and without it only tool output is cut (`core/readable.py`) and boilerplate and
+status rows shrink to one line; prose is never cut.
 
-Invariants: every backend string is sanitised here (`clean` for text, `clean_line` for
-one-line fields), so a painter adds nothing from the backend; with `full` every character of
-the row's text is in the model, and without it only tool output is cut (`core/projection.py`:
-its first and last lines, with what was left out between) and boilerplate and status rows
-shrink to one line; prose is never cut.
+The plain formats (docs/commands.md "Piped output", held by snapshots in
+tests/unit/test_plain_rows.py): a transcript is the goal and usage lines, every row followed
+by one blank line, then the footer; a row is one line when quiet, else its header line and
+its body lines indented by two spaces; lines are never wrapped, cut or padded, a tab advances
+to the next multiple of 8 cells. A task is one line of tab-separated `clean_line`d fields
+(`COLUMNS`; a new field only ever comes last), nested tasks after their parent, their `#` the
+path of numbers (`1.1/2.1`). Usage has four forms (docs/commands.md "Usage and cost"):
+`usage_cell` (`12.3k/1.5k ~$0.042`, `≥` a lower bound), `usage_told` (what the result told
+the parent), `usage_line` (`show`'s header) and `usage_fields` (the task line's last fields).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from hermes_task.core.documents import Row, TaskInfo, TranscriptDoc
+from hermes_task.core.documents import (
+    MISSING,
+    Row,
+    TaskEntry,
+    TaskInfo,
+    TasksDoc,
+    TaskTokens,
+    TranscriptDoc,
+    Usage,
+)
 from hermes_task.core.projection import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
 from hermes_task.core.sanitize import clean, clean_line, is_clean_line
+from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
+from hermes_task.core.verdict import flatten
+from hermes_task.failures import Code, error_message
 
 BOILERPLATE_LABELS = {
     "compaction_summary": "compaction summary",
@@ -298,3 +319,279 @@ def row_items(rows: Iterable[Row], view: View, segments: Segments) -> Iterator[I
         if line is not None:
             yield ("segment", line)
         yield ("row", row_view(row, view))
+
+
+FIELD_NAMES = ("input_tokens", "output_tokens", "cost_usd", "cost_kind", "usage_complete")
+
+
+def count_text(value: int | None) -> str:
+    """`950`, `12.3k`, `4.5M`; `?` when unknown."""
+    if value is None:
+        return "?"
+    if value < 1000:
+        return str(value)
+    number, unit = (value / 1000, "k") if value < 999_950 else (value / 1_000_000, "M")
+    return f"{number:.1f}".removesuffix(".0") + unit
+
+
+def _dollars(cost: float) -> str:
+    if cost == 0:
+        return "$0"
+    if cost < 0.01:
+        text = f"{cost:.4f}"
+        return "<$0.0001" if text == "0.0000" else "$" + text
+    return "$" + (f"{cost:.3f}" if cost < 1 else f"{cost:,.2f}")
+
+
+def cost_text(usage: Usage) -> str:
+    """`$0.042` (actual), `~$0.042` (estimated), `$?` (no cost known)."""
+    if usage.cost_usd is None:
+        return "$?"
+    return ("~" if usage.cost_kind == "estimated" else "") + _dollars(usage.cost_usd)
+
+
+def usage_cell(usage: Usage | None) -> str:
+    """The table's usage cell; `-` when the task has no usage."""
+    if usage is None:
+        return "-"
+    lower = "" if usage.complete else "≥"
+    return f"{lower}{count_text(usage.input_tokens)}/{count_text(usage.output_tokens)} {cost_text(usage)}"
+
+
+def usage_told(entry: TaskEntry) -> str | None:
+    """`told 10k/1.2k`: the tokens the result gave the parent, when a figure both sides have
+    differs from the proven sum; else None."""
+    usage, tokens = entry.usage, entry.tokens
+    if usage is None or tokens is None:
+        return None
+    pairs = ((tokens.input, usage.input_tokens), (tokens.output, usage.output_tokens))
+    if all(a is None or b is None or a == b for a, b in pairs):
+        return None
+    return told_text(tokens)
+
+
+def told_text(tokens: TaskTokens) -> str:
+    """`told 10k/1.2k`: the tokens a task's result gave the parent."""
+    return f"told {count_text(tokens.input)}/{count_text(tokens.output)}"
+
+
+def _full(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _amount(cost: float) -> str:
+    return f"{cost:.6f}".rstrip("0").rstrip(".")
+
+
+def usage_line(usage: Usage | None) -> str | None:
+    """`show`'s header line: the tokens (cache and reasoning tokens when not 0), the calls,
+    the cost and its kind, the segments summed, and what the sum lacks; None without usage."""
+    if usage is None:
+        return None
+    parts = [f"{_full(usage.input_tokens)} in", f"{_full(usage.output_tokens)} out"]
+    extras = (
+        (usage.cache_read_tokens, "cache read"),
+        (usage.cache_write_tokens, "cache write"),
+        (usage.reasoning_tokens, "reasoning"),
+    )
+    parts += [f"{_full(n)} {label}" for n, label in extras if n]  # a zero says nothing here
+    parts.append(f"{_full(usage.api_calls)} API call" + ("" if usage.api_calls == 1 else "s"))
+    if usage.cost_usd is None:
+        parts.append("cost unknown")
+    else:
+        sign = "~" if usage.cost_kind == "estimated" else ""
+        parts.append(f"{sign}${_amount(usage.cost_usd)} {usage.cost_kind}")
+    parts.append(f"{usage.segments} segment" + ("" if usage.segments == 1 else "s"))
+    text = "usage: " + " · ".join(parts)
+    if not usage.complete:
+        text += " · not complete: " + "; ".join(MISSING[m] for m in usage.missing)
+    return text
+
+
+def usage_fields(usage: Usage | None) -> tuple[str, ...]:
+    """The piped line's usage fields (`FIELD_NAMES`); empty where unknown."""
+    if usage is None:
+        return ("",) * len(FIELD_NAMES)
+    cost = "" if usage.cost_usd is None else f"{usage.cost_usd:.10f}".rstrip("0").rstrip(".")
+    return (
+        "" if usage.input_tokens is None else str(usage.input_tokens),
+        "" if usage.output_tokens is None else str(usage.output_tokens),
+        cost,
+        usage.cost_kind or "",
+        "true" if usage.complete else "false",
+    )
+
+
+TAB_SIZE = 8
+
+
+def expand_tabs(text: str, column: int = 0) -> str:
+    """`text` (no newline) with each tab replaced by the spaces up to the next multiple of 8
+    columns, `text` starting at `column`; a wide character counts two. Changes nothing else."""
+    from rich.cells import cell_len  # lazy: rich's cell widths (no rich on a pipe), only for a tab
+
+    out: list[str] = []
+    position = column
+    pieces = text.split("\t")
+    for piece in pieces[:-1]:
+        position += cell_len(piece)
+        spaces = TAB_SIZE - position % TAB_SIZE
+        position += spaces
+        out.append(piece + " " * spaces)
+    out.append(pieces[-1])
+    return "".join(out)
+
+
+def row_text(view: RowView) -> str:
+    """One row without its final newline."""
+    if view.quiet is not None:
+        text = view.quiet
+    else:
+        head = "".join([text for text, _ in view.header])
+        body = [block[0][0] if len(block) == 1 else "".join([t for t, _ in block]) for block in view.body]
+        joined = "\n".join(body)
+        if "\n" in joined:
+            joined = joined.replace("\n", "\n  ")
+        text = f"{head}\n  {joined}"
+    if "\t" in text:  # rare: rich measures cells only then
+        text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
+    return text
+
+
+def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
+    """Rows as printed (each followed by a blank line), with a segment line where the task
+    moves to a newer segment; `segments` then knows the newest segment printed."""
+    out: list[str] = []
+    append = out.append
+    for row in rows:
+        line = segments.line(row)
+        if line is not None:
+            append(line + "\n\n")
+        append(row_text(row_view(row, view)) + "\n\n")
+    return "".join(out)
+
+
+def head_text(doc: TranscriptDoc, width: int) -> str:
+    """The lines before the rows: the goal, then the task's usage (empty: neither)."""
+    head = [text for text in (goal_text(doc, width), usage_line(doc.task.usage)) if text]
+    return "\n".join(head) + "\n\n" if head else ""
+
+
+def transcript_chunks(doc: TranscriptDoc, view: View, width: int, *, batch: int = 500) -> Iterator[str]:
+    """The whole transcript (goal, rows, footer) in chunks of about `batch` rows, so a pipe
+    starts receiving before everything is formatted."""
+    head = head_text(doc, width)
+    if head:
+        yield head
+    segments = Segments(doc.task)
+    rows = doc.rows
+    for start in range(0, len(rows), batch):
+        yield rows_text(rows[start : start + batch], view, segments)
+    yield footer_text(doc, view) + "\n"
+
+
+# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
+COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
+RESULT_WIDTH = 80
+
+
+def duration_text(seconds: float | None) -> str:
+    """`8.4s`, `2m05s`, `1h02m`; empty when unknown."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f}s".replace(".0s", "s")
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
+    """One line saying how the task ended: the error of a task that did not complete (else
+    its summary; a task that ended unreported says so), first line only, cut to `width`
+    characters with `…`."""
+    failed = entry.terminal and entry.status != "completed"
+    text = (entry.error if failed else None) or entry.summary or entry.error or ""
+    if not text and entry.status == "ended_unreported":
+        text = RECOVER["unreported_result"]
+    first = clean_line(text.strip().split("\n", 1)[0])
+    if width is not None and len(first) > width:
+        return first[: width - 1] + "…"
+    return first
+
+
+def number_of(entry: TaskEntry) -> str:
+    return entry.number or "?"
+
+
+def task_line(entry: TaskEntry, path: str = "") -> str:
+    """One task as a tab-separated line (`COLUMNS`), without a newline."""
+    fields = (
+        path + number_of(entry),
+        entry.status,
+        "" if entry.duration_seconds is None else f"{entry.duration_seconds:g}",
+        entry.goal or "",
+        entry.child_session_id or "",
+        entry.delegation_id or "",
+        entry.subagent_id or "",
+        result_line(entry, None),
+        *usage_fields(entry.usage),
+    )
+    return "\t".join(clean_line(field) for field in fields)
+
+
+def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = "") -> list[str]:
+    """Every task of a tree, parents first, as `task_line`s; the header line first if asked."""
+    out = ["\t".join(COLUMNS)] if header else []
+    for entry in tasks:
+        out.append(task_line(entry, path))
+        out.extend(task_lines(entry.children, path=f"{path}{number_of(entry)}/"))
+    return out
+
+
+def gap_text(entry: TaskEntry) -> str:
+    """The words for a task's `gap` (why its child was not read), sanitised."""
+    gap = entry.gap or ""
+    reason = RECOVER.get(f"gap_{gap}")
+    if reason is None:
+        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    return RECOVER["gap"].format(reason=clean_line(reason))
+
+
+def summary_line(doc: TasksDoc) -> str:
+    """The counts under a task table: tasks, terminal ones, the state, then each status's
+    count (`2 tasks · 2 terminal · finished (1 completed, 1 failed)`)."""
+    summary = doc.summary
+    counts: Counter[str] = Counter(e.status for e in flatten(doc.tasks))
+    line = RECOVER["summary"].format(
+        tasks=plural(summary.total, "task"), terminal=summary.terminal, state=summary.state
+    )
+    line += " (" + ", ".join(f"{counts[s]} {s}" for s in TaskStatus if counts[s]) + ")"
+    if summary.usage is not None:
+        line += " · usage " + usage_cell(summary.usage)
+    return line
+
+
+def notes(doc: TasksDoc) -> list[str]:
+    """The lines under a task table: what `(store)` means, why a child session is `-`, and
+    how to open a task's child."""
+    every = flatten(doc.tasks)
+    out: list[str] = []
+    if any(e.result_source == "store" for e in every):
+        out.append(RECOVER["store_note"])
+    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
+        if reason in UNAVAILABLE:
+            out.append(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]))
+    if any(e.child_session_id for e in every):
+        out.append(RECOVER["open"])
+    return out
+
+
+def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
+    """Why no task is shown: none matches the `--status` filter (while the summary counts
+    some), or the parent delegated none (that it is known of)."""
+    if doc.summary.total:
+        wanted = ", ".join(clean_line(s) for s in statuses) or "?"
+        return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))
+    return RECOVER["no_tasks"].format(sid=clean_line(doc.parent_id))

@@ -33,11 +33,10 @@ from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch
-from hermes_task.render.cells import width_of
+from hermes_task.render import Target
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import View, header, plural, when
-from hermes_task.render.target import Target
-from hermes_task.render.terminal_rows import Painter
+from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
 Note = Callable[[str, str], None]  # (line, style): one line on stderr
@@ -45,7 +44,14 @@ LINE_FIELDS = ("#", "child_session", "segment", "row", "role", "time", "field", 
 MAX_SHOWN = 300  # a longer line is shown on a terminal around its first match
 SHOWN_BEFORE = 100
 MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
-SGR = {"match": "1;31", "number": "32", "mark": "36", "label": "2", "heading": "1", "segment": "2"}
+STYLES = {
+    "match": "bold red",
+    "number": "green",
+    "mark": "cyan",
+    "label": "dim",
+    "heading": "bold",
+    "segment": "dim",
+}
 
 
 def _ref(task: TaskEntry) -> TaskRef:
@@ -175,7 +181,10 @@ def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
 
 
 def _sgr(text: str, what: str, color: bool) -> str:
-    return f"\x1b[{SGR[what]}m{text}\x1b[0m" if color and text else text
+    if not (color and text):
+        return text
+    opened, closed = sgr(STYLES[what])
+    return opened + text + closed
 
 
 class LinesSearch(SearchNotes):

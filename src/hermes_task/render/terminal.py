@@ -1,21 +1,39 @@
-"""What rich draws for the terminal: the task table of `recover` (and `recover --watch`),
-Markdown prose for the terminal painter (`render/terminal_rows.py`), and the segment filter
-that keeps rich's line-end padding off a terminal.
+"""Our table for a terminal, ids printed whole at any width: recover's tasks (and `recover
+--watch`'s live table), `parents` (and its piped lines); and the segment filter that keeps
+rich's line-end padding off a terminal.
 
-Every backend string is passed through `sanitize.clean`/`clean_line` first and only ever
-wrapped in `Text` (or `Markdown` with hyperlinks off), so backend bytes cannot inject escape
-sequences, markup or OSC 8 links; only rich's own SGR colour codes reach the terminal.
+A table is columns and rows of sanitised one-line cells. `layout` decides, for a width, how
+wide each column is drawn, in one documented order (docs/commands.md "Narrow terminals"):
+
+1. every column at its natural width (its widest cell, a `wrap` or `cut` column at most
+   its `cap`);
+2. when that is too wide, the flexible columns shrink: first a `wrap` column, to its
+   `least` width, its cells wrapped at word boundaries (nothing is lost); then a `cut`
+   column, to its `least`, its cells cut with `…`;
+3. when even that is too wide, the columns with a `drop` rank leave, rank 1 first, and
+   step 2 is tried again without them;
+4. when no column is left to drop, there is no table: each row becomes a block, its `lead`
+   cells on its first line (a cell that would pass the width on the next) and every other
+   cell on a line of its own under it, a label before it, wrapped under the label
+   (`block_lines`).
+
+A row with text only in columns that left is not drawn.
+
+Invariants: a `whole` cell (an id, a number, a status) is never cut, wrapped or dropped
+unless its column has a `drop` rank, at any width; in block form a whole cell that does
+not fit beside its label goes on a line of its own. `Table` is the rich renderable that
+lays itself out at the width it is drawn at (so `recover --watch`'s live table follows the
+terminal), and draws nothing but these lines: no line is ever folded by rich. Every backend
+string is `clean_line`d first and only ever wrapped in `Text`, so backend bytes cannot
+inject escape sequences, markup or links.
 """
 
 from __future__ import annotations
 
-import copy
-import io
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
-from rich.color import ColorSystem
+from msgspec import Struct
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.segment import Segment
 from rich.text import Text
@@ -23,99 +41,220 @@ from rich.text import Text
 from hermes_task.core.documents import TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
-from hermes_task.render import usagetext
-from hermes_task.render.plain import (
+from hermes_task.render.rows import (
     RESULT_WIDTH,
     duration_text,
     gap_text,
     no_tasks_text,
     notes,
     number_of,
+    plural,
     result_line,
     summary_line,
+    usage_cell,
+    usage_told,
+    when,
 )
-from hermes_task.render.table import Column, Row, Table
-from hermes_task.render.target import FALLBACK_WIDTH
+from hermes_task.render.terminal_rows import breaks, unpadded, width_of
 
-STORE_MARK = " (store)"
-
-
-@cache
-def _markdown_kit() -> tuple[Any, Any]:
-    from markdown_it import MarkdownIt  # lazy: only for a row that reads as Markdown
-    from rich.markdown import Markdown  # lazy: rich's Markdown, only for such a row
-
-    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-    return Markdown("", hyperlinks=False), parser
+GAP = 2  # spaces between two columns
+INDENT = 2  # how far a block's lines sit under its first line
+Fit = Literal["whole", "wrap", "cut"]
 
 
-def parsed_markdown(text: str) -> RenderableType:
-    """`rich.markdown.Markdown(text, hyperlinks=False)` parsed by one shared markdown-it
-    parser instead of a new one per row (building the parser costs about as much as parsing
-    a short row): a copy of one `Markdown` with the text and its parse set. The parser is
-    rich's (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a
-    `<div>` block or a `<b>` tag would vanish with the text inside; here it stays text."""
-    template, parser = _markdown_kit()
-    made = copy.copy(template)
-    made.markup = text
-    made.parsed = parser.parse(text)
-    return made  # type: ignore[no-any-return]
+class Column(Struct, frozen=True):
+    """One column: how its cells give way when the width is short (module docstring)."""
+
+    header: str
+    fit: Fit = "whole"
+    cap: int | None = None  # the widest a `wrap` or `cut` column is drawn
+    least: int = 0  # the narrowest a `wrap` or `cut` column is drawn
+    drop: int = 0  # 0: never leaves the table; else leaves in this order (1 first)
+    lead: bool = False  # in block form: on the block's first line
+    blank: str | None = "-"  # in block form, a cell with this text is left out (None: never)
 
 
-@cache
-def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]:
-    """A console that renders (never prints) Markdown, and its options at `width`: built once,
-    with its size fixed (a console without one asks the terminal on every render)."""
-    console = Console(
-        file=io.StringIO(),
-        force_terminal=True,
-        no_color=not color,
-        color_system="standard" if color else None,
-        markup=False,
-        highlight=False,
-        emoji=False,
-        width=FALLBACK_WIDTH,
-        height=25,
-    )
-    return console, console.options.update_width(width)
+class Row(Struct, frozen=True):
+    """One row: a (text, style) cell per column; `note`, when set, is what the row is in
+    block form (one wrapped line under the block before it, e.g. why a child was not read)."""
+
+    cells: Sequence[tuple[str, str]]
+    note: tuple[str, str] | None = None
 
 
-def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
-    """Sanitised `text` rendered as Markdown by rich at `width`: screen lines with rich's
-    standard colour codes (or none), without the spaces rich pads a line with."""
-    console, options = _markdown_options(color, width)
-    lines = console.render_lines(parsed_markdown(text), options, pad=False)
-    system = ColorSystem.STANDARD if color else None
+class Table(Struct, frozen=True):
+    """A table drawn at the width rich gives it: columns, or blocks when they cannot fit."""
+
+    columns: Sequence[Column]
+    rows: Sequence[Row]
+    header_style: str = "bold"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        yield from lines(self, options.max_width)
+
+
+def _natural(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
     out = []
-    for line in lines:
-        out.append(
-            "".join(
-                segment.style.render(segment.text, color_system=system)
-                if segment.style is not None and system is not None
-                else segment.text
-                for segment in unpadded(line)
-                if not segment.control
-            )
-        )
+    for i, column in enumerate(columns):
+        widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
+        out.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
     return out
 
 
-def unpadded(line: list[Segment]) -> list[Segment]:
-    """One line of segments without the spaces at its end (rich pads Markdown paragraphs,
-    tables and `Padding` to the full width); control segments are kept."""
-    kept: list[Segment] = []
-    stripping = True
-    for segment in reversed(line):
-        if stripping and not segment.control:
-            text = segment.text.rstrip(" ")
-            if not text:
+def _shrink_order(columns: Sequence[Column], kept: Sequence[int]) -> list[int]:
+    """Flexible columns in the order they give way: `wrap` columns first (wrapping loses
+    nothing), then `cut` columns; at the same fit, the one that drops earlier first."""
+    flexible = [i for i in kept if columns[i].fit != "whole"]
+    return sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop))
+
+
+def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[int | None] | None:
+    """Each column's drawn width (None: dropped) for a table at most `width` cells wide, or
+    None when no table fits (blocks). The order of the module docstring."""
+    natural = _natural(columns, rows)
+    kept = list(range(len(columns)))
+    drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
+    while True:
+        fitted = _fit(columns, natural, kept, width)
+        if fitted is not None:
+            return fitted
+        if not drops:
+            return None
+        kept.remove(drops.pop(0))
+
+
+def _fit(
+    columns: Sequence[Column], natural: list[int], kept: list[int], width: int
+) -> list[int | None] | None:
+    out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
+    over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
+    for i in _shrink_order(columns, kept):
+        if over <= 0:
+            break
+        least = min(columns[i].least, natural[i])
+        give = min(over, natural[i] - least)
+        out[i] = natural[i] - give
+        over -= give
+    return out if over <= 0 else None
+
+
+def _cell_lines(text: str, fit: Fit, width: int) -> list[str]:
+    """A cell's screen lines at `width`: wrapped, cut with `…`, or whole."""
+    if fit == "whole" or width_of(text) <= width:
+        return [text]
+    if fit == "cut":
+        return [_cut(text, width)]
+    return [text[start:end] for start, end in breaks(text, width, width)]
+
+
+def _cut(text: str, width: int) -> str:
+    kept = ""
+    for character in text:
+        if width_of(kept + character) > width - 1:
+            break
+        kept += character
+    return kept + "…"
+
+
+def _line(parts: Sequence[tuple[str, str]]) -> Text:
+    line = Text(no_wrap=True, overflow="ignore")
+    for text, style in parts:
+        line.append(text, style=style or None)
+    line.rstrip()
+    return line
+
+
+def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
+    """The table: a header line, then each row on as many lines as its tallest cell."""
+    kept = [i for i, w in enumerate(widths) if w is not None]
+    last = kept[-1]
+
+    def padded(i: int, text: str) -> str:
+        room = widths[i] or 0
+        return text if i == last else text + " " * (room - width_of(text) + GAP)
+
+    header = [(padded(i, table.columns[i].header), table.header_style) for i in kept]
+    yield _line(header)
+    for row in table.rows:
+        if not any(row.cells[i][0] for i in kept):
+            continue  # a row of the columns that left (recover's `told` under a dropped usage)
+        cells = {i: _cell_lines(row.cells[i][0], table.columns[i].fit, widths[i] or 0) for i in kept}
+        for n in range(max(len(c) for c in cells.values())):
+            parts = []
+            for i in kept:
+                text = cells[i][n] if n < len(cells[i]) else ""
+                parts.append((padded(i, text), row.cells[i][1]))
+            yield _line(parts)
+
+
+def block_lines(table: Table, width: int) -> Iterator[Text]:
+    """Each row as a block: its `lead` cells on one line, then one labelled line per other
+    cell (a whole cell that does not fit beside its label on a line of its own)."""
+    columns = table.columns
+    labels = [c.header for c in columns if not c.lead]
+    label_width = max((width_of(label) for label in labels), default=0)
+    for row in table.rows:
+        if row.note is not None:
+            text, style = row.note
+            for start, end in breaks(text, max(width - INDENT, 1), max(width - INDENT, 1)):
+                yield _line([(" " * INDENT + text[start:end], style)])
+            continue
+        lead = [(text, style) for (text, style), c in zip(row.cells, columns, strict=True) if c.lead and text]
+        yield from _lead_lines(lead, width)
+        for (text, style), column in zip(row.cells, columns, strict=True):
+            if column.lead or not text or text == column.blank:
                 continue
-            if text != segment.text:
-                segment = Segment(text, segment.style)
-            stripping = False
-        kept.append(segment)
-    kept.reverse()
-    return kept
+            yield from _labelled(column, text, style, label_width, width)
+
+
+def _lead_lines(cells: Sequence[tuple[str, str]], width: int) -> Iterator[Text]:
+    """The lead cells, two spaces apart, a cell that would pass the width on a new line."""
+    parts: list[tuple[str, str]] = []
+    used = 0
+    for text, style in cells:
+        if parts and used + GAP + width_of(text) > width:
+            yield _line(parts)
+            parts, used = [], 0
+        if parts:
+            parts.append((" " * GAP, ""))
+            used += GAP
+        parts.append((text, style))
+        used += width_of(text)
+    if parts:
+        yield _line(parts)
+
+
+def _labelled(column: Column, text: str, style: str, label_width: int, width: int) -> Iterator[Text]:
+    label = " " * INDENT + column.header.ljust(label_width) + "  "
+    room = width - width_of(label)
+    if column.fit == "whole":
+        if width_of(text) <= room:
+            yield _line([(label, "dim"), (text, style)])
+        else:  # never cut: the id on a line of its own, from the indent if it fits there
+            yield _line([(label.rstrip(), "dim")])
+            fits = INDENT + width_of(text) <= width
+            yield _line([((" " * INDENT if fits else "") + text, style)])
+        return
+    if room < 10:
+        yield _line([(label.rstrip(), "dim")])
+        label, room = " " * INDENT, max(width - INDENT, 1)
+    for n, piece in enumerate(_cell_lines(text, "wrap", room)):  # a block has the room to wrap
+        yield _line([(label if n == 0 else " " * width_of(label), "dim"), (piece, style)])
+
+
+def lines(table: Table, width: int) -> Iterator[Text]:
+    """The table at `width`: columns when they fit (`layout`), else blocks."""
+    widths = layout(table.columns, table.rows, width)
+    if widths is None:
+        yield from block_lines(table, width)
+    else:
+        yield from table_lines(table, widths)
+
+
+if TYPE_CHECKING:  # `parents`' entries: only named in annotations, so the painter loads no delegation rules
+    from hermes_task.core.documents import ParentEntry
+
+STORE_MARK = " (store)"
 
 
 def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
@@ -173,13 +312,13 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
-            (usagetext.cell(entry.usage), ""),
+            (usage_cell(entry.usage), ""),
             (ref, ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         rows.append(Row(cells))
-        told = usagetext.told(entry)
+        told = usage_told(entry)
         if told:  # what the result told the parent, under the proven sum (block form: a note)
             cells = [("", "")] * len(TASK_COLUMNS)
             cells[USAGE] = (told, "dim")
@@ -192,7 +331,7 @@ def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> Non
 
 
 def task_table(entries: Iterable[TaskEntry]) -> Table:
-    """The tasks as our table (`render/table.py`): laid out at the width it is drawn at."""
+    """The tasks as our table (`Table`): laid out at the width it is drawn at."""
     rows: list[Row] = []
     _task_rows(rows, entries, 0)
     return Table(TASK_COLUMNS, rows)
@@ -225,3 +364,74 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     parts: list[RenderableType] = [task_table(doc.tasks), Text(summary_line(doc), style="dim")]
     parts.extend(Text(note, style="dim") for note in notes(doc))
     return parts
+
+
+PIPED_COLUMNS = ("parent_session", "started", "children", "state", "end_reason", "delegated_by", "title")
+OPEN_HINT = "list a chat's tasks: hermes-task recover PARENT_SESSION"
+
+
+def _state(entry: ParentEntry) -> str:
+    return f"ended ({entry.end_reason})" if entry.state == "ended" and entry.end_reason else entry.state
+
+
+def _text(entry: ParentEntry) -> tuple[str, str]:
+    """The title, else the first user words (dim: not a title), else `-`."""
+    if entry.title:
+        return entry.title, ""
+    if entry.first_words:
+        return entry.first_words, "dim"
+    return "-", "dim"
+
+
+def parents_table(entries: Sequence[ParentEntry], *, utc: bool = False) -> Table:
+    """The chats as our table: the state leaves first, then the start time; the title wraps;
+    the ids never give way (blocks below that). `delegated by` appears when a chat is itself
+    a delegated child."""
+    nested = any(e.delegated_by for e in entries)
+    columns = [
+        Column("parent session", lead=True),
+        Column("started", drop=2),
+        Column("children"),
+        Column("state", drop=1),
+        *([Column("delegated by")] if nested else []),
+        Column("title", fit="wrap", cap=60, least=20, blank=None),
+    ]
+    rows = []
+    for entry in entries:
+        children = f"{entry.delegated_children}{'+' if entry.more_children else ''}"
+        cells = [
+            (clean_line(entry.id), "bold"),
+            (when(entry.started_at, utc=utc) or "-", ""),
+            (children, ""),
+            (clean_line(_state(entry)), "green" if entry.state == "open" else "dim"),
+            *([(clean_line(entry.delegated_by or "-"), "")] if nested else []),
+            _text(entry),
+        ]
+        rows.append(Row(cells))
+    return Table(columns, rows)
+
+
+def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
+    """The table, a count line and how to open one."""
+    count = plural(len(entries), "chat") + " that delegated, most recent delegation first"
+    return Group(parents_table(entries, utc=utc), Text(count, style="dim"), Text(OPEN_HINT, style="dim"))
+
+
+def parent_line(entry: ParentEntry, *, utc: bool = False) -> str:
+    """One chat as a tab-separated line (`PIPED_COLUMNS`), without a newline."""
+    title, _style = _text(entry)
+    fields = (
+        entry.id,
+        when(entry.started_at, utc=utc),
+        str(entry.delegated_children),
+        entry.state,
+        entry.end_reason or "",
+        entry.delegated_by or "",
+        "" if title == "-" else title,
+    )
+    return "\t".join(clean_line(field) for field in fields)
+
+
+def parent_lines(entries: Sequence[ParentEntry], *, header: bool = False, utc: bool = False) -> list[str]:
+    out = ["\t".join(PIPED_COLUMNS)] if header else []
+    return out + [parent_line(entry, utc=utc) for entry in entries]

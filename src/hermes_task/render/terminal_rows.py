@@ -1,42 +1,231 @@
 """The terminal painter: transcript rows (`render/rows.py` models) in our own colours, wrapped
-to the terminal's width under their indent, prose with Markdown rendered by rich.
+to the terminal's width under their indent, prose with Markdown rendered by rich; and the
+cell measures a terminal needs (`width_of`, `breaks`).
 
-The layout is the plain painter's (`render/plain_rows.py`: header, body indented by two
-spaces, a blank line after each row), with what a terminal adds:
-- colour, when the target allows it: SGR codes from `PALETTE`, opened and reset on every
-  screen line (a pager shows any line alone);
+The layout is the plain painter's (header, body indented by two spaces, a blank line after
+each row), with what a terminal adds:
+- colour, when the target allows it: `PALETTE`'s rich styles, their SGR codes as rich writes
+  them, opened and reset on every screen line (a pager shows any line alone);
 - wrapping at the target's width (a terminal only): a header or quiet line continues two
   spaces in, a body line under its indent, a tool call under its `call`; the spaces at a
   break are dropped, and no line ends in a space;
 - prose holding Markdown syntax (`core/readable.looks_like_markdown`) rendered by rich's
-  Markdown (`render/terminal.py` `markdown_lines`, links not clickable) at the width less the
-  indent (a terminal only).
+  Markdown (`markdown_lines`, links not clickable, raw HTML kept as text) at the width less
+  the indent (a terminal only).
 Not a terminal but coloured (`--color always | less -R`): the plain layout in colour, never
-wrapped. Invariant: every character written comes from the model (sanitised there), from
-`PALETTE`, or from rich's rendering of sanitised Markdown.
+wrapped. rich's console is loaded only for Markdown, so a search or a family's rows on a pipe
+do without it.
+
+Invariants: every character written comes from the model (sanitised there), from the
+palette's codes, or from rich's rendering of sanitised Markdown; `breaks` covers every
+character of a line, in order, but the spaces it drops where it breaks, and never returns a
+line wider than its width unless one character is (a wide character in a one-cell room).
 """
 
 from __future__ import annotations
 
+import copy
+import io
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from rich.cells import cell_len, get_character_cell_size
 
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.projection import looks_like_markdown
-from hermes_task.render import usagetext
-from hermes_task.render.cells import breaks, expand_tabs, width_of
-from hermes_task.render.rows import Piece, RowView, Segments, View, footer_text, goal_text, row_items
-from hermes_task.render.target import Target
+from hermes_task.render import FALLBACK_WIDTH, Target
+from hermes_task.render.rows import (
+    Piece,
+    RowView,
+    Segments,
+    View,
+    expand_tabs,
+    footer_text,
+    goal_text,
+    row_items,
+    usage_line,
+)
 
-# What a piece or line is -> its SGR parameters ("" none): the rows' parts (rows.PARTS), then
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.segment import Segment
+
+
+def width_of(text: str) -> int:
+    """How many cells `text` takes on a terminal."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
+    """Where `line` (no newline) breaks to fit: (start, end) character ranges, the first at
+    most `first` cells wide and the others at most `rest`. A break goes after the last word
+    that fits, the spaces at the break dropped; a word wider than the room is cut where the
+    room ends (at least one character per line)."""
+    count = len(line)
+    ascii_only = line.isascii()
+    if (count if ascii_only else cell_len(line)) <= first:
+        return [(0, count)]
+    position = list(range(count + 1)) if ascii_only else _positions(line)
+    out: list[tuple[int, int]] = []
+    start, room = 0, first
+    while True:
+        if position[count] - position[start] <= room:
+            out.append((start, count))
+            return out
+        end = bisect_right(position, position[start] + room, start, count + 1) - 1
+        end = max(end, start + 1)
+        space = line.rfind(" ", start, end + 1)
+        if space > start and line[start:space].strip(" "):
+            kept = space
+            while line[kept - 1] == " ":
+                kept -= 1
+            out.append((start, kept))
+            start = space + 1
+        else:
+            out.append((start, end))
+            start = end
+        while start < count and line[start] == " ":
+            start += 1
+        if start >= count:
+            return out
+        room = rest
+
+
+def _positions(line: str) -> list[int]:
+    """The cell where each character of `line` starts, then the line's width."""
+    out = [0]
+    total = 0
+    for character in line:
+        total += get_character_cell_size(character)
+        out.append(total)
+    return out
+
+
+@cache
+def _markdown_kit() -> tuple[Any, Any]:
+    from markdown_it import MarkdownIt  # lazy: only for a row that reads as Markdown
+    from rich.markdown import Markdown  # lazy: rich's Markdown, only for such a row
+
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    return Markdown("", hyperlinks=False), parser
+
+
+def parsed_markdown(text: str) -> RenderableType:
+    """`rich.markdown.Markdown(text, hyperlinks=False)` parsed by one shared markdown-it
+    parser instead of a new one per row (building the parser costs about as much as parsing
+    a short row): a copy of one `Markdown` with the text and its parse set. The parser is
+    rich's (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a
+    `<div>` block or a `<b>` tag would vanish with the text inside; here it stays text."""
+    template, parser = _markdown_kit()
+    made = copy.copy(template)
+    made.markup = text
+    made.parsed = parser.parse(text)
+    return made  # type: ignore[no-any-return]
+
+
+@cache
+def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]:
+    """A console that renders (never prints) Markdown, and its options at `width`: built once,
+    with its size fixed (a console without one asks the terminal on every render)."""
+    from rich.console import Console  # lazy: rich's console, only for Markdown prose
+
+    console = Console(
+        file=io.StringIO(),
+        force_terminal=True,
+        no_color=not color,
+        color_system="standard" if color else None,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        width=FALLBACK_WIDTH,
+        height=25,
+    )
+    return console, console.options.update_width(width)
+
+
+def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
+    """Sanitised `text` rendered as Markdown by rich at `width`: screen lines with rich's
+    standard colour codes (or none), without the spaces rich pads a line with."""
+    console, options = _markdown_options(color, width)
+    lines = console.render_lines(parsed_markdown(text), options, pad=False)
+    from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
+
+    system = ColorSystem.STANDARD if color else None
+    out = []
+    for line in lines:
+        out.append(
+            "".join(
+                segment.style.render(segment.text, color_system=system)
+                if segment.style is not None and system is not None
+                else segment.text
+                for segment in unpadded(line)
+                if not segment.control
+            )
+        )
+    return out
+
+
+def unpadded(line: list[Segment]) -> list[Segment]:
+    """One line of segments without the spaces at its end (rich pads Markdown paragraphs,
+    tables and `Padding` to the full width); control segments are kept."""
+    kept: list[Segment] = []
+    stripping = True
+    for segment in reversed(line):
+        if stripping and not segment.control:
+            text = segment.text.rstrip(" ")
+            if not text:
+                continue
+            if text != segment.text:
+                segment = type(segment)(text, segment.style)  # rich.segment loaded only with a segment
+            stripping = False
+        kept.append(segment)
+    kept.reverse()
+    return kept
+
+
+# What a piece or line is -> its rich style ("" none): the rows' parts (rows.PARTS), then
 # whole lines.
 PALETTE = {
-    **{"user": "1;36", "assistant": "1;32", "tool": "1;33", "system": "1;35", "role": "1"},
-    **{"kind": "3", "tool_name": "33", "call_id": "2", "row_id": "2", "archived": "2;3"},
-    **{"prose": "", "output": "", "cut": "2;3", "status": "2", "steer": "36"},
-    **{"reasoning_label": "2;3", "reasoning": "2", "hidden": "2"},
-    **{"call": "33", "call_id_in_call": "2;33", "arguments": "33", "no_arguments": "2;3;33", "empty": "2;3"},
-    **{"quiet": "2", "goal": "1", "segment": "2", "footer": "2"},
+    **{"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow", "system": "bold magenta"},
+    **{"role": "bold", "kind": "italic", "tool_name": "yellow", "call_id": "dim", "row_id": "dim"},
+    **{
+        "archived": "dim italic",
+        "prose": "",
+        "output": "",
+        "cut": "dim italic",
+        "status": "dim",
+        "steer": "cyan",
+    },
+    **{"reasoning_label": "dim italic", "reasoning": "dim", "hidden": "dim"},
+    **{
+        "call": "yellow",
+        "call_id_in_call": "dim yellow",
+        "arguments": "yellow",
+        "no_arguments": "dim italic yellow",
+    },
+    **{"empty": "dim italic", "quiet": "dim", "goal": "bold", "segment": "dim", "footer": "dim"},
 }
+
+
+@cache
+def sgr(style: str) -> tuple[str, str]:
+    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes
+    them (`("", "")` for no style): painters that build lines as strings wrap text in these."""
+    from rich.color import ColorSystem  # lazy: rich's styles, only when colour is written
+    from rich.style import Style  # lazy: as above
+
+    opened, _, closed = Style.parse(style).render("\n", color_system=ColorSystem.STANDARD).partition("\n")
+    return opened, closed
+
+
+@cache
+def palette_codes() -> dict[str, tuple[str, str]]:
+    """`sgr` of every style of `PALETTE`."""
+    return {style: sgr(style) for style in set(PALETTE.values())}
+
+
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
@@ -58,17 +247,20 @@ class Painter:
         """One screen line of pieces, each run of one colour opened and reset once."""
         if not self.color:
             return "".join([text for text, _ in pieces])
+        codes = palette_codes()
         out = []
-        run, code = "", ""
+        run, style = "", ""
         for text, what in pieces:
             if not text:
                 continue
             this = PALETTE[what]
-            if this != code:
-                out.append(f"\x1b[{code}m{run}\x1b[0m" if code else run)
-                run, code = "", this
+            if this != style:
+                opened, closed = codes[style]
+                out.append(opened + run + closed)
+                run, style = "", this
             run += text
-        out.append(f"\x1b[{code}m{run}\x1b[0m" if code else run)
+        opened, closed = codes[style]
+        out.append(opened + run + closed)
         return "".join(out)
 
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:
@@ -111,8 +303,6 @@ class Painter:
         return "\n".join(out)
 
     def markdown_lines(self, text: str) -> list[str]:
-        from hermes_task.render.terminal import markdown_lines  # lazy: rich, only for Markdown
-
         assert self.width is not None
         lines = markdown_lines(text, self.width - len(BODY), color=self.color)
         while lines and not lines[-1]:
@@ -168,7 +358,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
     `painter` (default: the target's own) paints them."""
     painter = painter or Painter.of(target)
     goal = goal_text(doc, target.columns)
-    usage = usagetext.line(doc.task.usage)
+    usage = usage_line(doc.task.usage)
     head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
     if head:  # the goal, then the task's usage (dim)
         target.write("\n".join(head) + "\n\n")

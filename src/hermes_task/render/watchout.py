@@ -1,19 +1,26 @@
-"""What `recover --watch` prints: NDJSON events, appended task lines, or a table redrawn in place.
+"""What the live commands print as they read: `recover --watch` and `follow --parent`.
 
-Three `WatchReporter`s (reading/watcher.py), chosen by the CLI:
-- `JsonEvents`: the one NDJSON writer of every live command (also `follow` and `follow
-  --parent`): `task` (the whole task object) when a task appears or changes, `state` and
-  `row` events, `warning`, `error`, and `result` last (state, end_reason = the parent's
-  verdict when every task ended, exit_code, and the tasks that ended unreported);
-- `LinesWatch` (stdout not a terminal): one tab-separated task line (`plain.task_line`) each
+- `JsonEvents`: the one NDJSON writer of every live command (`follow`, `recover --watch`,
+  `follow --parent`): `task` (the whole task object) when a task appears or changes, `state`
+  and `row` events (with `follow --parent`, tagged `task: {number, child_session_id}`),
+  `warning`, `error` (a child's naming its task), and `result` last (state, end_reason = the
+  parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
+- `LinesWatch` (`recover --watch`, stdout not a terminal): one tab-separated task line each
   time a task appears or its status changes, nothing else on stdout;
-- `LiveWatch` (a terminal): from the first read, the `recover` table redrawn in place with a
-  dim state line; warnings and retries on stderr above it, each on a line of its own.
-Every backend string goes through the same sanitising renderers as `recover`.
+- `LiveWatch` (`recover --watch` on a terminal): from the first read, the `recover` table
+  redrawn in place with a dim state line; warnings and retries on stderr above it;
+- `TextFamily` (`follow --parent` as text): every task's rows painted as `follow` paints them,
+  never as Markdown and on a terminal wrapped to the width left after the prefix, each line
+  prefixed `NUMBER │ ` in a colour that is a pure function of the number (stable across runs,
+  as stern does); task news (a status change, naming the child session the first time it is
+  known, a task without a child id, a child's warning or failure, its gap) on stderr with the
+  same prefix.
+Every backend string goes through the same sanitising renderers as `recover` and `follow`.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,13 +39,14 @@ from hermes_task.core.events import (
     task_event,
 )
 from hermes_task.core.sanitize import clean_line
-from hermes_task.core.ui_strings import RECOVER
+from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
+from hermes_task.render import Target
 from hermes_task.render.jsontext import event
-from hermes_task.render.plain import task_line
-from hermes_task.render.rows import plural
+from hermes_task.render.rows import View, gap_text, plural, result_line, row_text, row_view, task_line
+from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
 
@@ -258,3 +266,84 @@ class LiveWatch(Notes):
             live.update(self._renderable(last or ""))
             live.transient = False  # the last frame stays on the screen
             live.stop()
+
+
+PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
+MIN_ROOM = 20  # the narrowest a prefixed row is painted, however narrow the terminal
+
+
+def colour_of(number: str) -> str:
+    """A stable colour for a task number (crc32, not Python's salted hash)."""
+    return PALETTE[zlib.crc32(number.encode()) % len(PALETTE)]
+
+
+class TextFamily(Notes):
+    """Prefixed rows on stdout, task news on stderr."""
+
+    def __init__(self, out: Target, err: Callable[[], Console], interval: float) -> None:
+        super().__init__(err, interval)
+        self.out = out
+        self.statuses: dict[str, str] = {}
+        self.children: dict[str, str] = {}  # task number -> the child session id said
+        self.gaps: dict[str, str] = {}
+
+    def _prefix(self, entry: TaskEntry) -> Text:
+        return Text(f"{task_name(entry)} │ ", style=colour_of(entry.number or "?"))
+
+    def task(self, entry: TaskEntry) -> None:
+        key = entry.number or ""
+        child = entry.child_session_id
+        if self.statuses.get(key) != entry.status or (child and self.children.get(key) != child):
+            self.statuses[key] = entry.status
+            line = self._prefix(entry)
+            line.append(entry.status.label)
+            if child and self.children.get(key) != child:  # the session to open: said once, whole
+                self.children[key] = child
+                line.append(f" · child {clean_line(child)}")
+            outcome = result_line(entry)
+            if entry.terminal and outcome:
+                line.append(f" · {outcome}")
+            self.err().print(line)
+        if entry.gap and self.gaps.get(key) != entry.gap:
+            self.gaps[key] = entry.gap  # a child that was not proven or could not be read
+            line = self._prefix(entry)
+            line.append(gap_text(entry), style="dim")
+            self.err().print(line)
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        pass
+
+    def unavailable(self, entry: TaskEntry) -> None:
+        line = self._prefix(entry)
+        reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
+        line.append(f"rows unavailable: {reason}", style="dim")
+        self.err().print(line)
+
+    def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
+        assert entry is not None  # follow --parent tags every row with its task
+        out = self.out
+        prefix = f"{task_name(entry)} │ "
+        room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
+        painter = Painter(color=out.color, width=room, markdown=False)
+        bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
+        if out.color:
+            opened, closed = sgr(colour_of(entry.number or "?"))
+            prefix, bare = (opened + text + closed for text in (prefix, bare))
+        lines = []
+        for row in rows:
+            view = row_view(row, View())
+            for line in (row_text(view) if out.plain else painter.row(view)).split("\n"):
+                lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
+        out.write("".join(lines))
+
+    def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
+        self.note(f"{task_name(entry)} │ warning: ", item.message, "bold yellow")
+
+    def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
+        label = "retrying: " if retrying else "error: "
+        self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
+
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
+        line = self.ending(outcome, entries)
+        if line:
+            self.note("", line, "dim")

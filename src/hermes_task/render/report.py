@@ -1,0 +1,535 @@
+"""Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
+GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML.
+
+Markdown escaping (`escaped`, `inline`, `cell`, `paragraphs`, `code`, `fence`, `html_text`):
+backend text is hostile and must never become a link, an image, raw HTML, a heading, a list,
+a table row, or the end of the cell or fence it sits in. Control sequences are stripped
+first (`core/sanitize.py`), then a backslash escape goes wherever a character could start
+something: always `\\`, backtick, `*`, `[`, `]`, `<`, `>`, `!`, `&`, `|`, `~`, `$` and `@`;
+`_` unless between two letters or digits; the `:` of `://` and the `.` of `www.` (GFM's
+autolinks); at a line's start its first character when it is punctuation, or the `.`/`)`
+after leading digits. `paragraphs` keeps lines (hard breaks) and leading indentation (as
+no-break spaces, so no code block starts); a code span's or fence's backtick run is longer
+than any inside; an `@name` is followed by a word joiner (U+2060) so GitHub links no one.
+
+A transcript (`transcript_markdown`: `show`/`older --format markdown`, each task in the
+report) is its header (heading, the footer's facts, the goal), a table of its proven
+segments, its warnings as quotes, then its rows: the header line (marker and role in bold,
+kind, tool, call id, row id, time) and body blocks, prose, reasoning and steers as escaped
+paragraphs, tool output (cut as on the terminal unless `--full`) and arguments fenced.
+
+The report (`report`: `recover --format markdown`): a heading per conversation, the summary
+line, a table of its tasks (ids whole), the notes and warnings the terminal prints, then each
+task in a collapsible `<details>` block: its goal and final answer first, then its child's
+rows, or why they were not read; yielded as each child is read.
+
+JUnit (`document` of `suites_of`, Jenkins/Ant `junit-10.xsd`): one `testsuite` per
+conversation, one `testcase` per task (`time` its reported duration when finite). A completed
+task passes; one that failed, errored, timed out, was interrupted or cancelled, or ended
+unreported is a `failure` (`type` its status, `message` the first line of its error or
+summary, the text its error, summary and ids, `system-out` its child's last rows); one still
+running or unknown is an `error` saying when it was read; a run that failed itself adds an
+`error` case named after that read. Counters are counted from the cases; a proven usage is
+`show`'s usage line. Strings are `clean`ed, stripped of what XML 1.0 forbids, and escaped by
+ElementTree.
+
+Invariant: every backend string reaches a Markdown output only through the escaping above.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Literal
+
+from msgspec import Struct
+
+from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc, WarningItem
+from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.ui_strings import RECOVER
+from hermes_task.reading.reader import Transcript
+from hermes_task.reading.tasktree import RUN_WIDE, Unread
+from hermes_task.render.rows import (
+    Block,
+    RowView,
+    Segments,
+    View,
+    duration_text,
+    footer_text,
+    gap_text,
+    no_tasks_text,
+    notes,
+    number_of,
+    row_view,
+    rows_text,
+    summary_line,
+    told_text,
+    usage_cell,
+    usage_line,
+    usage_told,
+    when,
+)
+
+# What starts something wherever it stands (module docstring), and at a line's start.
+_ANYWHERE = re.compile(r"[\\`*\[\]<>!&|~$@]|(?<![^\W_])_|_(?![^\W_])|:(?=//)|(?<=[wW]{3})\.")
+_LINE_START = re.compile(r"[ \t]*(?:(?P<mark>[!-/:-@\[-`{-~])|(?P<digits>\d+)(?P<dot>[.)]))")
+_MENTION = re.compile(r"@(?=[0-9A-Za-z])")
+_BACKTICKS = re.compile(r"`+")
+_INDENT = re.compile(r"^[ \t]+")
+WORD_JOINER = "\u2060"
+NO_BREAK_SPACE = "\u00a0"
+
+
+def _defanged(text: str) -> str:
+    return _MENTION.sub("@" + WORD_JOINER, text) if "@" in text else text
+
+
+def _escaped_line(line: str, *, starts: bool = True) -> str:
+    """One line (no newline, sanitised) escaped where a character could start something
+    (`starts`: it begins a line of the document, where block markers count)."""
+    start = _LINE_START.match(line) if starts else None
+    head = ""
+    if start is not None and not (start.group("mark") and _ANYWHERE.match(line, start.start("mark"))):
+        cut = start.end()
+        head = line[: cut - 1] + "\\" + line[cut - 1]
+        line = line[cut:]
+    return _defanged(head + _ANYWHERE.sub(r"\\\g<0>", line))
+
+
+def escaped(text: str, *, starts: bool = True) -> str:
+    """One line of backend text escaped as it stands (no stripping): `clean_line`d, escaped
+    where a character could start something (`starts`: it begins a line), mentions defanged."""
+    return _escaped_line(clean_line(text), starts=starts)
+
+
+def inline(text: str) -> str:
+    """One line of backend text after a label: as `escaped`, without the spaces around it."""
+    return escaped(clean_line(text).strip())
+
+
+def cell(text: str) -> str:
+    """One line of backend text as a table cell: as `inline`, where no block can start."""
+    return _escaped_line(clean_line(text).strip(), starts=False)
+
+
+def _indented(line: str) -> str:
+    """`line` (escaped) with its leading spaces as no-break spaces (a tab as four)."""
+    match = _INDENT.match(line)
+    if match is None:
+        return line
+    lead = match.group().replace("\t", "    ").replace(" ", NO_BREAK_SPACE)
+    return lead + line[match.end() :]
+
+
+def paragraphs(text: str) -> str:
+    """Backend text of any length as Markdown paragraphs that read as the text does (module
+    docstring); the empty string for text with nothing but whitespace."""
+    out: list[str] = []
+    lines: list[str] = []
+    for line in clean(text).split("\n"):
+        if not line.strip(" \t"):
+            if lines:
+                out.append("\\\n".join(lines))
+                lines = []
+            continue
+        lines.append(_indented(_escaped_line(line.rstrip(" \t"))))
+    if lines:
+        out.append("\\\n".join(lines))
+    return "\n\n".join(out)
+
+
+def code(text: str, *, cell: bool = False) -> str:
+    """`text` (one line) as a code span; `cell`: inside a table cell. Empty text is `-`."""
+    text = clean_line(text)
+    if not text:
+        return "-"
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    ticks = "`" * (longest + 1)
+    # A parser strips one space from each end of a span's text unless it is all spaces.
+    pad = " " if text.strip(" ") and (text[0] in "` " or text[-1] in "` ") else ""
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return span.replace("|", "\\|") if cell else span
+
+
+def fence(text: str) -> str:
+    """`text` as a fenced code block (no newline after the closing fence)."""
+    body = clean(text)
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"{ticks}\n{body}{ticks}"
+
+
+def html_text(text: str) -> str:
+    """One line of backend text inside raw HTML: HTML-escaped, mentions defanged."""
+    return _defanged(html.escape(clean_line(text).strip(), quote=True))
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A GFM table of cells already escaped for a cell (`cell`, `code(..., cell=True)`)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+BATCH = 200  # rows formatted between two writes
+
+
+def header_line(pieces: Block) -> str:
+    """The row's header: the marker and role in bold, the rest as it reads. (No space may
+    end the bold text: its closing `**` would not close it.)"""
+    (first, _what), *rest = pieces
+    return f"**{escaped(first.rstrip())}**" + escaped("".join(text for text, _ in rest), starts=False)
+
+
+def block_markdown(block: Block) -> str:
+    """One body block: tool output fenced; a call's line, then its arguments fenced; any
+    other block as paragraphs (empty when it holds only whitespace)."""
+    what = block[0][1]
+    if what == "output":
+        return fence(block[0][0])
+    if what == "call":
+        line = escaped("".join(text for text, part in block if part != "arguments"))
+        arguments = [text[1:] for text, part in block if part == "arguments"]  # " " + arguments
+        return "\n\n".join([line, *(fence(text) for text in arguments)])
+    return paragraphs("".join(text for text, _ in block))
+
+
+def row_markdown(view: RowView) -> str:
+    """One row as Markdown blocks (without a trailing blank line)."""
+    if view.quiet is not None:
+        return escaped(view.quiet)
+    blocks = [block_markdown(block) for block in view.body]
+    return "\n\n".join([header_line(view.header), *(block for block in blocks if block)])
+
+
+def rows_markdown(rows: Iterable[Row], view: View, segments: Segments) -> Iterator[str]:
+    """Rows as Markdown, each followed by a blank line, in chunks of about `BATCH` rows, a
+    segment line where the task moves to a newer segment."""
+    pending: list[str] = []
+    for row in rows:
+        line = segments.line(row)
+        if line is not None:
+            pending.append(f"{escaped(line)}\n\n")
+        pending.append(row_markdown(row_view(row, view)) + "\n\n")
+        if len(pending) >= BATCH:
+            yield "".join(pending)
+            pending = []
+    if pending:
+        yield "".join(pending)
+
+
+def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
+    """Warnings as one quote, a line each (empty when there are none)."""
+    lines = [f"> **warning:** {inline(item.message)}" for item in warnings]
+    return "\\\n".join(lines) + "\n\n" if lines else ""
+
+
+def segments_table(doc: TranscriptDoc, view: View) -> str:
+    """The task's proven segments, oldest first: id, start, end, end reason, rows shown."""
+    rows = [
+        [
+            code(seg.id, cell=True),
+            cell(when(seg.started_at, utc=view.utc)),
+            cell(when(seg.ended_at, utc=view.utc)),
+            cell(seg.end_reason or ""),
+            str(seg.rows_shown),
+        ]
+        for seg in doc.task.segments
+    ]
+    return table(["segment", "started", "ended", "end reason", "rows shown"], rows)
+
+
+def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> Iterator[str]:
+    """A whole transcript document (module docstring), its heading at `level`."""
+    task = doc.task
+    yield f"{'#' * level} Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
+    goal = paragraphs(task.goal or "")
+    if goal:
+        yield f"**Goal:**\n\n{goal}\n\n"
+    usage = usage_line(task.usage)
+    if usage:
+        yield inline(usage) + "\n\n"
+    if task.segments:
+        yield segments_table(doc, view) + "\n\n"
+    yield warnings_markdown(doc.warnings)
+    yield from rows_markdown(doc.rows, view, Segments(task))
+
+
+GOAL_WIDTH = 100  # a goal's characters in the table and a block's summary line
+STORE_MARK = " (store)"
+COLUMNS = ["#", "status", "time", "usage", "goal", "child session"]
+
+# A task's child as read, or why not; given the task and the conversation it belongs to.
+ReadChild = Callable[[TaskEntry, str], Transcript | Unread]
+
+
+def _cut(text: str, width: int = GOAL_WIDTH) -> str:
+    text = " ".join(clean_line(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def usage_text(entry: TaskEntry) -> str:
+    """The proven usage (recover's table cell, with what the result told the parent when it
+    differs); without it, the tokens the parent was told (its result's `tokens`), or empty."""
+    tokens, usage = entry.tokens, entry.usage
+    if usage is not None:
+        told = usage_told(entry)
+        unknown = usage.input_tokens is None and usage.output_tokens is None
+        if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
+            told = told_text(tokens)
+        return usage_cell(usage) + (f" ({told})" if told else "")
+    if tokens is None or (tokens.input is None and tokens.output is None):
+        return ""
+    parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]
+    return " · ".join(parts) + " (reported)"
+
+
+def status_text(entry: TaskEntry) -> str:
+    mark = STORE_MARK if entry.result_source == "store" else ""
+    return entry.status.label + mark
+
+
+def task_table(tasks: Sequence[TaskEntry]) -> str:
+    rows = [
+        [
+            cell(number_of(entry)),
+            cell(status_text(entry)),
+            cell(duration_text(entry.duration_seconds) or "-"),
+            cell(usage_text(entry) or "-"),
+            cell(_cut(entry.goal or "(no goal recorded)")),
+            code(entry.child_session_id, cell=True) if entry.child_session_id else "-",
+        ]
+        for entry in tasks
+    ]
+    return table(COLUMNS, rows)
+
+
+def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
+    """The heading of a conversation's tasks: the parent's, or a nested one's (its task)."""
+    marks = "#" * min(level, 6)
+    text = f"{marks} Delegated tasks of {code(conversation)}"
+    return text + (f" (task {escaped(number_of(task), starts=False)})" if task is not None else "")
+
+
+def answer(entry: TaskEntry) -> str:
+    """The final answer first: the result's summary (whole), its error; or what is known."""
+    parts = []
+    if entry.summary:
+        parts.append(f"**Final answer:**\n\n{paragraphs(entry.summary)}")
+    if entry.error:
+        parts.append(f"**Error:**\n\n{paragraphs(entry.error)}")
+    if not parts:
+        known = RECOVER["unreported_result"] if entry.status == "ended_unreported" else "none reported yet"
+        parts.append(f"**Final answer:** {escaped(known)}")
+    if entry.result_source == "store":
+        parts.append(escaped(RECOVER["store_note"]))
+    return "\n\n".join(parts)
+
+
+def transcript(read: Transcript | Unread, view: View) -> Iterator[str]:
+    """What was read of the task's child: its facts, warnings and rows, or why not."""
+    if isinstance(read, Unread):
+        yield f"**Transcript not read:** {inline(read.message)}\n\n"
+        return
+    if read.doc is not None:
+        yield f"**Transcript:** {inline(footer_text(read.doc))}\n\n"
+        yield warnings_markdown([w for w in read.warnings if w.code not in RUN_WIDE])
+    if read.failure is not None:
+        what = "read in part" if read.rows else "could not be read"
+        yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
+    yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
+
+
+def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
+    """One task as a collapsible block (module docstring)."""
+    title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
+    yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
+    yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
+    yield answer(entry) + "\n\n"
+    if entry.gap:
+        yield escaped(gap_text(entry)) + "\n\n"
+    yield from transcript(read, view)
+    yield "</details>\n\n"
+
+
+def report(
+    doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View, statuses: Sequence[str] = ()
+) -> Iterator[str]:
+    """The whole report of `doc` (module docstring); `shown` are the tasks `--status`
+    (`statuses`) keeps (the summary counts every task)."""
+    yield heading(2, doc.parent_id, None) + "\n\n" + inline(summary_line(doc)) + "\n\n"
+    yield warnings_markdown(doc.warnings)
+    if not shown:  # none delegated, or none matches --status
+        yield inline(no_tasks_text(doc, statuses)) + "\n\n"
+    if shown:
+        lines = "\\\n".join(inline(note) for note in notes(doc))
+        yield task_table(shown) + "\n\n" + (lines + "\n\n" if lines else "")
+    yield from _blocks(doc.parent_id, shown, read, view, level=2)
+
+
+def _blocks(
+    conversation: str, tasks: Sequence[TaskEntry], read: ReadChild, view: View, *, level: int
+) -> Iterator[str]:
+    """Each task's block, then each nested conversation: its heading, table and blocks."""
+    for entry in tasks:
+        yield from task_block(entry, read(entry, conversation), view)
+    for entry in tasks:
+        child = entry.child_session_id
+        if entry.children and child:
+            yield heading(level + 1, child, entry) + "\n\n" + task_table(entry.children) + "\n\n"
+            yield from _blocks(child, entry.children, read, view, level=level + 1)
+
+
+LAST_ROWS = 20
+MESSAGE_WIDTH = 200
+NAME_WIDTH = 200
+_NOT_XML = re.compile("[\ufffe\uffff]")
+Kind = Literal["pass", "failure", "error"]
+# The system-out of a task that did not pass: given the task and its conversation.
+LastRows = Callable[[TaskEntry, str], str]
+
+
+class Case(Struct, frozen=True):
+    """One `testcase`: its attributes, and for a failure or error its type, message, text and
+    system-out."""
+
+    name: str
+    classname: str
+    time: float | None
+    kind: Kind = "pass"
+    type: str = ""
+    message: str = ""
+    text: str = ""
+    out: str | None = None
+
+
+def xml_text(text: str) -> str:
+    """`text` as XML 1.0 may carry it (module docstring), line breaks and tabs kept."""
+    return _NOT_XML.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean(text))
+
+
+def _line(text: str, width: int) -> str:
+    first = clean_line(text.strip().split("\n", 1)[0])
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def kind_of(entry: TaskEntry) -> Kind:
+    """pass (completed), failure (any other end, `ended_unreported` too), error (not ended)."""
+    if entry.status == "completed":
+        return "pass"
+    if entry.status.ends:
+        return "failure"
+    return "error"
+
+
+def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows) -> Case:
+    """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
+    name = _line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
+    kind = kind_of(entry)
+    usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
+    if kind == "pass":
+        return Case(name, conversation, entry.duration_seconds, out=usage)
+    facts = [f"status: {entry.status}"]
+    if entry.error:
+        facts.append(f"error: {entry.error}")
+    if entry.summary:
+        facts.append(f"summary: {entry.summary}")
+    facts += [
+        f"{label}: {value}"
+        for label, value in (
+            ("child session", entry.child_session_id),
+            ("delegation", entry.delegation_id),
+            ("subagent", entry.subagent_id),
+            ("result source", entry.result_source),
+        )
+        if value
+    ]
+    if usage:
+        facts.append(usage)
+    if kind == "failure":
+        message = _line(entry.error or entry.summary or entry.status, MESSAGE_WIDTH)
+    else:
+        message = still if entry.status == "running" else f"no outcome known ({entry.status})"
+    out = last_rows(entry, conversation)
+    return Case(
+        name, conversation, entry.duration_seconds, kind, entry.status, message, "\n".join(facts), out
+    )
+
+
+def suites_of(
+    parent_id: str, tasks: Sequence[TaskEntry], still: str, last_rows: LastRows
+) -> list[tuple[str, list[Case]]]:
+    """(conversation, its cases): the parent's first, then each nested conversation, depth first."""
+    out: list[tuple[str, list[Case]]] = []
+
+    def visit(conversation: str, entries: Sequence[TaskEntry]) -> None:
+        out.append((conversation, [case_of(e, conversation, still, last_rows) for e in entries]))
+        for entry in entries:
+            if entry.children and entry.child_session_id:
+                visit(entry.child_session_id, entry.children)
+
+    visit(parent_id, tasks)
+    return out
+
+
+def failed_run(parent_id: str, code: str, message: str) -> Case:
+    """The `testcase` of a run that failed itself: reading `parent_id` (module docstring)."""
+    return Case(f"read {parent_id}", parent_id, None, "error", code, _line(message, MESSAGE_WIDTH), message)
+
+
+def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
+    """A task's `system-out`: the last `count` rows read of its child, as piped `show` prints
+    them, after a line saying which; or why none were read."""
+    if isinstance(read, Unread):
+        return f"transcript not read: {read.message}\n"
+    if read.failure is not None and not read.rows:
+        return f"transcript could not be read: {read.failure.message}\n"
+    rows = read.rows[-count:]
+    head = f"the last {len(rows)} of {len(read.rows)} rows read of child session {read.child_id}"
+    if read.failure is not None:
+        head += f" (the read stopped: {read.failure.message})"
+    segments = Segments(read.doc.task if read.doc is not None else None)
+    return f"{head}:\n\n" + rows_text(rows, View(), segments)
+
+
+def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:
+    """The XML document of `suites` (module docstring), with its declaration."""
+    root = ET.Element("testsuites", name="hermes-task recover")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for conversation, cases in suites:
+        counts = {
+            "tests": len(cases),
+            "failures": sum(1 for c in cases if c.kind == "failure"),
+            "errors": sum(1 for c in cases if c.kind == "error"),
+        }
+        for key, value in counts.items():
+            totals[key] += value
+        attributes = {"name": xml_text(clean_line(conversation))}
+        attributes.update({key: str(value) for key, value in counts.items()}, skipped="0")
+        suite = ET.SubElement(root, "testsuite", attributes)
+        for case in cases:
+            _case(suite, case)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _case(suite: ET.Element, case: Case) -> None:
+    element = ET.SubElement(
+        suite, "testcase", name=xml_text(case.name), classname=xml_text(clean_line(case.classname))
+    )
+    if case.time is not None and math.isfinite(case.time):
+        element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
+    if case.kind != "pass":
+        outcome = ET.SubElement(
+            element, case.kind, message=xml_text(case.message), type=xml_text(clean_line(case.type))
+        )
+        outcome.text = xml_text(case.text)
+    if case.out is not None:
+        ET.SubElement(element, "system-out").text = xml_text(case.out)
