@@ -10,8 +10,6 @@ in backend text cannot act on a terminal that `cat`s the output. A string UTF-8 
 escaped the same way. Invariant: `json.loads(document(doc)) == json.loads(event(doc))` is the
 document's data (`msgspec.to_builtins`), and the text is ASCII with no line break inside a
 value.
-- an enum (a `StrEnum`) is written where it is used, as a `Literal`'s values are, not in
-  `$defs`;
 
 Schemas (`schema(name)`, draft 2020-12) are a function of the Structs only (`tools/regen.py`
 writes `schemas/*.json`, a test compares), msgspec's output completed with what the documents
@@ -19,7 +17,8 @@ promise: every property `required` (every field is always printed, `null` when i
 value); every object with named properties closed (`additionalProperties: false`); a
 nullable `anyOf` ending with `null`, descriptions dedented, whatever msgspec's or Python's
 version wrote; a document's root its object itself, titled for the command; the events
-`oneOf` their six kinds, discriminated on `type`.
+`oneOf` their six kinds, discriminated on `type`; an enum (a `StrEnum`) written where it is
+used, as a `Literal`'s values are, not in `$defs`.
 
 `explain` (config show) describes secrets, never shows them: no value it returns is ever a
 token or a password.
@@ -117,17 +116,14 @@ NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", 
 @cache
 def _targets() -> dict[str, tuple[Any, str]]:
     """Each document's Struct and the line saying which command prints it."""
-    from hermes_task.core.documents import (  # lazy: as above
-        ConfigDoc,  # lazy: every command's models (12 ms), for `schema`
+    from hermes_task.core.documents import (
+        ConfigDoc,
         ErrorDoc,
-        ParentsDoc,  # lazy: as above
+        ParentsDoc,
         TasksDoc,
         TranscriptDoc,
-    )
-    from hermes_task.core.events import (
-        FollowEvent,  # lazy: as above
-        SearchEvent,  # lazy: as above
-    )
+    )  # lazy: every command's models (12 ms), for `schema`
+    from hermes_task.core.events import FollowEvent, SearchEvent  # lazy: as above
 
     return {
         "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
