@@ -116,29 +116,31 @@ NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", 
 @cache
 def _targets() -> dict[str, tuple[Any, str]]:
     """Each document's Struct and the line saying which command prints it."""
-    from hermes_task.core.documents import (
-        ConfigDoc,
-        ErrorDoc,
-        ParentsDoc,
-        TasksDoc,
-        TranscriptDoc,
-    )  # lazy: every command's models (12 ms), for `schema`
-    from hermes_task.core.events import FollowEvent, SearchEvent  # lazy: as above
+    from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
 
     return {
-        "transcript": (TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
+        "transcript": (documents.TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
         "events": (
-            FollowEvent,
+            events.FollowEvent,
             "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
         ),
-        "tasks": (TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
-        "parents": (ParentsDoc, "`parents --json`: the newest chats that called delegate_task, proven."),
+        "tasks": (documents.TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
+        "parents": (
+            documents.ParentsDoc,
+            "`parents --json`: the newest chats that called delegate_task, proven.",
+        ),
         "search": (
-            SearchEvent,
+            events.SearchEvent,
             "`search --json`: each NDJSON line is one of these events; the last is `result`.",
         ),
-        "error": (ErrorDoc, "Any command with --json, on failure: the error and the rows already verified."),
-        "config": (ConfigDoc, "`config show --json`: effective settings and their sources; never a secret."),
+        "error": (
+            documents.ErrorDoc,
+            "Any command with --json, on failure: the error and the rows already verified.",
+        ),
+        "config": (
+            documents.ConfigDoc,
+            "`config show --json`: effective settings and their sources; never a secret.",
+        ),
     }
 
 
