@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
 from hermes_task.cli.export import otlp_headers, shown, traces_url
+from hermes_task.cli.options import Environment
 from hermes_task.core.documents import (
     BackendInfo,
     Coverage,

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import reports as reports_module
-from hermes_task.cli import watch as watch_cli
+from hermes_task.cli import recover as reports_module
+from hermes_task.cli import recover as watch_cli
 from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.failures import ExitStatus, Interrupted

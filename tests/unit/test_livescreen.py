@@ -20,10 +20,9 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.environment import Environment
-from hermes_task.cli.run_tui import build
+from hermes_task.cli.options import Common, Environment
 from hermes_task.cli.session import Session
+from hermes_task.cli.tui import build
 from hermes_task.core.delegators import ParentEntry
 from hermes_task.core.documents import Row, TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, RowEvent, WarningEvent

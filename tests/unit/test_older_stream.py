@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import run_older
-from hermes_task.cli.environment import Environment
+from hermes_task.cli import older as run_older
+from hermes_task.cli.options import Environment
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.reader import TaskReader

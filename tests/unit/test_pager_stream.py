@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import pager
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_colour_pager import capture_pager

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hermes_task.cli import watch as watch_cli
-from hermes_task.cli.environment import Environment
+from hermes_task.cli import recover as watch_cli
+from hermes_task.cli.options import Environment
 from hermes_task.failures import ExitStatus, Interrupted
 from tests.support.cli_runner import ENVIRONMENT
 from tests.support.clock import Clock

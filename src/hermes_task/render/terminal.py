@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import io
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -236,3 +236,22 @@ def _table_parts(doc: TasksDoc) -> list[RenderableType]:
     parts: list[RenderableType] = [task_table(doc.tasks), Text(summary_line(doc), style="dim")]
     parts.extend(Text(note, style="dim") for note in notes(doc))
     return parts
+
+
+class QuietConsole(Console):
+    """The rich console the commands draw with (tables, live displays, a styled stderr line):
+    rich's `Console` whose closed pipe calls `on_broken_pipe` (the CLI's quiet exit; rich's own
+    handler exits 1), and, with `trim` (a terminal), no line keeps rich's trailing padding
+    (copied lines stay clean). Piped output is never padded, and keeps every byte of the text."""
+
+    def __init__(self, *, on_broken_pipe: Callable[[], None], trim: bool, **options: Any) -> None:
+        super().__init__(**options)
+        self.quiet_exit = on_broken_pipe
+        self.trim = trim
+
+    def on_broken_pipe(self) -> None:
+        self.quiet_exit()
+
+    def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+        rendered = super().render(renderable, options)
+        return strip_line_ends(rendered) if self.trim else rendered
