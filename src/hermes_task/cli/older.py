@@ -48,7 +48,7 @@ from hermes_task.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from hermes_task.cli.session import Ending, Session
+    from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
     from hermes_task.core.lineage_window import Cursor
     from hermes_task.failures import HermesError
@@ -112,7 +112,7 @@ def older(
         finish,
         output_transcript,
         read_transcript,
-        run,
+        shell,
     )
     from hermes_task.core.limits import MAX_LIMIT, PAGE_LIMIT  # lazy: as the session
     from hermes_task.failures import Code, HermesError  # lazy: as the session
@@ -124,7 +124,7 @@ def older(
     )
     from hermes_task.reading.snapshot import Snapshot  # lazy: as the session
 
-    def body(session: Session) -> Ending | None:
+    with shell(Session(common)) as session:
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
         if min_text is not None and all_pages:
@@ -162,9 +162,7 @@ def older(
                 f"older stop={paged.stop} batches={paged.batches} pages={paged.pages} "
                 f"new={paged.new_rows}{text} restarts={paged.restarts} unique={unique[-1]}"
             )
-        return finish(common, reading, output)
-
-    run(Session(common), body)
+        session.ending = finish(common, reading, output)
 
 
 @contextmanager

@@ -254,6 +254,7 @@ class Session:
     def __init__(self, common: Common) -> None:
         self.common = common
         self.known = Known()
+        self.ending: Ending | None = None  # a failure read past, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
@@ -515,19 +516,20 @@ def stop_signals() -> Iterator[None]:
 Report = Callable[["HermesError", int], None]
 
 
-def run(session: Session, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
-    """Run a command body; every way it can end becomes its exit status (module docstring).
-    The body gets the run's `Session` (closed here, however the body ends), and ends by
-    returning (None, or the `Ending` of a failure it read past) or by raising.
-
-    `report(error, status)` replaces the default failure report (the error document and
-    line): `follow` writes its error event and `result` line through it."""
+@contextmanager
+def shell(session: Session, *, report: Report | None = None) -> Iterator[Session]:
+    """The shell around a command's work, a `with` block: every way the block can end becomes
+    its exit status (module docstring). The session is closed however the block ends; a block
+    that read past a failure ends by setting `session.ending`, reported once the session is
+    closed. `report(error, status)` replaces the default failure report (the error document
+    and line): `follow` writes its error event and `result` line through it."""
     try:
         with stop_signals():
             try:
-                ending = body(session)
+                yield session
             finally:
                 session.close()
+        ending = session.ending
         if ending is not None:
             report_failure(session.common, ending.error, ending.rows, ending.task)
             raise SystemExit(int(ending.error.exit_status))
@@ -542,6 +544,13 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
             raise
         internal = HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)")
         _end(session, internal, 1, report)
+
+
+def run(session: Session, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
+    """`shell` around a command body, which gets the run's `Session` and ends by returning
+    (None, or the `Ending` of a failure it read past) or by raising."""
+    with shell(session, report=report):
+        session.ending = body(session)
 
 
 def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:

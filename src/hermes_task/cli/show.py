@@ -22,7 +22,7 @@ from hermes_task.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from hermes_task.cli.session import Ending, Session
+    pass
 
 app = command_app()
 
@@ -62,12 +62,12 @@ def show(
         finish,
         output_transcript,
         read_transcript,
-        run,
+        shell,
     )
     from hermes_task.core.rowfilter import RowFilter  # lazy: as the session
     from hermes_task.reading.around import read_around  # lazy: as the session
 
-    def body(session: Session) -> Ending | None:
+    with shell(Session(common)) as session:
         step: Step | None = None
         if around:
             step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
@@ -75,10 +75,8 @@ def show(
         reading = read_transcript(
             session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
         )
-        return finish(
+        session.ending = finish(
             common,
             reading,
             lambda doc: output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc),
         )
-
-    run(Session(common), body)
