@@ -1,4 +1,4 @@
-"""`recover --junit FILE` (render/junit.py, cli/reports.py) on the in-memory dashboard: one
+"""`recover --junit FILE` (render/junit.py, cli/recover.py) on the in-memory dashboard: one
 testsuite per conversation, a testcase per task (completed passes; failed, timeout and
 ended_unreported fail with their error and their child's last rows; running is an error);
 the file parsed (xml.etree) and held to the JUnit schema's shape (tests/support/junit.py),

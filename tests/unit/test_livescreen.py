@@ -1,6 +1,6 @@
-"""`hermes-task tui`'s screen (render/livescreen.py, cli/run_tui.py) driven by Textual's own
+"""`hermes-task tui`'s screen (render/livescreen.py, cli/tui.py) driven by Textual's own
 `run_test` and Pilot on the in-memory dashboard: the watch loop runs in its thread exactly as
-the command runs it (`run_tui.build`), the test writes rows and completions into the fake
+the command runs it (`tui.build`), the test writes rows and completions into the fake
 while the screen runs, and reads back what the screen holds and shows."""
 
 from __future__ import annotations

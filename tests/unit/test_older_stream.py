@@ -1,4 +1,4 @@
-"""`older --all` streamed (`reading/stream.py`, `cli/older_stream.py`) on the in-memory dashboard.
+"""`older --all` streamed (`reading/stream.py`, `cli/older.py`) on the in-memory dashboard.
 
 A 130-row child paged 40 rows at a time (`STREAM_LIMIT` lowered): the newest page (50 rows)
 is read first, then the segment oldest-first at offsets 0, 39, 78 (each page re-reads the

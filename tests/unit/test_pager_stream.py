@@ -1,5 +1,5 @@
 """The pager receives a transcript while it is being formatted (cli/pager.py `Stream`,
-cli/output.py): held until taller than the screen, then piped as it comes; short text, a
+cli/session.py): held until taller than the screen, then piped as it comes; short text, a
 missing pager and --no-pager write directly; a pager quitting early is not an error."""
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def test_captured_transcripts_in_the_piped_format(
                 continue  # a capture without this task (older backends): nothing printed
             if len(seen) > before:
                 rows = seen[-1].rows
-            else:  # streamed (`older --all`, cli/older_stream.py): the same command's document
+            else:  # streamed (`older --all`, cli/older.py): the same command's document
                 as_json = CliRunner().invoke(app, [*args, *extra, "--json", "--url", BASE_URL], env=ENV)
                 rows = msgspec.json.decode(as_json.stdout, type=TranscriptDoc).rows
             assert_the_format(result.stdout, rows)

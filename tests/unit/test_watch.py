@@ -1,4 +1,4 @@
-"""`recover --watch` (reading/watcher.py, render/watchout.py, cli/watch.py) on a fake dashboard
+"""`recover --watch` (reading/watcher.py, render/watchout.py, cli/recover.py) on a fake dashboard
 and a fake clock: NDJSON events, exit statuses 0 / 8 / 9 / 130 / 143, appended piped lines,
 anchored reads (the history once, then three requests a cycle) and back-off."""
 

@@ -1,6 +1,6 @@
 """`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
 
-One refresh (as `show`: `show.read_transcript`), then `--pages N` load-older batches (default
+One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches (default
 1), or `--all` to the start with the largest pages the backend allows; `--min-text N` makes
 each batch read raw pages until N text rows arrived. The batch logic is
 `reading/older_batches.py` (no typer, no rich); this module adds the stderr progress

@@ -258,7 +258,7 @@ class Session:
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
-        # Where `--debug` lines go while a live display holds the terminal (`cli/watch.py`):
+        # Where `--debug` lines go while a live display holds the terminal (`recover --watch`):
         # above it, as its notes are, not into the region it redraws. None: straight to stderr.
         self.debug_above: Callable[[str], None] | None = None
 
