@@ -65,18 +65,11 @@ if TYPE_CHECKING:
 
 
 def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
-    """Silence the closed `stdout` (default: `sys.stdout`), exit 0."""
-    silence(stdout)
+    """Point the closed `stdout` (default: `sys.stdout`) at /dev/null, so the interpreter's
+    final flush stays quiet, and exit 0."""
+    with suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
     raise SystemExit(0)
-
-
-def silence(stdout: Any = None) -> None:
-    """Point a closed stdout at /dev/null, so the interpreter's final flush stays quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, (stdout or sys.stdout).fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def color_enabled(common: Common, stream: Any) -> bool:
