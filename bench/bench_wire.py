@@ -192,7 +192,7 @@ SHOW_PATH = {
     ),
     "msgspec": (
         "hermes_task.cli",
-        "import hermes_task.cli.run_show, hermes_task.dashboard.client, "
+        "import hermes_task.cli.session, hermes_task.dashboard.client, "
         "hermes_task.reading.reader, hermes_task.render.jsontext",
     ),
 }

@@ -46,7 +46,7 @@ _RUN = "import sys; from hermes_task.cli.app import app; app(sys.argv[1:], prog_
 def generated_files() -> dict[Path, str]:
     """Every generated file under completions/ and schemas/, with its
     expected content."""
-    from hermes_task.cli.meta import completion_script
+    from hermes_task.cli.app import completion_script
     from hermes_task.render import jsontext as schemas
 
     files = {

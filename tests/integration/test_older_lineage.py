@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from tests.support.cli_runner import backend_store_env, invoke
 
-from hermes_task.cli import older_stream, run_older
+from hermes_task.cli import older as run_older
+from hermes_task.reading import lineage_stream as older_stream
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.stream import LineageRows
 

@@ -14,7 +14,7 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.replay import BASE_URL
 from tests.support.replay import TOKEN as REPLAY_TOKEN
 

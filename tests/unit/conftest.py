@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.cli_runner import ENVIRONMENT
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations

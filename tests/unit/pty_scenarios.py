@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations
 from tests.support.dashboard import serving

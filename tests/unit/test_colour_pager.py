@@ -14,10 +14,8 @@ import pytest
 from rich.text import Text
 
 from hermes_task.cli import pager as pager
-from hermes_task.cli.common import ColorMode, Common
-from hermes_task.cli.consoles import color_enabled
-from hermes_task.cli.environment import Environment
-from hermes_task.cli.session import Session
+from hermes_task.cli.options import ColorMode, Common, Environment
+from hermes_task.cli.session import Session, color_enabled
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
 from tests.support.replay import TOKEN, Replay

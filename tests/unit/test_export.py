@@ -21,8 +21,8 @@ from msgspec.structs import replace
 from typer.testing import CliRunner, Result
 
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
 from hermes_task.cli.export import otlp_headers, shown, traces_url
+from hermes_task.cli.options import Environment
 from hermes_task.core.documents import (
     BackendInfo,
     Coverage,

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
-from hermes_task.cli.waiting import idle_sleep
+from hermes_task.cli.options import Environment
+from hermes_task.cli.session import idle_sleep
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving
 from tests.support.replay import TOKEN, load

@@ -1,4 +1,4 @@
-"""`recover --junit FILE` (render/report.py, cli/reports.py) on the in-memory dashboard: one
+"""`recover --junit FILE` (render/report.py, cli/recover.py) on the in-memory dashboard: one
 testsuite per conversation, a testcase per task (completed passes; failed, timeout and
 ended_unreported fail with their error and their child's last rows; running is an error);
 the file parsed (xml.etree) and held to the JUnit schema's shape (tests/support/junit.py),
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import reports as reports_module
-from hermes_task.cli import watch as watch_cli
+from hermes_task.cli import recover as reports_module
+from hermes_task.cli import recover as watch_cli
 from hermes_task.core.documents import TaskEntry, TaskTokens
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import TaskStatus

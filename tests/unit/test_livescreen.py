@@ -1,6 +1,6 @@
-"""`hermes-task tui`'s screen (render/livescreen.py, cli/run_tui.py) driven by Textual's own
+"""`hermes-task tui`'s screen (render/livescreen.py, cli/tui.py) driven by Textual's own
 `run_test` and Pilot on the in-memory dashboard: the watch loop runs in its thread exactly as
-the command runs it (`run_tui.build`), the test writes rows and completions into the fake
+the command runs it (`tui.build`), the test writes rows and completions into the fake
 while the screen runs, and reads back what the screen holds and shows."""
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.environment import Environment
-from hermes_task.cli.run_tui import build
+from hermes_task.cli.options import Common, Environment
 from hermes_task.cli.session import Session
+from hermes_task.cli.tui import build
 from hermes_task.core.documents import ParentEntry, Row, TaskEntry, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, RowEvent, WarningEvent
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus, WarningCode

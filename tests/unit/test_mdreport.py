@@ -1,4 +1,4 @@
-"""`recover --format markdown` (render/report.py, cli/run_recover.py) on the in-memory
+"""`recover --format markdown` (render/report.py, cli/recover.py) on the in-memory
 dashboard: a heading per parent (and per nested conversation), the task table with whole ids,
 each task's transcript in a `<details>` block (goal and final answer first, then the child's
 rows, read once through the ownership gate), a task that could not be read said in its block;

@@ -264,7 +264,7 @@ def test_debug_shows_requests_and_the_stop_reason_without_content(model: LongMod
 def test_progress_on_a_terminal_stderr_never_touches_stdout(
     model: LongModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_task.cli.environment import Environment
+    from hermes_task.cli.options import Environment
 
     result = CliRunner().invoke(
         app,

@@ -1,4 +1,4 @@
-"""`older --all` streamed (`reading/stream.py`, `cli/older_stream.py`) on the in-memory dashboard.
+"""`older --all` streamed (`reading/stream.py`, `cli/older.py`) on the in-memory dashboard.
 
 A 130-row child paged 40 rows at a time (`STREAM_LIMIT` lowered): the newest page (50 rows)
 is read first, then the segment oldest-first at offsets 0, 39, 78 (each page re-reads the
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import run_older
-from hermes_task.cli.environment import Environment
+from hermes_task.cli import older as run_older
+from hermes_task.cli.options import Environment
 from hermes_task.failures import ExitStatus, Interrupted
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.reader import TaskReader

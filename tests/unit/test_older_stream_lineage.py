@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import run_older
+from hermes_task.cli import older as run_older
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.stream import LineageRows, StreamStats, lineage_streamable

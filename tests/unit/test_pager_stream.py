@@ -1,5 +1,5 @@
 """The pager receives a transcript while it is being formatted (cli/pager.py `Stream`,
-cli/output.py): held until taller than the screen, then piped as it comes; short text, a
+cli/session.py): held until taller than the screen, then piped as it comes; short text, a
 missing pager and --no-pager write directly; a pager quitting early is not an error."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from hermes_task.cli import pager
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.dashboard import serving
 from tests.support.replay import BASE_URL, TOKEN, Replay
 from tests.unit.test_colour_pager import capture_pager

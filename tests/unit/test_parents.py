@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from hermes_task.reading import hints
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import Dashboard, serving

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from hermes_task.cli import output as output_module
+from hermes_task.cli import session as output_module
 from hermes_task.cli.app import app
 from hermes_task.core.documents import Row, SegmentInfo, TaskInfo, ToolCall, TranscriptDoc
 from hermes_task.core.projection import STEER_CLOSE, cut, split_steers
@@ -67,8 +67,7 @@ def test_captured_transcripts_in_the_piped_format(
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
-    monkeypatch.setattr("hermes_task.cli.run_older.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.session.output_transcript", recording(seen, real))
     printed: list[str] = []
     with serving(replay):
         for args in tasks(replay.manifest):
@@ -79,7 +78,7 @@ def test_captured_transcripts_in_the_piped_format(
                 continue  # a capture without this task (older backends): nothing printed
             if len(seen) > before:
                 rows = seen[-1].rows
-            else:  # streamed (`older --all`, cli/older_stream.py): the same command's document
+            else:  # streamed (`older --all`, cli/older.py): the same command's document
                 as_json = CliRunner().invoke(app, [*args, *extra, "--json", "--url", BASE_URL], env=ENV)
                 rows = msgspec.json.decode(as_json.stdout, type=TranscriptDoc).rows
             assert_the_format(result.stdout, rows)
@@ -113,7 +112,7 @@ def test_follow_batches_print_the_transcripts_rows(backend: str, monkeypatch: py
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.session.output_transcript", recording(seen, real))
     c1 = replay.manifest["c1"]
     with serving(replay):
         result = CliRunner().invoke(app, ["show", c1["root"], "--tip", c1["tip"], "--url", BASE_URL], env=ENV)
@@ -415,7 +414,7 @@ from tests.support.replay import BASE_URL, Replay
 replay = Replay(sys.argv[2])
 manifest = replay.manifest
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 
 for args in (["show", manifest["rich"]["id"]], ["older", manifest["long"]["id"], "--all"]):
     try:

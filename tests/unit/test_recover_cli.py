@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.cli_runner import ENVIRONMENT, invoke
 from tests.support.conversations import Conversations
 from tests.support.dashboard import serving

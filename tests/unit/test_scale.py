@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from hermes_task.reading.api import MAX_IN_FLIGHT
 from hermes_task.reading.family import MAX_READS_PER_CYCLE
 from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE

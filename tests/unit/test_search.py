@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from hermes_task.core.documents import Row, TaskEntry, ToolCall, WarningItem
 from hermes_task.core.projection import Hit, blocks, compile_pattern, groups, search_row
 from hermes_task.core.ui_strings import WarningCode

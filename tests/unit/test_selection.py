@@ -13,12 +13,11 @@ from rich.segment import Segment
 from typer.testing import CliRunner
 
 from hermes_task.cli.app import app
-from hermes_task.cli.common import RoleName
-from hermes_task.cli.environment import Environment
-from hermes_task.cli.quiet import REPEATING_WARNINGS, QuietNotes
+from hermes_task.cli.options import Environment, RoleName
+from hermes_task.cli.session import QuietNotes
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.projection import ROLES
-from hermes_task.core.ui_strings import WarningCode
+from hermes_task.core.ui_strings import SETUP_WARNINGS, WarningCode
 from hermes_task.reading.polling import PollConfig
 from hermes_task.render.terminal import strip_line_ends
 from tests.support.cli_runner import invoke
@@ -258,7 +257,7 @@ def test_quiet_notes_drop_only_repeating_warnings_and_pass_the_rest() -> None:
         ("1.1", "gap"),
         ("result", "ended"),
     ]
-    assert frozenset({"legacy_backend", "store_unavailable"}) == REPEATING_WARNINGS
+    assert frozenset({"legacy_backend", "store_unavailable"}) == SETUP_WARNINGS
 
 
 # -- terminal lines ---------------------------------------------------------------------------

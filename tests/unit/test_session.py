@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from hermes_task import settings
-from hermes_task.cli.common import Common
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Common, Environment
 from hermes_task.cli.session import Session
 from tests.support.cli_runner import invoke
 from tests.support.dashboard import serving
@@ -65,17 +64,18 @@ def test_a_run_that_ends_before_reading_resolves_nothing(resolves: list[dict[str
 def test_the_outputs_are_built_once_each_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
     """stdout's target and the two rich consoles are the session's, made when a command first
     writes and then kept; the stderr console writes to stderr."""
-    from hermes_task.cli import consoles
+    from hermes_task.cli import session as consoles
 
     built: list[str] = []
+    real_target, real_console = consoles.output_target, consoles.rich_console
 
     def target(common: Common) -> Any:
         built.append("target")
-        return consoles.output_target(common)
+        return real_target(common)
 
     def console(common: Common, *, stderr: bool) -> Any:
         built.append(f"console stderr={stderr}")
-        return consoles.rich_console(common, stderr=stderr)
+        return real_console(common, stderr=stderr)
 
     monkeypatch.setattr("hermes_task.cli.session.output_target", target)
     monkeypatch.setattr("hermes_task.cli.session.rich_console", console)
@@ -96,13 +96,14 @@ def test_the_outputs_are_built_once_each_on_first_use(monkeypatch: pytest.Monkey
 
 def test_a_streamed_run_builds_its_target_once(replay: Replay, monkeypatch: pytest.MonkeyPatch) -> None:
     """`older --all` piped asks for stdout's target twice (may it stream? then where): one build."""
-    from hermes_task.cli import consoles
+    from hermes_task.cli import session as consoles
 
     built: list[Common] = []
+    real_target = consoles.output_target
 
     def target(common: Common) -> Any:
         built.append(common)
-        return consoles.output_target(common)
+        return real_target(common)
 
     monkeypatch.setattr("hermes_task.cli.session.output_target", target)
     result = invoke("older", replay.manifest["c1"]["root"], "--all", env=ENV)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hermes_task.cli import endings, output
-from hermes_task.cli.common import ColorMode, Common
-from hermes_task.cli.environment import Environment
+from hermes_task.cli import session as endings
+from hermes_task.cli import session as output
+from hermes_task.cli.options import ColorMode, Common, Environment
 from hermes_task.core.documents import WarningItem
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import WarningCode

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from hermes_task.cli import output as output_module
+from hermes_task.cli import session as output_module
 from hermes_task.cli.app import app
 from hermes_task.core.documents import (
     BackendInfo,
@@ -73,7 +73,7 @@ def documents(backend: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     replay = Replay(backend)
     seen: list[Any] = []
     monkeypatch.setattr(
-        "hermes_task.cli.run_show.output_transcript", recording(seen, output_module.output_transcript)
+        "hermes_task.cli.session.output_transcript", recording(seen, output_module.output_transcript)
     )
     manifest = replay.manifest
     with serving(replay):
@@ -123,8 +123,7 @@ def test_every_captured_transcript_reads_clean_on_a_terminal(
     replay = Replay(backend)
     seen: list[Any] = []
     real = output_module.output_transcript
-    monkeypatch.setattr("hermes_task.cli.run_show.output_transcript", recording(seen, real))
-    monkeypatch.setattr("hermes_task.cli.run_older.output_transcript", recording(seen, real))
+    monkeypatch.setattr("hermes_task.cli.session.output_transcript", recording(seen, real))
     with serving(replay):
         for args in tasks(replay.manifest):
             CliRunner().invoke(app, [*args, "--url", BASE_URL], env=ENV)
@@ -344,15 +343,13 @@ def test_counts_of_one_are_singular() -> None:
     """Issue 26: `1 task`, `1 row`, never `1 tasks` or `1 rows`."""
     from rich.console import Console
 
-    from hermes_task.cli.common import Common
-    from hermes_task.cli.environment import Environment
-    from hermes_task.cli.run_follow import TerminalReporter
-    from hermes_task.cli.session import Session
+    from hermes_task.cli.options import Common, Environment
+    from hermes_task.cli.session import stderr_line
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.verdict import summarize
     from hermes_task.reading.polling import Outcome
-    from hermes_task.render import terminal
-    from hermes_task.render.watchout import Notes
+    from hermes_task.render import Target, terminal
+    from hermes_task.render.watchout import Notes, TerminalReporter
 
     entry = TaskEntry(
         call_id="c",
@@ -375,7 +372,9 @@ def test_counts_of_one_are_singular() -> None:
     ending = Notes(lambda: Console(), 2.0).ending(Outcome("timeout", "running", None, 9), [running])
     assert ending == "--timeout ran out · 0 of 1 task terminal"
     err = io.StringIO()
-    reporter = TerminalReporter(Session(Common(env=Environment(variables={}, stderr_stream=err))), 2.0, "s1")
+    common = Common(env=Environment(variables={}, stderr_stream=err))
+    note = lambda line, style: stderr_line(common, line, style)  # noqa: E731
+    reporter = TerminalReporter(Target(print), note, lambda code: True, 2.0, "s1")
     reporter.count = 1
     reporter.result(Outcome("ended", "ended", "agent_close", 0))
     assert err.getvalue() == "task s1 ended (agent_close) · 1 row\n"

@@ -325,7 +325,7 @@ def test_an_unreadable_child_is_undecided_not_ended(fake: Family, tmp_path: Path
 
 
 def test_the_table_marks_a_store_outcome_and_an_unreported_end(fake: Family, tmp_path: Path) -> None:
-    from hermes_task.cli.environment import Environment
+    from hermes_task.cli.options import Environment
     from tests.support.cli_runner import ENVIRONMENT
 
     dispatch(fake)
@@ -445,7 +445,7 @@ def test_piped_watch_lines_and_the_ending_name_the_unreported_tasks(
 def test_watch_checks_at_most_so_many_children_a_cycle_in_turn(
     fake: Family, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hermes_task.cli.watch.MAX_CHECKS_PER_CYCLE", 1)  # the bound the watch passes
+    monkeypatch.setattr("hermes_task.reading.tasktree.MAX_CHECKS_PER_CYCLE", 1)  # the bound the watch passes
     dispatch(fake)
     fake.end(A)
     fake.end(B)

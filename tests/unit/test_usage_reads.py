@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 from tests.support.cli_runner import ENVIRONMENT, invoke
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations

@@ -1,4 +1,4 @@
-"""`recover --watch` (reading/watcher.py, render/watchout.py, cli/watch.py) on a fake dashboard
+"""`recover --watch` (reading/watcher.py, render/watchout.py, cli/recover.py) on a fake dashboard
 and a fake clock: NDJSON events, exit statuses 0 / 8 / 9 / 130 / 143, appended piped lines,
 anchored reads (the history once, then three requests a cycle) and back-off."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hermes_task.cli import watch as watch_cli
-from hermes_task.cli.environment import Environment
+from hermes_task.cli import recover as watch_cli
+from hermes_task.cli.options import Environment
 from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.failures import ExitStatus, Interrupted
 from tests.support.cli_runner import ENVIRONMENT

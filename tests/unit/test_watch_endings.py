@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-from hermes_task.cli import watch as watch_cli
+from hermes_task.cli import recover as watch_cli
 from tests.support.clock import Clock
 from tests.support.conversations import Conversations
 from tests.unit.test_recover_cli import run as recover

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_task.cli.consoles import columns, terminal_size
+from hermes_task.cli.session import columns, terminal_size
 from hermes_task.render.terminal_rows import width_of
 from tests.support.replay import TOKEN, Replay
 
@@ -33,7 +33,7 @@ from tests.support.replay import BASE_URL, Replay
 
 replay = Replay(sys.argv[2])
 from hermes_task.cli.app import app
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Environment
 
 try:
     app([*sys.argv[3:], "--url", BASE_URL], prog_name="hermes-task", obj=Environment(transport=httpx.MockTransport(replay)))

@@ -1,6 +1,7 @@
-"""The command-line interface: typer app (`app.py`), shared options (`options.py`), the one
-shell every command runs in (`shell.py`), the injected environment (`environment.py`), and
-one module per command. The only package that imports typer (a test checks it).
+"""The command-line interface: the typer app (`app.py`), the options every command shares and
+the injected environment (`options.py`), the session and the one shell every command runs in
+(`session.py`), the pager, and one module per command. The only package that imports typer (a
+test checks it).
 
 The app is `hermes_task.cli.app.app`; `main` is still found here (console scripts installed
 by older versions import `hermes_task.cli:main`), imported only when asked for: `app.py`

@@ -1,47 +1,67 @@
-"""The command tree, assembled top-down: the typer app, its root options and every command.
+"""The command tree, assembled top-down: the typer app, its root options, and the commands that
+describe the tool itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes
+from (`parents`).
 
 Commands live one per module, each a typer app of its own (`options.command_app()`) that
-knows nothing of the root; this module names them in the order a user meets them
-(`COMMANDS`). The root group is click's lazy group: `get_command` imports a command's module
-and converts its typer app (`typer.main.get_command`) only when that command is looked up, so
-`show` never imports follow's, recover's or config's modules nor pays for typer turning their
-signatures into options (issue 18). `--help`, usage errors and completion are typer's and
-click's own. Invariant: importing this module imports typer, not rich, httpx, core or a
-command module.
+knows nothing of the root, its typer signature and its body together (the body's heavy
+imports inside it); this module names them in the order a user meets them (`COMMANDS`). The
+root group is click's lazy group: `get_command` imports a command's module and converts its
+typer app (`typer.main.get_command`) only when that command is looked up, so `show` never
+imports follow's, recover's or export's modules nor pays for typer turning their signatures
+into options (issue 18). `--help`, usage errors and completion are typer's own. Invariant:
+importing this module imports typer and `options.py`, not rich, httpx, core or a command
+module.
+
+`completion` prints typer's own script for a shell (the committed copies in `completions/`
+are this output); shells call the program back with `_HERMES_TASK_COMPLETE` set, which needs
+typer's completion classes registered first. `schema` prints the JSON Schema of an output
+document (`render/schemas.py`). `config path` and `config show` tell where the config file is
+and which settings are in force, with each one's source; secrets are described, never printed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
 import sys
-from typing import Annotated, Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer._click import exceptions
+from typer.completion import get_completion_inspect_parameters, shell_complete
 
 from hermes_task import __version__
-from hermes_task.cli.closed_pipe import quiet_pipe_exit
-from hermes_task.cli.environment import Environment
+from hermes_task.cli.options import Common, Environment, Quiet, Utc, command_app, current, with_common
+
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Session
+    from hermes_task.core.documents import ParentEntry, WarningItem
+
+PROG = "hermes-task"
+COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
 
 # name: (module, attribute): the typer app of each command, in the order a user meets them.
 COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("hermes_task.cli.show", "app"),
     "follow": ("hermes_task.cli.follow", "app"),
     "older": ("hermes_task.cli.older", "app"),
-    "parents": ("hermes_task.cli.parents", "app"),
+    "parents": ("hermes_task.cli.app", "parents_app"),
     "recover": ("hermes_task.cli.recover", "app"),
     "search": ("hermes_task.cli.search", "app"),
     "export": ("hermes_task.cli.export", "app"),
     "tui": ("hermes_task.cli.tui", "app"),
-    "completion": ("hermes_task.cli.meta", "completion_app"),
-    "schema": ("hermes_task.cli.meta", "schema_app"),
-    "config": ("hermes_task.cli.meta", "config_app"),
+    "completion": ("hermes_task.cli.app", "completion_app"),
+    "schema": ("hermes_task.cli.app", "schema_app"),
+    "config": ("hermes_task.cli.app", "config_app"),
 }
 
-if os.environ.get("_HERMES_TASK_COMPLETE"):
-    # A shell asks for completions: meta registers typer's shell classes on import.
-    from hermes_task.cli import meta as _meta  # noqa: F401
+if os.environ.get(COMPLETE_VAR):
+    # A shell asks for completions: typer registers its bash/zsh/fish classes only when
+    # `add_completion` is on (it is off: no rc-file-editing --install-completion); this
+    # public function of typer's registers them as `add_completion` would.
+    get_completion_inspect_parameters()
 
 
 class LazyGroup(typer.core.TyperGroup):
@@ -74,20 +94,20 @@ class LazyGroup(typer.core.TyperGroup):
             return super().main(*args, **kwargs)
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
-        except exceptions.NoArgsIsHelpError as exc:
-            exc.show()  # the help itself, not an error
-            sys.exit(exc.exit_code)
-        except exceptions.UsageError as exc:
-            ctx = exc.ctx
-            lines = [f"error: invalid usage: {exc.format_message()}"]
-            if ctx is not None:
-                lines.append(ctx.get_usage())
-                if ctx.command.get_help_option(ctx) is not None:
-                    lines.append(f"hint: try '{ctx.command_path} {ctx.help_option_names[0]}' for help")
-            sys.stderr.write("\n".join(lines) + "\n")
-            sys.exit(exc.exit_code)
-        except exceptions.ClickException as exc:
-            sys.stderr.write(f"error: {exc.format_message()}\n")
+        except typer.TyperException as exc:  # the base of every error of typer's vendored click
+            ctx = getattr(exc, "ctx", None)  # a usage error's (click's UsageError has no public name)
+            if ctx is not None and exc.format_message() == ctx.get_help():
+                # no_args_is_help: the help itself (on stderr, exit 2), as click shows it
+                typer.echo(exc.format_message(), err=True, color=ctx.color)
+            elif hasattr(exc, "ctx"):
+                lines = [f"error: invalid usage: {exc.format_message()}"]
+                if ctx is not None:
+                    lines.append(ctx.get_usage())
+                    if ctx.command.get_help_option(ctx) is not None:
+                        lines.append(f"hint: try '{ctx.command_path} {ctx.help_option_names[0]}' for help")
+                sys.stderr.write("\n".join(lines) + "\n")
+            else:
+                sys.stderr.write(f"error: {exc.format_message()}\n")
             sys.exit(exc.exit_code)
         except typer.Abort:
             sys.stderr.write("error: aborted\n")
@@ -131,4 +151,268 @@ def main() -> None:
     try:
         app(obj=Environment())
     except BrokenPipeError:
+        from hermes_task.cli.session import quiet_pipe_exit  # lazy: only once stdout was closed
+
         quiet_pipe_exit()
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+class SchemaName(StrEnum):
+    transcript = "transcript"
+    events = "events"
+    tasks = "tasks"
+    parents = "parents"
+    search = "search"
+    error = "error"
+    config = "config"
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for `shell`, exactly as `hermes-task completion SHELL` prints it:
+    typer's template for the shell (the `source` answer of its completion protocol, which
+    typer's public `shell_complete` only echoes), stripped, one newline."""
+    get_completion_inspect_parameters()  # registers typer's shell classes
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        shell_complete(typer.main.get_command(completion_app), {}, PROG, COMPLETE_VAR, f"source_{shell}")
+    return printed.getvalue().strip() + "\n"
+
+
+completion_app = command_app()
+
+
+@completion_app.command()
+def completion(
+    ctx: typer.Context,
+    # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
+    shell: Annotated[Shell, typer.Argument(metavar="shell", help="bash, zsh or fish.", show_default=False)],
+    quiet: Quiet = False,
+) -> None:
+    """Print the shell completion script for SHELL.
+
+    bash: eval "$(hermes-task completion bash)" in ~/.bashrc;
+    zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
+    fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
+    """
+    del quiet  # accepted as on every command; nothing here warns
+    current(ctx).write_stdout(completion_script(shell.value))
+
+
+schema_app = command_app()
+
+
+@schema_app.command()
+def schema(
+    ctx: typer.Context,
+    name: Annotated[
+        SchemaName | None,
+        typer.Argument(
+            metavar="name",
+            help="Which document (transcript, events, tasks, parents, search, error, config); without it, the list of schemas.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Quiet = False,
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of an output document."""
+    from hermes_task.render import schemas  # lazy: the schema generator, only for `schema`
+
+    del quiet  # accepted as on every command; nothing here warns
+
+    write = current(ctx).write_stdout
+    if name is None:
+        width = max(len(n) for n in schemas.NAMES)
+        for each in schemas.NAMES:
+            write(f"{each:<{width}}  {schemas.description(each)}\n")
+        return
+    write(schemas.render(name.value))
+
+
+config_app = command_app(
+    name="config",
+    help="Where the config file is and which settings are in force.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@config_app.command("path")
+def config_path(ctx: typer.Context, quiet: Quiet = False) -> None:
+    """Print the config file's path ($XDG_CONFIG_HOME/hermes-task/config.toml)."""
+    from hermes_task import settings  # lazy: the config file, kept off --help
+    from hermes_task.core.sanitize import clean_line  # lazy: as settings
+    from hermes_task.failures import HermesError  # lazy: as settings
+
+    del quiet  # accepted as on every command; a broken config file is still said
+    env = current(ctx)
+    path = settings.config_path(dict(env.environ))
+    env.write_stdout(f"{path}\n")
+    try:
+        settings.load_config(path)
+    except HermesError as exc:  # the path is still the answer; what is wrong, a warning
+        env.stderr.write(f"warning: {clean_line(exc.message)}\n")
+
+
+@config_app.command("show")
+@with_common(pager=False)
+def config_show(*, common: Common) -> None:
+    """Print the effective settings and where each came from (flag, env, config, default).
+
+    Takes the same connection options as the other commands, so it shows what they would
+    use. Token and password are never printed: only whether and where they are set.
+    """
+    from hermes_task import settings  # lazy: the work, off --help
+    from hermes_task.cli.pager import pager_setting  # lazy: as settings
+    from hermes_task.cli.session import Session, run  # lazy: as settings
+    from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
+    from hermes_task.failures import Code, HermesError  # lazy: as settings
+    from hermes_task.render.jsontext import (
+        document,  # lazy: as settings
+        explain,  # lazy: as settings
+    )
+
+    def body(session: Session) -> None:
+        env = dict(common.env.environ)
+        path = settings.config_path(env)
+        invalid: HermesError | None = None
+        try:
+            resolved = session.settings
+        except HermesError as exc:
+            if exc.code is not Code.CONFIG:
+                raise
+            # Say what is wrong (file and line), then what can be said without the file.
+            invalid = exc
+            resolved = settings.resolve(
+                env=env,
+                url=common.url,
+                profile=common.profile,
+                token_file=common.token_file,
+                username=common.username,
+                password_file=common.password_file,
+                request_timeout=common.request_timeout,
+                use_config=False,
+            )
+        values = {name: ConfigValue(value=v, source=s) for name, v, s in explain(resolved, env)}
+        pager, pager_from = pager_setting(env)
+        values["pager"] = ConfigValue(
+            value=pager or "off", source="default" if pager_from == "default" else "env"
+        )
+        doc = ConfigDoc(
+            path=str(path),
+            exists=path.exists(),
+            gateways=settings.gateway_names(env),
+            settings=values,
+            error=invalid.message if invalid is not None else None,
+        )
+        if common.json:
+            common.env.write_stdout(document(doc))
+        else:
+            if invalid is not None:
+                _config_error_line(session, invalid.message)
+            common.env.write_stdout(_config_text(doc))
+        if invalid is not None:
+            raise SystemExit(int(invalid.exit_status))
+
+    run(Session(common), body)
+
+
+def _config_error_line(session: Session, message: str) -> None:
+    from rich.text import Text  # lazy: rich, only for a broken config file's error line
+
+    line = Text("error: ", style="bold red")
+    line.append(message)
+    session.err_console().print(line)
+
+
+def _config_text(doc: Any) -> str:
+    from hermes_task.core.sanitize import clean_line  # lazy: the work, off --help
+
+    found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
+    lines = [
+        f"config file  {clean_line(doc.path)}{found}",
+        f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
+        "",
+    ]
+    shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
+    key_w = max(len(k) for k in shown)
+    val_w = max(len(v) for v in shown.values())
+    for key, value in shown.items():
+        lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+parents_app = command_app()
+
+
+@parents_app.command()
+@with_common(pager=False)
+def parents(
+    limit: Annotated[
+        int,
+        typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100)."),
+    ] = 10,
+    header: Annotated[
+        bool, typer.Option("--header", help="Piped output: print the column names first.")
+    ] = False,
+    utc: Utc = False,
+    *,
+    common: Common,
+) -> None:
+    """List the newest chats that called delegate_task: the PARENT_ID recover and follow --parent take.
+
+    The dashboard's local Hermes store proposes the parents of its newest delegated children
+    (read-only; run on the dashboard's host, or pass --store PATH); each is printed only once
+    the dashboard shows it and at least one child that names it as its delegation parent.
+    Most recent delegation first: id, start, children proven, state, title (or its first user
+    words). Piped, one tab-separated line per chat. Without a store: exit 12.
+    """
+    from hermes_task.cli.session import Session, run  # lazy: the work, off --help
+    from hermes_task.reading.hints import find_parents  # lazy: as the session
+
+    def body(session: Session) -> None:
+        resolved = session.settings
+        store = session.open_store()  # not the session's hints: find_parents reads it whole
+        path = str(resolved.store) if resolved.store is not None else None
+        try:
+            entries, warnings = find_parents(
+                session.client, store, limit, off=resolved.store_off, path=path, debug=session.debug
+            )
+        finally:
+            if store is not None:
+                store.close()
+        session.close()
+        _parents_output(session, entries, warnings, header=header, utc=utc)
+
+    run(Session(common), body)
+
+
+def _parents_output(
+    session: Session, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
+) -> None:
+    """The chats as JSON, a table on a terminal, or tab-separated lines when piped."""
+    from hermes_task.cli.session import emit_warnings, stderr_line  # lazy: the command's work
+    from hermes_task.core.documents import ParentsDoc  # lazy: as the session
+    from hermes_task.render.jsontext import document  # lazy: as the session
+
+    common = session.common
+    env = common.env
+    if common.json:
+        env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
+        return
+    if not entries:
+        stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
+    elif env.isatty(env.stdout):
+        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
+
+        session.console().print(terminal.parents_renderable(entries, utc=utc), crop=False)
+    else:
+        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
+
+        lines = terminal.parent_lines(entries, header=header, utc=utc)
+        env.write_stdout("".join(line + "\n" for line in lines))
+    emit_warnings(common, warnings)

@@ -20,8 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.options import ParentId, command_app, with_common
+from hermes_task.cli.options import Common, ParentId, command_app, with_common
 from hermes_task.failures import Code, HermesError
 
 if TYPE_CHECKING:
@@ -111,9 +110,7 @@ def run_export(
 ) -> None:
     """The export of `parent_id` (`hermes-task export --help`), with plain values."""
     from hermes_task import __version__  # lazy: the version, only when a trace is written
-    from hermes_task.cli.reports import check_target, write_atomic  # lazy: the command's work
-    from hermes_task.cli.session import Session  # lazy: as the reports
-    from hermes_task.cli.shell import run  # lazy: as the reports
+    from hermes_task.cli.session import Session, check_target, run, write_atomic  # lazy: the command's work
     from hermes_task.core.sanitize import check_id  # lazy: as the reports
     from hermes_task.reading.tasktree import read_trace  # lazy: as the reports
     from hermes_task.render.jsontext import document, event  # lazy: as the reports

@@ -1,19 +1,46 @@
-"""`hermes-task follow`: print each new row of a delegated task once, until the task ends.
+"""`hermes-task follow`: print each new row of a delegated task once, until the task ends; or,
+with `--parent`, every task of a parent chat (and `tui`'s loop, which is the same).
 
-The command's work is `run_follow.py` (one task) and `watch.py` (`--parent`: every task of a
-parent chat); this module declares the command and checks how its options combine.
+`follow CHILD`: the loop is `reading/follower.py`; its output the terminal (rows on stdout,
+notes on stderr, append-only, no redraw, no spinner: `render/watchout.TerminalReporter`) or
+NDJSON events (one per line, flushed per line; the stream always ends with a `result` event,
+also on failure). `follow --parent`: the parent loop `recover --watch` drives
+(`recover.drive`), each proven child's rows prefixed with its task's number
+(`render/familyout.py`). Waiting between reads also watches stdout: a closed pipe ends the
+follow quietly even while nothing is printed.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.idcompletion import complete_parent_id, complete_task_id
-from hermes_task.cli.options import Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
-from hermes_task.cli.selection import Roles, Tail
+from hermes_task.cli.options import (
+    Common,
+    Full,
+    NoHint,
+    Reasoning,
+    RoleName,
+    Roles,
+    Tail,
+    Tips,
+    Utc,
+    command_app,
+    complete_parent_id,
+    complete_task_id,
+    with_common,
+)
+
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Session
+    from hermes_task.failures import HermesError
+    from hermes_task.reading.api import DashboardAPI, SharedDetails
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter, OpenChild
+    from hermes_task.reading.hints import StoreHints
+    from hermes_task.reading.polling import PollConfig
+    from hermes_task.reading.reader import TaskReader
 
 app = command_app()
 
@@ -92,8 +119,6 @@ def follow(
     if parent is not None:
         if tip:
             raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-        from hermes_task.cli.watch import follow_parent  # lazy: the command's work, kept off --help
-
         follow_parent(
             common,
             parent,
@@ -106,9 +131,7 @@ def follow(
         )
         return
     assert child_id is not None
-    from hermes_task.cli.run_follow import run_follow  # lazy: the command's work, kept off --help
-
-    run_follow(
+    follow_child(
         common,
         child_id=child_id,
         tip=tip,
@@ -123,3 +146,182 @@ def follow(
         tail=tail,
         role=role,
     )
+
+
+def follow_child(
+    common: Common,
+    *,
+    child_id: str,
+    tip: Sequence[str] | None = None,
+    no_hint: bool = False,
+    interval: float = 2.0,
+    exit_status: bool = False,
+    timeout: float | None = None,
+    start_timeout: float = 60.0,
+    reasoning: bool = False,
+    full: bool = False,
+    utc: bool = False,
+    tail: int | None = None,
+    role: Sequence[RoleName] | None = None,
+) -> None:
+    """Follow the task `child_id` until it ends (`hermes-task follow --help`)."""
+    from hermes_task.cli.session import (  # lazy: the work, off --help
+        Session,
+        dropped,
+        flushed,
+        idle_sleep,
+        run,
+        stderr_line,
+    )
+    from hermes_task.core.projection import RowFilter  # lazy: as the session
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
+    from hermes_task.failures import Code  # lazy: as the session
+    from hermes_task.reading.polling import (  # lazy: as the session
+        Follower,  # lazy: as the session
+        Outcome,
+        PollConfig,
+    )
+    from hermes_task.reading.reader import TaskReader  # lazy: as the session
+    from hermes_task.render.rows import View  # lazy: as the session
+    from hermes_task.render.watchout import JsonEvents, TerminalReporter  # lazy: as the session
+
+    env = common.env
+    session = Session(common)
+    config = PollConfig(
+        interval=interval,
+        timeout=timeout,
+        start_timeout=start_timeout,
+        exit_status=exit_status,
+        rows=RowFilter.of(role, tail),
+    )
+    reporter: JsonEvents | TerminalReporter = (
+        JsonEvents(env.write_stdout, flushed(env.stderr))
+        if common.json
+        else TerminalReporter(
+            session.target,
+            lambda line, style: stderr_line(common, line, style),
+            lambda code: not dropped(common.quiet, code),
+            interval,
+            child_id,
+            View(reasoning, full, utc),
+            stderr_tty=env.isatty(env.stderr),
+        )
+    )
+
+    def report(error: HermesError, status: int) -> None:
+        """A failure outside the loop's own handling: its error event (or line), then `result`."""
+        interrupted = error.code is Code.INTERRUPTED
+        if not interrupted:
+            reporter.error(error, retrying=False, delay=None)
+        if common.json:
+            if interrupted:
+                reporter.result(Outcome("interrupted", "unknown", None, status, None))
+            else:
+                reporter.result(Outcome("failed", "unknown", None, status, error))
+
+    def body(session: Session) -> None:
+        anchor = check_id(child_id, what="CHILD_ID")
+        candidates = [check_id(t, what="--tip") for t in tip or []]
+        with session.reading() as (client, hints):
+            reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
+            follower = Follower(
+                reader,
+                reporter,
+                config,
+                clock=env.clock,
+                sleep=env.sleep or idle_sleep(env.stdout),
+                debug=session.debug,
+            )
+            outcome = follower.run()
+        raise SystemExit(outcome.exit_code)
+
+    run(session, body, report=report)
+
+
+def follow_parent(
+    common: Common,
+    parent_id: str,
+    *,
+    timeout: float | None,
+    exit_status: bool,
+    start_timeout: float | None,
+    role: Sequence[RoleName] | None = None,
+    tail: int | None = None,
+    interval: float = 2.0,
+) -> None:
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `role`
+    and `tail` (--role, --tail) choose each task's rows as `follow CHILD` does (its backlog's
+    last N, then every new row); `interval` (--interval) the seconds between cycles."""
+    from hermes_task.cli.recover import drive, settled_timing  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, flushed  # lazy: as drive
+    from hermes_task.core.projection import RowFilter  # lazy: as drive
+    from hermes_task.reading.family import FamilyFollower  # lazy: as drive
+    from hermes_task.render.watchout import (
+        JsonEvents,  # lazy: as drive
+        TextFamily,  # lazy: as drive
+    )
+
+    rows = RowFilter.of(role, tail)
+    env = common.env
+    session = Session(common)
+    reporter: JsonEvents | TextFamily
+    if common.json:
+        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
+    else:
+        reporter = TextFamily(session.target, session.err_console, interval)
+    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+
+    def loop(
+        session: Session,
+        client: DashboardAPI,
+        hints: StoreHints,
+        shared: SharedDetails,
+        reader: TaskReader,
+        reporter: Any,
+        config: PollConfig,
+    ) -> FamilyFollower:
+        """The undelivered-completion rule as `recover --watch` applies it (without the usage reads)."""
+        timing = settled_timing(session, client, hints, shared, reporter, usage=False)
+        return FamilyFollower(
+            reader, reporter, config, open_child(client, hints, shared), rows=rows, **timing
+        )
+
+    drive(session, parent_id, reporter, limits, loop, interval=interval)
+
+
+def open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -> OpenChild:
+    """How `follow --parent` (and `tui`) read a child: as `follow CHILD` reads it (hint,
+    store), once proven; the detail its store proposal was proven with this cycle is its
+    first read."""
+    from hermes_task.reading.hints import admit  # lazy: the work, off --help
+    from hermes_task.reading.reader import TaskReader  # lazy: as admit
+
+    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+        gate = admit(parents, client.detail)
+        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
+
+    return open_child
+
+
+def screen_follower(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    parent: str,
+    reporter: FamilyReporter,
+    config: PollConfig,
+    sleep: Callable[[float], None],
+) -> FamilyFollower:
+    """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
+    tasks (the same settle step: a child's end noticed without a parent row, usage), so its
+    statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
+    quit)."""
+    from hermes_task.cli.recover import settled_timing  # lazy: the work, off --help
+    from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
+    from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
+    from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
+
+    reader = TaskReader(client, parent, hint=False)
+    shared = SharedDetails(client)
+    timing = settled_timing(session, client, hints, shared, reporter, sleep)
+    return FamilyFollower(reader, reporter, config, open_child(client, hints, shared), **timing)

@@ -1,19 +1,59 @@
 """`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
 
-One refresh (as `show`), then `--pages N` load-older batches (default 1), or `--all` to the
-start with the largest pages the backend allows; `--min-text N` makes each batch read raw
-pages until N text rows arrived. The batch logic is `hermes_task.reading.stream` (no typer, no
-rich); the command's work is `run_older.py` (options, the stderr progress indicator, the output).
+One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches (default
+1), or `--all` to the start with the largest pages the backend allows; `--min-text N` makes
+each batch read raw pages until N text rows arrived. The batch logic is
+`reading/older_batches.py` (no typer, no rich); this module adds the stderr progress
+indicator, the `--debug` line and the output.
+
+`--all` is written as its pages are proven (`reading/stream.py` reads them) where the output
+allows it. Piped plain text: the goal line once the goal is known (the first page that
+states it: a delegated child's goal is its first row, so normally the first page; the pages
+before it are held meanwhile), each page's rows as soon as it is read, the footer, the
+windowed path's "nothing older" note when the newest page held every row, and warnings at the
+end. `--json`: the document opens (`schema_version`, `rows`) with the first page and each
+page's rows follow as elements as they are proven; everything that depends on how the read
+ends (`kind`, the task with each segment's `rows_shown`, coverage, warnings) comes after
+`rows` and is written last: byte for byte the document the whole-window path writes, in
+memory of one page. A task of several segments is read whole first
+(`reading/lineage_stream.py`, spooled), then written the same way, piped too. A terminal
+(paged or painted) and `--format markdown` keep the whole-window path.
+
+A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows
+already written stay and the error goes to stderr; with `--json` the open document is ended
+as the error document (`kind: "error"`), whose `rows` are those written. Either way the exit
+status is the failure's.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import chain
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
+from hermes_task.cli.options import (
+    ChildId,
+    Common,
+    Full,
+    NoHint,
+    OutputFormat,
+    Reasoning,
+    Tips,
+    Utc,
+    command_app,
+    with_common,
+)
+
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Session
+    from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
+    from hermes_task.core.lineage import Cursor
+    from hermes_task.failures import HermesError
+    from hermes_task.reading.reader import Snapshot, TaskReader
+    from hermes_task.reading.stream import LineageRows, Progress, StreamStats
 
 app = command_app()
 
@@ -64,17 +104,336 @@ def older(
     show; JSON coverage says whether older rows remain (has_older) and
     whether the task's first row is loaded (at_start).
     """
-    from hermes_task.cli.run_older import run_older  # lazy: the command's work, kept off --help
-
-    run_older(
-        common,
-        child_id=child_id,
-        tip=tip,
-        pages=pages,
-        all_pages=all_pages,
-        min_text=min_text,
-        reasoning=reasoning,
-        full=full,
-        utc=utc,
-        no_hint=no_hint,
+    from hermes_task.cli.session import (  # lazy: the work, off --help
+        Session,
+        finish,
+        output_transcript,
+        read_transcript,
+        shell,
     )
+    from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT  # lazy: as the session
+    from hermes_task.failures import Code, HermesError  # lazy: as the session
+    from hermes_task.reading.reader import Snapshot  # lazy: as the session
+    from hermes_task.reading.stream import (  # lazy: as the session
+        PagingOutcome,
+        Plan,
+        combine_warnings,
+        read_batches,
+    )
+
+    with shell(Session(common)) as session:
+        if pages is not None and all_pages:
+            raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
+        if min_text is not None and all_pages:
+            raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
+        plan = (
+            Plan(batches=None, limit=MAX_LIMIT)
+            if all_pages
+            else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
+        )
+        paged = PagingOutcome()
+        unique: list[int] = []  # the rows known after the batches, for --debug
+
+        def batches(reader: TaskReader, snap: Snapshot) -> Snapshot | None:
+            nonlocal paged
+            if all_pages and snap.failure is None:
+                view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
+                if stream(session, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
+                    return None  # written as the pages were proven
+            with _progress(common) as on_page:
+                paged = read_batches(reader, plan, on_page=on_page)
+            unique.append(len(reader.view().keys))
+            return Snapshot(snap.new_keys, combine_warnings(snap.warnings, paged.warnings), snap.failure)
+
+        def output(doc: TranscriptDoc) -> None:
+            more = () if all_pages else _more(pages or 1, min_text)
+            output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc, more=more)
+            if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
+                nothing_older(common, doc.task.root_id)
+
+        reading = read_transcript(session, child_id=child_id, tip=tip, no_hint=no_hint, step=batches)
+        write = session.debug
+        if write is not None and reading.doc is not None:
+            text = f" text={paged.text_rows}" if min_text is not None and not all_pages else ""
+            write(
+                f"older stop={paged.stop} batches={paged.batches} pages={paged.pages} "
+                f"new={paged.new_rows}{text} restarts={paged.restarts} unique={unique[-1]}"
+            )
+        session.ending = finish(common, reading, output)
+
+
+@contextmanager
+def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
+    """A transient "page N" status on stderr, only when stderr is a terminal."""
+    if not common.env.isatty(common.env.stderr):
+        yield None
+        return
+    from rich.console import Console  # lazy: rich, only for a terminal's progress line
+
+    from hermes_task.cli.session import color_enabled  # lazy: the work, off --help
+
+    # Not `Session.err_console()`: with colour off it forces a non-terminal console, and a status
+    # line needs cursor movement even in monochrome.
+    color = color_enabled(common, common.env.stderr)
+    err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
+    with err.status("reading older rows", spinner="dots") as status:
+
+        def update(progress: Progress) -> None:
+            status.update(f"reading older rows: page {progress.page} ({progress.rows} rows known)")
+
+        yield update
+
+
+def _more(pages: int, min_text: int | None) -> tuple[str, ...]:
+    """`older`'s options that read one batch more than these did (the footer's suggestion)."""
+    text = ("--min-text", str(min_text)) if min_text is not None else ()
+    return ("--pages", str(pages + 1), *text)
+
+
+def nothing_older(common: Common, root_id: str) -> None:
+    """The note that no older page added a row (both paths of `older`, never with `--json`)."""
+    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
+    from hermes_task.core.sanitize import clean_line  # lazy: as stderr_line
+
+    text = f"note: nothing older: the newest page holds every row of task {clean_line(root_id)}"
+    stderr_line(common, text, "dim")
+
+
+class _JsonRows:
+    """`--json` written as it is read: `ROWS_OPEN` with the first page, each page's rows as
+    `rows` elements, then the rest of the document (`rows_close`), a transcript or an error."""
+
+    def __init__(self, common: Common) -> None:
+        self.common = common
+        self.rows = 0
+        self.opened = False
+
+    def add(self, rows: list[Row]) -> None:
+        from hermes_task.render.jsontext import ROWS_OPEN, row_element  # lazy: the command's work
+
+        text = "".join(row_element(row, first=self.rows + i == 0) for i, row in enumerate(rows))
+        if not self.opened:
+            text = ROWS_OPEN + text
+            self.opened = True
+        self.rows += len(rows)
+        if text:
+            self.common.env.write_stdout(text)
+
+    def close(self, doc: Any) -> None:
+        """End the document as `doc` (its `rows` empty: those written are its rows)."""
+        from hermes_task.render.jsontext import rows_close  # lazy: the command's work
+
+        self.add([])
+        self.common.env.write_stdout(rows_close(doc, self.rows))
+
+
+def stream(
+    session: Session,
+    reader: TaskReader,
+    warnings: list[WarningItem],
+    *,
+    debug: Callable[[str], None] | None,
+    **view: Any,
+) -> bool:
+    """Write `older --all` streamed (module docstring); False (nothing written) when it cannot
+    stream. `debug` is the run's `--debug` writer (`Session.debug`)."""
+    from hermes_task.reading.stream import (
+        lineage_streamable,  # lazy: the command's work
+        streamable,  # lazy: the command's work
+    )
+
+    common = session.common
+    if common.output_format is OutputFormat.markdown or not (common.json or session.target.plain):
+        return False  # a terminal and --format markdown keep the window
+    if streamable(reader):
+        return _segment(session, reader, warnings, debug, view)
+    if lineage_streamable(reader):
+        return _lineage(session, reader, warnings, debug, view)
+    return False
+
+
+def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
+    """A failure before anything was written: reported as without streaming, then exit."""
+    from hermes_task.cli.session import report_failure  # lazy: the command's work
+
+    report_failure(common, error, reader.rows())
+    raise SystemExit(int(error.exit_status)) from None
+
+
+def _segment(
+    session: Session,
+    reader: TaskReader,
+    warnings: list[WarningItem],
+    debug: Callable[[str], None] | None,
+    view: dict[str, Any],
+) -> bool:
+    """One segment: rows written (piped text or `--json`) as each page is proven; piped, the
+    pages are held until one states the goal (the goal line comes before the rows)."""
+    from msgspec.structs import replace  # lazy: the command's work
+
+    from hermes_task.failures import HermesError  # lazy: the command's work
+    from hermes_task.reading.stream import StreamStats, Unstreamable, goal_of, stream_pages  # lazy: as above
+
+    common = session.common
+    stats = StreamStats()
+    pages = stream_pages(reader, stats)
+    try:
+        held = [next(pages)]
+    except Unstreamable:
+        return False
+    except HermesError as exc:
+        _unwritten(common, exc, reader)
+    reader.goal = goal_of(held[0]) if not reader.continues_parent else None
+    seek = reader.goal is None and not reader.continues_parent and not common.json
+    while seek and reader.goal is None:
+        try:
+            page = next(pages)
+        except StopIteration:
+            break
+        except HermesError as exc:
+            _unwritten(common, exc, reader)
+        held.append(page)
+        reader.goal = goal_of(page)
+    doc = replace(reader.document(warnings), rows=[])  # the rows come page by page
+    _write(session, reader, doc, stats, warnings, held, pages, debug, view)
+    return True
+
+
+def _lineage(
+    session: Session,
+    reader: TaskReader,
+    warnings: list[WarningItem],
+    debug: Callable[[str], None] | None,
+    view: dict[str, Any],
+) -> bool:
+    """Several segments: every window read and spooled, then written in display order
+    (`reading/lineage_stream.py`); nothing is written before the last page is read."""
+    from msgspec.structs import replace  # lazy: the command's work
+
+    from hermes_task.failures import HermesError  # lazy: the command's work
+    from hermes_task.reading.stream import (  # lazy: the command's work
+        LineageRows,  # lazy: the command's work
+        StreamStats,
+        Unstreamable,
+    )
+
+    common = session.common
+    stats = StreamStats()
+    lineage = LineageRows(reader, stats)
+    try:
+        try:
+            plan = lineage.read()
+        except Unstreamable:
+            return False
+        except HermesError as exc:
+            _fail_read(common, exc, reader, lineage)
+        lineage.count()
+        if plan.blocked is None and not reader.continues_parent:
+            reader.goal = lineage.goal
+        try:
+            reader.read_goal()  # the root's first row, when the windows showed no goal
+        except HermesError as exc:
+            _fail_read(common, exc, reader, lineage)
+        doc = replace(reader.document(warnings), rows=[])
+        _write(session, reader, doc, stats, warnings, [], lineage.pages(), debug, view, lineage.cursor())
+        return True
+    finally:
+        lineage.close()
+
+
+def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: LineageRows) -> None:
+    """A failure before anything was written: the rows read so far (`--json`), then exit."""
+    if not lineage.stats.pages or not common.json:
+        _unwritten(common, error, reader)
+    out = _JsonRows(common)
+    lineage.read_so_far()
+    for rows in lineage.pages():
+        out.add(rows)
+    _fail(common, error, out)
+
+
+def _write(
+    session: Session,
+    reader: TaskReader,
+    doc: TranscriptDoc,
+    stats: StreamStats,
+    warnings: list[WarningItem],
+    first: list[list[Row]],
+    pages: Iterator[list[Row]],
+    debug: Callable[[str], None] | None,
+    view: dict[str, Any],
+    cur: Cursor | None = None,
+) -> None:
+    """The document `doc` (rows left out) with `first`, then `pages`, each page written as
+    it comes: `--json` (`_json`) or piped text."""
+    from hermes_task.cli.session import emit_warnings  # lazy: the command's work
+    from hermes_task.reading.stream import finish  # lazy: the command's work
+    from hermes_task.render.rows import (  # lazy: the command's work  # lazy: the command's work
+        Segments,
+        View,
+        footer_text,
+        head_text,
+        rows_text,
+    )
+
+    common = session.common
+    if common.json:
+        _json(common, reader, doc, stats, warnings, chain(first, pages), debug, cur)
+        return
+    painted = View(**view)
+    shown = 0
+    segments = Segments(doc.task)
+    common.env.write_stdout(head_text(doc, session.target.columns))
+    for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
+        shown += len(rows)
+        common.env.write_stdout(rows_text(rows, painted, segments))
+    _debug(debug, stats)
+    final = finish(reader, doc, stats, warnings, cur)
+    common.env.write_stdout(footer_text(final, painted, shown) + "\n")
+    emit_warnings(common, final.warnings)
+    if cur is None and stats.older == 0:  # as the windowed path: no older page added a row
+        nothing_older(common, final.task.root_id)
+
+
+def _json(
+    common: Common,
+    reader: TaskReader,
+    doc: TranscriptDoc,
+    stats: StreamStats,
+    warnings: list[WarningItem],
+    pages: Iterator[list[Row]],
+    debug: Callable[[str], None] | None,
+    cur: Cursor | None,
+) -> None:
+    """The JSON document, its rows written page by page. The goal is the first row stating
+    one on any page (the task head comes after the rows), unless the caller settled it."""
+    from hermes_task.failures import HermesError  # lazy: the command's work
+    from hermes_task.reading.stream import finish, goal_of  # lazy: the command's work
+
+    out = _JsonRows(common)
+    seek_goal = reader.goal is None and cur is None and not reader.continues_parent
+    try:
+        for rows in pages:
+            out.add(rows)
+            if seek_goal and reader.goal is None:
+                reader.goal = goal_of(rows)
+    except (HermesError, KeyboardInterrupt) as exc:
+        _fail(common, exc, out)
+    _debug(debug, stats)
+    out.close(finish(reader, doc, stats, warnings, cur))
+
+
+def _debug(debug: Callable[[str], None] | None, stats: StreamStats) -> None:
+    if debug is not None:
+        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+
+
+def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:
+    """End the open document as the error document of `exc` (a page's failure, Ctrl-C or a
+    stop signal), its rows those written, say it on stderr and exit with its status."""
+    from hermes_task.cli.session import error_document, error_lines, failure_of  # lazy: the command's work
+
+    error, status = failure_of(exc)
+    out.close(error_document(error))
+    error_lines(common, error)
+    raise SystemExit(status)

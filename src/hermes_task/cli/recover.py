@@ -1,14 +1,59 @@
-"""`hermes-task recover`: the delegated tasks of a parent chat, optionally as a nested tree."""
+"""`hermes-task recover`: the delegated tasks of a parent chat, optionally as a nested tree,
+once or (`--watch`) until every task is terminal; and the parent loops' driver that `follow
+--parent` and `tui` share.
+
+Once: it reads the parent (every page, or `--pages`), builds its tasks (nested with
+`--recursive`), then writes them in the chosen format: JSON, the Markdown report (each shown
+task's child read through `reading/taskread.py`), our table on a terminal, or tab-separated
+lines; then the JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
+
+`--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
+appended tab-separated task lines when piped (`render/watchout.py`). The shell turns SIGTERM
+and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still writes its `result`
+(exit 143 / 129 / 130). A failure before the loop starts (an invalid id) is an `error` event
+and a `result` with `--json`. A closed stdout ends the watch quietly.
+
+The JUnit file is written atomically: the whole document to a temporary file in the file's
+own directory, flushed to disk, then renamed over FILE, so a reader sees the old file or the
+new one, never half of one. It is written whatever way `recover` (or its `--watch`) ends once
+it has started reading: every task known so far, and a run that failed as a failing testcase
+of its own; also when SIGTERM, SIGHUP or Ctrl-C stopped the watch (then no transcript is read
+for it). The last rows of a task that did not pass are read as `show` reads them (the newest
+page); a stop signal while they are read ends the reading, the file is still written with
+what was read, and the signal then ends the command as usual.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import random
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.common import Common, OutputFormat
-from hermes_task.cli.options import ParentId, command_app, with_common
+from hermes_task.cli.options import Common, OutputFormat, ParentId, command_app, with_common
 from hermes_task.core.ui_strings import TaskStatus
+
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Report, Session
+    from hermes_task.core.documents import TaskEntry, TasksDoc
+    from hermes_task.failures import HermesError
+    from hermes_task.reading.api import DashboardAPI, SharedDetails
+    from hermes_task.reading.hints import StoreHints
+    from hermes_task.reading.polling import Outcome, PollConfig
+    from hermes_task.reading.reader import TaskReader, Transcript
+    from hermes_task.reading.tasktree import Unread
+    from hermes_task.reading.watcher import Watcher
+    from hermes_task.render.rows import View
+
+INTERVAL = 2.0
+# Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
+JITTER: Callable[[], float] = random.random
+STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
+# A task's child as read, or why not; given the task and its conversation.
+Reader = Callable[["TaskEntry", str], "Transcript | Unread"]
+
 
 app = command_app()
 
@@ -132,8 +177,6 @@ def recover(
             raise typer.BadParameter(
                 "markdown is a report of one read: not with --watch", param_hint="'--format'"
             )
-        from hermes_task.cli.watch import watch_parent  # lazy: the command's work, kept off --help
-
         watch_parent(
             common,
             parent_id,
@@ -151,8 +194,6 @@ def recover(
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
     if start_timeout is not None:
         raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
-    from hermes_task.cli.run_recover import run_recover  # lazy: the command's work, kept off --help
-
     run_recover(
         common,
         parent_id,
@@ -164,4 +205,403 @@ def recover(
         full=full,
         utc=utc,
         junit=junit,
+    )
+
+
+def run_recover(
+    common: Common,
+    parent_id: str,
+    *,
+    recursive: bool = False,
+    pages: int | None = None,
+    wanted: tuple[str, ...] = (),
+    header: bool = False,
+    exit_status: bool = False,
+    full: bool = False,
+    utc: bool = False,
+    junit: str | None = None,
+) -> None:
+    """The tasks of `parent_id`, once (`hermes-task recover --help`); `full` and `utc` shape
+    the Markdown report's transcripts."""
+    from hermes_task.cli.session import Session, check_target, run  # lazy: the work, off --help
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
+    from hermes_task.core.verdict import exit_status as verdict_exit  # lazy: as the session
+    from hermes_task.failures import Code, HermesError  # lazy: as the session
+    from hermes_task.reading.api import SharedDetails  # lazy: as the session
+    from hermes_task.reading.tasktree import read_parent_tasks  # lazy: as the session
+    from hermes_task.render.rows import View  # lazy: as the session
+
+    view = View(full=full, utc=utc)
+
+    def body(session: Session) -> None:
+        parent = check_id(parent_id, what="PARENT_ID")
+        junit_file = None
+        if junit is not None:
+            check_target(junit)
+            junit_file = JunitFile(junit, parent)
+        with session.reading() as (client, hints):
+            # One run, one answer per session (reading/parenttasks.py).
+            shared = SharedDetails(client)
+            try:
+                got = read_parent_tasks(
+                    client,
+                    hints,
+                    parent,
+                    shared=shared,
+                    recursive=recursive,
+                    pages=pages,
+                    debug=session.debug,
+                )
+            except (HermesError, KeyboardInterrupt) as exc:
+                if junit_file is not None:
+                    stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
+                    junit_file.write(
+                        [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
+                    )
+                raise
+            doc, tasks, paths = got.doc, got.doc.tasks, got.paths
+            markdown = common.output_format is OutputFormat.markdown
+            # The report reads each child as asked (whole, or --pages); the JUnit file only
+            # the newest page of the tasks that did not pass (the report's read when it has one).
+            reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
+            output(session, doc, wanted, header=header, read=reader, view=view)
+            if junit_file is not None:
+                signal = junit_file.write(tasks, still="still running when read", read=reader)
+                if signal is not None:
+                    raise signal
+        if exit_status:
+            code = int(verdict_exit(tasks))
+            if code:
+                raise SystemExit(code)
+
+    run(Session(common), body)
+
+
+def output(
+    session: Session,
+    doc: TasksDoc,
+    wanted: tuple[str, ...],
+    *,
+    header: bool,
+    read: Reader | None = None,
+    view: View | None = None,
+) -> None:
+    """The task list as JSON, the Markdown report (each shown task's child read through
+    `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
+    piped; `wanted` statuses filter what is shown, never the summary."""
+    from msgspec.structs import replace  # lazy: the work, off --help
+
+    from hermes_task.cli.session import emit_warnings  # lazy: as replace
+    from hermes_task.core.verdict import only  # lazy: as replace
+    from hermes_task.render.jsontext import document  # lazy: as replace
+    from hermes_task.render.rows import (  # lazy: as replace
+        View,  # lazy: as replace
+        no_tasks_text,
+        task_lines,
+    )
+
+    common = session.common
+    env = common.env
+    shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
+    if common.json:
+        env.write_stdout(document(shown))
+        return
+    if common.output_format is OutputFormat.markdown and read is not None:
+        from hermes_task.render.report import report  # lazy: only --format markdown
+
+        for chunk in report(doc, shown.tasks, read, view or View(), wanted):
+            env.write_stdout(chunk)  # each task's block as soon as its child is read
+    elif not env.isatty(env.stdout):
+        env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
+        if not shown.tasks:  # nothing on stdout: a script reads zero lines; people read stderr
+            from rich.text import Text  # lazy: rich, only to say on stderr that no task was found
+
+            session.err_console().print(Text(no_tasks_text(shown, wanted), style="dim"))
+    else:
+        from hermes_task.render import terminal  # lazy: rich, only on a terminal
+
+        terminal.tasks(session.console(), shown, wanted)
+    emit_warnings(common, doc.warnings)
+
+
+def child_reader(
+    client: DashboardAPI,
+    hints: StoreHints | None,
+    paths: dict[str, tuple[str, ...]],
+    *,
+    pages: int | None,
+    shared: SharedDetails | None = None,
+) -> Reader:
+    """Each task's child read once (`ChildReads`: `pages` as `recover --pages`, at most 100
+    children), owned by a segment of its conversation's proven lineage (`paths`: every
+    conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
+    from hermes_task.core.ui_strings import RECOVER  # lazy: the work, off --help
+    from hermes_task.reading.tasktree import ChildReads  # lazy: as RECOVER
+
+    reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)
+
+    def read(task: TaskEntry, conversation: str) -> Transcript | Unread:
+        return reads.read(task, frozenset(paths.get(conversation, (conversation,))))
+
+    return read
+
+
+class JunitFile:
+    """The `--junit FILE` of one run: `write` it once, from what the run knows."""
+
+    def __init__(self, path: str, parent_id: str) -> None:
+        self.path = path
+        self.parent_id = parent_id
+        self.written = False
+
+    def write(
+        self,
+        tasks: Sequence[TaskEntry],
+        *,
+        still: str,
+        read: Reader | None,
+        failure: HermesError | None = None,
+        unread: str = "",
+    ) -> KeyboardInterrupt | None:
+        """The report of `tasks`; `still` says when a running task was seen, `read` reads a
+        task's child for its last rows (None: none is read, `unread` says why), `failure` is
+        how the run itself failed. A stop signal that came while reading ends the reading and
+        is returned once the file is written, for the caller to end by; a file that cannot be
+        written is a usage error (exit 2)."""
+        from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
+        from hermes_task.failures import Code, HermesError  # lazy: the work, off --help
+        from hermes_task.reading.tasktree import Unread  # lazy: as HermesError
+        from hermes_task.render.report import (  # lazy: the XML writer, only with --junit
+            document,
+            failed_run,
+            last_rows_text,
+            suites_of,
+        )
+
+        if self.written:
+            return None
+        self.written = True
+        stopped: list[KeyboardInterrupt] = []
+
+        def last_rows(task: TaskEntry, conversation: str) -> str:
+            if read is None or stopped:
+                why = unread if read is None else "the command was stopped"
+                return last_rows_text(Unread("not_read", why))
+            try:
+                return last_rows_text(read(task, conversation))
+            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
+                stopped.append(exc)
+                return last_rows_text(Unread("not_read", "the command was stopped"))
+
+        suites = suites_of(self.parent_id, tasks, still, last_rows)
+        if failure is not None:
+            suites[0][1].append(failed_run(self.parent_id, failure.code.value, failure.message))
+        try:
+            write_atomic(self.path, document(suites))
+        except OSError as exc:
+            raise HermesError(Code.USAGE, f"--junit {self.path}: {exc.strerror or exc}") from None
+        return stopped[0] if stopped else None
+
+    def failed(self, error: HermesError, status: int) -> None:
+        """The run ended by `error` before its tasks were known: the file says so (not for a
+        usage error: nothing was read)."""
+        from hermes_task.failures import Code, ExitStatus, HermesError  # lazy: the command's work
+
+        if error.exit_status is ExitStatus.USAGE:
+            return
+        if error.code is Code.INTERRUPTED:
+            stop = STOPPED.get(status, "a signal")
+            error = HermesError(Code.INTERRUPTED, f"stopped by {stop} before the tasks were read")
+        self.write([], still="", read=None, failure=error)
+
+
+def still_after_watch(ending: str, status: int, failure: HermesError | None) -> str:
+    """When a task still running was last seen, by how the watch ended."""
+    if ending == "timeout":
+        return "still running when --timeout ran out"
+    if ending == "interrupted":
+        return f"still running when the watch was stopped ({STOPPED.get(status, 'a signal')})"
+    if ending == "failed" and failure is not None:
+        return f"still running when the watch failed: {failure.message}"
+    return "still running when the watch ended"
+
+
+def watch_parent(
+    common: Common,
+    parent_id: str,
+    *,
+    timeout: float | None,
+    exit_status: bool,
+    start_timeout: float | None,
+    junit: str | None = None,
+) -> None:
+    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
+    with `junit`, the JUnit file is written as the watch ends."""
+    from hermes_task.cli.session import Session, flushed  # lazy: the work, off --help
+    from hermes_task.reading.watcher import Watcher  # lazy: as the session
+    from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch  # lazy: as the session
+
+    env = common.env
+    session = Session(common)
+    reporter: JsonEvents | LinesWatch | LiveWatch
+    if common.json:
+        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
+    elif env.isatty(env.stdout):
+        reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
+        if env.isatty(env.stderr):  # the same screen: a debug line goes above the table
+            session.debug_above = partial(reporter.note, "debug: ", style="")
+    else:
+        reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
+    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+
+    def loop(
+        session: Session,
+        client: DashboardAPI,
+        hints: StoreHints,
+        shared: SharedDetails,
+        reader: TaskReader,
+        reporter: Any,
+        config: PollConfig,
+    ) -> Watcher:
+        """Each cycle also settles the tasks whose child ended unreported (their usage too)."""
+        return Watcher(reader, reporter, config, **settled_timing(session, client, hints, shared, reporter))
+
+    try:
+        drive(session, parent_id, reporter, limits, loop, junit=junit)
+    finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
+        if isinstance(reporter, LiveWatch):
+            reporter.close()
+
+
+# Builds a parent loop: given the session, the client, the store's hints, the cycle's shared
+# details, the parent's reader, the reporter and the poll config.
+Loop = Callable[..., "Watcher"]
+
+
+def drive(
+    session: Session,
+    parent_id: str,
+    reporter: Any,
+    limits: dict[str, Any],
+    loop: Loop,
+    *,
+    junit: str | None = None,
+    interval: float = INTERVAL,
+) -> None:
+    """Check the parent id (and the JUnit file's place), then run the watch or the family
+    follow (`loop` builds it) to its outcome through the shell; the JUnit file is written
+    however it ends."""
+    from hermes_task.cli.session import QuietNotes, check_target, run  # lazy: the work, off --help
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
+    from hermes_task.failures import interrupt_status  # lazy: as the session
+    from hermes_task.reading.api import SharedDetails  # lazy: as the session
+    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
+    from hermes_task.reading.reader import TaskReader  # lazy: as the session
+
+    common = session.common
+    if limits["start_timeout"] is None:
+        limits = {**limits, "start_timeout": START_TIMEOUT}
+    config = PollConfig(interval=interval, **limits)
+    if common.quiet and not common.json:
+        reporter = QuietNotes(reporter)
+    files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
+
+    def body(session: Session) -> None:
+        parent = check_id(parent_id, what="PARENT_ID")
+        if junit is not None:
+            check_target(junit)
+            files.append(JunitFile(junit, parent))
+        with session.reading() as (client, hints):
+            reader = TaskReader(client, parent, hint=False)
+            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
+            watcher = loop(session, client, hints, shared, reader, reporter, config)
+            outcome = watcher.run()
+            for junit_file in files:
+                read = child_reader(client, hints, {parent: reader.path}, pages=1)
+                stop = _write_junit(junit_file, outcome, watcher.entries, read)
+                if stop is not None:  # the watch's `result` is written: end as the signal says
+                    raise SystemExit(interrupt_status(stop))
+        if outcome.exit_code:
+            raise SystemExit(outcome.exit_code)
+
+    run(session, body, report=_failure_report(common, reporter, files))
+
+
+def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Report:
+    """The shell's report of a failure outside the loop's own handling: the JUnit file saying
+    so, the error event or line, then (with `--json`) `result`."""
+    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
+    from hermes_task.failures import Code, HermesError  # lazy: as stderr_line
+    from hermes_task.reading.polling import Outcome  # lazy: as stderr_line
+
+    def report(error: HermesError, status: int) -> None:
+        for junit_file in files:
+            try:
+                junit_file.failed(error, status)
+            except HermesError as unwritten:  # the command's own failure still ends it
+                stderr_line(common, f"error: {unwritten.message}", "bold red")
+        interrupted = error.code is Code.INTERRUPTED
+        if not interrupted:
+            reporter.error(error, retrying=False, delay=None)
+        if common.json:
+            reporter.result(Outcome("interrupted" if interrupted else "failed", "unknown", None, status), [])
+
+    return report
+
+
+def settled_timing(
+    session: Session,
+    client: DashboardAPI,
+    hints: StoreHints,
+    shared: SharedDetails,
+    reporter: Any,
+    sleep: Callable[[float], None] | None = None,
+    *,
+    usage: bool = True,
+) -> dict[str, Any]:
+    """What every parent loop waits and resolves by: the clock, the idle sleep (which watches
+    stdout), the back-off jitter, the `--debug` writer, and each cycle's store proposals of
+    children (proven against this cycle's `shared` details), with the settle step: each
+    cycle's tasks whose child ended unreported (`reading/unreported.py`), and with `usage`
+    their usage, as `resolve` and `recheck`."""
+    from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
+    from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
+    from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep
+
+    settle = Unreported(
+        client,
+        hints,
+        per_cycle=MAX_CHECKS_PER_CYCLE,
+        usage=usage,
+        debug=session.debug,
+        warn=reporter.warning,
+        shared=shared,
+    )
+    env = session.env
+
+    def resolve(messages: Any, tasks: Any) -> Any:
+        return settle(messages, find_children(client, hints, messages, tasks, shared))
+
+    return {
+        "clock": env.clock,
+        "sleep": sleep or env.sleep or idle_sleep(env.stdout),
+        "jitter": JITTER,
+        "debug": session.debug,
+        "resolve": resolve,
+        "shared": shared,
+        "notes": hints.warnings,  # store_unavailable, once per run, in every live command
+        "recheck": settle,
+    }
+
+
+def _write_junit(
+    junit_file: JunitFile, outcome: Outcome, entries: list[TaskEntry], read: Reader
+) -> KeyboardInterrupt | None:
+    """The JUnit file of a watch that ended: the last rows of the tasks that did not pass are
+    read unless a signal stopped the watch (or it failed: its reads would fail alike)."""
+    still = still_after_watch(outcome.ending, outcome.exit_code, outcome.failure)
+    quiet = outcome.ending in ("interrupted", "failed")
+    unread = still.replace("still running when ", "not read: ") if quiet else ""
+    return junit_file.write(
+        entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
     )

@@ -1,6 +1,6 @@
 """`hermes-task search`: a pattern looked for in every task's whole transcript of a parent chat.
 
-The command's work is `run_search.py`: the reading is `hermes_task.reading.task_search` (the
+The reading is `hermes_task.reading.task_search` (the
 tasks as `recover` finds them, each child read as `older --all` reads it); the output
 `render/searchout.py`: NDJSON events with `--json`, tab-separated lines when piped, readable
 groups on a terminal. The exit status is grep's in this tool's numbers
@@ -11,12 +11,16 @@ usual codes. With `--json` a failure is an `error` event, then `result`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.options import Utc, command_app, with_common
+from hermes_task.cli.options import Common, Utc, command_app, with_common
+
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Session
+    from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch
 
 app = command_app()
 
@@ -63,15 +67,79 @@ def search(
 
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
-    from hermes_task.cli.run_search import run_search  # lazy: the command's work, kept off --help
-
-    run_search(
-        common,
-        pattern,
-        parent_id,
-        regex=regex,
-        ignore_case=ignore_case,
-        context=context,
-        reasoning=reasoning,
-        utc=utc,
+    from hermes_task.cli.session import Session, report_failure, run  # lazy: the work, off --help
+    from hermes_task.core.projection import (  # lazy: as the session
+        PatternError,
+        compile_pattern,
+        search_status,
     )
+    from hermes_task.core.sanitize import (
+        check_id,  # lazy: as the session
+        clean_line,  # lazy: as the session
+    )
+    from hermes_task.core.ui_strings import RECOVER  # lazy: as the session
+    from hermes_task.failures import Code, HermesError  # lazy: as the session
+    from hermes_task.reading.task_search import Query, Tally, search_parent  # lazy: as the session
+    from hermes_task.render.searchout import JsonSearch  # lazy: as the session
+
+    session = Session(common)
+    reporter = _reporter(session, utc=utc)
+    tally = Tally()
+
+    def report(error: HermesError, status: int) -> None:
+        """A failure of the whole search: its lines on stderr; with --json an `error` event
+        (not when interrupted) and the `result` with what was found so far."""
+        interrupted = error.code is Code.INTERRUPTED
+        if not isinstance(reporter, JsonSearch):
+            if not interrupted:
+                report_failure(common, error)
+            return
+        if not interrupted:
+            reporter.error(error)
+            note = _note(common)
+            note(f"error: {error.message}", "bold red")
+            if error.hint:
+                note(f"hint: {error.hint}", "dim")
+        reporter.result(tally, status)
+
+    def body(session: Session) -> None:
+        try:
+            compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
+        except PatternError as exc:
+            raise HermesError(Code.USAGE, f"PATTERN {exc}") from None
+        parent = check_id(parent_id, what="PARENT_ID")
+        query = Query(pattern=compiled, context=context, reasoning=reasoning)
+        with session.reading() as (client, hints):
+            search_parent(client, parent, hints, query, reporter, tally)
+        status = int(search_status(tally.matches, complete=tally.complete))
+        if tally.tasks == 0 and not common.json:
+            _note(common)(RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
+        reporter.result(tally, status)
+        if status:
+            raise SystemExit(status)
+
+    run(session, body, report=report)
+
+
+def _note(common: Common) -> Callable[[str, str], None]:
+    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
+
+    return lambda line, style: stderr_line(common, line, style)
+
+
+def _reporter(session: Session, *, utc: bool) -> JsonSearch | LinesSearch | TerminalSearch:
+    """NDJSON with --json; else tab-separated lines off a terminal, readable groups on one."""
+    from hermes_task.cli.session import dropped  # lazy: the work, off --help
+    from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch  # lazy: as dropped
+
+    common = session.common
+    if common.json:
+        return JsonSearch(common.env.write_stdout)
+    out = session.target
+
+    def shown(code: str) -> bool:
+        return not dropped(common.quiet, code)
+
+    if out.tty:
+        return TerminalSearch(out, _note(common), shown, utc=utc)
+    return LinesSearch(out, _note(common), shown, utc=utc)

@@ -1,41 +1,228 @@
-"""One command's session (gh's Factory, httpie's Environment): the options it was called
-with, the settings resolved once, the `--debug` writer, and, built lazily on first use, the
-dashboard client, the local store and the outputs (stdout as the painters' `Target`, the
-rich consoles on stdout and stderr: `consoles.py`).
+"""One command's run: its session (gh's Factory, httpie's Environment), the shell around it,
+and how its output and failures are written.
 
-Invariant: a run resolves its settings at most once, builds the client and the store only if
-the command uses them, and each output at most once, when the command first writes to it; a
-command makes its session and hands it to the shell (`shell.run`), which gives it to the
-command's body and closes whatever was opened, however the command ends. The store is
-opened read-only (`store/sqlite_reader.py`), only where the settings chose one (`--store`,
-`HERMES_TASK_STORE`, the config, or the profile's store for a loopback URL); everything it
+The `Session` holds the options the command was called with, the settings resolved once, the
+`--debug` writer, and, built lazily on first use, the dashboard client, the local store and
+the outputs (stdout as the painters' `Target`, the rich consoles on stdout and stderr). A run
+resolves its settings at most once, builds the client and the store only if the command uses
+them; the store is opened read-only, only where the settings chose one, and everything it
 proposes is proven over HTTP by the reading layer before use.
+
+`run(session, body)` is the one shell, the only place an exception becomes an exit status: a
+`HermesError` its documented status (and, under `--json`, its error document); Ctrl-C 130,
+SIGTERM 143 and SIGHUP 129 (with `--json` an `interrupted` document, or the command's own
+final report); a closed stdout a quiet 0 (Python's SIGPIPE recipe: stdout pointed at
+/dev/null, so the final flush cannot raise again); anything else an internal error, with the
+traceback only under `--debug`. Invariant: whatever path a command ends by, stdout carries at
+most one complete JSON document (or complete NDJSON lines) and stderr one line per failure
+(`clean_line`: a message quoting the backend can add neither a line nor an escape), coloured
+only when stderr takes colour.
+
+Colour follows `--color`, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether the stream is
+a terminal, for stdout and stderr alike; no rich console is made (nor rich imported) by a
+command that does not draw with one. `--quiet` keeps the warnings that describe the setup
+rather than the task (`legacy_backend`, `store_unavailable`) off the terminal; JSON documents
+and NDJSON events keep every warning.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import select
+import signal
+import sys
+import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from msgspec import Struct, field
 
 from hermes_task import __version__
 from hermes_task import settings as settings_module
-from hermes_task.cli.common import Common
-from hermes_task.cli.consoles import output_target, rich_console
-from hermes_task.cli.environment import Environment
-from hermes_task.core.documents import Row
+from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
+from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo, TranscriptDoc
+from hermes_task.core.projection import RowFilter, filtered
+from hermes_task.core.sanitize import check_id, clean_line
+from hermes_task.core.ui_strings import SETUP_WARNINGS
+from hermes_task.failures import Code, ExitStatus, HermesError, Interrupted, interrupt_status
 from hermes_task.reading.hints import StoreHints
-from hermes_task.render import Target
+from hermes_task.reading.reader import Snapshot, TaskReader, Transcript
+from hermes_task.render import FALLBACK_WIDTH, Target, sane_width
+from hermes_task.render.jsontext import document
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.store.sqlite_reader import Store
+
+
+def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
+    """Point the closed `stdout` (default: `sys.stdout`) at /dev/null, so the interpreter's
+    final flush stays quiet, and exit 0."""
+    with suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
+    raise SystemExit(0)
+
+
+def color_enabled(common: Common, stream: Any) -> bool:
+    """--color, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether `stream` is a tty."""
+    env = common.env.environ
+    if common.color is ColorMode.always:
+        return True
+    if common.color is ColorMode.never or env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    return common.env.isatty(stream)
+
+
+def output_target(common: Common) -> Target:
+    """stdout as the painters' output (`render/target.py`): a terminal or not, colour or not,
+    its size (`screen_size`), written through `write_stdout`."""
+    env = common.env
+    tty = env.isatty(env.stdout)
+    width, height = screen_size(env.environ, env.stdout, tty=tty)
+    color = color_enabled(common, env.stdout)
+    return Target(env.write_stdout, tty=tty, color=color, columns=width, height=height)
+
+
+def rich_console(common: Common, *, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr), for what rich draws (tables, live displays):
+    no markup from data, no terminal line padded with trailing spaces, never a stderr message
+    broken into lines (a terminal wraps it at word boundaries of its own width, and a copied
+    message stays one line), a closed pipe a quiet exit, a sane width (`rich_width`)."""
+    from hermes_task.render.terminal import QuietConsole  # lazy: rich, only for what rich draws
+
+    env = common.env
+    stream = env.stderr if stderr else env.stdout
+    color = color_enabled(common, stream)
+    tty = env.isatty(stream)
+    return QuietConsole(
+        on_broken_pipe=lambda: quiet_pipe_exit(env.stdout),
+        trim=tty,
+        file=stream,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
+        width=rich_width(env.environ, stream, tty=tty),
+    )
+
+
+def columns(environ: Mapping[str, str]) -> int:
+    """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
+    COLUMNS must never cost the error message it was about to print)."""
+    return sane_width(environ.get("COLUMNS")) or 100
+
+
+def screen_size(environ: Mapping[str, str], stream: Any, *, tty: bool) -> tuple[int, int]:
+    """(columns, lines) of an output: a terminal's (`terminal_size`), else `columns` and 25."""
+    return terminal_size(environ, stream) if tty else (columns(environ), 25)
+
+
+def rich_width(environ: Mapping[str, str], stream: Any, *, tty: bool) -> int | None:
+    """The width to give a rich console: `columns` off a terminal; on one, None (rich follows
+    the terminal's size as it changes) unless COLUMNS is set but not sane (rich would take
+    `COLUMNS=0` as it is), then `terminal_size`'s."""
+    if not tty:
+        return columns(environ)
+    if "COLUMNS" in environ and sane_width(environ["COLUMNS"]) is None:
+        return terminal_size(environ, stream)[0]
+    return None
+
+
+def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
+    """(columns, lines) of the terminal `stream` is: `COLUMNS` and `LINES` when sane, else
+    what the terminal reports, else 80 and 25 (`COLUMNS=0` or 99999 must not leave a
+    zero-wide or absurd screen)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        measured_width, measured_height = size.columns, size.lines
+    except (AttributeError, ValueError, OSError):  # not a real terminal (a test's stream)
+        measured_width = measured_height = 0
+    width = sane_width(environ.get("COLUMNS")) or sane_width(measured_width) or FALLBACK_WIDTH
+    raw = str(environ.get("LINES", "")).strip()
+    height = int(raw) if raw.isdigit() and int(raw) > 0 else measured_height or 25
+    return width, height
+
+
+class Ending(Struct):
+    """A command's failure returned to the shell once its output is written: reported (the
+    error document with `rows` and `task` under `--json`, the error line) and its status."""
+
+    error: HermesError
+    rows: list[Row] = field(default_factory=list)
+    task: TaskInfo | None = None
+
+
+def report_failure(
+    common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> None:
+    """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
+    if common.json:
+        common.env.write_stdout(document(error_document(error, rows, task)))
+    error_lines(common, error)
+
+
+def failure_of(exc: HermesError | KeyboardInterrupt) -> tuple[HermesError, int]:
+    """A failure and its exit status: a `HermesError` as it is; Ctrl-C, SIGTERM or SIGHUP
+    (`Interrupted`) as an `interrupted` error with the signal's status."""
+    if isinstance(exc, HermesError):
+        return exc, int(exc.exit_status)
+    what = exc.what if isinstance(exc, Interrupted) else "Ctrl-C"
+    return HermesError(Code.INTERRUPTED, what), interrupt_status(exc)
+
+
+def error_document(
+    error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
+) -> ErrorDoc:
+    """`error` as the error document (`kind: "error"`), with the rows and task verified so far."""
+    body = ErrorBody(code=error.code.value, message=error.message, retryable=error.retryable, hint=error.hint)
+    return ErrorDoc(error=body, rows=rows or [], task=task)
+
+
+def error_lines(common: Common, error: HermesError) -> None:
+    """The `error:` line, and the `hint:` line when there is one, on stderr."""
+    stderr_line(common, f"error: {error.message}", "bold red")
+    if error.hint:
+        stderr_line(common, f"hint: {error.hint}", "dim")
+
+
+# The SGR parameters of the styles stderr lines are written in.
+STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim": "2", "": ""}
+
+
+def stderr_line(common: Common, line: str, style: str) -> None:
+    """`line` on stderr in `style` (when stderr takes colour), sanitised to one line
+    (`clean_line`: a message quoting the backend can add neither a line nor an escape)."""
+    stream = common.env.stderr
+    line = clean_line(line)
+    code = STDERR_STYLES[style]
+    if code and color_enabled(common, stream):
+        line = f"\x1b[{code}m{line}\x1b[0m"
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def flushed(stream: Any) -> Callable[[str], None]:
+    """A writer of `stream` that flushes each write (an NDJSON consumer reads line by line)."""
+
+    def write(text: str) -> None:
+        stream.write(text)
+        stream.flush()
+
+    return write
 
 
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
@@ -58,10 +245,11 @@ class Session:
     def __init__(self, common: Common) -> None:
         self.common = common
         self.known = Known()
+        self.ending: Ending | None = None  # a failure read past, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
-        # Where `--debug` lines go while a live display holds the terminal (`cli/watch.py`):
+        # Where `--debug` lines go while a live display holds the terminal (`recover --watch`):
         # above it, as its notes are, not into the region it redraws. None: straight to stderr.
         self.debug_above: Callable[[str], None] | None = None
 
@@ -190,3 +378,273 @@ class Session:
         finally:
             if client is not None:
                 client.close()
+
+
+def dropped(quiet: bool, code: str) -> bool:
+    """Does `--quiet` keep this warning off the terminal?"""
+    return quiet and code in SETUP_WARNINGS
+
+
+class QuietNotes:
+    """A terminal reporter (watch, follow --parent) without the repeating warnings."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def warning(self, item: Any) -> None:
+        if not dropped(True, item.code):
+            self.inner.warning(item)
+
+    def child_warning(self, entry: Any, item: Any) -> None:
+        if not dropped(True, item.code):
+            self.inner.child_warning(entry, item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def emit_warnings(common: Common, warnings: list[Any]) -> None:
+    """Warnings as `warning: ...` lines on stderr, but for the repeating ones under `--quiet`
+    (JSON carries them all in the document)."""
+    if common.json:
+        return
+    for warning in warnings:
+        if not dropped(common.quiet, warning.code):
+            stderr_line(common, f"warning: {warning.message}", "bold yellow")
+
+
+def output_transcript(session: Session, doc: Any, **view: Any) -> None:
+    """A transcript document as JSON, or painted rows (paged on a tall terminal) plus warnings."""
+    common = session.common
+    env = common.env
+    if common.json:
+        env.write_stdout(document(doc))
+        return
+    from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
+
+    if common.output_format is OutputFormat.markdown:
+        from hermes_task.render.report import transcript_markdown  # lazy: only --format markdown
+
+        for chunk in transcript_markdown(doc, View(**view)):
+            env.write_stdout(chunk)  # a document: never paged, never coloured
+        emit_warnings(common, doc.warnings)
+        return
+    out = session.target
+    if out.plain:
+        from hermes_task.render.rows import transcript_chunks  # lazy: as View
+
+        for chunk in transcript_chunks(doc, View(**view), out.columns):
+            env.write_stdout(chunk)  # written as it is formatted
+        emit_warnings(common, doc.warnings)
+        return
+    from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
+
+    if common.pager is False or not out.tty:
+        terminal_rows.transcript(out, doc, View(**view))
+    else:
+        from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
+
+        stream = pager.Stream(
+            requested=common.pager,
+            height=out.height,
+            env=dict(env.environ),
+            write=env.write_stdout,
+            encoding=getattr(env.stdout, "encoding", None) or "utf-8",
+        )
+        try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+            terminal_rows.transcript(out.to(stream.feed), doc, View(**view))
+        finally:
+            stream.close()
+    emit_warnings(common, doc.warnings)
+
+
+def idle_sleep(stream: Any) -> Callable[[float], None]:
+    """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
+    reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
+    try:
+        fd = stream.fileno()
+        poller = select.poll()
+    except (AttributeError, OSError, ValueError):
+        return time.sleep
+    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP and POLLNVAL come back
+    gone = select.POLLERR | select.POLLHUP | select.POLLNVAL
+
+    def sleep(seconds: float) -> None:
+        deadline = time.monotonic() + max(0.0, seconds)
+        while True:
+            left = deadline - time.monotonic()
+            if any(ev & gone for _fd, ev in poller.poll(max(0, math.ceil(left * 1000)))):
+                raise BrokenPipeError("stdout was closed")
+            if time.monotonic() >= deadline:
+                return
+
+    return sleep
+
+
+SIGNALS = {signal.SIGTERM: ("SIGTERM", ExitStatus.TERMINATED), signal.SIGHUP: ("SIGHUP", ExitStatus.HANGUP)}
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """While a command runs, SIGTERM and SIGHUP unwind it like Ctrl-C (`Interrupted`)."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        what, status = SIGNALS[signal.Signals(signum)]
+        raise Interrupted(status, what)
+
+    try:
+        previous = {sig: signal.signal(sig, stop) for sig in SIGNALS}
+    except ValueError:  # not the main thread: leave the signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+Report = Callable[["HermesError", int], None]
+
+
+@contextmanager
+def shell(session: Session, *, report: Report | None = None) -> Iterator[Session]:
+    """The shell around a command's work, a `with` block: every way the block can end becomes
+    its exit status (module docstring). The session is closed however the block ends; a block
+    that read past a failure ends by setting `session.ending`, reported once the session is
+    closed. `report(error, status)` replaces the default failure report (the error document
+    and line): `follow` writes its error event and `result` line through it."""
+    try:
+        with stop_signals():
+            try:
+                yield session
+            finally:
+                session.close()
+        ending = session.ending
+        if ending is not None:
+            report_failure(session.common, ending.error, ending.rows, ending.task)
+            raise SystemExit(int(ending.error.exit_status))
+    except (HermesError, KeyboardInterrupt) as exc:
+        _end(session, *failure_of(exc), report)
+    except BrokenPipeError:
+        quiet_pipe_exit(session.env.stdout)
+    except SystemExit:  # an `Ending` and the commands that end with their own status
+        raise
+    except Exception as exc:
+        if debug_enabled(session.common):
+            raise
+        internal = HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)")
+        _end(session, internal, 1, report)
+
+
+def run(session: Session, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
+    """`shell` around a command body, which gets the run's `Session` and ends by returning
+    (None, or the `Ending` of a failure it read past) or by raising."""
+    with shell(session, report=report):
+        session.ending = body(session)
+
+
+def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
+    """Report `error` (the command's own `report`, else the error document and line; a plain
+    interrupt without `--json` says nothing), then exit with `status`."""
+    if report is not None:
+        report(error, status)
+    elif error.code is not Code.INTERRUPTED or session.common.json:
+        report_failure(session.common, error, session.known.rows())
+    raise SystemExit(status)
+
+
+# -- the one transcript read of `show` and `older` ----------------------------------------------
+# The task's newest page, its fill, the command's own step (`--around` windows, older batches),
+# its goal, and the document. Reading returns its outcome and raises nothing it knows: a
+# `Transcript` (reading/reader.py) holds the document (None when a step failed before it could be built), the rows
+# verified, and the failure to report after them. The shell renders it once (`finish`): with
+# `--json` either the document or the error document; otherwise the rows, then the error line.
+# So `show` and `older` cannot write different documents for the same failure.
+
+
+# A command's own step after the fill: given the reader and the refresh's snapshot, the
+# snapshot whose warnings (and failure) the document carries, or None when the step wrote
+# the output itself (`older --all` streamed: cli/older.py).
+Step = Callable[[TaskReader, Snapshot], Snapshot | None]
+
+
+def read_transcript(
+    session: Session,
+    *,
+    child_id: str,
+    tip: Sequence[str] | None,
+    no_hint: bool,
+    step: Step | None = None,
+    picked: RowFilter | None = None,
+) -> Transcript:
+    """Read the task `child_id` (its `--tip` candidates, the hint unless `no_hint`), run
+    `step`, and build the document; `picked` selects the rows shown (and reported)."""
+    anchor = check_id(child_id, what="CHILD_ID")
+    tips = [check_id(t, what="--tip") for t in tip or []]
+    with session.reading() as (client, hints):
+        reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
+        session.known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
+        try:
+            snap = reader.refresh()
+            reader.fill()
+            if step is not None:
+                stepped = step(reader, snap)
+                if stepped is None:  # written already: nothing to render, nothing failed
+                    return Transcript(rows=shown())
+                snap = stepped
+            reader.read_goal()
+        except HermesError as exc:
+            return Transcript(rows=shown(), failure=exc)
+        doc = reader.document(snap.warnings)
+        if picked is not None:
+            doc = filtered(doc, picked)
+        return Transcript(rows=doc.rows, doc=doc, failure=snap.failure)
+
+
+def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc], None]) -> Ending | None:
+    """`output` the document unless a failure's error document replaces it (`--json`);
+    returns the ending for the shell to report."""
+    doc = reading.doc
+    if doc is not None and (reading.failure is None or not common.json):
+        output(doc)
+    if reading.failure is None:
+        return None
+    return Ending(reading.failure, reading.rows, doc.task if doc is not None else None)
+
+
+# -- files a command writes (`--junit`, `export --output`) -----------------------------------
+
+
+def check_target(path: str, option: str = "--junit") -> None:
+    """Before any read: FILE (given as `option`) must be a file in a directory this process
+    can write (exit 2)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise HermesError(Code.USAGE, f"{option} {path} is a directory")
+    if not os.path.isdir(directory):
+        raise HermesError(Code.USAGE, f"{option} {path}: no such directory {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise HermesError(Code.USAGE, f"{option} {path}: the directory {directory} is not writable")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """`text` (UTF-8) as the file `path`, atomically: the whole document to a temporary file in the
+    file's own directory, flushed to disk, then renamed over `path`, so a reader sees the old
+    file or the new one, never half of one;, with the permissions
+    a new file gets under the umask."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise

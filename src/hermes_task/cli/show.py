@@ -1,14 +1,28 @@
-"""`hermes-task show`: one verified snapshot of a delegated task's transcript."""
+"""`hermes-task show`: one verified snapshot of a delegated task's transcript (read by
+`session.read_transcript`, as `older` reads it)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.options import ChildId, Full, NoHint, Reasoning, Tips, Utc, command_app, with_common
-from hermes_task.cli.selection import Roles, Tail
+from hermes_task.cli.options import (
+    ChildId,
+    Common,
+    Full,
+    NoHint,
+    Reasoning,
+    Roles,
+    Tail,
+    Tips,
+    Utc,
+    command_app,
+    with_common,
+)
+
+if TYPE_CHECKING:
+    pass
 
 app = command_app()
 
@@ -42,17 +56,27 @@ def show(
     segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local
     store) is shown only after its lineage is proven back to CHILD_ID.
     """
-    from hermes_task.cli.run_show import run_show  # lazy: the command's work, kept off --help
-
-    run_show(
-        common,
-        child_id=child_id,
-        tip=tip,
-        around=around,
-        reasoning=reasoning,
-        full=full,
-        utc=utc,
-        no_hint=no_hint,
-        tail=tail,
-        role=role,
+    from hermes_task.cli.session import (  # lazy: the work, off --help
+        Session,
+        Step,
+        finish,
+        output_transcript,
+        read_transcript,
+        shell,
     )
+    from hermes_task.core.projection import RowFilter  # lazy: as the session
+    from hermes_task.reading.reader import read_around  # lazy: as the session
+
+    with shell(Session(common)) as session:
+        step: Step | None = None
+        if around:
+            step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
+        picked = RowFilter.of(role, tail)  # what is printed, in the error document too
+        reading = read_transcript(
+            session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
+        )
+        session.ending = finish(
+            common,
+            reading,
+            lambda doc: output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc),
+        )

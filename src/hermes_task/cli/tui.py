@@ -1,26 +1,41 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
-The screen (`render/tui.py`) is one more reporter of the watch loop `recover --watch` and
-`follow --parent` run (`cli/watch.py` `screen_follower`): the loop runs in a thread of its own
+The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
+and `follow --parent` run (`cli/follow.py` `screen_follower`): the loop runs in a thread of its own
 at `--interval`, its reports turned into `core/events.py` events posted to the screen. `q`
 stops the loop at its next wait (its `sleep` raises) and exits 0, or with `--exit-status` as
 `recover --watch --exit-status` would for the verdict at that moment. Without PARENT_ID the
 screen opens on `hermes-task parents`' list. Without the `tui` extra (Textual) the command
 says how to install it in one line and exits 2; nothing of Textual is imported by any other
 command or by `--help`.
+
+The loop's `sleep` waits on the screen's stop event: `q` sets it, the loop ends at its next
+wait (as Ctrl-C ends `recover --watch`), and the screen waits at most `STOP_WAIT` seconds for
+a request still in flight. The exit status is the screen's (`livescreen.quit_status`); `o`
+pages older rows as `older` does, `parents`' list (`reading/parentfinder.py`) opens the screen
+without PARENT_ID.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.common import Common
-from hermes_task.cli.idcompletion import complete_parent_id
-from hermes_task.cli.options import command_app, with_common
+from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
 
+if TYPE_CHECKING:
+    from hermes_task.cli.session import Session
+    from hermes_task.core.documents import ParentEntry, Row, WarningItem
+    from hermes_task.dashboard.client import DashboardClient
+    from hermes_task.reading.family import FamilyReporter
+    from hermes_task.reading.hints import StoreHints
+    from hermes_task.reading.reader import TaskReader
+    from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
+
+STOP_WAIT = 5.0  # seconds the screen waits, after q, for the loop's request in flight
+PARENTS = 50  # the parents listed when no PARENT_ID is given (`parents --limit`'s most)
 INSTALL = "error: hermes-task tui needs Textual: pip install 'hermes-task[tui]'"
 
 app = command_app()
@@ -59,6 +74,138 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    from hermes_task.cli.run_tui import run_tui  # lazy: the command's work (and Textual), kept off --help
-
     run_tui(common, parent_id, interval=interval, exit_status=exit_status)
+
+
+def run_tui(common: Common, parent_id: str | None, *, interval: float, exit_status: bool) -> None:
+    """Check the parent id, open the client and the store, run the screen until `q`."""
+    from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
+
+    code: list[int] = []
+
+    def body(session: Session) -> None:
+        screen = build(session, parent_id, interval=interval, exit_status=exit_status)
+        try:
+            code.append(screen.run() or 0)
+        finally:
+            if screen.loop is not None:
+                screen.loop.stop(STOP_WAIT)
+
+    run(Session(common), body)
+    if code and code[0]:
+        raise SystemExit(code[0])
+
+
+def build(session: Session, parent_id: str | None, *, interval: float, exit_status: bool) -> TaskScreenApp:
+    """The screen over this session's client and store (the tests run it with `run_test`)."""
+    from hermes_task.core.sanitize import check_id  # lazy: the work (and Textual), off --help
+    from hermes_task.render.livescreen import TaskScreenApp  # lazy: as check_id
+
+    parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
+    client, hints = session.client, session.hints
+    lineage: dict[str, TaskReader] = {}  # the parent's reader: its proven lineage gates `o`'s reads
+    return TaskScreenApp(
+        start=lambda chosen, emit: start_loop(
+            session, client, hints, chosen, emit, lineage, interval, exit_status
+        ),
+        parent_id=parent,
+        parents=lambda: list_parents(session),
+        older=older_reader(client, hints, lineage),
+        url=session.settings.url,
+        interval=interval,
+        exit_status=exit_status,
+    )
+
+
+def start_loop(
+    session: Session,
+    client: DashboardClient,
+    hints: StoreHints,
+    parent: str,
+    emit: Emit,
+    lineage: dict[str, TaskReader],
+    interval: float,
+    exit_status: bool,
+) -> Loop:
+    """`screen_follower` on `parent` in a thread of its own; its events to `emit`."""
+    import threading  # lazy: the work (and Textual), off --help
+
+    from hermes_task.cli.follow import screen_follower  # lazy: as threading
+    from hermes_task.cli.session import QuietNotes  # lazy: as threading
+    from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
+    from hermes_task.failures import HermesError  # lazy: as threading
+    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.render.livescreen import EventFeed, Loop  # lazy: as threading
+
+    stop = threading.Event()
+    env_sleep = session.env.sleep
+
+    def sleep(seconds: float) -> None:
+        if env_sleep is not None:
+            env_sleep(seconds)  # the tests' clock
+        elif stop.wait(seconds):
+            raise KeyboardInterrupt
+        if stop.is_set():
+            raise KeyboardInterrupt
+
+    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
+    feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
+    reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
+    follower = screen_follower(session, client, hints, parent, reporter, config, sleep)
+
+    def loop() -> None:
+        try:
+            follower.run()
+        except HermesError as err:  # a failure before the loop's own handling (its first read's)
+            emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
+            emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
+
+    lineage[parent] = follower.reader
+    thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
+    thread.start()
+    return Loop(stop, thread)
+
+
+def list_parents(session: Session) -> tuple[list[ParentEntry], list[WarningItem]]:
+    """`hermes-task parents`' entries (the store proposes, the dashboard proves)."""
+    from hermes_task.reading.hints import find_parents  # lazy: the work, off --help
+
+    resolved = session.settings
+    store = session.open_store()
+    path = str(resolved.store) if resolved.store is not None else None
+    try:
+        return find_parents(
+            session.client, store, PARENTS, off=resolved.store_off, path=path, debug=session.debug
+        )
+    finally:
+        if store is not None:
+            store.close()
+
+
+def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, TaskReader]) -> ReadOlder:
+    """`o`: one more batch of older rows of a child, as `hermes-task older` pages (a reader per
+    child, kept across presses, gated on the parent's proven lineage as the loop's)."""
+    from hermes_task.core.wire import PAGE_LIMIT  # lazy: the work, off --help
+    from hermes_task.reading.hints import admit  # lazy: as PAGE_LIMIT
+    from hermes_task.reading.reader import TaskReader  # lazy: as PAGE_LIMIT
+    from hermes_task.reading.stream import Plan, read_batches  # lazy: as PAGE_LIMIT
+
+    readers: dict[str, TaskReader] = {}
+
+    def read(child: str) -> tuple[list[Row], list[WarningItem], bool]:
+        reader = readers.get(child)
+        warnings: list[WarningItem] = []
+        if reader is None:
+            parents = frozenset(segment for reader in list(lineage.values()) for segment in reader.path)
+            gate = admit(parents, client.detail)
+            reader = TaskReader(client, child, hint=True, store=hints, admit=gate)
+            snap = reader.refresh()
+            if snap.failure is not None:
+                raise snap.failure
+            warnings += snap.warnings
+            readers[child] = reader
+        paged = read_batches(reader, Plan(batches=1, limit=PAGE_LIMIT))
+        warnings += paged.warnings
+        return reader.rows(), warnings, reader.reached_start
+
+    return read

@@ -30,8 +30,8 @@ inject escape sequences, markup or links.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -435,3 +435,22 @@ def parent_line(entry: ParentEntry, *, utc: bool = False) -> str:
 def parent_lines(entries: Sequence[ParentEntry], *, header: bool = False, utc: bool = False) -> list[str]:
     out = ["\t".join(PIPED_COLUMNS)] if header else []
     return out + [parent_line(entry, utc=utc) for entry in entries]
+
+
+class QuietConsole(Console):
+    """The rich console the commands draw with (tables, live displays, a styled stderr line):
+    rich's `Console` whose closed pipe calls `on_broken_pipe` (the CLI's quiet exit; rich's own
+    handler exits 1), and, with `trim` (a terminal), no line keeps rich's trailing padding
+    (copied lines stay clean). Piped output is never padded, and keeps every byte of the text."""
+
+    def __init__(self, *, on_broken_pipe: Callable[[], None], trim: bool, **options: Any) -> None:
+        super().__init__(**options)
+        self.quiet_exit = on_broken_pipe
+        self.trim = trim
+
+    def on_broken_pipe(self) -> None:
+        self.quiet_exit()
+
+    def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+        rendered = super().render(renderable, options)
+        return strip_line_ends(rendered) if self.trim else rendered

@@ -45,7 +45,17 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
 from hermes_task.render import Target
 from hermes_task.render.jsontext import event
-from hermes_task.render.rows import View, gap_text, plural, result_line, row_text, row_view, task_line
+from hermes_task.render.rows import (
+    Segments,
+    View,
+    gap_text,
+    plural,
+    result_line,
+    row_text,
+    row_view,
+    rows_text,
+    task_line,
+)
 from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
@@ -347,3 +357,80 @@ class TextFamily(Notes):
         line = self.ending(outcome, entries)
         if line:
             self.note("", line, "dim")
+
+
+class TerminalReporter:
+    """`follow CHILD` without `--json`: rows on stdout as they arrive (the plain or the terminal
+    painter, as `show`); warnings (those `shown` lets through: `--quiet`), retries and the
+    ending on stderr through `note(line, style)`; `stderr_tty`: the "following" line only on a
+    terminal."""
+
+    def __init__(
+        self,
+        out: Target,
+        note: Callable[[str, str], None],
+        shown: Callable[[str], bool],
+        interval: float,
+        root: str = "",
+        view: View | None = None,
+        *,
+        stderr_tty: bool = False,
+    ) -> None:
+        self.out = out
+        self.note = note
+        self.shown = shown
+        self.view = view or View()
+        self.interval = interval
+        self.stderr_tty = stderr_tty
+        self.tip: str | None = None
+        self.root = root  # the CHILD_ID as given, until the first read names the task
+        self.count = 0
+        self.segments = Segments(None)  # where rows move to a newer segment, once the task is known
+
+    def _note(self, prefix: str, text: str, style: str) -> None:
+        self.note(prefix + text, style)
+
+    def state(self, task: TaskInfo) -> None:
+        self.root = task.root_id
+        self.segments = Segments(task, self.segments.newest)
+        if self.tip is None and self.stderr_tty:
+            self._note("following ", f"{clean_line(task.root_id)} (Ctrl-C stops)", "dim")
+        elif self.tip is not None and task.tip_id != self.tip:
+            self._note(
+                "note: ", f"the task continues in a newer, proven segment {clean_line(task.tip_id)}", "dim"
+            )
+        self.tip = task.tip_id
+
+    def warning(self, item: WarningItem) -> None:
+        if self.shown(item.code):
+            self._note("warning: ", item.message, "bold yellow")
+
+    def rows(self, rows: Sequence[Row]) -> None:
+        if self.out.plain:
+            self.out.write(rows_text(rows, self.view, self.segments))
+        else:
+            from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
+
+            terminal_rows.rows(self.out, rows, self.view, self.segments)
+        self.count += len(rows)
+
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
+        message = error.message
+        if retrying:
+            when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
+            self._note("retrying: ", f"{message}; {when}", "yellow")
+            return
+        self._note("error: ", message, "bold red")
+        hint = error.hint
+        if hint:
+            self._note("hint: ", hint, "dim")
+
+    def result(self, outcome: Outcome) -> None:
+        root = clean_line(self.root)
+        if outcome.ending == "ended":
+            reason = f" ({clean_line(outcome.end_reason)})" if outcome.end_reason else ""
+            self._note("", f"task {root} ended{reason} · {plural(self.count, 'row')}", "dim")
+        elif outcome.ending == "partial_history":
+            self._note("", "following stopped on partial history; pass --tip NEWER_ID when known", "dim")
+        elif outcome.ending == "timeout":
+            self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
