@@ -163,7 +163,7 @@ def test_the_summary_puts_each_backends_figures_side_by_side() -> None:
 
 
 PROFILE = bench_scale.ProfileResult(
-    2.0, [("httpx", 1.5), ("hermes_task", 0.5)], [("core/ids.py:47 is_valid_id", 9, 0.1, 0.2)], 3
+    2.0, [("httpx", 1.5), ("hermes_task", 0.5)], [("core/sanitize.py:47 is_valid_id", 9, 0.1, 0.2)], 3
 )
 
 
@@ -185,7 +185,7 @@ def test_the_where_section_is_spliced_apart_from_the_scale_section() -> None:
     assert "### official 0.19.0 (load 1.00 → 2.00)" in section
     text = "\n".join(section)
     assert "hermes_task's own code holds official 25%; httpx, httpcore and h11 official 75%." in text
-    assert "| `core/ids.py:47 is_valid_id` | 9 | 100 ms | 200 ms | 10% |" in text
+    assert "| `core/sanitize.py:47 is_valid_id` | 9 | 100 ms | 200 ms | 10% |" in text
     assert "below the 3 that hold 90% or more" in text
     doc = (
         "# B\n\n## Big orchestrations (issue 29)\n\nold scale\n\n"

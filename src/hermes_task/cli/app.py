@@ -15,7 +15,7 @@ module.
 `completion` prints typer's own script for a shell (the committed copies in `completions/`
 are this output); shells call the program back with `_HERMES_TASK_COMPLETE` set, which needs
 typer's completion classes registered first. `schema` prints the JSON Schema of an output
-document (`render/schemas.py`). `config path` and `config show` tell where the config file is
+document (`render/jsontext.py`). `config path` and `config show` tell where the config file is
 and which settings are in force, with each one's source; secrets are described, never printed.
 """
 
@@ -220,7 +220,7 @@ def schema(
     quiet: Quiet = False,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of an output document."""
-    from hermes_task.render import schemas  # lazy: the schema generator, only for `schema`
+    from hermes_task.render import jsontext as schemas  # lazy: the schema generator, only for `schema`
 
     del quiet  # accepted as on every command; nothing here warns
 
@@ -271,7 +271,7 @@ def config_show(*, common: Common) -> None:
     from hermes_task.cli.session import Session, run  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
-    from hermes_task.render.jsontext import (
+    from hermes_task.render.jsontext import (  # lazy: as settings
         document,  # lazy: as settings
         explain,  # lazy: as settings
     )

@@ -1,6 +1,6 @@
 """`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON).
 
-The reading is `reading/traceread.py` (`recover`'s tasks document, the parent's transcript,
+The reading is `reading/tasktree.py` (`recover`'s tasks document, the parent's transcript,
 each task's child read whole as `search` reads it); the mapping is the pure
 `render/otlp.trace`; this module declares the command and sends the result where it is asked
 to go: `--output FILE` (atomically; `-` is stdout), `--endpoint URL` (OTLP/HTTP: `POST

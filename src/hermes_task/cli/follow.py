@@ -1,12 +1,12 @@
 """`hermes-task follow`: print each new row of a delegated task once, until the task ends; or,
 with `--parent`, every task of a parent chat (and `tui`'s loop, which is the same).
 
-`follow CHILD`: the loop is `reading/follower.py`; its output the terminal (rows on stdout,
+`follow CHILD`: the loop is `reading/polling.py`; its output the terminal (rows on stdout,
 notes on stderr, append-only, no redraw, no spinner: `render/watchout.TerminalReporter`) or
 NDJSON events (one per line, flushed per line; the stream always ends with a `result` event,
 also on failure). `follow --parent`: the parent loop `recover --watch` drives
 (`recover.drive`), each proven child's rows prefixed with its task's number
-(`render/familyout.py`). Waiting between reads also watches stdout: a closed pipe ends the
+(`render/watchout.py`). Waiting between reads also watches stdout: a closed pipe ends the
 follow quietly even while nothing is printed.
 """
 
@@ -256,7 +256,7 @@ def follow_parent(
     from hermes_task.cli.session import Session, flushed  # lazy: as drive
     from hermes_task.core.projection import RowFilter  # lazy: as drive
     from hermes_task.reading.family import FamilyFollower  # lazy: as drive
-    from hermes_task.render.watchout import (
+    from hermes_task.render.watchout import (  # lazy: as drive
         JsonEvents,  # lazy: as drive
         TextFamily,  # lazy: as drive
     )

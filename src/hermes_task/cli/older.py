@@ -3,7 +3,7 @@
 One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches (default
 1), or `--all` to the start with the largest pages the backend allows; `--min-text N` makes
 each batch read raw pages until N text rows arrived. The batch logic is
-`reading/older_batches.py` (no typer, no rich); this module adds the stderr progress
+`reading/stream.py` (no typer, no rich); this module adds the stderr progress
 indicator, the `--debug` line and the output.
 
 `--all` is written as its pages are proven (`reading/stream.py` reads them) where the output
@@ -16,7 +16,7 @@ page's rows follow as elements as they are proven; everything that depends on ho
 ends (`kind`, the task with each segment's `rows_shown`, coverage, warnings) comes after
 `rows` and is written last: byte for byte the document the whole-window path writes, in
 memory of one page. A task of several segments is read whole first
-(`reading/lineage_stream.py`, spooled), then written the same way, piped too. A terminal
+(`reading/stream.py`, spooled), then written the same way, piped too. A terminal
 (paged or painted) and `--format markdown` keep the whole-window path.
 
 A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows
@@ -237,7 +237,7 @@ def stream(
 ) -> bool:
     """Write `older --all` streamed (module docstring); False (nothing written) when it cannot
     stream. `debug` is the run's `--debug` writer (`Session.debug`)."""
-    from hermes_task.reading.stream import (
+    from hermes_task.reading.stream import (  # lazy: the command's work
         lineage_streamable,  # lazy: the command's work
         streamable,  # lazy: the command's work
     )
@@ -307,7 +307,7 @@ def _lineage(
     view: dict[str, Any],
 ) -> bool:
     """Several segments: every window read and spooled, then written in display order
-    (`reading/lineage_stream.py`); nothing is written before the last page is read."""
+    (`reading/stream.py`); nothing is written before the last page is read."""
     from msgspec.structs import replace  # lazy: the command's work
 
     from hermes_task.failures import HermesError  # lazy: the command's work

@@ -4,7 +4,7 @@ once or (`--watch`) until every task is terminal; and the parent loops' driver t
 
 Once: it reads the parent (every page, or `--pages`), builds its tasks (nested with
 `--recursive`), then writes them in the chosen format: JSON, the Markdown report (each shown
-task's child read through `reading/taskread.py`), our table on a terminal, or tab-separated
+task's child read through `reading/tasktree.py`), our table on a terminal, or tab-separated
 lines; then the JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
 
 `--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
@@ -240,7 +240,7 @@ def run_recover(
             check_target(junit)
             junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
-            # One run, one answer per session (reading/parenttasks.py).
+            # One run, one answer per session (reading/tasktree.py).
             shared = SharedDetails(client)
             try:
                 got = read_parent_tasks(
@@ -562,7 +562,7 @@ def settled_timing(
     """What every parent loop waits and resolves by: the clock, the idle sleep (which watches
     stdout), the back-off jitter, the `--debug` writer, and each cycle's store proposals of
     children (proven against this cycle's `shared` details), with the settle step: each
-    cycle's tasks whose child ended unreported (`reading/unreported.py`), and with `usage`
+    cycle's tasks whose child ended unreported (`reading/tasktree.py`), and with `usage`
     their usage, as `resolve` and `recheck`."""
     from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
     from hermes_task.reading.hints import find_children  # lazy: as idle_sleep

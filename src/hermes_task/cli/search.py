@@ -73,7 +73,7 @@ def search(
         compile_pattern,
         search_status,
     )
-    from hermes_task.core.sanitize import (
+    from hermes_task.core.sanitize import (  # lazy: as the session
         check_id,  # lazy: as the session
         clean_line,  # lazy: as the session
     )

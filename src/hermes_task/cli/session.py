@@ -85,7 +85,7 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 
 def output_target(common: Common) -> Target:
-    """stdout as the painters' output (`render/target.py`): a terminal or not, colour or not,
+    """stdout as the painters' output (`render/__init__.py`): a terminal or not, colour or not,
     its size (`screen_size`), written through `write_stdout`."""
     env = common.env
     tty = env.isatty(env.stdout)
@@ -225,7 +225,7 @@ def flushed(stream: Any) -> Callable[[str], None]:
     return write
 
 
-_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/fanout.py)
+_DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
 class Known(Struct):

@@ -12,7 +12,7 @@ command or by `--help`.
 The loop's `sleep` waits on the screen's stop event: `q` sets it, the loop ends at its next
 wait (as Ctrl-C ends `recover --watch`), and the screen waits at most `STOP_WAIT` seconds for
 a request still in flight. The exit status is the screen's (`livescreen.quit_status`); `o`
-pages older rows as `older` does, `parents`' list (`reading/parentfinder.py`) opens the screen
+pages older rows as `older` does, `parents`' list (`reading/hints.py`) opens the screen
 without PARENT_ID.
 """
 

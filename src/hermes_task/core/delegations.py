@@ -49,7 +49,7 @@ per-task `results` for a batch, or the single task's own `status`/`summary`/`err
 still-running unit recorded as each child finished; `delivery_state`, `pending` until a
 parent turn received it, then `delivered`, on iot and upstream 0.20 also `dropped`) only
 *proposes* an outcome, used only when the task's child is proven ended over HTTP
-(`reading/unreported.py`). Rules of `propose`:
+(`reading/tasktree.py`). Rules of `propose`:
 - the record is the task's by exact `delegation_id`; a record naming a parent session that
   is not a segment carrying the task's spawn call is another conversation's: no proposal;
 - the task's entry is the `results` item whose `task_index` is the task's (else the item at

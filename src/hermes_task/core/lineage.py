@@ -54,7 +54,7 @@ docs/identity.md, "The local store"):
 - The store proposes a session as a parent (`hermes-task parents`) when one of its newest
   rows with a parent is a delegated child of it (only Hermes' `delegate_task` writes that
   pair), of the profile in use, with both ids passing the id check; proposals come in the
-  order of their newest such child, each once. `reading/parentfinder.py` proves them: the
+  order of their newest such child, each once. `reading/hints.py` proves them: the
   parent's own detail and at least one proposed child whose detail names it as its
   delegation parent (docs/identity.md, "Where a parent id comes from").
 
@@ -632,7 +632,7 @@ def shown_once(
     once, the earliest copy (of the earliest segment holding the uid, `first`, built with
     `earliest` over the same entries; consumed here), first in display order there. A row
     without a uid is its own (`session_id`, `id`). Used by `compose` over windows in memory
-    and by `reading/lineage_stream.py` over spooled ones."""
+    and by `reading/stream.py` over spooled ones."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:

@@ -3,7 +3,7 @@
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
 `store_unavailable` warning; `find_children` proposes children from the store
-(`core/children.py` matching on its columns) and assigns each task its child by what HTTP
+(`core/lineage.py` matching on its columns) and assigns each task its child by what HTTP
 shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
 `parent_session_id` and `_delegate_from`, then the child's own first user row read over HTTP
 against the task's goal and its `started_at` against the spawn call. A proposal the dashboard

@@ -17,10 +17,10 @@ its bounds is not used at all (`BoundReached`). The page is also checked against
 proof assumed (`rule_holds`), so a segment the page refutes is withdrawn before a row of it is
 merged.
 
-`Earlier` (the I/O half of `core/lineage_window.py`): a segment's rows are merged only from
+`Earlier` (the I/O half of `core/lineage.py`): a segment's rows are merged only from
 an answer whose envelope names that very segment; an answer for another session marks the
 segment `blocked` instead, never read again nor mixed in. A first read is the segment's
-newest page; every later read is an anchored older page (`core/anchors.py`), so no row is
+newest page; every later read is an anchored older page (`core/window.py`), so no row is
 skipped or repeated.
 """
 

@@ -11,7 +11,7 @@ Failures raise `HermesError`; what was verified before stays in `window`. A refr
 the middle of an older read (a restart, a re-anchor) is never lost: its new rows, warnings and
 gap travel with the older read's result (`with_refreshes`).
 
-The history parts: rows come only from the composed history view (`core/lineage_window.py`),
+The history parts: rows come only from the composed history view (`core/lineage.py`),
 so every shown row belongs to a proven segment and a dropped foreign row is always counted in
 a `foreign_rows` warning; `coverage.at_start` is true only when the lineage's first row is
 held and the anchor continues no earlier segment; `partial_ancestors` stands whenever earlier
@@ -175,7 +175,7 @@ class TaskReader:
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
         While the tip window has older rows, they come first; then (`across`) the previous proven segments,
-        segment by segment (`core/lineage_window.py`). In the tip window, the read re-reads the block's first row as
+        segment by segment (`core/lineage.py`). In the tip window, the read re-reads the block's first row as
         an anchor (`older_request`). A page of another session (the canonical segment changed during the
         read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
         A page that misses its anchor (rows appended or removed since the block was read) is retried once
@@ -223,7 +223,7 @@ class TaskReader:
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage_window.py`). The tip
+        """Where the next older read of the whole lineage goes (`core/lineage.py`). The tip
         segment whose messages answer for a session not proven (a redirect past the proof's
         bounds) is `blocked`: none of its pages can be read as its own."""
         target = self.redirects.get(self.path[-1])
@@ -310,7 +310,7 @@ class TaskReader:
         return "ended"
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/usage.py`): a later segment may exist
+        """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
         while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"

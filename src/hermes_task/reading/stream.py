@@ -39,7 +39,7 @@ block reached the rows known before it.
 
 `LineageRows`: `older --all` of a lineage of several proven segments, in bounded memory.
 
-The windowed path (`TaskReader.read_older`, `core/lineage_window.py`) pages the tip segment to
+The windowed path (`TaskReader.read_older`, `core/lineage.py`) pages the tip segment to
 its start, then reads an earlier segment on its own only when the newer windows hold fewer of
 its active rows than its detail counts, and shows the earlier windows (oldest segment first),
 then the tip window, each identity once, a `message_uid` at its earliest segment's copy. Which

@@ -16,7 +16,7 @@ child's detail must name a segment of that lineage as its delegation parent (rea
 before any of its messages are read; a child that cannot be read or that names another parent
 is reported once, as `gap` on the task that references it, and its siblings continue. `resolve`
 fills the child ids a transcript lacks, before any descent (proposed by the local store,
-proven over HTTP). Usage (`core/usage.py`): a task whose child is read takes its `usage` from
+proven over HTTP). Usage (`core/documents.py`): a task whose child is read takes its `usage` from
 that read's proof, and `usage_with_children` adds its nested tasks'; one whose child is not
 descended into keeps the usage `resolve` gave it, and lacks `nested` where a bound or a failed
 read left its nested tasks unread.
@@ -30,7 +30,7 @@ and that segment's state read. Rules:
 - Ownership first; a child that fails decides nothing and is not read again.
 - Ended means the newest *proven* segment ended for a reason other than compression. Then the
   task is never `running`: the store's record of its delegation (one exact-id lookup) may
-  propose its outcome (`core/ledger.py`), taken with `result_source: "store"`; without one it
+  propose its outcome (`core/delegations.py`), taken with `result_source: "store"`; without one it
   is `ended_unreported`. A running or undecided child only sets `child_state`; the store's word
   alone never changes a task.
 - Across a watch's cycles (`again`) each child's proof is kept: a running child costs one fresh

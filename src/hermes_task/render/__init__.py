@@ -2,7 +2,7 @@
 they are given (they read nothing and decide nothing).
 
 `Target` is where rendered text goes and how it may look there: the explicit output object a
-run's session builds once (`cli/consoles.py` `output_target()`) and every text renderer takes,
+run's session builds once (`cli/session.py` `output_target()`) and every text renderer takes,
 instead of reading attributes off a rich console. Invariant: `columns` is always a sane width
 (`MIN_WIDTH` to `MAX_WIDTH`; one-line summaries such as the goal are cut to it); `width` is
 None exactly when lines must never be wrapped (not a terminal), else `columns`; `plain` (not a

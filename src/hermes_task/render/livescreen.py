@@ -1,7 +1,7 @@
 """`hermes-task tui`: every task of a parent chat live on one screen (Textual).
 
 The screen is one more reporter of the watch loop (`reading/family.py`, `recover --watch`'s
-settle step: `cli/watch.py` `screen_follower`): `EventFeed` turns what the loop reports into
+settle step: `cli/recover.py` `screen_follower`): `EventFeed` turns what the loop reports into
 the events of `core/events.py` (`task`, `row`, `warning`, `error`, `result`: exactly what
 `follow --parent --json` writes) and posts each to the app as a message from the loop's
 thread (`post_message` is thread-safe and never waits for the screen). The app keeps the
@@ -16,7 +16,7 @@ beside the selected task's transcript (stacked under `STACK_BELOW` columns), a l
 Backend text is hostile: every string shown is a `rich.text.Text` built from sanitised text
 (`core/sanitize.py`, the row painters of `render/terminal_rows.py`), never markup.
 
-Importing this module imports Textual: only `hermes-task tui`'s work does (`cli/run_tui.py`).
+Importing this module imports Textual: only `hermes-task tui`'s work does (`cli/tui.py`).
 """
 
 from __future__ import annotations

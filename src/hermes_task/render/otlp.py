@@ -1,5 +1,5 @@
 """A parent chat's tasks as one OpenTelemetry trace, in OTLP/JSON (a pure function of the
-Structs `reading/traceread.py` reads; docs/json.md "OTLP/JSON export" is the mapping).
+Structs `reading/tasktree.py` reads; docs/json.md "OTLP/JSON export" is the mapping).
 
 The shapes are OTLP's `ExportTraceServiceRequest` in the protobuf JSON mapping with OTLP's
 own deviations (opentelemetry-proto docs/specification.md, "JSON Protobuf Encoding"): keys in

@@ -10,7 +10,7 @@ line, the steers appended to it), one block per tool call, or `(empty)`. A piece
 (`transcript_chunks`) joins the texts, `render/terminal.py` colours and wraps them. Every
 backend string is sanitised here (`clean` for text, `clean_line` for one-line fields), so a
 painter adds nothing from the backend; with `full` every character of the row's text is in
-the model, and without it only tool output is cut (`core/readable.py`) and boilerplate and
+the model, and without it only tool output is cut (`core/projection.py`) and boilerplate and
 status rows shrink to one line; prose is never cut.
 
 The plain formats (docs/commands.md "Piped output", held by snapshots in
