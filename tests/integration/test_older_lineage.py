@@ -12,7 +12,7 @@ import pytest
 from tests.support.cli_runner import backend_store_env, invoke
 
 from hermes_task.cli import older as run_older
-from hermes_task.reading import lineage_stream as older_stream
+from hermes_task.reading import stream as older_stream
 from hermes_task.reading import stream as stream_mod
 from hermes_task.reading.stream import LineageRows
 
