@@ -24,6 +24,7 @@ from hermes_task.core.ids import check_id
 from hermes_task.core.limits import PAGE_LIMIT
 from hermes_task.dashboard.client import DashboardClient
 from hermes_task.failures import HermesError
+from hermes_task.reading.family import FamilyFollower
 from hermes_task.reading.family_child import FamilyReporter
 from hermes_task.reading.hints import StoreHints
 from hermes_task.reading.older_batches import Plan, read_batches
@@ -37,12 +38,14 @@ STOP_WAIT = 5.0  # seconds the screen waits, after q, for the loop's request in 
 PARENTS = 50  # the parents listed when no PARENT_ID is given (`parents --limit`'s most)
 
 
-def run_tui(common: Common, parent_id: str | None, *, interval: float, exit_status: bool) -> None:
+def run_tui(
+    common: Common, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
+) -> None:
     """Check the parent id, open the client and the store, run the screen until `q`."""
     code: list[int] = []
 
     def body(session: Session) -> None:
-        screen = build(session, parent_id, interval=interval, exit_status=exit_status)
+        screen = build(session, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
         try:
             code.append(screen.run() or 0)
         finally:
@@ -54,14 +57,16 @@ def run_tui(common: Common, parent_id: str | None, *, interval: float, exit_stat
         raise SystemExit(code[0])
 
 
-def build(session: Session, parent_id: str | None, *, interval: float, exit_status: bool) -> TaskScreenApp:
+def build(
+    session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
+) -> TaskScreenApp:
     """The screen over this session's client and store (the tests run it with `run_test`)."""
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
     client, hints = session.client, session.hints
-    lineage: dict[str, TaskReader] = {}  # the parent's reader: its proven lineage gates `o`'s reads
+    lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
     return TaskScreenApp(
         start=lambda chosen, emit: start_loop(
-            session, client, hints, chosen, emit, lineage, interval, exit_status
+            session, client, hints, chosen, emit, lineage, interval, exit_status, recursive
         ),
         parent_id=parent,
         parents=lambda: list_parents(session),
@@ -78,9 +83,10 @@ def start_loop(
     hints: StoreHints,
     parent: str,
     emit: Emit,
-    lineage: dict[str, TaskReader],
+    lineage: dict[str, FamilyFollower],
     interval: float,
     exit_status: bool,
+    recursive: bool = False,
 ) -> Loop:
     """`screen_follower` on `parent` in a thread of its own; its events to `emit`."""
     stop = threading.Event()
@@ -97,7 +103,7 @@ def start_loop(
     config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
     feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
     reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-    follower = screen_follower(session, client, hints, parent, reporter, config, sleep)
+    follower = screen_follower(session, client, hints, parent, reporter, config, sleep, recursive=recursive)
 
     def loop() -> None:
         try:
@@ -106,7 +112,7 @@ def start_loop(
             emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
             emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
 
-    lineage[parent] = follower.reader
+    lineage[parent] = follower
     thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
     thread.start()
     return Loop(stop, thread)
@@ -126,9 +132,10 @@ def list_parents(session: Session) -> tuple[list[ParentEntry], list[WarningItem]
             store.close()
 
 
-def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, TaskReader]) -> ReadOlder:
+def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
     """`o`: one more batch of older rows of a child, as `hermes-task older` pages (a reader per
-    child, kept across presses, gated on the parent's proven lineage as the loop's)."""
+    child, kept across presses, gated on the proven lineages the loop reads: the parent's and,
+    with --recursive, each nested conversation's)."""
 
     readers: dict[str, TaskReader] = {}
 
@@ -136,7 +143,7 @@ def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, 
         reader = readers.get(child)
         warnings: list[WarningItem] = []
         if reader is None:
-            parents = frozenset(segment for reader in list(lineage.values()) for segment in reader.path)
+            parents = frozenset().union(*(loop.lineages() for loop in list(lineage.values())))
             gate = admit(parents, client.detail)
             reader = TaskReader(client, child, hint=True, store=hints, admit=gate)
             snap = reader.refresh()

@@ -4,7 +4,8 @@ The screen (`render/tui.py`) is one more reporter of the watch loop `recover --w
 `follow --parent` run (`cli/watch.py` `screen_follower`): the loop runs in a thread of its own
 at `--interval`, its reports turned into `core/events.py` events posted to the screen. `q`
 stops the loop at its next wait (its `sleep` raises) and exits 0, or with `--exit-status` as
-`recover --watch --exit-status` would for the verdict at that moment. Without PARENT_ID the
+`recover --watch --exit-status` would for the verdict at that moment (0 when no parent was
+opened). `--recursive` nests each task's own delegated tasks. Without PARENT_ID the
 screen opens on `hermes-task parents`' list. Without the `tui` extra (Textual) the command
 says how to install it in one line and exits 2; nothing of Textual is imported by any other
 command or by `--help`.
@@ -49,6 +50,14 @@ def tui(
             "0 every task completed, 8 one failed or ended unreported, 9 one still runs.",
         ),
     ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="Nest the tasks each task delegated in turn (depth <= 8), as recover does: "
+            "numbered under their task (1.2/1.1), live like the others.",
+        ),
+    ] = False,
     *,
     common: Common,
 ) -> None:
@@ -61,4 +70,4 @@ def tui(
         raise typer.Exit(2)
     from hermes_task.cli.run_tui import run_tui  # lazy: the command's work (and Textual), kept off --help
 
-    run_tui(common, parent_id, interval=interval, exit_status=exit_status)
+    run_tui(common, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)

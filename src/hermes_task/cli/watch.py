@@ -29,11 +29,12 @@ from hermes_task.failures import Code, HermesError, interrupt_status
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.details import SharedDetails
 from hermes_task.reading.family import FamilyFollower, OpenChild
-from hermes_task.reading.family_child import FamilyReporter
+from hermes_task.reading.family_child import FamilyReporter, Tagged
 from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.ownership import admit
 from hermes_task.reading.polling import START_TIMEOUT, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.tasktree import MAX_DEPTH
 from hermes_task.reading.unreported import MAX_CHECKS_PER_CYCLE, Unreported
 from hermes_task.reading.watcher import Watcher
 from hermes_task.render.familyout import TextFamily
@@ -267,15 +268,24 @@ def screen_follower(
     reporter: FamilyReporter,
     config: PollConfig,
     sleep: Callable[[float], None],
+    *,
+    recursive: bool = False,
 ) -> FamilyFollower:
     """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
     tasks (the same settle step: a child's end noticed without a parent row, usage), so its
     statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
-    quit)."""
+    quit). `recursive`: each proven child's own tasks too, each conversation's watched as the
+    parent's (its settle step its own), to `recover --recursive`'s depth."""
     reader = TaskReader(client, parent, hint=False)
     shared = SharedDetails(client)
     timing = _settled_timing(session, client, hints, shared, reporter, sleep)
-    return FamilyFollower(reader, reporter, config, _open_child(client, hints, shared), **timing)
+
+    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
+        return Watcher(child, tagged, config, **_settled_timing(session, client, hints, shared, tagged, sleep))
+
+    opened = _open_child(client, hints, shared)
+    depth = MAX_DEPTH if recursive else 0
+    return FamilyFollower(reader, reporter, config, opened, nest=nest, depth=depth, **timing)
 
 
 def _write_junit(

@@ -26,7 +26,9 @@ class FamilyReporter(WatchReporter, Protocol):
 
 
 class Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
+    """A `follow.Reporter` for one child: its rows and news, tagged with the task (and, with
+    `tui --recursive`, the `WatchReporter` of the child's own tasks' watch: its warnings and
+    errors are the task's, its tasks reported by the family's list)."""
 
     def __init__(
         self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
@@ -36,6 +38,12 @@ class Tagged:
         self.setup = setup  # a warning about the setup: once per run, not per task
 
     def state(self, task: TaskInfo) -> None:
+        pass
+
+    def task(self, entry: TaskEntry) -> None:
+        pass
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
     def warning(self, item: WarningItem) -> None:
@@ -50,7 +58,7 @@ class Tagged:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry] = ()) -> None:
         pass
 
 
