@@ -281,7 +281,8 @@ def screen_follower(
     timing = _settled_timing(session, client, hints, shared, reporter, sleep)
 
     def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        return Watcher(child, tagged, config, **_settled_timing(session, client, hints, shared, tagged, sleep))
+        nested = _settled_timing(session, client, hints, shared, tagged, sleep)
+        return Watcher(child, tagged, config, **nested)
 
     opened = _open_child(client, hints, shared)
     depth = MAX_DEPTH if recursive else 0

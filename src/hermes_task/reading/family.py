@@ -285,10 +285,11 @@ class FamilyFollower(Watcher):
             return
         self.cut[key] = deep
         left = sum(1 for d in self.cut.values() if d == deep)
-        detail = RECOVER["depth_bound"].format(depth=self.depth, left=left) if deep else (
-            RECOVER["visit_bound"].format(n=MAX_CONVERSATIONS, left=left)
+        words = RECOVER["depth_bound" if deep else "visit_bound"]
+        detail = words.format(depth=self.depth, n=MAX_CONVERSATIONS, left=left)
+        self.reporter.warning(
+            WarningItem(code="bound_reached", message=warning_message("bound_reached", detail))
         )
-        self.reporter.warning(WarningItem(code="bound_reached", message=warning_message("bound_reached", detail)))
 
     def _setup_warning(self, item: WarningItem) -> None:
         """A child's warning about the setup: reported as the parent's, once per run."""
