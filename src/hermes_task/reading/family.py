@@ -187,7 +187,7 @@ class FamilyFollower(Watcher):
     def after_cycle(self) -> None:
         if self.depth:
             self._nest()
-        ended = all_terminal(self.entries)
+        ended = all_terminal(self.entries) and not self._unnested()
         if self.first is None:
             self.first = frozenset(entry.number or "" for entry in self.entries)
         first = self.first
@@ -268,6 +268,18 @@ class FamilyFollower(Watcher):
                 continue
             nested.mark, nested.streak, nested.failures = mark, None, 0
         self._report(self.amend(self.entries))
+
+    def _unnested(self) -> bool:
+        """Has a proven child's own task list never been read (nor left to a bound)? Until
+        it is, the tree's verdict is not in: no child's final read, no ending."""
+        nested = self.nested
+        return any(
+            c.read
+            and k not in self.cut
+            and (k not in nested or not (nested[k].watch.built or nested[k].done))
+            and self._lineage(k) is not None  # else its conversation's watch is gone
+            for k, c in self.children.items()
+        )
 
     def _nest_failed(self, child: Child, nested: Nested, err: HermesError, *, final: bool) -> None:
         """A child's own tasks could not be read: retried, or (final) kept as last read."""
@@ -406,6 +418,7 @@ class FamilyFollower(Watcher):
         return (
             super().settled()
             and all(c.done for c in children.values())
+            and not (self.depth and self._unnested())
             and all(
                 n.quiet(children[k].follower.reader.window.keys[-1:]) if k in children else True
                 for k, n in self.nested.items()
