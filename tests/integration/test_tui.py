@@ -107,3 +107,41 @@ def test_without_a_parent_the_parents_list_opens_the_chosen_one(backend: Any) ->
     assert any(unit["parent"] in line for line in tasks[:3])  # the header names the chosen parent
     for number in ("1.1", "1.2"):
         assert "running" in task_line(tasks, number), tasks
+
+
+def test_recursive_nests_each_childs_own_tasks_under_it(backend: Any) -> None:
+    """`tui --recursive` on a fan-out nested one level (each child dispatched two goals of its
+    own, running): every grandchild proven whole, each under its task in the table (`  ↳ 1.1`),
+    selecting the first nested task shows its pane (`task 1.1/1.1`); `q` exits 0."""
+    unit = backend.fan_out(["Shard one", "Shard two"], nested=2)
+    children = unit["children"]
+    grand = unit["grandchildren"]
+    order = [ref for child in children for ref in (child, *grand[child])]
+
+    def nested_shown(display: Display) -> bool:
+        return all(whole(ref, display) for ref in order)
+
+    def nested_selected(display: Display) -> bool:
+        return any("task 1.1/1.1 · running" in line for line in display)
+
+    screen, frames = drive_screen(
+        cli(backend, unit["parent"], "--recursive"),
+        terminal_env(backend),
+        columns=160,
+        rows=45,
+        steps=[(nested_shown, "j"), (nested_selected, "q")],
+        timeout=90,
+    )
+    assert screen.code == 0, "\n".join(frames[-1] if frames else screen.lines[-40:])
+    shown, selected = frames
+    table = [line.split("│")[0] for line in shown]  # the table, left of the transcript
+    at = [next(i for i, line in enumerate(table) if ref in line.split()) for ref in order]
+    assert at == sorted(at), shown  # each child's tasks right under its task
+    for child in children:
+        for number, ref in zip(("1.1", "1.2"), grand[child], strict=True):
+            line = table[at[order.index(ref)]]
+            assert f"↳ {number} " in line, shown
+            assert "running" in line, shown
+    pane = [line.split("│")[-1].strip() for line in selected]
+    first = grand[children[0]][0]
+    assert pane[pane.index(first) + 1].startswith("task 1.1/1.1 · running"), selected

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -24,11 +25,18 @@ from hermes_task.cli.options import Common, Environment
 from hermes_task.cli.session import Session
 from hermes_task.cli.tui import build
 from hermes_task.core.documents import ParentEntry, Row, TaskEntry, WarningItem
-from hermes_task.core.events import ErrorEvent, FollowEvent, RowEvent, WarningEvent
+from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEvent, WarningEvent
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus, WarningCode
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.polling import Outcome
-from hermes_task.render.livescreen import EventFeed, TaskScreenApp, TextScreen, Transcript
+from hermes_task.render.livescreen import (
+    EventFeed,
+    Loop,
+    ParentsScreen,
+    TaskScreenApp,
+    TextScreen,
+    Transcript,
+)
 from tests.support.cli_runner import invoke
 from tests.support.conversations import Conversations
 from tests.support.regen import load_tool
@@ -562,3 +570,120 @@ def test_sigterm_ends_the_screen_with_143_and_stops_the_loop(fake: Conversations
     assert drive(app, scenario) == 143
     assert app.loop is not None
     assert app.loop.stop_event.is_set()
+
+
+# -- --recursive: the tasks each task delegated in turn ------------------------------------------
+
+G = "20261130_170003_dddddd"  # A's first child: a grandchild of the parent
+NESTED = "deleg_5d1e0a77"
+
+
+def nested_family(fake: Conversations) -> None:
+    """The parent's three tasks; A delegated two of its own: G (running), and one whose
+    child is the parent chat itself (a loop back: read once, where it is)."""
+    family(fake, GOALS, [A, B, None])
+    results = [{"task_index": 0, "status": "running", "child_session_id": G},
+               {"task_index": 1, "status": "running", "child_session_id": P}]  # fmt: skip
+    fake.spawn(A, "call_a", ["Read a.py", "Loop back"], {"results": results, "delegation_id": NESTED})
+    fake.session(G, parent=A)
+    fake.add(G, "user", "Read a.py")
+
+
+def complete_nested(fake: Conversations, statuses: list[str]) -> None:
+    text = [f"[ASYNC DELEGATION BATCH COMPLETE — {NESTED}]", "Finished.", ""]
+    for i, (goal, status) in enumerate(zip(["Read a.py", "Loop back"], statuses, strict=True)):
+        text += ["", f"--- ✓ TASK {i + 1}/2: {goal}  (status={status}, 1.0s) ---", "ok"]
+    fake.add(A, "user", "\n".join(text))
+
+
+def recursive_screen(fake: Conversations, *, exit_status: bool = False) -> TaskScreenApp:
+    variables = {**ENV, "HERMES_TASK_STORE": os.environ["HERMES_TASK_STORE"]}
+    env = Environment(variables=variables, sleep=lambda seconds: time.sleep(min(seconds, 0.02)))
+    return build(session_of(Common(env=env)), P, interval=0.5, exit_status=exit_status, recursive=True)
+
+
+def test_recursive_nests_each_childs_tasks_under_it_live_and_selectable(fake: Conversations) -> None:
+    nested_family(fake)
+    order = ["1.1", "1.1/1.1", "1.1/1.2", "1.2", "1.3"]
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: app.shown == order, "the nested tasks under 1.1")
+        assert [cell(app, key, "#").plain for key in order] == ["1.1", "  ↳ 1.1", "  ↳ 1.2", "1.2", "1.3"]
+        assert cell(app, "1.1/1.1", "child session").plain == G
+        assert cell(app, "1.1/1.1", "status").plain == "running"
+        await pilot.press("j")
+        assert app.selected == "1.1/1.1"
+        assert title(app).splitlines()[:2] == [G, "task 1.1/1.1 · running"]
+        write(fake, G, "from the grandchild")()
+        await until(pilot, lambda: any("from the grandchild" in line for line in pane(app)), "G's row shown")
+        await pilot.press("j")  # the loop back: its child is the parent chat, not read again
+        assert app.selected == "1.1/1.2"
+        assert "this task's child is the parent chat's conversation" in " ".join(pane(app))
+        complete(fake, GOALS, ["completed", "completed", "completed"])()
+        await until(pilot, lambda: app.tasks["1.2"].terminal, "the parent's tasks completed")
+        await pilot.pause(0.5)
+        assert app.result is None  # the nested tasks still run: the watch goes on
+        assert "verdict so far: running" in str(app.query_one("#header", Static).render())
+        complete_nested(fake, ["completed", "failed"])
+        await until(pilot, lambda: app.tasks["1.1/1.2"].status == "failed", "a nested task failed")
+        assert cell(app, "1.1/1.2", "status").plain == "✗ failed"
+        await until(pilot, lambda: app.result is not None, "the watch's end")
+        assert "every task ended (failed)" in str(app.query_one("#header", Static).render())
+        await pilot.press("e")
+        assert app.shown == ["1.1/1.2"]
+        await pilot.press("q")
+
+    assert drive(recursive_screen(fake, exit_status=True), scenario) == 8
+
+
+def test_without_recursive_no_nested_task_is_read(fake: Conversations) -> None:
+    nested_family(fake)
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: bool(rows_of(app, "1.1")) and len(app.tasks) == 3, "three tasks")
+        await pilot.pause(0.5)
+        assert app.shown == ["1.1", "1.2", "1.3"]
+        await pilot.press("q")
+
+    assert drive(screen(fake), scenario) == 0
+    assert not any(p.startswith(f"/api/sessions/{G}") for p in fake.paths_asked())
+
+
+def test_q_while_a_nested_task_runs_exits_9_with_exit_status(fake: Conversations) -> None:
+    nested_family(fake)
+    complete(fake, GOALS, ["completed", "completed", "completed"])()
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: "1.1/1.1" in app.tasks, "the nested tasks")
+        await pilot.press("q")
+
+    assert drive(recursive_screen(fake, exit_status=True), scenario) == 9
+
+
+def test_q_after_a_watch_failure_exits_with_its_code_with_exit_status_else_0() -> None:
+    """As `recover --watch --exit-status` would: the watch's own result (here a failure, 4)."""
+
+    def start(_parent: str, emit: Callable[[FollowEvent, str | None], None]) -> Loop:
+        emit(ErrorEvent(code="not_found", message="session not found", retryable=False), None)
+        emit(ResultEvent(state="unknown", end_reason=None, exit_code=4), None)
+        return Loop(threading.Event())
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: app.result is not None, "the failure")
+        await pilot.press("q")
+
+    for wanted, code in ((True, 4), (False, 0)):
+        app = TaskScreenApp(start=start, parent_id=P, exit_status=wanted)
+        assert drive(app, scenario) == code
+
+
+def test_q_on_the_parents_list_exits_0_even_with_exit_status(fake: Conversations) -> None:
+    """No parent opened: nothing was watched, so nothing is still running (not 9)."""
+    app = screen(fake, None, exit_status=True)
+    app.list_parents = lambda: ([], [])
+
+    async def scenario(app: TaskScreenApp, pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: isinstance(app.screen, ParentsScreen), "the parents list")
+        await pilot.press("q")
+
+    assert drive(app, scenario) == 0

@@ -311,17 +311,29 @@ def screen_follower(
     reporter: FamilyReporter,
     config: PollConfig,
     sleep: Callable[[float], None],
+    *,
+    recursive: bool = False,
 ) -> FamilyFollower:
     """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
     tasks (the same settle step: a child's end noticed without a parent row, usage), so its
     statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
-    quit)."""
+    quit). `recursive`: each proven child's own tasks too, each conversation's watched as the
+    parent's (its settle step its own), to `recover --recursive`'s depth."""
     from hermes_task.cli.recover import settled_timing  # lazy: the work, off --help
     from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
-    from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
+    from hermes_task.reading.family import FamilyFollower, Tagged  # lazy: as settled_timing
     from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
+    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as settled_timing
+    from hermes_task.reading.watcher import Watcher  # lazy: as settled_timing
 
     reader = TaskReader(client, parent, hint=False)
     shared = SharedDetails(client)
     timing = settled_timing(session, client, hints, shared, reporter, sleep)
-    return FamilyFollower(reader, reporter, config, open_child(client, hints, shared), **timing)
+
+    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
+        nested = settled_timing(session, client, hints, shared, tagged, sleep)
+        return Watcher(child, tagged, config, **nested)
+
+    opened = open_child(client, hints, shared)
+    depth = MAX_DEPTH if recursive else 0
+    return FamilyFollower(reader, reporter, config, opened, nest=nest, depth=depth, **timing)

@@ -4,7 +4,8 @@ The screen (`render/livescreen.py`) is one more reporter of the watch loop `reco
 and `follow --parent` run (`cli/follow.py` `screen_follower`): the loop runs in a thread of its own
 at `--interval`, its reports turned into `core/events.py` events posted to the screen. `q`
 stops the loop at its next wait (its `sleep` raises) and exits 0, or with `--exit-status` as
-`recover --watch --exit-status` would for the verdict at that moment. Without PARENT_ID the
+`recover --watch --exit-status` would for the verdict at that moment (0 when no parent was
+opened). `--recursive` nests each task's own delegated tasks. Without PARENT_ID the
 screen opens on `hermes-task parents`' list. Without the `tui` extra (Textual) the command
 says how to install it in one line and exits 2; nothing of Textual is imported by any other
 command or by `--help`.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
+from hermes_task.reading.family import FamilyFollower
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
@@ -64,6 +66,14 @@ def tui(
             "0 every task completed, 8 one failed or ended unreported, 9 one still runs.",
         ),
     ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="Nest the tasks each task delegated in turn (depth <= 8), as recover does: "
+            "numbered under their task (1.2/1.1), live like the others.",
+        ),
+    ] = False,
     *,
     common: Common,
 ) -> None:
@@ -74,17 +84,19 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    run_tui(common, parent_id, interval=interval, exit_status=exit_status)
+    run_tui(common, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
 
 
-def run_tui(common: Common, parent_id: str | None, *, interval: float, exit_status: bool) -> None:
+def run_tui(
+    common: Common, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
+) -> None:
     """Check the parent id, open the client and the store, run the screen until `q`."""
     from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
 
     code: list[int] = []
 
     def body(session: Session) -> None:
-        screen = build(session, parent_id, interval=interval, exit_status=exit_status)
+        screen = build(session, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
         try:
             code.append(screen.run() or 0)
         finally:
@@ -96,17 +108,19 @@ def run_tui(common: Common, parent_id: str | None, *, interval: float, exit_stat
         raise SystemExit(code[0])
 
 
-def build(session: Session, parent_id: str | None, *, interval: float, exit_status: bool) -> TaskScreenApp:
+def build(
+    session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
+) -> TaskScreenApp:
     """The screen over this session's client and store (the tests run it with `run_test`)."""
     from hermes_task.core.sanitize import check_id  # lazy: the work (and Textual), off --help
     from hermes_task.render.livescreen import TaskScreenApp  # lazy: as check_id
 
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
     client, hints = session.client, session.hints
-    lineage: dict[str, TaskReader] = {}  # the parent's reader: its proven lineage gates `o`'s reads
+    lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
     return TaskScreenApp(
         start=lambda chosen, emit: start_loop(
-            session, client, hints, chosen, emit, lineage, interval, exit_status
+            session, client, hints, chosen, emit, lineage, interval, exit_status, recursive
         ),
         parent_id=parent,
         parents=lambda: list_parents(session),
@@ -123,9 +137,10 @@ def start_loop(
     hints: StoreHints,
     parent: str,
     emit: Emit,
-    lineage: dict[str, TaskReader],
+    lineage: dict[str, FamilyFollower],
     interval: float,
     exit_status: bool,
+    recursive: bool = False,
 ) -> Loop:
     """`screen_follower` on `parent` in a thread of its own; its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
@@ -151,7 +166,7 @@ def start_loop(
     config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
     feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
     reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-    follower = screen_follower(session, client, hints, parent, reporter, config, sleep)
+    follower = screen_follower(session, client, hints, parent, reporter, config, sleep, recursive=recursive)
 
     def loop() -> None:
         try:
@@ -160,7 +175,7 @@ def start_loop(
             emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
             emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
 
-    lineage[parent] = follower.reader
+    lineage[parent] = follower
     thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
     thread.start()
     return Loop(stop, thread)
@@ -182,9 +197,10 @@ def list_parents(session: Session) -> tuple[list[ParentEntry], list[WarningItem]
             store.close()
 
 
-def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, TaskReader]) -> ReadOlder:
+def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
     """`o`: one more batch of older rows of a child, as `hermes-task older` pages (a reader per
-    child, kept across presses, gated on the parent's proven lineage as the loop's)."""
+    child, kept across presses, gated on the proven lineages the loop reads: the parent's and,
+    with --recursive, each nested conversation's)."""
     from hermes_task.core.wire import PAGE_LIMIT  # lazy: the work, off --help
     from hermes_task.reading.hints import admit  # lazy: as PAGE_LIMIT
     from hermes_task.reading.reader import TaskReader  # lazy: as PAGE_LIMIT
@@ -196,7 +212,7 @@ def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, 
         reader = readers.get(child)
         warnings: list[WarningItem] = []
         if reader is None:
-            parents = frozenset(segment for reader in list(lineage.values()) for segment in reader.path)
+            parents = frozenset().union(*(loop.lineages() for loop in list(lineage.values())))
             gate = admit(parents, client.detail)
             reader = TaskReader(client, child, hint=True, store=hints, admit=gate)
             snap = reader.refresh()

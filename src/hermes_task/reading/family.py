@@ -52,7 +52,15 @@ Invariants:
   also waits for the recheck to be steady;
 - `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does: --tail cuts the
   rows a child already holds at its first read, for the tasks of the parent's first read
-  only; a task delegated later is new, every row of it (that --role keeps) is reported.
+  only; a task delegated later is new, every row of it (that --role keeps) is reported;
+- with `nest` and `depth` (`tui --recursive`), each proven child's own tasks join the list as
+  `recover --recursive` nests them: a `Watcher` of the child's conversation (`nest`: its own
+  reader, gated as the child's, and its own settle step), cycled while its child is read or
+  its tasks are open, its tasks numbered under their task's (`1.2/1.1`, `recover`'s path) and
+  their children followed in the same budget, gated on that conversation's lineage. A nested
+  task whose child is the parent's or another task's is not read again (cycles end); children
+  of tasks `depth` levels down, or past `MAX_CONVERSATIONS` nested watches, are not read (a
+  `bound_reached` warning, `recover`'s words). The watch ends when the whole tree is terminal.
 """
 
 from __future__ import annotations
@@ -63,15 +71,16 @@ from typing import Protocol
 from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
+from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem, warning
 from hermes_task.core.projection import RowFilter
-from hermes_task.core.ui_strings import SETUP_WARNINGS
+from hermes_task.core.ui_strings import RECOVER, SETUP_WARNINGS, WarningCode
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import SharedDetails, gather
 from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig
 from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.tasktree import MAX_CONVERSATIONS
 from hermes_task.reading.watcher import Recheck, Resolve, Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
@@ -79,6 +88,26 @@ MAX_READS_PER_CYCLE = 32
 
 
 OpenChild = Callable[[str, frozenset[str]], TaskReader]
+# The watch of a proven child's own tasks (`tui --recursive`): over its reader, reporting to
+# its task's `Tagged` (a warning of that conversation is a warning of the task).
+Nest = Callable[[TaskReader, "Tagged"], Watcher]
+
+
+class Nested(Struct):
+    """A proven child's own tasks, watched (module doc)."""
+
+    sid: str
+    watch: Watcher
+    mark: object = None  # the child's newest row when `watch` last read: a new one reads again
+    done: bool = False  # failed for good: its tasks stay as last read
+    streak: str | None = None
+    failures: int = 0
+
+    def quiet(self, mark: object) -> bool:
+        """Nothing to read: read once, its tasks terminal and settled, no row since."""
+        watch = self.watch
+        closed = all(e.terminal for e in watch.entries) and watch.settled()
+        return self.done or (watch.built and closed and mark == self.mark)
 
 
 class FamilyFollower(Watcher):
@@ -102,6 +131,8 @@ class FamilyFollower(Watcher):
         probes: int = MAX_PROBES_PER_CYCLE,
         reads: int = MAX_READS_PER_CYCLE,
         rows: RowFilter | None = None,
+        nest: Nest | None = None,
+        depth: int = 0,
     ) -> None:
         super().__init__(
             reader,
@@ -126,18 +157,35 @@ class FamilyFollower(Watcher):
         self.turn = 0
         self.rows = rows or RowFilter()
         self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
+        self.nest = nest
+        self.depth = depth if nest is not None else 0  # levels of nested tasks (0: none)
+        self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
+        self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
     def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
-        out = []
+        """The parent's tasks (a nested one given back is dropped: rebuilt from its watch),
+        each with its gap, each followed by its child's own tasks, renumbered under it."""
+        out: list[TaskEntry] = []
+        self._amend([e for e in entries if "/" not in (e.number or "")], "", out)
+        return out
+
+    def _amend(self, entries: list[TaskEntry], prefix: str, out: list[TaskEntry]) -> None:
         for entry in entries:
-            gap = self.gaps.get(entry.number or "")
+            if prefix:
+                entry = replace(entry, number=prefix + (entry.number or "?"))
+            key = entry.number or ""
+            gap = self.gaps.get(key)
             if gap is not None and gap[0] == entry.child_session_id and entry.gap is None:
                 entry = replace(entry, gap=gap[1])
             out.append(entry)
-        return out
+            nested = self.nested.get(key)
+            if nested is not None and nested.sid == entry.child_session_id:
+                self._amend(nested.watch.entries, key + "/", out)
 
     def after_cycle(self) -> None:
-        ended = all_terminal(self.entries)
+        if self.depth:
+            self._nest()
+        ended = all_terminal(self.entries) and not self._unnested()
         if self.first is None:
             self.first = frozenset(entry.number or "" for entry in self.entries)
         first = self.first
@@ -157,7 +205,10 @@ class FamilyFollower(Watcher):
             if child is None:
                 if self.gaps.get(key, ("", ""))[0] == child_id:
                     continue  # this child was reported unreadable
-                reader = self.open_child(child_id, frozenset(self.reader.path))
+                parents = self._lineage(key)
+                if parents is None or ("/" in key and self._visited(key, child_id)):
+                    continue  # its conversation is read elsewhere (recover --recursive's rule)
+                reader = self.open_child(child_id, parents)
                 tagged = Tagged(self.family, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
                 config = PollConfig(rows=rows)
@@ -166,6 +217,87 @@ class FamilyFollower(Watcher):
             child.tagged.entry = entry
             child.final = child.final or ended
         self._read_children()
+
+    def lineages(self) -> frozenset[str]:
+        """Every watched conversation's proven segments (the parent's, each nested one's)."""
+        return frozenset(self.reader.path).union(*(n.watch.reader.path for n in list(self.nested.values())))
+
+    def _lineage(self, key: str) -> frozenset[str] | None:
+        """The proven lineage of the conversation holding task `key` (None: no longer watched)."""
+        above = key.rpartition("/")[0]
+        if not above:
+            return frozenset(self.reader.path)
+        nested = self.nested.get(above)
+        return None if nested is None else frozenset(nested.watch.reader.path)
+
+    def _visited(self, key: str, sid: str) -> bool:
+        """Is `sid` the parent's own chat, or another task's child (the first one keeps it)?"""
+        return sid in self.reader.path or any(c.sid == sid for k, c in self.children.items() if k != key)
+
+    def _nest(self) -> None:
+        """Each proven child's own tasks: opened once its child was read, read again while
+        it may change, joined to the list (module doc); the changed ones reported."""
+        for key, child in self.children.items():
+            nested = self.nested.get(key)
+            if not child.read or (nested is not None and nested.sid == child.sid):
+                continue
+            deep = key.count("/") >= self.depth
+            parents = self._lineage(key)
+            if parents is None:
+                continue  # the conversation holding it is no longer watched
+            if deep or len(self.nested) >= MAX_CONVERSATIONS:
+                self._bound(key, deep=deep)
+                continue
+            assert self.nest is not None
+            self.nested[key] = Nested(child.sid, self.nest(self.open_child(child.sid, parents), child.tagged))
+        final = all_terminal(self.entries)
+        for key, nested in list(self.nested.items()):
+            owner = self.children.get(key)
+            if owner is None or owner.sid != nested.sid:
+                del self.nested[key]  # its task's child changed: a new watch, if proven
+                continue
+            mark = owner.follower.reader.window.keys[-1:]
+            if nested.quiet(mark):
+                continue
+            try:
+                nested.watch.cycle()
+            except HermesError as err:
+                self._nest_failed(owner, nested, err, final=final)
+                continue
+            nested.mark, nested.streak, nested.failures = mark, None, 0
+        self._report(self.amend(self.entries))
+
+    def _unnested(self) -> bool:
+        """Has a proven child's own task list never been read (nor left to a bound)? Until
+        it is, the tree's verdict is not in: no child's final read, no ending."""
+        nested = self.nested
+        return any(
+            c.read
+            and k not in self.cut
+            and (k not in nested or not (nested[k].watch.built or nested[k].done))
+            and self._lineage(k) is not None  # else its conversation's watch is gone
+            for k, c in self.children.items()
+        )
+
+    def _nest_failed(self, child: Child, nested: Nested, err: HermesError, *, final: bool) -> None:
+        """A child's own tasks could not be read: retried, or (final) kept as last read."""
+        nested.failures += 1
+        if not err.retryable or (final and nested.failures > FINAL_RETRIES):
+            nested.done = True
+            child.tagged.error(err, retrying=False, delay=None)
+        elif err.code.value != nested.streak:
+            child.tagged.error(err, retrying=True, delay=None)
+        nested.streak = err.code.value
+
+    def _bound(self, key: str, *, deep: bool) -> None:
+        """A task whose child's own tasks a bound leaves unread: `recover`'s warning."""
+        if key in self.cut:
+            return
+        self.cut[key] = deep
+        left = sum(1 for d in self.cut.values() if d == deep)
+        words = RECOVER["depth_bound" if deep else "visit_bound"]
+        detail = words.format(depth=self.depth, n=MAX_CONVERSATIONS, left=left)
+        self.reporter.warning(warning(WarningCode.bound_reached, detail))
 
     def _setup_warning(self, item: WarningItem) -> None:
         """A child's warning about the setup: reported as the parent's, once per run."""
@@ -276,8 +408,18 @@ class FamilyFollower(Watcher):
                 self.reporter.task(amended)
 
     def settled(self) -> bool:
-        """Every known child read to its end (and, with `recheck`, no end just noticed)."""
-        return super().settled() and all(c.done for c in self.children.values())
+        """Every known child read to its end (and, with `recheck`, no end just noticed), every
+        nested watch quiet."""
+        children = self.children
+        return (
+            super().settled()
+            and all(c.done for c in children.values())
+            and not (self.depth and self._unnested())
+            and all(
+                n.quiet(children[k].follower.reader.window.keys[-1:]) if k in children else True
+                for k, n in self.nested.items()
+            )
+        )
 
 
 class FamilyReporter(WatchReporter, Protocol):
@@ -288,7 +430,9 @@ class FamilyReporter(WatchReporter, Protocol):
 
 
 class Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task."""
+    """A `follow.Reporter` for one child: its rows and news, tagged with the task (and, with
+    `tui --recursive`, the `WatchReporter` of the child's own tasks' watch: its warnings and
+    errors are the task's, its tasks reported by the family's list)."""
 
     def __init__(
         self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
@@ -298,6 +442,12 @@ class Tagged:
         self.setup = setup  # a warning about the setup: once per run, not per task
 
     def state(self, task: TaskInfo) -> None:
+        pass
+
+    def task(self, entry: TaskEntry) -> None:
+        pass
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
     def warning(self, item: WarningItem) -> None:
@@ -312,7 +462,7 @@ class Tagged:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)
 
-    def result(self, outcome: Outcome) -> None:
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry] = ()) -> None:
         pass
 
 

@@ -11,7 +11,9 @@ the verdict are the loop's.
 Layout: a header (the parent, its summary, the state of the watch and the dashboard URL), the
 task table (number, status in its colour, time, goal cut to the room left, the child id whole)
 beside the selected task's transcript (stacked under `STACK_BELOW` columns), a line of notes
-(the last warning or error) and Textual's footer of key hints.
+(the last warning or error) and Textual's footer of key hints. With `--recursive` the loop
+reports nested tasks numbered by their path (`1.2/1.1`, `recover`'s): the table shows each
+under its task, indented as `recover`'s table (`  ↳ 1.1`); they are tasks like any other.
 
 Backend text is hostile: every string shown is a `rich.text.Text` built from sanitised text
 (`core/sanitize.py`, the row painters of `render/terminal_rows.py`), never markup.
@@ -37,6 +39,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
 
+from hermes_task.core.delegations import number_order
 from hermes_task.core.documents import ParentEntry, Row, TaskEntry, TasksDoc, WarningItem
 from hermes_task.core.events import ErrorEvent, FollowEvent, ResultEvent, RowEvent, TaskEvent, WarningEvent
 from hermes_task.core.sanitize import clean_line
@@ -47,10 +50,12 @@ from hermes_task.render.rows import View, duration_text, gap_text, result_line, 
 from hermes_task.render.terminal_rows import Painter
 from hermes_task.render.watchout import JsonEvents
 
-STACK_BELOW = 100  # narrower than this, the transcript goes under the table
+STACK_BELOW = 120  # narrower than this, the transcript goes under the table
 CHILD_WIDTH = 22  # a child id as the backends write it (YYYYMMDD_HHMMSS_xxxxxx)
 MIN_GOAL = 8
+SIDE_GOAL = 20  # the goal's least room beside the transcript
 MAX_GOAL = 40
+MIN_PANE = 40  # the transcript's least width beside the table
 GOAL_SHOWN = 300  # the selected task's goal, above its pane
 # the table's columns but the goal: number, status, time, child; each cell padded by one on
 # both sides; the scroll bar
@@ -136,6 +141,18 @@ def key_of(entry: TaskEntry) -> str:
     return entry.number or "?"
 
 
+def number_text(key: str) -> str:
+    """A task's `#`: its number; a nested one's (`1.2/1.1`) indented under its task, as in
+    `recover --recursive`'s table (`  ↳ 1.1`)."""
+    depth = key.count("/")
+    return "  " * depth + "↳ " + key.rpartition("/")[2] if depth else key
+
+
+def tree_order(entry: TaskEntry) -> list[tuple[tuple[int, int, str], ...]]:
+    """Tasks in number order, each nested task right under its task."""
+    return [number_order(part) for part in key_of(entry).split("/")]
+
+
 def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
     """The exit status of `q`: 0; with --exit-status, `recover --watch --exit-status`'s for the
     verdict at that moment (0 every task completed, 8 one failed, 9 one still running), or the
@@ -160,7 +177,7 @@ def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
     goal = clean_line(entry.goal or "(no goal recorded)")
     child = clean_line(entry.child_session_id) if entry.child_session_id else "-"
     return [
-        Text(clean_line(key_of(entry))),
+        Text(clean_line(number_text(key_of(entry))), no_wrap=True),
         Text(label, style=entry.status.style),
         Text(duration_text(entry.duration_seconds) or "-"),
         Text(cut(goal, goal_room)),
@@ -168,13 +185,16 @@ def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
     ]
 
 
-def why_no_rows(entry: TaskEntry) -> str:
-    """A task whose rows are not shown says why, in `recover`'s words."""
+def why_no_rows(entry: TaskEntry, elsewhere: str | None = None) -> str:
+    """A task whose rows are not shown says why, in `recover`'s words; `elsewhere`: the task
+    (or the parent chat) whose conversation its child is, read there (`--recursive`)."""
     if entry.gap:
         return gap_text(entry)
     if entry.child_session_id is None:
         reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
         return RECOVER["unavailable"].format(reason=reason)
+    if elsewhere is not None:
+        return f"this task's child is {elsewhere}'s conversation: it is read there, once"
     return "no row read yet: the child's rows appear as they are read"
 
 
@@ -413,7 +433,7 @@ class TaskScreenApp(App[int]):
         self.matches: list[int] = []  # line offsets of the rows that match
         self.match = -1
         self.lines_of: list[int] = []  # each shown row's first line in the transcript
-        self.room = 0  # the goal column's width
+        self.room = (0, 0)  # the goal column's width, the number column's
         self.columns = 80  # the terminal's width, as the last resize said
 
     # ---- layout -------------------------------------------------------------------------
@@ -474,19 +494,28 @@ class TaskScreenApp(App[int]):
         self.columns = width
         body = self.query_one("#body")
         body.set_class(width < STACK_BELOW, "narrow")
-        table = self.query_one("#tasks", DataTable)
-        table.styles.width = "100%" if width < STACK_BELOW else self._table_width()
+        self.room = (0, 0)  # the columns laid out again
         self._fill_table()
         self.call_after_refresh(self._show_pane)
 
+    def _number_width(self) -> int:
+        """The `#` column: the widest number (nested ones are indented)."""
+        return max([WIDTHS["#"], *(len(number_text(key)) for key in list(self.tasks))])
+
+    def _fixed(self) -> int:
+        """The table's width but the goal's."""
+        return FIXED + self._number_width() - WIDTHS["#"]
+
     def _table_width(self) -> int:
-        width = self.columns
+        """Stacked, the whole width; beside the transcript, the goal's room grows with the
+        width (at least `SIDE_GOAL`, at most `MAX_GOAL`), the transcript keeping 40%."""
+        width, fixed = self.columns, self._fixed()
         if width < STACK_BELOW:
             return width
-        return min(max(FIXED + MIN_GOAL, width - max(45, width * 9 // 20)), FIXED + MAX_GOAL)
+        return min(max(fixed + SIDE_GOAL, width - max(MIN_PANE, width * 2 // 5)), fixed + MAX_GOAL)
 
     def _goal_room(self) -> int:
-        return max(MIN_GOAL, self._table_width() - FIXED)
+        return max(MIN_GOAL, self._table_width() - self._fixed())
 
     # ---- events of the loop -------------------------------------------------------------
 
@@ -564,7 +593,7 @@ class TaskScreenApp(App[int]):
 
     def _visible(self) -> list[TaskEntry]:
         out = []
-        for entry in self.tasks.values():
+        for entry in sorted(self.tasks.values(), key=tree_order):
             if self.only_wrong and entry.status not in FAILED:
                 continue
             if self.status_filter is not None and entry.status != self.status_filter:
@@ -575,21 +604,23 @@ class TaskScreenApp(App[int]):
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#tasks", DataTable)
         visible = self._visible()
-        room = self._goal_room()
+        room = (self._goal_room(), self._number_width())
         keys = [key_of(e) for e in visible]
         if room != self.room:
             self.room, self.shown = room, []
             table.clear(columns=True)
+            widths = {**WIDTHS, "#": room[1]}
             for name in ("#", "status", "time", "goal", "child session"):
-                table.add_column(name, key=name, width=WIDTHS.get(name, room))
+                table.add_column(name, key=name, width=widths.get(name, room[0]))
+            table.styles.width = "100%" if self.columns < STACK_BELOW else self._table_width()
         if keys != self.shown:
             table.clear()
             for entry in visible:
-                table.add_row(*task_cells(entry, room), key=key_of(entry))
+                table.add_row(*task_cells(entry, room[0]), key=key_of(entry))
             self.shown = keys
         else:
             for entry in visible:
-                for column, cell in zip(table.columns, task_cells(entry, room), strict=True):
+                for column, cell in zip(table.columns, task_cells(entry, room[0]), strict=True):
                     table.update_cell(key_of(entry), column, cell)
         if keys and (self.selected not in keys):
             self._select(keys[0])
@@ -647,7 +678,7 @@ class TaskScreenApp(App[int]):
         for note in self.task_notes.get(key, []):
             pane.write(Text(note, style="yellow"))
         if not rows:
-            pane.write(Text(why_no_rows(entry), style="dim"))
+            pane.write(Text(why_no_rows(entry, self._elsewhere(key, entry)), style="dim"))
             return
         if entry.gap:
             pane.write(Text(gap_text(entry), style="dim"))
@@ -656,6 +687,16 @@ class TaskScreenApp(App[int]):
             self._write_row(row, painter, scroll=False)
         if self.follow:
             pane.scroll_end(animate=False, immediate=True)
+
+    def _elsewhere(self, key: str, entry: TaskEntry) -> str | None:
+        """A nested task whose child the loop reads as another's (`reading/family.py`)."""
+        child = entry.child_session_id
+        if "/" not in key or child is None:
+            return None
+        if child == self.parent_id:
+            return "the parent chat"
+        found = [k for k, e in self.tasks.items() if k != key and e.child_session_id == child]
+        return f"task {clean_line(found[0])}" if found else None
 
     def _pane_title(self, key: str, entry: TaskEntry) -> None:
         """The pane's fixed lines: the task, its child id whole, its status and outcome."""
@@ -833,7 +874,9 @@ class TaskScreenApp(App[int]):
         self.notify(f"{len(fresh)} older rows · {more}", timeout=3)
 
     def action_quit_screen(self) -> None:
-        code = quit_status(list(self.tasks.values()), self.result, self.wanted_status)
+        # No parent opened (q on the parents list): nothing was watched, so nothing failed.
+        wanted = self.wanted_status and self.parent_id is not None
+        code = quit_status(list(self.tasks.values()), self.result, wanted)
         if self.loop is not None:
             self.loop.stop_event.set()
         self.exit(code)
