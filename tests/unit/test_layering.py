@@ -317,13 +317,15 @@ HEAVY_LAYERS = {"core", "dashboard", "store", "reading", "settings", "render"}
 
 
 def own_core(modules: set[str]) -> set[str]:
-    """The package's modules below the CLI that a fast path must not load (package __init__s aside)."""
+    """The package's modules below the CLI that a fast path must not load (package __init__s
+    aside, and the vocabularies: `core/ui_strings.py` is strings and two enums, which `recover`'s
+    `--status` offers as its choices)."""
     return {
         m
         for m in modules
         if (m.startswith("hermes_task.") and m.split(".")[1] in HEAVY_LAYERS and m.count(".") >= 2)
         or m == "hermes_task.settings"
-    }
+    } - {"hermes_task.core.ui_strings"}
 
 
 def test_version_imports_neither_rich_nor_httpx_nor_pydantic() -> None:

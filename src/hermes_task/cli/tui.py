@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
-from hermes_task.reading.family import FamilyFollower
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import ParentEntry, Row, WarningItem
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.reading.family import FamilyReporter
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.reader import TaskReader
     from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
