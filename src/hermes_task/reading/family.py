@@ -271,7 +271,7 @@ class FamilyFollower(Watcher):
         """Has a proven child's own task list never been read (nor left to a bound)? Until
         it is, the tree's verdict is not in: no child's final read, no ending."""
         nested = self.nested
-        return any(
+        return bool(self.depth) and any(
             c.read
             and k not in self.cut
             and (k not in nested or not (nested[k].watch.built or nested[k].done))
@@ -414,7 +414,7 @@ class FamilyFollower(Watcher):
         return (
             super().settled()
             and all(c.done for c in children.values())
-            and not (self.depth and self._unnested())
+            and not self._unnested()
             and all(
                 n.quiet(children[k].follower.reader.window.keys[-1:]) if k in children else True
                 for k, n in self.nested.items()
