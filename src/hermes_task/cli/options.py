@@ -165,54 +165,40 @@ Roles = Annotated[
 ]
 
 
-def _recent_store_rows(ctx: typer.Context) -> tuple[list[Any], str | None] | None:
-    """The store's newest rows with a parent (`Store.recent_with_parent`) and the profile,
-    for the store and profile the command line names; None without a usable store."""
-    from hermes_task import settings  # lazy: completion only (the config file, the store)
-    from hermes_task.core.lineage import StoreUnavailable  # lazy: completion only
-    from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
+def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
+    """A shell completion from the local store: `core.lineage.<propose>(rows, profile, 50)`
+    over the store's newest rows with a parent (`Store.recent_with_parent`), for the store and
+    profile the command line names, filtered by what was typed; `[]` whenever that is not
+    possible."""
 
-    given = {k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")}
-    resolved = settings.resolve(env=dict(current(ctx).environ), **given)
-    if resolved.store is None:
-        return None
-    store = Store(resolved.store)
-    try:
-        return store.recent_with_parent(), resolved.profile
-    except StoreUnavailable:
-        return None
-    finally:
-        store.close()
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        from hermes_task import settings  # lazy: completion only (the config file, the store)
+        from hermes_task.core import lineage  # lazy: completion only
+        from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
 
-
-def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
-    the profile and store the command line names; `[]` whenever that is not possible."""
-    try:
-        from hermes_task.core.lineage import recent_task_roots  # lazy: completion only
-
-        found = _recent_store_rows(ctx)
-        if found is None:
+        try:
+            keys = ("url", "gateway", "profile", "store", "no_store")
+            given = {k: v for k, v in ctx.params.items() if k in keys}
+            resolved = settings.resolve(env=dict(current(ctx).environ), **given)
+            if resolved.store is None:
+                return []
+            store = Store(resolved.store)
+            try:
+                found: list[str] = getattr(lineage, propose)(store.recent_with_parent(), resolved.profile, 50)
+            finally:
+                store.close()
+            return [sid for sid in found if sid.startswith(incomplete)]
+        except Exception:  # StoreUnavailable too: a completion never prints a traceback into the shell
             return []
-        return [sid for sid in recent_task_roots(*found) if sid.startswith(incomplete)]
-    except Exception:  # a completion must never print a traceback into the shell
-        return []
+
+    return complete
 
 
-def complete_parent_id(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of PARENT_ID: the sessions `parents` would propose from the local
-    store (the parents of its newest delegated children, newest delegation first, at most
-    50, id-checked; not proven over HTTP: a completion makes no request); `[]` whenever that
-    is not possible."""
-    try:
-        from hermes_task.core.lineage import propose_parents  # lazy: completion only
-
-        found = _recent_store_rows(ctx)
-        if found is None:
-            return []
-        return [sid for sid in propose_parents(*found, 50) if sid.startswith(incomplete)]
-    except Exception:  # a completion must never print a traceback into the shell
-        return []
+# CHILD_ID: the 50 newest delegated task roots in the local store. PARENT_ID: the sessions
+# `parents` would propose from it (the parents of its newest delegated children, newest
+# delegation first, at most 50, id-checked; not proven over HTTP: a completion makes no request).
+complete_task_id = _store_completer("recent_task_roots")
+complete_parent_id = _store_completer("propose_parents")
 
 
 def command_app(**settings: Any) -> typer.Typer:
