@@ -372,19 +372,9 @@ def parents(
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
     from hermes_task.cli.session import Session, run  # lazy: the work, off --help
-    from hermes_task.reading.hints import find_parents  # lazy: as the session
 
     def body(session: Session) -> None:
-        resolved = session.settings
-        store = session.open_store()  # not the session's hints: find_parents reads it whole
-        path = str(resolved.store) if resolved.store is not None else None
-        try:
-            entries, warnings = find_parents(
-                session.client, store, limit, off=resolved.store_off, path=path, debug=session.debug
-            )
-        finally:
-            if store is not None:
-                store.close()
+        entries, warnings = session.parents(limit)
         session.close()
         _parents_output(session, entries, warnings, header=header, utc=utc)
 

@@ -45,12 +45,20 @@ from msgspec import Struct, field
 from hermes_task import __version__
 from hermes_task import settings as settings_module
 from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
-from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo, TranscriptDoc
+from hermes_task.core.documents import (
+    ErrorBody,
+    ErrorDoc,
+    ParentEntry,
+    Row,
+    TaskInfo,
+    TranscriptDoc,
+    WarningItem,
+)
 from hermes_task.core.projection import RowFilter, filtered
 from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.failures import Code, ExitStatus, HermesError, Interrupted, interrupt_status
-from hermes_task.reading.hints import StoreHints
+from hermes_task.reading.hints import StoreHints, find_parents
 from hermes_task.reading.reader import Snapshot, TaskReader, Transcript
 from hermes_task.render import FALLBACK_WIDTH, Target, sane_width
 from hermes_task.render.jsontext import document
@@ -350,6 +358,20 @@ class Session:
         from hermes_task.store.sqlite_reader import Store  # lazy: SQLite, only when there is a store
 
         return Store(resolved.store, debug=self.debug)
+
+    def parents(self, limit: int) -> tuple[list[ParentEntry], list[WarningItem]]:
+        """`hermes-task parents`' newest `limit` chats: proposed by the store (opened for this
+        read alone: it is read whole, not through `hints`), proven by the dashboard."""
+        resolved = self.settings
+        store = self.open_store()
+        path = str(resolved.store) if resolved.store is not None else None
+        try:
+            return find_parents(
+                self.client, store, limit, off=resolved.store_off, path=path, debug=self.debug
+            )
+        finally:
+            if store is not None:
+                store.close()
 
     @property
     def hints(self) -> StoreHints:

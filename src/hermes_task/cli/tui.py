@@ -28,7 +28,7 @@ from hermes_task.cli.options import Common, command_app, complete_parent_id, wit
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.core.documents import ParentEntry, Row, WarningItem
+    from hermes_task.core.documents import Row, WarningItem
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.hints import StoreHints
@@ -122,7 +122,7 @@ def build(
             session, client, hints, chosen, emit, lineage, interval, exit_status, recursive
         ),
         parent_id=parent,
-        parents=lambda: list_parents(session),
+        parents=lambda: session.parents(PARENTS),
         older=older_reader(client, hints, lineage),
         url=session.settings.url,
         interval=interval,
@@ -178,22 +178,6 @@ def start_loop(
     thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
     thread.start()
     return Loop(stop, thread)
-
-
-def list_parents(session: Session) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """`hermes-task parents`' entries (the store proposes, the dashboard proves)."""
-    from hermes_task.reading.hints import find_parents  # lazy: the work, off --help
-
-    resolved = session.settings
-    store = session.open_store()
-    path = str(resolved.store) if resolved.store is not None else None
-    try:
-        return find_parents(
-            session.client, store, PARENTS, off=resolved.store_off, path=path, debug=session.debug
-        )
-    finally:
-        if store is not None:
-            store.close()
 
 
 def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
