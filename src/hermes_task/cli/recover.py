@@ -530,9 +530,8 @@ def drive(
 def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Report:
     """The shell's report of a failure outside the loop's own handling: the JUnit file saying
     so, the error event or line, then (with `--json`) `result`."""
-    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
-    from hermes_task.failures import Code, HermesError  # lazy: as stderr_line
-    from hermes_task.reading.polling import Outcome  # lazy: as stderr_line
+    from hermes_task.cli.session import live_failure, stderr_line  # lazy: the work, off --help
+    from hermes_task.failures import HermesError  # lazy: as stderr_line
 
     def report(error: HermesError, status: int) -> None:
         for junit_file in files:
@@ -540,11 +539,7 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
                 junit_file.failed(error, status)
             except HermesError as unwritten:  # the command's own failure still ends it
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
-        interrupted = error.code is Code.INTERRUPTED
-        if not interrupted:
-            reporter.error(error, retrying=False, delay=None)
-        if common.json:
-            reporter.result(Outcome("interrupted" if interrupted else "failed", "unknown", None, status), [])
+        live_failure(common, reporter, error, status, [])
 
     return report
 

@@ -566,6 +566,21 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
         session.ending = body(session)
 
 
+def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
+    """A live loop's failure outside its own handling (`follow`, `recover --watch`): the
+    error event or line (an interrupt says nothing), then with `--json` the `result` event
+    (`entries`: the tasks a watch's `result` names)."""
+    from hermes_task.reading.polling import Outcome  # lazy: the live commands only
+
+    interrupted = error.code is Code.INTERRUPTED
+    if not interrupted:
+        reporter.error(error, retrying=False, delay=None)
+    if common.json:
+        reporter.result(
+            Outcome("interrupted" if interrupted else "failed", "unknown", None, status), *entries
+        )
+
+
 def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
     """Report `error` (the command's own `report`, else the error document and line; a plain
     interrupt without `--json` says nothing), then exit with `status`."""
