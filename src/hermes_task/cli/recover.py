@@ -34,11 +34,11 @@ import typer
 
 from hermes_task.cli.options import Common, OutputFormat, ParentId, command_app, with_common
 from hermes_task.core.ui_strings import TaskStatus
+from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Report, Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
-    from hermes_task.failures import HermesError
     from hermes_task.reading.api import DashboardAPI, SharedDetails
     from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.polling import Outcome, PollConfig
@@ -177,14 +177,8 @@ def recover(
             raise typer.BadParameter(
                 "markdown is a report of one read: not with --watch", param_hint="'--format'"
             )
-        watch_parent(
-            common,
-            parent_id,
-            timeout=timeout,
-            exit_status=exit_status,
-            start_timeout=start_timeout,
-            junit=junit,
-        )
+        limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+        watch_parent(common, parent_id, limits, junit)
         return
     if (full or utc) and common.output_format is not OutputFormat.markdown:
         raise typer.BadParameter(
@@ -212,21 +206,20 @@ def run_recover(
     common: Common,
     parent_id: str,
     *,
-    recursive: bool = False,
-    pages: int | None = None,
-    wanted: tuple[str, ...] = (),
-    header: bool = False,
-    exit_status: bool = False,
-    full: bool = False,
-    utc: bool = False,
-    junit: str | None = None,
+    recursive: bool,
+    pages: int | None,
+    wanted: tuple[str, ...],
+    header: bool,
+    exit_status: bool,
+    full: bool,
+    utc: bool,
+    junit: str | None,
 ) -> None:
     """The tasks of `parent_id`, once (`hermes-task recover --help`); `full` and `utc` shape
     the Markdown report's transcripts."""
     from hermes_task.cli.session import Session, check_target, run  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.verdict import exit_status as verdict_exit  # lazy: as the session
-    from hermes_task.failures import Code, HermesError  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.tasktree import read_parent_tasks  # lazy: as the session
     from hermes_task.render.rows import View  # lazy: as the session
@@ -369,7 +362,6 @@ class JunitFile:
         is returned once the file is written, for the caller to end by; a file that cannot be
         written is a usage error (exit 2)."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
-        from hermes_task.failures import Code, HermesError  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as HermesError
         from hermes_task.render.report import (  # lazy: the XML writer, only with --junit
             document,
@@ -405,7 +397,6 @@ class JunitFile:
     def failed(self, error: HermesError, status: int) -> None:
         """The run ended by `error` before its tasks were known: the file says so (not for a
         usage error: nothing was read)."""
-        from hermes_task.failures import Code, ExitStatus, HermesError  # lazy: the command's work
 
         if error.exit_status is ExitStatus.USAGE:
             return
@@ -426,15 +417,7 @@ def still_after_watch(ending: str, status: int, failure: HermesError | None) -> 
     return "still running when the watch ended"
 
 
-def watch_parent(
-    common: Common,
-    parent_id: str,
-    *,
-    timeout: float | None,
-    exit_status: bool,
-    start_timeout: float | None,
-    junit: str | None = None,
-) -> None:
+def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
     with `junit`, the JUnit file is written as the watch ends."""
     from hermes_task.cli.session import Session, flushed  # lazy: the work, off --help
@@ -452,7 +435,6 @@ def watch_parent(
             session.debug_above = partial(reporter.note, "debug: ", style="")
     else:
         reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
-    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
 
     def loop(
         session: Session,
@@ -493,7 +475,6 @@ def drive(
     however it ends."""
     from hermes_task.cli.session import QuietNotes, check_target, run  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.failures import interrupt_status  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
     from hermes_task.reading.reader import TaskReader  # lazy: as the session
@@ -531,7 +512,6 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
     """The shell's report of a failure outside the loop's own handling: the JUnit file saying
     so, the error event or line, then (with `--json`) `result`."""
     from hermes_task.cli.session import live_failure, stderr_line  # lazy: the work, off --help
-    from hermes_task.failures import HermesError  # lazy: as stderr_line
 
     def report(error: HermesError, status: int) -> None:
         for junit_file in files:
