@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
+from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
@@ -83,13 +84,6 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    run_tui(common, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
-
-
-def run_tui(
-    common: Common, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
-) -> None:
-    """Check the parent id, open the client and the store, run the screen until `q`."""
     from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
 
     code: list[int] = []
@@ -110,17 +104,54 @@ def run_tui(
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
-    """The screen over this session's client and store (the tests run it with `run_test`)."""
-    from hermes_task.core.sanitize import check_id  # lazy: the work (and Textual), off --help
-    from hermes_task.render.livescreen import TaskScreenApp  # lazy: as check_id
+    """The screen over this session's client and store (the tests run it with `run_test`):
+    `start` runs `screen_follower` on a parent in a thread of its own, its events to `emit`."""
+    import threading  # lazy: the work (and Textual), off --help
+
+    from hermes_task.cli.follow import screen_follower  # lazy: as threading
+    from hermes_task.cli.session import QuietNotes  # lazy: as threading
+    from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
+    from hermes_task.core.sanitize import check_id  # lazy: as threading
+    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.render.livescreen import EventFeed, Loop, TaskScreenApp  # lazy: as threading
 
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
     client, hints = session.client, session.hints
     lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
+    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
+    env_sleep = session.env.sleep
+
+    def start(chosen: str, emit: Emit) -> Loop:
+        stop = threading.Event()
+
+        def sleep(seconds: float) -> None:
+            if env_sleep is not None:
+                env_sleep(seconds)  # the tests' clock
+            elif stop.wait(seconds):
+                raise KeyboardInterrupt
+            if stop.is_set():
+                raise KeyboardInterrupt
+
+        feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
+        reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
+        follower = screen_follower(
+            session, client, hints, chosen, reporter, config, sleep, recursive=recursive
+        )
+
+        def loop() -> None:
+            try:
+                follower.run()
+            except HermesError as err:  # a failure before the loop's own handling (its first read's)
+                emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
+                emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
+
+        lineage[chosen] = follower
+        thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
+        thread.start()
+        return Loop(stop, thread)
+
     return TaskScreenApp(
-        start=lambda chosen, emit: start_loop(
-            session, client, hints, chosen, emit, lineage, interval, exit_status, recursive
-        ),
+        start=start,
         parent_id=parent,
         parents=lambda: session.parents(PARENTS),
         older=older_reader(client, hints, lineage),
@@ -128,56 +159,6 @@ def build(
         interval=interval,
         exit_status=exit_status,
     )
-
-
-def start_loop(
-    session: Session,
-    client: DashboardClient,
-    hints: StoreHints,
-    parent: str,
-    emit: Emit,
-    lineage: dict[str, FamilyFollower],
-    interval: float,
-    exit_status: bool,
-    recursive: bool = False,
-) -> Loop:
-    """`screen_follower` on `parent` in a thread of its own; its events to `emit`."""
-    import threading  # lazy: the work (and Textual), off --help
-
-    from hermes_task.cli.follow import screen_follower  # lazy: as threading
-    from hermes_task.cli.session import QuietNotes  # lazy: as threading
-    from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
-    from hermes_task.failures import HermesError  # lazy: as threading
-    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
-    from hermes_task.render.livescreen import EventFeed, Loop  # lazy: as threading
-
-    stop = threading.Event()
-    env_sleep = session.env.sleep
-
-    def sleep(seconds: float) -> None:
-        if env_sleep is not None:
-            env_sleep(seconds)  # the tests' clock
-        elif stop.wait(seconds):
-            raise KeyboardInterrupt
-        if stop.is_set():
-            raise KeyboardInterrupt
-
-    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
-    feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
-    reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-    follower = screen_follower(session, client, hints, parent, reporter, config, sleep, recursive=recursive)
-
-    def loop() -> None:
-        try:
-            follower.run()
-        except HermesError as err:  # a failure before the loop's own handling (its first read's)
-            emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
-            emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
-
-    lineage[parent] = follower
-    thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
-    thread.start()
-    return Loop(stop, thread)
 
 
 def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
