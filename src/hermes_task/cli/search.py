@@ -67,7 +67,12 @@ def search(
 
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
-    from hermes_task.cli.session import Session, report_failure, run  # lazy: the work, off --help
+    from hermes_task.cli.session import (  # lazy: the work, off --help
+        Session,
+        error_lines,
+        report_failure,
+        run,
+    )
     from hermes_task.core.projection import (  # lazy: as the session
         PatternError,
         compile_pattern,
@@ -96,10 +101,7 @@ def search(
             return
         if not interrupted:
             reporter.error(error)
-            note = _note(common)
-            note(f"error: {error.message}", "bold red")
-            if error.hint:
-                note(f"hint: {error.hint}", "dim")
+            error_lines(common, error)
         reporter.result(tally, status)
 
     def body(session: Session) -> None:
