@@ -94,10 +94,10 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 def output_target(common: Common) -> Target:
     """stdout as the painters' output (`render/__init__.py`): a terminal or not, colour or not,
-    its size (`screen_size`), written through `write_stdout`."""
+    its size (a terminal's, else `columns` and 25 lines), written through `write_stdout`."""
     env = common.env
     tty = env.isatty(env.stdout)
-    width, height = screen_size(env.environ, env.stdout, tty=tty)
+    width, height = terminal_size(env.environ, env.stdout) if tty else (columns(env.environ), 25)
     color = color_enabled(common, env.stdout)
     return Target(env.write_stdout, tty=tty, color=color, columns=width, height=height)
 
@@ -132,11 +132,6 @@ def columns(environ: Mapping[str, str]) -> int:
     """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
     COLUMNS must never cost the error message it was about to print)."""
     return sane_width(environ.get("COLUMNS")) or 100
-
-
-def screen_size(environ: Mapping[str, str], stream: Any, *, tty: bool) -> tuple[int, int]:
-    """(columns, lines) of an output: a terminal's (`terminal_size`), else `columns` and 25."""
-    return terminal_size(environ, stream) if tty else (columns(environ), 25)
 
 
 def rich_width(environ: Mapping[str, str], stream: Any, *, tty: bool) -> int | None:
@@ -236,12 +231,6 @@ def flushed(stream: Any) -> Callable[[str], None]:
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
-class Known(Struct):
-    """What a command has verified so far, for the document written if it fails mid-way."""
-
-    rows: Callable[[], list[Row]] = field(default=lambda: [])
-
-
 def debug_enabled(common: Common) -> bool:
     """`--debug`, or HERMES_TASK_DEBUG set (and not 0)."""
     return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
@@ -252,7 +241,7 @@ class Session:
 
     def __init__(self, common: Common) -> None:
         self.common = common
-        self.known = Known()
+        self.known_rows: Callable[[], list[Row]] = list  # verified so far: the error document's rows
         self.ending: Ending | None = None  # a failure read past, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
@@ -444,39 +433,37 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
 
+    painted = View(**view)
     if common.output_format is OutputFormat.markdown:
         from hermes_task.render.report import transcript_markdown  # lazy: only --format markdown
 
-        for chunk in transcript_markdown(doc, View(**view)):
+        for chunk in transcript_markdown(doc, painted):
             env.write_stdout(chunk)  # a document: never paged, never coloured
-        emit_warnings(common, doc.warnings)
-        return
-    out = session.target
-    if out.plain:
+    elif session.target.plain:
         from hermes_task.render.rows import transcript_chunks  # lazy: as View
 
-        for chunk in transcript_chunks(doc, View(**view), out.columns):
+        for chunk in transcript_chunks(doc, painted, session.target.columns):
             env.write_stdout(chunk)  # written as it is formatted
-        emit_warnings(common, doc.warnings)
-        return
-    from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
-
-    if common.pager is False or not out.tty:
-        terminal_rows.transcript(out, doc, View(**view))
     else:
-        from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
+        from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
-        stream = pager.Stream(
-            requested=common.pager,
-            height=out.height,
-            env=dict(env.environ),
-            write=env.write_stdout,
-            encoding=getattr(env.stdout, "encoding", None) or "utf-8",
-        )
-        try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
-            terminal_rows.transcript(out.to(stream.feed), doc, View(**view))
-        finally:
-            stream.close()
+        out = session.target
+        if common.pager is False or not out.tty:
+            terminal_rows.transcript(out, doc, painted)
+        else:
+            from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
+
+            stream = pager.Stream(
+                requested=common.pager,
+                height=out.height,
+                env=dict(env.environ),
+                write=env.write_stdout,
+                encoding=getattr(env.stdout, "encoding", None) or "utf-8",
+            )
+            try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+                terminal_rows.transcript(out.to(stream.feed), doc, painted)
+            finally:
+                stream.close()
     emit_warnings(common, doc.warnings)
 
 
@@ -587,7 +574,7 @@ def _end(session: Session, error: HermesError, status: int, report: Report | Non
     if report is not None:
         report(error, status)
     elif error.code is not Code.INTERRUPTED or session.common.json:
-        report_failure(session.common, error, session.known.rows())
+        report_failure(session.common, error, session.known_rows())
     raise SystemExit(status)
 
 
@@ -621,7 +608,7 @@ def read_transcript(
     tips = [check_id(t, what="--tip") for t in tip or []]
     with session.reading() as (client, hints):
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-        session.known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
+        session.known_rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:
             snap = reader.refresh()
             reader.fill()
@@ -668,8 +655,7 @@ def check_target(path: str, option: str = "--junit") -> None:
 def write_atomic(path: str, text: str) -> None:
     """`text` (UTF-8) as the file `path`, atomically: the whole document to a temporary file in the
     file's own directory, flushed to disk, then renamed over `path`, so a reader sees the old
-    file or the new one, never half of one;, with the permissions
-    a new file gets under the umask."""
+    file or the new one, never half of one; with the permissions a new file gets under the umask."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
