@@ -271,10 +271,7 @@ def config_show(*, common: Common) -> None:
     from hermes_task.cli.session import Session, run  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
-    from hermes_task.render.jsontext import (  # lazy: as settings
-        document,  # lazy: as settings
-        explain,  # lazy: as settings
-    )
+    from hermes_task.render.jsontext import document, explain  # lazy: as settings
 
     def body(session: Session) -> None:
         env = dict(common.env.environ)

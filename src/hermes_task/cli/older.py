@@ -229,10 +229,7 @@ class _JsonRows:
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
     """Write `older --all` streamed (module docstring); False (nothing written) when it cannot
     stream."""
-    from hermes_task.reading.stream import (  # lazy: the command's work
-        lineage_streamable,  # lazy: the command's work
-        streamable,  # lazy: the command's work
-    )
+    from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
 
     common = session.common
     if common.output_format is OutputFormat.markdown or not (common.json or session.target.plain):

@@ -287,11 +287,7 @@ def output(
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
     from hermes_task.core.verdict import only  # lazy: as replace
     from hermes_task.render.jsontext import document  # lazy: as replace
-    from hermes_task.render.rows import (  # lazy: as replace
-        View,  # lazy: as replace
-        no_tasks_text,
-        task_lines,
-    )
+    from hermes_task.render.rows import View, no_tasks_text, task_lines  # lazy: as replace
 
     common = session.common
     env = common.env
