@@ -221,37 +221,34 @@ CONN = "Connection"
 OUT = "Output"
 
 
-StorePath = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        metavar="PATH",
-        help=(
-            "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
-            "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only]."
-        ),
-        rich_help_panel=CONN,
-        show_default=False,
-    ),
-]
-NoStore = Annotated[
-    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
-]
-
-
 def _connection(flag: str, metavar: str, help: str, **extra: Any) -> Any:
     """An option of the Connection panel, listed without a default (its help names it)."""
     return typer.Option(flag, metavar=metavar, help=help, rich_help_panel=CONN, show_default=False, **extra)
 
 
+def _output(*flags: str, help: str, **extra: Any) -> Any:
+    """An option of the Output panel."""
+    return typer.Option(*flags, help=help, rich_help_panel=OUT, **extra)
+
+
+StorePath = Annotated[
+    str | None,
+    _connection(
+        "--store",
+        "PATH",
+        "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
+        "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
+    ),
+]
+NoStore = Annotated[
+    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
+]
 Url = Annotated[
     str | None,
     _connection(
         "--url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
     ),
 ]
-
-
 Gateway = Annotated[
     str | None,
     _connection(
@@ -295,55 +292,41 @@ RequestTimeout = Annotated[
 ]
 Color = Annotated[
     ColorMode,
-    typer.Option(
-        "--color",
-        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
-        rich_help_panel=OUT,
-        case_sensitive=False,
+    _output(
+        "--color", help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].", case_sensitive=False
     ),
 ]
 Quiet = Annotated[
     bool,
-    typer.Option(
+    _output(
         "--quiet",
         "-q",
         help="No warnings that every command repeats (legacy_backend, store_unavailable); JSON keeps them.",
-        rich_help_panel=OUT,
     ),
 ]
 DebugFlag = Annotated[
     bool,
-    typer.Option(
+    _output(
         "--debug",
         help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
-        rich_help_panel=OUT,
     ),
 ]
-Json = Annotated[
-    bool,
-    typer.Option(
-        "--json", help="One JSON document on stdout (schema: hermes-task schema).", rich_help_panel=OUT
-    ),
-]
+Json = Annotated[bool, _output("--json", help="One JSON document on stdout (schema: hermes-task schema).")]
 Format = Annotated[
     OutputFormat | None,
-    typer.Option(
+    _output(
         "--format",
         help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
-        rich_help_panel=OUT,
         case_sensitive=False,
         show_default=False,
     ),
 ]
 Pager = Annotated[
     bool | None,
-    typer.Option(
+    _output(
         "--pager/--no-pager",
-        help=(
-            "Page the output on a terminal (default: only when taller than the screen; "
-            "env: HERMES_TASK_PAGER, PAGER, else less -FRX)."
-        ),
-        rich_help_panel=OUT,
+        help="Page the output on a terminal (default: only when taller than the screen; "
+        "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
         show_default=False,
     ),
 ]
@@ -393,10 +376,8 @@ def json_events(schema: str) -> Any:
     """--json worded as NDJSON events whose schema is `hermes-task schema SCHEMA`."""
     return Annotated[
         bool,
-        typer.Option(
-            "--json",
-            help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema}).",
-            rich_help_panel=OUT,
+        _output(
+            "--json", help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema})."
         ),
     ]
 
