@@ -1,28 +1,22 @@
 """`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
 
-One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches (default
-1), or `--all` to the start with the largest pages the backend allows; `--min-text N` makes
-each batch read raw pages until N text rows arrived. The batch logic is
-`reading/stream.py` (no typer, no rich); this module adds the stderr progress
-indicator, the `--debug` line and the output.
+One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches
+(default 1), or `--all` to the start with the largest pages the backend allows; `--min-text
+N` makes each batch read raw pages until N text rows arrived. The batch logic is
+`reading/stream.py`; this module adds the stderr progress indicator, `--debug` and the output.
 
-`--all` is written as its pages are proven (`reading/stream.py` reads them) where the output
-allows it. Piped plain text: the goal line once the goal is known (the first page that
-states it: a delegated child's goal is its first row, so normally the first page; the pages
-before it are held meanwhile), each page's rows as soon as it is read, the footer, the
-windowed path's "nothing older" note when the newest page held every row, and warnings at the
-end. `--json`: the document opens (`schema_version`, `rows`) with the first page and each
-page's rows follow as elements as they are proven; everything that depends on how the read
-ends (`kind`, the task with each segment's `rows_shown`, coverage, warnings) comes after
-`rows` and is written last: byte for byte the document the whole-window path writes, in
-memory of one page. A task of several segments is read whole first
-(`reading/stream.py`, spooled), then written the same way, piped too. A terminal
-(paged or painted) and `--format markdown` keep the whole-window path.
+`--all` is written as its pages are proven where the output allows it (a terminal and
+`--format markdown` keep the whole-window path). Piped text: the goal line once the goal is
+known (pages before it are held), each page's rows as read, then the footer, the "nothing
+older" note and the warnings. `--json`: the document opens (`schema_version`, `rows`) with
+the first page and each page's rows follow as elements; what depends on how the read ends
+(`kind`, the task, coverage, warnings) comes after `rows`, written last: byte for byte the
+whole-window document, in memory of one page. A task of several segments is read whole
+first (spooled), then written the same way.
 
-A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows
-already written stay and the error goes to stderr; with `--json` the open document is ended
-as the error document (`kind: "error"`), whose `rows` are those written. Either way the exit
-status is the failure's.
+A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows stay
+and the error goes to stderr; with `--json` the open document ends as the error document,
+whose `rows` are those written. Either way the exit status is the failure's.
 """
 
 from __future__ import annotations

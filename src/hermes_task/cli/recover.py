@@ -3,24 +3,20 @@ once or (`--watch`) until every task is terminal; and the parent loops' driver t
 --parent` and `tui` share.
 
 Once: it reads the parent (every page, or `--pages`), builds its tasks (nested with
-`--recursive`), then writes them in the chosen format: JSON, the Markdown report (each shown
-task's child read through `reading/tasktree.py`), our table on a terminal, or tab-separated
-lines; then the JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
+`--recursive`), writes them as JSON, the Markdown report (each shown task's child read
+through `reading/tasktree.py`), our table on a terminal, or tab-separated lines; then the
+JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
 
 `--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
-appended tab-separated task lines when piped (`render/watchout.py`). The shell turns SIGTERM
-and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still writes its `result`
-(exit 143 / 129 / 130). A failure before the loop starts (an invalid id) is an `error` event
-and a `result` with `--json`. A closed stdout ends the watch quietly.
+appended tab-separated task lines when piped (`render/watchout.py`). SIGTERM and SIGHUP stop
+it as Ctrl-C does, and the loop still writes its `result` (exit 143 / 129 / 130). A failure
+before the loop starts (an invalid id) is an `error` event and a `result` with `--json`.
 
-The JUnit file is written atomically: the whole document to a temporary file in the file's
-own directory, flushed to disk, then renamed over FILE, so a reader sees the old file or the
-new one, never half of one. It is written whatever way `recover` (or its `--watch`) ends once
-it has started reading: every task known so far, and a run that failed as a failing testcase
-of its own; also when SIGTERM, SIGHUP or Ctrl-C stopped the watch (then no transcript is read
-for it). The last rows of a task that did not pass are read as `show` reads them (the newest
-page); a stop signal while they are read ends the reading, the file is still written with
-what was read, and the signal then ends the command as usual.
+The JUnit file (`session.write_atomic`) is written however `recover` or its `--watch` ends
+once it has started reading: every task known so far, a run that failed as a failing
+testcase of its own. The last rows of a task that did not pass are read as `show` reads
+them, unless a signal stopped the watch; a signal while they are read ends the reading, the
+file is written with what was read, then the signal ends the command as usual.
 """
 
 from __future__ import annotations

@@ -1,28 +1,24 @@
 """One command's run: its session (gh's Factory, httpie's Environment), the shell around it,
 and how its output and failures are written.
 
-The `Session` holds the options the command was called with, the settings resolved once, the
-`--debug` writer, and, built lazily on first use, the dashboard client, the local store and
-the outputs (stdout as the painters' `Target`, the rich consoles on stdout and stderr). A run
-resolves its settings at most once, builds the client and the store only if the command uses
-them; the store is opened read-only, only where the settings chose one, and everything it
-proposes is proven over HTTP by the reading layer before use.
+The `Session` holds the command's options, the settings resolved once, the `--debug` writer,
+and, built lazily on first use, the dashboard client, the local store (read-only, only where
+the settings chose one; all it proposes is proven over HTTP before use) and the outputs
+(stdout as the painters' `Target`, the rich consoles on stdout and stderr).
 
 `run(session, body)` is the one shell, the only place an exception becomes an exit status: a
 `HermesError` its documented status (and, under `--json`, its error document); Ctrl-C 130,
 SIGTERM 143 and SIGHUP 129 (with `--json` an `interrupted` document, or the command's own
-final report); a closed stdout a quiet 0 (Python's SIGPIPE recipe: stdout pointed at
-/dev/null, so the final flush cannot raise again); anything else an internal error, with the
-traceback only under `--debug`. Invariant: whatever path a command ends by, stdout carries at
-most one complete JSON document (or complete NDJSON lines) and stderr one line per failure
-(`clean_line`: a message quoting the backend can add neither a line nor an escape), coloured
-only when stderr takes colour.
+final report); a closed stdout a quiet 0 (stdout pointed at /dev/null, so the final flush
+cannot raise again); anything else an internal error, its traceback only under `--debug`.
+Invariant: however a command ends, stdout carries at most one complete JSON document (or
+complete NDJSON lines) and stderr one line per failure (`clean_line`: a message quoting the
+backend can add neither a line nor an escape), coloured only when stderr takes colour.
 
 Colour follows `--color`, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether the stream is
-a terminal, for stdout and stderr alike; no rich console is made (nor rich imported) by a
-command that does not draw with one. `--quiet` keeps the warnings that describe the setup
-rather than the task (`legacy_backend`, `store_unavailable`) off the terminal; JSON documents
-and NDJSON events keep every warning.
+a terminal; rich is imported only by a command that draws with it. `--quiet` keeps the
+warnings about the setup rather than the task (`legacy_backend`, `store_unavailable`) off the
+terminal; JSON documents and NDJSON events keep every warning.
 """
 
 from __future__ import annotations
@@ -579,17 +575,14 @@ def _end(session: Session, error: HermesError, status: int, report: Report | Non
 
 
 # -- the one transcript read of `show` and `older` ----------------------------------------------
-# The task's newest page, its fill, the command's own step (`--around` windows, older batches),
-# its goal, and the document. Reading returns its outcome and raises nothing it knows: a
-# `Transcript` (reading/reader.py) holds the document (None when a step failed before it could be built), the rows
-# verified, and the failure to report after them. The shell renders it once (`finish`): with
-# `--json` either the document or the error document; otherwise the rows, then the error line.
-# So `show` and `older` cannot write different documents for the same failure.
+# Reading returns its outcome and raises nothing it knows: a `Transcript` (reading/reader.py)
+# holds the document (None when a step failed before it was built), the rows verified, and the
+# failure to report after them; `finish` renders it once, so `show` and `older` cannot write
+# different documents for the same failure.
 
-
-# A command's own step after the fill: given the reader and the refresh's snapshot, the
-# snapshot whose warnings (and failure) the document carries, or None when the step wrote
-# the output itself (`older --all` streamed: cli/older.py).
+# A command's own step after the fill (`--around` windows, older batches): given the reader and
+# the refresh's snapshot, the snapshot the document carries, or None when the step wrote the
+# output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 

@@ -1,20 +1,14 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
 The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`cli/follow.py` `screen_follower`): the loop runs in a thread of its own
-at `--interval`, its reports turned into `core/events.py` events posted to the screen. `q`
-stops the loop at its next wait (its `sleep` raises) and exits 0, or with `--exit-status` as
-`recover --watch --exit-status` would for the verdict at that moment (0 when no parent was
-opened). `--recursive` nests each task's own delegated tasks. Without PARENT_ID the
-screen opens on `hermes-task parents`' list. Without the `tui` extra (Textual) the command
-says how to install it in one line and exits 2; nothing of Textual is imported by any other
-command or by `--help`.
-
-The loop's `sleep` waits on the screen's stop event: `q` sets it, the loop ends at its next
-wait (as Ctrl-C ends `recover --watch`), and the screen waits at most `STOP_WAIT` seconds for
-a request still in flight. The exit status is the screen's (`livescreen.quit_status`); `o`
-pages older rows as `older` does, `parents`' list (`reading/hints.py`) opens the screen
-without PARENT_ID.
+and `follow --parent` run (`cli/follow.py` `screen_follower`), in a thread of its own at
+`--interval`, its reports posted to the screen as `core/events.py` events. The loop's `sleep`
+waits on the screen's stop event: `q` sets it, the loop ends at its next wait (as Ctrl-C ends
+`recover --watch`) and the screen waits at most `STOP_WAIT` seconds for a request in flight.
+The exit status is the screen's (`livescreen.quit_status`: 0, or with `--exit-status` the
+verdict at that moment, 0 when no parent was opened). `o` pages older rows as `older` does;
+without PARENT_ID the screen opens on `parents`' list. Without Textual the command says how
+to install it in one line and exits 2; no other command nor `--help` imports Textual.
 """
 
 from __future__ import annotations
