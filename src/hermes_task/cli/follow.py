@@ -20,6 +20,7 @@ import typer
 from hermes_task.cli.options import (
     Common,
     Full,
+    Interval,
     NoHint,
     Reasoning,
     Roles,
@@ -70,9 +71,7 @@ def follow(
     ] = None,
     tip: Tips = None,
     no_hint: NoHint = False,
-    interval: Annotated[
-        float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
-    ] = 2.0,
+    interval: Interval = 2.0,
     exit_status: Annotated[
         bool,
         typer.Option(

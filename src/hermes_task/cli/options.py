@@ -350,6 +350,9 @@ Full = Annotated[
 ]
 Utc = Annotated[bool, typer.Option("--utc", help="Times in UTC (default: local time with its offset).")]
 
+Interval = Annotated[
+    float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
+]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
     str,

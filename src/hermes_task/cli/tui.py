@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
+from hermes_task.cli.options import Common, Interval, command_app, complete_parent_id, with_common
 from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def tui(
             autocompletion=complete_parent_id,
         ),
     ] = None,
-    interval: Annotated[
-        float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
-    ] = 2.0,
+    interval: Interval = 2.0,
     exit_status: Annotated[
         bool,
         typer.Option(
