@@ -2,21 +2,17 @@
 describe the tool itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes
 from (`parents`).
 
-Commands live one per module, each a typer app of its own (`options.command_app()`) that
-knows nothing of the root, its typer signature and its body together (the body's heavy
-imports inside it); this module names them in the order a user meets them (`COMMANDS`). The
-root group is click's lazy group: `get_command` imports a command's module and converts its
-typer app (`typer.main.get_command`) only when that command is looked up, so `show` never
-imports follow's, recover's or export's modules nor pays for typer turning their signatures
-into options (issue 18). `--help`, usage errors and completion are typer's own. Invariant:
+Commands live one per module, each a typer app of its own (`options.command_app()`), its
+typer signature and its body together (the body's heavy imports inside it); `COMMANDS` names
+them in the order a user meets them. The root group is click's lazy group: a command's
+module is imported and its typer app converted only when that command is looked up, so
+`show` never pays for follow's, recover's or export's modules (issue 18). Invariant:
 importing this module imports typer and `options.py`, not rich, httpx, core or a command
 module.
 
-`completion` prints typer's own script for a shell (the committed copies in `completions/`
-are this output); shells call the program back with `_HERMES_TASK_COMPLETE` set, which needs
-typer's completion classes registered first. `schema` prints the JSON Schema of an output
-document (`render/jsontext.py`). `config path` and `config show` tell where the config file is
-and which settings are in force, with each one's source; secrets are described, never printed.
+`completion` prints typer's own script for a shell (the committed `completions/` are this
+output). `config show` tells which settings are in force, with each one's source; secrets
+are described, never printed.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """What a command is given: the `Environment` it runs in (injected, so tests replace it instead
 of patching), the options every reading command shares, declared once, and the `Common` object
-they fill; also `--role`/`--tail`, `--store`/`--no-store`, and the CHILD_ID and PARENT_ID
-arguments, completed from the local store.
+they fill; also the CHILD_ID and PARENT_ID arguments, completed from the local store.
 
 `Environment` carries what the commands would otherwise take from globals: the environment
-variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport.
-`hermes-task` builds the real one; a test passes its own as typer's context object
-(`CliRunner().invoke(app, args, obj=Environment(...))`). No command reads `os.environ`,
-`sys.stdout`, `time.monotonic` or constructs an httpx transport except through it.
+variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport;
+a test passes its own as typer's context object (`CliRunner().invoke(app, args,
+obj=Environment(...))`). No command reads `os.environ`, `sys.stdout`, `time.monotonic` or
+constructs an httpx transport except through it.
 
 typer has no option groups, so `with_common` appends the shared parameters to a command's
-signature and hands the command one typed `Common` instead of fifteen keyword arguments.
-Invariant: every reading command accepts exactly the same connection and output options,
-spelled and documented the same way, in the same order after its own options; importing this
-module imports typer and msgspec, nothing of the layers below the CLI (root `--help` imports it).
+signature and hands the command one typed `Common`. Invariant: every reading command accepts
+exactly the same connection and output options, spelled and documented the same way, in the
+same order after its own options; importing this module imports typer and msgspec, nothing
+of the layers below the CLI (root `--help` imports it).
 """
 
 from __future__ import annotations
