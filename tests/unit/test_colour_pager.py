@@ -135,32 +135,32 @@ def capture_pager(tmp_path: Path) -> tuple[str, Path]:
     return f"{sys.executable} {script} {out}", out
 
 
-def test_run_pager_pipes_the_text_and_sets_less(tmp_path: Path) -> None:
+def paged(text: str, env: dict[str, str], written: list[str] | None = None) -> bool:
+    stream = pager.Stream(
+        requested=True, height=1, env=env, write=(written if written is not None else []).append
+    )
+    stream.feed(text)
+    return stream.close()
+
+
+def test_the_pager_gets_the_text_and_less_its_options(tmp_path: Path) -> None:
     command, out = capture_pager(tmp_path)
-    assert pager.run_pager("héllo\n", pager.pager_command({"PAGER": command}) or [], {}) is True
+    assert paged("héllo\n", {"PAGER": command}) is True
     assert out.read_bytes() == "héllo\n|LESS=FRX".encode()
-    pager.run_pager("x\n", pager.pager_command({"PAGER": command}) or [], {"LESS": "R"})
+    paged("x\n", {"PAGER": command, "LESS": "R"})
     assert out.read_bytes() == b"x\n|LESS=R"
 
 
 def test_a_pager_that_quits_early_is_not_an_error(tmp_path: Path) -> None:
-    argv = [sys.executable, "-c", "pass"]
-    assert pager.run_pager("line\n" * 200_000, argv, {}) is True
+    env = {"PAGER": f"{sys.executable} -c pass"}
+    assert paged("line\n" * 200_000, env) is True
 
 
 def test_a_missing_pager_falls_back_to_writing_directly(tmp_path: Path) -> None:
     written: list[str] = []
     env = {"HERMES_TASK_PAGER": str(tmp_path / "no-such-pager")}
-    assert pager.show("a\nb\n", requested=True, height=1, env=env, write=written.append) is False
+    assert paged("a\nb\n", env, written) is False
     assert written == ["a\nb\n"]
-
-
-def test_short_output_is_written_directly(tmp_path: Path) -> None:
-    command, out = capture_pager(tmp_path)
-    written: list[str] = []
-    assert pager.show("a\n", requested=None, height=50, env={"PAGER": command}, write=written.append) is False
-    assert written == ["a\n"]
-    assert not out.exists()
 
 
 # --- show through the pager, with the real captures of the hostile row -------------------

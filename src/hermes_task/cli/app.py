@@ -2,21 +2,17 @@
 describe the tool itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes
 from (`parents`).
 
-Commands live one per module, each a typer app of its own (`options.command_app()`) that
-knows nothing of the root, its typer signature and its body together (the body's heavy
-imports inside it); this module names them in the order a user meets them (`COMMANDS`). The
-root group is click's lazy group: `get_command` imports a command's module and converts its
-typer app (`typer.main.get_command`) only when that command is looked up, so `show` never
-imports follow's, recover's or export's modules nor pays for typer turning their signatures
-into options (issue 18). `--help`, usage errors and completion are typer's own. Invariant:
+Commands live one per module, each a typer app of its own (`options.command_app()`), its
+typer signature and its body together (the body's heavy imports inside it); `COMMANDS` names
+them in the order a user meets them. The root group is click's lazy group: a command's
+module is imported and its typer app converted only when that command is looked up, so
+`show` never pays for follow's, recover's or export's modules (issue 18). Invariant:
 importing this module imports typer and `options.py`, not rich, httpx, core or a command
 module.
 
-`completion` prints typer's own script for a shell (the committed copies in `completions/`
-are this output); shells call the program back with `_HERMES_TASK_COMPLETE` set, which needs
-typer's completion classes registered first. `schema` prints the JSON Schema of an output
-document (`render/jsontext.py`). `config path` and `config show` tell where the config file is
-and which settings are in force, with each one's source; secrets are described, never printed.
+`completion` prints typer's own script for a shell (the committed `completions/` are this
+output). `config show` tells which settings are in force, with each one's source; secrets
+are described, never printed.
 """
 
 from __future__ import annotations
@@ -271,10 +267,7 @@ def config_show(*, common: Common) -> None:
     from hermes_task.cli.session import Session, run  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
-    from hermes_task.render.jsontext import (  # lazy: as settings
-        document,  # lazy: as settings
-        explain,  # lazy: as settings
-    )
+    from hermes_task.render.jsontext import document, explain  # lazy: as settings
 
     def body(session: Session) -> None:
         env = dict(common.env.environ)
@@ -372,19 +365,9 @@ def parents(
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
     from hermes_task.cli.session import Session, run  # lazy: the work, off --help
-    from hermes_task.reading.hints import find_parents  # lazy: as the session
 
     def body(session: Session) -> None:
-        resolved = session.settings
-        store = session.open_store()  # not the session's hints: find_parents reads it whole
-        path = str(resolved.store) if resolved.store is not None else None
-        try:
-            entries, warnings = find_parents(
-                session.client, store, limit, off=resolved.store_off, path=path, debug=session.debug
-            )
-        finally:
-            if store is not None:
-                store.close()
+        entries, warnings = session.parents(limit)
         session.close()
         _parents_output(session, entries, warnings, header=header, utc=utc)
 

@@ -96,19 +96,6 @@ def export(
     """
     if output is not None and endpoint is not None:
         raise typer.BadParameter("choose one destination: --output FILE or --endpoint URL")
-    run_export(common, parent_id, output=output, endpoint=endpoint, recursive=recursive, content=content)
-
-
-def run_export(
-    common: Common,
-    parent_id: str,
-    *,
-    output: str | None = None,
-    endpoint: str | None = None,
-    recursive: bool = False,
-    content: bool = False,
-) -> None:
-    """The export of `parent_id` (`hermes-task export --help`), with plain values."""
     from hermes_task import __version__  # lazy: the version, only when a trace is written
     from hermes_task.cli.session import Session, check_target, run, write_atomic  # lazy: the command's work
     from hermes_task.core.sanitize import check_id  # lazy: as the reports

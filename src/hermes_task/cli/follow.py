@@ -12,7 +12,7 @@ follow quietly even while nothing is printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -20,9 +20,9 @@ import typer
 from hermes_task.cli.options import (
     Common,
     Full,
+    Interval,
     NoHint,
     Reasoning,
-    RoleName,
     Roles,
     Tail,
     Tips,
@@ -35,12 +35,13 @@ from hermes_task.cli.options import (
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.failures import HermesError
+    from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import DashboardAPI, SharedDetails
     from hermes_task.reading.family import FamilyFollower, FamilyReporter, OpenChild
     from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader
+    from hermes_task.render.watchout import JsonEvents
 
 app = command_app()
 
@@ -70,9 +71,7 @@ def follow(
     ] = None,
     tip: Tips = None,
     no_hint: NoHint = False,
-    interval: Annotated[
-        float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
-    ] = 2.0,
+    interval: Interval = 2.0,
     exit_status: Annotated[
         bool,
         typer.Option(
@@ -116,160 +115,68 @@ def follow(
     """
     if (child_id is None) == (parent is None):
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
-    if parent is not None:
-        if tip:
-            raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-        follow_parent(
-            common,
-            parent,
-            timeout=timeout,
-            exit_status=exit_status,
-            start_timeout=start_timeout,
-            role=role,
-            tail=tail,
-            interval=interval,
-        )
-        return
-    assert child_id is not None
-    follow_child(
-        common,
-        child_id=child_id,
-        tip=tip,
-        no_hint=no_hint,
-        interval=interval,
-        exit_status=exit_status,
-        timeout=timeout,
-        start_timeout=start_timeout,
-        reasoning=reasoning,
-        full=full,
-        utc=utc,
-        tail=tail,
-        role=role,
-    )
-
-
-def follow_child(
-    common: Common,
-    *,
-    child_id: str,
-    tip: Sequence[str] | None = None,
-    no_hint: bool = False,
-    interval: float = 2.0,
-    exit_status: bool = False,
-    timeout: float | None = None,
-    start_timeout: float = 60.0,
-    reasoning: bool = False,
-    full: bool = False,
-    utc: bool = False,
-    tail: int | None = None,
-    role: Sequence[RoleName] | None = None,
-) -> None:
-    """Follow the task `child_id` until it ends (`hermes-task follow --help`)."""
-    from hermes_task.cli.session import (  # lazy: the work, off --help
-        Session,
-        dropped,
-        flushed,
-        idle_sleep,
-        run,
-        stderr_line,
-    )
+    if parent is not None and tip:
+        raise typer.BadParameter("--tip names a segment of one task: not with --parent")
+    from hermes_task.cli.session import Session, flushed, live_failure, run  # lazy: the work, off --help
     from hermes_task.core.projection import RowFilter  # lazy: as the session
-    from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.failures import Code  # lazy: as the session
-    from hermes_task.reading.polling import (  # lazy: as the session
-        Follower,  # lazy: as the session
-        Outcome,
-        PollConfig,
-    )
-    from hermes_task.reading.reader import TaskReader  # lazy: as the session
-    from hermes_task.render.rows import View  # lazy: as the session
-    from hermes_task.render.watchout import JsonEvents, TerminalReporter  # lazy: as the session
+    from hermes_task.render.watchout import JsonEvents  # lazy: as the session
 
     env = common.env
     session = Session(common)
-    config = PollConfig(
-        interval=interval,
-        timeout=timeout,
-        start_timeout=start_timeout,
-        exit_status=exit_status,
-        rows=RowFilter.of(role, tail),
-    )
-    reporter: JsonEvents | TerminalReporter = (
-        JsonEvents(env.write_stdout, flushed(env.stderr))
-        if common.json
-        else TerminalReporter(
-            session.target,
-            lambda line, style: stderr_line(common, line, style),
-            lambda code: not dropped(common.quiet, code),
-            interval,
-            child_id,
-            View(reasoning, full, utc),
-            stderr_tty=env.isatty(env.stderr),
-        )
-    )
+    rows = RowFilter.of(role, tail)
+    events = JsonEvents(env.write_stdout, flushed(env.stderr)) if common.json else None
+    limits: dict[str, Any] = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+    if parent is not None:
+        follow_parent(session, parent, events, rows, limits, interval)
+        return
+    assert child_id is not None
+    from hermes_task.cli.session import dropped, idle_sleep, stderr_line  # lazy: as the session
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
+    from hermes_task.reading.polling import Follower, PollConfig  # lazy: as the session
+    from hermes_task.reading.reader import TaskReader  # lazy: as the session
+    from hermes_task.render.rows import View  # lazy: as the session
+    from hermes_task.render.watchout import TerminalReporter  # lazy: as the session
 
-    def report(error: HermesError, status: int) -> None:
-        """A failure outside the loop's own handling: its error event (or line), then `result`."""
-        interrupted = error.code is Code.INTERRUPTED
-        if not interrupted:
-            reporter.error(error, retrying=False, delay=None)
-        if common.json:
-            if interrupted:
-                reporter.result(Outcome("interrupted", "unknown", None, status, None))
-            else:
-                reporter.result(Outcome("failed", "unknown", None, status, error))
+    config = PollConfig(interval=interval, rows=rows, **limits)
+    reporter = events or TerminalReporter(
+        session.target,
+        lambda line, style: stderr_line(common, line, style),
+        lambda code: not dropped(common.quiet, code),
+        interval,
+        child_id,
+        View(reasoning, full, utc),
+        stderr_tty=env.isatty(env.stderr),
+    )
 
     def body(session: Session) -> None:
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
         with session.reading() as (client, hints):
             reader = TaskReader(client, anchor, tips=candidates, hint=not no_hint, store=hints)
-            follower = Follower(
-                reader,
-                reporter,
-                config,
-                clock=env.clock,
-                sleep=env.sleep or idle_sleep(env.stdout),
-                debug=session.debug,
-            )
+            sleep = env.sleep or idle_sleep(env.stdout)
+            follower = Follower(reader, reporter, config, clock=env.clock, sleep=sleep, debug=session.debug)
             outcome = follower.run()
         raise SystemExit(outcome.exit_code)
 
-    run(session, body, report=report)
+    run(session, body, report=lambda error, status: live_failure(common, reporter, error, status))
 
 
 def follow_parent(
-    common: Common,
+    session: Session,
     parent_id: str,
-    *,
-    timeout: float | None,
-    exit_status: bool,
-    start_timeout: float | None,
-    role: Sequence[RoleName] | None = None,
-    tail: int | None = None,
-    interval: float = 2.0,
+    events: JsonEvents | None,
+    rows: RowFilter,
+    limits: dict[str, Any],
+    interval: float,
 ) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `role`
-    and `tail` (--role, --tail) choose each task's rows as `follow CHILD` does (its backlog's
-    last N, then every new row); `interval` (--interval) the seconds between cycles."""
+    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
+    (--role, --tail) chooses each task's rows as `follow CHILD` does (its backlog's last N,
+    then every new row); `events` is the NDJSON reporter with `--json`."""
     from hermes_task.cli.recover import drive, settled_timing  # lazy: the work, off --help
-    from hermes_task.cli.session import Session, flushed  # lazy: as drive
-    from hermes_task.core.projection import RowFilter  # lazy: as drive
     from hermes_task.reading.family import FamilyFollower  # lazy: as drive
-    from hermes_task.render.watchout import (  # lazy: as drive
-        JsonEvents,  # lazy: as drive
-        TextFamily,  # lazy: as drive
-    )
+    from hermes_task.render.watchout import TextFamily  # lazy: as drive
 
-    rows = RowFilter.of(role, tail)
-    env = common.env
-    session = Session(common)
-    reporter: JsonEvents | TextFamily
-    if common.json:
-        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
-    else:
-        reporter = TextFamily(session.target, session.err_console, interval)
-    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+    reporter = events or TextFamily(session.target, session.err_console, interval)
 
     def loop(
         session: Session,

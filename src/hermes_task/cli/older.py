@@ -1,28 +1,22 @@
 """`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
 
-One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches (default
-1), or `--all` to the start with the largest pages the backend allows; `--min-text N` makes
-each batch read raw pages until N text rows arrived. The batch logic is
-`reading/stream.py` (no typer, no rich); this module adds the stderr progress
-indicator, the `--debug` line and the output.
+One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches
+(default 1), or `--all` to the start with the largest pages the backend allows; `--min-text
+N` makes each batch read raw pages until N text rows arrived. The batch logic is
+`reading/stream.py`; this module adds the stderr progress indicator, `--debug` and the output.
 
-`--all` is written as its pages are proven (`reading/stream.py` reads them) where the output
-allows it. Piped plain text: the goal line once the goal is known (the first page that
-states it: a delegated child's goal is its first row, so normally the first page; the pages
-before it are held meanwhile), each page's rows as soon as it is read, the footer, the
-windowed path's "nothing older" note when the newest page held every row, and warnings at the
-end. `--json`: the document opens (`schema_version`, `rows`) with the first page and each
-page's rows follow as elements as they are proven; everything that depends on how the read
-ends (`kind`, the task with each segment's `rows_shown`, coverage, warnings) comes after
-`rows` and is written last: byte for byte the document the whole-window path writes, in
-memory of one page. A task of several segments is read whole first
-(`reading/stream.py`, spooled), then written the same way, piped too. A terminal
-(paged or painted) and `--format markdown` keep the whole-window path.
+`--all` is written as its pages are proven where the output allows it (a terminal and
+`--format markdown` keep the whole-window path). Piped text: the goal line once the goal is
+known (pages before it are held), each page's rows as read, then the footer, the "nothing
+older" note and the warnings. `--json`: the document opens (`schema_version`, `rows`) with
+the first page and each page's rows follow as elements; what depends on how the read ends
+(`kind`, the task, coverage, warnings) comes after `rows`, written last: byte for byte the
+whole-window document, in memory of one page. A task of several segments is read whole
+first (spooled), then written the same way.
 
-A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows
-already written stay and the error goes to stderr; with `--json` the open document is ended
-as the error document (`kind: "error"`), whose `rows` are those written. Either way the exit
-status is the failure's.
+A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows stay
+and the error goes to stderr; with `--json` the open document ends as the error document,
+whose `rows` are those written. Either way the exit status is the failure's.
 """
 
 from __future__ import annotations
@@ -46,12 +40,12 @@ from hermes_task.cli.options import (
     command_app,
     with_common,
 )
+from hermes_task.failures import Code, HermesError
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
     from hermes_task.core.lineage import Cursor
-    from hermes_task.failures import HermesError
     from hermes_task.reading.reader import Snapshot, TaskReader
     from hermes_task.reading.stream import LineageRows, Progress, StreamStats
 
@@ -112,7 +106,6 @@ def older(
         shell,
     )
     from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT  # lazy: as the session
-    from hermes_task.failures import Code, HermesError  # lazy: as the session
     from hermes_task.reading.reader import Snapshot  # lazy: as the session
     from hermes_task.reading.stream import (  # lazy: as the session
         PagingOutcome,
@@ -138,7 +131,7 @@ def older(
             nonlocal paged
             if all_pages and snap.failure is None:
                 view = {"reasoning": reasoning, "full": full, "utc": utc, "more": ()}
-                if stream(session, reader, combine_warnings(snap.warnings), debug=session.debug, **view):
+                if stream(session, reader, combine_warnings(snap.warnings), **view):
                     return None  # written as the pages were proven
             with _progress(common) as on_page:
                 paged = read_batches(reader, plan, on_page=on_page)
@@ -227,28 +220,18 @@ class _JsonRows:
         self.common.env.write_stdout(rows_close(doc, self.rows))
 
 
-def stream(
-    session: Session,
-    reader: TaskReader,
-    warnings: list[WarningItem],
-    *,
-    debug: Callable[[str], None] | None,
-    **view: Any,
-) -> bool:
+def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
     """Write `older --all` streamed (module docstring); False (nothing written) when it cannot
-    stream. `debug` is the run's `--debug` writer (`Session.debug`)."""
-    from hermes_task.reading.stream import (  # lazy: the command's work
-        lineage_streamable,  # lazy: the command's work
-        streamable,  # lazy: the command's work
-    )
+    stream."""
+    from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
 
     common = session.common
     if common.output_format is OutputFormat.markdown or not (common.json or session.target.plain):
         return False  # a terminal and --format markdown keep the window
     if streamable(reader):
-        return _segment(session, reader, warnings, debug, view)
+        return _segment(session, reader, warnings, view)
     if lineage_streamable(reader):
-        return _lineage(session, reader, warnings, debug, view)
+        return _lineage(session, reader, warnings, view)
     return False
 
 
@@ -264,15 +247,11 @@ def _segment(
     session: Session,
     reader: TaskReader,
     warnings: list[WarningItem],
-    debug: Callable[[str], None] | None,
     view: dict[str, Any],
 ) -> bool:
     """One segment: rows written (piped text or `--json`) as each page is proven; piped, the
     pages are held until one states the goal (the goal line comes before the rows)."""
-    from msgspec.structs import replace  # lazy: the command's work
-
-    from hermes_task.failures import HermesError  # lazy: the command's work
-    from hermes_task.reading.stream import StreamStats, Unstreamable, goal_of, stream_pages  # lazy: as above
+    from hermes_task.reading.stream import StreamStats, Unstreamable, goal_of, stream_pages  # lazy: the work
 
     common = session.common
     stats = StreamStats()
@@ -294,8 +273,7 @@ def _segment(
             _unwritten(common, exc, reader)
         held.append(page)
         reader.goal = goal_of(page)
-    doc = replace(reader.document(warnings), rows=[])  # the rows come page by page
-    _write(session, reader, doc, stats, warnings, held, pages, debug, view)
+    _write(session, reader, stats, warnings, held, pages, view)
     return True
 
 
@@ -303,19 +281,11 @@ def _lineage(
     session: Session,
     reader: TaskReader,
     warnings: list[WarningItem],
-    debug: Callable[[str], None] | None,
     view: dict[str, Any],
 ) -> bool:
     """Several segments: every window read and spooled, then written in display order
     (`reading/stream.py`); nothing is written before the last page is read."""
-    from msgspec.structs import replace  # lazy: the command's work
-
-    from hermes_task.failures import HermesError  # lazy: the command's work
-    from hermes_task.reading.stream import (  # lazy: the command's work
-        LineageRows,  # lazy: the command's work
-        StreamStats,
-        Unstreamable,
-    )
+    from hermes_task.reading.stream import LineageRows, StreamStats, Unstreamable  # lazy: the work
 
     common = session.common
     stats = StreamStats()
@@ -334,8 +304,7 @@ def _lineage(
             reader.read_goal()  # the root's first row, when the windows showed no goal
         except HermesError as exc:
             _fail_read(common, exc, reader, lineage)
-        doc = replace(reader.document(warnings), rows=[])
-        _write(session, reader, doc, stats, warnings, [], lineage.pages(), debug, view, lineage.cursor())
+        _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())
         return True
     finally:
         lineage.close()
@@ -355,30 +324,25 @@ def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: 
 def _write(
     session: Session,
     reader: TaskReader,
-    doc: TranscriptDoc,
     stats: StreamStats,
     warnings: list[WarningItem],
     first: list[list[Row]],
     pages: Iterator[list[Row]],
-    debug: Callable[[str], None] | None,
     view: dict[str, Any],
     cur: Cursor | None = None,
 ) -> None:
-    """The document `doc` (rows left out) with `first`, then `pages`, each page written as
-    it comes: `--json` (`_json`) or piped text."""
+    """The document (its rows left out: they come page by page) with `first`, then `pages`,
+    each page written as it comes: `--json` (`_json`) or piped text."""
+    from msgspec.structs import replace  # lazy: the command's work
+
     from hermes_task.cli.session import emit_warnings  # lazy: the command's work
     from hermes_task.reading.stream import finish  # lazy: the command's work
-    from hermes_task.render.rows import (  # lazy: the command's work  # lazy: the command's work
-        Segments,
-        View,
-        footer_text,
-        head_text,
-        rows_text,
-    )
+    from hermes_task.render.rows import Segments, View, footer_text, head_text, rows_text  # lazy: the work
 
+    doc = replace(reader.document(warnings), rows=[])
     common = session.common
     if common.json:
-        _json(common, reader, doc, stats, warnings, chain(first, pages), debug, cur)
+        _json(session, reader, doc, stats, warnings, chain(first, pages), cur)
         return
     painted = View(**view)
     shown = 0
@@ -387,7 +351,7 @@ def _write(
     for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
         shown += len(rows)
         common.env.write_stdout(rows_text(rows, painted, segments))
-    _debug(debug, stats)
+    _debug(session, stats)
     final = finish(reader, doc, stats, warnings, cur)
     common.env.write_stdout(footer_text(final, painted, shown) + "\n")
     emit_warnings(common, final.warnings)
@@ -396,20 +360,19 @@ def _write(
 
 
 def _json(
-    common: Common,
+    session: Session,
     reader: TaskReader,
     doc: TranscriptDoc,
     stats: StreamStats,
     warnings: list[WarningItem],
     pages: Iterator[list[Row]],
-    debug: Callable[[str], None] | None,
     cur: Cursor | None,
 ) -> None:
     """The JSON document, its rows written page by page. The goal is the first row stating
     one on any page (the task head comes after the rows), unless the caller settled it."""
-    from hermes_task.failures import HermesError  # lazy: the command's work
     from hermes_task.reading.stream import finish, goal_of  # lazy: the command's work
 
+    common = session.common
     out = _JsonRows(common)
     seek_goal = reader.goal is None and cur is None and not reader.continues_parent
     try:
@@ -419,13 +382,13 @@ def _json(
                 reader.goal = goal_of(rows)
     except (HermesError, KeyboardInterrupt) as exc:
         _fail(common, exc, out)
-    _debug(debug, stats)
+    _debug(session, stats)
     out.close(finish(reader, doc, stats, warnings, cur))
 
 
-def _debug(debug: Callable[[str], None] | None, stats: StreamStats) -> None:
-    if debug is not None:
-        debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
+def _debug(session: Session, stats: StreamStats) -> None:
+    if session.debug is not None:
+        session.debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
 
 
 def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:

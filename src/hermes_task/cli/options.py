@@ -1,19 +1,18 @@
 """What a command is given: the `Environment` it runs in (injected, so tests replace it instead
 of patching), the options every reading command shares, declared once, and the `Common` object
-they fill; also `--role`/`--tail`, `--store`/`--no-store`, and the CHILD_ID and PARENT_ID
-arguments, completed from the local store.
+they fill; also the CHILD_ID and PARENT_ID arguments, completed from the local store.
 
 `Environment` carries what the commands would otherwise take from globals: the environment
-variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport.
-`hermes-task` builds the real one; a test passes its own as typer's context object
-(`CliRunner().invoke(app, args, obj=Environment(...))`). No command reads `os.environ`,
-`sys.stdout`, `time.monotonic` or constructs an httpx transport except through it.
+variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport;
+a test passes its own as typer's context object (`CliRunner().invoke(app, args,
+obj=Environment(...))`). No command reads `os.environ`, `sys.stdout`, `time.monotonic` or
+constructs an httpx transport except through it.
 
 typer has no option groups, so `with_common` appends the shared parameters to a command's
-signature and hands the command one typed `Common` instead of fifteen keyword arguments.
-Invariant: every reading command accepts exactly the same connection and output options,
-spelled and documented the same way, in the same order after its own options; importing this
-module imports typer and msgspec, nothing of the layers below the CLI (root `--help` imports it).
+signature and hands the command one typed `Common`. Invariant: every reading command accepts
+exactly the same connection and output options, spelled and documented the same way, in the
+same order after its own options; importing this module imports typer and msgspec, nothing
+of the layers below the CLI (root `--help` imports it).
 """
 
 from __future__ import annotations
@@ -165,54 +164,40 @@ Roles = Annotated[
 ]
 
 
-def _recent_store_rows(ctx: typer.Context) -> tuple[list[Any], str | None] | None:
-    """The store's newest rows with a parent (`Store.recent_with_parent`) and the profile,
-    for the store and profile the command line names; None without a usable store."""
-    from hermes_task import settings  # lazy: completion only (the config file, the store)
-    from hermes_task.core.lineage import StoreUnavailable  # lazy: completion only
-    from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
+def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
+    """A shell completion from the local store: `core.lineage.<propose>(rows, profile, 50)`
+    over the store's newest rows with a parent (`Store.recent_with_parent`), for the store and
+    profile the command line names, filtered by what was typed; `[]` whenever that is not
+    possible."""
 
-    given = {k: v for k, v in ctx.params.items() if k in ("url", "gateway", "profile", "store", "no_store")}
-    resolved = settings.resolve(env=dict(current(ctx).environ), **given)
-    if resolved.store is None:
-        return None
-    store = Store(resolved.store)
-    try:
-        return store.recent_with_parent(), resolved.profile
-    except StoreUnavailable:
-        return None
-    finally:
-        store.close()
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        from hermes_task import settings  # lazy: completion only (the config file, the store)
+        from hermes_task.core import lineage  # lazy: completion only
+        from hermes_task.store.sqlite_reader import Store  # lazy: completion only (SQLite)
 
-
-def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of CHILD_ID: the 50 newest delegated task roots in the local store, for
-    the profile and store the command line names; `[]` whenever that is not possible."""
-    try:
-        from hermes_task.core.lineage import recent_task_roots  # lazy: completion only
-
-        found = _recent_store_rows(ctx)
-        if found is None:
+        try:
+            keys = ("url", "gateway", "profile", "store", "no_store")
+            given = {k: v for k, v in ctx.params.items() if k in keys}
+            resolved = settings.resolve(env=dict(current(ctx).environ), **given)
+            if resolved.store is None:
+                return []
+            store = Store(resolved.store)
+            try:
+                found: list[str] = getattr(lineage, propose)(store.recent_with_parent(), resolved.profile, 50)
+            finally:
+                store.close()
+            return [sid for sid in found if sid.startswith(incomplete)]
+        except Exception:  # StoreUnavailable too: a completion never prints a traceback into the shell
             return []
-        return [sid for sid in recent_task_roots(*found) if sid.startswith(incomplete)]
-    except Exception:  # a completion must never print a traceback into the shell
-        return []
+
+    return complete
 
 
-def complete_parent_id(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of PARENT_ID: the sessions `parents` would propose from the local
-    store (the parents of its newest delegated children, newest delegation first, at most
-    50, id-checked; not proven over HTTP: a completion makes no request); `[]` whenever that
-    is not possible."""
-    try:
-        from hermes_task.core.lineage import propose_parents  # lazy: completion only
-
-        found = _recent_store_rows(ctx)
-        if found is None:
-            return []
-        return [sid for sid in propose_parents(*found, 50) if sid.startswith(incomplete)]
-    except Exception:  # a completion must never print a traceback into the shell
-        return []
+# CHILD_ID: the 50 newest delegated task roots in the local store. PARENT_ID: the sessions
+# `parents` would propose from it (the parents of its newest delegated children, newest
+# delegation first, at most 50, id-checked; not proven over HTTP: a completion makes no request).
+complete_task_id = _store_completer("recent_task_roots")
+complete_parent_id = _store_completer("propose_parents")
 
 
 def command_app(**settings: Any) -> typer.Typer:
@@ -235,37 +220,34 @@ CONN = "Connection"
 OUT = "Output"
 
 
-StorePath = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        metavar="PATH",
-        help=(
-            "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
-            "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only]."
-        ),
-        rich_help_panel=CONN,
-        show_default=False,
-    ),
-]
-NoStore = Annotated[
-    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
-]
-
-
 def _connection(flag: str, metavar: str, help: str, **extra: Any) -> Any:
     """An option of the Connection panel, listed without a default (its help names it)."""
     return typer.Option(flag, metavar=metavar, help=help, rich_help_panel=CONN, show_default=False, **extra)
 
 
+def _output(*flags: str, help: str, **extra: Any) -> Any:
+    """An option of the Output panel."""
+    return typer.Option(*flags, help=help, rich_help_panel=OUT, **extra)
+
+
+StorePath = Annotated[
+    str | None,
+    _connection(
+        "--store",
+        "PATH",
+        "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
+        "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
+    ),
+]
+NoStore = Annotated[
+    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
+]
 Url = Annotated[
     str | None,
     _connection(
         "--url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
     ),
 ]
-
-
 Gateway = Annotated[
     str | None,
     _connection(
@@ -309,55 +291,41 @@ RequestTimeout = Annotated[
 ]
 Color = Annotated[
     ColorMode,
-    typer.Option(
-        "--color",
-        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
-        rich_help_panel=OUT,
-        case_sensitive=False,
+    _output(
+        "--color", help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].", case_sensitive=False
     ),
 ]
 Quiet = Annotated[
     bool,
-    typer.Option(
+    _output(
         "--quiet",
         "-q",
         help="No warnings that every command repeats (legacy_backend, store_unavailable); JSON keeps them.",
-        rich_help_panel=OUT,
     ),
 ]
 DebugFlag = Annotated[
     bool,
-    typer.Option(
+    _output(
         "--debug",
         help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
-        rich_help_panel=OUT,
     ),
 ]
-Json = Annotated[
-    bool,
-    typer.Option(
-        "--json", help="One JSON document on stdout (schema: hermes-task schema).", rich_help_panel=OUT
-    ),
-]
+Json = Annotated[bool, _output("--json", help="One JSON document on stdout (schema: hermes-task schema).")]
 Format = Annotated[
     OutputFormat | None,
-    typer.Option(
+    _output(
         "--format",
         help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
-        rich_help_panel=OUT,
         case_sensitive=False,
         show_default=False,
     ),
 ]
 Pager = Annotated[
     bool | None,
-    typer.Option(
+    _output(
         "--pager/--no-pager",
-        help=(
-            "Page the output on a terminal (default: only when taller than the screen; "
-            "env: HERMES_TASK_PAGER, PAGER, else less -FRX)."
-        ),
-        rich_help_panel=OUT,
+        help="Page the output on a terminal (default: only when taller than the screen; "
+        "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
         show_default=False,
     ),
 ]
@@ -381,6 +349,9 @@ Full = Annotated[
 ]
 Utc = Annotated[bool, typer.Option("--utc", help="Times in UTC (default: local time with its offset).")]
 
+Interval = Annotated[
+    float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
+]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
 ChildId = Annotated[
     str,
@@ -407,10 +378,8 @@ def json_events(schema: str) -> Any:
     """--json worded as NDJSON events whose schema is `hermes-task schema SCHEMA`."""
     return Annotated[
         bool,
-        typer.Option(
-            "--json",
-            help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema}).",
-            rich_help_panel=OUT,
+        _output(
+            "--json", help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema})."
         ),
     ]
 

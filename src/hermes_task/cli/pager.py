@@ -1,4 +1,4 @@
-"""The pager for long `show`/`older` output on a terminal: choice (pure) and run.
+"""The pager for long `show`/`older` output on a terminal: choice (pure) and `Stream`.
 
 The command is `HERMES_TASK_PAGER`, then `PAGER`, then `less -FRX`; either variable set to
 an empty string or to `cat` turns paging off (gh's `GH_PAGER` rule). `less` gets `LESS=FRX`
@@ -49,51 +49,6 @@ def should_page(requested: bool | None, lines: int, height: int) -> bool:
     return lines >= height
 
 
-def run_pager(text: str, argv: list[str], env: Mapping[str, str], encoding: str = "utf-8") -> bool:
-    """Pipe `text` to the pager and wait until it exits. False when the pager could not be
-    started (the caller then writes `text` itself). Quitting the pager early is not an
-    error; Ctrl-C while it runs is left to the pager, which owns the terminal until it ends."""
-    pager_env = dict(env)
-    pager_env.setdefault("LESS", "FRX")
-    pager_env.setdefault("LV", "-c")
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=pager_env)
-    except OSError:
-        return False
-    stdin = proc.stdin
-    assert stdin is not None
-    # BrokenPipeError (an OSError) means the user quit the pager before the end: fine.
-    with contextlib.suppress(OSError):
-        stdin.write(text.encode(encoding, "replace"))
-    with contextlib.suppress(OSError):
-        stdin.close()
-    while True:
-        try:
-            proc.wait()
-            return True
-        except KeyboardInterrupt:
-            continue
-
-
-def show(
-    text: str,
-    *,
-    requested: bool | None,
-    height: int,
-    env: Mapping[str, str],
-    write: Callable[[str], None],
-    encoding: str = "utf-8",
-) -> bool:
-    """Show rendered `text` through the pager when `should_page`, else with `write`.
-    True when the pager showed it."""
-    argv = pager_command(env)
-    paging = argv is not None and should_page(requested, text.count("\n"), height)
-    if paging and argv is not None and run_pager(text, argv, env, encoding):
-        return True
-    write(text)
-    return False
-
-
 class Stream:
     """Rendered text fed in pieces (`feed`) as it is formatted: held until it is taller than
     the screen (or at once with --pager), then piped to the pager as it comes, so the pager
@@ -135,11 +90,9 @@ class Stream:
                 self._start()
 
     def _start(self) -> None:
-        pager_env = dict(self.env)
-        pager_env.setdefault("LESS", "FRX")
-        pager_env.setdefault("LV", "-c")
+        assert self.argv is not None
+        pager_env = {"LESS": "FRX", "LV": "-c", **self.env}
         try:
-            assert self.argv is not None
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, env=pager_env)
         except OSError:
             self.direct = True
@@ -166,12 +119,11 @@ class Stream:
                 self.write("".join(self.held))
                 self.held = []
             return False
+        # BrokenPipeError (an OSError): the user quit the pager before the end, fine.
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
         while True:
-            try:
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is the pager's while it runs
                 self.proc.wait()
                 return True
-            except KeyboardInterrupt:
-                continue

@@ -3,24 +3,20 @@ once or (`--watch`) until every task is terminal; and the parent loops' driver t
 --parent` and `tui` share.
 
 Once: it reads the parent (every page, or `--pages`), builds its tasks (nested with
-`--recursive`), then writes them in the chosen format: JSON, the Markdown report (each shown
-task's child read through `reading/tasktree.py`), our table on a terminal, or tab-separated
-lines; then the JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
+`--recursive`), writes them as JSON, the Markdown report (each shown task's child read
+through `reading/tasktree.py`), our table on a terminal, or tab-separated lines; then the
+JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
 
 `--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
-appended tab-separated task lines when piped (`render/watchout.py`). The shell turns SIGTERM
-and SIGHUP into `Interrupted` like Ctrl-C; the loop catches it and still writes its `result`
-(exit 143 / 129 / 130). A failure before the loop starts (an invalid id) is an `error` event
-and a `result` with `--json`. A closed stdout ends the watch quietly.
+appended tab-separated task lines when piped (`render/watchout.py`). SIGTERM and SIGHUP stop
+it as Ctrl-C does, and the loop still writes its `result` (exit 143 / 129 / 130). A failure
+before the loop starts (an invalid id) is an `error` event and a `result` with `--json`.
 
-The JUnit file is written atomically: the whole document to a temporary file in the file's
-own directory, flushed to disk, then renamed over FILE, so a reader sees the old file or the
-new one, never half of one. It is written whatever way `recover` (or its `--watch`) ends once
-it has started reading: every task known so far, and a run that failed as a failing testcase
-of its own; also when SIGTERM, SIGHUP or Ctrl-C stopped the watch (then no transcript is read
-for it). The last rows of a task that did not pass are read as `show` reads them (the newest
-page); a stop signal while they are read ends the reading, the file is still written with
-what was read, and the signal then ends the command as usual.
+The JUnit file (`session.write_atomic`) is written however `recover` or its `--watch` ends
+once it has started reading: every task known so far, a run that failed as a failing
+testcase of its own. The last rows of a task that did not pass are read as `show` reads
+them, unless a signal stopped the watch; a signal while they are read ends the reading, the
+file is written with what was read, then the signal ends the command as usual.
 """
 
 from __future__ import annotations
@@ -34,11 +30,11 @@ import typer
 
 from hermes_task.cli.options import Common, OutputFormat, ParentId, command_app, with_common
 from hermes_task.core.ui_strings import TaskStatus
+from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Report, Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
-    from hermes_task.failures import HermesError
     from hermes_task.reading.api import DashboardAPI, SharedDetails
     from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.polling import Outcome, PollConfig
@@ -177,14 +173,8 @@ def recover(
             raise typer.BadParameter(
                 "markdown is a report of one read: not with --watch", param_hint="'--format'"
             )
-        watch_parent(
-            common,
-            parent_id,
-            timeout=timeout,
-            exit_status=exit_status,
-            start_timeout=start_timeout,
-            junit=junit,
-        )
+        limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
+        watch_parent(common, parent_id, limits, junit)
         return
     if (full or utc) and common.output_format is not OutputFormat.markdown:
         raise typer.BadParameter(
@@ -212,21 +202,20 @@ def run_recover(
     common: Common,
     parent_id: str,
     *,
-    recursive: bool = False,
-    pages: int | None = None,
-    wanted: tuple[str, ...] = (),
-    header: bool = False,
-    exit_status: bool = False,
-    full: bool = False,
-    utc: bool = False,
-    junit: str | None = None,
+    recursive: bool,
+    pages: int | None,
+    wanted: tuple[str, ...],
+    header: bool,
+    exit_status: bool,
+    full: bool,
+    utc: bool,
+    junit: str | None,
 ) -> None:
     """The tasks of `parent_id`, once (`hermes-task recover --help`); `full` and `utc` shape
     the Markdown report's transcripts."""
     from hermes_task.cli.session import Session, check_target, run  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.verdict import exit_status as verdict_exit  # lazy: as the session
-    from hermes_task.failures import Code, HermesError  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.tasktree import read_parent_tasks  # lazy: as the session
     from hermes_task.render.rows import View  # lazy: as the session
@@ -294,11 +283,7 @@ def output(
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
     from hermes_task.core.verdict import only  # lazy: as replace
     from hermes_task.render.jsontext import document  # lazy: as replace
-    from hermes_task.render.rows import (  # lazy: as replace
-        View,  # lazy: as replace
-        no_tasks_text,
-        task_lines,
-    )
+    from hermes_task.render.rows import View, no_tasks_text, task_lines  # lazy: as replace
 
     common = session.common
     env = common.env
@@ -369,7 +354,6 @@ class JunitFile:
         is returned once the file is written, for the caller to end by; a file that cannot be
         written is a usage error (exit 2)."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
-        from hermes_task.failures import Code, HermesError  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as HermesError
         from hermes_task.render.report import (  # lazy: the XML writer, only with --junit
             document,
@@ -405,7 +389,6 @@ class JunitFile:
     def failed(self, error: HermesError, status: int) -> None:
         """The run ended by `error` before its tasks were known: the file says so (not for a
         usage error: nothing was read)."""
-        from hermes_task.failures import Code, ExitStatus, HermesError  # lazy: the command's work
 
         if error.exit_status is ExitStatus.USAGE:
             return
@@ -426,15 +409,7 @@ def still_after_watch(ending: str, status: int, failure: HermesError | None) -> 
     return "still running when the watch ended"
 
 
-def watch_parent(
-    common: Common,
-    parent_id: str,
-    *,
-    timeout: float | None,
-    exit_status: bool,
-    start_timeout: float | None,
-    junit: str | None = None,
-) -> None:
+def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
     with `junit`, the JUnit file is written as the watch ends."""
     from hermes_task.cli.session import Session, flushed  # lazy: the work, off --help
@@ -452,7 +427,6 @@ def watch_parent(
             session.debug_above = partial(reporter.note, "debug: ", style="")
     else:
         reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
-    limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
 
     def loop(
         session: Session,
@@ -493,7 +467,6 @@ def drive(
     however it ends."""
     from hermes_task.cli.session import QuietNotes, check_target, run  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.failures import interrupt_status  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
     from hermes_task.reading.reader import TaskReader  # lazy: as the session
@@ -530,9 +503,7 @@ def drive(
 def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Report:
     """The shell's report of a failure outside the loop's own handling: the JUnit file saying
     so, the error event or line, then (with `--json`) `result`."""
-    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
-    from hermes_task.failures import Code, HermesError  # lazy: as stderr_line
-    from hermes_task.reading.polling import Outcome  # lazy: as stderr_line
+    from hermes_task.cli.session import live_failure, stderr_line  # lazy: the work, off --help
 
     def report(error: HermesError, status: int) -> None:
         for junit_file in files:
@@ -540,11 +511,7 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
                 junit_file.failed(error, status)
             except HermesError as unwritten:  # the command's own failure still ends it
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
-        interrupted = error.code is Code.INTERRUPTED
-        if not interrupted:
-            reporter.error(error, retrying=False, delay=None)
-        if common.json:
-            reporter.result(Outcome("interrupted" if interrupted else "failed", "unknown", None, status), [])
+        live_failure(common, reporter, error, status, [])
 
     return report
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hermes_task.cli.options import Common, Utc, command_app, with_common
+from hermes_task.failures import Code, HermesError
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
@@ -67,18 +68,10 @@ def search(
 
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
-    from hermes_task.cli.session import Session, report_failure, run  # lazy: the work, off --help
-    from hermes_task.core.projection import (  # lazy: as the session
-        PatternError,
-        compile_pattern,
-        search_status,
-    )
-    from hermes_task.core.sanitize import (  # lazy: as the session
-        check_id,  # lazy: as the session
-        clean_line,  # lazy: as the session
-    )
+    from hermes_task.cli.session import Session, error_lines, report_failure, run  # lazy: off --help
+    from hermes_task.core.projection import PatternError, compile_pattern, search_status  # lazy: off --help
+    from hermes_task.core.sanitize import check_id, clean_line  # lazy: as the session
     from hermes_task.core.ui_strings import RECOVER  # lazy: as the session
-    from hermes_task.failures import Code, HermesError  # lazy: as the session
     from hermes_task.reading.task_search import Query, Tally, search_parent  # lazy: as the session
     from hermes_task.render.searchout import JsonSearch  # lazy: as the session
 
@@ -96,10 +89,7 @@ def search(
             return
         if not interrupted:
             reporter.error(error)
-            note = _note(common)
-            note(f"error: {error.message}", "bold red")
-            if error.hint:
-                note(f"hint: {error.hint}", "dim")
+            error_lines(common, error)
         reporter.result(tally, status)
 
     def body(session: Session) -> None:

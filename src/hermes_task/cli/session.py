@@ -1,28 +1,24 @@
 """One command's run: its session (gh's Factory, httpie's Environment), the shell around it,
 and how its output and failures are written.
 
-The `Session` holds the options the command was called with, the settings resolved once, the
-`--debug` writer, and, built lazily on first use, the dashboard client, the local store and
-the outputs (stdout as the painters' `Target`, the rich consoles on stdout and stderr). A run
-resolves its settings at most once, builds the client and the store only if the command uses
-them; the store is opened read-only, only where the settings chose one, and everything it
-proposes is proven over HTTP by the reading layer before use.
+The `Session` holds the command's options, the settings resolved once, the `--debug` writer,
+and, built lazily on first use, the dashboard client, the local store (read-only, only where
+the settings chose one; all it proposes is proven over HTTP before use) and the outputs
+(stdout as the painters' `Target`, the rich consoles on stdout and stderr).
 
 `run(session, body)` is the one shell, the only place an exception becomes an exit status: a
 `HermesError` its documented status (and, under `--json`, its error document); Ctrl-C 130,
 SIGTERM 143 and SIGHUP 129 (with `--json` an `interrupted` document, or the command's own
-final report); a closed stdout a quiet 0 (Python's SIGPIPE recipe: stdout pointed at
-/dev/null, so the final flush cannot raise again); anything else an internal error, with the
-traceback only under `--debug`. Invariant: whatever path a command ends by, stdout carries at
-most one complete JSON document (or complete NDJSON lines) and stderr one line per failure
-(`clean_line`: a message quoting the backend can add neither a line nor an escape), coloured
-only when stderr takes colour.
+final report); a closed stdout a quiet 0 (stdout pointed at /dev/null, so the final flush
+cannot raise again); anything else an internal error, its traceback only under `--debug`.
+Invariant: however a command ends, stdout carries at most one complete JSON document (or
+complete NDJSON lines) and stderr one line per failure (`clean_line`: a message quoting the
+backend can add neither a line nor an escape), coloured only when stderr takes colour.
 
 Colour follows `--color`, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether the stream is
-a terminal, for stdout and stderr alike; no rich console is made (nor rich imported) by a
-command that does not draw with one. `--quiet` keeps the warnings that describe the setup
-rather than the task (`legacy_backend`, `store_unavailable`) off the terminal; JSON documents
-and NDJSON events keep every warning.
+a terminal; rich is imported only by a command that draws with it. `--quiet` keeps the
+warnings about the setup rather than the task (`legacy_backend`, `store_unavailable`) off the
+terminal; JSON documents and NDJSON events keep every warning.
 """
 
 from __future__ import annotations
@@ -45,12 +41,20 @@ from msgspec import Struct, field
 from hermes_task import __version__
 from hermes_task import settings as settings_module
 from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
-from hermes_task.core.documents import ErrorBody, ErrorDoc, Row, TaskInfo, TranscriptDoc
+from hermes_task.core.documents import (
+    ErrorBody,
+    ErrorDoc,
+    ParentEntry,
+    Row,
+    TaskInfo,
+    TranscriptDoc,
+    WarningItem,
+)
 from hermes_task.core.projection import RowFilter, filtered
 from hermes_task.core.sanitize import check_id, clean_line
 from hermes_task.core.ui_strings import SETUP_WARNINGS
 from hermes_task.failures import Code, ExitStatus, HermesError, Interrupted, interrupt_status
-from hermes_task.reading.hints import StoreHints
+from hermes_task.reading.hints import StoreHints, find_parents
 from hermes_task.reading.reader import Snapshot, TaskReader, Transcript
 from hermes_task.render import FALLBACK_WIDTH, Target, sane_width
 from hermes_task.render.jsontext import document
@@ -86,10 +90,10 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 def output_target(common: Common) -> Target:
     """stdout as the painters' output (`render/__init__.py`): a terminal or not, colour or not,
-    its size (`screen_size`), written through `write_stdout`."""
+    its size (a terminal's, else `columns` and 25 lines), written through `write_stdout`."""
     env = common.env
     tty = env.isatty(env.stdout)
-    width, height = screen_size(env.environ, env.stdout, tty=tty)
+    width, height = terminal_size(env.environ, env.stdout) if tty else (columns(env.environ), 25)
     color = color_enabled(common, env.stdout)
     return Target(env.write_stdout, tty=tty, color=color, columns=width, height=height)
 
@@ -124,11 +128,6 @@ def columns(environ: Mapping[str, str]) -> int:
     """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
     COLUMNS must never cost the error message it was about to print)."""
     return sane_width(environ.get("COLUMNS")) or 100
-
-
-def screen_size(environ: Mapping[str, str], stream: Any, *, tty: bool) -> tuple[int, int]:
-    """(columns, lines) of an output: a terminal's (`terminal_size`), else `columns` and 25."""
-    return terminal_size(environ, stream) if tty else (columns(environ), 25)
 
 
 def rich_width(environ: Mapping[str, str], stream: Any, *, tty: bool) -> int | None:
@@ -228,12 +227,6 @@ def flushed(stream: Any) -> Callable[[str], None]:
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
-class Known(Struct):
-    """What a command has verified so far, for the document written if it fails mid-way."""
-
-    rows: Callable[[], list[Row]] = field(default=lambda: [])
-
-
 def debug_enabled(common: Common) -> bool:
     """`--debug`, or HERMES_TASK_DEBUG set (and not 0)."""
     return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
@@ -244,7 +237,7 @@ class Session:
 
     def __init__(self, common: Common) -> None:
         self.common = common
-        self.known = Known()
+        self.known_rows: Callable[[], list[Row]] = list  # verified so far: the error document's rows
         self.ending: Ending | None = None  # a failure read past, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
@@ -351,6 +344,20 @@ class Session:
 
         return Store(resolved.store, debug=self.debug)
 
+    def parents(self, limit: int) -> tuple[list[ParentEntry], list[WarningItem]]:
+        """`hermes-task parents`' newest `limit` chats: proposed by the store (opened for this
+        read alone: it is read whole, not through `hints`), proven by the dashboard."""
+        resolved = self.settings
+        store = self.open_store()
+        path = str(resolved.store) if resolved.store is not None else None
+        try:
+            return find_parents(
+                self.client, store, limit, off=resolved.store_off, path=path, debug=self.debug
+            )
+        finally:
+            if store is not None:
+                store.close()
+
     @property
     def hints(self) -> StoreHints:
         """The store's hints (or why there is no store); made on first use."""
@@ -422,39 +429,37 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         return
     from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
 
+    painted = View(**view)
     if common.output_format is OutputFormat.markdown:
         from hermes_task.render.report import transcript_markdown  # lazy: only --format markdown
 
-        for chunk in transcript_markdown(doc, View(**view)):
+        for chunk in transcript_markdown(doc, painted):
             env.write_stdout(chunk)  # a document: never paged, never coloured
-        emit_warnings(common, doc.warnings)
-        return
-    out = session.target
-    if out.plain:
+    elif session.target.plain:
         from hermes_task.render.rows import transcript_chunks  # lazy: as View
 
-        for chunk in transcript_chunks(doc, View(**view), out.columns):
+        for chunk in transcript_chunks(doc, painted, session.target.columns):
             env.write_stdout(chunk)  # written as it is formatted
-        emit_warnings(common, doc.warnings)
-        return
-    from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
-
-    if common.pager is False or not out.tty:
-        terminal_rows.transcript(out, doc, View(**view))
     else:
-        from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
+        from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
-        stream = pager.Stream(
-            requested=common.pager,
-            height=out.height,
-            env=dict(env.environ),
-            write=env.write_stdout,
-            encoding=getattr(env.stdout, "encoding", None) or "utf-8",
-        )
-        try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
-            terminal_rows.transcript(out.to(stream.feed), doc, View(**view))
-        finally:
-            stream.close()
+        out = session.target
+        if common.pager is False or not out.tty:
+            terminal_rows.transcript(out, doc, painted)
+        else:
+            from hermes_task.cli import pager  # lazy: subprocess, only on a terminal
+
+            stream = pager.Stream(
+                requested=common.pager,
+                height=out.height,
+                env=dict(env.environ),
+                write=env.write_stdout,
+                encoding=getattr(env.stdout, "encoding", None) or "utf-8",
+            )
+            try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+                terminal_rows.transcript(out.to(stream.feed), doc, painted)
+            finally:
+                stream.close()
     emit_warnings(common, doc.warnings)
 
 
@@ -544,28 +549,40 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
         session.ending = body(session)
 
 
+def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
+    """A live loop's failure outside its own handling (`follow`, `recover --watch`): the
+    error event or line (an interrupt says nothing), then with `--json` the `result` event
+    (`entries`: the tasks a watch's `result` names)."""
+    from hermes_task.reading.polling import Outcome  # lazy: the live commands only
+
+    interrupted = error.code is Code.INTERRUPTED
+    if not interrupted:
+        reporter.error(error, retrying=False, delay=None)
+    if common.json:
+        reporter.result(
+            Outcome("interrupted" if interrupted else "failed", "unknown", None, status), *entries
+        )
+
+
 def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
     """Report `error` (the command's own `report`, else the error document and line; a plain
     interrupt without `--json` says nothing), then exit with `status`."""
     if report is not None:
         report(error, status)
     elif error.code is not Code.INTERRUPTED or session.common.json:
-        report_failure(session.common, error, session.known.rows())
+        report_failure(session.common, error, session.known_rows())
     raise SystemExit(status)
 
 
 # -- the one transcript read of `show` and `older` ----------------------------------------------
-# The task's newest page, its fill, the command's own step (`--around` windows, older batches),
-# its goal, and the document. Reading returns its outcome and raises nothing it knows: a
-# `Transcript` (reading/reader.py) holds the document (None when a step failed before it could be built), the rows
-# verified, and the failure to report after them. The shell renders it once (`finish`): with
-# `--json` either the document or the error document; otherwise the rows, then the error line.
-# So `show` and `older` cannot write different documents for the same failure.
+# Reading returns its outcome and raises nothing it knows: a `Transcript` (reading/reader.py)
+# holds the document (None when a step failed before it was built), the rows verified, and the
+# failure to report after them; `finish` renders it once, so `show` and `older` cannot write
+# different documents for the same failure.
 
-
-# A command's own step after the fill: given the reader and the refresh's snapshot, the
-# snapshot whose warnings (and failure) the document carries, or None when the step wrote
-# the output itself (`older --all` streamed: cli/older.py).
+# A command's own step after the fill (`--around` windows, older batches): given the reader and
+# the refresh's snapshot, the snapshot the document carries, or None when the step wrote the
+# output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
@@ -584,7 +601,7 @@ def read_transcript(
     tips = [check_id(t, what="--tip") for t in tip or []]
     with session.reading() as (client, hints):
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
-        session.known.rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
+        session.known_rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:
             snap = reader.refresh()
             reader.fill()
@@ -631,8 +648,7 @@ def check_target(path: str, option: str = "--junit") -> None:
 def write_atomic(path: str, text: str) -> None:
     """`text` (UTF-8) as the file `path`, atomically: the whole document to a temporary file in the
     file's own directory, flushed to disk, then renamed over `path`, so a reader sees the old
-    file or the new one, never half of one;, with the permissions
-    a new file gets under the umask."""
+    file or the new one, never half of one; with the permissions a new file gets under the umask."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:

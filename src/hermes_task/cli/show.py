@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -20,9 +20,6 @@ from hermes_task.cli.options import (
     command_app,
     with_common,
 )
-
-if TYPE_CHECKING:
-    pass
 
 app = command_app()
 

@@ -1,20 +1,14 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
 The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`cli/follow.py` `screen_follower`): the loop runs in a thread of its own
-at `--interval`, its reports turned into `core/events.py` events posted to the screen. `q`
-stops the loop at its next wait (its `sleep` raises) and exits 0, or with `--exit-status` as
-`recover --watch --exit-status` would for the verdict at that moment (0 when no parent was
-opened). `--recursive` nests each task's own delegated tasks. Without PARENT_ID the
-screen opens on `hermes-task parents`' list. Without the `tui` extra (Textual) the command
-says how to install it in one line and exits 2; nothing of Textual is imported by any other
-command or by `--help`.
-
-The loop's `sleep` waits on the screen's stop event: `q` sets it, the loop ends at its next
-wait (as Ctrl-C ends `recover --watch`), and the screen waits at most `STOP_WAIT` seconds for
-a request still in flight. The exit status is the screen's (`livescreen.quit_status`); `o`
-pages older rows as `older` does, `parents`' list (`reading/hints.py`) opens the screen
-without PARENT_ID.
+and `follow --parent` run (`cli/follow.py` `screen_follower`), in a thread of its own at
+`--interval`, its reports posted to the screen as `core/events.py` events. The loop's `sleep`
+waits on the screen's stop event: `q` sets it, the loop ends at its next wait (as Ctrl-C ends
+`recover --watch`) and the screen waits at most `STOP_WAIT` seconds for a request in flight.
+The exit status is the screen's (`livescreen.quit_status`: 0, or with `--exit-status` the
+verdict at that moment, 0 when no parent was opened). `o` pages older rows as `older` does;
+without PARENT_ID the screen opens on `parents`' list. Without Textual the command says how
+to install it in one line and exits 2; no other command nor `--help` imports Textual.
 """
 
 from __future__ import annotations
@@ -24,11 +18,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hermes_task.cli.options import Common, command_app, complete_parent_id, with_common
+from hermes_task.cli.options import Common, Interval, command_app, complete_parent_id, with_common
+from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.core.documents import ParentEntry, Row, WarningItem
+    from hermes_task.core.documents import Row, WarningItem
     from hermes_task.dashboard.client import DashboardClient
     from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.hints import StoreHints
@@ -54,9 +49,7 @@ def tui(
             autocompletion=complete_parent_id,
         ),
     ] = None,
-    interval: Annotated[
-        float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
-    ] = 2.0,
+    interval: Interval = 2.0,
     exit_status: Annotated[
         bool,
         typer.Option(
@@ -83,13 +76,6 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    run_tui(common, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
-
-
-def run_tui(
-    common: Common, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
-) -> None:
-    """Check the parent id, open the client and the store, run the screen until `q`."""
     from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
 
     code: list[int] = []
@@ -110,90 +96,61 @@ def run_tui(
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
-    """The screen over this session's client and store (the tests run it with `run_test`)."""
-    from hermes_task.core.sanitize import check_id  # lazy: the work (and Textual), off --help
-    from hermes_task.render.livescreen import TaskScreenApp  # lazy: as check_id
-
-    parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
-    client, hints = session.client, session.hints
-    lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
-    return TaskScreenApp(
-        start=lambda chosen, emit: start_loop(
-            session, client, hints, chosen, emit, lineage, interval, exit_status, recursive
-        ),
-        parent_id=parent,
-        parents=lambda: list_parents(session),
-        older=older_reader(client, hints, lineage),
-        url=session.settings.url,
-        interval=interval,
-        exit_status=exit_status,
-    )
-
-
-def start_loop(
-    session: Session,
-    client: DashboardClient,
-    hints: StoreHints,
-    parent: str,
-    emit: Emit,
-    lineage: dict[str, FamilyFollower],
-    interval: float,
-    exit_status: bool,
-    recursive: bool = False,
-) -> Loop:
-    """`screen_follower` on `parent` in a thread of its own; its events to `emit`."""
+    """The screen over this session's client and store (the tests run it with `run_test`):
+    `start` runs `screen_follower` on a parent in a thread of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
     from hermes_task.cli.follow import screen_follower  # lazy: as threading
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
-    from hermes_task.failures import HermesError  # lazy: as threading
+    from hermes_task.core.sanitize import check_id  # lazy: as threading
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
-    from hermes_task.render.livescreen import EventFeed, Loop  # lazy: as threading
+    from hermes_task.render.livescreen import EventFeed, Loop, TaskScreenApp  # lazy: as threading
 
-    stop = threading.Event()
+    parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
+    client, hints = session.client, session.hints
+    lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
+    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
     env_sleep = session.env.sleep
 
-    def sleep(seconds: float) -> None:
-        if env_sleep is not None:
-            env_sleep(seconds)  # the tests' clock
-        elif stop.wait(seconds):
-            raise KeyboardInterrupt
-        if stop.is_set():
-            raise KeyboardInterrupt
+    def start(chosen: str, emit: Emit) -> Loop:
+        stop = threading.Event()
 
-    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
-    feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
-    reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-    follower = screen_follower(session, client, hints, parent, reporter, config, sleep, recursive=recursive)
+        def sleep(seconds: float) -> None:
+            if env_sleep is not None:
+                env_sleep(seconds)  # the tests' clock
+            elif stop.wait(seconds):
+                raise KeyboardInterrupt
+            if stop.is_set():
+                raise KeyboardInterrupt
 
-    def loop() -> None:
-        try:
-            follower.run()
-        except HermesError as err:  # a failure before the loop's own handling (its first read's)
-            emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
-            emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
-
-    lineage[parent] = follower
-    thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
-    thread.start()
-    return Loop(stop, thread)
-
-
-def list_parents(session: Session) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """`hermes-task parents`' entries (the store proposes, the dashboard proves)."""
-    from hermes_task.reading.hints import find_parents  # lazy: the work, off --help
-
-    resolved = session.settings
-    store = session.open_store()
-    path = str(resolved.store) if resolved.store is not None else None
-    try:
-        return find_parents(
-            session.client, store, PARENTS, off=resolved.store_off, path=path, debug=session.debug
+        feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
+        reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
+        follower = screen_follower(
+            session, client, hints, chosen, reporter, config, sleep, recursive=recursive
         )
-    finally:
-        if store is not None:
-            store.close()
+
+        def loop() -> None:
+            try:
+                follower.run()
+            except HermesError as err:  # a failure before the loop's own handling (its first read's)
+                emit(ErrorEvent(code=err.code.value, message=err.message, retryable=False), None)
+                emit(ResultEvent(state="unknown", end_reason=None, exit_code=int(err.exit_status)), None)
+
+        lineage[chosen] = follower
+        thread = threading.Thread(target=loop, name="hermes-task-tui-watch", daemon=True)
+        thread.start()
+        return Loop(stop, thread)
+
+    return TaskScreenApp(
+        start=start,
+        parent_id=parent,
+        parents=lambda: session.parents(PARENTS),
+        older=older_reader(client, hints, lineage),
+        url=session.settings.url,
+        interval=interval,
+        exit_status=exit_status,
+    )
 
 
 def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
