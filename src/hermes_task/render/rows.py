@@ -181,10 +181,7 @@ def quiet_text(row: Row, view: View) -> str | None:
         size = len(row.text or "")
         line = f"▸ {BOILERPLATE_LABELS[row.kind or '']}, {size:,} chars (--full shows it)"
     else:
-        first = clean_line((row.text or "").strip().split("\n", 1)[0])
-        if len(first) > 100:
-            first = first[:99] + "…"
-        line = f"· {clean_line(row.kind or '')}: {first}"
+        line = f"· {clean_line(row.kind or '')}: {first_line(row.text or '', 100)}"
     line += f"  #{row.id}"
     stamp = when(row.timestamp, utc=view.utc)
     return f"{line}  {stamp}" if stamp else line
@@ -515,10 +512,13 @@ def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
     text = (entry.error if failed else None) or entry.summary or entry.error or ""
     if not text and entry.status == "ended_unreported":
         text = RECOVER["unreported_result"]
+    return first_line(text, width)
+
+
+def first_line(text: str, width: int | None) -> str:
+    """The first line of `text`, `clean_line`d, cut to `width` characters with `…`."""
     first = clean_line(text.strip().split("\n", 1)[0])
-    if width is not None and len(first) > width:
-        return first[: width - 1] + "…"
-    return first
+    return first if width is None or len(first) <= width else first[: width - 1] + "…"
 
 
 def number_of(entry: TaskEntry) -> str:
