@@ -339,8 +339,8 @@ class TaskScreenApp(App[int]):
         Binding("tab,enter", "focus_transcript", "transcript"),
         Binding("escape", "to_tasks", "back", show=False),
         Binding("f", "toggle_follow", "follow"),
-        Binding("w", "toggle_wrap", "wrap"),
-        Binding("r", "toggle_reasoning", "reasoning"),
+        Binding("w", "toggle_pane('wrap')", "wrap"),
+        Binding("r", "toggle_pane('reasoning')", "reasoning"),
         Binding("o", "older", "older"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match(1)", "next match", show=False),
@@ -720,12 +720,9 @@ class TaskScreenApp(App[int]):
             self.query_one("#transcript", Transcript).scroll_end(animate=False)
         self.notify(f"follow {'on' if self.follow else 'off'}", timeout=2)
 
-    def action_toggle_wrap(self) -> None:
-        self.wrap = not self.wrap
-        self._show_pane()
-
-    def action_toggle_reasoning(self) -> None:
-        self.reasoning = not self.reasoning
+    def action_toggle_pane(self, switch: str) -> None:
+        """`wrap` or `reasoning` on or off, the pane drawn again."""
+        setattr(self, switch, not getattr(self, switch))
         self._show_pane()
 
     def action_only_wrong(self) -> None:

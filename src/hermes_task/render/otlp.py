@@ -315,7 +315,7 @@ class _Trace:
         # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
         # every span id unique.
         span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
-        ends = self.tasks(conv, span_id, tasks, at)
+        ends = [self.task(conv, span_id, task, at) for task in tasks]
         done = result is not None and result.timestamp is not None
         end = max(
             [result.timestamp if result is not None and result.timestamp is not None else conv.last, *ends]
@@ -344,7 +344,7 @@ class _Trace:
         covers its tasks, and says so."""
         start = _first([], times(conv.rows), conv.last)
         span_id = self.span_id("spawn", conv.span_id, key)
-        ends = self.tasks(conv, span_id, tasks, start)
+        ends = [self.task(conv, span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "execute_tool"),
             ("gen_ai.tool.name", SPAWN_TOOL),
@@ -355,12 +355,9 @@ class _Trace:
         ]
         self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
 
-    def tasks(self, conv: Conversation, spawn: str, tasks: Sequence[TaskEntry], at: float) -> list[float]:
-        """An `invoke_agent subagent` span per task under the spawn span `spawn`; their ends."""
-        return [self.task(conv, spawn, task, at) for task in tasks]
-
     def task(self, conv: Conversation, spawn: str, task: TaskEntry, at: float) -> float:
-        """One task's span (and, when its child was read, its child's spans); its end."""
+        """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
+        child was read, its child's spans); its end."""
         child = task.child_session_id
         got = self.source.children.get(child) if child is not None else None
         span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")

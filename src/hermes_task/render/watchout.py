@@ -155,6 +155,10 @@ class Notes:
         else:
             self.note("error: ", error.message, "bold red")
 
+    def last_line(self, line: str | None) -> None:
+        if line:
+            self.note("", line, "dim")
+
     def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
         counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
@@ -190,9 +194,7 @@ class LinesWatch(Notes):
             self.write(task_line(entry) + "\n")
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.closing(outcome, entries)
-        if line:
-            self.note("", line, "dim")
+        self.last_line(self.closing(outcome, entries))
 
 
 class LiveWatch(Notes):
@@ -261,8 +263,8 @@ class LiveWatch(Notes):
         if self.read:
             self.entries = list(entries)
             self.close(closing)
-        elif closing:
-            self.note("", closing, "dim")
+        else:
+            self.last_line(closing)
 
     def close(self, last: str | None = None) -> None:
         """End the live display on every way the command ends: its last frame stays (the
@@ -348,9 +350,7 @@ class TextFamily(Notes):
         self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
-        if line:
-            self.note("", line, "dim")
+        self.last_line(self.ending(outcome, entries))
 
 
 class TerminalReporter:
