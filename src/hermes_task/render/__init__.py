@@ -1,12 +1,10 @@
-"""Renderers: output documents to terminal text, plain lines or JSON, written to the stream
-they are given (they read nothing and decide nothing).
+"""Renderers: documents to terminal text, plain lines or JSON, written to the stream they are
+given (they read nothing and decide nothing).
 
-`Target` is where rendered text goes and how it may look there: the explicit output object a
-run's session builds once (`cli/session.py` `output_target()`) and every text renderer takes,
-instead of reading attributes off a rich console. Invariant: `columns` is always a sane width
-(`MIN_WIDTH` to `MAX_WIDTH`; one-line summaries such as the goal are cut to it); `width` is
-None exactly when lines must never be wrapped (not a terminal), else `columns`; `plain` (not a
-terminal, no colour) means the plain painter's format, byte for byte.
+`Target` is the output a run's session builds once (`cli/session.py` `output_target()`).
+Invariants: `columns` is always sane (`MIN_WIDTH`..`MAX_WIDTH`); `width` is None exactly when
+lines must never wrap (not a terminal), else `columns`; `plain` (no terminal, no colour)
+means the plain painter's format, byte for byte.
 """
 
 from __future__ import annotations

@@ -1,27 +1,19 @@
 """JSON text: one document, or one NDJSON event per line, always ASCII-escaped; the JSON
 Schemas of the documents; the values `config show` reports.
 
-msgspec writes the bytes (fields in declaration order; documents indented, events compact
-on one line). The contract promises `ensure_ascii`-style text, which msgspec has no option
-for, so `ascii_only` escapes the encoded bytes: DEL and everything from U+0080 on becomes
-`\\uXXXX` (an astral character a surrogate pair), so C1 controls, bidi overrides and the like
-in backend text cannot act on a terminal that `cat`s the output. A string UTF-8 cannot carry
-(a lone surrogate, which JSON can) is written by the standard library's encoder instead,
-escaped the same way. Invariant: `json.loads(document(doc)) == json.loads(event(doc))` is the
-document's data (`msgspec.to_builtins`), and the text is ASCII with no line break inside a
-value.
+msgspec writes the bytes (declaration order; documents indented, events compact). The
+contract promises `ensure_ascii` text, which msgspec has no option for, so `ascii_only`
+escapes DEL and everything from U+0080 as `\\uXXXX` (surrogate pairs for astral characters):
+C1 controls or bidi overrides in backend text cannot act on a terminal that `cat`s the
+output. A lone surrogate (UTF-8 cannot carry it) goes through the standard library's
+encoder. Invariant: `document(doc)` and `event(doc)` load to the same data
+(`msgspec.to_builtins`), ASCII, no line break inside a value.
 
-Schemas (`schema(name)`, draft 2020-12) are a function of the Structs only (`tools/regen.py`
-writes `schemas/*.json`, a test compares), msgspec's output completed with what the documents
-promise: every property `required` (every field is always printed, `null` when it has no
-value); every object with named properties closed (`additionalProperties: false`); a
-nullable `anyOf` ending with `null`, descriptions dedented, whatever msgspec's or Python's
-version wrote; a document's root its object itself, titled for the command; the events
-`oneOf` their six kinds, discriminated on `type`; an enum (a `StrEnum`) written where it is
-used, as a `Literal`'s values are, not in `$defs`.
-
-`explain` (config show) describes secrets, never shows them: no value it returns is ever a
-token or a password.
+Schemas (draft 2020-12, `tools/regen.py` writes `schemas/*.json`, a test compares) are
+msgspec's completed with the documents' promises: every property `required`, objects closed
+(`additionalProperties: false`), `null` last in an `anyOf`, descriptions dedented (whatever
+msgspec's or Python's version), the root the object itself, the events a `oneOf` on `type`,
+enums inlined where used. `explain` never returns a token or a password.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """`hermes-task tui`: every task of a parent chat live on one screen (Textual).
 
-The screen is one more reporter of the watch loop (`reading/family.py`, `recover --watch`'s
-settle step: `cli/recover.py` `screen_follower`): `EventFeed` turns what the loop reports into
-the events of `core/events.py` (`task`, `row`, `warning`, `error`, `result`: exactly what
-`follow --parent --json` writes) and posts each to the app as a message from the loop's
-thread (`post_message` is thread-safe and never waits for the screen). The app keeps the
-tasks and their rows as those events say, and nothing else: statuses, proofs, warnings and
-the verdict are the loop's.
+The screen is one more reporter of the watch loop: `EventFeed` turns its reports into the
+events of `core/events.py` (what `follow --parent --json` writes) and posts each from the
+loop's thread (`post_message` is thread-safe and never waits). The app keeps the tasks and
+rows those events say, nothing else: statuses, proofs, warnings and the verdict are the loop's.
 
-Layout: a header (the parent, its summary, the state of the watch and the dashboard URL), the
-task table (number, status in its colour, time, goal cut to the room left, the child id whole)
-beside the selected task's transcript (stacked under `STACK_BELOW` columns), a line of notes
-(the last warning or error) and Textual's footer of key hints. With `--recursive` the loop
-reports nested tasks numbered by their path (`1.2/1.1`, `recover`'s): the table shows each
-under its task, indented as `recover`'s table (`  ↳ 1.1`); they are tasks like any other.
-
-Backend text is hostile: every string shown is a `rich.text.Text` built from sanitised text
-(`core/sanitize.py`, the row painters of `render/terminal_rows.py`), never markup.
-
-Importing this module imports Textual: only `hermes-task tui`'s work does (`cli/tui.py`).
+Layout: a header (parent, summary, watch state, URL), the task table (goal cut to the room
+left, child id whole; nested `--recursive` tasks indented `  ↳ 1.1` under theirs) beside the
+selected task's transcript (stacked under `STACK_BELOW` columns), a notes line, the footer.
+Every string shown is a `Text` of sanitised text, never markup. Importing this module
+imports Textual: only `hermes-task tui` does.
 """
 
 from __future__ import annotations
@@ -27,7 +18,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -74,8 +65,7 @@ Emit = Callable[[FollowEvent, str | None], None]
 
 
 class EventFeed(JsonEvents):
-    """The loop's reporter: each report as its `core/events.py` event, handed to `emit` with
-    the task it concerns (a child's warning or error; None for the parent's own)."""
+    """Each report as its event, handed to `emit` with the task it concerns (None: the parent's)."""
 
     def __init__(self, emit: Emit) -> None:
         super().__init__(self._unused, self._unused)
@@ -94,14 +84,14 @@ class EventFeed(JsonEvents):
         self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.task_of = entry.number or "?"
+        self.task_of = key_of(entry)
         try:
             super().child_warning(entry, item)
         finally:
             self.task_of = None
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
-        self.task_of = entry.number or "?"
+        self.task_of = key_of(entry)
         try:
             super().child_error(entry, error, retrying=retrying)
         finally:
@@ -109,8 +99,6 @@ class EventFeed(JsonEvents):
 
 
 class Fed(Message):
-    """One event of the loop, posted from its thread."""
-
     def __init__(self, event: FollowEvent, task: str | None) -> None:
         super().__init__()
         self.event = event
@@ -130,8 +118,7 @@ class Loop:
             self.thread.join(wait)
 
 
-# What the command gives the app: start the loop on a parent (its events to `emit`); list
-# the parents (`hermes-task parents`); read the rows before the oldest shown of a child.
+# What the command gives the app: start the loop on a parent; list the parents; read a child's older rows.
 StartLoop = Callable[[str, Emit], Loop]
 ListParents = Callable[[], tuple[list[ParentEntry], list[WarningItem]]]
 ReadOlder = Callable[[str], tuple[list[Row], list[WarningItem], bool]]
@@ -159,9 +146,7 @@ def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted
     watch's own when it already ended (a failure's code too)."""
     if not wanted:
         return 0
-    if result is not None:
-        return result.exit_code
-    return int(exit_status(list(entries)))
+    return result.exit_code if result is not None else int(exit_status(list(entries)))
 
 
 def cut(text: str, room: int) -> str:
@@ -202,33 +187,20 @@ class Transcript(RichLog):
     """The selected task's rows; scrolling up turns follow off."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "up", "up", show=False),
-        Binding("down,j", "down", "down", show=False),
-        Binding("pageup", "page_up", "page up", show=False),
-        Binding("home,g", "home", "top", show=False),
-        Binding("end,G", "end", "bottom", show=False),
+        Binding("up,k", "move('up')", "up", show=False),
+        Binding("down,j", "move('down')", "down", show=False),
+        Binding("pageup", "move('page_up')", "page up", show=False),
+        Binding("home,g", "move('home')", "top", show=False),
+        Binding("end,G", "move('end')", "bottom", show=False),
     ]
 
     class ScrolledUp(Message):
         pass
 
-    def action_up(self) -> None:
-        self.post_message(self.ScrolledUp())
-        self.scroll_up(animate=False)
-
-    def action_down(self) -> None:
-        self.scroll_down(animate=False)
-
-    def action_page_up(self) -> None:
-        self.post_message(self.ScrolledUp())
-        self.scroll_page_up(animate=False)
-
-    def action_home(self) -> None:
-        self.post_message(self.ScrolledUp())
-        self.scroll_home(animate=False)
-
-    def action_end(self) -> None:
-        self.scroll_end(animate=False)
+    def action_move(self, where: str) -> None:
+        if where in ("up", "page_up", "home"):
+            self.post_message(self.ScrolledUp())
+        getattr(self, f"scroll_{where}")(animate=False)
 
     def _on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
         self.post_message(self.ScrolledUp())
@@ -367,8 +339,8 @@ class TaskScreenApp(App[int]):
         Binding("tab,enter", "focus_transcript", "transcript"),
         Binding("escape", "to_tasks", "back", show=False),
         Binding("f", "toggle_follow", "follow"),
-        Binding("w", "toggle_wrap", "wrap"),
-        Binding("r", "toggle_reasoning", "reasoning"),
+        Binding("w", "toggle_pane('wrap')", "wrap"),
+        Binding("r", "toggle_pane('reasoning')", "reasoning"),
         Binding("o", "older", "older"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match(1)", "next match", show=False),
@@ -583,7 +555,8 @@ class TaskScreenApp(App[int]):
         head.append(f"  ·  {clean_line(self.url)}", style="dim")
         line = Text("\n")
         if entries:
-            line.append(summary_line_of(entries, self.parent_id or ""))
+            doc = TasksDoc(parent_id=self.parent_id or "", tasks=entries, summary=summarize(entries))
+            line.append(summary_line(doc))
             line.append(f" · verdict so far: {verdict(entries)}")
         else:
             line.append("no task read yet" if self.result is None else "no delegated tasks")
@@ -592,14 +565,12 @@ class TaskScreenApp(App[int]):
         self.query_one("#header", Static).update(head)
 
     def _visible(self) -> list[TaskEntry]:
-        out = []
-        for entry in sorted(self.tasks.values(), key=tree_order):
-            if self.only_wrong and entry.status not in FAILED:
-                continue
-            if self.status_filter is not None and entry.status != self.status_filter:
-                continue
-            out.append(entry)
-        return out
+        return [
+            entry
+            for entry in sorted(self.tasks.values(), key=tree_order)
+            if not (self.only_wrong and entry.status not in FAILED)
+            and self.status_filter in (None, entry.status)
+        ]
 
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#tasks", DataTable)
@@ -740,9 +711,7 @@ class TaskScreenApp(App[int]):
         self.query_one("#transcript", Transcript).focus()
 
     def action_to_tasks(self) -> None:
-        search = self.query_one("#search", Input)
-        if search.has_class("shown"):
-            search.remove_class("shown")
+        self.query_one("#search", Input).remove_class("shown")
         self.query_one("#tasks", DataTable).focus()
 
     def action_toggle_follow(self) -> None:
@@ -751,12 +720,9 @@ class TaskScreenApp(App[int]):
             self.query_one("#transcript", Transcript).scroll_end(animate=False)
         self.notify(f"follow {'on' if self.follow else 'off'}", timeout=2)
 
-    def action_toggle_wrap(self) -> None:
-        self.wrap = not self.wrap
-        self._show_pane()
-
-    def action_toggle_reasoning(self) -> None:
-        self.reasoning = not self.reasoning
+    def action_toggle_pane(self, switch: str) -> None:
+        """`wrap` or `reasoning` on or off, the pane drawn again."""
+        setattr(self, switch, not getattr(self, switch))
         self._show_pane()
 
     def action_only_wrong(self) -> None:
@@ -876,17 +842,4 @@ class TaskScreenApp(App[int]):
     def action_quit_screen(self) -> None:
         # No parent opened (q on the parents list): nothing was watched, so nothing failed.
         wanted = self.wanted_status and self.parent_id is not None
-        code = quit_status(list(self.tasks.values()), self.result, wanted)
-        if self.loop is not None:
-            self.loop.stop_event.set()
-        self.exit(code)
-
-
-def summary_line_of(entries: list[TaskEntry], parent: str) -> str:
-    return summary_line(TasksDoc(parent_id=parent, tasks=entries, summary=summarize(entries)))
-
-
-def run_app(app: TaskScreenApp, **kwargs: Any) -> int:
-    """Run the screen until `q`; its exit status."""
-    code = app.run(**kwargs)
-    return 0 if code is None else code
+        self._signalled(quit_status(list(self.tasks.values()), self.result, wanted))

@@ -1,24 +1,18 @@
-"""A parent chat's tasks as one OpenTelemetry trace, in OTLP/JSON (a pure function of the
-Structs `reading/tasktree.py` reads; docs/json.md "OTLP/JSON export" is the mapping).
+"""A parent chat's tasks as one OpenTelemetry trace in OTLP/JSON, a pure function of the
+Structs `reading/tasktree.py` reads (docs/json.md "OTLP/JSON export" is the mapping).
 
-The shapes are OTLP's `ExportTraceServiceRequest` in the protobuf JSON mapping with OTLP's
-own deviations (opentelemetry-proto docs/specification.md, "JSON Protobuf Encoding"): keys in
-lowerCamelCase, trace and span ids as lowercase hex (16 and 8 bytes), 64-bit integers
-(nanosecond times, `intValue`) as decimal strings, and enum values (span kind, status code)
-as integers, which OTLP requires ("the enum name strings MUST NOT be used").
+OTLP's `ExportTraceServiceRequest` in the protobuf JSON mapping with OTLP's deviations:
+lowerCamelCase keys, trace and span ids as lowercase hex (16 and 8 bytes), 64-bit integers
+as decimal strings, enums as integers ("the enum name strings MUST NOT be used").
 
-Spans follow the GenAI semantic conventions for agents: `invoke_agent hermes` for the parent
-chat; under it `execute_tool NAME` for each of its tool calls, `delegate_task` ones (the spawn
-calls) holding an `invoke_agent subagent` span per task; under a task, its own tool calls,
-and with `recursive` its own spawn calls and tasks. Compressions (a segment that ended by
-compression: the task went on in a newer one) are span events.
+GenAI agent conventions: `invoke_agent hermes` for the parent; under it `execute_tool NAME`
+per tool call, the `delegate_task` ones holding an `invoke_agent subagent` span per task;
+under a task its own calls (and, with `recursive`, its tasks). Compressions are span events.
 
-Invariants: ids are derived from the session ids, row ids and call ids only (blake2b), so the
-same history gives the same ids on every export; times are the rows' and the sessions' own,
-never the clock's; an open span (a running task, a call with no result yet) ends at the last
-time known of its conversation and says `hermes_task.unfinished`; message text (the goal
-aside) is exported only with `content`, every string is sanitised (`core/sanitize.clean`),
-and nothing holds a credential.
+Invariants: ids derive from session, row and call ids only (blake2b): the same history gives
+the same ids; times are the rows' and sessions' own, never the clock's; an open span ends at
+the last time known of its conversation and says `hermes_task.unfinished`; message text (the
+goal aside) only with `content`; every string sanitised; no credential anywhere.
 """
 
 from __future__ import annotations
@@ -321,7 +315,7 @@ class _Trace:
         # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
         # every span id unique.
         span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
-        ends = self.tasks(conv, span_id, tasks, at)
+        ends = [self.task(conv, span_id, task, at) for task in tasks]
         done = result is not None and result.timestamp is not None
         end = max(
             [result.timestamp if result is not None and result.timestamp is not None else conv.last, *ends]
@@ -350,7 +344,7 @@ class _Trace:
         covers its tasks, and says so."""
         start = _first([], times(conv.rows), conv.last)
         span_id = self.span_id("spawn", conv.span_id, key)
-        ends = self.tasks(conv, span_id, tasks, start)
+        ends = [self.task(conv, span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "execute_tool"),
             ("gen_ai.tool.name", SPAWN_TOOL),
@@ -361,12 +355,9 @@ class _Trace:
         ]
         self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
 
-    def tasks(self, conv: Conversation, spawn: str, tasks: Sequence[TaskEntry], at: float) -> list[float]:
-        """An `invoke_agent subagent` span per task under the spawn span `spawn`; their ends."""
-        return [self.task(conv, spawn, task, at) for task in tasks]
-
     def task(self, conv: Conversation, spawn: str, task: TaskEntry, at: float) -> float:
-        """One task's span (and, when its child was read, its child's spans); its end."""
+        """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
+        child was read, its child's spans); its end."""
         child = task.child_session_id
         got = self.source.children.get(child) if child is not None else None
         span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")

@@ -1,37 +1,29 @@
 """Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
 GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML.
 
-Markdown escaping (`escaped`, `inline`, `cell`, `paragraphs`, `code`, `fence`, `html_text`):
-backend text is hostile and must never become a link, an image, raw HTML, a heading, a list,
-a table row, or the end of the cell or fence it sits in. Control sequences are stripped
-first (`core/sanitize.py`), then a backslash escape goes wherever a character could start
-something: always `\\`, backtick, `*`, `[`, `]`, `<`, `>`, `!`, `&`, `|`, `~`, `$` and `@`;
-`_` unless between two letters or digits; the `:` of `://` and the `.` of `www.` (GFM's
-autolinks); at a line's start its first character when it is punctuation, or the `.`/`)`
-after leading digits. `paragraphs` keeps lines (hard breaks) and leading indentation (as
-no-break spaces, so no code block starts); a code span's or fence's backtick run is longer
-than any inside; an `@name` is followed by a word joiner (U+2060) so GitHub links no one.
+Markdown escaping: backend text is hostile and must never become a link, an image, raw HTML,
+a heading, a list, a table row, or the end of the cell or fence it sits in. Controls are
+stripped first (`core/sanitize.py`), then a backslash goes wherever a character could start
+something: always `\\`, backtick, `*`, `[`, `]`, `<`, `>`, `!`, `&`, `|`, `~`, `$`, `@`; `_`
+unless between two letters or digits; the `:` of `://` and the `.` of `www.` (GFM autolinks);
+at a line's start a leading punctuation character, or the `.`/`)` after leading digits.
+`paragraphs` keeps line breaks (hard breaks) and indentation (no-break spaces: no code block
+starts); a code span's or fence's backtick run is longer than any inside; `@name` gets a word
+joiner (U+2060) so GitHub links no one.
 
-A transcript (`transcript_markdown`: `show`/`older --format markdown`, each task in the
-report) is its header (heading, the footer's facts, the goal), a table of its proven
-segments, its warnings as quotes, then its rows: the header line (marker and role in bold,
-kind, tool, call id, row id, time) and body blocks, prose, reasoning and steers as escaped
-paragraphs, tool output (cut as on the terminal unless `--full`) and arguments fenced.
+A transcript (`transcript_markdown`) is its heading, the footer's facts, the goal, a table of
+its segments, its warnings as quotes, then its rows (header line in bold; prose, reasoning
+and steers as escaped paragraphs; tool output and arguments fenced). The report (`report`:
+`recover --format markdown`) is per conversation a heading, the summary, the task table and
+notes, then each task in a `<details>` block (goal, final answer, the child's rows or why
+not), yielded as each child is read.
 
-The report (`report`: `recover --format markdown`): a heading per conversation, the summary
-line, a table of its tasks (ids whole), the notes and warnings the terminal prints, then each
-task in a collapsible `<details>` block: its goal and final answer first, then its child's
-rows, or why they were not read; yielded as each child is read.
-
-JUnit (`document` of `suites_of`, Jenkins/Ant `junit-10.xsd`): one `testsuite` per
-conversation, one `testcase` per task (`time` its reported duration when finite). A completed
-task passes; one that failed, errored, timed out, was interrupted or cancelled, or ended
-unreported is a `failure` (`type` its status, `message` the first line of its error or
-summary, the text its error, summary and ids, `system-out` its child's last rows); one still
-running or unknown is an `error` saying when it was read; a run that failed itself adds an
-`error` case named after that read. Counters are counted from the cases; a proven usage is
-`show`'s usage line. Strings are `clean`ed, stripped of what XML 1.0 forbids, and escaped by
-ElementTree.
+JUnit (Jenkins/Ant `junit-10.xsd`): a `testsuite` per conversation, a `testcase` per task
+(`time` its finite duration). Completed passes; any other end (`ended_unreported` too) is a
+`failure` (`type` its status, `message` the first line of its error or summary, `system-out`
+its child's last rows); running or unknown is an `error`; a run that failed itself adds an
+`error` case. Counters are counted from the cases. Strings are `clean`ed, stripped of what XML
+1.0 forbids, and escaped by ElementTree.
 
 Invariant: every backend string reaches a Markdown output only through the escaping above.
 """
@@ -58,6 +50,7 @@ from hermes_task.render.rows import (
     Segments,
     View,
     duration_text,
+    first_line,
     footer_text,
     gap_text,
     no_tasks_text,
@@ -141,13 +134,17 @@ def paragraphs(text: str) -> str:
     return "\n\n".join(out)
 
 
+def _ticks(text: str, least: int) -> str:
+    """A backtick run longer than any in `text`, at least `least` long."""
+    return "`" * max(least, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+
+
 def code(text: str, *, cell: bool = False) -> str:
     """`text` (one line) as a code span; `cell`: inside a table cell. Empty text is `-`."""
     text = clean_line(text)
     if not text:
         return "-"
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
+    ticks = _ticks(text, 1)
     # A parser strips one space from each end of a span's text unless it is all spaces.
     pad = " " if text.strip(" ") and (text[0] in "` " or text[-1] in "` ") else ""
     span = f"{ticks}{pad}{text}{pad}{ticks}"
@@ -157,11 +154,8 @@ def code(text: str, *, cell: bool = False) -> str:
 def fence(text: str) -> str:
     """`text` as a fenced code block (no newline after the closing fence)."""
     body = clean(text)
-    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    if not body.endswith("\n"):
-        body += "\n"
-    return f"{ticks}\n{body}{ticks}"
+    ticks = _ticks(body, 3)
+    return f"{ticks}\n{body}{ticks}" if body.endswith("\n") else f"{ticks}\n{body}\n{ticks}"
 
 
 def html_text(text: str) -> str:
@@ -366,7 +360,7 @@ def report(
     yield warnings_markdown(doc.warnings)
     if not shown:  # none delegated, or none matches --status
         yield inline(no_tasks_text(doc, statuses)) + "\n\n"
-    if shown:
+    else:
         lines = "\\\n".join(inline(note) for note in notes(doc))
         yield task_table(shown) + "\n\n" + (lines + "\n\n" if lines else "")
     yield from _blocks(doc.parent_id, shown, read, view, level=2)
@@ -413,11 +407,6 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean(text))
 
 
-def _line(text: str, width: int) -> str:
-    first = clean_line(text.strip().split("\n", 1)[0])
-    return first if len(first) <= width else first[: width - 1] + "…"
-
-
 def kind_of(entry: TaskEntry) -> Kind:
     """pass (completed), failure (any other end, `ended_unreported` too), error (not ended)."""
     if entry.status == "completed":
@@ -429,7 +418,7 @@ def kind_of(entry: TaskEntry) -> Kind:
 
 def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows) -> Case:
     """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
-    name = _line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
+    name = first_line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
     kind = kind_of(entry)
     usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
@@ -452,7 +441,7 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
     if usage:
         facts.append(usage)
     if kind == "failure":
-        message = _line(entry.error or entry.summary or entry.status, MESSAGE_WIDTH)
+        message = first_line(entry.error or entry.summary or entry.status, MESSAGE_WIDTH)
     else:
         message = still if entry.status == "running" else f"no outcome known ({entry.status})"
     out = last_rows(entry, conversation)
@@ -479,7 +468,9 @@ def suites_of(
 
 def failed_run(parent_id: str, code: str, message: str) -> Case:
     """The `testcase` of a run that failed itself: reading `parent_id` (module docstring)."""
-    return Case(f"read {parent_id}", parent_id, None, "error", code, _line(message, MESSAGE_WIDTH), message)
+    return Case(
+        f"read {parent_id}", parent_id, None, "error", code, first_line(message, MESSAGE_WIDTH), message
+    )
 
 
 def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:

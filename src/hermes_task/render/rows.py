@@ -1,27 +1,19 @@
 """Text without rich: the transcript row model both painters draw, the plain painter a pipe
 gets, usage and cost as text, and the piped task lines.
 
-A row is a `RowView`: either one `quiet` line (compaction boilerplate and status notices,
-unless `--full`), or a `header` (pieces: marker, role, kind, tool, call id, row id, time,
-archived) and `body` blocks, each starting on a line of its own: reasoning (or the note that
-it is hidden), commentary and prose, a tool result (its output, where it was cut, its status
-line, the steers appended to it), one block per tool call, or `(empty)`. A piece is
-`(text, what)`: `what` names the part (`PARTS`), never a colour; the plain painter
-(`transcript_chunks`) joins the texts, `render/terminal.py` colours and wraps them. Every
-backend string is sanitised here (`clean` for text, `clean_line` for one-line fields), so a
-painter adds nothing from the backend; with `full` every character of the row's text is in
-the model, and without it only tool output is cut (`core/projection.py`) and boilerplate and
-status rows shrink to one line; prose is never cut.
+A `RowView` is one `quiet` line (boilerplate and status rows, unless `--full`) or a `header`
+and `body` blocks, each block starting a line. A piece is `(text, what)`: `what` names the
+part (`PARTS`), never a colour. Every backend string is sanitised here (`clean`, `clean_line`),
+so a painter adds nothing from the backend; with `full` every character of the row's text is
+in the model, without it only tool output is cut (`core/projection.py`); prose is never cut.
 
-The plain formats (docs/commands.md "Piped output", held by snapshots in
-tests/unit/test_plain_rows.py): a transcript is the goal and usage lines, every row followed
-by one blank line, then the footer; a row is one line when quiet, else its header line and
-its body lines indented by two spaces; lines are never wrapped, cut or padded, a tab advances
-to the next multiple of 8 cells. A task is one line of tab-separated `clean_line`d fields
-(`COLUMNS`; a new field only ever comes last), nested tasks after their parent, their `#` the
-path of numbers (`1.1/2.1`). Usage has four forms (docs/commands.md "Usage and cost"):
-`usage_cell` (`12.3k/1.5k ~$0.042`, `≥` a lower bound), `usage_told` (what the result told
-the parent), `usage_line` (`show`'s header) and `usage_fields` (the task line's last fields).
+Plain formats (docs/commands.md "Piped output", snapshots in tests/unit/test_plain_rows.py):
+a transcript is the goal and usage lines, every row followed by a blank line, the footer; a
+row is its quiet line, or its header line and body lines indented by two spaces; lines are
+never wrapped, cut or padded; a tab advances to the next multiple of 8 cells. A task is one
+line of tab-separated `clean_line`d fields (`COLUMNS`; a new field only ever comes last),
+nested tasks after their parent, `#` the path of numbers (`1.1/2.1`). Usage forms:
+docs/commands.md "Usage and cost".
 """
 
 from __future__ import annotations
@@ -181,10 +173,7 @@ def quiet_text(row: Row, view: View) -> str | None:
         size = len(row.text or "")
         line = f"▸ {BOILERPLATE_LABELS[row.kind or '']}, {size:,} chars (--full shows it)"
     else:
-        first = clean_line((row.text or "").strip().split("\n", 1)[0])
-        if len(first) > 100:
-            first = first[:99] + "…"
-        line = f"· {clean_line(row.kind or '')}: {first}"
+        line = f"· {clean_line(row.kind or '')}: {first_line(row.text or '', 100)}"
     line += f"  #{row.id}"
     stamp = when(row.timestamp, utc=view.utc)
     return f"{line}  {stamp}" if stamp else line
@@ -265,14 +254,6 @@ def goal_text(doc: TranscriptDoc, width: int) -> str | None:
     return "goal: " + text
 
 
-def segment_text(sid: str, previous: str | None, reason: str | None) -> str:
-    """The line where the task moves to a newer segment."""
-    line = f"── segment {clean_line(sid)}"
-    if previous:
-        line += f" · previous segment {clean_line(previous)} ended: {clean_line(reason or 'unknown')}"
-    return line + " ──"
-
-
 def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
     """The last line: the task, its state, its segments, the rows shown (`shown`: a streamed
     document's count), whether older rows exist and the command that shows more (`view.more`)."""
@@ -306,19 +287,11 @@ class Segments:
         self.newest = sid
         if newest is None or self.task is None:
             return None
-        return segment_text(sid, newest, self.reasons.get(newest))
-
-
-Item = tuple[str, str | RowView]  # ("goal" | "segment" | "footer", text) or ("row", RowView)
-
-
-def row_items(rows: Iterable[Row], view: View, segments: Segments) -> Iterator[Item]:
-    """Rows, each after its segment line where the task moves to a newer segment."""
-    for row in rows:
-        line = segments.line(row)
-        if line is not None:
-            yield ("segment", line)
-        yield ("row", row_view(row, view))
+        line = f"── segment {clean_line(sid)}"
+        if newest:
+            reason = clean_line(self.reasons.get(newest) or "unknown")
+            line += f" · previous segment {clean_line(newest)} ended: {reason}"
+        return line + " ──"
 
 
 FIELD_NAMES = ("input_tokens", "output_tokens", "cost_usd", "cost_kind", "usage_complete")
@@ -462,12 +435,11 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
     """Rows as printed (each followed by a blank line), with a segment line where the task
     moves to a newer segment; `segments` then knows the newest segment printed."""
     out: list[str] = []
-    append = out.append
     for row in rows:
         line = segments.line(row)
         if line is not None:
-            append(line + "\n\n")
-        append(row_text(row_view(row, view)) + "\n\n")
+            out.append(line + "\n\n")
+        out.append(row_text(row_view(row, view)) + "\n\n")
     return "".join(out)
 
 
@@ -515,10 +487,13 @@ def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
     text = (entry.error if failed else None) or entry.summary or entry.error or ""
     if not text and entry.status == "ended_unreported":
         text = RECOVER["unreported_result"]
+    return first_line(text, width)
+
+
+def first_line(text: str, width: int | None) -> str:
+    """The first line of `text`, `clean_line`d, cut to `width` characters with `…`."""
     first = clean_line(text.strip().split("\n", 1)[0])
-    if width is not None and len(first) > width:
-        return first[: width - 1] + "…"
-    return first
+    return first if width is None or len(first) <= width else first[: width - 1] + "…"
 
 
 def number_of(entry: TaskEntry) -> str:

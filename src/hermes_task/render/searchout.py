@@ -1,17 +1,9 @@
-"""What `search` prints: NDJSON events, tab-separated lines, or readable groups on a terminal.
-
-Three `SearchReporter`s (reading/task_search.py), chosen by the CLI:
-- `JsonSearch`: one event per line (`core/events.py`): `match` per matching line,
-  `warning`, `task` per task, and `result` last;
-- `LinesSearch` (stdout not a terminal): one tab-separated line per line printed, match or
-  context (`LINE_FIELDS`; docs/commands.md "search"), the line's text escaped (`\\` `\\t`
-  `\\n` `\\r`) and sanitised, so a line of output is always one printed line of ten fields;
-- `TerminalSearch`: per task a heading, per row its header (as `show` draws it) and the
-  segment when it is not the task's first, per block a label, then grep's layout: `N:` a
-  matching line with the match highlighted, `N-` context, `--` between groups.
-The two text formats write to stderr, through `note`, what was not searched whole and the
-warnings (a task's named by its number); the shell sanitises those lines. Every backend
-string printed is sanitised here (`clean`, `clean_line`).
+"""What `search` prints: `JsonSearch` (NDJSON events: `match`, `warning`, `task`, `result`
+last), `LinesSearch` (piped: one tab-separated line of `LINE_FIELDS` per printed line, its
+text escaped so it stays one line) or `TerminalSearch` (per task a heading, per row its header
+as `show` draws it, then grep's layout: `N:` a match highlighted, `N-` context, `--` between
+groups). The text formats write warnings and what was not searched whole to stderr (`note`).
+Every backend string printed is sanitised here.
 """
 
 from __future__ import annotations

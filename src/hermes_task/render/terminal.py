@@ -1,31 +1,20 @@
-"""Our table for a terminal, ids printed whole at any width: recover's tasks (and `recover
---watch`'s live table), `parents` (and its piped lines); and the segment filter that keeps
-rich's line-end padding off a terminal.
+"""Our table for a terminal, ids printed whole at any width: `recover`'s tasks (and the live
+table of `recover --watch`), `parents` (and its piped lines); and the filter that keeps rich's
+line-end padding off a terminal.
 
-A table is columns and rows of sanitised one-line cells. `layout` decides, for a width, how
-wide each column is drawn, in one documented order (docs/commands.md "Narrow terminals"):
+`layout` decides each column's width in one documented order (docs/commands.md "Narrow
+terminals"): (1) every column at its natural width (a `wrap`/`cut` column at most its `cap`);
+(2) too wide: a `wrap` column shrinks to its `least` (cells wrapped at words, nothing lost),
+then a `cut` column (cells cut with `…`); (3) still too wide: the `drop` columns leave, rank 1
+first, and (2) is tried again; (4) nothing left to drop: each row becomes a block, its `lead`
+cells on the first line and every other cell on a labelled line under it (`block_lines`). A
+row with text only in columns that left is not drawn.
 
-1. every column at its natural width (its widest cell, a `wrap` or `cut` column at most
-   its `cap`);
-2. when that is too wide, the flexible columns shrink: first a `wrap` column, to its
-   `least` width, its cells wrapped at word boundaries (nothing is lost); then a `cut`
-   column, to its `least`, its cells cut with `…`;
-3. when even that is too wide, the columns with a `drop` rank leave, rank 1 first, and
-   step 2 is tried again without them;
-4. when no column is left to drop, there is no table: each row becomes a block, its `lead`
-   cells on its first line (a cell that would pass the width on the next) and every other
-   cell on a line of its own under it, a label before it, wrapped under the label
-   (`block_lines`).
-
-A row with text only in columns that left is not drawn.
-
-Invariants: a `whole` cell (an id, a number, a status) is never cut, wrapped or dropped
-unless its column has a `drop` rank, at any width; in block form a whole cell that does
-not fit beside its label goes on a line of its own. `Table` is the rich renderable that
-lays itself out at the width it is drawn at (so `recover --watch`'s live table follows the
-terminal), and draws nothing but these lines: no line is ever folded by rich. Every backend
-string is `clean_line`d first and only ever wrapped in `Text`, so backend bytes cannot
-inject escape sequences, markup or links.
+Invariants: a `whole` cell (an id, a number, a status) is never cut or wrapped, nor dropped
+unless its column has a `drop` rank; in block form one that does not fit beside its label
+gets a line of its own. `Table` lays itself out at the width it is drawn at and rich never
+folds its lines. Every backend string is `clean_line`d and only ever wrapped in `Text`: no
+escape sequence, markup or link can come from the backend.
 """
 
 from __future__ import annotations
@@ -350,20 +339,13 @@ def tasks_renderable(
 ) -> RenderableType:
     """What `tasks` prints, as one renderable (`recover --watch` redraws it in place), with an
     optional dim last line (the watch's state)."""
-    parts: list[RenderableType] = []
-    if not doc.tasks:
-        parts.append(Text(no_tasks_text(doc, statuses), style="dim"))
-    else:
-        parts.extend(_table_parts(doc))
+    parts: list[RenderableType] = [Text(no_tasks_text(doc, statuses), style="dim")]
+    if doc.tasks:
+        texts = [summary_line(doc), *notes(doc)]
+        parts = [task_table(doc.tasks), *(Text(text, style="dim") for text in texts)]
     if note:
         parts.append(Text(note, style="dim"))
     return Group(*parts)
-
-
-def _table_parts(doc: TasksDoc) -> list[RenderableType]:
-    parts: list[RenderableType] = [task_table(doc.tasks), Text(summary_line(doc), style="dim")]
-    parts.extend(Text(note, style="dim") for note in notes(doc))
-    return parts
 
 
 PIPED_COLUMNS = ("parent_session", "started", "children", "state", "end_reason", "delegated_by", "title")

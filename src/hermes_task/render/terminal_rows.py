@@ -1,25 +1,18 @@
-"""The terminal painter: transcript rows (`render/rows.py` models) in our own colours, wrapped
-to the terminal's width under their indent, prose with Markdown rendered by rich; and the
-cell measures a terminal needs (`width_of`, `breaks`).
+"""The terminal painter: transcript rows (`render/rows.py` models) in our colours, wrapped to
+the terminal's width under their indent, Markdown prose rendered by rich; and the cell
+measures a terminal needs (`width_of`, `breaks`).
 
-The layout is the plain painter's (header, body indented by two spaces, a blank line after
-each row), with what a terminal adds:
-- colour, when the target allows it: `PALETTE`'s rich styles, their SGR codes as rich writes
-  them, opened and reset on every screen line (a pager shows any line alone);
-- wrapping at the target's width (a terminal only): a header or quiet line continues two
-  spaces in, a body line under its indent, a tool call under its `call`; the spaces at a
-  break are dropped, and no line ends in a space;
-- prose holding Markdown syntax (`core/readable.looks_like_markdown`) rendered by rich's
-  Markdown (`markdown_lines`, links not clickable, raw HTML kept as text) at the width less
-  the indent (a terminal only).
-Not a terminal but coloured (`--color always | less -R`): the plain layout in colour, never
-wrapped. rich's console is loaded only for Markdown, so a search or a family's rows on a pipe
-do without it.
+The plain painter's layout plus: colour when allowed (`PALETTE`'s rich styles as SGR codes,
+opened and reset on every screen line: a pager shows any line alone); on a terminal,
+wrapping (a header or quiet line continues two spaces in, a body line under its indent, a
+tool call under its `call`; spaces at a break dropped, no line ends in a space) and prose
+that `looks_like_markdown` rendered by rich's Markdown (links not clickable, raw HTML kept as
+text). Coloured but not a terminal (`--color always | less -R`): the plain layout in colour.
+rich's console is loaded only for Markdown.
 
-Invariants: every character written comes from the model (sanitised there), from the
-palette's codes, or from rich's rendering of sanitised Markdown; `breaks` covers every
-character of a line, in order, but the spaces it drops where it breaks, and never returns a
-line wider than its width unless one character is (a wide character in a one-cell room).
+Invariants: every character written comes from the model (sanitised there), the palette's
+codes, or rich's rendering of sanitised Markdown; `breaks` covers every character of a line
+in order but the spaces it drops, and no line is wider than its width unless one character is.
 """
 
 from __future__ import annotations
@@ -44,7 +37,7 @@ from hermes_task.render.rows import (
     expand_tabs,
     footer_text,
     goal_text,
-    row_items,
+    row_view,
     usage_line,
 )
 
@@ -220,12 +213,6 @@ def sgr(style: str) -> tuple[str, str]:
     return opened, closed
 
 
-@cache
-def palette_codes() -> dict[str, tuple[str, str]]:
-    """`sgr` of every style of `PALETTE`."""
-    return {style: sgr(style) for style in set(PALETTE.values())}
-
-
 BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
@@ -247,7 +234,6 @@ class Painter:
         """One screen line of pieces, each run of one colour opened and reset once."""
         if not self.color:
             return "".join([text for text, _ in pieces])
-        codes = palette_codes()
         out = []
         run, style = "", ""
         for text, what in pieces:
@@ -255,11 +241,11 @@ class Painter:
                 continue
             this = PALETTE[what]
             if this != style:
-                opened, closed = codes[style]
+                opened, closed = sgr(style)
                 out.append(opened + run + closed)
                 run, style = "", this
             run += text
-        opened, closed = codes[style]
+        opened, closed = sgr(style)
         out.append(opened + run + closed)
         return "".join(out)
 
@@ -373,13 +359,13 @@ def rows(
     `segments` then knows the newest segment written (`follow` continues from it)."""
     painter = painter or Painter.of(target)
     pending: list[str] = []
-    for _what, item in row_items(items, view, segments):
-        if isinstance(item, RowView):
-            pending.append(painter.row(item) + "\n\n")
-            if len(pending) >= BATCH:
-                target.write("".join(pending))
-                pending = []
-        else:
-            pending.append(painter.line(item, "segment") + "\n\n")
+    for row in items:
+        line = segments.line(row)
+        if line is not None:
+            pending.append(painter.line(line, "segment") + "\n\n")
+        pending.append(painter.row(row_view(row, view)) + "\n\n")
+        if len(pending) >= BATCH:
+            target.write("".join(pending))
+            pending = []
     if pending:
         target.write("".join(pending))

@@ -1,20 +1,12 @@
-"""What the live commands print as they read: `recover --watch` and `follow --parent`.
+"""What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`).
 
-- `JsonEvents`: the one NDJSON writer of every live command (`follow`, `recover --watch`,
-  `follow --parent`): `task` (the whole task object) when a task appears or changes, `state`
-  and `row` events (with `follow --parent`, tagged `task: {number, child_session_id}`),
-  `warning`, `error` (a child's naming its task), and `result` last (state, end_reason = the
-  parent's verdict when every task ended, exit_code, and the tasks that ended unreported);
-- `LinesWatch` (`recover --watch`, stdout not a terminal): one tab-separated task line each
-  time a task appears or its status changes, nothing else on stdout;
-- `LiveWatch` (`recover --watch` on a terminal): from the first read, the `recover` table
-  redrawn in place with a dim state line; warnings and retries on stderr above it;
-- `TextFamily` (`follow --parent` as text): every task's rows painted as `follow` paints them,
-  never as Markdown and on a terminal wrapped to the width left after the prefix, each line
-  prefixed `NUMBER │ ` in a colour that is a pure function of the number (stable across runs,
-  as stern does); task news (a status change, naming the child session the first time it is
-  known, a task without a child id, a child's warning or failure, its gap) on stderr with the
-  same prefix.
+- `JsonEvents`: the one NDJSON writer of every live command;
+- `LinesWatch` (`recover --watch` piped): a task line when a task appears or changes status;
+- `LiveWatch` (`recover --watch` on a terminal): the `recover` table redrawn in place;
+- `TextFamily` (`follow --parent` as text): every task's rows as `follow` paints them, never
+  as Markdown, each line prefixed `NUMBER │ ` in a colour that is a pure function of the
+  number (stable across runs, as stern does); task news on stderr with the same prefix;
+- `TerminalReporter` (`follow CHILD` as text).
 Every backend string goes through the same sanitising renderers as `recover` and `follow`.
 """
 
@@ -61,15 +53,22 @@ from hermes_task.render.terminal_rows import Painter, sgr, width_of
 Write = Callable[[str], None]
 
 
+def retry_text(error: HermesError, delay: float | None, interval: float) -> str:
+    """What a retry says: the error, then when the next read is."""
+    when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {interval:g}s"
+    return f"{error.message}; {when}"
+
+
 def task_name(entry: TaskEntry) -> str:
     """A task's `CALL.TASK` number as printed."""
     return clean_line(entry.number or "?")
 
 
 class JsonEvents:
-    """The one NDJSON writer of every live command (`follow`, `recover --watch`, `follow
-    --parent`): each event of core/events.py on a line of its own, flushed per line (schema:
-    `hermes-task schema events`); a final failure also gets its one human line on stderr."""
+    """Each event of core/events.py on a line of its own (schema: `hermes-task schema
+    events`): `task` when a task appears or changes, `state`, `row` (with `follow --parent`
+    tagged with its task), `warning`, `error` (a child's naming its task), `result` last. A
+    final failure also gets its one human line on stderr."""
 
     def __init__(self, write: Write, err: Write) -> None:
         self.write = write
@@ -136,6 +135,12 @@ class Notes:
         self.err = err
         self.interval = interval
 
+    def task(self, entry: TaskEntry) -> None:
+        pass
+
+    def tasks(self, entries: Sequence[TaskEntry]) -> None:
+        pass
+
     def note(self, prefix: str, text: str, style: str) -> None:
         line = Text(prefix, style=style)
         line.append(text)
@@ -145,12 +150,14 @@ class Notes:
         self.note("warning: ", item.message, "bold yellow")
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error.message
         if retrying:
-            when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
-            self.note("retrying: ", f"{message}; {when}", "yellow")
+            self.note("retrying: ", retry_text(error, delay, self.interval), "yellow")
         else:
-            self.note("error: ", message, "bold red")
+            self.note("error: ", error.message, "bold red")
+
+    def last_line(self, line: str | None) -> None:
+        if line:
+            self.note("", line, "dim")
 
     def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
@@ -186,13 +193,8 @@ class LinesWatch(Notes):
             self.statuses[key] = entry.status
             self.write(task_line(entry) + "\n")
 
-    def tasks(self, entries: Sequence[TaskEntry]) -> None:
-        pass
-
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.closing(outcome, entries)
-        if line:
-            self.note("", line, "dim")
+        self.last_line(self.closing(outcome, entries))
 
 
 class LiveWatch(Notes):
@@ -248,9 +250,6 @@ class LiveWatch(Notes):
         )
         self.live.start(refresh=True)
 
-    def task(self, entry: TaskEntry) -> None:
-        pass
-
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         self.entries, self.read = list(entries), True
         renderable = self._renderable(self._state())
@@ -264,8 +263,8 @@ class LiveWatch(Notes):
         if self.read:
             self.entries = list(entries)
             self.close(closing)
-        elif closing:
-            self.note("", closing, "dim")
+        else:
+            self.last_line(closing)
 
     def close(self, last: str | None = None) -> None:
         """End the live display on every way the command ends: its last frame stays (the
@@ -320,9 +319,6 @@ class TextFamily(Notes):
             line.append(gap_text(entry), style="dim")
             self.err().print(line)
 
-    def tasks(self, entries: Sequence[TaskEntry]) -> None:
-        pass
-
     def unavailable(self, entry: TaskEntry) -> None:
         line = self._prefix(entry)
         reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
@@ -354,9 +350,7 @@ class TextFamily(Notes):
         self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
-        if line:
-            self.note("", line, "dim")
+        self.last_line(self.ending(outcome, entries))
 
 
 class TerminalReporter:
@@ -387,23 +381,18 @@ class TerminalReporter:
         self.count = 0
         self.segments = Segments(None)  # where rows move to a newer segment, once the task is known
 
-    def _note(self, prefix: str, text: str, style: str) -> None:
-        self.note(prefix + text, style)
-
     def state(self, task: TaskInfo) -> None:
         self.root = task.root_id
         self.segments = Segments(task, self.segments.newest)
         if self.tip is None and self.stderr_tty:
-            self._note("following ", f"{clean_line(task.root_id)} (Ctrl-C stops)", "dim")
+            self.note(f"following {clean_line(task.root_id)} (Ctrl-C stops)", "dim")
         elif self.tip is not None and task.tip_id != self.tip:
-            self._note(
-                "note: ", f"the task continues in a newer, proven segment {clean_line(task.tip_id)}", "dim"
-            )
+            self.note(f"note: the task continues in a newer, proven segment {clean_line(task.tip_id)}", "dim")
         self.tip = task.tip_id
 
     def warning(self, item: WarningItem) -> None:
         if self.shown(item.code):
-            self._note("warning: ", item.message, "bold yellow")
+            self.note(f"warning: {item.message}", "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
         if self.out.plain:
@@ -415,22 +404,19 @@ class TerminalReporter:
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error.message
         if retrying:
-            when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {self.interval:g}s"
-            self._note("retrying: ", f"{message}; {when}", "yellow")
+            self.note(f"retrying: {retry_text(error, delay, self.interval)}", "yellow")
             return
-        self._note("error: ", message, "bold red")
-        hint = error.hint
-        if hint:
-            self._note("hint: ", hint, "dim")
+        self.note(f"error: {error.message}", "bold red")
+        if error.hint:
+            self.note(f"hint: {error.hint}", "dim")
 
     def result(self, outcome: Outcome) -> None:
         root = clean_line(self.root)
         if outcome.ending == "ended":
             reason = f" ({clean_line(outcome.end_reason)})" if outcome.end_reason else ""
-            self._note("", f"task {root} ended{reason} · {plural(self.count, 'row')}", "dim")
+            self.note(f"task {root} ended{reason} · {plural(self.count, 'row')}", "dim")
         elif outcome.ending == "partial_history":
-            self._note("", "following stopped on partial history; pass --tip NEWER_ID when known", "dim")
+            self.note("following stopped on partial history; pass --tip NEWER_ID when known", "dim")
         elif outcome.ending == "timeout":
-            self._note("", f"--timeout ran out; task {root} is still {outcome.state}", "dim")
+            self.note(f"--timeout ran out; task {root} is still {outcome.state}", "dim")
