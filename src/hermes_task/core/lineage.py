@@ -488,18 +488,11 @@ class Cursor(Struct, frozen=True):
     window: Window
 
 
-def _counted(msg: WireMessage) -> bool:
-    """Does a detail's `message_count` count this row? It counts active rows only: an
-    archived row (`active` 0, compacted in place) is shown but not counted."""
-    return msg.active is None or bool(msg.active)
-
-
 def held(sid: str, windows: Sequence[Window]) -> int:
     """Active row ids of segment `sid` held by any of `windows`: what its detail's
-    `message_count` can be compared with (archived rows are not in that count)."""
-    return len(
-        {key for window in windows for key in window.keys if key[0] == sid and _counted(window.messages[key])}
-    )
+    `message_count` can be compared with (it counts active rows only: an archived row,
+    `active` 0 or false, compacted in place, is shown but not counted)."""
+    return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
 def _at_start(window: Window) -> bool:
@@ -558,14 +551,9 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
     first: dict[str, int] = {}
     for key, uid in entries:
         earliest(first, uid, owned.get(key[0]))
-    shown: list[RowKey] = []
-    foreign = 0
-    for key, owned_row in shown_once(entries, owned, first):
-        if owned_row:
-            shown.append(key)
-        else:
-            foreign += 1
-    return View(tuple(shown), messages, foreign)
+    marked = list(shown_once(entries, owned, first))
+    shown = tuple(key for key, owned_row in marked if owned_row)
+    return View(shown, messages, len(marked) - len(shown))
 
 
 def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
