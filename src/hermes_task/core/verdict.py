@@ -3,13 +3,11 @@
 The verdict is the parent's word, never a child's ending: every child closes with
 `agent_close` whatever its outcome, so only the parent's recorded statuses (or the outcome
 Hermes holds for the parent in its store, `result_source: store`) say whether a task
-succeeded. A child's proven end without either is `ended_unreported`: terminal, and never
-counted as completed. Invariants: `verdict` is `completed` only when there is at least one
-task and every task of the tree is `completed`; any terminal non-`completed` recorded status
-(failed, error, timeout, interrupted, cancelled) makes it `failed` even while siblings still
-run; else, once every task is terminal, `unreported` when some task ended unreported;
-otherwise `running`. Exit statuses (docs/exit-codes.md): 0 completed, 8 failed or
-unreported, 9 still running.
+succeeded; a child's proven end without either is `ended_unreported`: terminal, never
+completed. `verdict` is `completed` only when there is a task and every task of the tree is
+`completed`; any terminal non-`completed` status (failed, error, timeout, interrupted,
+cancelled) makes it `failed` even while siblings run; else, once every task is terminal,
+`unreported` when one ended unreported; otherwise `running` (docs/exit-codes.md).
 """
 
 from __future__ import annotations
@@ -71,9 +69,8 @@ def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
 
 
 def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
-    """0 when every task completed; 8 when any failed (a known failure wins over a wait that
-    ran out, and does not wait for its siblings' end to count) or, every task being terminal,
-    one ended unreported (not known completed); else 9, still running."""
+    """The verdict's exit status: 0 completed, 8 failed or unreported (a known failure wins over
+    a wait that ran out, and needs no sibling's end), 9 running."""
     found = verdict(tasks)
     if found == "completed":
         return ExitStatus.OK
@@ -95,9 +92,5 @@ def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntr
     for task in tasks:
         kids = only(task.children, statuses)
         if task.status in statuses or kids:
-            out.append(_with_children(task, kids))
+            out.append(task if kids == task.children else replace(task, children=kids))
     return out
-
-
-def _with_children(task: TaskEntry, children: list[TaskEntry]) -> TaskEntry:
-    return task if children == task.children else replace(task, children=children)

@@ -1,27 +1,23 @@
 """The transcript window (pure): rows keyed by durable identity, display order and paging
 coverage; how a page merges into it, and where the next anchored older page is read.
 
-Identity is (`session_id`, `id`). Row ids are a global AUTOINCREMENT, and a current
-backend's tip page merges earlier segments' rows with their own `session_id`s and
-non-monotonic ids, so the pair is unique across segments while `message_uid` exists on one
-backend only. Order is the server's order: every page is a contiguous chronological slice,
-and a merge places new rows beside the rows they share with the window, never by sorting
-ids or comparing content.
+Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT, and a current backend's
+tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids, so
+the pair is unique while `message_uid` exists on one backend only. Order is the server's: every
+page is a contiguous chronological slice, and a merge places new rows beside the rows they
+share with the window, never by sorting ids or comparing content.
 
-Adjacency is evidence, never assumed: two neighbouring keys are known adjacent only when
-one page carried them next to each other, or an anchored older read re-read the block's
-first row at its end. Every other neighbour starts a new run (`breaks`). The newest run is
-the *block*; paging coverage counts its unique fetched identities (hidden rows included), so
-the next older offset never double-counts rows appended meanwhile (raw page lengths plus
-head growth would skip the old tail).
+Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
+carried them side by side, or an anchored older read re-read the block's first row at its end;
+every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
+counts its unique fetched identities (hidden rows included), so the next older offset never
+double-counts rows appended meanwhile (raw page lengths plus head growth would skip the old
+tail). An older page always ends with the block's first known row (the anchor), so a page that
+shifted because the task kept writing is detected, not merged: no row is skipped or repeated.
 
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once
 every page of one true sequence is merged the order is that sequence.
-
-An older page always ends with the block's first known row (the anchor), so a page that
-shifted because the task kept writing is detected instead of merged, and no row is skipped
-or repeated.
 """
 
 from __future__ import annotations
@@ -47,14 +43,12 @@ def key_of(msg: WireMessage) -> RowKey:
 class Window(Struct, frozen=True, dict=True):  # dict: room for the cached properties
     """Rows of one task as known so far, and the paging state of its canonical segment.
 
-    `breaks` holds the keys whose predecessor is not known to be adjacent (a gap, or a
-    segment boundary after advancement). `start` is the canonical segment's first row once
-    an exhausted read showed it; `empty` records an exhausted first read with no rows.
-    `fresh` means no read of the canonical segment has been merged since `advance`: the
-    block is empty and the next read is the newest page (offset 0). `legacy_low` is the
-    oldest-first offset of the block's first row on legacy backends; `head` is the number
-    of rows the last anchored read found newer than the window's newest row (rows the task
-    appended since the last refresh), which newest-first offsets must skip.
+    `breaks`: the keys whose predecessor is not known adjacent (a gap, or a segment boundary).
+    `start`: the canonical segment's first row once an exhausted read showed it; `empty`: an
+    exhausted first read had no rows. `fresh`: nothing of the canonical segment merged since
+    `advance` (the block is empty, the next read is the newest page). `legacy_low`: the
+    oldest-first offset of the block's first row (legacy backends); `head`: rows the last
+    anchored read found newer than the window's newest row, which newest-first offsets skip.
     """
 
     keys: tuple[RowKey, ...] = ()
@@ -103,12 +97,7 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
     def rows(self) -> list[Row]:
         """Displayed rows in order (server-hidden rows omitted)."""
-        out: list[Row] = []
-        for key in self.keys:
-            row = project(self.messages[key])
-            if row is not None:
-                out.append(row)
-        return out
+        return [row for key in self.keys if (row := project(self.messages[key])) is not None]
 
 
 class MergeResult(Struct, frozen=True):
@@ -226,14 +215,13 @@ def _first_read(
     rest = tuple(k for k in window.keys if k not in in_page)
     messages = {**window.messages, **{key_of(m): m for m in msgs}}
     breaks = frozenset(rest[1:] + ((page[0],) if rest else ()))
-    merged = Window(
+    merged = replace(
+        window,
         keys=rest + tuple(page),
         messages=messages,
         breaks=breaks,
         start=page[0] if exhausted else None,
         empty=False,
-        canonical=window.canonical,
-        generation=window.generation,
         fresh=False,
         legacy_low=offset,
         head=0,
@@ -366,18 +354,12 @@ def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMes
     newest row was read (`head`), so the next offset still lands on the block's first
     row while the task keeps writing: progress per page is the page size minus the rows
     appended between two reads, never a skip."""
+    offset = request.offset if request.legacy else None
     exhausted = request.exhausted(len(page))
-    if request.legacy:
-        return merge_older(
-            window,
-            page,
-            exhausted=exhausted,
-            offset=request.offset,
-            anchored=True,
-            generation=request.generation,
-        )
-    result = merge_older(window, page, exhausted=exhausted, anchored=True, generation=request.generation)
-    if result.stale or result.detached:
+    result = merge_older(
+        window, page, exhausted=exhausted, offset=offset, anchored=True, generation=request.generation
+    )
+    if request.legacy or result.stale or result.detached:
         return result
     anchor = window.keys[window.block_start]
     where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)

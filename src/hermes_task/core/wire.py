@@ -1,25 +1,20 @@
 """What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
 
-Permissive about extra fields (both backends add columns over time: unknown keys are
-ignored) and strict about the fields this tool relies on: a missing or mistyped one makes
-the response incompatible (`WireError`) instead of being guessed. A field without a default
-is a required key; the types are strict (msgspec's rules: a string is never an int, `"12"`
-is not a row id, a bool is never an int, `12.0` is not an int), and an int timestamp must
-fit a float. A key whose presence decides something (`display_content`,
+Permissive about extra fields (both backends add columns over time) and strict about the
+fields this tool relies on: a missing or mistyped one makes the response incompatible
+(`WireError`), never guessed. A field without a default is a required key; types are strict
+(msgspec's rules: `"12"` is not a row id, a bool or `12.0` is never an int), and an int
+timestamp must fit a float. A key whose presence decides something (`display_content`,
 `display_reasoning`, `pagination` and its `order`, the detail's `model_config` and
-`is_default_profile`, an envelope's `profile`) is `UNSET` when it was not sent, so null and
-absent differ.
+`is_default_profile`, an envelope's `profile`) is `UNSET` when not sent: null and absent differ.
 
-`decode(raw, model)` decodes the bytes in one pass. Bytes msgspec's parser refuses but the
-standard library's reads (`NaN`, `Infinity`, a number past a float's range, a lone
-surrogate escape such as `\\ud800`) are read by `json.loads` and held to the same model by
-`msgspec.convert`: such values are kept as sent where a field keeps values raw, as the
-projection and the lineage proof check finiteness and terminals show surrogates visibly.
-Usage figures (`Figures`, issue 28) are read permissively instead: a figure not sent, null,
-of another type, negative or not finite is absent (None), never 0, and never makes the
-detail incompatible (the detail is also the lineage proof's evidence; core/documents.py sums
-them). Why msgspec: docs/decisions.md, entry 7. The messages route's page sizes
-(`PAGE_LIMIT`, `MAX_LIMIT`) are here too, shared by the client and the reading loops.
+Bytes msgspec's parser refuses but the standard library reads (`NaN`, `Infinity`, a number
+past a float's range, a lone surrogate escape such as `\\ud800`) are read by `json.loads` and
+held to the same model by `msgspec.convert`, kept as sent where a field is raw (the
+projection and the lineage proof check finiteness; terminals show surrogates visibly). Usage
+figures (`Figures`, issue 28) are read permissively instead: one not sent, null, mistyped,
+negative or not finite is absent (None), never 0, and never makes the detail (also the
+lineage proof's evidence) incompatible. Why msgspec: docs/decisions.md, entry 7.
 """
 
 from __future__ import annotations
@@ -38,6 +33,7 @@ Timestamp: TypeAlias = float | int | None
 
 M = TypeVar("M", bound=Struct)
 
+# The messages route's page sizes, shared by the client and the reading loops.
 PAGE_LIMIT = 50  # rows per newest page: the dashboard's own default
 MAX_LIMIT = 500  # the largest page the dashboards accept
 
