@@ -2,31 +2,27 @@
 
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
-`store_unavailable` warning; `find_children` proposes children from the store
-(`core/lineage.py` matching on its columns) and assigns each task its child by what HTTP
-shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
-`parent_session_id` and `_delegate_from`, then the child's own first user row read over HTTP
-against the task's goal and its `started_at` against the spawn call. A proposal the dashboard
-does not know (404) is dropped; when every proposal of a run was unknown, the store is another
-dashboard's (`foreign`). Debug lines name what was dropped and why, never content. Bound: the
-store proposes the newest `MAX_CHILDREN` children of a segment; the tasks of a segment with
-more left without a child are named in a `bound_reached` warning.
+`store_unavailable` warning. `find_children` proposes each task's child from the store
+(`core/lineage.py` matching) and assigns it only by what HTTP shows (`_over_http`); a proposal
+the dashboard does not know (404) is dropped, and when every proposal of a run was unknown the
+store is another dashboard's (`foreign`). Bound: the newest `MAX_CHILDREN` children of a
+segment are proposed; the tasks of a segment with more, left without a child, are named in a
+`bound_reached` warning. Debug lines name what was dropped and why, never content.
 
-Ownership (whose child a session is) is proven from exact-id details before any row of it is
-read: Hermes' `delegate_task` names the spawning session on the child twice, the row's
-`parent_session_id` and its model config's `_delegate_from` (backend.md §4). A session is a
-child of a parent chat only when both name the same segment of the parent's proven lineage; a
-later segment of a rotated child is accepted only through a walk of compression edges back to
-such a delegation root (`core/lineage.py`'s hop rules, at most 32 nodes). Every path that reads
-a child's rows asks this first; a child that fails is a task-level `gap`, never streamed.
+Ownership is proven from exact-id details before any row of a child is read: Hermes'
+`delegate_task` names the spawning session twice, the row's `parent_session_id` and its model
+config's `_delegate_from` (backend.md §4). A session is a child of a parent chat only when both
+name the same segment of the parent's proven lineage; a later segment of a rotated child only
+through a walk of compression edges back to such a delegation root (`core/lineage.py`'s hop
+rules, at most 32 nodes). A child that fails is a task-level `gap`, never streamed.
 
-`hermes-task parents` (`find_parents`): the newest chats that called `delegate_task`, proposed
+`find_parents` (`hermes-task parents`): the newest chats that called `delegate_task`, proposed
 by the store. Invariant (docs/identity.md, "Where a parent id comes from"): an entry exists
-only when the dashboard showed, over exact-id, profile-checked detail reads, the proposed
-session itself and at least one child naming it as its delegation parent; its numbers and
-texts come from those reads, never from the store. A proposal the dashboard does not show is
-dropped and said in a `--debug` line; when it shows none, the store is another dashboard's
-(`store_unavailable`, reason `foreign`). The store's failure is the command's failure.
+only when exact-id, profile-checked detail reads showed the session itself and at least one
+child naming it as its delegation parent; its numbers and texts come from those reads. A
+proposal the dashboard does not show is dropped (`--debug`); when it shows none, the store is
+another dashboard's (`store_unavailable`, reason `foreign`), and the store's failure is the
+command's failure.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
@@ -75,9 +72,13 @@ from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gathe
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
-# The prefix of a proposal's outcome when its proof failed transiently (5xx, no answer, ...):
-# the task carries the failure's code as its `unavailable_reason` until a later proof succeeds.
-TRANSIENT = "retry:"
+
+
+class Transient(Struct, frozen=True):
+    """A proposal whose proof failed transiently (5xx, no answer, ...): the task carries `code`
+    as its `unavailable_reason` until a later proof succeeds."""
+
+    code: str
 
 
 class StoreHints:
@@ -100,7 +101,7 @@ class StoreHints:
         self.failed = False
         self.tried = 0
         self.unknown = 0
-        # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
+        # What HTTP showed of proposed children (`_proven`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
         # Proven stays proven: each task's child once assigned over HTTP in this run, by the
@@ -214,7 +215,7 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str | None] | str:
+) -> tuple[StoreSession, str | None] | str | Transient:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
     used. First the ownership proof on its exact-id detail (a delegated child of one of
     `segments`, `owned_by`); only then one oldest row of it, its goal. The goal is
@@ -233,7 +234,7 @@ def _over_http(
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
-            return TRANSIENT + exc.code.value
+            return Transient(exc.code.value)
         raise
     if goal_hidden(first):
         return _shown(detail, parent), None
@@ -241,23 +242,6 @@ def _over_http(
     if goal is None:
         return "no_goal_row"  # not written yet: asked again on a later cycle
     return _shown(detail, parent), goal
-
-
-def child_over_http(
-    client: DashboardAPI,
-    hints: StoreHints,
-    child_id: str,
-    segments: frozenset[str],
-    shared: SharedDetails | None = None,
-) -> StoreSession | str:
-    """`_over_http` for one child; complete answers are kept for the run (`hints.shown`,
-    `hints.goals`): a later cycle asks nothing again."""
-    if child_id not in hints.shown:
-        got = _over_http(client, shared or client.detail, child_id, segments)
-        if isinstance(got, str):
-            return got
-        hints.shown[child_id], hints.goals[child_id] = got[0], got[1] or hints.hidden_goal(child_id)
-    return hints.shown[child_id]
 
 
 def find_children(
@@ -379,7 +363,7 @@ def _proven(
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str]:
+    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str | Transient]:
         return lambda: _over_http(client, details, sid, segments)
 
     proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
@@ -394,9 +378,11 @@ def _proven(
         if isinstance(got, tuple):
             hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
             got = got[0]
-        if isinstance(got, str) and got.startswith(TRANSIENT):
-            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} not proven now ({got})")
-            pending.update(dict.fromkeys(keys, got.removeprefix(TRANSIENT)))
+        if isinstance(got, Transient):
+            hints.say(
+                f"store: child proposal for task {', '.join(map(str, keys))} not proven now (retry:{got.code})"
+            )
+            pending.update(dict.fromkeys(keys, got.code))
             continue
         if isinstance(got, str):
             hints.proposal_checked(got != Code.NOT_FOUND.value)
