@@ -157,8 +157,7 @@ class StoreHints:
         return self._call(lambda s: s.delegation(delegation_id))
 
     def hidden_goal(self, child_id: str) -> str | None:
-        """The goal of a proven child whose goal row the dashboard does not serve (archived
-        rows hidden): the store's own first user row, the proposal's match (`_over_http`)."""
+        """The store's goal row of a proven child whose goal row HTTP does not serve."""
         self.say(
             "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
         )
@@ -217,13 +216,10 @@ def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | Transient:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used. First the ownership proof on its exact-id detail (a delegated child of one of
-    `segments`, `owned_by`); only then one oldest row of it, its goal. The goal is
-    None when that oldest row shows the goal is not served (a compaction summary first: the
-    backend hides archived rows, `goal_hidden`): the caller then matches on the store's goal
-    row, the proof being the exact-id, profile-checked detail's parent link and delegation
-    marker (docs/identity.md). Touches no shared state but `details`: proposals are proven
-    side by side (reading/api.py)."""
+    used. Ownership first (its exact-id detail names one of `segments`), only then its oldest
+    row, the goal; None when that row shows the goal is not served (`goal_hidden`): the caller
+    matches on the store's goal row, the proof being the detail's parent link and delegation
+    marker (docs/identity.md). Touches no shared state but `details` (run side by side)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -251,14 +247,10 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store and assigned by what HTTP
-    shows; `child_ref_source` says where every id came from. The store proposes the
-    delegated children of the segments that carry the spawn calls whose own columns fit a
-    task (`core.children.pairs`: indexed, linear in tasks); the proposals not proven earlier
-    in the run are proven over HTTP side by side (`_over_http`, reading/api.py), then
-    recorded in the store's order; the assignment is `core.children.match` over the
-    proposals' details and first user rows read over HTTP, never over the store's columns.
-    `shared`: the run's details (a one-shot command), so a later check reads none again."""
+    """`tasks` with each missing child id proposed by the store (`pairs`: the children of the
+    segments carrying the spawn calls whose columns fit a task) and assigned by `match` over
+    what HTTP shows (`_proven`), never over the store's columns; `child_ref_source` says where
+    every id came from. `shared`: the run's details, so a later check reads none again."""
     out = [_kept(hints, t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
@@ -357,9 +349,8 @@ def _proven(
     shared: SharedDetails | None,
 ) -> tuple[list[StoreSession], dict[int, str]]:
     """The proposed children as HTTP shows them (of the client's profile), in the store's
-    order, and the tasks whose proposal could not be proven for now (a transient failure:
-    task key -> its code). Those not proven earlier in the run are proven side by side
-    (`_over_http`); a dropped proposal is said, naming its tasks."""
+    order, and the tasks whose proposal could not be proven for now (task key -> its code).
+    Only those not proven earlier in the run are asked; a dropped proposal is said."""
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
@@ -481,8 +472,7 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
-    """The root's oldest row when it is the root's own user row: from `oldest` (that page,
-    already read), else one one-row read."""
+    """The text of `oldest_row` when it is a user row."""
     row = oldest_row(client, root, oldest)
     return row.text if row is not None and row.role == "user" else None
 
@@ -506,10 +496,7 @@ class ParentStore(Protocol):
         """The newest `scan` rows that have a parent, newest first."""
         ...
 
-    def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`, newest first (at most
-        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
-        ...
+    def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
 
 def store_failure(reason: str, path: str | None) -> HermesError:

@@ -316,12 +316,9 @@ class PagingOutcome(Struct):
 
 
 def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
-    count = 0
-    for key in keys:
-        row = project(window.messages[key])
-        if row is not None and counts_as_text(row):
-            count += 1
-    return count
+    return sum(
+        1 for key in keys if (row := project(window.messages[key])) is not None and counts_as_text(row)
+    )
 
 
 class _Run:
@@ -501,23 +498,23 @@ class LineageRows:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
         self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
-        read = [tip]
+        read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
             have, total = len(self.held[sid]), counts.get(sid)
             if have and (total is None or have >= total):
                 continue  # a newer window holds its rows: not read on its own
             if sid in self.reader.redirects:
-                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
-                return self.plan
+                blocked = sid
+                break
             try:
                 self._window(sid, self._pages(sid, None), [])
             except Redirected:
                 self.spools.pop(sid).file.close()
-                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
-                return self.plan
+                blocked = sid
+                break
             read.append(sid)
-        self.plan = LineagePlan(windows=read[::-1])
+        self.plan = LineagePlan(windows=read[::-1], blocked=blocked)
         return self.plan
 
     def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:

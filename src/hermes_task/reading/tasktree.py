@@ -197,8 +197,8 @@ class _Walk(Struct):
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        """The conversation's tasks: which children to read is decided in task order, then
-        they are read side by side (`_child`), then each is expanded in task order."""
+        """The conversation's tasks: children chosen in task order, read side by side, then
+        each expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen = self._choose(out, depth)
         # The segments of this conversation's proven lineage (which carries every spawn call:
@@ -614,8 +614,8 @@ def _linked(task: TaskEntry) -> bool:
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document; the proven lineage of every conversation read (by its id); and,
-    when asked for, the parent's own transcript as `show` would document it."""
+    """The tasks document, the proven lineage of every conversation read, and (asked for) the
+    parent's transcript as `show` documents it."""
 
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
@@ -667,8 +667,7 @@ def read_parent_tasks(
 
 
 class TraceSource(Struct, frozen=True, kw_only=True):
-    """What a trace is made of: `recover`'s tasks document, the parent's transcript, and each
-    task's child as read (by child session id) or why it was not."""
+    """`recover`'s tasks, the parent's transcript, and each task's child read (or why not)."""
 
     tasks: TasksDoc
     parent: TranscriptDoc
