@@ -1,30 +1,26 @@
 """What the reading stands on: the `DashboardAPI` protocol, exact-id detail reads, the fan-out.
 
 The loops in this package depend on `DashboardAPI`/`StoreAPI`, never on the HTTP client, so
-they import no httpx and a test's in-memory dashboard type-checks as one
-(`dashboard.client.DashboardClient` is the real one). Invariant: every method is a read (GET);
-each either returns a validated wire object for exactly the session asked (or the one the
-dashboard redirected to, which callers check) or raises `HermesError`.
+they import no httpx and a test's in-memory dashboard type-checks as one. Invariant: every
+method is a read (GET); each either returns a validated wire object for exactly the session
+asked (or the one the dashboard redirected to, which callers check) or raises `HermesError`.
 
-`DetailReader` is what the lineage proof and `TaskReader` read details through: each id is
-read at most once per fetch (a cache), and at most `budget` reads happen in one fetch; the
-next raises `BoundReached` (reported as the `bound_reached` warning, never as a failure).
-`SharedDetails` is the detail cache of one run of a one-shot command (`recover`), or of one
-cycle of a watch (cleared as each cycle starts): a session's detail is requested once (the
-ownership proof of a store-proposed child, its state check and the reading of its
-conversation share one read). Only the fresh read a page is checked with (`fresh`) asks
-again, and it replaces the held answer. Readers on several threads asking the same id wait
-for one request.
+`DetailReader`: the details of one fetch, each id read at most once, at most `budget` reads
+(the next raises `BoundReached`: the `bound_reached` warning, never a failure).
+`SharedDetails`: the details of one run of a one-shot command (`recover`) or of one watch
+cycle (cleared as each starts), so the ownership proof of a store-proposed child, its state
+check and the reading of its conversation share one read. Only the fresh read a page is
+checked with (`fresh`) asks again, and replaces the held answer. Threads asking the same id
+wait for one request.
 
-`gather` runs independent reads of different sessions (each store-proposed child's proof,
-each task's child state, each child conversation of `--recursive`, `follow --parent`'s
-probes) on at most `MAX_IN_FLIGHT` worker threads through the command's one `httpx.Client`,
-and returns their results in the jobs' order. Why this is safe (docs/identity.md, "Reads side
-by side"): each job is one task's own sequence of reads, in order (one request in flight per
-task); results are used only after every job ended, in job order, by the caller's thread, so
-what is shown is decided exactly as a sequential run would; the first failure in job order is
-re-raised once every job ended; Ctrl-C and SIGTERM reach the caller's thread (jobs not
-started are cancelled). `--debug` says how many jobs ran, the limit, and the most in flight.
+`gather` runs independent reads of different sessions on at most `MAX_IN_FLIGHT` worker
+threads through the command's one `httpx.Client`, and returns their results in job order. Why
+this is safe (docs/identity.md, "Reads side by side"): each job is one task's own sequence of
+reads, in order; results are used only after every job ended, in job order, by the caller's
+thread, so what is shown is decided exactly as a sequential run would; the first failure in
+job order is re-raised once every job ended; Ctrl-C and SIGTERM reach the caller's thread
+(jobs not started are cancelled). `--debug` says how many jobs ran, the limit, and the most in
+flight.
 """
 
 from __future__ import annotations
@@ -76,9 +72,7 @@ class StoreAPI(Protocol):
         `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
         ...
 
-    def knows(self, session_id: str) -> bool:
-        """Does the store hold this session?"""
-        ...
+    def knows(self, session_id: str) -> bool: ...
 
     def first_user_text(self, session_id: str) -> str | None:
         """The text of the session's first `user` row (goal matching only)."""
@@ -88,9 +82,7 @@ class StoreAPI(Protocol):
         """Hermes' `async_delegations` record of one background unit, if the store has one."""
         ...
 
-    def close(self) -> None:
-        """Release the store."""
-        ...
+    def close(self) -> None: ...
 
 
 MAX_DETAIL_READS = 100

@@ -1,65 +1,48 @@
 """`follow --parent`: every delegated task's new rows in one stream (pure of typer/rich).
 
-`FamilyFollower` is the watch loop (`watch.py`) on the parent plus, after each successful read
-of the parent, its children's turn (`follow.py`'s `Follower`, one per child). The budget goes
-where rows can appear (issue 29):
+`FamilyFollower` is the watch loop (watcher.py) on the parent plus, after each successful read
+of the parent, its children's turn (a polling.py `Follower` per child). The budget goes where
+rows can appear (issue 29):
 
 - a child read once and still running is first *probed*: one exact-id detail read of its
-  newest proven segment. A detail equal to the one its last page was read under (the same
-  `message_count`, end and every other field: every backend counts a row appended) means no
-  new row, and nothing more is read; a changed one is the next read's own detail read (the
-  probe costs no extra request when rows came). At most `MAX_PROBES_PER_CYCLE` probes a cycle,
-  in turn beyond that;
-- then at most `MAX_READS_PER_CYCLE` children are read (a `Follower` cycle: detail, newest
-  page, fresh detail, older pages to close a gap): first those whose probe changed, then those
-  due for a final read, then children never read yet, then those retrying a failure; the rest
-  wait for the next cycle (their probe shows the change again);
-- a child seen ended gets its final read at once, in the same cycle (as `follow CHILD`), and
-  then leaves the cycle: ended children whose final rows were read cost nothing more;
-- probes and reads of different children run side by side (reading/api.py, at most
-  `MAX_IN_FLIGHT` requests in flight), each child's own reads in order (one request in
-  flight per task); what they bring is reported in the children's order, by this thread.
+  newest proven segment. A detail equal to the one its last page was read under (every backend
+  counts a row appended in `message_count`) means no new row, and nothing more is read; a
+  changed one is the next read's own detail read. At most `MAX_PROBES_PER_CYCLE` probes a
+  cycle, in turn beyond that;
+- then at most `MAX_READS_PER_CYCLE` children are read: first those whose probe changed, then
+  those due for a final read, then children never read yet, then those retrying a failure;
+  the rest wait for the next cycle (their probe shows the change again);
+- a child seen ended gets its final read at once, in the same cycle, then costs nothing more;
+- probes and reads of different children run side by side (reading/api.py), each child's own
+  reads in order; what they bring is reported in the children's order, by this thread.
 
-So one cycle (`--interval`, 2 s) makes at most 3 reads of the parent (plus gap-filling older
-pages), `MAX_PROBES_PER_CYCLE` probes and `MAX_READS_PER_CYCLE` child reads of three requests
-each (plus a rotated child's proof reads and at most `MAX_FILL_PAGES` older pages after a gap):
-with 50 running children and no new row, 53 requests a cycle; a row written to any of them is
-read and printed in the next cycle.
+So with 50 running children and no new row a cycle makes 53 requests; a row written to any of
+them is read and printed in the next cycle.
 
 Invariants:
-- a child is read only once its id is known from the parent's task object
-  (`child_session_id`: the transcript's, or the store's proposal assigned over HTTP); an id
-  that appears later is picked up on the next cycle; a task without one is reported once as
-  unavailable; a store match withdrawn later (ambiguous now, or another child) stops that
+- a child is read only once its id is known from the parent's task object (the transcript's,
+  or the store's proposal assigned over HTTP), as `follow CHILD` reads it, and only after its
+  detail proved it a delegated child of the parent's proven lineage (the reader's gate); a
+  task without one is reported once as unavailable; a store match withdrawn later stops that
   child's stream at once;
-- each child is read as `follow CHILD` reads it (a `TaskReader` with the hint and the local
-  store, so a rotated child is followed into its newer segments), and only after its detail
-  proved it a delegated child of the parent's proven lineage (`reading/hints.py`: the
-  reader's gate, before any messages request); a child that fails is a `gap` on its task;
-- each child's rows are reported once each, in order, tagged with the task (`Follower`'s
-  rules); a child whose own segment ended gets one final read, then is done;
-- a child that cannot be read is reported unreadable once, its code the task's `gap` (a `task`
-  event; a line on stderr), and is no longer read: a final failure at once, a streak of 404s
-  after `start_timeout`, a transient failure once the parent's verdict is in and
-  `FINAL_RETRIES` retries failed; a transient failure before that is retried on its next turn;
+- each child's rows are reported once each, in order, tagged with the task;
+- a child that cannot be read is reported unreadable once, its code the task's `gap`, and is
+  no longer read: a final failure at once, a streak of 404s after `start_timeout`, a transient
+  failure once the parent's verdict is in and `FINAL_RETRIES` retries failed;
 - the stream ends when every task is terminal by the parent's verdict and every known child
   was read once more after that, or reported unreadable; or at `--timeout`;
-- a warning about the setup (`SETUP_WARNINGS`: the backend, the local store), which every
-  child would repeat, is reported once per run as the parent's own; a warning about a task's
-  history is reported for that task;
-- with `recheck` (`tui`: `recover --watch`'s settle step, reading/tasktree.py), the tasks
-  are `recover --watch`'s (a child's end noticed without a parent row, usage) and the stream
-  also waits for the recheck to be steady;
-- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does: --tail cuts the
-  rows a child already holds at its first read, for the tasks of the parent's first read
-  only; a task delegated later is new, every row of it (that --role keeps) is reported;
+- a warning about the setup (`SETUP_WARNINGS`), which every child would repeat, is reported
+  once per run as the parent's own; a warning about a task's history is that task's;
+- with `recheck` (`tui`), the tasks are `recover --watch`'s and the stream also waits for the
+  recheck to be steady;
+- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does; --tail cuts the
+  backlog of the tasks of the parent's first read only (a task delegated later is new);
 - with `nest` and `depth` (`tui --recursive`), each proven child's own tasks join the list as
-  `recover --recursive` nests them: a `Watcher` of the child's conversation (`nest`: its own
-  reader, gated as the child's, and its own settle step), cycled while its child is read or
-  its tasks are open, its tasks numbered under their task's (`1.2/1.1`, `recover`'s path) and
-  their children followed in the same budget, gated on that conversation's lineage. A nested
-  task whose child is the parent's or another task's is not read again (cycles end); children
-  of tasks `depth` levels down, or past `MAX_CONVERSATIONS` nested watches, are not read (a
+  `recover --recursive` nests them: a `Watcher` of the child's conversation, gated as the
+  child's, cycled while its child is read or its tasks are open, its tasks numbered under
+  their task's (`1.2/1.1`) and their children followed in the same budget. A nested task whose
+  child is the parent's or another task's is not read again (cycles end); children of tasks
+  `depth` levels down, or past `MAX_CONVERSATIONS` nested watches, are not read (a
   `bound_reached` warning, `recover`'s words). The watch ends when the whole tree is terminal.
 """
 
@@ -68,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from msgspec import Struct
+from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem, warning
@@ -76,9 +59,9 @@ from hermes_task.core.projection import RowFilter
 from hermes_task.core.ui_strings import RECOVER, SETUP_WARNINGS, WarningCode
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
-from hermes_task.failures import Code, HermesError
+from hermes_task.failures import HermesError
 from hermes_task.reading.api import SharedDetails, gather
-from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig
+from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import MAX_CONVERSATIONS
 from hermes_task.reading.watcher import Recheck, Resolve, Watcher, WatchReporter
@@ -100,8 +83,7 @@ class Nested(Struct):
     watch: Watcher
     mark: object = None  # the child's newest row when `watch` last read: a new one reads again
     done: bool = False  # failed for good: its tasks stay as last read
-    streak: str | None = None
-    failures: int = 0
+    streak: Streak = field(default_factory=Streak)
 
     def quiet(self, mark: object) -> bool:
         """Nothing to read: read once, its tasks terminal and settled, no row since."""
@@ -264,7 +246,8 @@ class FamilyFollower(Watcher):
             except HermesError as err:
                 self._nest_failed(owner, nested, err, final=final)
                 continue
-            nested.mark, nested.streak, nested.failures = mark, None, 0
+            nested.mark = mark
+            nested.streak.clear()
         self._report(self.amend(self.entries))
 
     def _unnested(self) -> bool:
@@ -281,13 +264,14 @@ class FamilyFollower(Watcher):
 
     def _nest_failed(self, child: Child, nested: Nested, err: HermesError, *, final: bool) -> None:
         """A child's own tasks could not be read: retried, or (final) kept as last read."""
-        nested.failures += 1
-        if not err.retryable or (final and nested.failures > FINAL_RETRIES):
+        streak = nested.streak
+        streak.failures += 1
+        if not err.retryable or (final and streak.failures > FINAL_RETRIES):
             nested.done = True
             child.tagged.error(err, retrying=False, delay=None)
-        elif err.code.value != nested.streak:
+        elif err.code is not streak.code:
             child.tagged.error(err, retrying=True, delay=None)
-        nested.streak = err.code.value
+        streak.code = err.code
 
     def _bound(self, key: str, *, deep: bool) -> None:
         """A task whose child's own tasks a bound leaves unread: `recover`'s warning."""
@@ -320,7 +304,7 @@ class FamilyFollower(Watcher):
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
         due = (changed + [(c, None) for c in order])[: self.reads]
         self._read_all(due)
-        ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak is None]
+        ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak.code is None]
         self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
 
     def _in_turn(self, children: list[Child]) -> list[Child]:
@@ -361,7 +345,7 @@ class FamilyFollower(Watcher):
                 self._failed(child, got, final=final)
                 continue
             snap = child.follower.deliver(got)
-            child.streak, child.failures, child.missing_since = None, 0, None
+            child.streak.clear()
             if snap.failure is not None:
                 self._unreadable(child, snap.failure)
                 continue
@@ -378,20 +362,16 @@ class FamilyFollower(Watcher):
         if not err.retryable:
             self._unreadable(child, err)
             return
-        child.failures += 1
-        now = self.clock()
-        if err.code is not Code.NOT_FOUND:
-            child.missing_since = None
-        elif child.missing_since is None:
-            child.missing_since = now
-        if child.missing_since is not None and now - child.missing_since >= self.config.start_timeout:
+        streak, now = child.streak, self.clock()
+        streak.count(err, now)
+        if streak.missing_since is not None and now - streak.missing_since >= self.config.start_timeout:
             waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
             self._unreadable(child, HermesError(err.code, waited, retryable=False, status=err.status))
-        elif (final or child.ended is not None) and child.failures > FINAL_RETRIES:
+        elif (final or child.ended is not None) and streak.failures > FINAL_RETRIES:
             self._unreadable(child, err)
-        elif err.code.value != child.streak:
+        elif err.code is not streak.code:
             child.tagged.error(err, retrying=True, delay=None)
-        child.streak = err.code.value
+        streak.code = err.code
 
     def _unreadable(self, child: Child, err: HermesError) -> None:
         """Report a child unreadable once: its error, and its code as the task's `gap`."""
@@ -473,9 +453,7 @@ class Child(Struct):
     done: bool = False
     final: bool = False  # the parent's verdict is in: one more read, then done
     ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
-    streak: str | None = None
-    failures: int = 0
-    missing_since: float | None = None
+    streak: Streak = field(default_factory=Streak)  # the transient failures in a row
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
@@ -484,7 +462,9 @@ class Child(Struct):
         nothing newer proven: the newer segment is another session, found only by a read."""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
-        return self.read and not self.final and self.ended is None and self.streak is None and not partial
+        return (
+            self.read and not self.final and self.ended is None and self.streak.code is None and not partial
+        )
 
     def moved(self, probe: SessionDetail) -> bool:
         """Does the probe show anything its last page was not read under?"""

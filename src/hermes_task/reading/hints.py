@@ -2,31 +2,27 @@
 
 Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
 `Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
-`store_unavailable` warning; `find_children` proposes children from the store
-(`core/lineage.py` matching on its columns) and assigns each task its child by what HTTP
-shows: an exact-id, profile-checked detail naming a segment that carries the spawn call as
-`parent_session_id` and `_delegate_from`, then the child's own first user row read over HTTP
-against the task's goal and its `started_at` against the spawn call. A proposal the dashboard
-does not know (404) is dropped; when every proposal of a run was unknown, the store is another
-dashboard's (`foreign`). Debug lines name what was dropped and why, never content. Bound: the
-store proposes the newest `MAX_CHILDREN` children of a segment; the tasks of a segment with
-more left without a child are named in a `bound_reached` warning.
+`store_unavailable` warning. `find_children` proposes each task's child from the store
+(`core/lineage.py` matching) and assigns it only by what HTTP shows (`_over_http`); a proposal
+the dashboard does not know (404) is dropped, and when every proposal of a run was unknown the
+store is another dashboard's (`foreign`). Bound: the newest `MAX_CHILDREN` children of a
+segment are proposed; the tasks of a segment with more, left without a child, are named in a
+`bound_reached` warning. Debug lines name what was dropped and why, never content.
 
-Ownership (whose child a session is) is proven from exact-id details before any row of it is
-read: Hermes' `delegate_task` names the spawning session on the child twice, the row's
-`parent_session_id` and its model config's `_delegate_from` (backend.md §4). A session is a
-child of a parent chat only when both name the same segment of the parent's proven lineage; a
-later segment of a rotated child is accepted only through a walk of compression edges back to
-such a delegation root (`core/lineage.py`'s hop rules, at most 32 nodes). Every path that reads
-a child's rows asks this first; a child that fails is a task-level `gap`, never streamed.
+Ownership is proven from exact-id details before any row of a child is read: Hermes'
+`delegate_task` names the spawning session twice, the row's `parent_session_id` and its model
+config's `_delegate_from` (backend.md §4). A session is a child of a parent chat only when both
+name the same segment of the parent's proven lineage; a later segment of a rotated child only
+through a walk of compression edges back to such a delegation root (`core/lineage.py`'s hop
+rules, at most 32 nodes). A child that fails is a task-level `gap`, never streamed.
 
-`hermes-task parents` (`find_parents`): the newest chats that called `delegate_task`, proposed
+`find_parents` (`hermes-task parents`): the newest chats that called `delegate_task`, proposed
 by the store. Invariant (docs/identity.md, "Where a parent id comes from"): an entry exists
-only when the dashboard showed, over exact-id, profile-checked detail reads, the proposed
-session itself and at least one child naming it as its delegation parent; its numbers and
-texts come from those reads, never from the store. A proposal the dashboard does not show is
-dropped and said in a `--debug` line; when it shows none, the store is another dashboard's
-(`store_unavailable`, reason `foreign`). The store's failure is the command's failure.
+only when exact-id, profile-checked detail reads showed the session itself and at least one
+child naming it as its delegation parent; its numbers and texts come from those reads. A
+proposal the dashboard does not show is dropped (`--debug`); when it shows none, the store is
+another dashboard's (`store_unavailable`, reason `foreign`), and the store's failure is the
+command's failure.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
@@ -75,9 +72,13 @@ from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gathe
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
-# The prefix of a proposal's outcome when its proof failed transiently (5xx, no answer, ...):
-# the task carries the failure's code as its `unavailable_reason` until a later proof succeeds.
-TRANSIENT = "retry:"
+
+
+class Transient(Struct, frozen=True):
+    """A proposal whose proof failed transiently (5xx, no answer, ...): the task carries `code`
+    as its `unavailable_reason` until a later proof succeeds."""
+
+    code: str
 
 
 class StoreHints:
@@ -100,7 +101,7 @@ class StoreHints:
         self.failed = False
         self.tried = 0
         self.unknown = 0
-        # What HTTP showed of proposed children (reading `child_over_http`), kept for the run.
+        # What HTTP showed of proposed children (`_proven`), kept for the run.
         self.shown: dict[str, StoreSession] = {}
         self.goals: dict[str, str | None] = {}
         # Proven stays proven: each task's child once assigned over HTTP in this run, by the
@@ -156,8 +157,7 @@ class StoreHints:
         return self._call(lambda s: s.delegation(delegation_id))
 
     def hidden_goal(self, child_id: str) -> str | None:
-        """The goal of a proven child whose goal row the dashboard does not serve (archived
-        rows hidden): the store's own first user row, the proposal's match (`_over_http`)."""
+        """The store's goal row of a proven child whose goal row HTTP does not serve."""
         self.say(
             "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
         )
@@ -214,15 +214,12 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str | None] | str:
+) -> tuple[StoreSession, str | None] | str | Transient:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used. First the ownership proof on its exact-id detail (a delegated child of one of
-    `segments`, `owned_by`); only then one oldest row of it, its goal. The goal is
-    None when that oldest row shows the goal is not served (a compaction summary first: the
-    backend hides archived rows, `goal_hidden`): the caller then matches on the store's goal
-    row, the proof being the exact-id, profile-checked detail's parent link and delegation
-    marker (docs/identity.md). Touches no shared state but `details`: proposals are proven
-    side by side (reading/api.py)."""
+    used. Ownership first (its exact-id detail names one of `segments`), only then its oldest
+    row, the goal; None when that row shows the goal is not served (`goal_hidden`): the caller
+    matches on the store's goal row, the proof being the detail's parent link and delegation
+    marker (docs/identity.md). Touches no shared state but `details` (run side by side)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -233,7 +230,7 @@ def _over_http(
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
-            return TRANSIENT + exc.code.value
+            return Transient(exc.code.value)
         raise
     if goal_hidden(first):
         return _shown(detail, parent), None
@@ -243,23 +240,6 @@ def _over_http(
     return _shown(detail, parent), goal
 
 
-def child_over_http(
-    client: DashboardAPI,
-    hints: StoreHints,
-    child_id: str,
-    segments: frozenset[str],
-    shared: SharedDetails | None = None,
-) -> StoreSession | str:
-    """`_over_http` for one child; complete answers are kept for the run (`hints.shown`,
-    `hints.goals`): a later cycle asks nothing again."""
-    if child_id not in hints.shown:
-        got = _over_http(client, shared or client.detail, child_id, segments)
-        if isinstance(got, str):
-            return got
-        hints.shown[child_id], hints.goals[child_id] = got[0], got[1] or hints.hidden_goal(child_id)
-    return hints.shown[child_id]
-
-
 def find_children(
     client: DashboardAPI,
     hints: StoreHints,
@@ -267,14 +247,10 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store and assigned by what HTTP
-    shows; `child_ref_source` says where every id came from. The store proposes the
-    delegated children of the segments that carry the spawn calls whose own columns fit a
-    task (`core.children.pairs`: indexed, linear in tasks); the proposals not proven earlier
-    in the run are proven over HTTP side by side (`_over_http`, reading/api.py), then
-    recorded in the store's order; the assignment is `core.children.match` over the
-    proposals' details and first user rows read over HTTP, never over the store's columns.
-    `shared`: the run's details (a one-shot command), so a later check reads none again."""
+    """`tasks` with each missing child id proposed by the store (`pairs`: the children of the
+    segments carrying the spawn calls whose columns fit a task) and assigned by `match` over
+    what HTTP shows (`_proven`), never over the store's columns; `child_ref_source` says where
+    every id came from. `shared`: the run's details, so a later check reads none again."""
     out = [_kept(hints, t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
@@ -373,13 +349,12 @@ def _proven(
     shared: SharedDetails | None,
 ) -> tuple[list[StoreSession], dict[int, str]]:
     """The proposed children as HTTP shows them (of the client's profile), in the store's
-    order, and the tasks whose proposal could not be proven for now (a transient failure:
-    task key -> its code). Those not proven earlier in the run are proven side by side
-    (`_over_http`); a dropped proposal is said, naming its tasks."""
+    order, and the tasks whose proposal could not be proven for now (task key -> its code).
+    Only those not proven earlier in the run are asked; a dropped proposal is said."""
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str]:
+    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str | Transient]:
         return lambda: _over_http(client, details, sid, segments)
 
     proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
@@ -394,9 +369,11 @@ def _proven(
         if isinstance(got, tuple):
             hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
             got = got[0]
-        if isinstance(got, str) and got.startswith(TRANSIENT):
-            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} not proven now ({got})")
-            pending.update(dict.fromkeys(keys, got.removeprefix(TRANSIENT)))
+        if isinstance(got, Transient):
+            hints.say(
+                f"store: child proposal for task {', '.join(map(str, keys))} not proven now (retry:{got.code})"
+            )
+            pending.update(dict.fromkeys(keys, got.code))
             continue
         if isinstance(got, str):
             hints.proposal_checked(got != Code.NOT_FOUND.value)
@@ -495,8 +472,7 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
-    """The root's oldest row when it is the root's own user row: from `oldest` (that page,
-    already read), else one one-row read."""
+    """The text of `oldest_row` when it is a user row."""
     row = oldest_row(client, root, oldest)
     return row.text if row is not None and row.role == "user" else None
 
@@ -520,10 +496,7 @@ class ParentStore(Protocol):
         """The newest `scan` rows that have a parent, newest first."""
         ...
 
-    def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`, newest first (at most
-        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
-        ...
+    def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
 
 def store_failure(reason: str, path: str | None) -> HermesError:

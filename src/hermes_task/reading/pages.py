@@ -1,27 +1,24 @@
-"""Pages of a task's segments: the newest page of one segment, the pager a `TaskReader` has
-(`TipPages`: its window and the newest page of its proof's newest segment), and earlier
-segments' windows (`Earlier`).
+"""Pages of a task's segments: the newest page of one segment (`newest_page`), the pager a
+`TaskReader` has (`TipPages`) and earlier segments' windows (`Earlier`).
 
 `newest_page` keeps no state. Invariant: the rows returned are one contiguous, chronological
 slice ending with the segment's newest row at the time of the read; `exhausted` is true only
 when the slice starts at the segment's first row. Backends that honour `order` page back from
-the newest row (`order=latest`, offset 0); 0.19.x ignores `order`, so the offset is counted
-from the detail's `message_count` and, when that count was stale, pages are read forward until
-a short one. A pre-pagination answer (0.18.x and older) is the whole active transcript: one
-page at the segment's start, nothing older.
+the newest row; 0.19.x ignores `order`, so the offset is counted from the detail's
+`message_count` and, when that count was stale, pages are read forward until a short one. A
+pre-pagination answer (0.18.x and older) is the whole active transcript: one page at the
+segment's start, nothing older.
 
-`TipPages`: a page is used only when it answers for a proven segment of the path. An answer
-for another session (a backend that redirects a segment to its newest continuation) is used
-only once that session is proven on the same branch; a redirect the proof cannot reach within
-its bounds is not used at all (`BoundReached`). The page is also checked against any rule the
-proof assumed (`rule_holds`), so a segment the page refutes is withdrawn before a row of it is
-merged.
+`TipPages`: an answer for another session (a backend that redirects a segment to its newest
+continuation) is used only once that session is proven on the same branch, and not at all
+when the proof cannot reach it within its bounds (`BoundReached`). The page is also checked
+against any rule the proof assumed (`rule_holds`), so a segment it refutes is withdrawn before
+a row of it is merged.
 
-`Earlier` (the I/O half of `core/lineage.py`): a segment's rows are merged only from
-an answer whose envelope names that very segment; an answer for another session marks the
-segment `blocked` instead, never read again nor mixed in. A first read is the segment's
-newest page; every later read is an anchored older page (`core/window.py`), so no row is
-skipped or repeated.
+`Earlier` (the I/O half of `core/lineage.py`): a segment's rows are merged only from an answer
+whose envelope names that very segment; an answer for another session marks it `blocked`,
+never read again. A first read is the segment's newest page; every later one an anchored older
+page (`core/window.py`), so no row is skipped or repeated.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ pacing, failure and ending, written once (issue 35):
 - `--start-timeout` has one meaning everywhere: a loop none of whose reads succeeded yet, or a
   streak of 404s, ends after `start_timeout` seconds with that failure's own code (a typo or a
   dashboard that is down never waits out `--timeout`, nor forever without one);
-- a final read (`settle()` asked for one: the task seen ended) that keeps failing ends the
-  loop `final_read_failed` after `final_retries` retries;
+- a final read (`settle()` asked for one: the newest verified segment seen ended by anything
+  but "compression", or paused on partial history, which ends `partial_history`, exit 9) that
+  keeps failing ends the loop `final_read_failed` after `final_retries` retries;
 - `--timeout` bounds the whole run (one read always happens). Exit 9 ("still running") only
   when the last read succeeded; when every read since the last success failed, the last
   failure's code and the age of the last successful read (`last_read_age`);
@@ -24,32 +25,18 @@ pacing, failure and ending, written once (issue 35):
   reported exactly once, last, whatever the ending.
 
 `Follower`, the follow loop: poll one task until it ends, reporting each row once to a
-`Reporter` (terminal text or NDJSON events). Each cycle is a `TaskReader.refresh()` (detail,
-newest page, fresh detail) merged into the reader's window. `ending_exit_code` is 0 for a task
-that closed itself (`agent_close`), or for any ending without `--exit-status`; 8 otherwise.
-Only the follow loop decides 4, 7 and 9.
-
-Invariants:
-- a row identity (`session_id`, `id`), and a durable row (`message_uid`, where the backend
-  gives one: any copy of it), is reported at most once, in window order, and only
-  after a cycle finished successfully: rows of a cycle that straddled an advancement, or of
-  a failed cycle, are taken from the reader's window, which only ever holds rows of
-  verified segments (TaskReader discards pages of an older generation);
+`Reporter` (terminal text or NDJSON events). `ending_exit_code` is 0 for a task that closed
+itself (`agent_close`), or for any ending without `--exit-status`; 8 otherwise. Only the
+follow loop decides 4, 7 and 9. Invariants:
+- a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
+  reported at most once, in window order, and only after a cycle finished successfully: rows
+  of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
+  window, which only ever holds rows of verified segments;
 - rows between two reads that share nothing (a `gap`) are filled with older-page reads
   before the cycle reports, so output stays in order; a gap wider than `MAX_FILL_PAGES`
   pages is reported as a `gap` warning instead;
-- the first time the newest verified segment is seen ended (any `end_reason` but
-  "compression") or paused on partial history, one final read follows; its transient
-  failures get `final_retries` retries, after which the follow fails `final_read_failed`;
-- transient failures back off (404: every interval; network, timeout, 5xx, 429: exponential
-  with jitter, capped) and are reported once per streak; any other failure is final;
-- a streak of 404s lasts at most `start_timeout` seconds, then the follow fails `not_found`
-  (exit 4), naming the id;
 - a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
   rows: they are reported while the tip is retried, and the follow does not end meanwhile;
-- the `--timeout` deadline bounds the whole follow (at least one read always happens); it
-  exits 9 only when the latest read succeeded (the task is known to be running), otherwise
-  with the failure of that read; a pause on partial history exits 9 too;
 - the `ended` state is reported after the rows of the final read, right before the result;
 - `config.rows` only chooses which rows are reported (`--role`; `--tail N`: the last N of the
   rows already there at the first successful read, then every new one): a row it drops is

@@ -2,30 +2,26 @@
 
 Invariant: `path` only ever holds segments proven back to the anchor (the first durable
 reference) on one branch. A candidate is untrusted until `core.lineage.prove` accepts it over
-exact-id, profile-checked detail reads (cached per fetch and bounded by `DetailReader`); a
-proof walks from the candidate to the anchor or to a segment already proven (32 nodes per
-walk), so a long lineage is proven step by step. No row of a candidate is read before its
-proof: what the backend can do (`caps`, core/capabilities.py) is learned from its answers, and
-a rule no answer showed yet is assumed and checked on the adopted segment's first page
-(`_rewrites_source`).
+exact-id, profile-checked detail reads (`DetailReader`: cached per fetch and bounded); a proof
+walks from the candidate to the anchor or to a segment already proven (32 nodes per walk), so
+a long lineage is proven step by step. No row of a candidate is read before its proof: what
+the backend can do (`caps`) is learned from its answers, and a rule no answer showed yet is
+assumed and checked on the adopted segment's first page (`_rewrites_source`).
 
 Candidates come from `--tip` (explicit: a failure is reported), the dashboard's
 `/latest-descendant` hint and the local store's compression continuations (proposals: a
-failure is ignored, the store's named with its reason on `--debug`). Forks are never resolved
-by recency: every source is asked about every segment of the path that ended by compression
-(`settle`), and two proven continuations of one segment are `fork_ambiguous`. A segment is
-asked once it has a proven successor (`settled`); the newest one is asked again on every
-refresh while it stays compressed with nothing newer proven. The store's candidates are
-bounded (`MAX_STORE_CANDIDATES` per refresh).
+failure is ignored, the store's named on `--debug`). Forks are never resolved by recency:
+every source is asked about every segment of the path that ended by compression (`settle`),
+and two proven continuations of one segment are `fork_ambiguous`. A segment is asked once it
+has a proven successor (`settled`); the newest one is asked again on every refresh while it
+stays compressed with nothing newer proven. The store's candidates are bounded
+(`MAX_STORE_CANDIDATES` per refresh).
 
 `ChildProof` is what `recover` and `recover --watch` know of a task's child without reading
 its rows: ownership once (reading/hints.py; a child that fails is never read again), then the
-lineage to the newest segment as `show` proves it and that segment's state (`running`,
-`ended`, or `unknown`), then the usage of the proven lineage from the details the proof read
-(no detail is read for usage alone; an earlier segment's figures are the ones read when it
-was proven). `shared` serves any detail the run already read. Checks of different children
-run side by side (reading/tasktree.py); a check that fails raises `HermesError`, what earlier
-checks proved is kept.
+lineage to the newest segment and that segment's state, then the usage of the proven lineage
+from the details the proof read (none is read for usage alone). A check that fails raises
+`HermesError`; what earlier checks proved is kept.
 """
 
 from __future__ import annotations
@@ -180,11 +176,6 @@ class LineageProof:
                     Code.LINEAGE_REJECTED, f"{clean_line(self.candidate.id)}: source_changed"
                 )
         return False
-
-    def add_candidate(self, sid: str) -> None:
-        """Queue an untrusted newer-segment reference (proven on the next refresh)."""
-        if sid not in self.path and sid not in self.pending:
-            self.pending.append(sid)
 
     def _adopt(self, reader: DetailReader, sid: str, *, source: Source) -> HermesError | None:
         explicit = source == "tip_option"

@@ -1,27 +1,26 @@
-"""One task, read cycle by cycle (`TaskReader`: proof, newest page, fresh detail), and what a
-read comes to: `Snapshot` (one cycle), `Transcript` (a whole read: rows, document, failure)
-and the transcript document's history parts.
+"""One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
+cycle), `Transcript` (a whole read: rows, document, failure) and the document's history parts.
 
 `TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`: the window
-and the request generation, reading/pages.py) of one task. Each `refresh()` proves pending
-candidates (`--tip`, then hints and the store's continuations while the newest segment ended
-by compression), then reads the detail, the newest messages page and a fresh detail that
-notices a compression finished during the request. A messages answer for another session is used only once proven on the same branch.
-Failures raise `HermesError`; what was verified before stays in `window`. A refresh made in
-the middle of an older read (a restart, a re-anchor) is never lost: its new rows, warnings and
-gap travel with the older read's result (`with_refreshes`).
+and the request generation, reading/pages.py). Each `refresh()` proves pending candidates
+(`--tip`, then hints and the store's continuations while the newest segment ended by
+compression), then reads the detail, the newest messages page and a fresh detail that notices
+a compression finished during the request. A messages answer for another session is used only
+once proven on the same branch. Failures raise `HermesError`; what was verified before stays in
+`window`. A refresh made in the middle of an older read (a restart, a re-anchor) is never lost:
+its new rows, warnings and gap travel with the older read's result (`with_refreshes`).
 
-The history parts: rows come only from the composed history view (`core/lineage.py`),
-so every shown row belongs to a proven segment and a dropped foreign row is always counted in
-a `foreign_rows` warning; `coverage.at_start` is true only when the lineage's first row is
-held and the anchor continues no earlier segment; `partial_ancestors` stands whenever earlier
-segments exist that this window cannot include (a cold open of a later segment, a blocked
-segment) and is never dropped because some earlier row happens to be held.
+History: rows come only from the composed history view (`core/lineage.py`), so every shown row
+belongs to a proven segment and a dropped foreign row is always counted in a `foreign_rows`
+warning; `coverage.at_start` is true only when the lineage's first row is held and the anchor
+continues no earlier segment; `partial_ancestors` stands whenever earlier segments exist that
+this window cannot include (a cold open of a later segment, a blocked segment), even when some
+earlier row happens to be held.
 
-`read_around` (`show --around ROW_ID`, where the route exists): each around page starts at a
-user prompt of the canonical segment and says its absolute offset from the oldest row, so
-several windows are unioned in offset order: overlapping ones are aligned on shared
-identities, disjoint ones are kept apart with a `gap` warning, and no row is invented between.
+`read_around` (`show --around ROW_ID`): each around page starts at a user prompt of the
+canonical segment and says its absolute offset, so several windows are unioned in offset
+order: overlapping ones aligned on shared identities, disjoint ones kept apart with a `gap`
+warning, no row invented between.
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, read_goal
 from hermes_task.reading.pages import Earlier, TipPages
-from hermes_task.reading.proof import LineageProof
+from hermes_task.reading.proof import LineageProof, state_of
 
 FILL_OLDER = 4
 
@@ -302,12 +301,7 @@ class TaskReader:
         return out
 
     def state(self) -> TaskState:
-        tip = self.tip
-        if tip is None or tip.end_reason == "compression":
-            return "unknown"
-        if tip.end_reason is None and tip.ended_at is None:
-            return "running"
-        return "ended"
+        return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
         """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
@@ -408,12 +402,7 @@ def with_refreshes(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
 
 def shown_rows(view: View) -> list[Row]:
     """Displayed rows in order (server-hidden rows omitted)."""
-    out: list[Row] = []
-    for key in view.keys:
-        row = project(view.messages[key])
-        if row is not None:
-            out.append(row)
-    return out
+    return [row for key in view.keys if (row := project(view.messages[key])) is not None]
 
 
 def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:

@@ -1,67 +1,44 @@
-"""`older --all` streamed: the tip segment read oldest-first, page by page, in bounded memory.
+"""`older --all` streamed in bounded memory (`stream_pages`, `LineageRows`), and the load-older
+batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
 
-After the first refresh the window holds the segment's newest page (rows as of that read).
-`stream_pages` then reads the same segment from offset 0 with `order=oldest`, each later page
-re-reading the previous page's last row as its anchor (offset = previous end - 1), until the
-page that holds the newest page's first row (the boundary): rows before it are yielded as
-they are proven, then the held newest page. Oldest-first offsets do not move when the task
-writes meanwhile (new rows go after the boundary, where the snapshot ends), so no row is
-skipped or repeated; a page without its anchor (rows removed or inserted before it) is a
-failure, never guessed around.
+`stream_pages` (`streamable`: one proven segment, its newest page merged, older rows left):
+after the first refresh the window holds the segment's newest page. The segment is read again
+from offset 0 with `order=oldest`, each later page re-reading the previous page's last row as
+its anchor, until the page holding the newest page's first row (the boundary): rows before it
+are yielded as they are proven, then the held newest page. Oldest-first offsets do not move
+when the task writes meanwhile (new rows go after the boundary), so no row is skipped or
+repeated; a page without its anchor is a failure, never guessed around. Whether a response
+pages oldest-first is decided per response, never by version label: a paginated page whose
+`order` echo is `oldest` (iot, 0.20) or absent (0.19.x, and 0.18.x with pagination, ignore
+`order` and page from the oldest row). The first page decides whether streaming holds at all
+(`Unstreamable`, nothing written yet); a later page that stops paging oldest-first is a
+failure. Memory: one page, the held newest page, the anchor's key and the `message_uid`s seen
+(the earliest copy of a uid is shown, as `core/lineage.compose` does).
 
-Whether a response pages oldest-first is decided per response, never by version label: a
-paginated page whose `order` echo is `oldest` (iot, 0.20) or absent (0.19.x ignores `order`
-and pages from the oldest row; 0.18.x with pagination likewise). The first page decides
-whether streaming holds at all (`Unstreamable`, nothing written yet); a later page that
-stops paging oldest-first is a failure.
-
-Memory: one page of rows, the held newest page, and what deduplication needs: the anchor's
-key, and the `message_uid`s seen (a row compaction or rotation copied keeps its uid; the
-earliest copy is shown, as `core/history.compose` does). Rows are never kept after they
-were handed on.
-
-Preconditions (`streamable`): one proven segment, its newest page merged, older rows left
-(several segments: `LineageRows` below, which shares `oldest_pages`).
-
-`read_batches`: load-older batches over `TaskReader.read_older` (pure of typer and rich).
-
-A *batch* is what one "Load older" does: one raw page; or, with a text target, raw pages
-until that many text rows arrived (`project.counts_as_text`: user and assistant prose;
-tool, reasoning-only and status rows are kept and shown but do not count), at most
-`MIN_TEXT_PAGES` pages. `--all` is one batch that reads to the start. Every batch also
-stops at the visible start (the canonical segment's first row: a delegated child stores
-nothing before its goal), raw exhaustion, or a page that brought no new row.
-
-Restarts (the canonical segment changed, or a page missed its anchor twice) re-read the
-newest page; they are not pages and are bounded by `MAX_RESTARTS`. A refresh that found a
-gap, or a restart, is reported as a `gap` warning only if the paging ended before the
-block reached the rows known before it.
-
-`LineageRows`: `older --all` of a lineage of several proven segments, in bounded memory.
-
-The windowed path (`TaskReader.read_older`, `core/lineage.py`) pages the tip segment to
-its start, then reads an earlier segment on its own only when the newer windows hold fewer of
-its active rows than its detail counts, and shows the earlier windows (oldest segment first),
-then the tip window, each identity once, a `message_uid` at its earliest segment's copy. Which
-segments are read, and so the order of the first rows, is known only once every newer window
-has been read to its start, and a backend that merges the lineage into a segment's pages (iot)
-interleaves the segments' rows there. So nothing can be written before the last page is read.
-
-Here every window is read oldest-first (`stream.oldest_pages`: the tip to its newest page's
-first row, an earlier segment to its last row), in the windowed path's order and by its rule,
-and its raw rows are spooled to an unlinked temporary file; then the windows are replayed in
-display order through the same de-duplication (`lineage_window.shown_once`, which `compose`
-applies to windows in memory). Memory holds one page, the newest
-page and identities: the keys replayed, each row's content digest (an identity read twice
-with different contents falls back to the windowed path, which shows the newest read), the
-earliest segment of each `message_uid`, and the earlier segments' active keys seen in newer
-windows (the windowed rule's counts).
-
-Invariants: a segment's rows are read only once it is proven part of the lineage (the proof
-ran before); an earlier segment whose first answer names another session, or one the reader
+`LineageRows` (`lineage_streamable`: several proven segments): the windowed path
+(`TaskReader.read_older`) pages the tip to its start, then reads an earlier segment on its own
+only when the newer windows hold fewer of its active rows than its detail counts, and shows
+the earlier windows (oldest segment first), then the tip window, each identity once, a
+`message_uid` at its earliest segment's copy. Which segments are read is known only once every
+newer window was read to its start, and a backend that merges the lineage into a segment's
+pages (iot) interleaves the segments' rows: nothing can be written before the last page is
+read. So each window is read oldest-first (`oldest_pages`), in the windowed path's order and by
+its rule, spooled to an unlinked temporary file, then replayed in display order through
+`shown_once` (the rule `compose` applies in memory). Memory holds one page, the newest page and
+identities: keys, each row's content digest (an identity read twice with different contents
+falls back to the windowed path), the earliest segment of each `message_uid`, and the earlier
+segments' active keys seen in newer windows. Invariants: a segment's rows are read only once
+it is proven; an earlier segment whose first answer names another session, or one the reader
 saw redirected, is `blocked` there, as in the windowed path; whatever cannot be decided the
-windowed way (a first answer that does not page oldest-first, contents that differ) raises
-`Unstreamable` before anything is written.
+windowed way raises `Unstreamable` before anything is written.
+
+`read_batches`: a *batch* is what one "Load older" does: one raw page; or, with a text target,
+raw pages until that many text rows arrived (`counts_as_text`: user and assistant prose), at
+most `MIN_TEXT_PAGES` pages. `--all` is one batch that reads to the start. Every batch also
+stops at the visible start, raw exhaustion, or a page that brought no new row. Restarts (the
+canonical segment changed, or a page missed its anchor twice) re-read the newest page; they
+are not pages and are bounded by `MAX_RESTARTS`. A refresh that found a gap, or a restart, is
+a `gap` warning only if the paging ended before the block reached the rows known before it.
 """
 
 from __future__ import annotations
@@ -339,12 +316,9 @@ class PagingOutcome(Struct):
 
 
 def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
-    count = 0
-    for key in keys:
-        row = project(window.messages[key])
-        if row is not None and counts_as_text(row):
-            count += 1
-    return count
+    return sum(
+        1 for key in keys if (row := project(window.messages[key])) is not None and counts_as_text(row)
+    )
 
 
 class _Run:
@@ -524,23 +498,23 @@ class LineageRows:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
         self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
-        read = [tip]
+        read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
             have, total = len(self.held[sid]), counts.get(sid)
             if have and (total is None or have >= total):
                 continue  # a newer window holds its rows: not read on its own
             if sid in self.reader.redirects:
-                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
-                return self.plan
+                blocked = sid
+                break
             try:
                 self._window(sid, self._pages(sid, None), [])
             except Redirected:
                 self.spools.pop(sid).file.close()
-                self.plan = LineagePlan(windows=read[::-1], blocked=sid)
-                return self.plan
+                blocked = sid
+                break
             read.append(sid)
-        self.plan = LineagePlan(windows=read[::-1])
+        self.plan = LineagePlan(windows=read[::-1], blocked=blocked)
         return self.plan
 
     def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:

@@ -1,21 +1,16 @@
 """`search`: every task of a parent chat read whole and searched (pure of typer and rich).
 
-The tasks are the parent's exactly as `recover PARENT_ID` finds them (`reading/tasktree.py`:
-the parent's path-filtered transcript, every page; the children the local store proposes,
-proven over HTTP by `reading/hints.py`); nested tasks are not searched. Each task's child
-is then read as `older CHILD --all` reads it (`reading/tasktree.py`: a `TaskReader` with the
-hint and the store, so a rotated child is followed into its newer segments, gated by the
-ownership proof, then every older page back to the start of its first proven segment). Only the rows of that proven lineage are
-searched (`core/projection.py`), one task at a time, and reported as they are found.
+The tasks are the parent's exactly as `recover PARENT_ID` finds them (reading/tasktree.py);
+nested tasks are not searched. Each task's child is read as `older CHILD --all` reads it
+(`read_child`), and only the rows of its proven lineage are searched, one task at a time,
+reported as they are found.
 
 Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
-searched, `bound_reached`); each child read keeps the bounds of `older --all` (10,000 older
-pages, 3 restarts, a page that brings nothing new ends it; the lineage proof's 32 nodes and
-100 detail reads a cycle), and a bound that stopped it is a `bound_reached` warning naming
-the task. A task is never skipped silently: one without a known child, one whose child failed
-the proof or could not be read, and one read only in part are each reported with a code.
-Invariant: the run's tally is kept in `Tally` as it goes, so an interrupted search still
-reports what it found.
+searched, `bound_reached`); each child read keeps the bounds of `older --all`, and a bound that
+stopped it is a `bound_reached` warning naming the task. A task is never skipped silently: one
+without a known child, one whose child failed the proof or could not be read, and one read
+only in part are each reported with a code. Invariant: the run's tally is kept in `Tally` as
+it goes, so an interrupted search still reports what it found.
 """
 
 from __future__ import annotations

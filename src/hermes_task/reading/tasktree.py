@@ -1,25 +1,20 @@
 """A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
 the commands that report on tasks (`search`, `recover --format markdown`, `--junit`, `export`).
+GET only.
 
-`read_conversation` reads one transcript through the same client and window as `show`:
-`TaskReader.refresh()`, then `read_older(limit=500)` until nothing is older or `pages` pages
-were read (then a `bound_reached` warning says the task list may be incomplete). GET only.
-
-`build` turns a parent conversation into its task list and, with `recursive`, reads each task's
-child when its reference is known and nests the child's own tasks under it. Invariants: each
-conversation (every segment of its proven lineage) is visited at most once, under the first
-task that references it, so cycles end; the children of one conversation are read side by
-side (reading/api.py) and used in task order; nesting is bounded to `max_depth` levels and
-`max_conversations` reads (a `bound_reached` warning names the bound and how many tasks'
-children it left unread); tasks come only from rows of the conversation's proven lineage, and a
-child's detail must name a segment of that lineage as its delegation parent (reading/hints.py)
-before any of its messages are read; a child that cannot be read or that names another parent
-is reported once, as `gap` on the task that references it, and its siblings continue. `resolve`
-fills the child ids a transcript lacks, before any descent (proposed by the local store,
-proven over HTTP). Usage (`core/documents.py`): a task whose child is read takes its `usage` from
-that read's proof, and `usage_with_children` adds its nested tasks'; one whose child is not
-descended into keeps the usage `resolve` gave it, and lacks `nested` where a bound or a failed
-read left its nested tasks unread.
+`build` turns a parent conversation into its task list and, with `recursive`, nests each
+known child's own tasks under its task. Invariants: each conversation (every segment of its
+proven lineage) is visited at most once, under the first task that references it, so cycles
+end; the children of one conversation are read side by side (reading/api.py) and used in task
+order; nesting is bounded to `max_depth` levels and `max_conversations` reads (a
+`bound_reached` warning names the bound and how many tasks' children it left unread); tasks
+come only from rows of the conversation's proven lineage, and a child's detail must name a
+segment of that lineage as its delegation parent (reading/hints.py) before any of its messages
+are read; a child that cannot be read or names another parent is reported once, as `gap` on
+its task, and its siblings continue. Usage (`core/documents.py`): a task whose child is read
+takes its `usage` from that read's proof and `usage_with_children` adds its nested tasks'; one
+not descended into keeps the usage `resolve` gave it, and lacks `nested` where a bound or a
+failed read left its nested tasks unread.
 
 `Unreported`: Hermes delivers a background task's completion as a new parent turn only when
 the parent agent is idle; until then (or for good) it holds it in the store's
@@ -30,9 +25,9 @@ and that segment's state read. Rules:
 - Ownership first; a child that fails decides nothing and is not read again.
 - Ended means the newest *proven* segment ended for a reason other than compression. Then the
   task is never `running`: the store's record of its delegation (one exact-id lookup) may
-  propose its outcome (`core/delegations.py`), taken with `result_source: "store"`; without one it
-  is `ended_unreported`. A running or undecided child only sets `child_state`; the store's word
-  alone never changes a task.
+  propose its outcome (`core/delegations.py`), taken with `result_source: "store"`; without one
+  it is `ended_unreported`. A running or undecided child only sets `child_state`; the store's
+  word alone never changes a task.
 - Across a watch's cycles (`again`) each child's proof is kept: a running child costs one fresh
   detail read per check; at most `per_cycle` children are checked in one cycle, in turn.
   `steady()` is False right after a task became `ended_unreported` (the watch looks at the
@@ -43,23 +38,17 @@ and that segment's state read. Rules:
 - Each child's reads are sequential; different children are checked side by side, recorded in
   task order. `--debug` lines name the task, the child id and its state, never content.
 
-`read_parent_tasks` reads the parent, fills the child ids from the store, settles the tasks
-whose child ended with no result, and nests with `recursive`: `recover` and `export` both read
-through it, so an export's tasks are exactly `recover --json`'s. One run, one answer per
-session (`SharedDetails`); `paths` holds the proven lineage of every conversation read.
-
-`read_child` reads one task's child whole: a `TaskReader` anchored at the child id, with the
-hint and the store (a rotated child is followed into its newer segments), gated by the
-ownership proof, then older pages back to the start of its first proven segment as `older
---all` reads them (or `pages - 1` of them). `ChildReads` reads the children of a run, each
-once, at most `max_reads`; a task without a known child, or past the bound, is `Unread`.
-Invariant: a read's failure never escapes (Ctrl-C does): it is carried in its `Transcript`
-with the rows verified before it. `read_trace` (`export`) is `recover`'s tasks plus the
-parent's transcript and each child read so; `render/otlp.py` maps it to spans.
+`read_parent_tasks`: `recover` and `export` both read through it, so an export's tasks are
+exactly `recover --json`'s; one answer per detail a run (`SharedDetails`). `read_child` reads
+one task's child whole, as `older --all` does, gated by the ownership proof; invariant: a
+read's failure never escapes (Ctrl-C does), it is carried in its `Transcript` with the rows
+verified before it. `read_trace` (`export`) is `recover`'s tasks plus the parent's transcript
+and each child read so; `render/otlp.py` maps it to spans.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from msgspec import Struct, field
@@ -132,8 +121,7 @@ def read_conversation(
     """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`.
     `shared`: the run's details (a detail read before, by a proof, is not read again)."""
     reader = TaskReader(client, session_id, hint=hint, store=store, shared=shared)
-    warnings = read_history(reader, pages)
-    return conversation_of(reader, warnings)
+    return conversation_of(reader, read_history(reader, pages))
 
 
 def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
@@ -209,8 +197,8 @@ class _Walk(Struct):
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        """The conversation's tasks: which children to read is decided in task order, then
-        they are read side by side (`_child`), then each is expanded in task order."""
+        """The conversation's tasks: children chosen in task order, read side by side, then
+        each expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen = self._choose(out, depth)
         # The segments of this conversation's proven lineage (which carries every spawn call:
@@ -232,12 +220,9 @@ class _Walk(Struct):
             if ref is None or ref in self.visited:
                 out[i] = _nested(task, None)
                 continue
-            if depth >= self.max_depth:
-                self.deep += 1
-                self.unread.add(ref)
-                out[i] = _nested(task, "nested")
-            elif self.reads >= self.max_conversations:
-                self.cut += 1
+            deep = depth >= self.max_depth
+            if deep or self.reads >= self.max_conversations:
+                self.deep, self.cut = self.deep + deep, self.cut + (not deep)
                 self.unread.add(ref)
                 out[i] = _nested(task, "nested")
             else:
@@ -418,10 +403,10 @@ class ChildReads:
             return self.done[child]
         if len(self.done) >= self.max_reads:
             return Unread("bound_reached", self.bound.format(n=self.max_reads))
-        found = self.done[child] = read_child(
+        self.done[child] = read_child(
             self.client, child, parents, self.hints, pages=self.pages, shared=self.shared
         )
-        return found
+        return self.done[child]
 
 
 MAX_CHECKS_PER_CYCLE = 8
@@ -460,8 +445,9 @@ class Unreported:
         self.admitted: set[str] = set()  # children proven for a terminal task's usage
         self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
         self.warned = False
-        self.failures: dict[str, int] = {}  # transient failures of each child's check, in a row
+        self.failures: Counter[str] = Counter()  # transient failures of each child's check, in a row
         self.locked = False  # the last look at the store's records met a lock
+        self.store_locks = 0  # looks at the store's records that met a lock
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
         """The tasks of `messages` (already resolved), settled; kept for `again`."""
@@ -473,7 +459,7 @@ class Unreported:
         """The last tasks given, their children checked once more (at most `per_cycle`)."""
         self.records = {}
         if self.locked:  # the store met a lock last time: counted, so a lasting one ends
-            self.failures["store"] = self.failures.get("store", 0) + 1
+            self.store_locks += 1
         self.locked = False
         opened = [t for t in self.base if self._open(t)]
         closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
@@ -520,13 +506,11 @@ class Unreported:
 
     @staticmethod
     def _open(task: TaskEntry) -> bool:
-        return (
-            task.status not in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
-        )
+        return task.status not in TERMINAL_STATUSES and _linked(task)
 
     @staticmethod
     def _closed(task: TaskEntry) -> bool:
-        return task.status in TERMINAL_STATUSES and task.child_session_id is not None and bool(task.call_id)
+        return task.status in TERMINAL_STATUSES and _linked(task)
 
     def _child(self, task: TaskEntry) -> ChildProof:
         ref = task.child_session_id
@@ -558,7 +542,7 @@ class Unreported:
         ):
             ref = task.child_session_id or ""
             if state is None and seen.startswith(NOT_READ):  # asked again, `FINAL_RETRIES` times
-                self.failures[ref] = self.failures.get(ref, 0) + 1
+                self.failures[ref] += 1
                 state = "unknown" if self.failures[ref] > FINAL_RETRIES else None
             self._child(task).state = state
             self._say(f"task {task.number} child {task.child_session_id}: {seen}")
@@ -583,7 +567,7 @@ class Unreported:
             return replace(task, child_state=child.state)
         locks = self.hints.locks
         proposal = self._proposal(task)
-        if proposal is None and self.hints.locks != locks and self.failures.get("store", 0) <= FINAL_RETRIES:
+        if proposal is None and self.hints.locks != locks and self.store_locks <= FINAL_RETRIES:
             # The store's record could not be read for now: nothing decided, asked again.
             self.locked = True
             return replace(task, child_state="ended")
@@ -624,9 +608,14 @@ class Unreported:
             self.debug(f"unreported: {line}")
 
 
+def _linked(task: TaskEntry) -> bool:
+    """Does the task name its child and its spawn call?"""
+    return task.child_session_id is not None and bool(task.call_id)
+
+
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document; the proven lineage of every conversation read (by its id); and,
-    when asked for, the parent's own transcript as `show` would document it."""
+    """The tasks document, the proven lineage of every conversation read, and (asked for) the
+    parent's transcript as `show` documents it."""
 
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
@@ -678,8 +667,7 @@ def read_parent_tasks(
 
 
 class TraceSource(Struct, frozen=True, kw_only=True):
-    """What a trace is made of: `recover`'s tasks document, the parent's transcript, and each
-    task's child as read (by child session id) or why it was not."""
+    """`recover`'s tasks, the parent's transcript, and each task's child read (or why not)."""
 
     tasks: TasksDoc
     parent: TranscriptDoc

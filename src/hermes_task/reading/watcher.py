@@ -1,27 +1,20 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
-`Watcher` is the cycle of the one poll loop (reading/polling.py: pacing, failures, back-off,
-`--start-timeout`, `--timeout` and the result, written once for every live command) over one
-`TaskReader` anchored at the parent.
-
-Invariants:
-- the history is read once (the first cycle: newest page, then every older page); each later
-  cycle is one anchored `TaskReader.refresh()` (detail, newest page, fresh detail), plus older
-  pages only to close a gap back to rows already known (at most `MAX_FILL_PAGES`, else a `gap`
-  warning): never the whole history again;
+`Watcher` is the cycle of the one poll loop (reading/polling.py: pacing, failures, timeouts and
+the result) over one `TaskReader` anchored at the parent. Invariants:
+- the history is read once (the first cycle: every page); each later cycle is one
+  `TaskReader.refresh()`, plus older pages only to close a gap back to rows already known (at
+  most `MAX_FILL_PAGES`, else a `gap` warning): never the whole history again;
 - the task list is recomputed only when a cycle brought new rows; in a cycle without,
   `recheck` (reading/tasktree.py) checks the known tasks' children again, so a child's end
   is noticed without a parent row; a child proven once is not proven again (`StoreHints.shown`,
-  a check keeps its proof): a new parent row costs the parent's reads and `recheck`'s bounded
-  checks whatever the number of tasks, and a cycle reads each detail once (`shared`); a task is
-  reported when it first appears and when its entry changes, keyed by its `CALL.TASK` number;
+  a check keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each
+  detail once (`shared`); a task is reported when it first appears and when its entry changes,
+  keyed by its `CALL.TASK` number;
 - the watch ends `ended` when there is at least one task, every task is terminal and
-  `recheck` is steady (an end it just noticed had its second look), `timeout`
-  when the deadline passed first, `failed` on a final failure, and `interrupted` on Ctrl-C or
-  the shell's `Interrupted` (SIGTERM, SIGHUP); `result` is reported exactly once, last;
-- exit 9 means what it says: only when the last read succeeded and showed a task still
-  running (the loop's rule); every task terminal at the deadline (`follow --parent` still
-  reading a child) ends by the verdict;
+  `recheck` is steady (an end it just noticed had its second look);
+- exit 9 only when the last read succeeded and showed a task still running; every task
+  terminal at the deadline (`follow --parent` still reading a child) ends by the verdict;
 - tasks are built from the reader's path-filtered view only (rows of the proven lineage).
 """
 
