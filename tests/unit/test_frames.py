@@ -21,8 +21,8 @@ from tests.support.dashboard import serving
 PACKAGE = Path(hermes_task.__file__).resolve().parent
 CHILD = "20260101_000000_abcdef"
 # The CLI's share: `main`, the root group's `main` (usage errors spelled as failures), the
-# shared options' wrapper (`options.with_common`), the command, and the one transcript read.
-CLI_FRAMES = 5
+# command, and the one transcript read.
+CLI_FRAMES = 4
 
 
 def first_request_stack(

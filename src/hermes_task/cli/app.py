@@ -256,12 +256,13 @@ def config_path(ctx: typer.Context, quiet: Quiet = False) -> None:
 
 @config_app.command("show")
 @with_common(pager=False)
-def config_show(*, common: Common) -> None:
+def config_show(**shared: Any) -> None:
     """Print the effective settings and where each came from (flag, env, config, default).
 
     Takes the same connection options as the other commands, so it shows what they would
     use. Token and password are never printed: only whether and where they are set.
     """
+    common = Common.of(shared)
     from hermes_task import settings  # lazy: the work, off --help
     from hermes_task.cli.pager import pager_setting  # lazy: as settings
     from hermes_task.cli.session import Session, run  # lazy: as settings
@@ -353,8 +354,7 @@ def parents(
         bool, typer.Option("--header", help="Piped output: print the column names first.")
     ] = False,
     utc: Utc = False,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """List the newest chats that called delegate_task: the PARENT_ID recover and follow --parent take.
 
@@ -364,6 +364,7 @@ def parents(
     Most recent delegation first: id, start, children proven, state, title (or its first user
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
+    common = Common.of(shared)
     from hermes_task.cli.session import Session, run  # lazy: the work, off --help
 
     def body(session: Session) -> None:

@@ -15,7 +15,7 @@ its `--help`.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import unquote, urlsplit
 
 import typer
@@ -87,13 +87,13 @@ def export(
             "task summaries and errors. Without it only the goals are text.",
         ),
     ] = False,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """Export a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON, GenAI conventions).
 
     Reads PARENT_ID's tasks as recover does, then each task's child whole as search does (every proven segment). Writes one trace: an invoke_agent span for the parent, an execute_tool span per tool call (delegate_task ones hold their tasks), an invoke_agent span per task with its status, error.type, usage and cost (recover --json's usage), its tool calls as spans and its compressions as events. Ids are derived from session, row and call ids: the same history exports the same ids. Times are the rows' own; a running task's span ends at its last row and says hermes_task.unfinished. Mapping: docs/json.md "OTLP/JSON export".
     """
+    common = Common.of(shared)
     if output is not None and endpoint is not None:
         raise typer.BadParameter("choose one destination: --output FILE or --endpoint URL")
     from hermes_task import __version__  # lazy: the version, only when a trace is written

@@ -104,8 +104,7 @@ def follow(
     utc: Utc = False,
     tail: Tail = None,
     role: Roles = None,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """Print each new row of a delegated task once, as it arrives, until the task ends.
 
@@ -113,6 +112,7 @@ def follow(
 
     A newer segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local store) is followed only after its lineage is proven back to CHILD_ID.
     """
+    common = Common.of(shared)
     if (child_id is None) == (parent is None):
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
     if parent is not None and tip:

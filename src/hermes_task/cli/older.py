@@ -86,8 +86,7 @@ def older(
     full: Full = False,
     utc: Utc = False,
     no_hint: NoHint = False,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """The newest page of a delegated task's transcript, then older pages.
 
@@ -98,6 +97,7 @@ def older(
     show; JSON coverage says whether older rows remain (has_older) and
     whether the task's first row is loaded (at_start).
     """
+    common = Common.of(shared)
     from hermes_task.cli.session import (  # lazy: the work, off --help
         Session,
         finish,

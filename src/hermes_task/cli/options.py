@@ -17,7 +17,6 @@ of the layers below the CLI (root `--help` imports it).
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import sys
@@ -134,6 +133,14 @@ class Common(Struct, frozen=True):
     pager: bool | None = None
     store: str | None = None
     no_store: bool = False
+
+    @classmethod
+    def of(cls, shared: dict[str, Any]) -> Common:
+        """The `Common` of a command's `**shared` options (`with_common`), typer's context among them."""
+        picked = dict(shared)
+        env = current(picked.pop("typer_context"))
+        chosen = output_format(picked.pop("json_out", False), picked.pop("output_format", None))
+        return cls(env=env, json=chosen is OutputFormat.json, output_format=chosen, **picked)
 
 
 def _not_negative(value: int | None) -> int | None:
@@ -374,19 +381,8 @@ ParentId = Annotated[
 ]
 
 
-def json_events(schema: str) -> Any:
-    """--json worded as NDJSON events whose schema is `hermes-task schema SCHEMA`."""
-    return Annotated[
-        bool,
-        _output(
-            "--json", help=f"NDJSON events on stdout, one per line (schema: hermes-task schema {schema})."
-        ),
-    ]
-
-
-# (name, annotation, default) in the order --help lists them, after the command's own options.
-_OUTPUT: list[tuple[str, Any, Any]] = [("pager", Pager, None)]
-_CONNECTION: list[tuple[str, Any, Any]] = [
+# (name, annotation, default) in the order --help lists them, after --json, --format and --pager.
+_SHARED: list[tuple[str, Any, Any]] = [
     ("url", Url, None),
     ("gateway", Gateway, None),
     ("profile", Profile, None),
@@ -396,8 +392,6 @@ _CONNECTION: list[tuple[str, Any, Any]] = [
     ("request_timeout", RequestTimeout, None),
     ("store", StorePath, None),
     ("no_store", NoStore, False),
-]
-_TRAILING: list[tuple[str, Any, Any]] = [
     ("color", Color, ColorMode.auto),
     ("quiet", Quiet, False),
     ("debug", DebugFlag, False),
@@ -405,15 +399,12 @@ _TRAILING: list[tuple[str, Any, Any]] = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# A command's parameter that fills a differently named `Common` field (`json` would shadow
-# the module in a command's signature).
-PARAMETER_OF = {"json": "json_out"}
-
 
 def with_common(
     *, pager: bool = True, events: str | None = None, formats: bool = False, json: bool = True
 ) -> Callable[[F], F]:
-    """Give the decorated command the shared options and call it with `common=Common(...)`.
+    """Append the shared options to the decorated command's signature; the command takes them
+    as `**shared` and builds its `Common.of(shared)` first.
 
     `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
     names (`events` for follow, `search`); `formats` adds `--format text|json|markdown`
@@ -427,42 +418,25 @@ def with_common(
         own = [
             p.replace(annotation=hints[p.name])
             for p in inspect.signature(func).parameters.values()
-            if p.name != "common"
+            if p.kind is not p.VAR_KEYWORD
         ]
-        json_option = Json if events is None else json_events(events)
-        shared: list[tuple[str, Any, Any]] = [(PARAMETER_OF["json"], json_option, False)] if json else []
+        json_option: Any = Json
+        if events is not None:
+            help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
+            json_option = Annotated[bool, _output("--json", help=help)]
+        shared: list[tuple[str, Any, Any]] = [("json_out", json_option, False)] if json else []
         shared += [("output_format", Format, None)] if formats else []
-        shared += _OUTPUT if pager else []
-        shared += _CONNECTION
-        shared += _TRAILING
-        names = [name for name, _a, _d in shared]
+        shared += [("pager", Pager, None)] if pager else []
+        keyword = inspect.Parameter.KEYWORD_ONLY
         params = [
             *own,
-            *(
-                inspect.Parameter(
-                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
-                )
-                for name, annotation, default in shared
-            ),
-            inspect.Parameter("typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
+            *(inspect.Parameter(n, keyword, default=d, annotation=a) for n, a, d in shared + _SHARED),
+            inspect.Parameter("typer_context", keyword, annotation=typer.Context),
         ]
-
-        @functools.wraps(func)
-        def command(**kwargs: Any) -> Any:
-            picked = {name: kwargs.pop(name) for name in names}
-            picked.update({field: picked.pop(name, False) for field, name in PARAMETER_OF.items()})
-            chosen = output_format(picked["json"], picked.pop("output_format", None))
-            picked.update(json=chosen is OutputFormat.json, output_format=chosen)
-            env = current(kwargs.pop("typer_context"))
-            return func(common=Common(env=env, **picked), **kwargs)
-
-        # The one signature rewrite left (issue 36 item 8), kept on purpose: typer has no option
-        # groups and reads a command's parameters from `inspect.signature`, which honours
-        # `__signature__` (PEP 362, Python's documented protocol, not a typer internal). The
-        # alternative is these 15 parameters written out in 9 commands, in the same order.
-        del command.__wrapped__  # typer must see the new signature, not the wrapped one
-        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        return typing.cast(F, command)
+        # typer has no option groups and reads a command's parameters from `inspect.signature`,
+        # which honours `__signature__` (PEP 362, not a typer internal): typer calls the command
+        # itself, no wrapper frame in between.
+        func.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        return func
 
     return decorate

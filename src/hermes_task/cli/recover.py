@@ -154,8 +154,7 @@ def recover(
             show_default=False,
         ),
     ] = None,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """List the tasks a parent chat delegated: goal, status, result, child session and usage when known.
 
@@ -165,6 +164,7 @@ def recover(
 
     --format markdown writes a report for GitHub and CI summaries: the table, then each task's goal, final answer and transcript in a collapsible block. --junit FILE also writes the tasks as JUnit XML, a testcase each.
     """
+    common = Common.of(shared)
     wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
         if recursive or pages is not None:

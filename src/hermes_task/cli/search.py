@@ -12,7 +12,7 @@ usual codes. With `--json` a failure is an `error` event, then `result`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -61,13 +61,13 @@ def search(
         bool, typer.Option("--reasoning", help="Search the rows' reasoning too (show hides it unless asked).")
     ] = False,
     utc: Utc = False,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """Find PATTERN in every task a parent chat delegated: each task's whole transcript.
 
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
+    common = Common.of(shared)
     from hermes_task.cli.session import Session, error_lines, report_failure, run  # lazy: off --help
     from hermes_task.core.projection import PatternError, compile_pattern, search_status  # lazy: off --help
     from hermes_task.core.sanitize import check_id, clean_line  # lazy: as the session

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,8 +44,7 @@ def show(
     no_hint: NoHint = False,
     tail: Tail = None,
     role: Roles = None,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """One verified snapshot of a delegated task's transcript.
 
@@ -53,6 +52,7 @@ def show(
     segment (--tip, the dashboard's latest-descendant hint, or a continuation in the local
     store) is shown only after its lineage is proven back to CHILD_ID.
     """
+    common = Common.of(shared)
     from hermes_task.cli.session import (  # lazy: the work, off --help
         Session,
         Step,

@@ -14,7 +14,7 @@ to install it in one line and exits 2; no other command nor `--help` imports Tex
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -66,13 +66,13 @@ def tui(
             "numbered under their task (1.2/1.1), live like the others.",
         ),
     ] = False,
-    *,
-    common: Common,
+    **shared: Any,
 ) -> None:
     """Every task of a parent chat live on one screen: the task table, the selected task's transcript.
 
     The screen is driven by the watch loop of recover --watch and follow --parent (the same statuses, proofs and warnings), every --interval seconds. Keys: j/k select, Enter the transcript, f follow, w wrap, r reasoning, o older rows, / search, e only what went wrong, s status filter, y copy the child id, c the CLI command, ? help, q quit. Needs the tui extra: pip install 'hermes-task[tui]'.
     """
+    common = Common.of(shared)
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
