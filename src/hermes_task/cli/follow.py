@@ -35,13 +35,11 @@ from hermes_task.cli.options import (
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.core.projection import RowFilter
-    from hermes_task.reading.api import DashboardAPI, SharedDetails
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter, OpenChild
+    from hermes_task.reading.api import DashboardAPI
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader
-    from hermes_task.render.watchout import JsonEvents
 
 app = command_app()
 
@@ -126,8 +124,12 @@ def follow(
     rows = RowFilter.of(role, tail)
     events = JsonEvents(env.write_stdout, flushed(env.stderr)) if common.json else None
     limits: dict[str, Any] = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
-    if parent is not None:
-        follow_parent(session, parent, events, rows, limits, interval)
+    if parent is not None:  # every task's rows, prefixed, until every task ended
+        from hermes_task.cli.recover import drive  # lazy: the parent loop
+        from hermes_task.render.watchout import TextFamily  # lazy: as drive
+
+        family = events or TextFamily(session.target, session.err_console, interval)
+        drive(session, parent, family, limits, rows=rows, interval=interval)
         return
     assert child_id is not None
     from hermes_task.cli.session import dropped, idle_sleep, stderr_line  # lazy: as the session
@@ -161,55 +163,6 @@ def follow(
     run(session, body, report=lambda error, status: live_failure(common, reporter, error, status))
 
 
-def follow_parent(
-    session: Session,
-    parent_id: str,
-    events: JsonEvents | None,
-    rows: RowFilter,
-    limits: dict[str, Any],
-    interval: float,
-) -> None:
-    """`follow --parent PARENT`: every task's rows, prefixed, until every task ended; `rows`
-    (--role, --tail) chooses each task's rows as `follow CHILD` does (its backlog's last N,
-    then every new row); `events` is the NDJSON reporter with `--json`."""
-    from hermes_task.cli.recover import drive, settled_timing  # lazy: the work, off --help
-    from hermes_task.reading.family import FamilyFollower  # lazy: as drive
-    from hermes_task.render.watchout import TextFamily  # lazy: as drive
-
-    reporter = events or TextFamily(session.target, session.err_console, interval)
-
-    def loop(
-        session: Session,
-        client: DashboardAPI,
-        hints: StoreHints,
-        shared: SharedDetails,
-        reader: TaskReader,
-        reporter: Any,
-        config: PollConfig,
-    ) -> FamilyFollower:
-        """The undelivered-completion rule as `recover --watch` applies it (without the usage reads)."""
-        timing = settled_timing(session, client, hints, shared, reporter, usage=False)
-        return FamilyFollower(
-            reader, reporter, config, open_child(client, hints, shared), rows=rows, **timing
-        )
-
-    drive(session, parent_id, reporter, limits, loop, interval=interval)
-
-
-def open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -> OpenChild:
-    """How `follow --parent` (and `tui`) read a child: as `follow CHILD` reads it (hint,
-    store), once proven; the detail its store proposal was proven with this cycle is its
-    first read."""
-    from hermes_task.reading.hints import admit  # lazy: the work, off --help
-    from hermes_task.reading.reader import TaskReader  # lazy: as admit
-
-    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
-        gate = admit(parents, client.detail)
-        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
-
-    return open_child
-
-
 def screen_follower(
     session: Session,
     client: DashboardAPI,
@@ -226,7 +179,7 @@ def screen_follower(
     statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
     quit). `recursive`: each proven child's own tasks too, each conversation's watched as the
     parent's (its settle step its own), to `recover --recursive`'s depth."""
-    from hermes_task.cli.recover import settled_timing  # lazy: the work, off --help
+    from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
     from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
     from hermes_task.reading.family import FamilyFollower, Tagged  # lazy: as settled_timing
     from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,14 +34,15 @@ from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 
 if TYPE_CHECKING:
-    from hermes_task.cli.session import Report, Session
+    from hermes_task.cli.session import Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
+    from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import DashboardAPI, SharedDetails
+    from hermes_task.reading.family import OpenChild
     from hermes_task.reading.hints import StoreHints
-    from hermes_task.reading.polling import Outcome, PollConfig
+    from hermes_task.reading.polling import Outcome
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
-    from hermes_task.reading.watcher import Watcher
     from hermes_task.render.rows import View
 
 INTERVAL = 2.0
@@ -165,14 +167,9 @@ def recover(
     --format markdown writes a report for GitHub and CI summaries: the table, then each task's goal, final answer and transcript in a collapsible block. --junit FILE also writes the tasks as JUnit XML, a testcase each.
     """
     common = Common.of(shared)
-    wanted = tuple(dict.fromkeys(s.value for s in status or []))  # as given, once each
     if watch:
         if recursive or pages is not None:
             raise typer.BadParameter("--watch reads the parent only: drop --recursive and --pages")
-        if common.output_format is OutputFormat.markdown:
-            raise typer.BadParameter(
-                "markdown is a report of one read: not with --watch", param_hint="'--format'"
-            )
         limits = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
         watch_parent(common, parent_id, limits, junit)
         return
@@ -184,50 +181,16 @@ def recover(
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
     if start_timeout is not None:
         raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
-    run_recover(
-        common,
-        parent_id,
-        recursive=recursive,
-        pages=pages,
-        wanted=wanted,
-        header=header,
-        exit_status=exit_status,
-        full=full,
-        utc=utc,
-        junit=junit,
-    )
-
-
-def run_recover(
-    common: Common,
-    parent_id: str,
-    *,
-    recursive: bool,
-    pages: int | None,
-    wanted: tuple[str, ...],
-    header: bool,
-    exit_status: bool,
-    full: bool,
-    utc: bool,
-    junit: str | None,
-) -> None:
-    """The tasks of `parent_id`, once (`hermes-task recover --help`); `full` and `utc` shape
-    the Markdown report's transcripts."""
-    from hermes_task.cli.session import Session, check_target, run  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, run  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.verdict import exit_status as verdict_exit  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.tasktree import read_parent_tasks  # lazy: as the session
     from hermes_task.render.rows import View  # lazy: as the session
 
-    view = View(full=full, utc=utc)
-
     def body(session: Session) -> None:
         parent = check_id(parent_id, what="PARENT_ID")
-        junit_file = None
-        if junit is not None:
-            check_target(junit)
-            junit_file = JunitFile(junit, parent)
+        junit_file = JunitFile.checked(junit, parent)
         with session.reading() as (client, hints):
             # One run, one answer per session (reading/tasktree.py).
             shared = SharedDetails(client)
@@ -242,59 +205,49 @@ def run_recover(
                     debug=session.debug,
                 )
             except (HermesError, KeyboardInterrupt) as exc:
-                if junit_file is not None:
-                    stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
-                    junit_file.write(
-                        [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
-                    )
+                stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
+                junit_file.write(
+                    [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
+                )
                 raise
-            doc, tasks, paths = got.doc, got.doc.tasks, got.paths
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
-            reader = child_reader(client, hints, paths, pages=pages if markdown else 1, shared=shared)
-            output(session, doc, wanted, header=header, read=reader, view=view)
-            if junit_file is not None:
-                signal = junit_file.write(tasks, still="still running when read", read=reader)
-                if signal is not None:
-                    raise signal
-        if exit_status:
-            code = int(verdict_exit(tasks))
-            if code:
-                raise SystemExit(code)
+            reader = child_reader(client, hints, got.paths, pages=pages if markdown else 1, shared=shared)
+            output(session, got.doc, status or [], header, reader, View(full=full, utc=utc))
+            signal = junit_file.write(got.doc.tasks, still="still running when read", read=reader)
+            if signal is not None:
+                raise signal
+        if exit_status and (code := int(verdict_exit(got.doc.tasks))):
+            raise SystemExit(code)
 
     run(Session(common), body)
 
 
 def output(
-    session: Session,
-    doc: TasksDoc,
-    wanted: tuple[str, ...],
-    *,
-    header: bool,
-    read: Reader | None = None,
-    view: View | None = None,
+    session: Session, doc: TasksDoc, status: list[TaskStatus], header: bool, read: Reader, view: View
 ) -> None:
     """The task list as JSON, the Markdown report (each shown task's child read through
     `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
-    piped; `wanted` statuses filter what is shown, never the summary."""
+    piped; the `status` filter (`--status`) chooses what is shown, never the summary."""
     from msgspec.structs import replace  # lazy: the work, off --help
 
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
     from hermes_task.core.verdict import only  # lazy: as replace
     from hermes_task.render.jsontext import document  # lazy: as replace
-    from hermes_task.render.rows import View, no_tasks_text, task_lines  # lazy: as replace
+    from hermes_task.render.rows import no_tasks_text, task_lines  # lazy: as replace
 
     common = session.common
     env = common.env
+    wanted = tuple(dict.fromkeys(s.value for s in status))  # as given, once each
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
         env.write_stdout(document(shown))
         return
-    if common.output_format is OutputFormat.markdown and read is not None:
+    if common.output_format is OutputFormat.markdown:
         from hermes_task.render.report import report  # lazy: only --format markdown
 
-        for chunk in report(doc, shown.tasks, read, view or View(), wanted):
+        for chunk in report(doc, shown.tasks, read, view, wanted):
             env.write_stdout(chunk)  # each task's block as soon as its child is read
     elif not env.isatty(env.stdout):
         env.write_stdout("".join(line + "\n" for line in task_lines(shown.tasks, header=header)))
@@ -331,13 +284,22 @@ def child_reader(
     return read
 
 
+@dataclass
 class JunitFile:
-    """The `--junit FILE` of one run: `write` it once, from what the run knows."""
+    """The `--junit FILE` of one run (`path` None: none): `write` it once, from what the run knows."""
 
-    def __init__(self, path: str, parent_id: str) -> None:
-        self.path = path
-        self.parent_id = parent_id
-        self.written = False
+    path: str | None
+    parent_id: str
+    written: bool = False
+
+    @classmethod
+    def checked(cls, path: str | None, parent_id: str) -> JunitFile:
+        """Before any read: the file of `--junit path`, once its place is writable (exit 2)."""
+        from hermes_task.cli.session import check_target  # lazy: the work, off --help
+
+        if path is not None:
+            check_target(path)
+        return cls(path, parent_id)
 
     def write(
         self,
@@ -354,15 +316,15 @@ class JunitFile:
         is returned once the file is written, for the caller to end by; a file that cannot be
         written is a usage error (exit 2)."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
-        from hermes_task.reading.tasktree import Unread  # lazy: as HermesError
-        from hermes_task.render.report import (  # lazy: the XML writer, only with --junit
+        from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
+        from hermes_task.render.report import (  # lazy: as write_atomic
             document,
             failed_run,
             last_rows_text,
             suites_of,
         )
 
-        if self.written:
+        if self.written or self.path is None:
             return None
         self.written = True
         stopped: list[KeyboardInterrupt] = []
@@ -386,10 +348,26 @@ class JunitFile:
             raise HermesError(Code.USAGE, f"--junit {self.path}: {exc.strerror or exc}") from None
         return stopped[0] if stopped else None
 
+    def watched(self, outcome: Outcome, entries: list[TaskEntry], read: Reader) -> KeyboardInterrupt | None:
+        """The file of a watch that ended: the last rows of the tasks that did not pass are read
+        unless a signal stopped the watch (or it failed: its reads would fail alike)."""
+        if outcome.ending == "timeout":
+            still = "still running when --timeout ran out"
+        elif outcome.ending == "interrupted":
+            still = f"still running when the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})"
+        elif outcome.ending == "failed" and outcome.failure is not None:
+            still = f"still running when the watch failed: {outcome.failure.message}"
+        else:
+            still = "still running when the watch ended"
+        quiet = outcome.ending in ("interrupted", "failed")
+        unread = still.replace("still running when ", "not read: ") if quiet else ""
+        return self.write(
+            entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
+        )
+
     def failed(self, error: HermesError, status: int) -> None:
         """The run ended by `error` before its tasks were known: the file says so (not for a
         usage error: nothing was read)."""
-
         if error.exit_status is ExitStatus.USAGE:
             return
         if error.code is Code.INTERRUPTED:
@@ -398,22 +376,14 @@ class JunitFile:
         self.write([], still="", read=None, failure=error)
 
 
-def still_after_watch(ending: str, status: int, failure: HermesError | None) -> str:
-    """When a task still running was last seen, by how the watch ended."""
-    if ending == "timeout":
-        return "still running when --timeout ran out"
-    if ending == "interrupted":
-        return f"still running when the watch was stopped ({STOPPED.get(status, 'a signal')})"
-    if ending == "failed" and failure is not None:
-        return f"still running when the watch failed: {failure.message}"
-    return "still running when the watch ended"
-
-
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
     with `junit`, the JUnit file is written as the watch ends."""
+    if common.output_format is OutputFormat.markdown:
+        raise typer.BadParameter(
+            "markdown is a report of one read: not with --watch", param_hint="'--format'"
+        )
     from hermes_task.cli.session import Session, flushed  # lazy: the work, off --help
-    from hermes_task.reading.watcher import Watcher  # lazy: as the session
     from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch  # lazy: as the session
 
     env = common.env
@@ -427,29 +397,11 @@ def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: 
             session.debug_above = partial(reporter.note, "debug: ", style="")
     else:
         reporter = LinesWatch(env.write_stdout, session.err_console, INTERVAL)
-
-    def loop(
-        session: Session,
-        client: DashboardAPI,
-        hints: StoreHints,
-        shared: SharedDetails,
-        reader: TaskReader,
-        reporter: Any,
-        config: PollConfig,
-    ) -> Watcher:
-        """Each cycle also settles the tasks whose child ended unreported (their usage too)."""
-        return Watcher(reader, reporter, config, **settled_timing(session, client, hints, shared, reporter))
-
     try:
-        drive(session, parent_id, reporter, limits, loop, junit=junit)
+        drive(session, parent_id, reporter, limits, junit=junit)
     finally:  # every ending (a failure, Ctrl-C, an internal error) shows the cursor again
         if isinstance(reporter, LiveWatch):
             reporter.close()
-
-
-# Builds a parent loop: given the session, the client, the store's hints, the cycle's shared
-# details, the parent's reader, the reporter and the poll config.
-Loop = Callable[..., "Watcher"]
 
 
 def drive(
@@ -457,19 +409,23 @@ def drive(
     parent_id: str,
     reporter: Any,
     limits: dict[str, Any],
-    loop: Loop,
     *,
+    rows: RowFilter | None = None,
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Check the parent id (and the JUnit file's place), then run the watch or the family
-    follow (`loop` builds it) to its outcome through the shell; the JUnit file is written
-    however it ends."""
-    from hermes_task.cli.session import QuietNotes, check_target, run  # lazy: the work, off --help
+    """Check the parent id (and the JUnit file's place), then run the parent loop to its
+    outcome through the shell: `recover --watch`'s, or with `rows` (each task's rows, chosen
+    as `follow CHILD` chooses them) `follow --parent`'s, the same settle step without the
+    usage reads. The JUnit file is written however it ends; a failure outside the loop's own
+    handling is the JUnit file saying so, the error event or line, then (`--json`) `result`."""
+    from hermes_task.cli.session import QuietNotes, live_failure, run, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
+    from hermes_task.reading.family import FamilyFollower  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
     from hermes_task.reading.reader import TaskReader  # lazy: as the session
+    from hermes_task.reading.watcher import Watcher  # lazy: as the session
 
     common = session.common
     if limits["start_timeout"] is None:
@@ -481,29 +437,26 @@ def drive(
 
     def body(session: Session) -> None:
         parent = check_id(parent_id, what="PARENT_ID")
-        if junit is not None:
-            check_target(junit)
-            files.append(JunitFile(junit, parent))
+        junit_file = JunitFile.checked(junit, parent)
+        files.append(junit_file)
         with session.reading() as (client, hints):
             reader = TaskReader(client, parent, hint=False)
             shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
-            watcher = loop(session, client, hints, shared, reader, reporter, config)
+            timing = settled_timing(session, client, hints, shared, reporter, usage=rows is None)
+            watcher = (
+                Watcher(reader, reporter, config, **timing)
+                if rows is None
+                else FamilyFollower(
+                    reader, reporter, config, open_child(client, hints, shared), rows=rows, **timing
+                )
+            )
             outcome = watcher.run()
-            for junit_file in files:
-                read = child_reader(client, hints, {parent: reader.path}, pages=1)
-                stop = _write_junit(junit_file, outcome, watcher.entries, read)
-                if stop is not None:  # the watch's `result` is written: end as the signal says
-                    raise SystemExit(interrupt_status(stop))
+            read = child_reader(client, hints, {parent: reader.path}, pages=1)
+            stop = junit_file.watched(outcome, watcher.entries, read)
+            if stop is not None:  # the watch's `result` is written: end as the signal says
+                raise SystemExit(interrupt_status(stop))
         if outcome.exit_code:
             raise SystemExit(outcome.exit_code)
-
-    run(session, body, report=_failure_report(common, reporter, files))
-
-
-def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Report:
-    """The shell's report of a failure outside the loop's own handling: the JUnit file saying
-    so, the error event or line, then (with `--json`) `result`."""
-    from hermes_task.cli.session import live_failure, stderr_line  # lazy: the work, off --help
 
     def report(error: HermesError, status: int) -> None:
         for junit_file in files:
@@ -513,7 +466,21 @@ def _failure_report(common: Common, reporter: Any, files: list[JunitFile]) -> Re
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
         live_failure(common, reporter, error, status, [])
 
-    return report
+    run(session, body, report=report)
+
+
+def open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -> OpenChild:
+    """How `follow --parent` (and `tui`) read a child: as `follow CHILD` reads it (hint,
+    store), once proven; the detail its store proposal was proven with this cycle is its
+    first read."""
+    from hermes_task.reading.hints import admit  # lazy: the work, off --help
+    from hermes_task.reading.reader import TaskReader  # lazy: as admit
+
+    def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
+        gate = admit(parents, client.detail)
+        return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
+
+    return open_child
 
 
 def settled_timing(
@@ -559,16 +526,3 @@ def settled_timing(
         "notes": hints.warnings,  # store_unavailable, once per run, in every live command
         "recheck": settle,
     }
-
-
-def _write_junit(
-    junit_file: JunitFile, outcome: Outcome, entries: list[TaskEntry], read: Reader
-) -> KeyboardInterrupt | None:
-    """The JUnit file of a watch that ended: the last rows of the tasks that did not pass are
-    read unless a signal stopped the watch (or it failed: its reads would fail alike)."""
-    still = still_after_watch(outcome.ending, outcome.exit_code, outcome.failure)
-    quiet = outcome.ending in ("interrupted", "failed")
-    unread = still.replace("still running when ", "not read: ") if quiet else ""
-    return junit_file.write(
-        entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
-    )
