@@ -29,7 +29,7 @@ import typer
 from typer.completion import get_completion_inspect_parameters, shell_complete
 
 from hermes_task import __version__
-from hermes_task.cli.options import Common, Environment, Quiet, Utc, command_app, current, with_common
+from hermes_task.cli.options import Common, Environment, Header, Quiet, Utc, command_app, current, with_common
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
@@ -350,9 +350,7 @@ def parents(
         int,
         typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100)."),
     ] = 10,
-    header: Annotated[
-        bool, typer.Option("--header", help="Piped output: print the column names first.")
-    ] = False,
+    header: Header = False,
     utc: Utc = False,
     **shared: Any,
 ) -> None:

@@ -27,6 +27,7 @@ from hermes_task.cli.options import (
     Tail,
     Tips,
     Utc,
+    argument,
     command_app,
     complete_parent_id,
     complete_task_id,
@@ -49,11 +50,10 @@ app = command_app()
 def follow(
     child_id: Annotated[
         str | None,
-        typer.Argument(
-            metavar="[CHILD_ID]",
-            help="The task's root session id (its first durable reference; `recover PARENT` prints it); or give --parent.",
-            show_default=False,
-            autocompletion=complete_task_id,
+        argument(
+            "[CHILD_ID]",
+            "The task's root session id (its first durable reference; `recover PARENT` prints it); or give --parent.",
+            complete_task_id,
         ),
     ] = None,
     parent: Annotated[

@@ -1,6 +1,6 @@
 """What a command is given: the `Environment` it runs in (injected, so tests replace it instead
 of patching), the options every reading command shares, declared once, and the `Common` object
-they fill; also the CHILD_ID and PARENT_ID arguments, completed from the local store.
+they fill; also the options and arguments several commands take (ids completed from the store).
 
 `Environment` carries what the commands would otherwise take from globals: the environment
 variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport;
@@ -8,11 +8,10 @@ a test passes its own as typer's context object (`CliRunner().invoke(app, args,
 obj=Environment(...))`). No command reads `os.environ`, `sys.stdout`, `time.monotonic` or
 constructs an httpx transport except through it.
 
-typer has no option groups, so `with_common` appends the shared parameters to a command's
-signature and hands the command one typed `Common`. Invariant: every reading command accepts
-exactly the same connection and output options, spelled and documented the same way, in the
-same order after its own options; importing this module imports typer and msgspec, nothing
-of the layers below the CLI (root `--help` imports it).
+Invariant: every reading command accepts exactly the same connection and output options
+(`with_common`), spelled and documented the same way, in the same order after its own options;
+importing this module imports typer and msgspec, nothing of the layers below the CLI (root
+`--help` imports it). Help is click's plain formatter everywhere: no rich panels.
 """
 
 from __future__ import annotations
@@ -93,18 +92,6 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
 
 
-def output_format(json_out: bool, chosen: OutputFormat | None) -> OutputFormat:
-    """The format of `--json` and `--format` together: `--json` is `--format json`, and
-    the two disagreeing is a usage error (exit 2)."""
-    if chosen is None:
-        return OutputFormat.json if json_out else OutputFormat.text
-    if json_out and chosen is not OutputFormat.json:
-        raise typer.BadParameter(
-            f"{chosen.value} disagrees with --json (--json is --format json)", param_hint="'--format'"
-        )
-    return chosen
-
-
 class RoleName(StrEnum):
     """The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal)."""
 
@@ -136,46 +123,33 @@ class Common(Struct, frozen=True):
 
     @classmethod
     def of(cls, shared: dict[str, Any]) -> Common:
-        """The `Common` of a command's `**shared` options (`with_common`), typer's context among them."""
+        """The `Common` of a command's `**shared` options (`with_common`), typer's context among
+        them. `--json` is `--format json`; the two disagreeing is a usage error (exit 2)."""
         picked = dict(shared)
         env = current(picked.pop("typer_context"))
-        chosen = output_format(picked.pop("json_out", False), picked.pop("output_format", None))
+        json_out, chosen = picked.pop("json_out", False), picked.pop("output_format", None)
+        if chosen is None:
+            chosen = OutputFormat.json if json_out else OutputFormat.text
+        elif json_out and chosen is not OutputFormat.json:
+            why = f"{chosen.value} disagrees with --json (--json is --format json)"
+            raise typer.BadParameter(why, param_hint="'--format'")
         return cls(env=env, json=chosen is OutputFormat.json, output_format=chosen, **picked)
 
 
-def _not_negative(value: int | None) -> int | None:
-    if value is not None and value < 0:
-        raise typer.BadParameter(f"{value} is below 0 (0 prints no row)")
-    return value
-
-
-Tail = Annotated[
-    int | None,
-    typer.Option(
-        "--tail",
-        metavar="N",
-        callback=lambda value: _not_negative(value),
-        help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
-        show_default=False,
-    ),
-]
-Roles = Annotated[
-    list[RoleName] | None,
-    typer.Option(
-        "--role",
-        metavar="ROLE",
-        help="Print only rows of ROLE: user, assistant, tool or system (repeatable).",
-        show_default=False,
-        case_sensitive=False,
-    ),
-]
+def command_app(**settings: Any) -> typer.Typer:
+    """The typer app a command module declares its command (or group) in: help in click's
+    plain formatter (as the root), no `--install-completion` of its own (`hermes-task
+    completion` prints the script)."""
+    return typer.Typer(
+        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **settings
+    )
 
 
 def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
     """A shell completion from the local store: `core.lineage.<propose>(rows, profile, 50)`
     over the store's newest rows with a parent (`Store.recent_with_parent`), for the store and
     profile the command line names, filtered by what was typed; `[]` whenever that is not
-    possible."""
+    possible. A completion makes no request: what it proposes is not proven over HTTP."""
 
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:
         from hermes_task import settings  # lazy: completion only (the config file, the store)
@@ -200,20 +174,10 @@ def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
     return complete
 
 
-# CHILD_ID: the 50 newest delegated task roots in the local store. PARENT_ID: the sessions
-# `parents` would propose from it (the parents of its newest delegated children, newest
-# delegation first, at most 50, id-checked; not proven over HTTP: a completion makes no request).
+# CHILD_ID: the 50 newest delegated task roots in the store. PARENT_ID: the sessions `parents`
+# would propose from it (the parents of its newest delegated children, newest delegation first).
 complete_task_id = _store_completer("recent_task_roots")
 complete_parent_id = _store_completer("propose_parents")
-
-
-def command_app(**settings: Any) -> typer.Typer:
-    """The typer app a command module declares its command (or group) in: help in click's
-    plain formatter (no rich panels, as the root), no `--install-completion` of its own
-    (`hermes-task completion` prints the script)."""
-    return typer.Typer(
-        rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **settings
-    )
 
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -223,117 +187,51 @@ def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
     return [name for name in gateway_names(dict(current(ctx).environ)) if name.startswith(incomplete)]
 
 
-CONN = "Connection"
-OUT = "Output"
+def argument(metavar: str, help: str, complete: Callable[..., list[str]] | None = None) -> Any:
+    """An argument listed without a default."""
+    return typer.Argument(metavar=metavar, help=help, show_default=False, autocompletion=complete)
 
 
-def _connection(flag: str, metavar: str, help: str, **extra: Any) -> Any:
-    """An option of the Connection panel, listed without a default (its help names it)."""
-    return typer.Option(flag, metavar=metavar, help=help, rich_help_panel=CONN, show_default=False, **extra)
+def _not_negative(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise typer.BadParameter(f"{value} is below 0 (0 prints no row)")
+    return value
 
 
-def _output(*flags: str, help: str, **extra: Any) -> Any:
-    """An option of the Output panel."""
-    return typer.Option(*flags, help=help, rich_help_panel=OUT, **extra)
-
-
-StorePath = Annotated[
-    str | None,
-    _connection(
-        "--store",
-        "PATH",
-        "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
-        "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
+ChildId = Annotated[
+    str,
+    argument(
+        "CHILD_ID",
+        "The task's root session id (its first durable reference; `recover PARENT` prints it).",
+        complete_task_id,
     ),
 ]
-NoStore = Annotated[
-    bool, typer.Option("--no-store", help="Never read the local Hermes store.", rich_help_panel=CONN)
-]
-Url = Annotated[
-    str | None,
-    _connection(
-        "--url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
+ParentId = Annotated[
+    str,
+    argument(
+        "PARENT_ID",
+        "The parent chat's session id, exactly as shown (`hermes-task parents` lists the newest).",
+        complete_parent_id,
     ),
 ]
-Gateway = Annotated[
-    str | None,
-    _connection(
-        "--gateway",
-        "NAME",
-        "A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
-        autocompletion=complete_gateway,
+Tail = Annotated[
+    int | None,
+    typer.Option(
+        "--tail",
+        metavar="N",
+        callback=lambda value: _not_negative(value),
+        help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
+        show_default=False,
     ),
 ]
-Profile = Annotated[
-    str | None,
-    _connection(
-        "--profile", "NAME", "Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE]."
-    ),
-]
-TokenFile = Annotated[
-    str | None,
-    _connection(
-        "--token-file",
-        "PATH",
-        "File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
-    ),
-]
-Username = Annotated[
-    str | None,
-    _connection(
-        "--username", "NAME", "Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME]."
-    ),
-]
-PasswordFile = Annotated[
-    str | None,
-    _connection(
-        "--password-file",
-        "PATH",
-        "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself].",
-    ),
-]
-RequestTimeout = Annotated[
-    float | None,
-    _connection("--request-timeout", "S", "Per-request timeout in seconds [default: 10].", min=0.001),
-]
-Color = Annotated[
-    ColorMode,
-    _output(
-        "--color", help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].", case_sensitive=False
-    ),
-]
-Quiet = Annotated[
-    bool,
-    _output(
-        "--quiet",
-        "-q",
-        help="No warnings that every command repeats (legacy_backend, store_unavailable); JSON keeps them.",
-    ),
-]
-DebugFlag = Annotated[
-    bool,
-    _output(
-        "--debug",
-        help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
-    ),
-]
-Json = Annotated[bool, _output("--json", help="One JSON document on stdout (schema: hermes-task schema).")]
-Format = Annotated[
-    OutputFormat | None,
-    _output(
-        "--format",
-        help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
+Roles = Annotated[
+    list[RoleName] | None,
+    typer.Option(
+        "--role",
+        metavar="ROLE",
+        help="Print only rows of ROLE: user, assistant, tool or system (repeatable).",
+        show_default=False,
         case_sensitive=False,
-        show_default=False,
-    ),
-]
-Pager = Annotated[
-    bool | None,
-    _output(
-        "--pager/--no-pager",
-        help="Page the output on a terminal (default: only when taller than the screen; "
-        "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
-        show_default=False,
     ),
 ]
 Tips = Annotated[
@@ -355,46 +253,121 @@ Full = Annotated[
     ),
 ]
 Utc = Annotated[bool, typer.Option("--utc", help="Times in UTC (default: local time with its offset).")]
-
 Interval = Annotated[
     float, typer.Option("--interval", metavar="S", min=0.5, help="Seconds between reads (at least 0.5).")
 ]
 NoHint = Annotated[bool, typer.Option("--no-hint", help="Don't ask /latest-descendant for a newer segment.")]
-ChildId = Annotated[
-    str,
-    typer.Argument(
-        metavar="CHILD_ID",
-        help="The task's root session id (its first durable reference; `recover PARENT` prints it).",
-        show_default=False,
-        autocompletion=complete_task_id,
+Header = Annotated[bool, typer.Option("--header", help="Piped output: print the column names first.")]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No warnings that every command repeats (legacy_backend, store_unavailable); JSON keeps them.",
     ),
 ]
 
-ParentId = Annotated[
-    str,
-    typer.Argument(
-        metavar="PARENT_ID",
-        help="The parent chat's session id, exactly as shown (`hermes-task parents` lists the newest).",
-        show_default=False,
-        autocompletion=complete_parent_id,
-    ),
-]
+
+def _connection(name: str, metavar: str, help: str, **extra: Any) -> tuple[str, Any, None]:
+    """The shared option `--NAME`, None unless given, listed without a default (its help names it)."""
+    option = typer.Option(
+        "--" + name.replace("_", "-"), metavar=metavar, help=help, show_default=False, **extra
+    )
+    return name, Annotated[str | None, option], None
 
 
 # (name, annotation, default) in the order --help lists them, after --json, --format and --pager.
 _SHARED: list[tuple[str, Any, Any]] = [
-    ("url", Url, None),
-    ("gateway", Gateway, None),
-    ("profile", Profile, None),
-    ("token_file", TokenFile, None),
-    ("username", Username, None),
-    ("password_file", PasswordFile, None),
-    ("request_timeout", RequestTimeout, None),
-    ("store", StorePath, None),
-    ("no_store", NoStore, False),
-    ("color", Color, ColorMode.auto),
+    _connection(
+        "url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
+    ),
+    _connection(
+        "gateway",
+        "NAME",
+        "A named [gateways.NAME] entry of the config file [env: HERMES_TASK_GATEWAY].",
+        autocompletion=complete_gateway,
+    ),
+    _connection(
+        "profile", "NAME", "Exact Hermes profile, checked on every response [env: HERMES_TASK_PROFILE]."
+    ),
+    _connection(
+        "token_file",
+        "PATH",
+        "File holding the session token [env: HERMES_DASHBOARD_TOKEN holds the token itself].",
+    ),
+    _connection(
+        "username", "NAME", "Password-gated dashboards: the login name [env: HERMES_DASHBOARD_USERNAME]."
+    ),
+    _connection(
+        "password_file", "PATH", "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself]."
+    ),
+    (
+        "request_timeout",
+        Annotated[
+            float | None,
+            typer.Option(
+                "--request-timeout",
+                metavar="S",
+                help="Per-request timeout in seconds [default: 10].",
+                show_default=False,
+                min=0.001,
+            ),
+        ],
+        None,
+    ),
+    _connection(
+        "store",
+        "PATH",
+        "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
+        "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
+    ),
+    (
+        "no_store",
+        Annotated[bool, typer.Option("--no-store", help="Never read the local Hermes store.")],
+        False,
+    ),
+    (
+        "color",
+        Annotated[
+            ColorMode,
+            typer.Option(
+                "--color",
+                help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
+                case_sensitive=False,
+            ),
+        ],
+        ColorMode.auto,
+    ),
     ("quiet", Quiet, False),
-    ("debug", DebugFlag, False),
+    (
+        "debug",
+        Annotated[
+            bool,
+            typer.Option(
+                "--debug",
+                help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
+            ),
+        ],
+        False,
+    ),
+]
+_FORMAT = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format",
+        help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
+        case_sensitive=False,
+        show_default=False,
+    ),
+]
+_PAGER = Annotated[
+    bool | None,
+    typer.Option(
+        "--pager/--no-pager",
+        help="Page the output on a terminal (default: only when taller than the screen; "
+        "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
+        show_default=False,
+    ),
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -420,13 +393,15 @@ def with_common(
             for p in inspect.signature(func).parameters.values()
             if p.kind is not p.VAR_KEYWORD
         ]
-        json_option: Any = Json
+        json_help = "One JSON document on stdout (schema: hermes-task schema)."
         if events is not None:
-            help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
-            json_option = Annotated[bool, _output("--json", help=help)]
-        shared: list[tuple[str, Any, Any]] = [("json_out", json_option, False)] if json else []
-        shared += [("output_format", Format, None)] if formats else []
-        shared += [("pager", Pager, None)] if pager else []
+            json_help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
+        shared: list[tuple[str, Any, Any]] = []
+        shared += (
+            [("json_out", Annotated[bool, typer.Option("--json", help=json_help)], False)] if json else []
+        )
+        shared += [("output_format", _FORMAT, None)] if formats else []
+        shared += [("pager", _PAGER, None)] if pager else []
         keyword = inspect.Parameter.KEYWORD_ONLY
         params = [
             *own,

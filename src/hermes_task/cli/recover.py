@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import Common, OutputFormat, ParentId, command_app, with_common
+from hermes_task.cli.options import Common, Header, OutputFormat, ParentId, command_app, with_common
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 
@@ -89,9 +89,7 @@ def recover(
             show_default=False,
         ),
     ] = None,
-    header: Annotated[
-        bool, typer.Option("--header", help="Piped output: print the column names first.")
-    ] = False,
+    header: Header = False,
     exit_status: Annotated[
         bool,
         typer.Option(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import Common, Utc, command_app, with_common
+from hermes_task.cli.options import Common, Utc, argument, command_app, with_common
 from hermes_task.failures import Code, HermesError
 
 if TYPE_CHECKING:
@@ -31,18 +31,9 @@ app = command_app()
 def search(
     pattern: Annotated[
         str,
-        typer.Argument(
-            metavar="PATTERN",
-            help="The text to find (a fixed string; with --regex a Python regular expression).",
-            show_default=False,
-        ),
+        argument("PATTERN", "The text to find (a fixed string; with --regex a Python regular expression)."),
     ],
-    parent_id: Annotated[
-        str,
-        typer.Argument(
-            help="The parent chat's session id (exactly as shown).", metavar="PARENT_ID", show_default=False
-        ),
-    ],
+    parent_id: Annotated[str, argument("PARENT_ID", "The parent chat's session id (exactly as shown).")],
     regex: Annotated[
         bool, typer.Option("--regex", help="PATTERN is a Python regular expression, matched in each line.")
     ] = False,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import Common, Interval, command_app, complete_parent_id, with_common
+from hermes_task.cli.options import Common, Interval, argument, command_app, complete_parent_id, with_common
 from hermes_task.failures import HermesError
 
 if TYPE_CHECKING:
@@ -42,11 +42,10 @@ app = command_app()
 def tui(
     parent_id: Annotated[
         str | None,
-        typer.Argument(
-            metavar="[PARENT_ID]",
-            help="The parent chat's session id; without it the screen opens on `hermes-task parents`' list.",
-            show_default=False,
-            autocompletion=complete_parent_id,
+        argument(
+            "[PARENT_ID]",
+            "The parent chat's session id; without it the screen opens on `hermes-task parents`' list.",
+            complete_parent_id,
         ),
     ] = None,
     interval: Interval = 2.0,
