@@ -219,7 +219,7 @@ Tail = Annotated[
     typer.Option(
         "--tail",
         metavar="N",
-        callback=lambda value: _not_negative(value),
+        callback=_not_negative,
         help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
         show_default=False,
     ),
@@ -268,16 +268,20 @@ Quiet = Annotated[
 ]
 
 
-def _connection(name: str, metavar: str, help: str, **extra: Any) -> tuple[str, Any, None]:
-    """The shared option `--NAME`, None unless given, listed without a default (its help names it)."""
-    option = typer.Option(
-        "--" + name.replace("_", "-"), metavar=metavar, help=help, show_default=False, **extra
-    )
-    return name, Annotated[str | None, option], None
+def _option(name: str, kind: Any, default: Any, *flags: str, **option: Any) -> tuple[str, Any, Any]:
+    """A shared option as (parameter name, `Annotated` type, default); its flag `--NAME` unless `flags`."""
+    return name, Annotated[kind, typer.Option(*flags or ("--" + name.replace("_", "-"),), **option)], default
 
 
-# (name, annotation, default) in the order --help lists them, after --json, --format and --pager.
-_SHARED: list[tuple[str, Any, Any]] = [
+def _connection(
+    name: str, metavar: str, help: str, kind: Any = str | None, **extra: Any
+) -> tuple[str, Any, Any]:
+    """A connection option, None unless given, listed without a default (its help names it)."""
+    return _option(name, kind, None, metavar=metavar, help=help, show_default=False, **extra)
+
+
+# In the order --help lists them, after --json, --format and --pager.
+_SHARED = [
     _connection(
         "url", "URL", "Dashboard base URL [env: HERMES_DASHBOARD_URL; default: http://127.0.0.1:9119]."
     ),
@@ -301,19 +305,8 @@ _SHARED: list[tuple[str, Any, Any]] = [
     _connection(
         "password_file", "PATH", "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself]."
     ),
-    (
-        "request_timeout",
-        Annotated[
-            float | None,
-            typer.Option(
-                "--request-timeout",
-                metavar="S",
-                help="Per-request timeout in seconds [default: 10].",
-                show_default=False,
-                min=0.001,
-            ),
-        ],
-        None,
+    _connection(
+        "request_timeout", "S", "Per-request timeout in seconds [default: 10].", float | None, min=0.001
     ),
     _connection(
         "store",
@@ -321,54 +314,40 @@ _SHARED: list[tuple[str, Any, Any]] = [
         "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
         "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
     ),
-    (
-        "no_store",
-        Annotated[bool, typer.Option("--no-store", help="Never read the local Hermes store.")],
-        False,
-    ),
-    (
+    _option("no_store", bool, False, help="Never read the local Hermes store."),
+    _option(
         "color",
-        Annotated[
-            ColorMode,
-            typer.Option(
-                "--color",
-                help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
-                case_sensitive=False,
-            ),
-        ],
+        ColorMode,
         ColorMode.auto,
+        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
+        case_sensitive=False,
     ),
     ("quiet", Quiet, False),
-    (
+    _option(
         "debug",
-        Annotated[
-            bool,
-            typer.Option(
-                "--debug",
-                help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
-            ),
-        ],
+        bool,
         False,
+        help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
     ),
 ]
-_FORMAT = Annotated[
+_FORMAT = _option(
+    "output_format",
     OutputFormat | None,
-    typer.Option(
-        "--format",
-        help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
-        case_sensitive=False,
-        show_default=False,
-    ),
-]
-_PAGER = Annotated[
+    None,
+    "--format",
+    help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
+    case_sensitive=False,
+    show_default=False,
+)
+_PAGER = _option(
+    "pager",
     bool | None,
-    typer.Option(
-        "--pager/--no-pager",
-        help="Page the output on a terminal (default: only when taller than the screen; "
-        "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
-        show_default=False,
-    ),
-]
+    None,
+    "--pager/--no-pager",
+    help="Page the output on a terminal (default: only when taller than the screen; "
+    "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
+    show_default=False,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -396,12 +375,9 @@ def with_common(
         json_help = "One JSON document on stdout (schema: hermes-task schema)."
         if events is not None:
             json_help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
-        shared: list[tuple[str, Any, Any]] = []
-        shared += (
-            [("json_out", Annotated[bool, typer.Option("--json", help=json_help)], False)] if json else []
-        )
-        shared += [("output_format", _FORMAT, None)] if formats else []
-        shared += [("pager", _PAGER, None)] if pager else []
+        shared = [_option("json_out", bool, False, "--json", help=json_help)] if json else []
+        shared += [_FORMAT] if formats else []
+        shared += [_PAGER] if pager else []
         keyword = inspect.Parameter.KEYWORD_ONLY
         params = [
             *own,
