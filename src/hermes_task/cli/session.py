@@ -2,23 +2,17 @@
 and how its output and failures are written.
 
 The `Session` holds the command's options, the settings resolved once, the `--debug` writer,
-and, built lazily on first use, the dashboard client, the local store (read-only, only where
-the settings chose one; all it proposes is proven over HTTP before use) and the outputs
-(stdout as the painters' `Target`, the rich consoles on stdout and stderr).
+and, made on first use, the dashboard client, the local store (read-only; all it proposes is
+proven over HTTP before use) and the outputs (stdout as the painters' `Target`, rich consoles).
 
-`run(session, body)` is the one shell, the only place an exception becomes an exit status: a
-`HermesError` its documented status (and, under `--json`, its error document); Ctrl-C 130,
-SIGTERM 143 and SIGHUP 129 (with `--json` an `interrupted` document, or the command's own
-final report); a closed stdout a quiet 0 (stdout pointed at /dev/null, so the final flush
-cannot raise again); anything else an internal error, its traceback only under `--debug`.
-Invariant: however a command ends, stdout carries at most one complete JSON document (or
-complete NDJSON lines) and stderr one line per failure (`clean_line`: a message quoting the
-backend can add neither a line nor an escape), coloured only when stderr takes colour.
-
-Colour follows `--color`, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether the stream is
-a terminal; rich is imported only by a command that draws with it. `--quiet` keeps the
-warnings about the setup rather than the task (`legacy_backend`, `store_unavailable`) off the
-terminal; JSON documents and NDJSON events keep every warning.
+`shell` is the only place an exception becomes an exit status: a `HermesError` its documented
+status (with `--json` its error document); Ctrl-C 130, SIGTERM 143, SIGHUP 129; a closed stdout
+a quiet 0 (stdout pointed at /dev/null, so the final flush cannot raise again); anything else
+an internal error, its traceback only under `--debug`. Invariant: however a command ends,
+stdout carries at most one complete JSON document (or complete NDJSON lines) and stderr one
+line per failure (`clean_line`: a message quoting the backend can add neither a line nor an
+escape), coloured only when stderr takes colour. `--quiet` keeps the warnings about the setup
+(`legacy_backend`, `store_unavailable`) off the terminal; JSON keeps every warning.
 """
 
 from __future__ import annotations
@@ -33,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -67,8 +62,7 @@ if TYPE_CHECKING:
 
 
 def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
-    """Point the closed `stdout` (default: `sys.stdout`) at /dev/null, so the interpreter's
-    final flush stays quiet, and exit 0."""
+    """Point the closed `stdout` (default: `sys.stdout`) at /dev/null, then exit 0."""
     with suppress(OSError, ValueError, AttributeError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), (stdout or sys.stdout).fileno())
     raise SystemExit(0)
@@ -77,20 +71,16 @@ def quiet_pipe_exit(stdout: Any = None) -> NoReturn:
 def color_enabled(common: Common, stream: Any) -> bool:
     """--color, then NO_COLOR, FORCE_COLOR and TERM=dumb, then whether `stream` is a tty."""
     env = common.env.environ
-    if common.color is ColorMode.always:
-        return True
-    if common.color is ColorMode.never or env.get("NO_COLOR"):
+    if common.color is not ColorMode.auto:
+        return common.color is ColorMode.always
+    if env.get("NO_COLOR"):
         return False
-    if env.get("FORCE_COLOR"):
-        return True
-    if env.get("TERM") == "dumb":
-        return False
-    return common.env.isatty(stream)
+    return bool(env.get("FORCE_COLOR")) or (env.get("TERM") != "dumb" and common.env.isatty(stream))
 
 
 def output_target(common: Common) -> Target:
-    """stdout as the painters' output (`render/__init__.py`): a terminal or not, colour or not,
-    its size (a terminal's, else `columns` and 25 lines), written through `write_stdout`."""
+    """stdout as the painters' output (`render/__init__.py`): its size a terminal's, else
+    `columns` and 25 lines."""
     env = common.env
     tty = env.isatty(env.stdout)
     width, height = terminal_size(env.environ, env.stdout) if tty else (columns(env.environ), 25)
@@ -99,16 +89,20 @@ def output_target(common: Common) -> Target:
 
 
 def rich_console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr), for what rich draws (tables, live displays):
-    no markup from data, no terminal line padded with trailing spaces, never a stderr message
-    broken into lines (a terminal wraps it at word boundaries of its own width, and a copied
-    message stays one line), a closed pipe a quiet exit, a sane width (`rich_width`)."""
+    """A rich console on stdout (or stderr): no markup from data, no terminal line padded with
+    trailing spaces, never a stderr message broken into lines (the terminal wraps it, a copied
+    message stays one line), a closed pipe a quiet exit. Its width: `columns` off a terminal;
+    on one, None (rich follows the terminal as it changes) unless COLUMNS is set but not sane
+    (rich would take `COLUMNS=0` as it is), then `terminal_size`'s."""
     from hermes_task.render.terminal import QuietConsole  # lazy: rich, only for what rich draws
 
     env = common.env
     stream = env.stderr if stderr else env.stdout
     color = color_enabled(common, stream)
     tty = env.isatty(stream)
+    width = None if tty else columns(env.environ)
+    if tty and "COLUMNS" in env.environ and sane_width(env.environ["COLUMNS"]) is None:
+        width = terminal_size(env.environ, stream)[0]
     return QuietConsole(
         on_broken_pipe=lambda: quiet_pipe_exit(env.stdout),
         trim=tty,
@@ -120,7 +114,7 @@ def rich_console(common: Common, *, stderr: bool = False) -> Console:
         highlight=False,
         emoji=False,
         soft_wrap=stderr or not tty,  # one message, one line: the terminal wraps it
-        width=rich_width(env.environ, stream, tty=tty),
+        width=width,
     )
 
 
@@ -128,17 +122,6 @@ def columns(environ: Mapping[str, str]) -> int:
     """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
     COLUMNS must never cost the error message it was about to print)."""
     return sane_width(environ.get("COLUMNS")) or 100
-
-
-def rich_width(environ: Mapping[str, str], stream: Any, *, tty: bool) -> int | None:
-    """The width to give a rich console: `columns` off a terminal; on one, None (rich follows
-    the terminal's size as it changes) unless COLUMNS is set but not sane (rich would take
-    `COLUMNS=0` as it is), then `terminal_size`'s."""
-    if not tty:
-        return columns(environ)
-    if "COLUMNS" in environ and sane_width(environ["COLUMNS"]) is None:
-        return terminal_size(environ, stream)[0]
-    return None
 
 
 def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
@@ -157,8 +140,7 @@ def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
 
 
 class Ending(Struct):
-    """A command's failure returned to the shell once its output is written: reported (the
-    error document with `rows` and `task` under `--json`, the error line) and its status."""
+    """A failure a command read past, reported by the shell once its output is written."""
 
     error: HermesError
     rows: list[Row] = field(default_factory=list)
@@ -168,15 +150,14 @@ class Ending(Struct):
 def report_failure(
     common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
-    """The error document (with --json) on stdout and one line (plus a hint) on stderr."""
+    """The error document (with --json) on stdout and its lines on stderr."""
     if common.json:
         common.env.write_stdout(document(error_document(error, rows, task)))
     error_lines(common, error)
 
 
 def failure_of(exc: HermesError | KeyboardInterrupt) -> tuple[HermesError, int]:
-    """A failure and its exit status: a `HermesError` as it is; Ctrl-C, SIGTERM or SIGHUP
-    (`Interrupted`) as an `interrupted` error with the signal's status."""
+    """A failure and its exit status; Ctrl-C, SIGTERM or SIGHUP as an `interrupted` error."""
     if isinstance(exc, HermesError):
         return exc, int(exc.exit_status)
     what = exc.what if isinstance(exc, Interrupted) else "Ctrl-C"
@@ -186,13 +167,11 @@ def failure_of(exc: HermesError | KeyboardInterrupt) -> tuple[HermesError, int]:
 def error_document(
     error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> ErrorDoc:
-    """`error` as the error document (`kind: "error"`), with the rows and task verified so far."""
     body = ErrorBody(code=error.code.value, message=error.message, retryable=error.retryable, hint=error.hint)
     return ErrorDoc(error=body, rows=rows or [], task=task)
 
 
 def error_lines(common: Common, error: HermesError) -> None:
-    """The `error:` line, and the `hint:` line when there is one, on stderr."""
     stderr_line(common, f"error: {error.message}", "bold red")
     if error.hint:
         stderr_line(common, f"hint: {error.hint}", "dim")
@@ -203,8 +182,7 @@ STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim
 
 
 def stderr_line(common: Common, line: str, style: str) -> None:
-    """`line` on stderr in `style` (when stderr takes colour), sanitised to one line
-    (`clean_line`: a message quoting the backend can add neither a line nor an escape)."""
+    """`line` on stderr, sanitised to one line, in `style` when stderr takes colour."""
     stream = common.env.stderr
     line = clean_line(line)
     code = STDERR_STYLES[style]
@@ -224,6 +202,18 @@ def flushed(stream: Any) -> Callable[[str], None]:
     return write
 
 
+# The options `settings.resolve` takes as flags.
+SETTINGS = (
+    "url",
+    "gateway",
+    "profile",
+    "token_file",
+    "username",
+    "password_file",
+    "request_timeout",
+    "store",
+    "no_store",
+)
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
@@ -237,34 +227,29 @@ class Session:
 
     def __init__(self, common: Common) -> None:
         self.common = common
+        self.env: Environment = common.env
         self.known_rows: Callable[[], list[Row]] = list  # verified so far: the error document's rows
         self.ending: Ending | None = None  # a failure read past, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
         # Where `--debug` lines go while a live display holds the terminal (`recover --watch`):
-        # above it, as its notes are, not into the region it redraws. None: straight to stderr.
+        # above it, not into the region it redraws. None: straight to stderr.
         self.debug_above: Callable[[str], None] | None = None
-
-    @property
-    def env(self) -> Environment:
-        return self.common.env
 
     @cached_property
     def target(self) -> Target:
-        """stdout as the painters' output (`consoles.output_target`): its terminal, colour and
-        size as they were when the command first wrote."""
+        """stdout as the painters' output, as it was when the command first wrote."""
         return output_target(self.common)
 
     def console(self) -> Console:
-        """The rich console on stdout (`consoles.rich_console`), made on first use."""
-        return self._console(stderr=False)
+        """The rich console on stdout (`rich_console`), made on first use."""
+        return self._console(False)
 
     def err_console(self) -> Console:
-        """The rich console on stderr, made on first use."""
-        return self._console(stderr=True)
+        return self._console(True)
 
-    def _console(self, *, stderr: bool) -> Console:
+    def _console(self, stderr: bool) -> Console:
         if stderr not in self._consoles:
             self._consoles[stderr] = rich_console(self.common, stderr=stderr)
         return self._consoles[stderr]
@@ -273,22 +258,12 @@ class Session:
     def settings(self) -> settings_module.Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
         common = self.common
-        return settings_module.resolve(
-            env=dict(common.env.environ),
-            url=common.url,
-            gateway=common.gateway,
-            profile=common.profile,
-            token_file=common.token_file,
-            username=common.username,
-            password_file=common.password_file,
-            request_timeout=common.request_timeout,
-            store=common.store,
-            no_store=common.no_store,
-        )
+        given = {name: getattr(common, name) for name in SETTINGS}
+        return settings_module.resolve(env=dict(common.env.environ), **given)
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
-        """The `--debug` line writer (stderr), or None when debugging is off."""
+        """The `--debug` line writer, or None when debugging is off."""
         if not debug_enabled(self.common):
             return None
 
@@ -304,11 +279,8 @@ class Session:
     @property
     def client(self) -> DashboardClient:
         """The dashboard client, credentials applied; made on first use."""
-        if self._client is None:
-            self._client = self._connect()
-        return self._client
-
-    def _connect(self) -> DashboardClient:
+        if self._client is not None:
+            return self._client
         import httpx  # lazy: httpx and the client, only for a command that reads a dashboard
 
         from hermes_task.dashboard.auth import apply_credentials  # lazy: as httpx
@@ -332,27 +304,26 @@ class Session:
         except BaseException:
             client.close()
             raise
+        self._client = client
         return client
 
-    def open_store(self) -> Store | None:
-        """The local store the settings chose, opened read-only (None without one); the
-        caller closes it. `hints` holds the session's own."""
-        resolved = self.settings
-        if resolved.store is None:
-            return None
+    def open_store(self) -> tuple[Store | None, str | None]:
+        """The local store the settings chose, opened read-only (None without one; the caller
+        closes it), and its path."""
+        path = self.settings.store
+        if path is None:
+            return None, None
         from hermes_task.store.sqlite_reader import Store  # lazy: SQLite, only when there is a store
 
-        return Store(resolved.store, debug=self.debug)
+        return Store(path, debug=self.debug), str(path)
 
     def parents(self, limit: int) -> tuple[list[ParentEntry], list[WarningItem]]:
         """`hermes-task parents`' newest `limit` chats: proposed by the store (opened for this
         read alone: it is read whole, not through `hints`), proven by the dashboard."""
-        resolved = self.settings
-        store = self.open_store()
-        path = str(resolved.store) if resolved.store is not None else None
+        store, path = self.open_store()
         try:
             return find_parents(
-                self.client, store, limit, off=resolved.store_off, path=path, debug=self.debug
+                self.client, store, limit, off=self.settings.store_off, path=path, debug=self.debug
             )
         finally:
             if store is not None:
@@ -362,9 +333,8 @@ class Session:
     def hints(self) -> StoreHints:
         """The store's hints (or why there is no store); made on first use."""
         if self._hints is None:
-            resolved = self.settings
-            where = str(resolved.store) if resolved.store is not None else None
-            self._hints = StoreHints(self.open_store(), resolved.store_off, debug=self.debug, path=where)
+            store, path = self.open_store()
+            self._hints = StoreHints(store, self.settings.store_off, debug=self.debug, path=path)
         return self._hints
 
     @contextmanager
@@ -392,11 +362,11 @@ def dropped(quiet: bool, code: str) -> bool:
     return quiet and code in SETUP_WARNINGS
 
 
+@dataclass
 class QuietNotes:
     """A terminal reporter (watch, follow --parent) without the repeating warnings."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    inner: Any
 
     def warning(self, item: Any) -> None:
         if not dropped(True, item.code):
@@ -411,8 +381,7 @@ class QuietNotes:
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
-    """Warnings as `warning: ...` lines on stderr, but for the repeating ones under `--quiet`
-    (JSON carries them all in the document)."""
+    """Warnings as `warning: ...` lines on stderr, but for those `--quiet` drops (not with --json)."""
     if common.json:
         return
     for warning in warnings:
@@ -514,11 +483,10 @@ Report = Callable[["HermesError", int], None]
 
 @contextmanager
 def shell(session: Session, *, report: Report | None = None) -> Iterator[Session]:
-    """The shell around a command's work, a `with` block: every way the block can end becomes
-    its exit status (module docstring). The session is closed however the block ends; a block
-    that read past a failure ends by setting `session.ending`, reported once the session is
-    closed. `report(error, status)` replaces the default failure report (the error document
-    and line): `follow` writes its error event and `result` line through it."""
+    """The shell around a command's work: every way the block can end becomes its exit status
+    (module docstring). The session is closed however the block ends; `session.ending` (a
+    failure read past) is reported after that. `report(error, status)` replaces the default
+    failure report (the error document and line): `follow` writes its events through it."""
     try:
         with stop_signals():
             try:
@@ -543,8 +511,7 @@ def shell(session: Session, *, report: Report | None = None) -> Iterator[Session
 
 
 def run(session: Session, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
-    """`shell` around a command body, which gets the run's `Session` and ends by returning
-    (None, or the `Ending` of a failure it read past) or by raising."""
+    """`shell` around `body`, which returns None or the `Ending` of a failure it read past."""
     with shell(session, report=report):
         session.ending = body(session)
 
@@ -565,8 +532,7 @@ def live_failure(common: Common, reporter: Any, error: HermesError, status: int,
 
 
 def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
-    """Report `error` (the command's own `report`, else the error document and line; a plain
-    interrupt without `--json` says nothing), then exit with `status`."""
+    """Report `error` (a plain interrupt without `--json` says nothing), then exit with `status`."""
     if report is not None:
         report(error, status)
     elif error.code is not Code.INTERRUPTED or session.common.json:
@@ -630,12 +596,8 @@ def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc]
     return Ending(reading.failure, reading.rows, doc.task if doc is not None else None)
 
 
-# -- files a command writes (`--junit`, `export --output`) -----------------------------------
-
-
 def check_target(path: str, option: str = "--junit") -> None:
-    """Before any read: FILE (given as `option`) must be a file in a directory this process
-    can write (exit 2)."""
+    """Before any read: FILE (of `option`) must be a file in a writable directory (exit 2)."""
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise HermesError(Code.USAGE, f"{option} {path} is a directory")
@@ -646,9 +608,8 @@ def check_target(path: str, option: str = "--junit") -> None:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """`text` (UTF-8) as the file `path`, atomically: the whole document to a temporary file in the
-    file's own directory, flushed to disk, then renamed over `path`, so a reader sees the old
-    file or the new one, never half of one; with the permissions a new file gets under the umask."""
+    """`text` (UTF-8) as the file `path`, atomically (a temporary file beside it, flushed to disk,
+    renamed over it: a reader never sees half a file), with a new file's permissions."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
