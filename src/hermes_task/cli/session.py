@@ -517,9 +517,8 @@ def run(session: Session, body: Callable[[Session], Ending | None], *, report: R
 
 
 def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
-    """A live loop's failure outside its own handling (`follow`, `recover --watch`): the
-    error event or line (an interrupt says nothing), then with `--json` the `result` event
-    (`entries`: the tasks a watch's `result` names)."""
+    """A live loop's failure outside its own handling: the error event or line (an interrupt says
+    nothing), then with `--json` the `result` event (`entries`: the tasks a watch's names)."""
     from hermes_task.reading.polling import Outcome  # lazy: the live commands only
 
     interrupted = error.code is Code.INTERRUPTED
@@ -540,15 +539,11 @@ def _end(session: Session, error: HermesError, status: int, report: Report | Non
     raise SystemExit(status)
 
 
-# -- the one transcript read of `show` and `older` ----------------------------------------------
-# Reading returns its outcome and raises nothing it knows: a `Transcript` (reading/reader.py)
-# holds the document (None when a step failed before it was built), the rows verified, and the
-# failure to report after them; `finish` renders it once, so `show` and `older` cannot write
-# different documents for the same failure.
-
-# A command's own step after the fill (`--around` windows, older batches): given the reader and
-# the refresh's snapshot, the snapshot the document carries, or None when the step wrote the
-# output itself (`older --all` streamed).
+# The one transcript read of `show` and `older` returns its outcome (a `Transcript`: the document,
+# None when a step failed before it was built, the rows verified, the failure to report after
+# them) and `finish` renders it once: the two cannot write different documents for one failure.
+# A command's own `Step` after the fill (`--around` windows, older batches) returns the snapshot
+# the document carries, or None when it wrote the output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
