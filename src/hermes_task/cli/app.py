@@ -1,18 +1,12 @@
-"""The command tree, assembled top-down: the typer app, its root options, and the commands that
-describe the tool itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes
-from (`parents`).
+"""The command tree: the typer app, its root options, and the commands that describe the tool
+itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes from (`parents`).
 
-Commands live one per module, each a typer app of its own (`options.command_app()`), its
-typer signature and its body together (the body's heavy imports inside it); `COMMANDS` names
-them in the order a user meets them. The root group is click's lazy group: a command's
-module is imported and its typer app converted only when that command is looked up, so
-`show` never pays for follow's, recover's or export's modules (issue 18). Invariant:
-importing this module imports typer and `options.py`, not rich, httpx, core or a command
-module.
-
-`completion` prints typer's own script for a shell (the committed `completions/` are this
-output). `config show` tells which settings are in force, with each one's source; secrets
-are described, never printed.
+Commands live one per module, each a typer app of its own (`options.command_app()`), the
+body's heavy imports inside it. The root group is click's lazy group: a command's module is
+imported and converted only when that command is looked up, so `show` never pays for follow's,
+recover's or export's modules (issue 18). Invariant: importing this module imports typer and
+`options.py`, not rich, httpx, core or a command module. `config show` describes secrets,
+never prints them.
 """
 
 from __future__ import annotations
@@ -33,7 +27,6 @@ from hermes_task.cli.options import Common, Environment, Header, Quiet, Utc, com
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.core.documents import ParentEntry, WarningItem
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -152,20 +145,8 @@ def main() -> None:
         quiet_pipe_exit()
 
 
-class Shell(StrEnum):
-    bash = "bash"
-    zsh = "zsh"
-    fish = "fish"
-
-
-class SchemaName(StrEnum):
-    transcript = "transcript"
-    events = "events"
-    tasks = "tasks"
-    parents = "parents"
-    search = "search"
-    error = "error"
-    config = "config"
+Shell = StrEnum("Shell", "bash zsh fish")
+SchemaName = StrEnum("SchemaName", "transcript events tasks parents search error config")
 
 
 def completion_script(shell: str) -> str:
@@ -281,16 +262,8 @@ def config_show(**shared: Any) -> None:
                 raise
             # Say what is wrong (file and line), then what can be said without the file.
             invalid = exc
-            resolved = settings.resolve(
-                env=env,
-                url=common.url,
-                profile=common.profile,
-                token_file=common.token_file,
-                username=common.username,
-                password_file=common.password_file,
-                request_timeout=common.request_timeout,
-                use_config=False,
-            )
+            given = ("url", "profile", "token_file", "username", "password_file", "request_timeout")
+            resolved = settings.resolve(env=env, use_config=False, **{k: getattr(common, k) for k in given})
         values = {name: ConfigValue(value=v, source=s) for name, v, s in explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(
@@ -307,20 +280,14 @@ def config_show(**shared: Any) -> None:
             common.env.write_stdout(document(doc))
         else:
             if invalid is not None:
-                _config_error_line(session, invalid.message)
+                from rich.text import Text  # lazy: rich, only for a broken config file's error line
+
+                session.err_console().print(Text(f"error: {invalid.message}", style="bold red"))
             common.env.write_stdout(_config_text(doc))
         if invalid is not None:
             raise SystemExit(int(invalid.exit_status))
 
     run(Session(common), body)
-
-
-def _config_error_line(session: Session, message: str) -> None:
-    from rich.text import Text  # lazy: rich, only for a broken config file's error line
-
-    line = Text("error: ", style="bold red")
-    line.append(message)
-    session.err_console().print(line)
 
 
 def _config_text(doc: Any) -> str:
@@ -363,38 +330,27 @@ def parents(
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
     common = Common.of(shared)
-    from hermes_task.cli.session import Session, run  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, emit_warnings, run, stderr_line  # lazy: the work
+    from hermes_task.core.documents import ParentsDoc  # lazy: as the session
+    from hermes_task.render.jsontext import document  # lazy: as the session
 
     def body(session: Session) -> None:
         entries, warnings = session.parents(limit)
         session.close()
-        _parents_output(session, entries, warnings, header=header, utc=utc)
+        env = common.env
+        if common.json:
+            env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
+            return
+        if not entries:
+            stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
+        else:
+            from hermes_task.render import terminal  # lazy: rich, only for a listing as text
+
+            if env.isatty(env.stdout):
+                session.console().print(terminal.parents_renderable(entries, utc=utc), crop=False)
+            else:
+                lines = terminal.parent_lines(entries, header=header, utc=utc)
+                env.write_stdout("".join(line + "\n" for line in lines))
+        emit_warnings(common, warnings)
 
     run(Session(common), body)
-
-
-def _parents_output(
-    session: Session, entries: list[ParentEntry], warnings: list[WarningItem], *, header: bool, utc: bool
-) -> None:
-    """The chats as JSON, a table on a terminal, or tab-separated lines when piped."""
-    from hermes_task.cli.session import emit_warnings, stderr_line  # lazy: the command's work
-    from hermes_task.core.documents import ParentsDoc  # lazy: as the session
-    from hermes_task.render.jsontext import document  # lazy: as the session
-
-    common = session.common
-    env = common.env
-    if common.json:
-        env.write_stdout(document(ParentsDoc(parents=entries, warnings=warnings)))
-        return
-    if not entries:
-        stderr_line(common, "no chat in the store called delegate_task (that the dashboard shows)", "dim")
-    elif env.isatty(env.stdout):
-        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
-
-        session.console().print(terminal.parents_renderable(entries, utc=utc), crop=False)
-    else:
-        from hermes_task.render import terminal  # lazy: rich, only for a listing as text
-
-        lines = terminal.parent_lines(entries, header=header, utc=utc)
-        env.write_stdout("".join(line + "\n" for line in lines))
-    emit_warnings(common, warnings)

@@ -78,27 +78,11 @@ def current(ctx: Any) -> Environment:
     return obj if isinstance(obj, Environment) else Environment()
 
 
-class ColorMode(StrEnum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-
-class OutputFormat(StrEnum):
-    """What `--format` names: text (a table or rows, the default), json (`--json`), markdown."""
-
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-
-
-class RoleName(StrEnum):
-    """The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal)."""
-
-    user = "user"
-    assistant = "assistant"
-    tool = "tool"
-    system = "system"
+ColorMode = StrEnum("ColorMode", "auto always never")
+# What `--format` names: text (a table or rows, the default), json (`--json`), markdown.
+OutputFormat = StrEnum("OutputFormat", "text json markdown")
+# The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal).
+RoleName = StrEnum("RoleName", "user assistant tool system")
 
 
 class Common(Struct, frozen=True):
