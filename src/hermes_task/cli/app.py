@@ -23,7 +23,17 @@ import typer
 from typer.completion import get_completion_inspect_parameters, shell_complete
 
 from hermes_task import __version__
-from hermes_task.cli.options import Common, Environment, Header, Quiet, Utc, command_app, current, with_common
+from hermes_task.cli.options import (
+    Common,
+    Environment,
+    Header,
+    Quiet,
+    Utc,
+    argument,
+    command_app,
+    current,
+    with_common,
+)
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
@@ -167,7 +177,7 @@ completion_app = command_app()
 def completion(
     ctx: typer.Context,
     # An explicit metavar keeps the usage line `{shell}` (typer 0.28 would append the choices).
-    shell: Annotated[Shell, typer.Argument(metavar="shell", help="bash, zsh or fish.", show_default=False)],
+    shell: Annotated[Shell, argument("shell", "bash, zsh or fish.")],
     quiet: Quiet = False,
 ) -> None:
     """Print the shell completion script for SHELL.
@@ -188,10 +198,9 @@ def schema(
     ctx: typer.Context,
     name: Annotated[
         SchemaName | None,
-        typer.Argument(
-            metavar="name",
-            help="Which document (transcript, events, tasks, parents, search, error, config); without it, the list of schemas.",
-            show_default=False,
+        argument(
+            "name",
+            "Which document (transcript, events, tasks, parents, search, error, config); without it, the list of schemas.",
         ),
     ] = None,
     quiet: Quiet = False,
@@ -200,7 +209,6 @@ def schema(
     from hermes_task.render import jsontext as schemas  # lazy: the schema generator, only for `schema`
 
     del quiet  # accepted as on every command; nothing here warns
-
     write = current(ctx).write_stdout
     if name is None:
         width = max(len(n) for n in schemas.NAMES)

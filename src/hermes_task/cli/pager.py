@@ -14,14 +14,14 @@ import contextlib
 import shlex
 import subprocess
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 DEFAULT_PAGER = "less -FRX"
 PAGER_ENVS = ("HERMES_TASK_PAGER", "PAGER")
 
 
 def pager_setting(env: Mapping[str, str]) -> tuple[str | None, str]:
-    """(command line or None when paging is off, where it came from: an env name or
-    "default")."""
+    """(command line, None when paging is off; where it came from: an env name or "default")."""
     for name in PAGER_ENVS:
         if name in env:
             value = env[name].strip()
@@ -44,11 +44,10 @@ def pager_command(env: Mapping[str, str]) -> list[str] | None:
 def should_page(requested: bool | None, lines: int, height: int) -> bool:
     """`--pager` pages always, `--no-pager` never; by default only output taller than the
     screen is paged (the caller has already checked that stdout is a TTY)."""
-    if requested is not None:
-        return requested
-    return lines >= height
+    return requested if requested is not None else lines >= height
 
 
+@dataclass(kw_only=True)
 class Stream:
     """Rendered text fed in pieces (`feed`) as it is formatted: held until it is taller than
     the screen (or at once with --pager), then piped to the pager as it comes, so the pager
@@ -56,27 +55,18 @@ class Stream:
     pager cannot start, or the whole text fits. `close` ends the input and waits for the
     pager (Ctrl-C meanwhile is the pager's)."""
 
-    def __init__(
-        self,
-        *,
-        requested: bool | None,
-        height: int,
-        env: Mapping[str, str],
-        write: Callable[[str], None],
-        encoding: str = "utf-8",
-    ) -> None:
-        self.argv = pager_command(env)
-        self.requested, self.height, self.env, self.write, self.encoding = (
-            requested,
-            height,
-            env,
-            write,
-            encoding,
-        )
-        self.held: list[str] = []
-        self.lines = 0
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.direct = self.argv is None or requested is False
+    requested: bool | None
+    height: int
+    env: Mapping[str, str]
+    write: Callable[[str], None]
+    encoding: str = "utf-8"
+    held: list[str] = field(init=False, default_factory=list)
+    lines: int = field(init=False, default=0)
+    proc: subprocess.Popen[bytes] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.argv = pager_command(self.env)
+        self.direct = self.argv is None or self.requested is False
 
     def feed(self, text: str) -> None:
         if self.direct:
