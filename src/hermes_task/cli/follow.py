@@ -12,7 +12,6 @@ follow quietly even while nothing is printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -36,11 +35,6 @@ from hermes_task.cli.options import (
 
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
-    from hermes_task.reading.api import DashboardAPI
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter
-    from hermes_task.reading.hints import StoreHints
-    from hermes_task.reading.polling import PollConfig
-    from hermes_task.reading.reader import TaskReader
 
 app = command_app()
 
@@ -161,39 +155,3 @@ def follow(
         raise SystemExit(outcome.exit_code)
 
     run(session, body, report=lambda error, status: live_failure(common, reporter, error, status))
-
-
-def screen_follower(
-    session: Session,
-    client: DashboardAPI,
-    hints: StoreHints,
-    parent: str,
-    reporter: FamilyReporter,
-    config: PollConfig,
-    sleep: Callable[[float], None],
-    *,
-    recursive: bool = False,
-) -> FamilyFollower:
-    """`tui`'s loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
-    tasks (the same settle step: a child's end noticed without a parent row, usage), so its
-    statuses, warnings and proofs are theirs; `sleep` is the screen's (it ends the loop on
-    quit). `recursive`: each proven child's own tasks too, each conversation's watched as the
-    parent's (its settle step its own), to `recover --recursive`'s depth."""
-    from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
-    from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
-    from hermes_task.reading.family import FamilyFollower, Tagged  # lazy: as settled_timing
-    from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
-    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as settled_timing
-    from hermes_task.reading.watcher import Watcher  # lazy: as settled_timing
-
-    reader = TaskReader(client, parent, hint=False)
-    shared = SharedDetails(client)
-    timing = settled_timing(session, client, hints, shared, reporter, sleep)
-
-    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        nested = settled_timing(session, client, hints, shared, tagged, sleep)
-        return Watcher(child, tagged, config, **nested)
-
-    opened = open_child(client, hints, shared)
-    depth = MAX_DEPTH if recursive else 0
-    return FamilyFollower(reader, reporter, config, opened, nest=nest, depth=depth, **timing)

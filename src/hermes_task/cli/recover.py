@@ -1,22 +1,16 @@
 """`hermes-task recover`: the delegated tasks of a parent chat, optionally as a nested tree,
-once or (`--watch`) until every task is terminal; and the parent loops' driver that `follow
---parent` and `tui` share.
-
-Once: it reads the parent (every page, or `--pages`), builds its tasks (nested with
-`--recursive`), writes them as JSON, the Markdown report (each shown task's child read
-through `reading/tasktree.py`), our table on a terminal, or tab-separated lines; then the
-JUnit file (`--junit`), and exits by the verdict with `--exit-status`.
+once or (`--watch`) until every task is terminal; and the parent loops that `follow --parent`
+and `tui` share (`drive`, `settled_timing`).
 
 `--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
 appended tab-separated task lines when piped (`render/watchout.py`). SIGTERM and SIGHUP stop
-it as Ctrl-C does, and the loop still writes its `result` (exit 143 / 129 / 130). A failure
-before the loop starts (an invalid id) is an `error` event and a `result` with `--json`.
+it as Ctrl-C does, and the loop still writes its `result` (exit 143 / 129 / 130).
 
-The JUnit file (`session.write_atomic`) is written however `recover` or its `--watch` ends
-once it has started reading: every task known so far, a run that failed as a failing
-testcase of its own. The last rows of a task that did not pass are read as `show` reads
-them, unless a signal stopped the watch; a signal while they are read ends the reading, the
-file is written with what was read, then the signal ends the command as usual.
+The JUnit file is written however `recover` or its `--watch` ends once it has started
+reading: every task known so far, a run that failed as a failing testcase of its own. The
+last rows of a task that did not pass are read as `show` reads them, unless a signal stopped
+the watch; a signal while they are read ends the reading, the file is written with what was
+read, then the signal ends the command as usual.
 """
 
 from __future__ import annotations
@@ -225,9 +219,8 @@ def recover(
 def output(
     session: Session, doc: TasksDoc, status: list[TaskStatus], header: bool, read: Reader, view: View
 ) -> None:
-    """The task list as JSON, the Markdown report (each shown task's child read through
-    `read`, its rows as `view` asks), a table on a terminal, or tab-separated lines when
-    piped; the `status` filter (`--status`) chooses what is shown, never the summary."""
+    """The task list as JSON, the Markdown report (children read through `read`), a table on a
+    terminal, or tab-separated lines; `--status` filters what is shown, never the summary."""
     from msgspec.structs import replace  # lazy: the work, off --help
 
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
@@ -268,9 +261,8 @@ def child_reader(
     pages: int | None,
     shared: SharedDetails | None = None,
 ) -> Reader:
-    """Each task's child read once (`ChildReads`: `pages` as `recover --pages`, at most 100
-    children), owned by a segment of its conversation's proven lineage (`paths`: every
-    conversation read, by its id; one not read is its own id alone); `shared`: the run's details."""
+    """Each task's child read once (`ChildReads`, `pages` as `recover --pages`), owned by a
+    segment of its conversation's proven lineage (`paths`; one not read is its own id alone)."""
     from hermes_task.core.ui_strings import RECOVER  # lazy: the work, off --help
     from hermes_task.reading.tasktree import ChildReads  # lazy: as RECOVER
 
@@ -309,10 +301,9 @@ class JunitFile:
         unread: str = "",
     ) -> KeyboardInterrupt | None:
         """The report of `tasks`; `still` says when a running task was seen, `read` reads a
-        task's child for its last rows (None: none is read, `unread` says why), `failure` is
-        how the run itself failed. A stop signal that came while reading ends the reading and
-        is returned once the file is written, for the caller to end by; a file that cannot be
-        written is a usage error (exit 2)."""
+        task's child for its last rows (None: `unread` says why not), `failure` is how the run
+        failed. A stop signal while reading ends the reading and is returned once the file is
+        written; a file that cannot be written is a usage error (exit 2)."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
         from hermes_task.render.report import (  # lazy: as write_atomic
@@ -375,8 +366,7 @@ class JunitFile:
 
 
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
-    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status;
-    with `junit`, the JUnit file is written as the watch ends."""
+    """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
     if common.output_format is OutputFormat.markdown:
         raise typer.BadParameter(
             "markdown is a report of one read: not with --watch", param_hint="'--format'"
@@ -412,11 +402,10 @@ def drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Check the parent id (and the JUnit file's place), then run the parent loop to its
-    outcome through the shell: `recover --watch`'s, or with `rows` (each task's rows, chosen
-    as `follow CHILD` chooses them) `follow --parent`'s, the same settle step without the
-    usage reads. The JUnit file is written however it ends; a failure outside the loop's own
-    handling is the JUnit file saying so, the error event or line, then (`--json`) `result`."""
+    """Run the parent loop to its outcome through the shell: `recover --watch`'s, or with `rows`
+    (each task's rows, chosen as `follow CHILD` chooses them) `follow --parent`'s, without
+    the usage reads. A failure outside the loop's own handling: the JUnit file saying so, the
+    error event or line, then (`--json`) `result`."""
     from hermes_task.cli.session import QuietNotes, live_failure, run, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
@@ -440,12 +429,12 @@ def drive(
         with session.reading() as (client, hints):
             reader = TaskReader(client, parent, hint=False)
             shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
-            timing = settled_timing(session, client, hints, shared, reporter, usage=rows is None)
+            timing = settled_timing(session, shared, reporter, usage=rows is None)
             watcher = (
                 Watcher(reader, reporter, config, **timing)
                 if rows is None
                 else FamilyFollower(
-                    reader, reporter, config, open_child(client, hints, shared), rows=rows, **timing
+                    reader, reporter, config, open_child(session, shared), rows=rows, **timing
                 )
             )
             outcome = watcher.run()
@@ -467,12 +456,13 @@ def drive(
     run(session, body, report=report)
 
 
-def open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -> OpenChild:
-    """How `follow --parent` (and `tui`) read a child: as `follow CHILD` reads it (hint,
-    store), once proven; the detail its store proposal was proven with this cycle is its
-    first read."""
+def open_child(session: Session, shared: SharedDetails) -> OpenChild:
+    """How `follow --parent` and `tui` read a child, once proven: as `follow CHILD` reads it; the
+    detail its store proposal was proven with this cycle is its first read."""
     from hermes_task.reading.hints import admit  # lazy: the work, off --help
     from hermes_task.reading.reader import TaskReader  # lazy: as admit
+
+    client, hints = session.client, session.hints
 
     def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
         gate = admit(parents, client.detail)
@@ -483,8 +473,6 @@ def open_child(client: DashboardAPI, hints: StoreHints, shared: SharedDetails) -
 
 def settled_timing(
     session: Session,
-    client: DashboardAPI,
-    hints: StoreHints,
     shared: SharedDetails,
     reporter: Any,
     sleep: Callable[[float], None] | None = None,
@@ -492,14 +480,14 @@ def settled_timing(
     usage: bool = True,
 ) -> dict[str, Any]:
     """What every parent loop waits and resolves by: the clock, the idle sleep (which watches
-    stdout), the back-off jitter, the `--debug` writer, and each cycle's store proposals of
-    children (proven against this cycle's `shared` details), with the settle step: each
-    cycle's tasks whose child ended unreported (`reading/tasktree.py`), and with `usage`
-    their usage, as `resolve` and `recheck`."""
+    stdout), the jitter, `--debug`, each cycle's store proposals of children (proven against its
+    `shared` details) and the settle step of the tasks whose child ended unreported (with
+    `usage`, their usage too)."""
     from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
     from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
     from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep
 
+    client, hints = session.client, session.hints
     settle = Unreported(
         client,
         hints,

@@ -1,7 +1,7 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
 The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`cli/follow.py` `screen_follower`), in a thread of its own at
+and `follow --parent` run (`watch_family`), in a thread of its own at
 `--interval`, its reports posted to the screen as `core/events.py` events. The loop's `sleep`
 waits on the screen's stop event: `q` sets it, the loop ends at its next wait (as Ctrl-C ends
 `recover --watch`) and the screen waits at most `STOP_WAIT` seconds for a request in flight.
@@ -14,6 +14,7 @@ to install it in one line and exits 2; no other command nor `--help` imports Tex
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, WarningItem
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter, Tagged
     from hermes_task.reading.hints import StoreHints
+    from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader
     from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
 
@@ -77,29 +79,26 @@ def tui(
         raise typer.Exit(2)
     from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
 
-    code: list[int] = []
-
     def body(session: Session) -> None:
         screen = build(session, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
         try:
-            code.append(screen.run() or 0)
+            code = screen.run()
         finally:
             if screen.loop is not None:
                 screen.loop.stop(STOP_WAIT)
+        if code:
+            raise SystemExit(code)
 
     run(Session(common), body)
-    if code and code[0]:
-        raise SystemExit(code[0])
 
 
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
     """The screen over this session's client and store (the tests run it with `run_test`):
-    `start` runs `screen_follower` on a parent in a thread of its own, its events to `emit`."""
+    `start` runs `follower` on a parent in a thread of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
-    from hermes_task.cli.follow import screen_follower  # lazy: as threading
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
     from hermes_task.core.sanitize import check_id  # lazy: as threading
@@ -125,9 +124,7 @@ def build(
 
         feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
         reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-        follower = screen_follower(
-            session, client, hints, chosen, reporter, config, sleep, recursive=recursive
-        )
+        follower = watch_family(session, chosen, reporter, config, sleep, recursive)
 
         def loop() -> None:
             try:
@@ -149,6 +146,39 @@ def build(
         url=session.settings.url,
         interval=interval,
         exit_status=exit_status,
+    )
+
+
+def watch_family(
+    session: Session,
+    parent: str,
+    reporter: FamilyReporter,
+    config: PollConfig,
+    sleep: Callable[[float], None],
+    recursive: bool,
+) -> FamilyFollower:
+    """The screen's loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
+    settle step (a child's end noticed without a parent row, usage), so its statuses, warnings
+    and proofs are theirs; `sleep` is the screen's (it ends the loop on quit). `recursive`: each
+    proven child's own tasks too, each conversation watched as the parent is, to `recover
+    --recursive`'s depth."""
+    from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
+    from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
+    from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
+    from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
+    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as settled_timing
+    from hermes_task.reading.watcher import Watcher  # lazy: as settled_timing
+
+    reader = TaskReader(session.client, parent, hint=False)
+    shared = SharedDetails(session.client)
+    timing = settled_timing(session, shared, reporter, sleep)
+
+    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
+        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
+
+    depth = MAX_DEPTH if recursive else 0
+    return FamilyFollower(
+        reader, reporter, config, open_child(session, shared), nest=nest, depth=depth, **timing
     )
 
 
