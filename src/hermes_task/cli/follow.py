@@ -1,13 +1,12 @@
 """`hermes-task follow`: print each new row of a delegated task once, until the task ends; or,
-with `--parent`, every task of a parent chat (and `tui`'s loop, which is the same).
+with `--parent`, every task of a parent chat.
 
 `follow CHILD`: the loop is `reading/polling.py`; its output the terminal (rows on stdout,
-notes on stderr, append-only, no redraw, no spinner: `render/watchout.TerminalReporter`) or
-NDJSON events (one per line, flushed per line; the stream always ends with a `result` event,
-also on failure). `follow --parent`: the parent loop `recover --watch` drives
-(`recover.drive`), each proven child's rows prefixed with its task's number
-(`render/watchout.py`). Waiting between reads also watches stdout: a closed pipe ends the
-follow quietly even while nothing is printed.
+notes on stderr, append-only, no redraw: `render/watchout.TerminalReporter`) or NDJSON events
+(flushed per line; the stream always ends with a `result` event, also on failure). `follow
+--parent`: `recover --watch`'s loop (`recover.drive`), each proven child's rows prefixed with
+its task's number. Waiting between reads also watches stdout: a closed pipe ends the follow
+quietly even while nothing is printed.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -192,14 +193,14 @@ def nothing_older(common: Common, root_id: str) -> None:
     stderr_line(common, text, "dim")
 
 
+@dataclass
 class _JsonRows:
     """`--json` written as it is read: `ROWS_OPEN` with the first page, each page's rows as
     `rows` elements, then the rest of the document (`rows_close`), a transcript or an error."""
 
-    def __init__(self, common: Common) -> None:
-        self.common = common
-        self.rows = 0
-        self.opened = False
+    common: Common
+    rows: int = 0
+    opened: bool = False
 
     def add(self, rows: list[Row]) -> None:
         from hermes_task.render.jsontext import ROWS_OPEN, row_element  # lazy: the command's work
@@ -221,8 +222,7 @@ class _JsonRows:
 
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
-    """Write `older --all` streamed (module docstring); False (nothing written) when it cannot
-    stream."""
+    """Write `older --all` streamed (module docstring); False (nothing written) if it cannot."""
     from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
 
     common = session.common
@@ -243,12 +243,7 @@ def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoRetu
     raise SystemExit(int(error.exit_status)) from None
 
 
-def _segment(
-    session: Session,
-    reader: TaskReader,
-    warnings: list[WarningItem],
-    view: dict[str, Any],
-) -> bool:
+def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
     """One segment: rows written (piped text or `--json`) as each page is proven; piped, the
     pages are held until one states the goal (the goal line comes before the rows)."""
     from hermes_task.reading.stream import StreamStats, Unstreamable, goal_of, stream_pages  # lazy: the work
@@ -277,12 +272,7 @@ def _segment(
     return True
 
 
-def _lineage(
-    session: Session,
-    reader: TaskReader,
-    warnings: list[WarningItem],
-    view: dict[str, Any],
-) -> bool:
+def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
     """Several segments: every window read and spooled, then written in display order
     (`reading/stream.py`); nothing is written before the last page is read."""
     from hermes_task.reading.stream import LineageRows, StreamStats, Unstreamable  # lazy: the work
@@ -331,64 +321,42 @@ def _write(
     view: dict[str, Any],
     cur: Cursor | None = None,
 ) -> None:
-    """The document (its rows left out: they come page by page) with `first`, then `pages`,
-    each page written as it comes: `--json` (`_json`) or piped text."""
+    """The document (its rows left out) with `first`, then `pages`, each page written as it
+    comes: piped text, or `--json`, whose goal is the first row stating one on any page (the
+    task head comes after the rows) unless the caller settled it."""
     from msgspec.structs import replace  # lazy: the command's work
 
     from hermes_task.cli.session import emit_warnings  # lazy: the command's work
-    from hermes_task.reading.stream import finish  # lazy: the command's work
+    from hermes_task.reading.stream import finish, goal_of  # lazy: the command's work
     from hermes_task.render.rows import Segments, View, footer_text, head_text, rows_text  # lazy: the work
 
     doc = replace(reader.document(warnings), rows=[])
     common = session.common
+    out, painted, segments, shown = _JsonRows(common), View(**view), Segments(doc.task), 0
     if common.json:
-        _json(session, reader, doc, stats, warnings, chain(first, pages), cur)
-        return
-    painted = View(**view)
-    shown = 0
-    segments = Segments(doc.task)
-    common.env.write_stdout(head_text(doc, session.target.columns))
-    for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
-        shown += len(rows)
-        common.env.write_stdout(rows_text(rows, painted, segments))
-    _debug(session, stats)
+        seek_goal = reader.goal is None and cur is None and not reader.continues_parent
+        try:
+            for rows in chain(first, pages):
+                out.add(rows)
+                if seek_goal and reader.goal is None:
+                    reader.goal = goal_of(rows)
+        except (HermesError, KeyboardInterrupt) as exc:
+            _fail(common, exc, out)
+    else:
+        common.env.write_stdout(head_text(doc, session.target.columns))
+        for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
+            shown += len(rows)
+            common.env.write_stdout(rows_text(rows, painted, segments))
+    if session.debug is not None:
+        session.debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
     final = finish(reader, doc, stats, warnings, cur)
+    if common.json:
+        out.close(final)
+        return
     common.env.write_stdout(footer_text(final, painted, shown) + "\n")
     emit_warnings(common, final.warnings)
     if cur is None and stats.older == 0:  # as the windowed path: no older page added a row
         nothing_older(common, final.task.root_id)
-
-
-def _json(
-    session: Session,
-    reader: TaskReader,
-    doc: TranscriptDoc,
-    stats: StreamStats,
-    warnings: list[WarningItem],
-    pages: Iterator[list[Row]],
-    cur: Cursor | None,
-) -> None:
-    """The JSON document, its rows written page by page. The goal is the first row stating
-    one on any page (the task head comes after the rows), unless the caller settled it."""
-    from hermes_task.reading.stream import finish, goal_of  # lazy: the command's work
-
-    common = session.common
-    out = _JsonRows(common)
-    seek_goal = reader.goal is None and cur is None and not reader.continues_parent
-    try:
-        for rows in pages:
-            out.add(rows)
-            if seek_goal and reader.goal is None:
-                reader.goal = goal_of(rows)
-    except (HermesError, KeyboardInterrupt) as exc:
-        _fail(common, exc, out)
-    _debug(session, stats)
-    out.close(finish(reader, doc, stats, warnings, cur))
-
-
-def _debug(session: Session, stats: StreamStats) -> None:
-    if session.debug is not None:
-        session.debug(f"older streamed pages={stats.pages} unique={stats.unique} held_max={stats.held_max}")
 
 
 def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:
