@@ -11,7 +11,7 @@ usual codes. With `--json` a failure is an `error` event, then `result`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -59,7 +59,13 @@ def search(
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
     common = Common.of(shared)
-    from hermes_task.cli.session import Session, error_lines, report_failure, run  # lazy: off --help
+    from hermes_task.cli.session import (  # lazy: the work
+        Session,
+        error_lines,
+        report_failure,
+        run,
+        stderr_line,
+    )
     from hermes_task.core.projection import PatternError, compile_pattern, search_status  # lazy: off --help
     from hermes_task.core.sanitize import check_id, clean_line  # lazy: as the session
     from hermes_task.core.ui_strings import RECOVER  # lazy: as the session
@@ -94,7 +100,7 @@ def search(
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:
-            _note(common)(RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
+            stderr_line(common, RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
         reporter.result(tally, status)
         if status:
             raise SystemExit(status)
@@ -102,25 +108,15 @@ def search(
     run(session, body, report=report)
 
 
-def _note(common: Common) -> Callable[[str, str], None]:
-    from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
-
-    return lambda line, style: stderr_line(common, line, style)
-
-
 def _reporter(session: Session, *, utc: bool) -> JsonSearch | LinesSearch | TerminalSearch:
-    """NDJSON with --json; else tab-separated lines off a terminal, readable groups on one."""
-    from hermes_task.cli.session import dropped  # lazy: the work, off --help
+    """NDJSON with --json; else readable groups on a terminal, tab-separated lines off one."""
+    from hermes_task.cli.session import dropped, stderr_line  # lazy: the work, off --help
     from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch  # lazy: as dropped
 
     common = session.common
     if common.json:
         return JsonSearch(common.env.write_stdout)
-    out = session.target
-
-    def shown(code: str) -> bool:
-        return not dropped(common.quiet, code)
-
-    if out.tty:
-        return TerminalSearch(out, _note(common), shown, utc=utc)
-    return LinesSearch(out, _note(common), shown, utc=utc)
+    kind = TerminalSearch if session.target.tty else LinesSearch
+    return kind(
+        session.target, partial(stderr_line, common), lambda code: not dropped(common.quiet, code), utc=utc
+    )

@@ -203,7 +203,7 @@ def flushed(stream: Any) -> Callable[[str], None]:
 
 
 # The options `settings.resolve` takes as flags.
-SETTINGS = (
+SETTINGS = [
     "url",
     "gateway",
     "profile",
@@ -213,7 +213,7 @@ SETTINGS = (
     "request_timeout",
     "store",
     "no_store",
-)
+]
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
