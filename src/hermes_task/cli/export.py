@@ -1,15 +1,11 @@
 """`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON).
 
-The reading is `reading/tasktree.py` (`recover`'s tasks document, the parent's transcript,
-each task's child read whole as `search` reads it); the mapping is the pure
-`render/otlp.trace`; this module declares the command and sends the result where it is asked
-to go: `--output FILE` (atomically; `-` is stdout), `--endpoint URL` (OTLP/HTTP: `POST
-URL/v1/traces`, `Content-Type: application/json`), else an endpoint the OpenTelemetry SDK's
-variables name (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, `OTEL_EXPORTER_OTLP_ENDPOINT`
-plus `/v1/traces`), else stdout. Headers come from `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
-`OTEL_EXPORTER_OTLP_HEADERS` (`key=value,...`, percent-decoded), and are never printed: they
-may carry a receiver's API key. Everything heavy is imported when the command runs, not for
-its `--help`.
+The reading is `reading/tasktree.py`, the mapping the pure `render/otlp.trace`; this module
+sends the result where it is asked to go: `--output FILE` (atomically; `-` is stdout),
+`--endpoint URL` (OTLP/HTTP: `POST URL/v1/traces`), else an endpoint the OpenTelemetry SDK's
+variables name (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, `OTEL_EXPORTER_OTLP_ENDPOINT` plus
+`/v1/traces`), else stdout. Headers (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
+`OTEL_EXPORTER_OTLP_HEADERS`) are never printed: they may carry a receiver's API key.
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ TRACES_PATH = "/v1/traces"
 DEFAULT_TIMEOUT = 10.0
 
 
-class ExportFormat(StrEnum):
-    otlp_json = "otlp-json"
+ExportFormat = StrEnum("ExportFormat", [("otlp_json", "otlp-json")])
 
 
 app = command_app()
@@ -128,8 +123,7 @@ def export(
 
 
 def traces_url(endpoint: str | None, environ: Mapping[str, str]) -> str | None:
-    """Where to POST (module docstring), or None for stdout; a URL that is not http(s) is a
-    usage error."""
+    """Where to POST (module docstring), or None for stdout; not http(s): a usage error."""
     if endpoint is not None:
         url = endpoint if endpoint.rstrip("/").endswith(TRACES_PATH) else endpoint.rstrip("/") + TRACES_PATH
     elif environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
@@ -145,8 +139,8 @@ def traces_url(endpoint: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 def otlp_headers(environ: Mapping[str, str]) -> dict[str, str]:
-    """The receiver's headers (`key=value` pairs, comma-separated, percent-decoded, as the
-    OpenTelemetry SDK reads them); a malformed pair is a usage error naming its place only."""
+    """The receiver's headers (`key=value,...`, percent-decoded, as the OpenTelemetry SDK reads
+    them); a malformed pair is a usage error naming its place only."""
     raw = environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
     headers: dict[str, str] = {}
     for place, pair in enumerate(raw.split(","), start=1):
@@ -163,8 +157,7 @@ def otlp_headers(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def shown(url: str) -> str:
-    """`url` as a message may print it: no user, password, query or fragment (they may hold
-    a key), sanitised."""
+    """`url` as a message may print it: no user, password, query or fragment (they may hold a key)."""
     from hermes_task.core.sanitize import clean_line  # lazy: only when a message names a URL
 
     parts = urlsplit(url)
@@ -194,10 +187,6 @@ def post(session: Session, url: str, headers: dict[str, str], body: bytes) -> No
         session.debug(f"export POST {where}: HTTP {response.status_code}, {len(body)} bytes")
     if response.is_success:
         return
-    code = (
-        Code.BAD_REQUEST
-        if 400 <= response.status_code < 500 and response.status_code != 429
-        else Code.SERVER_ERROR
-    )
-    summary = f"the OTLP endpoint answered HTTP {response.status_code}"
-    raise HermesError(code, where, summary=summary, hint="")
+    status = response.status_code
+    code = Code.BAD_REQUEST if 400 <= status < 500 and status != 429 else Code.SERVER_ERROR
+    raise HermesError(code, where, summary=f"the OTLP endpoint answered HTTP {status}", hint="")
