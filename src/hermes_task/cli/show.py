@@ -65,9 +65,7 @@ def show(
     from hermes_task.reading.reader import read_around  # lazy: as the session
 
     with shell(Session(common)) as session:
-        step: Step | None = None
-        if around:
-            step = lambda reader, snap: read_around(reader, around, snap)  # noqa: E731
+        step: Step | None = (lambda reader, snap: read_around(reader, around, snap)) if around else None
         picked = RowFilter.of(role, tail)  # what is printed, in the error document too
         reading = read_transcript(
             session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked
