@@ -202,18 +202,6 @@ def flushed(stream: Any) -> Callable[[str], None]:
     return write
 
 
-# The options `settings.resolve` takes as flags.
-SETTINGS = [
-    "url",
-    "gateway",
-    "profile",
-    "token_file",
-    "username",
-    "password_file",
-    "request_timeout",
-    "store",
-    "no_store",
-]
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
@@ -258,8 +246,18 @@ class Session:
     def settings(self) -> settings_module.Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
         common = self.common
-        given = {name: getattr(common, name) for name in SETTINGS}
-        return settings_module.resolve(env=dict(common.env.environ), **given)
+        return settings_module.resolve(
+            env=dict(common.env.environ),
+            url=common.url,
+            gateway=common.gateway,
+            profile=common.profile,
+            token_file=common.token_file,
+            username=common.username,
+            password_file=common.password_file,
+            request_timeout=common.request_timeout,
+            store=common.store,
+            no_store=common.no_store,
+        )
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
