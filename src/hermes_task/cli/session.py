@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from msgspec import Struct, field
-
 from hermes_task import __version__
 from hermes_task import settings as settings_module
 from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
@@ -139,14 +137,6 @@ def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
     return width, height
 
 
-class Ending(Struct):
-    """A failure a command read past, reported by the shell once its output is written."""
-
-    error: HermesError
-    rows: list[Row] = field(default_factory=list)
-    task: TaskInfo | None = None
-
-
 def report_failure(
     common: Common, error: HermesError, rows: list[Row] | None = None, task: TaskInfo | None = None
 ) -> None:
@@ -217,7 +207,7 @@ class Session:
         self.common = common
         self.env: Environment = common.env
         self.known_rows: Callable[[], list[Row]] = list  # verified so far: the error document's rows
-        self.ending: Ending | None = None  # a failure read past, reported as the shell ends
+        self.ending: Transcript | None = None  # a failed read's outcome, reported as the shell ends
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
@@ -492,14 +482,15 @@ def shell(session: Session, *, report: Report | None = None) -> Iterator[Session
             finally:
                 session.close()
         ending = session.ending
-        if ending is not None:
-            report_failure(session.common, ending.error, ending.rows, ending.task)
-            raise SystemExit(int(ending.error.exit_status))
+        if ending is not None and ending.failure is not None:
+            task = ending.doc.task if ending.doc is not None else None
+            report_failure(session.common, ending.failure, ending.rows, task)
+            raise SystemExit(int(ending.failure.exit_status))
     except (HermesError, KeyboardInterrupt) as exc:
         _end(session, *failure_of(exc), report)
     except BrokenPipeError:
         quiet_pipe_exit(session.env.stdout)
-    except SystemExit:  # an `Ending` and the commands that end with their own status
+    except SystemExit:  # `session.ending` and the commands that end with their own status
         raise
     except Exception as exc:
         if debug_enabled(session.common):
@@ -508,10 +499,9 @@ def shell(session: Session, *, report: Report | None = None) -> Iterator[Session
         _end(session, internal, 1, report)
 
 
-def run(session: Session, body: Callable[[Session], Ending | None], *, report: Report | None = None) -> None:
-    """`shell` around `body`, which returns None or the `Ending` of a failure it read past."""
+def run(session: Session, body: Callable[[Session], None], *, report: Report | None = None) -> None:
     with shell(session, report=report):
-        session.ending = body(session)
+        body(session)
 
 
 def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
@@ -578,15 +568,12 @@ def read_transcript(
         return Transcript(rows=doc.rows, doc=doc, failure=snap.failure)
 
 
-def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc], None]) -> Ending | None:
-    """`output` the document unless a failure's error document replaces it (`--json`);
-    returns the ending for the shell to report."""
-    doc = reading.doc
-    if doc is not None and (reading.failure is None or not common.json):
-        output(doc)
-    if reading.failure is None:
-        return None
-    return Ending(reading.failure, reading.rows, doc.task if doc is not None else None)
+def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc], None]) -> Transcript:
+    """`output` the document unless a failure's error document replaces it (`--json`); the
+    reading is the shell's to report (`session.ending`)."""
+    if reading.doc is not None and (reading.failure is None or not common.json):
+        output(reading.doc)
+    return reading
 
 
 def check_target(path: str, option: str = "--junit") -> None:
