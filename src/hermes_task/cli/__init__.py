@@ -1,10 +1,7 @@
-"""The command-line interface: the typer app (`app.py`), the options every command shares and
-the injected environment (`options.py`), the session and the one shell every command runs in
-(`session.py`), the pager, and one module per command. The only package that imports typer (a
-test checks it).
-
-The app is `hermes_task.cli.app.app`; `main` is still found here (console scripts installed
-by older versions import `hermes_task.cli:main`), imported only when asked for: `app.py`
+"""The command-line interface: the typer app (`app.py`), the shared options and injected
+environment (`options.py`), the session and its shell (`session.py`), the pager, and one module
+per command; the only package that imports typer. `main` is still found here (console scripts
+of older versions import `hermes_task.cli:main`), imported only when asked for: `app.py`
 imports this package's modules, so this file must not import `app.py` first.
 """
 

@@ -1,18 +1,15 @@
 """`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
 
 One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches
-(default 1), or `--all` to the start with the largest pages the backend allows; `--min-text
-N` makes each batch read raw pages until N text rows arrived. The batch logic is
-`reading/stream.py`; this module adds the stderr progress indicator, `--debug` and the output.
+(`reading/stream.py`), or `--all` to the start with the largest pages the backend allows.
 
 `--all` is written as its pages are proven where the output allows it (a terminal and
 `--format markdown` keep the whole-window path). Piped text: the goal line once the goal is
 known (pages before it are held), each page's rows as read, then the footer, the "nothing
 older" note and the warnings. `--json`: the document opens (`schema_version`, `rows`) with
 the first page and each page's rows follow as elements; what depends on how the read ends
-(`kind`, the task, coverage, warnings) comes after `rows`, written last: byte for byte the
-whole-window document, in memory of one page. A task of several segments is read whole
-first (spooled), then written the same way.
+comes after `rows`: byte for byte the whole-window document, in memory of one page. A task of
+several segments is read whole first (spooled), then written the same way.
 
 A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows stay
 and the error goes to stderr; with `--json` the open document ends as the error document,

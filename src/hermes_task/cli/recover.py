@@ -319,14 +319,12 @@ class JunitFile:
         stopped: list[KeyboardInterrupt] = []
 
         def last_rows(task: TaskEntry, conversation: str) -> str:
-            if read is None or stopped:
-                why = unread if read is None else "the command was stopped"
-                return last_rows_text(Unread("not_read", why))
-            try:
-                return last_rows_text(read(task, conversation))
-            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
-                stopped.append(exc)
-                return last_rows_text(Unread("not_read", "the command was stopped"))
+            if read is not None and not stopped:
+                try:
+                    return last_rows_text(read(task, conversation))
+                except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
+                    stopped.append(exc)
+            return last_rows_text(Unread("not_read", unread if read is None else "the command was stopped"))
 
         suites = suites_of(self.parent_id, tasks, still, last_rows)
         if failure is not None:

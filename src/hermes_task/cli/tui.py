@@ -1,14 +1,11 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
 The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`watch_family`), in a thread of its own at
-`--interval`, its reports posted to the screen as `core/events.py` events. The loop's `sleep`
-waits on the screen's stop event: `q` sets it, the loop ends at its next wait (as Ctrl-C ends
-`recover --watch`) and the screen waits at most `STOP_WAIT` seconds for a request in flight.
-The exit status is the screen's (`livescreen.quit_status`: 0, or with `--exit-status` the
-verdict at that moment, 0 when no parent was opened). `o` pages older rows as `older` does;
-without PARENT_ID the screen opens on `parents`' list. Without Textual the command says how
-to install it in one line and exits 2; no other command nor `--help` imports Textual.
+and `follow --parent` run (`watch_family`), in a thread of its own, its reports posted as
+`core/events.py` events. The loop's `sleep` waits on the screen's stop event: `q` sets it, the
+loop ends at its next wait and the screen waits at most `STOP_WAIT` seconds for a request in
+flight. The exit status is the screen's (`livescreen.quit_status`). Without Textual the command
+says how to install it in one line and exits 2; no other command nor `--help` imports Textual.
 """
 
 from __future__ import annotations
