@@ -29,6 +29,7 @@ from hermes_task.cli.options import (
     command_app,
     complete_parent_id,
     complete_task_id,
+    seconds,
     with_common,
 )
 
@@ -72,20 +73,16 @@ def follow(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option(
+        seconds(
             "--timeout",
-            metavar="S",
-            min=0.0,
             help="Stop after S seconds in all; exit 9 when the task is known to be still running.",
             show_default=False,
         ),
     ] = None,
     start_timeout: Annotated[
         float,
-        typer.Option(
+        seconds(
             "--start-timeout",
-            metavar="S",
-            min=0.0,
             help="Give up after S seconds of 'not found' (an unflushed child, or a typo): exit 4; or after S "
             "seconds in which no read succeeded yet (a dashboard that is down): that failure's code.",
         ),

@@ -176,6 +176,11 @@ def argument(metavar: str, help: str, complete: Callable[..., list[str]] | None 
     return typer.Argument(metavar=metavar, help=help, show_default=False, autocompletion=complete)
 
 
+def seconds(flag: str, **option: Any) -> Any:
+    """An option of a duration in seconds (S, at least 0)."""
+    return typer.Option(flag, metavar="S", min=0.0, **option)
+
+
 def _not_negative(value: int | None) -> int | None:
     if value is not None and value < 0:
         raise typer.BadParameter(f"{value} is below 0 (0 prints no row)")

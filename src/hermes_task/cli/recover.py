@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hermes_task.cli.options import Common, Header, OutputFormat, ParentId, command_app, with_common
+from hermes_task.cli.options import Common, Header, OutputFormat, ParentId, command_app, seconds, with_common
 from hermes_task.core.ui_strings import TaskStatus
 from hermes_task.failures import Code, ExitStatus, HermesError, interrupt_status
 
@@ -103,20 +103,16 @@ def recover(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option(
+        seconds(
             "--timeout",
-            metavar="S",
-            min=0.0,
             help="With --watch: stop after S seconds in all; exit 9 while a task still runs.",
             show_default=False,
         ),
     ] = None,
     start_timeout: Annotated[
         float | None,
-        typer.Option(
+        seconds(
             "--start-timeout",
-            metavar="S",
-            min=0.0,
             help="With --watch: give up after S seconds in which no read of the parent succeeded, or of "
             "'not found' (a typo, a dashboard that is down): exit with that failure's code, 4 not found, "
             "7 network [default: 60].",

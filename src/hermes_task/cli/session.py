@@ -457,8 +457,7 @@ def stop_signals() -> Iterator[None]:
     try:
         previous = {sig: signal.signal(sig, stop) for sig in SIGNALS}
     except ValueError:  # not the main thread: leave the signals alone
-        yield
-        return
+        previous = {}
     try:
         yield
     finally:
