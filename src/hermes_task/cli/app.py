@@ -114,7 +114,7 @@ class LazyGroup(typer.core.TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-app = typer.Typer(
+app = command_app(
     name="hermes-task",
     cls=LazyGroup,
     help=(
@@ -122,9 +122,6 @@ app = typer.Typer(
         "over the Hermes dashboard's HTTP API."
     ),
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

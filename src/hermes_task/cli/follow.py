@@ -105,14 +105,14 @@ def follow(
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
     if parent is not None and tip:
         raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-    from hermes_task.cli.session import Session, flushed, live_failure, run  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, live_failure, run  # lazy: the work, off --help
     from hermes_task.core.projection import RowFilter  # lazy: as the session
     from hermes_task.render.watchout import JsonEvents  # lazy: as the session
 
     env = common.env
     session = Session(common)
     rows = RowFilter.of(role, tail)
-    events = JsonEvents(env.write_stdout, flushed(env.stderr)) if common.json else None
+    events = JsonEvents(env.write_stdout, env.write_stderr) if common.json else None
     limits: dict[str, Any] = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     if parent is not None:  # every task's rows, prefixed, until every task ended
         from hermes_task.cli.recover import drive  # lazy: the parent loop

@@ -70,6 +70,10 @@ class Environment(Struct):
         self.stdout.write(text)
         self.stdout.flush()
 
+    def write_stderr(self, text: str) -> None:  # flushed: an NDJSON consumer reads line by line
+        self.stderr.write(text)
+        self.stderr.flush()
+
 
 def current(ctx: Any) -> Environment:
     """The Environment of the running command (`ctx` is typer's Context): its context

@@ -31,9 +31,8 @@ if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.projection import RowFilter
-    from hermes_task.reading.api import DashboardAPI, SharedDetails
+    from hermes_task.reading.api import SharedDetails
     from hermes_task.reading.family import OpenChild
-    from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.polling import Outcome
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
@@ -201,7 +200,7 @@ def recover(
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked (whole, or --pages); the JUnit file only
             # the newest page of the tasks that did not pass (the report's read when it has one).
-            reader = child_reader(client, hints, got.paths, pages=pages if markdown else 1, shared=shared)
+            reader = child_reader(session, got.paths, pages=pages if markdown else 1, shared=shared)
             output(session, got.doc, status or [], header, reader, View(full=full, utc=utc))
             signal = junit_file.write(got.doc.tasks, still="still running when read", read=reader)
             if signal is not None:
@@ -250,8 +249,7 @@ def output(
 
 
 def child_reader(
-    client: DashboardAPI,
-    hints: StoreHints | None,
+    session: Session,
     paths: dict[str, tuple[str, ...]],
     *,
     pages: int | None,
@@ -262,7 +260,9 @@ def child_reader(
     from hermes_task.core.ui_strings import RECOVER  # lazy: the work, off --help
     from hermes_task.reading.tasktree import ChildReads  # lazy: as RECOVER
 
-    reads = ChildReads(client, hints, pages=pages, bound=RECOVER["report_bound"], shared=shared)
+    reads = ChildReads(
+        session.client, session.hints, pages=pages, bound=RECOVER["report_bound"], shared=shared
+    )
 
     def read(task: TaskEntry, conversation: str) -> Transcript | Unread:
         return reads.read(task, frozenset(paths.get(conversation, (conversation,))))
@@ -365,14 +365,14 @@ def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: 
         raise typer.BadParameter(
             "markdown is a report of one read: not with --watch", param_hint="'--format'"
         )
-    from hermes_task.cli.session import Session, flushed  # lazy: the work, off --help
+    from hermes_task.cli.session import Session  # lazy: the work, off --help
     from hermes_task.render.watchout import JsonEvents, LinesWatch, LiveWatch  # lazy: as the session
 
     env = common.env
     session = Session(common)
     reporter: JsonEvents | LinesWatch | LiveWatch
     if common.json:
-        reporter = JsonEvents(env.write_stdout, flushed(env.stderr))
+        reporter = JsonEvents(env.write_stdout, env.write_stderr)
     elif env.isatty(env.stdout):
         reporter = LiveWatch(session.console(), session.err_console, parent_id, INTERVAL)
         if env.isatty(env.stderr):  # the same screen: a debug line goes above the table
@@ -420,7 +420,7 @@ def drive(
         parent = check_id(parent_id, what="PARENT_ID")
         junit_file = JunitFile.checked(junit, parent)
         files.append(junit_file)
-        with session.reading() as (client, hints):
+        with session.reading() as (client, _hints):
             reader = TaskReader(client, parent, hint=False)
             shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
             timing = settled_timing(session, shared, reporter, usage=rows is None)
@@ -432,7 +432,7 @@ def drive(
                 )
             )
             outcome = watcher.run()
-            read = child_reader(client, hints, {parent: reader.path}, pages=1)
+            read = child_reader(session, {parent: reader.path}, pages=1)
             stop = junit_file.watched(outcome, watcher.entries, read)
             if stop is not None:  # the watch's `result` is written: end as the signal says
                 raise SystemExit(interrupt_status(stop))

@@ -182,16 +182,6 @@ def stderr_line(common: Common, line: str, style: str) -> None:
     stream.flush()
 
 
-def flushed(stream: Any) -> Callable[[str], None]:
-    """A writer of `stream` that flushes each write (an NDJSON consumer reads line by line)."""
-
-    def write(text: str) -> None:
-        stream.write(text)
-        stream.flush()
-
-    return write
-
-
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
