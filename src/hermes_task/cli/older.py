@@ -280,15 +280,12 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
     try:
         try:
             plan = lineage.read()
+            lineage.count()
+            if plan.blocked is None and not reader.continues_parent:
+                reader.goal = lineage.goal
+            reader.read_goal()  # the root's first row, when the windows showed no goal
         except Unstreamable:
             return False
-        except HermesError as exc:
-            _fail_read(common, exc, reader, lineage)
-        lineage.count()
-        if plan.blocked is None and not reader.continues_parent:
-            reader.goal = lineage.goal
-        try:
-            reader.read_goal()  # the root's first row, when the windows showed no goal
         except HermesError as exc:
             _fail_read(common, exc, reader, lineage)
         _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())

@@ -349,14 +349,10 @@ def with_common(
     *, pager: bool = True, events: str | None = None, formats: bool = False, json: bool = True
 ) -> Callable[[F], F]:
     """Append the shared options to the decorated command's signature; the command takes them
-    as `**shared` and builds its `Common.of(shared)` first.
-
-    `pager` adds --pager/--no-pager; `events` words --json as NDJSON events whose schema it
-    names (`events` for follow, `search`); `formats` adds `--format text|json|markdown`
-    after --json (show, older, recover); `json` False: no --json at all (a command whose stdout
-    is another format's document, `export`, or a screen, `tui`).
-    `--timeout` is never shared: it bounds a whole run (`follow`); per request it is
-    `--request-timeout`, everywhere."""
+    as `**shared` and builds its `Common.of(shared)` first. `pager` adds --pager/--no-pager;
+    `events` words --json as NDJSON events of that schema; `formats` adds `--format` after
+    --json; `json` False: no --json (`export` writes another format, `tui` a screen).
+    `--timeout` is never shared: it bounds a whole run; per request it is `--request-timeout`."""
 
     def decorate(func: F) -> F:
         hints = typing.get_type_hints(func, include_extras=True)
