@@ -3,56 +3,44 @@ children or continuations, and one window over the proven segments.
 
 The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back
 to the task's anchor (the first durable reference, `CHILD_ID`) in which every hop X -> Y is a
-compression edge:
-- Y ended with `end_reason == "compression"`;
-- timestamps are finite and coherent: X starts no earlier than Y, Y ends no earlier than it
-  starts (X may start before Y.ended_at: the backend inserts the child before it stamps the
-  parent's closure in the same transaction);
-- X and Y have the same persisted `source`, except exactly `tool` -> `subagent` on a backend
-  whose rotation rewrites the source (official 0.19.x, upstream 0.20; learned from its
-  answers, core/capabilities.py), reported as the note `legacy_source_rewrite`;
-- both model configs are present and parse as a JSON object or null;
-- the markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged from Y and none
-  names X or Y (a marker naming the direct parent is a delegation, branch or reset edge);
-- `profile_name`, where both record one, is the same.
-The candidate itself must be coherent: a finite start, and an end (if any) finite and no
-earlier than it. Reaching a task root (its own marker names its direct parent) that is not the
-anchor ends the walk: the candidate is another task's (`foreign_root`). The walk ends at the
-anchor, or at a segment already proven (`verified`, anchor first), not walked again. Each walk
-holds at most 32 nodes, both ends included (the reader bounds detail reads per fetch), so a
-longer lineage is proven in steps; past the bound it raises `BoundReached`. Cycles and walks
-ending elsewhere are rejected. Two proven paths, neither a prefix of the other, are a fork:
-never resolved by recency.
+compression edge: Y ended with `end_reason == "compression"`; timestamps are finite, X starts
+no earlier than Y and Y ends no earlier than it starts (X may start before Y.ended_at: the
+backend inserts the child before it stamps the parent's closure); X and Y have the same
+`source`, except `tool` -> `subagent` on a backend whose rotation rewrites it (official 0.19.x,
+upstream 0.20; core/capabilities.py), noted `legacy_source_rewrite`; both model configs are
+present and parse as a JSON object or null; the markers `_delegate_from`, `_branched_from`,
+`_reset_from` are unchanged and none names X or Y (a marker naming the direct parent is a
+delegation, branch or reset edge); `profile_name`, where both record one, is the same. The
+candidate needs a finite start and an end (if any) finite and no earlier. A task root (its
+marker names its direct parent) other than the anchor ends the walk (`foreign_root`). The walk
+ends at the anchor or at a segment already proven (`verified`, anchor first). A walk holds at
+most 32 nodes, both ends included, so a longer lineage is proven in steps (past it:
+`BoundReached`). Cycles and walks ending elsewhere are rejected. Two proven paths, neither a
+prefix of the other, are a fork: never resolved by recency.
 
 Which store row is a task's child or a segment's continuation (the store only proposes;
 docs/identity.md, "The local store"):
-- a delegated child of segment P has `parent_session_id == P` and `_delegate_from == P`; a
+- a delegated child of P has `parent_session_id == P` and `_delegate_from == P`; a
   compression continuation of X has `parent_session_id == X` and X's markers, none naming X;
-- a task is matched to a child by goal and order: the child's first `user` row equals the
-  task's goal after whitespace normalisation (the backend writes the goal verbatim as the
-  child's first user message), its parent is a segment carrying the spawn call, and it started
-  no earlier than that call was written;
-- never a guess: a task is matched only when exactly one child fits it and that child fits no
-  other task; else every task some child fits is `ambiguous` (identical goals in one
-  delegation always are: the store records no task index). A task no child fits is unmatched;
+- a child fits a task when its first `user` row equals the task's goal whitespace-normalised
+  (the backend writes the goal verbatim), its parent is a segment carrying the spawn call, and
+  it started no earlier than that call; a task is matched only when exactly one child fits it
+  and that child fits no other task, else every task some child fits is `ambiguous`
+  (identical goals in one delegation always are: the store records no task index);
 - a session is proposed as a parent (`hermes-task parents`) when one of its newest rows with a
-  parent is a delegated child of it (only `delegate_task` writes that pair), of the profile in
-  use, both ids passing the id check; in the order of their newest such child, each once.
-  `reading/hints.py` proves them (docs/identity.md, "Where a parent id comes from").
-The rules take `StoreSession` records, so `match` decides once on the store's columns (which
-ids to propose) and once on what HTTP shows of the proposed children; only the second is used.
-Cost is linear: each distinct `model_config` text is parsed once (a bounded cache), and a task
-is compared only with the children indexed under its own (segment, goal) key (`pairs`).
+  parent is a delegated child of it, of the profile in use, both ids passing the id check; in
+  the order of their newest such child, each once (`reading/hints.py` proves them).
+The rules take `StoreSession` records, so `match` decides on the store's columns and again on
+what HTTP shows of the proposed children. Linear: each distinct `model_config` text is parsed
+once, and a task meets only the children under its own (segment, goal) key (`pairs`).
 
-One window over the proven lineage: a task's history is its tip window (the canonical
-segment, paged by `core/window.py`) plus one window per earlier segment that must be read on
-its own. That is decided from rows, never from a backend version: once the newer windows are
-read to their start, a segment is read (newest page first) only when they hold fewer of its
-rows than it counts, so a backend that merges every ancestor row into the tip's pages needs no
-other read. Invariants: a segment gets no window while a newer window already includes its
-rows; the shown rows are the earlier windows oldest segment first, then the tip window, each
-identity once; a row of a session outside the lineage is never shown (counted as foreign);
-the history is at its start only at the first row of the lineage's first segment.
+A task's history is its tip window (the canonical segment, paged by `core/window.py`) plus one
+window per earlier segment that must be read on its own, decided from rows, never from a
+backend version: once the newer windows reach their start, a segment is read (newest page
+first) only when they hold fewer of its rows than it counts. Invariants: a segment gets no
+window while a newer one includes its rows; the shown rows are the earlier windows oldest
+first, then the tip window, each identity once; a row of a session outside the lineage is
+never shown (counted as foreign); the history is at its start only at the lineage's first row.
 """
 
 from __future__ import annotations
@@ -143,8 +131,8 @@ RewritesSource = bool | Callable[[SessionDetail], bool]
 
 def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
     """Accept `child -> parent` as a compression edge (module docstring) or raise
-    `LineageRejected`; the checks run in a fixed order, so the first failing one names the
-    rejection. Returns a note when the hop used the source-rewrite exception."""
+    `LineageRejected` naming the first failing check (a fixed order). Returns a note when the
+    hop used the source-rewrite exception."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
     start, parent_start, parent_end = child.started_at, parent.started_at, parent.ended_at
@@ -152,47 +140,27 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
         start >= parent_start and parent_end >= parent_start
     ):
         raise LineageRejected("bad_timestamps", child.id)
-    note = _check_source(child, parent, rewrites_source)
-    _check_markers(child, parent)
-    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
-        raise LineageRejected("profile_changed", child.id)
-    return note
-
-
-def _check_source(child: SessionDetail, parent: SessionDetail, rewrites_source: RewritesSource) -> str | None:
-    """Both sources present and equal, or `tool` rewritten into `subagent` by a backend that
-    does so (a thunk `rewrites_source` is only asked then)."""
     if child.source is None or parent.source is None:
         raise LineageRejected("missing_field", child.id)
-    if child.source == parent.source:
-        return None
-    if (
-        parent.source == "tool"
-        and child.source == "subagent"
-        and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
-    ):
-        return LEGACY_SOURCE_REWRITE
-    raise LineageRejected("source_changed", child.id)
-
-
-def _check_markers(child: SessionDetail, parent: SessionDetail) -> None:
-    """Each delegation marker the same on both sides, and never naming either hop end."""
-    child_mc = parse_model_config(child) or {}
-    parent_mc = parse_model_config(parent) or {}
+    note = None
+    if child.source != parent.source:
+        if not (
+            parent.source == "tool"
+            and child.source == "subagent"
+            and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
+        ):
+            raise LineageRejected("source_changed", child.id)
+        note = LEGACY_SOURCE_REWRITE
+    child_mc, parent_mc = parse_model_config(child) or {}, parse_model_config(parent) or {}
     for marker in MARKERS:
         value = child_mc.get(marker)
         if value != parent_mc.get(marker):
             raise LineageRejected("marker_changed", child.id)
         if value is not None and value in (parent.id, child.id):
             raise LineageRejected("direct_parent_marker", child.id)
-
-
-def check_own_end(node: SessionDetail) -> None:
-    """The candidate's own timestamps: a finite start, and an end (if any) finite and no
-    earlier than the start; else `LineageRejected` (`bad_timestamps`)."""
-    start, end = node.started_at, node.ended_at
-    if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
-        raise LineageRejected("bad_timestamps", node.id)
+    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
+        raise LineageRejected("profile_changed", child.id)
+    return note
 
 
 def prove(
@@ -206,15 +174,16 @@ def prove(
 ) -> Proof:
     """Walk from `candidate` back to `anchor`, or to a segment of `verified` (a path already
     proven, `verified[0]` the anchor). `read(id)` returns an exact-id, profile-checked detail
-    (and may raise `BoundReached` when its read budget is spent). `rewrites_source` is passed
-    to `check_hop` for every hop. The proof's path is the verified prefix up to where the
-    walk ended, then the walked segments."""
+    (and may raise `BoundReached` when its read budget is spent). The path: the verified
+    prefix up to where the walk ended, then the walked segments."""
     proven = tuple(verified) if verified and verified[0] == anchor.id else (anchor.id,)
     at = {sid: i for i, sid in enumerate(proven)}
     if candidate in at:  # already proven (a late reference to a verified segment)
         return Proof(proven[: at[candidate] + 1])
     node = read(candidate)
-    check_own_end(node)
+    start, end = node.started_at, node.ended_at
+    if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
+        raise LineageRejected("bad_timestamps", node.id)  # the candidate's own timestamps
     chain = [node]
     seen = {node.id}
     notes: list[str] = []
