@@ -44,8 +44,7 @@ class ToolCall(Struct, frozen=True, kw_only=True):
     id: str | None
     name: str | None
     arguments: Annotated[
-        str | None,
-        Meta(description="The recorded arguments string, or null when none was recorded."),
+        str | None, Meta(description="The recorded arguments string, or null when none was recorded.")
     ]
 
 
@@ -93,10 +92,7 @@ class SegmentInfo(Struct, frozen=True, kw_only=True):
     started_at: float | None = None
     ended_at: float | None = None
     end_reason: str | None = None
-    rows_shown: Annotated[
-        int,
-        Meta(description="Rows of this segment in `rows`."),
-    ] = 0
+    rows_shown: Annotated[int, Meta(description="Rows of this segment in `rows`.")] = 0
 
 
 class TaskInfo(Struct, frozen=True, kw_only=True):
@@ -115,8 +111,7 @@ class TaskInfo(Struct, frozen=True, kw_only=True):
         ),
     ] = field(default_factory=list)
     goal: Annotated[
-        str | None,
-        Meta(description="The task's goal: the first user row of its first segment."),
+        str | None, Meta(description="The task's goal: the first user row of its first segment.")
     ] = None
     segments: list[SegmentInfo] = field(default_factory=list)
     usage: LineageUsage = None
@@ -126,24 +121,17 @@ class BackendCapabilities(Struct, frozen=True, kw_only=True):
     """What the dashboard's answers showed in this run (null: not learned)."""
 
     pagination: Annotated[
-        bool | None,
-        Meta(description="The messages envelope carries `pagination` (false: 0.18.x and older)."),
+        bool | None, Meta(description="The messages envelope carries `pagination` (false: 0.18.x and older).")
     ] = None
     order: Annotated[
-        bool | None,
-        Meta(description="`order=latest` is honoured (false: pages count from the oldest row)."),
+        bool | None, Meta(description="`order=latest` is honoured (false: pages count from the oldest row).")
     ] = None
     ancestors_merged: Annotated[
-        bool | None,
-        Meta(description="A continuation's pages carry its earlier segments' rows."),
+        bool | None, Meta(description="A continuation's pages carry its earlier segments' rows.")
     ] = None
-    around: Annotated[
-        bool | None,
-        Meta(description="The `/messages/around` route exists."),
-    ] = None
+    around: Annotated[bool | None, Meta(description="The `/messages/around` route exists.")] = None
     source_rewrite: Annotated[
-        bool | None,
-        Meta(description="Rotation rewrites a `tool` segment's source into `subagent`."),
+        bool | None, Meta(description="Rotation rewrites a `tool` segment's source into `subagent`.")
     ] = None
 
 
@@ -201,10 +189,7 @@ class ErrorDoc(Struct, frozen=True, kw_only=True):
     rows: list[Row] = field(default_factory=list)
     kind: Literal["error"] = "error"
     error: ErrorBody
-    task: Annotated[
-        TaskInfo | None,
-        Meta(description="The task as verified so far, or null."),
-    ] = None
+    task: Annotated[TaskInfo | None, Meta(description="The task as verified so far, or null.")] = None
 
 
 class TaskTokens(Struct, frozen=True, kw_only=True):
@@ -231,8 +216,7 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
         Meta(description="ended_unreported: the child is proven ended; no result reached the parent."),
     ]
     terminal: Annotated[
-        bool,
-        Meta(description="A terminal status was recorded, or the child is proven ended."),
+        bool, Meta(description="A terminal status was recorded, or the child is proven ended.")
     ]
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
@@ -245,19 +229,15 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
         str | None,
         Meta(description="`CALL.TASK`, both 1-based: the `#` of the table; stable as the chat grows."),
     ] = None
-    summary: Annotated[
-        str | None,
-        Meta(description="The task's whole reported summary."),
-    ] = None
+    summary: Annotated[str | None, Meta(description="The task's whole reported summary.")] = None
     duration_seconds: float | None = None
     exit_reason: str | None = None
     api_calls: int | None = None
     model: str | None = None
     tokens: TaskTokens | None = None
-    error: Annotated[
-        str | None,
-        Meta(description="The reported error of a task that did not complete."),
-    ] = None
+    error: Annotated[str | None, Meta(description="The reported error of a task that did not complete.")] = (
+        None
+    )
     tool_trace: ToolTraceCounts | None = None
     child_ref_source: Annotated[
         Literal["transcript", "store"] | None,
@@ -470,10 +450,7 @@ class ConfigDoc(Struct, frozen=True, kw_only=True):
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
-    error: Annotated[
-        str | None,
-        Meta(description="Why the config file is invalid (file:line)."),
-    ] = None
+    error: Annotated[str | None, Meta(description="Why the config file is invalid (file:line).")] = None
 
 
 # `hermes-task parents`: the chats that delegated, each proven over HTTP (reading/hints.py);
@@ -494,26 +471,20 @@ class ParentEntry(Struct, frozen=True, kw_only=True):
     """One session that called `delegate_task`, proven over HTTP."""
 
     id: Annotated[
-        str,
-        Meta(description="The session id: what `recover PARENT_ID` and `follow --parent` take."),
+        str, Meta(description="The session id: what `recover PARENT_ID` and `follow --parent` take.")
     ]
-    source: Annotated[
-        str | None,
-        Meta(description="The session's source (cli, telegram, subagent, ...)."),
-    ]
+    source: Annotated[str | None, Meta(description="The session's source (cli, telegram, subagent, ...).")]
     started_at: float | None
     ended_at: float | None
     end_reason: Annotated[
-        str | None,
-        Meta(description="Why it ended; `compression`: the chat continues in a newer segment."),
+        str | None, Meta(description="Why it ended; `compression`: the chat continues in a newer segment.")
     ]
     state: Annotated[
         Literal["open", "ended"],
         Meta(description="`ended` when the dashboard shows an end time, else `open` (idle or running)."),
     ]
     title: Annotated[
-        str | None,
-        Meta(description="The session's title, from its detail; null when it has none."),
+        str | None, Meta(description="The session's title, from its detail; null when it has none.")
     ]
     first_words: Annotated[
         str | None,
@@ -529,8 +500,7 @@ class ParentEntry(Struct, frozen=True, kw_only=True):
         ),
     ]
     more_children: Annotated[
-        bool,
-        Meta(description="True when the store proposed more children than were checked (the first 50)."),
+        bool, Meta(description="True when the store proposed more children than were checked (the first 50).")
     ]
     last_delegated_at: Annotated[
         float | None,

@@ -104,10 +104,7 @@ class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="matc
     block of the row and the line, with up to `-C N` lines of context from the same block."""
 
     task: TaskRef
-    session_id: Annotated[
-        str,
-        Meta(description="The segment of the task's lineage that holds the row."),
-    ]
+    session_id: Annotated[str, Meta(description="The segment of the task's lineage that holds the row.")]
     row_id: int
     role: str
     kind: str | None
@@ -120,29 +117,15 @@ class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="matc
         ),
     ]
     part: Annotated[
-        int,
-        Meta(description="Which of the row's blocks of that field, 0-based (the tool call)."),
+        int, Meta(description="Which of the row's blocks of that field, 0-based (the tool call).")
     ]
-    line_number: Annotated[
-        int,
-        Meta(description="The line's number within its block, 1-based."),
-    ]
-    line: Annotated[
-        str,
-        Meta(description="The matching line, as the backend sent it (JSON-escaped)."),
-    ]
+    line_number: Annotated[int, Meta(description="The line's number within its block, 1-based.")]
+    line: Annotated[str, Meta(description="The matching line, as the backend sent it (JSON-escaped).")]
     spans: Annotated[
-        list[Span],
-        Meta(description="[start, end) code-point offsets of each non-empty match in `line`."),
+        list[Span], Meta(description="[start, end) code-point offsets of each non-empty match in `line`.")
     ]
-    before: Annotated[
-        list[str],
-        Meta(description="Up to N lines of the same block just above the line."),
-    ]
-    after: Annotated[
-        list[str],
-        Meta(description="Up to N lines of the same block just below the line."),
-    ]
+    before: Annotated[list[str], Meta(description="Up to N lines of the same block just above the line.")]
+    after: Annotated[list[str], Meta(description="Up to N lines of the same block just below the line.")]
 
 
 class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"):
@@ -150,10 +133,7 @@ class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"
 
     number: str | None
     goal: str | None
-    status: Annotated[
-        str,
-        Meta(description="The task's status, as `recover` reports it."),
-    ]
+    status: Annotated[str, Meta(description="The task's status, as `recover` reports it.")]
     child_session_id: str | None
     searched: Annotated[
         Literal["whole", "partial", "no"],
@@ -170,22 +150,12 @@ class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"
             "warning code (bound_reached, partial_history, partial_ancestors, gap); null when whole."
         ),
     ]
-    message: Annotated[
-        str | None,
-        Meta(description="The same reason for people; null when whole."),
-    ]
+    message: Annotated[str | None, Meta(description="The same reason for people; null when whole.")]
     segments: Annotated[
-        list[str],
-        Meta(description="The proven segments whose rows were searched, root first."),
+        list[str], Meta(description="The proven segments whose rows were searched, root first.")
     ]
-    rows: Annotated[
-        int,
-        Meta(description="Rows searched."),
-    ]
-    matches: Annotated[
-        int,
-        Meta(description="Matching lines in this task."),
-    ]
+    rows: Annotated[int, Meta(description="Rows searched.")]
+    matches: Annotated[int, Meta(description="Matching lines in this task.")]
 
 
 class SearchWarning(Struct, frozen=True, kw_only=True, tag_field="type", tag="warning"):
@@ -199,18 +169,9 @@ class SearchWarning(Struct, frozen=True, kw_only=True, tag_field="type", tag="wa
 class SearchResult(Struct, frozen=True, kw_only=True, tag_field="type", tag="result"):
     """Always the last line: the counts and the process's exit code."""
 
-    tasks: Annotated[
-        int,
-        Meta(description="Tasks of the parent known when the search ended."),
-    ]
-    searched: Annotated[
-        int,
-        Meta(description="Tasks whose transcript was searched whole."),
-    ]
-    matches: Annotated[
-        int,
-        Meta(description="Matching lines in all tasks."),
-    ]
+    tasks: Annotated[int, Meta(description="Tasks of the parent known when the search ended.")]
+    searched: Annotated[int, Meta(description="Tasks whose transcript was searched whole.")]
+    matches: Annotated[int, Meta(description="Matching lines in all tasks.")]
     complete: Annotated[
         bool,
         Meta(

@@ -347,11 +347,7 @@ def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
     tail_start = len(text) - (size - 1) if start < count else max(head_end, len(text) - tail_chars)
     whole = range(shown if shown else 1, start if start < count else count - 1)
     return Cut(
-        text[:head_end],
-        text[tail_start:],
-        len(whole),
-        tail_start - head_end,
-        not shown or start == count,
+        text[:head_end], text[tail_start:], len(whole), tail_start - head_end, not shown or start == count
     )
 
 
