@@ -125,8 +125,7 @@ def tool_calls(raw: Any) -> list[ToolCall]:
         arguments = function.get("arguments", item.get("arguments"))
         if arguments is not None and not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=True)
-        call_id = item.get("id")
-        calls.append(ToolCall(id=_str(call_id), name=_str(name), arguments=arguments))
+        calls.append(ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments))
     return calls
 
 
@@ -152,7 +151,7 @@ def project(msg: WireMessage) -> Row | None:
     # A row the backend flags as a compression's summary is boilerplate whatever its text,
     # unless the server projected it into something to display (iot: the restated request).
     flagged = "compaction_summary" if msg.compressed_summary is True and not shown else None
-    timestamp = msg.timestamp
+    stamp = msg.timestamp
     return Row(
         id=msg.id,
         session_id=msg.session_id,
@@ -163,7 +162,7 @@ def project(msg: WireMessage) -> Row | None:
         tool_calls=tool_calls(msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         tool_name=msg.tool_name,
-        timestamp=float(timestamp) if timestamp is not None and math.isfinite(timestamp) else None,
+        timestamp=float(stamp) if stamp is not None and math.isfinite(stamp) else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
         kind=msg.display_kind or flagged or recognised_kind(msg.role, text),
     )
@@ -172,9 +171,8 @@ def project(msg: WireMessage) -> Row | None:
 def counts_as_text(row: Row) -> bool:
     """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
     compaction boilerplate and status notices (below) are not prose."""
-    if row.role not in ("user", "assistant", "agent") or is_quiet(row.kind):
-        return False
-    return bool((row.text or "").strip()) or bool(row.commentary)
+    prose = row.role in ("user", "assistant", "agent") and not is_quiet(row.kind)
+    return prose and (bool((row.text or "").strip()) or bool(row.commentary))
 
 
 def states_goal(row: Row) -> bool:
@@ -273,13 +271,7 @@ def _as_text(value: Any) -> str:
 
 def tool_text(text: str) -> ToolText | None:
     """`text` decoded when it is one JSON object with the usual Hermes result fields."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        value = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
+    value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
     parts = [_as_text(value[k]) for k in TEXT_FIELDS if value.get(k) not in (None, "")]

@@ -71,10 +71,7 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
         """Index of the first key of the newest block (len(keys) while `fresh`)."""
         if self.fresh:
             return len(self.keys)
-        if not self.breaks:
-            return 0
-        position = self.position
-        return max((position[k] for k in self.breaks if k in position), default=0)
+        return max((self.position[k] for k in self.breaks if k in self.position), default=0)
 
     @property
     def coverage(self) -> int:
@@ -179,26 +176,19 @@ def _breaks(
     nor the old order (where it was not a break), nor the `extra` pair."""
     page_pred = dict(zip(page[1:], page, strict=False))
     old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
-    out: set[RowKey] = set()
-    for prev, key in pairwise(keys):
-        if page_pred.get(key) == prev:
-            continue
-        if old_pred.get(key) == prev and key not in old.breaks:
-            continue
-        if extra == (prev, key):
-            continue
-        out.add(key)
-    return frozenset(out)
+    return frozenset(
+        key
+        for prev, key in pairwise(keys)
+        if page_pred.get(key) != prev
+        and (old_pred.get(key) != prev or key in old.breaks)
+        and extra != (prev, key)
+    )
 
 
 def _low(window: Window, page: list[RowKey], offset: int | None, fallback: int | None) -> int | None:
     """The legacy offset of the block's first row, from a page read at `offset`."""
-    if offset is None or not page:
-        return fallback
-    first = window.keys.index(page[0])
-    if first < window.block_start:
-        return fallback
-    return offset - (first - window.block_start)
+    first = window.keys.index(page[0]) if offset is not None and page else -1
+    return fallback if offset is None or first < window.block_start else offset - (first - window.block_start)
 
 
 def _first_read(
