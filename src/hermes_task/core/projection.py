@@ -2,35 +2,32 @@
 how a tool result reads as text, which rows a command prints, and searching them.
 
 Projection: server-hidden rows are absent; `display_content` and `display_reasoning` are
-authoritative whenever present, even empty or null; `display_commentary` is public prose, even
-on an empty-content row, never recovered from raw `codex_message_items`; without projected
-reasoning, readable text/summary fields of `reasoning`, `reasoning_content`,
-`reasoning_details` and `codex_reasoning_items` (JSON string or list) are used, never
-encrypted data; tool calls keep their real ids and argument strings (missing arguments stay
-null); images become alt text, nothing is fetched; text that looks like JSON stays literal.
-Backend strings are kept as sent (JSON escapes them; terminal renderers sanitise them).
+authoritative whenever present, even empty or null; `display_commentary` is public prose,
+never recovered from raw `codex_message_items`; without projected reasoning, readable
+text/summary fields of `reasoning`, `reasoning_content`, `reasoning_details` and
+`codex_reasoning_items` are used, never encrypted data; tool calls keep their real ids and
+argument strings (missing ones stay null); images become alt text, nothing is fetched; text
+that looks like JSON stays literal. Backend strings are kept as sent (renderers sanitise).
 
-Readable rows (the terminal renderer draws what these functions decide): recognition only adds
-a `kind` (compaction boilerplate, a status notice) to a row the server gave none, never
-changing its text; a tool result is decoded only when its whole content is one JSON object
-with at least one usual Hermes result field, and then every field is kept, only re-laid out;
-a cut keeps the first and the last lines (the end of a build log is what matters) and says
-what it left out. Prose is never cut. A steer (an out-of-band user message Hermes appends to a
-tool result) is split off only when it is the exact marked block at the very end, never cut.
+Readable rows: recognition only adds a `kind` (compaction boilerplate, a status notice) to a
+row the server gave none, never changing its text; a tool result is decoded only when it is
+one JSON object with a usual Hermes result field, every field kept, only re-laid out; a cut
+keeps the first and the last lines (a build log's end matters) and says what it left out;
+prose is never cut. A steer (an out-of-band user message Hermes appends to a tool result) is
+split off only when it is the exact marked block at the very end.
 
 Selection (`--role`, `--tail`) keeps the rows' order and never adds, changes or repeats a row;
-`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none).
-Filters choose what is printed, never what is read or proven: `coverage` still describes
-every row of the window, and each segment's `rows_shown` counts the rows the document holds.
+`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none). It
+chooses what is printed, never what is read or proven: `coverage` still describes every row of
+the window, and each segment's `rows_shown` counts the rows the document holds.
 
-Search, line by line: what is searched is what a reader sees of each row in full (`show
---full`), block by block in drawing order: its reasoning (only when asked), each commentary
-note, its text (for a tool row: the output laid out by `tool_text`, its status line, then each
-appended steer), and each tool call's arguments. A block is split at `\\n`; a line matches when
-the pattern is found in it (`^`, `$` anchor at the line's ends); context lines come from the
-same block only. Lines are the backend's text, unsanitised (renderers sanitise, JSON
-escapes); `spans` are the code-point offsets of the non-empty matches `re.finditer` finds (a
-pattern matching only empty text matches without a span); hits come in block, then line order.
+Search, line by line, of what `show --full` draws, block by block in drawing order: reasoning
+(only when asked), each commentary note, the text (a tool row: the output laid out by
+`tool_text`, its status line, then each steer), and each tool call's arguments. A block is
+split at `\\n`; a line matches when the pattern is found in it (`^`, `$` anchor at the line's
+ends); context lines come from the same block. Lines are the backend's text, unsanitised;
+`spans` are the code-point offsets of the non-empty matches `re.finditer` finds; hits come in
+block, then line order.
 """
 
 from __future__ import annotations

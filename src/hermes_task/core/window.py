@@ -1,19 +1,18 @@
 """The transcript window (pure): rows keyed by durable identity, display order and paging
 coverage; how a page merges into it, and where the next anchored older page is read.
 
-Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT, and a current backend's
-tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids, so
-the pair is unique while `message_uid` exists on one backend only. Order is the server's: every
-page is a contiguous chronological slice, and a merge places new rows beside the rows they
-share with the window, never by sorting ids or comparing content.
+Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT and a current backend's
+tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids
+(`message_uid` exists on one backend only). Order is the server's: every page is a contiguous
+chronological slice, and a merge places new rows beside the rows they share with the window,
+never by sorting ids or comparing content.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
 every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
 counts its unique fetched identities (hidden rows included), so the next older offset never
-double-counts rows appended meanwhile (raw page lengths plus head growth would skip the old
-tail). An older page always ends with the block's first known row (the anchor), so a page that
-shifted because the task kept writing is detected, not merged: no row is skipped or repeated.
+double-counts rows appended meanwhile. An older page always ends with the block's first known
+row (the anchor), so a page that shifted because the task kept writing is detected, not merged.
 
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once
