@@ -96,16 +96,12 @@ def parse_model_config(detail: SessionDetail) -> dict[str, Any] | None:
     if not detail.has_model_config:
         raise LineageRejected("missing_field", detail.id)
     raw = detail.model_config_raw
-    if raw is None:
-        return None
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
         except ValueError:
             raise LineageRejected("bad_model_config", detail.id) from None
-        if raw is None:
-            return None
-    if not isinstance(raw, dict):
+    if raw is not None and not isinstance(raw, dict):
         raise LineageRejected("bad_model_config", detail.id)
     return raw
 
@@ -443,16 +439,13 @@ def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) 
     )
 
 
-CursorKind = Literal["page", "first", "start", "blocked"]
-
-
 class Cursor(Struct, frozen=True):
     """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
     `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
     row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
     `window` is the last window looked at."""
 
-    kind: CursorKind
+    kind: Literal["page", "first", "start", "blocked"]
     sid: str | None
     window: Window
 
@@ -512,11 +505,9 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
     """Earlier windows (oldest segment first), then the tip window; each identity once
     (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
     owned = {sid: i for i, sid in enumerate(path)}
-    messages: dict[RowKey, WireMessage] = {}
-    windows = [earlier[sid] for sid in path if sid in earlier and sid != tip.canonical]
-    for window in [*windows, tip]:
-        messages.update(window.messages)
-    entries = [(key, messages[key].message_uid) for window in [*windows, tip] for key in window.keys]
+    windows = [*(earlier[sid] for sid in path if sid in earlier and sid != tip.canonical), tip]
+    messages = {key: msg for window in windows for key, msg in window.messages.items()}
+    entries = [(key, messages[key].message_uid) for window in windows for key in window.keys]
     first: dict[str, int] = {}
     for key, uid in entries:
         earliest(first, uid, owned.get(key[0]))
