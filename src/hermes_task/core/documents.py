@@ -1,16 +1,12 @@
 """The output documents (schema_version 1): the contract users' scripts depend on.
 
-These frozen `msgspec.Struct`s are the single source of the JSON documents
-(`msgspec.json.encode`, in field order) and of the published JSON Schemas (`hermes-task
-schema`; a field's `Annotated[..., Meta(description=...)]` is its schema description), both
-written by render/jsontext.py. Renderers read nothing else. Every field is always printed
-(`null` when it has no value): a script may rely on a key existing. Besides the task
-documents: `config show`'s (`ConfigDoc`), `parents`' (`ParentsDoc`), and the usage every
-document carries, with its sums.
+These frozen `msgspec.Struct`s are the single source of the JSON documents (encoded in field
+order) and of the published JSON Schemas (`hermes-task schema`; a field's `Meta(description=...)`
+is its schema description), both written by render/jsontext.py. Renderers read nothing else.
+Every field is always printed (`null` when it has no value): a script may rely on a key.
 
-Usage and cost per task (issue 28; docs/identity.md, "Usage and cost"): Hermes writes a
-segment's usage into its sessions row, which the dashboard's detail is (`core/wire.py` reads
-it permissively: `Figures`). Rules:
+Usage and cost per task (issue 28; docs/identity.md, "Usage and cost"), from the segments'
+sessions rows as their details send them (`core/wire.py`, `Figures`):
 - a task's usage is the sum over the segments of its proven lineage, from the details the
   proof read (`lineage_usage`); a token figure or the call count is summed over the segments
   that sent it (null when none did);
@@ -364,12 +360,9 @@ def segment_usage(figures: Figures) -> Usage:
     kind: Literal["actual", "estimated"] | None = (
         "actual" if actual is not None else "estimated" if estimate is not None else None
     )
-    missing: list[Missing] = []
-    if any(getattr(figures, name) is None for name in COUNTS):
-        missing.append("figures")
-    if cost is None:
-        missing.append("cost")
     counts = {name: getattr(figures, name) for name in COUNTS}
+    lacking = {"figures": None in counts.values(), "cost": cost is None}
+    missing = [m for m in MISSING if lacking.get(m)]
     return Usage(**counts, cost_usd=cost, cost_kind=kind, complete=not missing, segments=1, missing=missing)
 
 
@@ -385,12 +378,8 @@ def lineage_usage(
     segment not held counts as one that sent nothing). `later`: a newer segment may exist
     unproven; `earlier`: segments before `path[0]` are not included."""
     parts = [segment_usage(details[sid].figures if sid in details else NO_FIGURES) for sid in path]
-    extra: list[Missing] = []
-    if later:
-        extra.append("later_segments")
-    if earlier:
-        extra.append("earlier_segments")
-    total = combine(parts, extra=extra)
+    flags = {"later_segments": later, "earlier_segments": earlier}
+    total = combine(parts, extra=[m for m in MISSING if flags.get(m)])
     assert total is not None  # a path has at least its anchor
     return total
 

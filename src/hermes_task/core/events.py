@@ -1,14 +1,13 @@
 """The NDJSON events of `follow --json`, `recover --watch --json` and `search --json`
 (schema_version 1).
 
-Each line is one event; `type` names it (msgspec's tag, written first), and the stream
-always ends with a `result` event (after an `error` event when the command failed).
-Invariant: every event is a frozen Struct whose fields are all always present: a document of
-`documents.py` plus its `type` (and, for rows of `follow --parent`, the task they belong to),
-so a reader of one knows the other. `search`'s stream, for each task of the parent in order:
-its `match` events (one per matching line), the `warning` events of its read (naming it in
-`task`), then its `task` event (how its transcript was searched and why not whole); warnings
-about the whole run carry `task: null`.
+Each line is one event; `type` names it (msgspec's tag, written first), and the stream always
+ends with a `result` event (after an `error` event when the command failed). Invariant: every
+event is a frozen Struct whose fields are all always present: a document of `documents.py`
+plus its `type` (and, for rows of `follow --parent`, their task). `search`'s stream, for each
+task of the parent in order: its `match` events (one per matching line), its read's `warning`
+events (naming it in `task`), then its `task` event; warnings about the whole run carry
+`task: null`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from msgspec.structs import asdict
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.projection import SearchField, Span
-from hermes_task.core.ui_strings import WarningCode
 
 
 class TaskRef(Struct, frozen=True, kw_only=True):
@@ -158,11 +156,9 @@ class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"
     matches: Annotated[int, Meta(description="Matching lines in this task.")]
 
 
-class SearchWarning(Struct, frozen=True, kw_only=True, tag_field="type", tag="warning"):
+class SearchWarning(WarningItem, frozen=True, kw_only=True, tag_field="type", tag="warning"):
     """A warning of the read: of one task's (`task` names it) or of the whole run (null)."""
 
-    code: WarningCode
-    message: str
     task: TaskRef | None
 
 
