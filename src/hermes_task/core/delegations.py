@@ -409,11 +409,6 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
     return [goal] if isinstance(goal, str) and goal.strip() else []
 
 
-def _tool_calls(msg: WireMessage) -> list[dict[str, Any]]:
-    calls = _json(msg.tool_calls)
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-
-
 def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
     """Task index -> its unit's delegation id, from a dispatch's `units` (a later unit naming
     the same index wins)."""
@@ -576,8 +571,9 @@ class _Recovery:
 def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
     rec = _Recovery()
     for msg in messages:  # every pass is linear in rows
-        if msg.role != "tool":
-            for call in _tool_calls(msg):
+        calls = _json(msg.tool_calls) if msg.role != "tool" else None
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
                 rec.add_call(msg, call)
     if whole:
         for msg in messages:
