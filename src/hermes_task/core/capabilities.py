@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Literal
 
 from msgspec import Struct
+from msgspec.structs import asdict
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
 from hermes_task.core.wire import MessagesPage
@@ -54,11 +55,5 @@ class Capabilities(Struct):
 
     def info(self) -> BackendInfo:
         """The JSON `backend`: the contract label and what the answers showed."""
-        learned = BackendCapabilities(
-            pagination=self.pagination,
-            order=self.order,
-            ancestors_merged=self.ancestors_merged,
-            around=self.around,
-            source_rewrite=self.source_rewrite,
-        )
+        learned = BackendCapabilities(**asdict(self), source_rewrite=self.source_rewrite)
         return BackendInfo(contract=self.contract, capabilities=learned)
