@@ -288,12 +288,8 @@ def config_markers(raw: str) -> tuple[Any, ...] | None:
 def markers(row: StoreSession) -> dict[str, Any] | None:
     """The model config's markers (none set for a NULL or JSON-null config, as the lineage
     proof reads a null config), or None when the config is not a JSON object."""
-    raw = row.model_config
-    if raw is None:
-        return dict.fromkeys(MARKERS)
-    if not isinstance(raw, str):
-        return None
-    found = config_markers(raw)
+    raw = "null" if row.model_config is None else row.model_config
+    found = config_markers(raw) if isinstance(raw, str) else None
     return None if found is None else dict(zip(MARKERS, found, strict=True))
 
 
@@ -372,11 +368,10 @@ def match(
     for spawn, child in pairs(spawns, children, goals):
         found.setdefault(spawn.key, []).append(child.id)
         owners.setdefault(child.id, []).append(spawn.key)
-    out: dict[int, str] = {}
-    for key, ids in found.items():
-        unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
-        out[key] = ids[0] if unique else AMBIGUOUS
-    return out
+    return {
+        key: ids[0] if len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1 else AMBIGUOUS
+        for key, ids in found.items()
+    }
 
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
