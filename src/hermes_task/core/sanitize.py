@@ -68,6 +68,12 @@ SessionId = NewType("SessionId", str)
 MAX_UTF16_UNITS = 512
 
 
+def utf16_units(value: str) -> int:
+    """Length in UTF-16 code units (astral characters count twice; a lone surrogate, as an
+    undecodable argv byte becomes, counts once instead of failing to encode)."""
+    return len(value.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def _has_control(value: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value)
 
@@ -82,9 +88,7 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
         raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
     if _has_control(value):
         raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
-    # UTF-16 code units: astral characters count twice; a lone surrogate (an undecodable argv
-    # byte) counts once instead of failing to encode.
-    if len(value.encode("utf-16-le", "surrogatepass")) // 2 > MAX_UTF16_UNITS:
+    if utf16_units(value) > MAX_UTF16_UNITS:
         raise HermesError(Code.INVALID_ID, f"{what} is longer than {MAX_UTF16_UNITS} UTF-16 units")
     return SessionId(value)
 
