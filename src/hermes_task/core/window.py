@@ -255,13 +255,11 @@ def merge_latest(
     offset: int | None = None,
     generation: int | None = None,
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment; known older rows are kept.
-
-    The first read of a segment (a new window, or after `advance`) starts its block; an
-    exhausted read shows the segment's start. A later page that shares no row with the
-    block is a gap: its rows go after the known ones, coverage restarts at the page and
-    older reads fill the gap. A page of another generation changes nothing (`stale`).
-    """
+    """Merge the newest page of the canonical segment; known older rows are kept. The first
+    read of a segment (a new window, or after `advance`) starts its block; an exhausted read
+    shows the segment's start. A later page that shares no row with the block is a gap: its
+    rows go after the known ones, coverage restarts at the page and older reads fill the gap.
+    A page of another generation changes nothing (`stale`)."""
     if generation is not None and generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)
@@ -284,11 +282,10 @@ def merge_older(
     generation: int | None = None,
 ) -> MergeResult:
     """Merge a page read towards the segment's start, ending at or after the block's first
-    row. `anchored`: the read re-reads that row, and a page without it is `detached`
-    (rows were added or removed meanwhile) and changes nothing; otherwise the page is
-    taken to end right before the block (read at offset == coverage). An exhausted read
-    reached the segment's raw start. A page of another generation changes nothing.
-    """
+    row. `anchored`: the read re-reads that row, and a page without it is `detached` (rows
+    were added or removed meanwhile) and changes nothing; otherwise the page is taken to end
+    right before the block (read at offset == coverage). An exhausted read reached the
+    segment's raw start. A page of another generation changes nothing."""
     if generation is not None and generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)
