@@ -130,7 +130,6 @@ def _trace(value: object) -> ToolTraceCounts | None:
 
 
 def from_entry(entry: dict[str, Any]) -> TaskResult:
-    """The result of one synchronous `results` entry."""
     return TaskResult(
         summary=_prose(entry.get("summary")),
         duration_seconds=_seconds(entry.get("duration_seconds")),
@@ -158,8 +157,8 @@ _LIVE = re.compile(r"(?m)^Full live transcript \(complete tool/assistant trace\)
 
 
 def unit_model(preamble: str) -> str | None:
-    """The model a completion row names for its unit: the last `Role: … Model: …` line of the
-    text before the first task block (a context or goal quoted earlier cannot win)."""
+    """The unit's model: the last `Role: … Model: …` line of the text before the first task
+    block (a context or goal quoted earlier cannot win)."""
     found = list(_MODEL.finditer(preamble))
     return _prose(found[-1].group(1), line=True) if found else None
 
@@ -192,7 +191,6 @@ def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
 def _text_result(
     summary: str, seconds: str | None, calls: str | None, model: str | None, error: str | None
 ) -> TaskResult:
-    """A result read from a completion row's text (the batch block or the single form)."""
     return TaskResult(
         summary=_prose(summary),
         duration_seconds=_number(seconds),
@@ -356,8 +354,8 @@ def _ident(value: object) -> str | None:
 
 
 def status_of(raw: object) -> TaskStatus:
-    """A recorded status in the contract's vocabulary: a recognised terminal status or
-    `running` as is, anything else (missing, `queued`, `success`, ...) `unknown`."""
+    """A recognised terminal status or `running` as is; anything else (missing, `queued`,
+    `success`, ...) `unknown`."""
     if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
         return TaskStatus[raw]  # a member's name is its value
     return TaskStatus.unknown
@@ -410,8 +408,7 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
 
 
 def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
-    """Task index -> its unit's delegation id, from a dispatch's `units` (a later unit naming
-    the same index wins)."""
+    """Task index -> its unit's delegation id, from a dispatch's `units` (the last unit wins)."""
     units: dict[int, str | None] = {}
     for unit in raw_units if isinstance(raw_units, list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
@@ -585,10 +582,8 @@ def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
 
 
 def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
-    """The delegated tasks of a transcript, in call order then task index (rules above).
-
-    Pure and order-stable: the same rows always give the same list; a call id seen twice
-    (a cloned row) counts once, and a second result for the same call is ignored."""
+    """The delegated tasks of a transcript, in call order then task index (rules above); a call
+    id seen twice (a cloned row) counts once, and a second result for the same call is ignored."""
     return _walk(messages).entries()
 
 
@@ -637,7 +632,7 @@ def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
 
 
 def _goal_agrees(doc: dict[str, Any], index: int, goal: str | None) -> bool:
-    """Does a goal the document names for this task equal the task's goal (when both are known)?"""
+    """Does a goal the document names for this task equal the task's (when both are known)?"""
     goals = doc.get("goals")
     named = goals[index] if isinstance(goals, list) and index < len(goals) else None
     if named is None and not isinstance(goals, list):

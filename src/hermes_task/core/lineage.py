@@ -317,9 +317,7 @@ def same_profile(row: StoreSession, profile: str | None) -> bool:
 
 def normalise_goal(text: object) -> str | None:
     """The goal compared: whitespace runs collapsed, ends stripped; None for a non-text goal."""
-    if not isinstance(text, str):
-        return None
-    flat = " ".join(text.split())
+    flat = " ".join(text.split()) if isinstance(text, str) else ""
     return flat or None
 
 
@@ -361,8 +359,8 @@ def pairs(
 def match(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> dict[int, str]:
-    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits (rules above).
-    `goals` maps a child id to its normalised first user row (None when unknown)."""
+    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits; `goals`: a child
+    id's normalised first user row (None when unknown)."""
     found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
     for spawn, child in pairs(spawns, children, goals):
@@ -376,9 +374,7 @@ def match(
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
     """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
-    profile, both ids (only the child's for roots) passing the id check (the store only
-    proposes: an id with a control sequence, surrounding whitespace or `..` is never
-    offered); at most `limit`, in the order of `rows`, each once."""
+    profile, both ids (for roots the child's) passing the id check; at most `limit`, each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
@@ -393,8 +389,7 @@ def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *,
 
 
 def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
-    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names its
-    own parent (`_delegated`)."""
+    """Delegated task roots among `rows` (newest first), as `_delegated`."""
     return _delegated(rows, profile, limit, parents=False)
 
 
@@ -419,8 +414,7 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
 
 
 def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
-    """The parents of the delegated children among `rows` (newest first), in the order of
-    their newest child (`_delegated`)."""
+    """The parents of the delegated children among `rows` (newest first), as `_delegated`."""
     return _delegated(rows, profile, limit, parents=True)
 
 
@@ -446,9 +440,8 @@ class Cursor(Struct, frozen=True):
 
 
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Active row ids of segment `sid` held by any of `windows`: what its detail's
-    `message_count` can be compared with (it counts active rows only: an archived row,
-    `active` 0 or false, compacted in place, is shown but not counted)."""
+    """Active rows of segment `sid` held by any of `windows`, as its detail's `message_count`
+    counts them (an archived row, `active` 0 or false, is shown but not counted)."""
     return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
@@ -463,9 +456,8 @@ def cursor(
     blocked: frozenset[str] = frozenset(),
     counts: Mapping[str, int | None] | None = None,
 ) -> Cursor:
-    """The next older read of the history (see the module's rule). `counts` are the
-    segments' own row counts (detail `message_count`); a segment whose rows the windows
-    already hold (as many as it counts; any, when its count is unknown) is not read."""
+    """The next older read of the history (module docstring); `counts`: the segments' detail
+    `message_count` (a segment whose rows the windows hold, any when unknown, is not read)."""
     counts = counts or {}
     current = tip
     windows = [tip, *earlier.values()]
@@ -487,9 +479,8 @@ def cursor(
 
 
 class View(Struct, frozen=True):
-    """The shown side of the history: identities in display order (owned rows only, each
-    durable row once), every known message, and how many identities named a session
-    outside the lineage."""
+    """The shown identities in display order, every known message, and how many identities
+    named a session outside the lineage."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -512,8 +503,7 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
 
 
 def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
-    """Note that segment `at` (its index in the lineage; None: a foreign row) holds `uid`:
-    `first` keeps each uid's earliest segment."""
+    """Keep in `first` each uid's earliest segment `at` (its lineage index; None: foreign)."""
     if uid and at is not None:
         first[uid] = min(first.get(uid, at), at)
 
@@ -521,16 +511,13 @@ def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
 def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
-    """The identities of `entries` (key, `message_uid`) in display order, each once:
-    (key, True) for a row shown, (key, False) for a row of a session outside the lineage
-    (`owned`: segment -> index), counted, never shown. Durable identity: where the backend
-    gives rows a `message_uid` (iot), a row a rotation re-anchored into a later segment (the
-    goal, a steer, the carried tail) keeps its uid, and so does the pruned copy in-place
-    compaction leaves beside an archived original: it is the same row, shown and counted
-    once, the earliest copy (of the earliest segment holding the uid, `first`, built with
-    `earliest` over the same entries; consumed here), first in display order there. A row
-    without a uid is its own (`session_id`, `id`). Used by `compose` over windows in memory
-    and by `reading/stream.py` over spooled ones."""
+    """The identities of `entries` (key, `message_uid`) in display order, each once: (key,
+    True) for a row shown, (key, False) for a row of a session outside the lineage (`owned`:
+    segment -> index), never shown. A `message_uid` (iot) is durable: a row a rotation
+    re-anchored into a later segment keeps it, and so does the pruned copy in-place compaction
+    leaves beside an archived original: one row, shown once, its first copy in the earliest
+    segment holding the uid (`first`, built by `earliest` over the same entries; consumed
+    here). A row without a uid is its own (`session_id`, `id`)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:
