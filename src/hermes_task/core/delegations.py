@@ -1,54 +1,49 @@
 """The delegated tasks of one conversation, recovered from its transcript rows, with their
 outcomes (pure, sanitised).
 
-Rules:
-- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their known
-  results: the top-level result and its `results` entries. A control acknowledgement
-  (`action`, `subagents`, a `queued` or `interrupt_requested` status) is never a spawn result,
-  even under a spawn call's id; a stop request is no evidence that a child stopped.
+- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their
+  results (the top-level one and its `results` entries). A control acknowledgement (`action`,
+  `subagents`, a `queued` or `interrupt_requested` status) is never a spawn result, even under
+  a spawn call's id; a stop request is no evidence that a child stopped.
 - A background `dispatched` result expands its `goals` (and iot's `subagent_ids`, per-unit
-  `delegation_id`s) into one `running` task each, with no child reference. A legacy `goal`
-  argument is one task, a `tasks` list (or its JSON string) one task each. A spawn answered by
-  an error payload spawned nothing.
+  `delegation_id`s) into one `running` task each, without a child reference. A legacy `goal`
+  argument is one task, a `tasks` list (or its JSON string) one each; a spawn answered by an
+  error payload spawned nothing.
 - Async completion rows update the tasks of a delegation known from a spawn result; a crashed
   batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Only recognised terminal statuses are terminal, and terminal is sticky. Missing or
-  unfamiliar statuses stay non-terminal (`unknown`).
-- A child reference is only a valid structured `child_session_id` of a `results` entry: never a
+- Only recognised terminal statuses are terminal, and terminal is sticky; a missing or
+  unfamiliar status stays `unknown`.
+- A child reference is only a valid structured `child_session_id` of a `results` entry, never a
   nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
 
 Completion rows (best-effort parsing of model-facing prose): `[ASYNC DELEGATION BATCH COMPLETE
 — deleg_…]` with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---` block per task (or `--- ERROR
----` when the unit crashed), or `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: …` line
-for one task; iot also writes an early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` and
-marks completion rows `display_kind: "async_delegation_complete"` with
-`display_metadata.delegation_id`. Defences: a row whose metadata names another delegation than
-its header is ignored; a task's known goal is skipped before its status is read, so a goal
-cannot forge a status; the first block of a task index wins. Statuses are raw.
+---`), `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: …` line for one task, and iot's
+early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` (iot marks completion rows
+`display_kind: "async_delegation_complete"`, `display_metadata.delegation_id`). A row whose
+metadata names another delegation than its header is ignored; a task's known goal is skipped
+before its status is read, so a goal cannot forge a status; the first block of an index wins.
 
-A task's outcome (`TaskResult`) comes from a synchronous `results` entry or from a completion
-row's text (a batch block's `(status=…, api_calls=…, 8.4s)` header and body; the single form's
-`Status: … API calls: … Duration: …s` line and `--- RESULT ---` body; iot's `TASK FAILED` notice
-and its `Error:` line; the unit's `Role: … Model: …` line; iot's
-`display_metadata.duration_seconds` for a one-task unit whose text gave none). Every field is
-typed or null (a number finite and non-negative, a count a non-negative int, never a bool);
-every string is `clean`ed (`clean_line` for one-line fields); merging two results only fills
-null fields: the first source wins.
+A task's outcome (`TaskResult`) comes from a synchronous `results` entry or a completion row's
+text: a batch block's `(status=…, api_calls=…, 8.4s)` header and body, the single form's
+`Status: … API calls: … Duration: …s` line and `--- RESULT ---` body, iot's `TASK FAILED` notice
+and `Error:` line, the unit's `Role: … Model: …` line, iot's `display_metadata.duration_seconds`
+for a one-task unit whose text gave none. Every field is typed or null (a number finite and
+non-negative, a count a non-negative int, never a bool), every string `clean`ed (`clean_line`
+for one-line fields); merging two results only fills null fields (the first source wins).
 
-Hermes' own `async_delegations` record (`state`; `event_json`, the completion event delivered to
-the parent; `result_json`, the runner's result, on iot also the per-task results of a running
-unit; `delivery_state`: `pending`, `delivered`, on iot and upstream 0.20 also `dropped`) only
-*proposes* an outcome, used only when the task's child is proven ended over HTTP
-(`reading/tasktree.py`). Rules of `propose`:
-- the record is the task's by exact `delegation_id`; one whose parent session is not a segment
-  carrying the task's spawn call is another conversation's: no proposal;
-- the task's entry is the `results` item whose `task_index` is the task's (else the item at its
-  position); a unit without `results` is one task (index 0), the document itself; a crashed
-  batch (`results` empty, a failed status, an `error`) gives each task that status and error;
-  the completion event is read before the runner's result;
-- only a recognised terminal status proposes, and a goal the record gives for the task must
-  equal the task's goal (whitespace-normalised);
-- every value is sanitised (`from_entry`); `delivery_state` only when it is one short word.
+Hermes' `async_delegations` record (`event_json`, the completion event delivered to the parent;
+`result_json`, the runner's result, on iot also a running unit's per-task results;
+`delivery_state`: `pending`, `delivered`, on iot and upstream 0.20 `dropped`) only *proposes*
+an outcome, used only when the child is proven ended over HTTP (`reading/tasktree.py`).
+`propose`: the record is the task's by exact `delegation_id`, and none when its parent session
+is not a segment carrying the spawn call; the task's entry is the `results` item with its
+`task_index` (else the item at its position); a unit without `results` is one task (index 0),
+the document itself; a crashed batch (`results` empty, a failed status, an `error`) gives each
+task that status and error; the event is read before the runner's result; only a recognised
+terminal status proposes, and a goal the record gives must equal the task's
+(whitespace-normalised); values are sanitised (`from_entry`), `delivery_state` kept only when
+it is one short word.
 """
 
 from __future__ import annotations

@@ -1,25 +1,24 @@
 """A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
 children or continuations, and one window over the proven segments.
 
-The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back
-to the task's anchor (the first durable reference, `CHILD_ID`) in which every hop X -> Y is a
+The proof: a newer segment is trusted only after a walk along `parent_session_id` back to the
+task's anchor (its first durable reference, `CHILD_ID`) in which every hop X -> Y is a
 compression edge: Y ended with `end_reason == "compression"`; timestamps are finite, X starts
 no earlier than Y and Y ends no earlier than it starts (X may start before Y.ended_at: the
 backend inserts the child before it stamps the parent's closure); X and Y have the same
 `source`, except `tool` -> `subagent` on a backend whose rotation rewrites it (official 0.19.x,
 upstream 0.20; core/capabilities.py), noted `legacy_source_rewrite`; both model configs are
 present and parse as a JSON object or null; the markers `_delegate_from`, `_branched_from`,
-`_reset_from` are unchanged and none names X or Y (a marker naming the direct parent is a
+`_reset_from` are unchanged and none names X or Y (one naming the direct parent is a
 delegation, branch or reset edge); `profile_name`, where both record one, is the same. The
 candidate needs a finite start and an end (if any) finite and no earlier. A task root (its
-marker names its direct parent) other than the anchor ends the walk (`foreign_root`). The walk
-ends at the anchor or at a segment already proven (`verified`, anchor first). A walk holds at
-most 32 nodes, both ends included, so a longer lineage is proven in steps (past it:
-`BoundReached`). Cycles and walks ending elsewhere are rejected. Two proven paths, neither a
-prefix of the other, are a fork: never resolved by recency.
+marker names its direct parent) other than the anchor ends the walk (`foreign_root`), as does
+the anchor or a segment already proven (`verified`, anchor first). A walk holds at most 32
+nodes, both ends included, so a longer lineage is proven in steps (`BoundReached`). Cycles and
+walks ending elsewhere are rejected; two proven paths, neither a prefix of the other, are a
+fork, never resolved by recency.
 
-Which store row is a task's child or a segment's continuation (the store only proposes;
-docs/identity.md, "The local store"):
+The store only proposes (docs/identity.md, "The local store"):
 - a delegated child of P has `parent_session_id == P` and `_delegate_from == P`; a
   compression continuation of X has `parent_session_id == X` and X's markers, none naming X;
 - a child fits a task when its first `user` row equals the task's goal whitespace-normalised
@@ -30,17 +29,17 @@ docs/identity.md, "The local store"):
 - a session is proposed as a parent (`hermes-task parents`) when one of its newest rows with a
   parent is a delegated child of it, of the profile in use, both ids passing the id check; in
   the order of their newest such child, each once (`reading/hints.py` proves them).
-The rules take `StoreSession` records, so `match` decides on the store's columns and again on
-what HTTP shows of the proposed children. Linear: each distinct `model_config` text is parsed
-once, and a task meets only the children under its own (segment, goal) key (`pairs`).
+`match` takes `StoreSession` records: the store's columns, then what HTTP shows of them. It is
+linear: each distinct `model_config` text is parsed once, and a task meets only the children
+under its own (segment, goal) key (`pairs`).
 
-A task's history is its tip window (the canonical segment, paged by `core/window.py`) plus one
-window per earlier segment that must be read on its own, decided from rows, never from a
-backend version: once the newer windows reach their start, a segment is read (newest page
-first) only when they hold fewer of its rows than it counts. Invariants: a segment gets no
-window while a newer one includes its rows; the shown rows are the earlier windows oldest
-first, then the tip window, each identity once; a row of a session outside the lineage is
-never shown (counted as foreign); the history is at its start only at the lineage's first row.
+A task's history is its tip window (the canonical segment, `core/window.py`) plus one window
+per earlier segment that must be read on its own, decided from rows, never from a backend
+version: once the newer windows reach their start, a segment is read (newest page first) only
+when they hold fewer of its rows than it counts. Invariants: a segment gets no window while a
+newer one includes its rows; the shown rows are the earlier windows oldest first, then the tip
+window, each identity once; a row of a session outside the lineage is never shown (counted as
+foreign); the history is at its start only at the lineage's first row.
 """
 
 from __future__ import annotations
