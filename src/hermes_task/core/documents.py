@@ -451,9 +451,7 @@ FIRST_WORDS = 100
 def first_words(text: str | None) -> str | None:
     """A first user row as one sanitised line: whitespace runs collapsed, cut with `…`."""
     flat = " ".join(clean_line(text).split()) if text is not None else ""
-    if not flat:
-        return None
-    return flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…"
+    return (flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…") or None
 
 
 class ParentEntry(Struct, frozen=True, kw_only=True):

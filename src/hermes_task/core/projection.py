@@ -110,20 +110,16 @@ def reasoning_text(msg: WireMessage) -> str | None:
 def tool_calls(raw: Any) -> list[ToolCall]:
     """Tool calls as recorded: decoded list or a JSON string of one; never invented."""
     decoded = _decode(raw)
-    if not isinstance(decoded, list):
-        return []
-    calls: list[ToolCall] = []
-    for item in decoded:
-        if not isinstance(item, dict):
-            continue
-        raw_function = item.get("function")
-        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
-        name = function.get("name", item.get("name"))
-        arguments = function.get("arguments", item.get("arguments"))
-        if arguments is not None and not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=True)
-        calls.append(ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments))
-    return calls
+    return [_call(item) for item in decoded if isinstance(item, dict)] if isinstance(decoded, list) else []
+
+
+def _call(item: dict[str, Any]) -> ToolCall:
+    function = item["function"] if isinstance(item.get("function"), dict) else {}
+    name = function.get("name", item.get("name"))
+    arguments = function.get("arguments", item.get("arguments"))
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=True)
+    return ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments)
 
 
 def _str(value: object) -> str | None:
