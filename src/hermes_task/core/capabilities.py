@@ -1,19 +1,15 @@
 """What a dashboard can do, learned from its own answers (never from a version or a label).
 
 Invariant: a capability is `None` until an answer of this run showed it, and once learned it
-is never guessed back. Each is read off an answer the commands already make:
-- `pagination`: the `/messages` envelope carries `pagination` (hermes-agent 0.19.0 and later;
-  0.18.x and older answer every active row at once, every parameter ignored);
-- `order`: the pagination echoes `order` (pages back from the newest row; 0.19.x ignores it
-  and pages from the oldest);
-- `ancestors_merged`: a continuation's page carries its earlier segments' rows (the iot
-  fork); learned from a page with another session's rows, or, only when the source-rewrite
-  exception depends on it, from one oldest-first row of the continuation;
-- `around`: the `/messages/around` route answered (True) or is missing (False);
-- `source_rewrite`: rotation rewrites a `tool` segment's source into `subagent` (official
-  0.19.x, upstream 0.20); backends that merge ancestors copy the parent's source instead, so
-  it is known as soon as `ancestors_merged` is.
-`contract`, the older summary kept for scripts: `current` when `order` is honoured, else `legacy`.
+is never guessed back. `pagination`: the `/messages` envelope carries it (0.19.0 and later;
+older ones answer every active row at once); `order`: the pagination echoes it (0.19.x pages
+from the oldest); `ancestors_merged`: a continuation's page carries its earlier segments' rows
+(the iot fork), learned from a page with another session's rows, or from one oldest-first row
+of the continuation when the source-rewrite exception depends on it; `around`: the
+`/messages/around` route answered; `source_rewrite`: rotation rewrites a `tool` segment's
+source into `subagent` (official 0.19.x, upstream 0.20), known as soon as `ancestors_merged`
+is (merging backends copy the parent's source). `contract`, kept for scripts: `current` when
+`order` is honoured, else `legacy`.
 """
 
 from __future__ import annotations
@@ -21,6 +17,7 @@ from __future__ import annotations
 from typing import Literal
 
 from msgspec import Struct
+from msgspec.structs import asdict
 
 from hermes_task.core.documents import BackendCapabilities, BackendInfo
 from hermes_task.core.wire import MessagesPage
@@ -58,11 +55,5 @@ class Capabilities(Struct):
 
     def info(self) -> BackendInfo:
         """The JSON `backend`: the contract label and what the answers showed."""
-        learned = BackendCapabilities(
-            pagination=self.pagination,
-            order=self.order,
-            ancestors_merged=self.ancestors_merged,
-            around=self.around,
-            source_rewrite=self.source_rewrite,
-        )
+        learned = BackendCapabilities(**asdict(self), source_rewrite=self.source_rewrite)
         return BackendInfo(contract=self.contract, capabilities=learned)

@@ -1,57 +1,49 @@
 """The delegated tasks of one conversation, recovered from its transcript rows, with their
 outcomes (pure, sanitised).
 
-Rules:
-- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their known
-  results: the top-level result and its `results` entries. A control acknowledgement
-  (`action`, `subagents`, a `queued` or `interrupt_requested` status) is never a spawn
-  result, even under a spawn call's id; a stop request is no evidence that a child stopped.
+- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their
+  results (the top-level one and its `results` entries). A control acknowledgement (`action`,
+  `subagents`, a `queued` or `interrupt_requested` status) is never a spawn result, even under
+  a spawn call's id; a stop request is no evidence that a child stopped.
 - A background `dispatched` result expands its `goals` (and iot's `subagent_ids`, per-unit
-  `delegation_id`s) into one `running` task each, with no child reference. A legacy top-level
-  `goal` argument is one task, a `tasks` list (or its JSON string) one task each. A spawn
-  answered by an error payload spawned nothing.
+  `delegation_id`s) into one `running` task each, without a child reference. A legacy `goal`
+  argument is one task, a `tasks` list (or its JSON string) one each; a spawn answered by an
+  error payload spawned nothing.
 - Async completion rows update the tasks of a delegation known from a spawn result; a crashed
   batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Only recognised terminal statuses are terminal, and terminal is sticky: later progress never
-  reopens a task. Missing or unfamiliar statuses stay non-terminal (`unknown`).
-- A child reference is only a valid structured `child_session_id` of a `results` entry: never a
+- Only recognised terminal statuses are terminal, and terminal is sticky; a missing or
+  unfamiliar status stays `unknown`.
+- A child reference is only a valid structured `child_session_id` of a `results` entry, never a
   nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
 
-Completion rows (best-effort parsing of model-facing prose): a finished background unit
-writes a user row `[ASYNC DELEGATION BATCH COMPLETE — deleg_…]` with one `--- ✓ TASK i/n:
-<goal>  (status=…, …) ---` block per task (or `--- ERROR ---` when the whole unit crashed),
-or `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: … ` line for one task. The iot fork
-also writes an early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` notice and marks
-completion rows `display_kind: "async_delegation_complete"` with
-`display_metadata.delegation_id`. Defences: a row whose metadata names another delegation
-than its header is ignored; each task's known goal is skipped before its status is read, so
-a goal cannot forge a status; the first block of a task index wins. Statuses are raw.
+Completion rows (best-effort parsing of model-facing prose): `[ASYNC DELEGATION BATCH COMPLETE
+— deleg_…]` with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---` block per task (or `--- ERROR
+---`), `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: …` line for one task, and iot's
+early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` (iot marks completion rows
+`display_kind: "async_delegation_complete"`, `display_metadata.delegation_id`). A row whose
+metadata names another delegation than its header is ignored; a task's known goal is skipped
+before its status is read, so a goal cannot forge a status; the first block of an index wins.
 
-A task's outcome (`TaskResult`) comes from a synchronous `results` entry (`summary`,
-`duration_seconds`, `exit_reason`, `api_calls`, `model`, `tokens`, `tool_trace`, `error`) or
-from a completion row's text (a batch block's `(status=…, api_calls=…, 8.4s)` header and body;
-the single form's `Status: … API calls: … Duration: …s` line and `--- RESULT ---` body; iot's
-`TASK FAILED` notice and its `Error:` line; the unit's `Role: … Model: …` line; iot's
-`display_metadata.duration_seconds` for a one-task unit whose text gave none). Every field is
-typed or null (a number finite and non-negative, a count a non-negative int, never a bool);
-every string is `clean`ed (`clean_line` for one-line fields), so a result carries no terminal
-control sequence; merging two results only fills null fields: the first source wins.
+A task's outcome (`TaskResult`) comes from a synchronous `results` entry or a completion row's
+text: a batch block's `(status=…, api_calls=…, 8.4s)` header and body, the single form's
+`Status: … API calls: … Duration: …s` line and `--- RESULT ---` body, iot's `TASK FAILED` notice
+and `Error:` line, the unit's `Role: … Model: …` line, iot's `display_metadata.duration_seconds`
+for a one-task unit whose text gave none. Every field is typed or null (a number finite and
+non-negative, a count a non-negative int, never a bool), every string `clean`ed (`clean_line`
+for one-line fields); merging two results only fills null fields (the first source wins).
 
-Hermes' own `async_delegations` record (the store's table: `state`; `event_json`, the
-completion event delivered to the parent: `goals`, per-task `results` for a batch, or the
-single task's `status`/`summary`/`error`; `result_json`, the runner's result, on iot also the
-per-task results of a still-running unit; `delivery_state`: `pending`, `delivered`, on iot and
-upstream 0.20 also `dropped`) only *proposes* an outcome, used only when the task's child is
-proven ended over HTTP (`reading/tasktree.py`). Rules of `propose`:
-- the record is the task's by exact `delegation_id`; one whose parent session is not a segment
-  carrying the task's spawn call is another conversation's: no proposal;
-- the task's entry is the `results` item whose `task_index` is the task's (else the item at its
-  position); a unit without `results` is one task (index 0), the document itself; a crashed
-  batch (`results` empty, a failed status, an `error`) gives each task that status and error;
-  the completion event is read before the runner's result;
-- only a recognised terminal status proposes, and a goal the record gives for the task must
-  equal the task's goal (whitespace-normalised);
-- every value is sanitised (`from_entry`); `delivery_state` only when it is one short word.
+Hermes' `async_delegations` record (`event_json`, the completion event delivered to the parent;
+`result_json`, the runner's result, on iot also a running unit's per-task results;
+`delivery_state`: `pending`, `delivered`, on iot and upstream 0.20 `dropped`) only *proposes*
+an outcome, used only when the child is proven ended over HTTP (`reading/tasktree.py`).
+`propose`: the record is the task's by exact `delegation_id`, and none when its parent session
+is not a segment carrying the spawn call; the task's entry is the `results` item with its
+`task_index` (else the item at its position); a unit without `results` is one task (index 0),
+the document itself; a crashed batch (`results` empty, a failed status, an `error`) gives each
+task that status and error; the event is read before the runner's result; only a recognised
+terminal status proposes, and a goal the record gives must equal the task's
+(whitespace-normalised); values are sanitised (`from_entry`), `delivery_state` kept only when
+it is one short word.
 """
 
 from __future__ import annotations
@@ -133,7 +125,6 @@ def _trace(value: object) -> ToolTraceCounts | None:
 
 
 def from_entry(entry: dict[str, Any]) -> TaskResult:
-    """The result of one synchronous `results` entry."""
     return TaskResult(
         summary=_prose(entry.get("summary")),
         duration_seconds=_seconds(entry.get("duration_seconds")),
@@ -161,8 +152,8 @@ _LIVE = re.compile(r"(?m)^Full live transcript \(complete tool/assistant trace\)
 
 
 def unit_model(preamble: str) -> str | None:
-    """The model a completion row names for its unit: the last `Role: … Model: …` line of the
-    text before the first task block (a context or goal quoted earlier cannot win)."""
+    """The unit's model: the last `Role: … Model: …` line of the text before the first task
+    block (a context or goal quoted earlier cannot win)."""
     found = list(_MODEL.finditer(preamble))
     return _prose(found[-1].group(1), line=True) if found else None
 
@@ -195,7 +186,6 @@ def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
 def _text_result(
     summary: str, seconds: str | None, calls: str | None, model: str | None, error: str | None
 ) -> TaskResult:
-    """A result read from a completion row's text (the batch block or the single form)."""
     return TaskResult(
         summary=_prose(summary),
         duration_seconds=_number(seconds),
@@ -203,27 +193,6 @@ def _text_result(
         model=model,
         error=_prose(error),
     )
-
-
-def single_result(body: str, model: str | None) -> tuple[str | None, TaskResult]:
-    """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
-    `--- RESULT ---` and the summary, error or partial output."""
-    line = _STATUS_LINE.search(body)
-    if line is None:
-        return None, EMPTY
-    status, calls, seconds = line.group(1), line.group(2), line.group(3)
-    _head, marker, text = body[line.end() :].partition("\n--- RESULT ---\n")
-    text = text if marker else ""
-    summary, error = text, None
-    if status not in ("completed", "success"):
-        reason, _sep, partial = text.partition(_PARTIAL.lstrip("\n"))
-        summary = partial
-        lead = "The subagent did not complete successfully (status=" + status + ")."
-        if reason.startswith(lead):
-            error = reason[len(lead) :]
-        elif reason.startswith("The subagent was interrupted before completing: "):
-            error = reason[len("The subagent was interrupted before completing: ") :]
-    return status, _text_result(summary, seconds, calls, model, error)
 
 
 _HEADER = re.compile(
@@ -289,9 +258,25 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
 
 
 def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
-    """The single-task form: the status said in the text, else its `Status:` line."""
+    """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
+    `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
-    said, result = single_result(rest, None)
+    said: str | None = None
+    result = EMPTY
+    found = _STATUS_LINE.search(rest)
+    if found is not None:
+        said, calls, seconds = found.group(1), found.group(2), found.group(3)
+        _head, marker, text = rest[found.end() :].partition("\n--- RESULT ---\n")
+        text = text if marker else ""
+        summary, error = text, None
+        if said not in ("completed", "success"):
+            reason, _sep, summary = text.partition(_PARTIAL.lstrip("\n"))
+            lead = "The subagent did not complete successfully (status=" + said + ")."
+            if reason.startswith(lead):
+                error = reason[len(lead) :]
+            elif reason.startswith("The subagent was interrupted before completing: "):
+                error = reason[len("The subagent was interrupted before completing: ") :]
+        result = _text_result(summary, seconds, calls, None, error)
     line = _LINE_STATUS.search(rest)
     said = said or (line.group(1) if line else None)
     result = replace(result, model=unit_model(rest[: line.start()] if line else rest))
@@ -320,23 +305,16 @@ def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Comp
             continue
         seen.add(index)
         end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
-        rest = _block_status_text(body[block.end() : end], goal_of(delegation_id, index))
+        rest = _after(body[block.end() : end], ": ", goal_of(delegation_id, index), anywhere=False)
+        if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
+            at = rest.find("  (status=")
+            rest = rest[at:] if at >= 0 else rest
         status, result = block_result(rest, model)
         updates.append((index, status, result))
     if len(updates) == 1:
         index, status, result = updates[0]
         updates[0] = (index, status, _timed(result, meta))
     return Completion(delegation_id, "batch", tuple(updates))
-
-
-def _block_status_text(block: str, goal: str | None) -> str:
-    """A task block from its header's `  (status=` on: after the known goal, or (an unknown
-    goal) at the first `  (status=`; the block as it is when there is none."""
-    rest = _after(block, ": ", goal, anywhere=False)
-    if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
-        at = rest.find("  (status=")
-        rest = rest[at:] if at >= 0 else rest
-    return rest
 
 
 TOOL = "delegate_task"
@@ -371,8 +349,8 @@ def _ident(value: object) -> str | None:
 
 
 def status_of(raw: object) -> TaskStatus:
-    """A recorded status in the contract's vocabulary: a recognised terminal status or
-    `running` as is, anything else (missing, `queued`, `success`, ...) `unknown`."""
+    """A recognised terminal status or `running` as is; anything else (missing, `queued`,
+    `success`, ...) `unknown`."""
     if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
         return TaskStatus[raw]  # a member's name is its value
     return TaskStatus.unknown
@@ -424,14 +402,8 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
     return [goal] if isinstance(goal, str) and goal.strip() else []
 
 
-def _tool_calls(msg: WireMessage) -> list[dict[str, Any]]:
-    calls = _json(msg.tool_calls)
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-
-
 def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
-    """Task index -> its unit's delegation id, from a dispatch's `units` (a later unit naming
-    the same index wins)."""
+    """Task index -> its unit's delegation id, from a dispatch's `units` (the last unit wins)."""
     units: dict[int, str | None] = {}
     for unit in raw_units if isinstance(raw_units, list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
@@ -591,8 +563,9 @@ class _Recovery:
 def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
     rec = _Recovery()
     for msg in messages:  # every pass is linear in rows
-        if msg.role != "tool":
-            for call in _tool_calls(msg):
+        calls = _json(msg.tool_calls) if msg.role != "tool" else None
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
                 rec.add_call(msg, call)
     if whole:
         for msg in messages:
@@ -604,10 +577,8 @@ def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
 
 
 def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
-    """The delegated tasks of a transcript, in call order then task index (rules above).
-
-    Pure and order-stable: the same rows always give the same list; a call id seen twice
-    (a cloned row) counts once, and a second result for the same call is ignored."""
+    """The delegated tasks of a transcript, in call order then task index (rules above); a call
+    id seen twice (a cloned row) counts once, and a second result for the same call is ignored."""
     return _walk(messages).entries()
 
 
@@ -656,7 +627,7 @@ def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
 
 
 def _goal_agrees(doc: dict[str, Any], index: int, goal: str | None) -> bool:
-    """Does a goal the document names for this task equal the task's goal (when both are known)?"""
+    """Does a goal the document names for this task equal the task's (when both are known)?"""
     goals = doc.get("goals")
     named = goals[index] if isinstance(goals, list) and index < len(goals) else None
     if named is None and not isinstance(goals, list):

@@ -1,16 +1,12 @@
 """The output documents (schema_version 1): the contract users' scripts depend on.
 
-These frozen `msgspec.Struct`s are the single source of the JSON documents
-(`msgspec.json.encode`, in field order) and of the published JSON Schemas (`hermes-task
-schema`; a field's `Annotated[..., Meta(description=...)]` is its schema description), both
-written by render/jsontext.py. Renderers read nothing else. Every field is always printed
-(`null` when it has no value): a script may rely on a key existing. Besides the task
-documents: `config show`'s (`ConfigDoc`), `parents`' (`ParentsDoc`), and the usage every
-document carries, with its sums.
+These frozen `msgspec.Struct`s are the single source of the JSON documents (encoded in field
+order) and of the published JSON Schemas (`hermes-task schema`; a field's `Meta(description=...)`
+is its schema description), both written by render/jsontext.py. Renderers read nothing else.
+Every field is always printed (`null` when it has no value): a script may rely on a key.
 
-Usage and cost per task (issue 28; docs/identity.md, "Usage and cost"): Hermes writes a
-segment's usage into its sessions row, which the dashboard's detail is (`core/wire.py` reads
-it permissively: `Figures`). Rules:
+Usage and cost per task (issue 28; docs/identity.md, "Usage and cost"), from the segments'
+sessions rows as their details send them (`core/wire.py`, `Figures`):
 - a task's usage is the sum over the segments of its proven lineage, from the details the
   proof read (`lineage_usage`); a token figure or the call count is summed over the segments
   that sent it (null when none did);
@@ -44,8 +40,7 @@ class ToolCall(Struct, frozen=True, kw_only=True):
     id: str | None
     name: str | None
     arguments: Annotated[
-        str | None,
-        Meta(description="The recorded arguments string, or null when none was recorded."),
+        str | None, Meta(description="The recorded arguments string, or null when none was recorded.")
     ]
 
 
@@ -93,10 +88,7 @@ class SegmentInfo(Struct, frozen=True, kw_only=True):
     started_at: float | None = None
     ended_at: float | None = None
     end_reason: str | None = None
-    rows_shown: Annotated[
-        int,
-        Meta(description="Rows of this segment in `rows`."),
-    ] = 0
+    rows_shown: Annotated[int, Meta(description="Rows of this segment in `rows`.")] = 0
 
 
 class TaskInfo(Struct, frozen=True, kw_only=True):
@@ -115,8 +107,7 @@ class TaskInfo(Struct, frozen=True, kw_only=True):
         ),
     ] = field(default_factory=list)
     goal: Annotated[
-        str | None,
-        Meta(description="The task's goal: the first user row of its first segment."),
+        str | None, Meta(description="The task's goal: the first user row of its first segment.")
     ] = None
     segments: list[SegmentInfo] = field(default_factory=list)
     usage: LineageUsage = None
@@ -126,24 +117,17 @@ class BackendCapabilities(Struct, frozen=True, kw_only=True):
     """What the dashboard's answers showed in this run (null: not learned)."""
 
     pagination: Annotated[
-        bool | None,
-        Meta(description="The messages envelope carries `pagination` (false: 0.18.x and older)."),
+        bool | None, Meta(description="The messages envelope carries `pagination` (false: 0.18.x and older).")
     ] = None
     order: Annotated[
-        bool | None,
-        Meta(description="`order=latest` is honoured (false: pages count from the oldest row)."),
+        bool | None, Meta(description="`order=latest` is honoured (false: pages count from the oldest row).")
     ] = None
     ancestors_merged: Annotated[
-        bool | None,
-        Meta(description="A continuation's pages carry its earlier segments' rows."),
+        bool | None, Meta(description="A continuation's pages carry its earlier segments' rows.")
     ] = None
-    around: Annotated[
-        bool | None,
-        Meta(description="The `/messages/around` route exists."),
-    ] = None
+    around: Annotated[bool | None, Meta(description="The `/messages/around` route exists.")] = None
     source_rewrite: Annotated[
-        bool | None,
-        Meta(description="Rotation rewrites a `tool` segment's source into `subagent`."),
+        bool | None, Meta(description="Rotation rewrites a `tool` segment's source into `subagent`.")
     ] = None
 
 
@@ -201,10 +185,7 @@ class ErrorDoc(Struct, frozen=True, kw_only=True):
     rows: list[Row] = field(default_factory=list)
     kind: Literal["error"] = "error"
     error: ErrorBody
-    task: Annotated[
-        TaskInfo | None,
-        Meta(description="The task as verified so far, or null."),
-    ] = None
+    task: Annotated[TaskInfo | None, Meta(description="The task as verified so far, or null.")] = None
 
 
 class TaskTokens(Struct, frozen=True, kw_only=True):
@@ -231,8 +212,7 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
         Meta(description="ended_unreported: the child is proven ended; no result reached the parent."),
     ]
     terminal: Annotated[
-        bool,
-        Meta(description="A terminal status was recorded, or the child is proven ended."),
+        bool, Meta(description="A terminal status was recorded, or the child is proven ended.")
     ]
     unavailable_reason: str | None
     children: list[TaskEntry] = field(default_factory=list)
@@ -245,19 +225,15 @@ class TaskEntry(Struct, frozen=True, kw_only=True):
         str | None,
         Meta(description="`CALL.TASK`, both 1-based: the `#` of the table; stable as the chat grows."),
     ] = None
-    summary: Annotated[
-        str | None,
-        Meta(description="The task's whole reported summary."),
-    ] = None
+    summary: Annotated[str | None, Meta(description="The task's whole reported summary.")] = None
     duration_seconds: float | None = None
     exit_reason: str | None = None
     api_calls: int | None = None
     model: str | None = None
     tokens: TaskTokens | None = None
-    error: Annotated[
-        str | None,
-        Meta(description="The reported error of a task that did not complete."),
-    ] = None
+    error: Annotated[str | None, Meta(description="The reported error of a task that did not complete.")] = (
+        None
+    )
     tool_trace: ToolTraceCounts | None = None
     child_ref_source: Annotated[
         Literal["transcript", "store"] | None,
@@ -384,12 +360,9 @@ def segment_usage(figures: Figures) -> Usage:
     kind: Literal["actual", "estimated"] | None = (
         "actual" if actual is not None else "estimated" if estimate is not None else None
     )
-    missing: list[Missing] = []
-    if any(getattr(figures, name) is None for name in COUNTS):
-        missing.append("figures")
-    if cost is None:
-        missing.append("cost")
     counts = {name: getattr(figures, name) for name in COUNTS}
+    lacking = {"figures": None in counts.values(), "cost": cost is None}
+    missing = [m for m in MISSING if lacking.get(m)]
     return Usage(**counts, cost_usd=cost, cost_kind=kind, complete=not missing, segments=1, missing=missing)
 
 
@@ -405,12 +378,8 @@ def lineage_usage(
     segment not held counts as one that sent nothing). `later`: a newer segment may exist
     unproven; `earlier`: segments before `path[0]` are not included."""
     parts = [segment_usage(details[sid].figures if sid in details else NO_FIGURES) for sid in path]
-    extra: list[Missing] = []
-    if later:
-        extra.append("later_segments")
-    if earlier:
-        extra.append("earlier_segments")
-    total = combine(parts, extra=extra)
+    flags = {"later_segments": later, "earlier_segments": earlier}
+    total = combine(parts, extra=[m for m in MISSING if flags.get(m)])
     assert total is not None  # a path has at least its anchor
     return total
 
@@ -470,10 +439,7 @@ class ConfigDoc(Struct, frozen=True, kw_only=True):
     exists: bool
     gateways: list[str]
     settings: dict[str, ConfigValue]
-    error: Annotated[
-        str | None,
-        Meta(description="Why the config file is invalid (file:line)."),
-    ] = None
+    error: Annotated[str | None, Meta(description="Why the config file is invalid (file:line).")] = None
 
 
 # `hermes-task parents`: the chats that delegated, each proven over HTTP (reading/hints.py);
@@ -485,35 +451,27 @@ FIRST_WORDS = 100
 def first_words(text: str | None) -> str | None:
     """A first user row as one sanitised line: whitespace runs collapsed, cut with `…`."""
     flat = " ".join(clean_line(text).split()) if text is not None else ""
-    if not flat:
-        return None
-    return flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…"
+    return (flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…") or None
 
 
 class ParentEntry(Struct, frozen=True, kw_only=True):
     """One session that called `delegate_task`, proven over HTTP."""
 
     id: Annotated[
-        str,
-        Meta(description="The session id: what `recover PARENT_ID` and `follow --parent` take."),
+        str, Meta(description="The session id: what `recover PARENT_ID` and `follow --parent` take.")
     ]
-    source: Annotated[
-        str | None,
-        Meta(description="The session's source (cli, telegram, subagent, ...)."),
-    ]
+    source: Annotated[str | None, Meta(description="The session's source (cli, telegram, subagent, ...).")]
     started_at: float | None
     ended_at: float | None
     end_reason: Annotated[
-        str | None,
-        Meta(description="Why it ended; `compression`: the chat continues in a newer segment."),
+        str | None, Meta(description="Why it ended; `compression`: the chat continues in a newer segment.")
     ]
     state: Annotated[
         Literal["open", "ended"],
         Meta(description="`ended` when the dashboard shows an end time, else `open` (idle or running)."),
     ]
     title: Annotated[
-        str | None,
-        Meta(description="The session's title, from its detail; null when it has none."),
+        str | None, Meta(description="The session's title, from its detail; null when it has none.")
     ]
     first_words: Annotated[
         str | None,
@@ -529,8 +487,7 @@ class ParentEntry(Struct, frozen=True, kw_only=True):
         ),
     ]
     more_children: Annotated[
-        bool,
-        Meta(description="True when the store proposed more children than were checked (the first 50)."),
+        bool, Meta(description="True when the store proposed more children than were checked (the first 50).")
     ]
     last_delegated_at: Annotated[
         float | None,

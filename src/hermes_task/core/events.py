@@ -1,14 +1,13 @@
 """The NDJSON events of `follow --json`, `recover --watch --json` and `search --json`
 (schema_version 1).
 
-Each line is one event; `type` names it (msgspec's tag, written first), and the stream
-always ends with a `result` event (after an `error` event when the command failed).
-Invariant: every event is a frozen Struct whose fields are all always present: a document of
-`documents.py` plus its `type` (and, for rows of `follow --parent`, the task they belong to),
-so a reader of one knows the other. `search`'s stream, for each task of the parent in order:
-its `match` events (one per matching line), the `warning` events of its read (naming it in
-`task`), then its `task` event (how its transcript was searched and why not whole); warnings
-about the whole run carry `task: null`.
+Each line is one event; `type` names it (msgspec's tag, written first), and the stream always
+ends with a `result` event (after an `error` event when the command failed). Invariant: every
+event is a frozen Struct whose fields are all always present: a document of `documents.py`
+plus its `type` (and, for rows of `follow --parent`, their task). `search`'s stream, for each
+task of the parent in order: its `match` events (one per matching line), its read's `warning`
+events (naming it in `task`), then its `task` event; warnings about the whole run carry
+`task: null`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from msgspec.structs import asdict
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem
 from hermes_task.core.projection import SearchField, Span
-from hermes_task.core.ui_strings import WarningCode
 
 
 class TaskRef(Struct, frozen=True, kw_only=True):
@@ -104,10 +102,7 @@ class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="matc
     block of the row and the line, with up to `-C N` lines of context from the same block."""
 
     task: TaskRef
-    session_id: Annotated[
-        str,
-        Meta(description="The segment of the task's lineage that holds the row."),
-    ]
+    session_id: Annotated[str, Meta(description="The segment of the task's lineage that holds the row.")]
     row_id: int
     role: str
     kind: str | None
@@ -120,29 +115,15 @@ class SearchMatch(Struct, frozen=True, kw_only=True, tag_field="type", tag="matc
         ),
     ]
     part: Annotated[
-        int,
-        Meta(description="Which of the row's blocks of that field, 0-based (the tool call)."),
+        int, Meta(description="Which of the row's blocks of that field, 0-based (the tool call).")
     ]
-    line_number: Annotated[
-        int,
-        Meta(description="The line's number within its block, 1-based."),
-    ]
-    line: Annotated[
-        str,
-        Meta(description="The matching line, as the backend sent it (JSON-escaped)."),
-    ]
+    line_number: Annotated[int, Meta(description="The line's number within its block, 1-based.")]
+    line: Annotated[str, Meta(description="The matching line, as the backend sent it (JSON-escaped).")]
     spans: Annotated[
-        list[Span],
-        Meta(description="[start, end) code-point offsets of each non-empty match in `line`."),
+        list[Span], Meta(description="[start, end) code-point offsets of each non-empty match in `line`.")
     ]
-    before: Annotated[
-        list[str],
-        Meta(description="Up to N lines of the same block just above the line."),
-    ]
-    after: Annotated[
-        list[str],
-        Meta(description="Up to N lines of the same block just below the line."),
-    ]
+    before: Annotated[list[str], Meta(description="Up to N lines of the same block just above the line.")]
+    after: Annotated[list[str], Meta(description="Up to N lines of the same block just below the line.")]
 
 
 class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"):
@@ -150,10 +131,7 @@ class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"
 
     number: str | None
     goal: str | None
-    status: Annotated[
-        str,
-        Meta(description="The task's status, as `recover` reports it."),
-    ]
+    status: Annotated[str, Meta(description="The task's status, as `recover` reports it.")]
     child_session_id: str | None
     searched: Annotated[
         Literal["whole", "partial", "no"],
@@ -170,47 +148,26 @@ class SearchTask(Struct, frozen=True, kw_only=True, tag_field="type", tag="task"
             "warning code (bound_reached, partial_history, partial_ancestors, gap); null when whole."
         ),
     ]
-    message: Annotated[
-        str | None,
-        Meta(description="The same reason for people; null when whole."),
-    ]
+    message: Annotated[str | None, Meta(description="The same reason for people; null when whole.")]
     segments: Annotated[
-        list[str],
-        Meta(description="The proven segments whose rows were searched, root first."),
+        list[str], Meta(description="The proven segments whose rows were searched, root first.")
     ]
-    rows: Annotated[
-        int,
-        Meta(description="Rows searched."),
-    ]
-    matches: Annotated[
-        int,
-        Meta(description="Matching lines in this task."),
-    ]
+    rows: Annotated[int, Meta(description="Rows searched.")]
+    matches: Annotated[int, Meta(description="Matching lines in this task.")]
 
 
-class SearchWarning(Struct, frozen=True, kw_only=True, tag_field="type", tag="warning"):
+class SearchWarning(WarningItem, frozen=True, kw_only=True, tag_field="type", tag="warning"):
     """A warning of the read: of one task's (`task` names it) or of the whole run (null)."""
 
-    code: WarningCode
-    message: str
     task: TaskRef | None
 
 
 class SearchResult(Struct, frozen=True, kw_only=True, tag_field="type", tag="result"):
     """Always the last line: the counts and the process's exit code."""
 
-    tasks: Annotated[
-        int,
-        Meta(description="Tasks of the parent known when the search ended."),
-    ]
-    searched: Annotated[
-        int,
-        Meta(description="Tasks whose transcript was searched whole."),
-    ]
-    matches: Annotated[
-        int,
-        Meta(description="Matching lines in all tasks."),
-    ]
+    tasks: Annotated[int, Meta(description="Tasks of the parent known when the search ended.")]
+    searched: Annotated[int, Meta(description="Tasks whose transcript was searched whole.")]
+    matches: Annotated[int, Meta(description="Matching lines in all tasks.")]
     complete: Annotated[
         bool,
         Meta(

@@ -1,58 +1,45 @@
 """A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
 children or continuations, and one window over the proven segments.
 
-The proof walks `parent_session_id`: a newer segment is trusted only after a walk from it back
-to the task's anchor (the first durable reference, `CHILD_ID`) in which every hop X -> Y is a
-compression edge:
-- Y ended with `end_reason == "compression"`;
-- timestamps are finite and coherent: X starts no earlier than Y, Y ends no earlier than it
-  starts (X may start before Y.ended_at: the backend inserts the child before it stamps the
-  parent's closure in the same transaction);
-- X and Y have the same persisted `source`, except exactly `tool` -> `subagent` on a backend
-  whose rotation rewrites the source (official 0.19.x, upstream 0.20; learned from its
-  answers, core/capabilities.py), reported as the note `legacy_source_rewrite`;
-- both model configs are present and parse as a JSON object or null;
-- the markers `_delegate_from`, `_branched_from`, `_reset_from` are unchanged from Y and none
-  names X or Y (a marker naming the direct parent is a delegation, branch or reset edge);
-- `profile_name`, where both record one, is the same.
-The candidate itself must be coherent: a finite start, and an end (if any) finite and no
-earlier than it. Reaching a task root (its own marker names its direct parent) that is not the
-anchor ends the walk: the candidate is another task's (`foreign_root`). The walk ends at the
-anchor, or at a segment already proven (`verified`, anchor first), not walked again. Each walk
-holds at most 32 nodes, both ends included (the reader bounds detail reads per fetch), so a
-longer lineage is proven in steps; past the bound it raises `BoundReached`. Cycles and walks
-ending elsewhere are rejected. Two proven paths, neither a prefix of the other, are a fork:
-never resolved by recency.
+The proof: a newer segment is trusted only after a walk along `parent_session_id` back to the
+task's anchor (its first durable reference, `CHILD_ID`) in which every hop X -> Y is a
+compression edge: Y ended with `end_reason == "compression"`; timestamps are finite, X starts
+no earlier than Y and Y ends no earlier than it starts (X may start before Y.ended_at: the
+backend inserts the child before it stamps the parent's closure); X and Y have the same
+`source`, except `tool` -> `subagent` on a backend whose rotation rewrites it (official 0.19.x,
+upstream 0.20; core/capabilities.py), noted `legacy_source_rewrite`; both model configs are
+present and parse as a JSON object or null; the markers `_delegate_from`, `_branched_from`,
+`_reset_from` are unchanged and none names X or Y (one naming the direct parent is a
+delegation, branch or reset edge); `profile_name`, where both record one, is the same. The
+candidate needs a finite start and an end (if any) finite and no earlier. A task root (its
+marker names its direct parent) other than the anchor ends the walk (`foreign_root`), as does
+the anchor or a segment already proven (`verified`, anchor first). A walk holds at most 32
+nodes, both ends included, so a longer lineage is proven in steps (`BoundReached`). Cycles and
+walks ending elsewhere are rejected; two proven paths, neither a prefix of the other, are a
+fork, never resolved by recency.
 
-Which store row is a task's child or a segment's continuation (the store only proposes;
-docs/identity.md, "The local store"):
-- a delegated child of segment P has `parent_session_id == P` and `_delegate_from == P`; a
+The store only proposes (docs/identity.md, "The local store"):
+- a delegated child of P has `parent_session_id == P` and `_delegate_from == P`; a
   compression continuation of X has `parent_session_id == X` and X's markers, none naming X;
-- a task is matched to a child by goal and order: the child's first `user` row equals the
-  task's goal after whitespace normalisation (the backend writes the goal verbatim as the
-  child's first user message), its parent is a segment carrying the spawn call, and it started
-  no earlier than that call was written;
-- never a guess: a task is matched only when exactly one child fits it and that child fits no
-  other task; else every task some child fits is `ambiguous` (identical goals in one
-  delegation always are: the store records no task index). A task no child fits is unmatched;
+- a child fits a task when its first `user` row equals the task's goal whitespace-normalised
+  (the backend writes the goal verbatim), its parent is a segment carrying the spawn call, and
+  it started no earlier than that call; a task is matched only when exactly one child fits it
+  and that child fits no other task, else every task some child fits is `ambiguous`
+  (identical goals in one delegation always are: the store records no task index);
 - a session is proposed as a parent (`hermes-task parents`) when one of its newest rows with a
-  parent is a delegated child of it (only `delegate_task` writes that pair), of the profile in
-  use, both ids passing the id check; in the order of their newest such child, each once.
-  `reading/hints.py` proves them (docs/identity.md, "Where a parent id comes from").
-The rules take `StoreSession` records, so `match` decides once on the store's columns (which
-ids to propose) and once on what HTTP shows of the proposed children; only the second is used.
-Cost is linear: each distinct `model_config` text is parsed once (a bounded cache), and a task
-is compared only with the children indexed under its own (segment, goal) key (`pairs`).
+  parent is a delegated child of it, of the profile in use, both ids passing the id check; in
+  the order of their newest such child, each once (`reading/hints.py` proves them).
+`match` takes `StoreSession` records: the store's columns, then what HTTP shows of them. It is
+linear: each distinct `model_config` text is parsed once, and a task meets only the children
+under its own (segment, goal) key (`pairs`).
 
-One window over the proven lineage: a task's history is its tip window (the canonical
-segment, paged by `core/window.py`) plus one window per earlier segment that must be read on
-its own. That is decided from rows, never from a backend version: once the newer windows are
-read to their start, a segment is read (newest page first) only when they hold fewer of its
-rows than it counts, so a backend that merges every ancestor row into the tip's pages needs no
-other read. Invariants: a segment gets no window while a newer window already includes its
-rows; the shown rows are the earlier windows oldest segment first, then the tip window, each
-identity once; a row of a session outside the lineage is never shown (counted as foreign);
-the history is at its start only at the first row of the lineage's first segment.
+A task's history is its tip window (the canonical segment, `core/window.py`) plus one window
+per earlier segment that must be read on its own, decided from rows, never from a backend
+version: once the newer windows reach their start, a segment is read (newest page first) only
+when they hold fewer of its rows than it counts. Invariants: a segment gets no window while a
+newer one includes its rows; the shown rows are the earlier windows oldest first, then the tip
+window, each identity once; a row of a session outside the lineage is never shown (counted as
+foreign); the history is at its start only at the lineage's first row.
 """
 
 from __future__ import annotations
@@ -108,16 +95,12 @@ def parse_model_config(detail: SessionDetail) -> dict[str, Any] | None:
     if not detail.has_model_config:
         raise LineageRejected("missing_field", detail.id)
     raw = detail.model_config_raw
-    if raw is None:
-        return None
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
         except ValueError:
             raise LineageRejected("bad_model_config", detail.id) from None
-        if raw is None:
-            return None
-    if not isinstance(raw, dict):
+    if raw is not None and not isinstance(raw, dict):
         raise LineageRejected("bad_model_config", detail.id)
     return raw
 
@@ -143,8 +126,8 @@ RewritesSource = bool | Callable[[SessionDetail], bool]
 
 def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
     """Accept `child -> parent` as a compression edge (module docstring) or raise
-    `LineageRejected`; the checks run in a fixed order, so the first failing one names the
-    rejection. Returns a note when the hop used the source-rewrite exception."""
+    `LineageRejected` naming the first failing check (a fixed order). Returns a note when the
+    hop used the source-rewrite exception."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
     start, parent_start, parent_end = child.started_at, parent.started_at, parent.ended_at
@@ -152,47 +135,27 @@ def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: R
         start >= parent_start and parent_end >= parent_start
     ):
         raise LineageRejected("bad_timestamps", child.id)
-    note = _check_source(child, parent, rewrites_source)
-    _check_markers(child, parent)
-    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
-        raise LineageRejected("profile_changed", child.id)
-    return note
-
-
-def _check_source(child: SessionDetail, parent: SessionDetail, rewrites_source: RewritesSource) -> str | None:
-    """Both sources present and equal, or `tool` rewritten into `subagent` by a backend that
-    does so (a thunk `rewrites_source` is only asked then)."""
     if child.source is None or parent.source is None:
         raise LineageRejected("missing_field", child.id)
-    if child.source == parent.source:
-        return None
-    if (
-        parent.source == "tool"
-        and child.source == "subagent"
-        and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
-    ):
-        return LEGACY_SOURCE_REWRITE
-    raise LineageRejected("source_changed", child.id)
-
-
-def _check_markers(child: SessionDetail, parent: SessionDetail) -> None:
-    """Each delegation marker the same on both sides, and never naming either hop end."""
-    child_mc = parse_model_config(child) or {}
-    parent_mc = parse_model_config(parent) or {}
+    note = None
+    if child.source != parent.source:
+        if not (
+            parent.source == "tool"
+            and child.source == "subagent"
+            and (rewrites_source(child) if callable(rewrites_source) else rewrites_source)
+        ):
+            raise LineageRejected("source_changed", child.id)
+        note = LEGACY_SOURCE_REWRITE
+    child_mc, parent_mc = parse_model_config(child) or {}, parse_model_config(parent) or {}
     for marker in MARKERS:
         value = child_mc.get(marker)
         if value != parent_mc.get(marker):
             raise LineageRejected("marker_changed", child.id)
         if value is not None and value in (parent.id, child.id):
             raise LineageRejected("direct_parent_marker", child.id)
-
-
-def check_own_end(node: SessionDetail) -> None:
-    """The candidate's own timestamps: a finite start, and an end (if any) finite and no
-    earlier than the start; else `LineageRejected` (`bad_timestamps`)."""
-    start, end = node.started_at, node.ended_at
-    if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
-        raise LineageRejected("bad_timestamps", node.id)
+    if child.profile_name and parent.profile_name and child.profile_name != parent.profile_name:
+        raise LineageRejected("profile_changed", child.id)
+    return note
 
 
 def prove(
@@ -206,15 +169,16 @@ def prove(
 ) -> Proof:
     """Walk from `candidate` back to `anchor`, or to a segment of `verified` (a path already
     proven, `verified[0]` the anchor). `read(id)` returns an exact-id, profile-checked detail
-    (and may raise `BoundReached` when its read budget is spent). `rewrites_source` is passed
-    to `check_hop` for every hop. The proof's path is the verified prefix up to where the
-    walk ended, then the walked segments."""
+    (and may raise `BoundReached` when its read budget is spent). The path: the verified
+    prefix up to where the walk ended, then the walked segments."""
     proven = tuple(verified) if verified and verified[0] == anchor.id else (anchor.id,)
     at = {sid: i for i, sid in enumerate(proven)}
     if candidate in at:  # already proven (a late reference to a verified segment)
         return Proof(proven[: at[candidate] + 1])
     node = read(candidate)
-    check_own_end(node)
+    start, end = node.started_at, node.ended_at
+    if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
+        raise LineageRejected("bad_timestamps", node.id)  # the candidate's own timestamps
     chain = [node]
     seen = {node.id}
     notes: list[str] = []
@@ -323,12 +287,8 @@ def config_markers(raw: str) -> tuple[Any, ...] | None:
 def markers(row: StoreSession) -> dict[str, Any] | None:
     """The model config's markers (none set for a NULL or JSON-null config, as the lineage
     proof reads a null config), or None when the config is not a JSON object."""
-    raw = row.model_config
-    if raw is None:
-        return dict.fromkeys(MARKERS)
-    if not isinstance(raw, str):
-        return None
-    found = config_markers(raw)
+    raw = "null" if row.model_config is None else row.model_config
+    found = config_markers(raw) if isinstance(raw, str) else None
     return None if found is None else dict(zip(MARKERS, found, strict=True))
 
 
@@ -356,9 +316,7 @@ def same_profile(row: StoreSession, profile: str | None) -> bool:
 
 def normalise_goal(text: object) -> str | None:
     """The goal compared: whitespace runs collapsed, ends stripped; None for a non-text goal."""
-    if not isinstance(text, str):
-        return None
-    flat = " ".join(text.split())
+    flat = " ".join(text.split()) if isinstance(text, str) else ""
     return flat or None
 
 
@@ -400,25 +358,22 @@ def pairs(
 def match(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> dict[int, str]:
-    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits (rules above).
-    `goals` maps a child id to its normalised first user row (None when unknown)."""
+    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits; `goals`: a child
+    id's normalised first user row (None when unknown)."""
     found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
     for spawn, child in pairs(spawns, children, goals):
         found.setdefault(spawn.key, []).append(child.id)
         owners.setdefault(child.id, []).append(spawn.key)
-    out: dict[int, str] = {}
-    for key, ids in found.items():
-        unique = len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1
-        out[key] = ids[0] if unique else AMBIGUOUS
-    return out
+    return {
+        key: ids[0] if len(set(ids)) == 1 and len(set(owners[ids[0]])) == 1 else AMBIGUOUS
+        for key, ids in found.items()
+    }
 
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
     """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
-    profile, both ids (only the child's for roots) passing the id check (the store only
-    proposes: an id with a control sequence, surrounding whitespace or `..` is never
-    offered); at most `limit`, in the order of `rows`, each once."""
+    profile, both ids (for roots the child's) passing the id check; at most `limit`, each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
@@ -433,8 +388,7 @@ def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *,
 
 
 def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: int = 50) -> list[str]:
-    """Delegated task roots among `rows` (newest first): a row whose `_delegate_from` names its
-    own parent (`_delegated`)."""
+    """Delegated task roots among `rows` (newest first), as `_delegated`."""
     return _delegated(rows, profile, limit, parents=False)
 
 
@@ -459,8 +413,7 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
 
 
 def propose_parents(rows: Sequence[StoreSession], profile: str | None, limit: int) -> list[str]:
-    """The parents of the delegated children among `rows` (newest first), in the order of
-    their newest child (`_delegated`)."""
+    """The parents of the delegated children among `rows` (newest first), as `_delegated`."""
     return _delegated(rows, profile, limit, parents=True)
 
 
@@ -474,24 +427,20 @@ def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) 
     )
 
 
-CursorKind = Literal["page", "first", "start", "blocked"]
-
-
 class Cursor(Struct, frozen=True):
     """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
     `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
     row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
     `window` is the last window looked at."""
 
-    kind: CursorKind
+    kind: Literal["page", "first", "start", "blocked"]
     sid: str | None
     window: Window
 
 
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Active row ids of segment `sid` held by any of `windows`: what its detail's
-    `message_count` can be compared with (it counts active rows only: an archived row,
-    `active` 0 or false, compacted in place, is shown but not counted)."""
+    """Active rows of segment `sid` held by any of `windows`, as its detail's `message_count`
+    counts them (an archived row, `active` 0 or false, is shown but not counted)."""
     return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
@@ -506,9 +455,8 @@ def cursor(
     blocked: frozenset[str] = frozenset(),
     counts: Mapping[str, int | None] | None = None,
 ) -> Cursor:
-    """The next older read of the history (see the module's rule). `counts` are the
-    segments' own row counts (detail `message_count`); a segment whose rows the windows
-    already hold (as many as it counts; any, when its count is unknown) is not read."""
+    """The next older read of the history (module docstring); `counts`: the segments' detail
+    `message_count` (a segment whose rows the windows hold, any when unknown, is not read)."""
     counts = counts or {}
     current = tip
     windows = [tip, *earlier.values()]
@@ -530,9 +478,8 @@ def cursor(
 
 
 class View(Struct, frozen=True):
-    """The shown side of the history: identities in display order (owned rows only, each
-    durable row once), every known message, and how many identities named a session
-    outside the lineage."""
+    """The shown identities in display order, every known message, and how many identities
+    named a session outside the lineage."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -543,11 +490,9 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
     """Earlier windows (oldest segment first), then the tip window; each identity once
     (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
     owned = {sid: i for i, sid in enumerate(path)}
-    messages: dict[RowKey, WireMessage] = {}
-    windows = [earlier[sid] for sid in path if sid in earlier and sid != tip.canonical]
-    for window in [*windows, tip]:
-        messages.update(window.messages)
-    entries = [(key, messages[key].message_uid) for window in [*windows, tip] for key in window.keys]
+    windows = [*(earlier[sid] for sid in path if sid in earlier and sid != tip.canonical), tip]
+    messages = {key: msg for window in windows for key, msg in window.messages.items()}
+    entries = [(key, messages[key].message_uid) for window in windows for key in window.keys]
     first: dict[str, int] = {}
     for key, uid in entries:
         earliest(first, uid, owned.get(key[0]))
@@ -557,8 +502,7 @@ def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -
 
 
 def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
-    """Note that segment `at` (its index in the lineage; None: a foreign row) holds `uid`:
-    `first` keeps each uid's earliest segment."""
+    """Keep in `first` each uid's earliest segment `at` (its lineage index; None: foreign)."""
     if uid and at is not None:
         first[uid] = min(first.get(uid, at), at)
 
@@ -566,16 +510,13 @@ def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
 def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
-    """The identities of `entries` (key, `message_uid`) in display order, each once:
-    (key, True) for a row shown, (key, False) for a row of a session outside the lineage
-    (`owned`: segment -> index), counted, never shown. Durable identity: where the backend
-    gives rows a `message_uid` (iot), a row a rotation re-anchored into a later segment (the
-    goal, a steer, the carried tail) keeps its uid, and so does the pruned copy in-place
-    compaction leaves beside an archived original: it is the same row, shown and counted
-    once, the earliest copy (of the earliest segment holding the uid, `first`, built with
-    `earliest` over the same entries; consumed here), first in display order there. A row
-    without a uid is its own (`session_id`, `id`). Used by `compose` over windows in memory
-    and by `reading/stream.py` over spooled ones."""
+    """The identities of `entries` (key, `message_uid`) in display order, each once: (key,
+    True) for a row shown, (key, False) for a row of a session outside the lineage (`owned`:
+    segment -> index), never shown. A `message_uid` (iot) is durable: a row a rotation
+    re-anchored into a later segment keeps it, and so does the pruned copy in-place compaction
+    leaves beside an archived original: one row, shown once, its first copy in the earliest
+    segment holding the uid (`first`, built by `earliest` over the same entries; consumed
+    here). A row without a uid is its own (`session_id`, `id`)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:

@@ -2,35 +2,32 @@
 how a tool result reads as text, which rows a command prints, and searching them.
 
 Projection: server-hidden rows are absent; `display_content` and `display_reasoning` are
-authoritative whenever present, even empty or null; `display_commentary` is public prose, even
-on an empty-content row, never recovered from raw `codex_message_items`; without projected
-reasoning, readable text/summary fields of `reasoning`, `reasoning_content`,
-`reasoning_details` and `codex_reasoning_items` (JSON string or list) are used, never
-encrypted data; tool calls keep their real ids and argument strings (missing arguments stay
-null); images become alt text, nothing is fetched; text that looks like JSON stays literal.
-Backend strings are kept as sent (JSON escapes them; terminal renderers sanitise them).
+authoritative whenever present, even empty or null; `display_commentary` is public prose,
+never recovered from raw `codex_message_items`; without projected reasoning, readable
+text/summary fields of `reasoning`, `reasoning_content`, `reasoning_details` and
+`codex_reasoning_items` are used, never encrypted data; tool calls keep their real ids and
+argument strings (missing ones stay null); images become alt text, nothing is fetched; text
+that looks like JSON stays literal. Backend strings are kept as sent (renderers sanitise).
 
-Readable rows (the terminal renderer draws what these functions decide): recognition only adds
-a `kind` (compaction boilerplate, a status notice) to a row the server gave none, never
-changing its text; a tool result is decoded only when its whole content is one JSON object
-with at least one usual Hermes result field, and then every field is kept, only re-laid out;
-a cut keeps the first and the last lines (the end of a build log is what matters) and says
-what it left out. Prose is never cut. A steer (an out-of-band user message Hermes appends to a
-tool result) is split off only when it is the exact marked block at the very end, never cut.
+Readable rows: recognition only adds a `kind` (compaction boilerplate, a status notice) to a
+row the server gave none, never changing its text; a tool result is decoded only when it is
+one JSON object with a usual Hermes result field, every field kept, only re-laid out; a cut
+keeps the first and the last lines (a build log's end matters) and says what it left out;
+prose is never cut. A steer (an out-of-band user message Hermes appends to a tool result) is
+split off only when it is the exact marked block at the very end.
 
 Selection (`--role`, `--tail`) keeps the rows' order and never adds, changes or repeats a row;
-`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none).
-Filters choose what is printed, never what is read or proven: `coverage` still describes
-every row of the window, and each segment's `rows_shown` counts the rows the document holds.
+`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none). It
+chooses what is printed, never what is read or proven: `coverage` still describes every row of
+the window, and each segment's `rows_shown` counts the rows the document holds.
 
-Search, line by line: what is searched is what a reader sees of each row in full (`show
---full`), block by block in drawing order: its reasoning (only when asked), each commentary
-note, its text (for a tool row: the output laid out by `tool_text`, its status line, then each
-appended steer), and each tool call's arguments. A block is split at `\\n`; a line matches when
-the pattern is found in it (`^`, `$` anchor at the line's ends); context lines come from the
-same block only. Lines are the backend's text, unsanitised (renderers sanitise, JSON
-escapes); `spans` are the code-point offsets of the non-empty matches `re.finditer` finds (a
-pattern matching only empty text matches without a span); hits come in block, then line order.
+Search, line by line, of what `show --full` draws, block by block in drawing order: reasoning
+(only when asked), each commentary note, the text (a tool row: the output laid out by
+`tool_text`, its status line, then each steer), and each tool call's arguments. A block is
+split at `\\n`; a line matches when the pattern is found in it (`^`, `$` anchor at the line's
+ends); context lines come from the same block. Lines are the backend's text, unsanitised;
+`spans` are the code-point offsets of the non-empty matches `re.finditer` finds; hits come in
+block, then line order.
 """
 
 from __future__ import annotations
@@ -53,11 +50,6 @@ HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")
 
 
-def _image_alt(part: dict[str, Any]) -> str:
-    alt = part.get("alt") or part.get("alt_text")
-    return f"[image: {alt}]" if isinstance(alt, str) and alt else "[image]"
-
-
 def content_text(content: Any) -> str | None:
     """Display text of a `content` value: a string as is; a list of parts joined, with
     image parts as alt text; anything else (null, numbers, objects) as null."""
@@ -69,9 +61,9 @@ def content_text(content: Any) -> str | None:
             if isinstance(part, str):
                 pieces.append(part)
             elif isinstance(part, dict):
-                kind = part.get("type")
-                if kind in ("image_url", "image", "input_image"):
-                    pieces.append(_image_alt(part))
+                alt = part.get("alt") or part.get("alt_text")
+                if part.get("type") in ("image_url", "image", "input_image"):
+                    pieces.append(f"[image: {alt}]" if isinstance(alt, str) and alt else "[image]")
                 elif isinstance(part.get("text"), str):
                     pieces.append(part["text"])
         return "\n".join(pieces)
@@ -79,15 +71,13 @@ def content_text(content: Any) -> str | None:
 
 
 def _decode(value: Any) -> Any:
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("[", "{"):
-            try:
-                return json.loads(stripped)
-            except (ValueError, RecursionError):  # malformed, or nested past the parser's limit
-                return None
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    try:
+        return json.loads(stripped) if stripped[:1] in ("[", "{") else None
+    except (ValueError, RecursionError):  # malformed, or nested past the parser's limit
         return None
-    return value
 
 
 def _readable(item: Any, out: list[str]) -> None:
@@ -111,10 +101,7 @@ def reasoning_text(msg: WireMessage) -> str | None:
     if msg.display_reasoning is not UNSET:
         value = msg.display_reasoning
         return value if isinstance(value, str) else None
-    found: list[str] = []
-    for raw in (msg.reasoning, msg.reasoning_content):
-        if isinstance(raw, str) and raw.strip():
-            found.append(raw)
+    found = [raw for raw in (msg.reasoning, msg.reasoning_content) if isinstance(raw, str) and raw.strip()]
     for sidecar in (msg.reasoning_details, msg.codex_reasoning_items):
         _readable(_decode(sidecar), found)
     return "\n\n".join(dict.fromkeys(found)) if found else None
@@ -123,27 +110,20 @@ def reasoning_text(msg: WireMessage) -> str | None:
 def tool_calls(raw: Any) -> list[ToolCall]:
     """Tool calls as recorded: decoded list or a JSON string of one; never invented."""
     decoded = _decode(raw)
-    if not isinstance(decoded, list):
-        return []
-    calls: list[ToolCall] = []
-    for item in decoded:
-        if not isinstance(item, dict):
-            continue
-        raw_function = item.get("function")
-        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
-        name = function.get("name", item.get("name"))
-        arguments = function.get("arguments", item.get("arguments"))
-        if arguments is not None and not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=True)
-        call_id = item.get("id")
-        calls.append(
-            ToolCall(
-                id=call_id if isinstance(call_id, str) else None,
-                name=name if isinstance(name, str) else None,
-                arguments=arguments,
-            )
-        )
-    return calls
+    return [_call(item) for item in decoded if isinstance(item, dict)] if isinstance(decoded, list) else []
+
+
+def _call(item: dict[str, Any]) -> ToolCall:
+    function = item["function"] if isinstance(item.get("function"), dict) else {}
+    name = function.get("name", item.get("name"))
+    arguments = function.get("arguments", item.get("arguments"))
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=True)
+    return ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def commentary(msg: WireMessage) -> list[str]:
@@ -164,7 +144,7 @@ def project(msg: WireMessage) -> Row | None:
     # A row the backend flags as a compression's summary is boilerplate whatever its text,
     # unless the server projected it into something to display (iot: the restated request).
     flagged = "compaction_summary" if msg.compressed_summary is True and not shown else None
-    timestamp = msg.timestamp
+    stamp = msg.timestamp
     return Row(
         id=msg.id,
         session_id=msg.session_id,
@@ -175,7 +155,7 @@ def project(msg: WireMessage) -> Row | None:
         tool_calls=tool_calls(msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         tool_name=msg.tool_name,
-        timestamp=float(timestamp) if timestamp is not None and math.isfinite(timestamp) else None,
+        timestamp=float(stamp) if stamp is not None and math.isfinite(stamp) else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
         kind=msg.display_kind or flagged or recognised_kind(msg.role, text),
     )
@@ -184,9 +164,8 @@ def project(msg: WireMessage) -> Row | None:
 def counts_as_text(row: Row) -> bool:
     """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
     compaction boilerplate and status notices (below) are not prose."""
-    if row.role not in ("user", "assistant", "agent") or is_quiet(row.kind):
-        return False
-    return bool((row.text or "").strip()) or bool(row.commentary)
+    prose = row.role in ("user", "assistant", "agent") and not is_quiet(row.kind)
+    return prose and (bool((row.text or "").strip()) or bool(row.commentary))
 
 
 def states_goal(row: Row) -> bool:
@@ -285,13 +264,7 @@ def _as_text(value: Any) -> str:
 
 def tool_text(text: str) -> ToolText | None:
     """`text` decoded when it is one JSON object with the usual Hermes result fields."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        value = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
+    value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
     parts = [_as_text(value[k]) for k in TEXT_FIELDS if value.get(k) not in (None, "")]
@@ -347,11 +320,7 @@ def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
     tail_start = len(text) - (size - 1) if start < count else max(head_end, len(text) - tail_chars)
     whole = range(shown if shown else 1, start if start < count else count - 1)
     return Cut(
-        text[:head_end],
-        text[tail_start:],
-        len(whole),
-        tail_start - head_end,
-        not shown or start == count,
+        text[:head_end], text[tail_start:], len(whole), tail_start - head_end, not shown or start == count
     )
 
 
@@ -408,7 +377,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Patte
         raise PatternError(f"is not a valid regular expression: {exc}") from None
 
 
-class Block(Struct, frozen=True, kw_only=True):
+class Block(NamedTuple):
     """One searched block of a row: what it is (`field`), which one of the row's blocks of
     that field (`part`, 0-based: the second tool call's arguments are part 1), its text."""
 
@@ -420,34 +389,34 @@ class Block(Struct, frozen=True, kw_only=True):
 def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
     """The row's searched blocks, in the order the row is drawn (module docstring)."""
     if reasoning and row.reasoning:
-        yield Block(field="reasoning", part=0, text=row.reasoning)
+        yield Block("reasoning", 0, row.reasoning)
     for index, note in enumerate(row.commentary):
-        yield Block(field="commentary", part=index, text=note)
+        yield Block("commentary", index, note)
     if row.text and row.role == "tool":
         output, steers = split_steers(row.text)
         decoded = tool_text(output)
         body = output if decoded is None else decoded.body
         if body:
-            yield Block(field="output", part=0, text=body)
+            yield Block("output", 0, body)
         if decoded is not None and decoded.status:
-            yield Block(field="status", part=0, text=decoded.status)
+            yield Block("status", 0, decoded.status)
         for index, steer in enumerate(steers):
-            yield Block(field="steer", part=index, text=steer)
+            yield Block("steer", index, steer)
     elif row.text:
-        yield Block(field="text", part=0, text=row.text)
+        yield Block("text", 0, row.text)
     for index, call in enumerate(row.tool_calls):
         if call.arguments:
-            yield Block(field="arguments", part=index, text=call.arguments)
+            yield Block("arguments", index, call.arguments)
 
 
-class Hit(Struct, frozen=True, kw_only=True):
-    """One matching line of one block of `row`, with up to N lines of context on each side
-    from the same block (`before` ends just above the line, `after` starts just below it)."""
+class Hit(Struct, frozen=True):
+    """One matching line of one block of `row` (`line_number` 1-based), with up to N lines of
+    context from the same block (`before` ends just above the line, `after` starts below it)."""
 
     row: Row
     field: SearchField
     part: int
-    line_number: int  # 1-based, within the block
+    line_number: int
     line: str
     spans: tuple[Span, ...]
     before: tuple[str, ...] = ()
@@ -457,29 +426,25 @@ class Hit(Struct, frozen=True, kw_only=True):
 def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
     """Every line of the row's blocks (`blocks`) in which `pattern` is found, in order, each
     with `context` lines before and after it from its block."""
-    hits: list[Hit] = []
-    for block in blocks(row, reasoning=reasoning):
-        lines = block.text.split("\n")
-        for index, line in enumerate(lines):
-            if pattern.search(line) is None:
-                continue
-            spans = tuple((m.start(), m.end()) for m in pattern.finditer(line) if m.end() > m.start())
-            hits.append(
-                Hit(
-                    row=row,
-                    field=block.field,
-                    part=block.part,
-                    line_number=index + 1,
-                    line=line,
-                    spans=spans,
-                    before=tuple(lines[max(0, index - context) : index]),
-                    after=tuple(lines[index + 1 : index + 1 + context]),
-                )
-            )
-    return hits
+    return [
+        Hit(
+            row,
+            block.field,
+            block.part,
+            index + 1,
+            line,
+            tuple((m.start(), m.end()) for m in pattern.finditer(line) if m.end() > m.start()),
+            tuple(lines[max(0, index - context) : index]),
+            tuple(lines[index + 1 : index + 1 + context]),
+        )
+        for block in blocks(row, reasoning=reasoning)
+        for lines in [block.text.split("\n")]
+        for index, line in enumerate(lines)
+        if pattern.search(line) is not None
+    ]
 
 
-class GroupLine(Struct, frozen=True, kw_only=True):
+class GroupLine(Struct, frozen=True):
     """One printed line of a group: its number in the block, its text, and its spans when it
     matched (None: a context line)."""
 
@@ -488,7 +453,7 @@ class GroupLine(Struct, frozen=True, kw_only=True):
     spans: tuple[Span, ...] | None
 
 
-class Group(Struct, frozen=True, kw_only=True):
+class Group(Struct, frozen=True):
     """Consecutive lines of one block of one row: matches and their context, each line once."""
 
     row: Row
@@ -501,38 +466,19 @@ def groups(hits: Sequence[Hit]) -> list[Group]:
     """`hits` merged as grep merges them: a hit of the same block whose first line (context
     included) touches or overlaps the previous group joins it; a line that matched is never
     printed as another hit's context, and no line is printed twice."""
-    out: list[Group] = []
-    head: Hit | None = None
-    lines: dict[int, GroupLine] = {}
-
-    def close() -> None:
-        if head is not None:
-            out.append(
-                Group(
-                    row=head.row,
-                    field=head.field,
-                    part=head.part,
-                    lines=tuple(lines[n] for n in sorted(lines)),
-                )
-            )
-
+    runs: list[tuple[tuple[str, int, str, int], Hit, dict[int, GroupLine]]] = []
     for hit in hits:
         first = hit.line_number - len(hit.before)
-        same = head is not None and (
-            (hit.row.session_id, hit.row.id, hit.field, hit.part)
-            == (head.row.session_id, head.row.id, head.field, head.part)
-        )
-        if not same or first > max(lines) + 1:
-            close()
-            head, lines = hit, {}
-        for offset, text in enumerate(hit.before):
-            lines.setdefault(first + offset, GroupLine(number=first + offset, text=text, spans=None))
-        lines[hit.line_number] = GroupLine(number=hit.line_number, text=hit.line, spans=hit.spans)
-        for offset, text in enumerate(hit.after):
-            number = hit.line_number + 1 + offset
-            lines.setdefault(number, GroupLine(number=number, text=text, spans=None))
-    close()
-    return out
+        place = (hit.row.session_id, hit.row.id, hit.field, hit.part)
+        if not runs or runs[-1][0] != place or first > max(runs[-1][2]) + 1:
+            runs.append((place, hit, {}))
+        lines = runs[-1][2]
+        for number, text in enumerate(hit.before, first):
+            lines.setdefault(number, GroupLine(number, text, None))
+        lines[hit.line_number] = GroupLine(hit.line_number, hit.line, hit.spans)
+        for number, text in enumerate(hit.after, hit.line_number + 1):
+            lines.setdefault(number, GroupLine(number, text, None))
+    return [Group(h.row, h.field, h.part, tuple(lines[n] for n in sorted(lines))) for _, h, lines in runs]
 
 
 def search_status(matches: int, *, complete: bool) -> ExitStatus:

@@ -29,11 +29,7 @@ Verdict = Literal["completed", "failed", "unreported", "running"]
 
 def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
     """Every task of a tree, depth first, parents before their children."""
-    out: list[TaskEntry] = []
-    for task in tasks:
-        out.append(task)
-        out.extend(flatten(task.children))
-    return out
+    return [t for task in tasks for t in (task, *flatten(task.children))]
 
 
 def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
@@ -72,9 +68,9 @@ def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
     """The verdict's exit status: 0 completed, 8 failed or unreported (a known failure wins over
     a wait that ran out, and needs no sibling's end), 9 running."""
     found = verdict(tasks)
-    if found == "completed":
-        return ExitStatus.OK
-    return ExitStatus.STILL_RUNNING if found == "running" else ExitStatus.TASK_FAILED
+    return {"completed": ExitStatus.OK, "running": ExitStatus.STILL_RUNNING}.get(
+        found, ExitStatus.TASK_FAILED
+    )
 
 
 def unreported(tasks: Sequence[TaskEntry]) -> list[str]:

@@ -1,19 +1,18 @@
 """The transcript window (pure): rows keyed by durable identity, display order and paging
 coverage; how a page merges into it, and where the next anchored older page is read.
 
-Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT, and a current backend's
-tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids, so
-the pair is unique while `message_uid` exists on one backend only. Order is the server's: every
-page is a contiguous chronological slice, and a merge places new rows beside the rows they
-share with the window, never by sorting ids or comparing content.
+Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT and a current backend's
+tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids
+(`message_uid` exists on one backend only). Order is the server's: every page is a contiguous
+chronological slice, and a merge places new rows beside the rows they share with the window,
+never by sorting ids or comparing content.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
 every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
 counts its unique fetched identities (hidden rows included), so the next older offset never
-double-counts rows appended meanwhile (raw page lengths plus head growth would skip the old
-tail). An older page always ends with the block's first known row (the anchor), so a page that
-shifted because the task kept writing is detected, not merged: no row is skipped or repeated.
+double-counts rows appended meanwhile. An older page always ends with the block's first known
+row (the anchor), so a page that shifted because the task kept writing is detected, not merged.
 
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once
@@ -71,10 +70,7 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
         """Index of the first key of the newest block (len(keys) while `fresh`)."""
         if self.fresh:
             return len(self.keys)
-        if not self.breaks:
-            return 0
-        position = self.position
-        return max((position[k] for k in self.breaks if k in position), default=0)
+        return max((self.position[k] for k in self.breaks if k in self.position), default=0)
 
     @property
     def coverage(self) -> int:
@@ -179,26 +175,19 @@ def _breaks(
     nor the old order (where it was not a break), nor the `extra` pair."""
     page_pred = dict(zip(page[1:], page, strict=False))
     old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
-    out: set[RowKey] = set()
-    for prev, key in pairwise(keys):
-        if page_pred.get(key) == prev:
-            continue
-        if old_pred.get(key) == prev and key not in old.breaks:
-            continue
-        if extra == (prev, key):
-            continue
-        out.add(key)
-    return frozenset(out)
+    return frozenset(
+        key
+        for prev, key in pairwise(keys)
+        if page_pred.get(key) != prev
+        and (old_pred.get(key) != prev or key in old.breaks)
+        and extra != (prev, key)
+    )
 
 
 def _low(window: Window, page: list[RowKey], offset: int | None, fallback: int | None) -> int | None:
     """The legacy offset of the block's first row, from a page read at `offset`."""
-    if offset is None or not page:
-        return fallback
-    first = window.keys.index(page[0])
-    if first < window.block_start:
-        return fallback
-    return offset - (first - window.block_start)
+    first = window.keys.index(page[0]) if offset is not None and page else -1
+    return fallback if offset is None or first < window.block_start else offset - (first - window.block_start)
 
 
 def _first_read(
@@ -266,13 +255,11 @@ def merge_latest(
     offset: int | None = None,
     generation: int | None = None,
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment; known older rows are kept.
-
-    The first read of a segment (a new window, or after `advance`) starts its block; an
-    exhausted read shows the segment's start. A later page that shares no row with the
-    block is a gap: its rows go after the known ones, coverage restarts at the page and
-    older reads fill the gap. A page of another generation changes nothing (`stale`).
-    """
+    """Merge the newest page of the canonical segment; known older rows are kept. The first
+    read of a segment (a new window, or after `advance`) starts its block; an exhausted read
+    shows the segment's start. A later page that shares no row with the block is a gap: its
+    rows go after the known ones, coverage restarts at the page and older reads fill the gap.
+    A page of another generation changes nothing (`stale`)."""
     if generation is not None and generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)
@@ -295,11 +282,10 @@ def merge_older(
     generation: int | None = None,
 ) -> MergeResult:
     """Merge a page read towards the segment's start, ending at or after the block's first
-    row. `anchored`: the read re-reads that row, and a page without it is `detached`
-    (rows were added or removed meanwhile) and changes nothing; otherwise the page is
-    taken to end right before the block (read at offset == coverage). An exhausted read
-    reached the segment's raw start. A page of another generation changes nothing.
-    """
+    row. `anchored`: the read re-reads that row, and a page without it is `detached` (rows
+    were added or removed meanwhile) and changes nothing; otherwise the page is taken to end
+    right before the block (read at offset == coverage). An exhausted read reached the
+    segment's raw start. A page of another generation changes nothing."""
     if generation is not None and generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)
