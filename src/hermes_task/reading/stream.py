@@ -44,6 +44,7 @@ a `gap` warning only if the paging ended before the block reached the rows known
 from __future__ import annotations
 
 import hashlib
+import itertools
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -95,13 +96,6 @@ def streamable(reader: TaskReader) -> bool:
         and window.coverage > 0
         and not reader.reached_start
     )
-
-
-def _oldest_first(page: MessagesPage) -> bool:
-    if not page.paginated:
-        return False
-    order = page.pagination.order
-    return not page.ordered or order == "oldest"
 
 
 class Redirected(Exception):
@@ -178,7 +172,7 @@ def _read(
         if first and redirected:
             raise Redirected
         raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
-    if not _oldest_first(page):
+    if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
         if first:  # nothing of this segment read: the caller decides
             raise Unstreamable
         raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
@@ -186,54 +180,41 @@ def _read(
     return page
 
 
-class _Stream:
-    def __init__(self, reader: TaskReader, stats: StreamStats, limit: int) -> None:
-        self.reader = reader
-        self.stats = stats
-        self.limit = limit
-        self.uids: set[str] = set()
-        window = reader.window
-        self.sid = window.canonical or reader.path[0]
-        self.held = [window.messages[k] for k in window.keys[window.block_start :]]
-        self.boundary = key_of(self.held[0])
-
-    def _keep(self, msg: WireMessage) -> Row | None:
-        """The row to show for `msg` (None: hidden, foreign or a copy already shown)."""
-        if msg.session_id != self.sid:
-            self.stats.foreign += 1
-            return None
-        uid = msg.message_uid
-        if uid:
-            if uid in self.uids:
-                return None
-            self.uids.add(uid)
-        self.stats.unique += 1
-        row = project(msg)
-        if row is not None:
-            self.stats.shown[row.session_id] += 1
-        return row
-
-    def pages(self) -> Iterator[list[Row]]:
-        raw = oldest_pages(
-            self.reader.client,
-            self.sid,
-            self.stats,
-            limit=self.limit,
-            boundary=self.boundary,
-            held=len(self.held),
-        )
-        for msgs in raw:
-            yield [row for msg in msgs if (row := self._keep(msg)) is not None]
-        self.stats.older = self.stats.unique
-        last = [row for msg in self.held if (row := self._keep(msg)) is not None]
-        if last:
-            yield last
-
-
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
     """The shown rows of the tip segment, oldest first, one list per page (see the module).
     Raises `Unstreamable` on the first page only, `HermesError` for a failure."""
-    return _Stream(reader, stats, limit or STREAM_LIMIT).pages()
+    window = reader.window
+    sid = window.canonical or reader.path[0]
+    held = [window.messages[k] for k in window.keys[window.block_start :]]
+    raw = oldest_pages(
+        reader.client, sid, stats, limit=limit or STREAM_LIMIT, boundary=key_of(held[0]), held=len(held)
+    )
+    uids: set[str] = set()
+
+    def keep(msg: WireMessage) -> Row | None:
+        """The row to show for `msg` (None: hidden, foreign or a copy already shown)."""
+        if msg.session_id != sid:
+            stats.foreign += 1
+            return None
+        if msg.message_uid:
+            if msg.message_uid in uids:
+                return None
+            uids.add(msg.message_uid)
+        stats.unique += 1
+        row = project(msg)
+        if row is not None:
+            stats.shown[row.session_id] += 1
+        return row
+
+    def pages() -> Iterator[list[Row]]:
+        for msgs in raw:
+            yield [row for msg in msgs if (row := keep(msg)) is not None]
+        stats.older = stats.unique
+        last = [row for msg in held if (row := keep(msg)) is not None]
+        if last:
+            yield last
+
+    return pages()
 
 
 def goal_of(rows: list[Row]) -> str | None:
@@ -302,9 +283,10 @@ class Progress(Struct, frozen=True):
 
 
 class PagingOutcome(Struct):
-    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
-    start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
-    per-batch page bound), `target` (the text target) or `page` (one raw page)."""
+    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the
+    last batch ended: `start` (the visible start), `no_progress` (a page added no row),
+    `restart_bound`, `page_bound` (the per-batch page bound), `target` (the text target) or
+    `page` (one raw page)."""
 
     pages: int = 0
     new_rows: int = 0
@@ -321,17 +303,12 @@ def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
     )
 
 
-class _Run:
-    def __init__(self, reader: TaskReader, plan: Plan, on_page: Callable[[Progress], None] | None) -> None:
-        self.reader = reader
-        self.plan = plan
-        self.on_page = on_page
-        self.out = PagingOutcome()
-        self.pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
-
-    def _note_reset(self, before: Window, result: MergeResult) -> None:
-        if self.pending is None and before.canonical == result.window.canonical and before.coverage:
-            self.pending = before.keys[before.block_start :]
+class _Run(Struct):
+    reader: TaskReader
+    plan: Plan
+    on_page: Callable[[Progress], None] | None
+    out: PagingOutcome = field(default_factory=PagingOutcome)
+    pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
 
     def batch(self) -> str:
         """One batch; returns why it ended (`FINAL_STOPS` reasons end all paging)."""
@@ -363,8 +340,9 @@ class _Run:
         out = self.out
         out.new_rows += len(result.new_keys)
         out.warnings += [w for w in result.warnings if w.code != "gap"]
-        if result.gap or result.restarted:
-            self._note_reset(before, result)
+        same = before.canonical == result.window.canonical and before.coverage
+        if (result.gap or result.restarted) and self.pending is None and same:
+            self.pending = before.keys[before.block_start :]
         if result.restarted or result.stale:
             out.restarts += 1
             return out.restarts > MAX_RESTARTS
@@ -435,9 +413,8 @@ def read_batches(
 def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
     """Warnings in order of first appearance, one per code."""
     out: dict[str, WarningItem] = {}
-    for group in groups:
-        for item in group:
-            out.setdefault(item.code, item)
+    for item in itertools.chain(*groups):
+        out.setdefault(item.code, item)
     return list(out.values())
 
 
@@ -445,24 +422,11 @@ _ENCODE = msgspec.json.Encoder()
 _DECODE = msgspec.json.Decoder(WireMessage)
 
 
-class _Spool:
-    """The raw rows of one segment's window, one JSON line each, in an unlinked file."""
-
-    def __init__(self, sid: str) -> None:
-        self.sid = sid
-        self.file: IO[bytes] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `LineageRows.close`)
-        self.rows = 0
-
-    def add(self, line: bytes) -> None:
-        self.file.write(line)
-        self.file.write(b"\n")
-        self.rows += 1
-
-    def messages(self) -> Iterator[WireMessage]:
-        self.file.flush()
-        self.file.seek(0)
-        for line in self.file:
-            yield _DECODE.decode(line)
+def _spooled(spool: IO[bytes]) -> Iterator[WireMessage]:
+    spool.flush()
+    spool.seek(0)
+    for line in spool:
+        yield _DECODE.decode(line)
 
 
 class LineagePlan(Struct):
@@ -483,7 +447,7 @@ class LineageRows:
         self.limit = limit or STREAM_LIMIT
         self.path = reader.path
         self.index = {sid: i for i, sid in enumerate(self.path)}
-        self.spools: dict[str, _Spool] = {}
+        self.spools: dict[str, IO[bytes]] = {}  # each window's raw rows, a JSON line each, unlinked
         self.digests: dict[RowKey, bytes] = {}
         self.earliest: dict[str, int] = {}  # message_uid -> the earliest segment holding it
         self.held: dict[str, set[RowKey]] = {sid: set() for sid in self.path[:-1]}
@@ -497,7 +461,7 @@ class LineageRows:
     def read(self) -> LineagePlan:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
-        self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
+        self._window(tip, key_of(self.newest[0]), self.newest)
         read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
@@ -508,34 +472,33 @@ class LineageRows:
                 blocked = sid
                 break
             try:
-                self._window(sid, self._pages(sid, None), [])
+                self._window(sid, None, [])
             except Redirected:
-                self.spools.pop(sid).file.close()
+                self.spools.pop(sid).close()
                 blocked = sid
                 break
             read.append(sid)
         self.plan = LineagePlan(windows=read[::-1], blocked=blocked)
         return self.plan
 
-    def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:
-        """Segment `sid` oldest first (`oldest_pages`); an earlier segment (no
-        `boundary`) whose first answer names another session raises `Redirected`."""
-        client, held = self.reader.client, len(self.newest)
-        redirected = boundary is None
-        return oldest_pages(
-            client, sid, self.stats, limit=self.limit, boundary=boundary, redirected=redirected, held=held
+    def _window(self, sid: str, boundary: RowKey | None, last: list[WireMessage]) -> None:
+        """Segment `sid` oldest first (`oldest_pages`), then `last`, spooled; an earlier segment
+        (no `boundary`) whose first answer names another session raises `Redirected`."""
+        spool = self.spools[sid] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `close`)
+        pages = oldest_pages(
+            self.reader.client,
+            sid,
+            self.stats,
+            limit=self.limit,
+            boundary=boundary,
+            redirected=boundary is None,
+            held=len(self.newest),
         )
-
-    def _window(self, sid: str, pages: Iterator[list[WireMessage]], last: list[WireMessage]) -> None:
-        spool = self.spools[sid] = _Spool(sid)
         seen: set[RowKey] = set()
-        for msgs in pages:
-            for msg in msgs:
-                self._add(spool, msg, seen)
-        for msg in last:
+        for msg in itertools.chain(itertools.chain.from_iterable(pages), last):
             self._add(spool, msg, seen)
 
-    def _add(self, spool: _Spool, msg: WireMessage, seen: set[RowKey]) -> None:
+    def _add(self, spool: IO[bytes], msg: WireMessage, seen: set[RowKey]) -> None:
         """One raw row of `spool`'s window (a window holds an identity once, first place)."""
         key = key_of(msg)
         if key in seen:
@@ -545,7 +508,7 @@ class LineageRows:
         digest = hashlib.blake2b(line, digest_size=16).digest()
         if self.digests.setdefault(key, digest) != digest:
             raise Unstreamable  # read twice with different contents: the windowed path decides
-        spool.add(line)
+        spool.write(line + b"\n")
         at = self.index.get(msg.session_id)
         if at is None:
             return
@@ -562,7 +525,7 @@ class LineageRows:
 
         def entries() -> Iterator[tuple[RowKey, str | None]]:
             for sid in self.plan.windows:
-                for msg in self.spools[sid].messages():
+                for msg in _spooled(self.spools[sid]):
                     current[:] = [msg]
                     yield key_of(msg), msg.message_uid
 
@@ -609,7 +572,7 @@ class LineageRows:
 
     def close(self) -> None:
         for spool in self.spools.values():
-            spool.file.close()
+            spool.close()
         self.spools.clear()
 
 
