@@ -40,27 +40,17 @@ class DashboardAPI(Protocol):
     """The dashboard's read routes that the reading loops use."""
 
     @property
-    def profile(self) -> str | None:
-        """The exact profile every response must name (None: the default profile)."""
-        ...
+    def profile(self) -> str | None: ...  # the exact profile every response must name (None: default)
 
-    def detail(self, sid: str) -> SessionDetail:
-        """`GET /api/sessions/{sid}`: one session's metadata."""
-        ...
+    def detail(self, sid: str) -> SessionDetail: ...  # GET /api/sessions/{sid}
 
-    def messages(
+    def messages(  # GET /api/sessions/{sid}/messages: one page of the transcript
         self, sid: str, *, offset: int = 0, limit: int = PAGE_LIMIT, order: str = "latest"
-    ) -> MessagesPage:
-        """`GET /api/sessions/{sid}/messages`: one page of the transcript."""
-        ...
+    ) -> MessagesPage: ...
 
-    def latest_descendant(self, sid: str) -> LatestDescendant:
-        """`GET /api/sessions/{sid}/latest-descendant`: the dashboard's hint, never trusted."""
-        ...
+    def latest_descendant(self, sid: str) -> LatestDescendant: ...  # a hint, never trusted
 
-    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
-        """`GET /api/sessions/{sid}/messages/around`: the window around one row."""
-        ...
+    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage: ...  # the rows around one
 
 
 class StoreAPI(Protocol):
@@ -74,13 +64,9 @@ class StoreAPI(Protocol):
 
     def knows(self, session_id: str) -> bool: ...
 
-    def first_user_text(self, session_id: str) -> str | None:
-        """The text of the session's first `user` row (goal matching only)."""
-        ...
+    def first_user_text(self, session_id: str) -> str | None: ...  # the first `user` row's text
 
-    def delegation(self, delegation_id: str) -> LedgerRecord | None:
-        """Hermes' `async_delegations` record of one background unit, if the store has one."""
-        ...
+    def delegation(self, delegation_id: str) -> LedgerRecord | None: ...  # its `async_delegations` record
 
     def close(self) -> None: ...
 
@@ -94,12 +80,8 @@ class SharedDetails:
     def __init__(self, client: DashboardAPI) -> None:
         self.client = client
         self.held: dict[str, SessionDetail] = {}
-        self.requests = 0
         self._lock = threading.Lock()
         self._reading: dict[str, threading.Lock] = {}
-
-    def peek(self, sid: str) -> SessionDetail | None:
-        return self.held.get(sid)
 
     def __call__(self, sid: str) -> SessionDetail:
         """The held detail of `sid`, else one request (others asking meanwhile wait for it)."""
@@ -109,14 +91,12 @@ class SharedDetails:
         with self._lock:
             gate = self._reading.setdefault(sid, threading.Lock())
         with gate:
-            found = self.held.get(sid)
-            return found if found is not None else self.fresh(sid)
+            return self.held.get(sid) or self.fresh(sid)
 
     def fresh(self, sid: str) -> SessionDetail:
         """Read `sid` again and hold the new answer."""
         detail = self.client.detail(sid)
         with self._lock:
-            self.requests += 1
             self.held[sid] = detail
         return detail
 
@@ -141,12 +121,11 @@ class DetailReader:
 
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:
-            held = self.shared.peek(sid) if self.shared is not None else None
-            if held is not None:
-                self.cache[sid] = held
-            else:
+            found = self.shared.held.get(sid) if self.shared is not None else None
+            if found is None:
                 self._count()
-                self.cache[sid] = self.shared(sid) if self.shared is not None else self.client.detail(sid)
+                found = self.shared(sid) if self.shared is not None else self.client.detail(sid)
+            self.cache[sid] = found
         return self.cache[sid]
 
     def fresh(self, sid: str) -> SessionDetail:
@@ -172,28 +151,6 @@ T = TypeVar("T")
 MAX_IN_FLIGHT = 8
 
 
-class _Peak:
-    """How many jobs run at once, and the most seen."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.now = 0
-        self.most = 0
-
-    def wrap(self, job: Callable[[], T]) -> Callable[[], T]:
-        def run() -> T:
-            with self.lock:
-                self.now += 1
-                self.most = max(self.most, self.now)
-            try:
-                return job()
-            finally:
-                with self.lock:
-                    self.now -= 1
-
-        return run
-
-
 def gather(
     jobs: Sequence[Callable[[], T]],
     *,
@@ -208,16 +165,29 @@ def gather(
         return []
     workers = max(1, min(limit, len(jobs)))
     started = time.perf_counter()
-    peak = _Peak()
+    lock = threading.Lock()
+    now = most = 0  # jobs running, and the most at once
+
+    def run(job: Callable[[], T]) -> T:
+        nonlocal now, most
+        with lock:
+            now += 1
+            most = max(most, now)
+        try:
+            return job()
+        finally:
+            with lock:
+                now -= 1
+
     if debug is not None:
         debug(f"fan-out {what}: {len(jobs)} jobs, at most {workers} in flight")
     if workers == 1:
-        results = [peak.wrap(job)() for job in jobs]
+        results = [run(job) for job in jobs]
     else:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-task-read")
         futures: list[Future[T]] = []
         try:
-            futures = [pool.submit(peak.wrap(job)) for job in jobs]
+            futures = [pool.submit(run, job) for job in jobs]
             for future in futures:
                 future.exception()  # wait for every job, whatever it raised
         except BaseException:  # Ctrl-C, SIGTERM: nothing new starts; the interrupt goes on
@@ -227,5 +197,5 @@ def gather(
         results = [future.result() for future in futures]  # the first failure, in job order
     if debug is not None:
         ms = (time.perf_counter() - started) * 1000
-        debug(f"fan-out {what}: {len(jobs)} jobs done in {ms:.0f}ms, {peak.most} in flight at most")
+        debug(f"fan-out {what}: {len(jobs)} jobs done in {ms:.0f}ms, {most} in flight at most")
     return results

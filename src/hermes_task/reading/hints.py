@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, TypeVar
 
 from msgspec import Struct
@@ -81,36 +82,34 @@ class Transient(Struct, frozen=True):
     code: str
 
 
+@dataclass(eq=False)
 class StoreHints:
     """An optional store; every lookup answers `None` once the store is off or failed."""
 
-    def __init__(
-        self,
-        store: StoreAPI | None,
-        off: str | None = None,
-        *,
-        debug: DebugWriter | None = None,
-        path: str | None = None,
-    ) -> None:
-        self.store = store
-        self.path = clean_line(path) if path else None  # named in the warning (a missing file, ...)
-        self.off = off if store is None else None
-        self.debug = debug
-        self.warning: WarningItem | None = None
-        self.reason: str | None = None
-        self.failed = False
-        self.tried = 0
-        self.unknown = 0
-        # What HTTP showed of proposed children (`_proven`), kept for the run.
-        self.shown: dict[str, StoreSession] = {}
-        self.goals: dict[str, str | None] = {}
-        # Proven stays proven: each task's child once assigned over HTTP in this run, by the
-        # task's (call id, task index); whatever the store says later, it only proposes new ones.
-        self.assigned: dict[tuple[str, int | None], str] = {}
-        self.locks = 0  # lookups a held lock failed (transient: the next lookup asks again)
-        self.cut: set[str] = set()  # segments with more than MAX_CHILDREN children in the store
-        self.left_out: set[str] = set()  # the numbers of the tasks a cut left without a child
-        self._lock = threading.RLock()  # lookups from reads side by side (reading/api.py)
+    store: StoreAPI | None
+    off: str | None = None
+    _: KW_ONLY
+    debug: DebugWriter | None = None
+    path: str | None = None  # named in the warning (a missing file, ...)
+    warning: WarningItem | None = field(default=None, init=False)
+    reason: str | None = field(default=None, init=False)
+    failed: bool = field(default=False, init=False)
+    tried: int = field(default=0, init=False)
+    unknown: int = field(default=0, init=False)
+    # What HTTP showed of proposed children (`_proven`), kept for the run.
+    shown: dict[str, StoreSession] = field(default_factory=dict, init=False)
+    goals: dict[str, str | None] = field(default_factory=dict, init=False)
+    # Proven stays proven: each task's child once assigned over HTTP in this run, by the task's
+    # (call id, task index); whatever the store says later, it only proposes new ones.
+    assigned: dict[tuple[str, int | None], str] = field(default_factory=dict, init=False)
+    locks: int = field(default=0, init=False)  # lookups a held lock failed (the next one asks again)
+    cut: set[str] = field(default_factory=set, init=False)  # segments with over MAX_CHILDREN children
+    left_out: set[str] = field(default_factory=set, init=False)  # tasks a cut left without a child
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False)  # reads side by side
+
+    def __post_init__(self) -> None:
+        self.path = clean_line(self.path) if self.path else None
+        self.off = self.off if self.store is None else None
 
     def _unavailable(self, reason: str) -> None:
         if reason == "locked":
@@ -354,10 +353,8 @@ def _proven(
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str | Transient]:
-        return lambda: _over_http(client, details, sid, segments)
-
-    proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
+    jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
+    proofs = gather(jobs, what="child proofs", debug=hints.debug)
     answers = dict(zip(ask, proofs, strict=True))
     shown: list[StoreSession] = []
     pending: dict[int, str] = {}
