@@ -166,11 +166,6 @@ class StoreHints:
         if self.debug is not None:
             self.debug(line)
 
-    def proposal_checked(self, known: bool) -> None:
-        """Count a proposal's HTTP outcome; all unknown means a foreign store."""
-        self.tried += 1
-        self.unknown += 0 if known else 1
-
     def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
         """Note the tasks whose segment had children cut off by the bound and that still have
         no child (a task matched later, in a watch's next cycle, is no longer named)."""
@@ -182,7 +177,7 @@ class StoreHints:
                 self.left_out.discard(task.number or "?")
 
     def warnings(self) -> list[WarningItem]:
-        if self.tried and self.tried == self.unknown:
+        if self.tried and self.tried == self.unknown:  # every proposal unknown: a foreign store
             self._unavailable("foreign")
         out = [self.warning] if self.warning is not None else []
         if self.left_out:
@@ -261,7 +256,11 @@ def find_children(
     if rows is None or hints.failed or hints.locks != locks:
         # The store could not say (unreadable, off, another dashboard's, or a lock: the next
         # call asks again): the tasks it could have proposed a child for say so.
-        return [_unread(t) if i in open_tasks else t for i, t in enumerate(out)]
+        unread = [i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"]
+        return [
+            replace(t, unavailable_reason="store_unavailable") if i in unread else t
+            for i, t in enumerate(out)
+        ]
     segments = frozenset(s for spawn in spawns for s in spawn.segments)
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
@@ -282,13 +281,6 @@ def find_children(
             )
     hints.left_without_child(out, spawns)
     return out
-
-
-def _unread(task: TaskEntry) -> TaskEntry:
-    """A task the store could have proposed a child for, had it been readable."""
-    if task.unavailable_reason != "no_durable_child_reference":
-        return task
-    return replace(task, unavailable_reason="store_unavailable")
 
 
 def _kept(hints: StoreHints, task: TaskEntry) -> TaskEntry:
@@ -372,11 +364,11 @@ def _proven(
             )
             pending.update(dict.fromkeys(keys, got.code))
             continue
+        hints.tried += 1
+        hints.unknown += got == Code.NOT_FOUND.value
         if isinstance(got, str):
-            hints.proposal_checked(got != Code.NOT_FOUND.value)
             hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
             continue
-        hints.proposal_checked(True)
         if same_profile(got, client.profile):
             shown.append(got)
     return shown, pending
@@ -489,9 +481,7 @@ UNSHOWN = frozenset({Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMAT
 class ParentStore(Protocol):
     """What `parents` asks the store (`dashboard.store.Store`); both may raise StoreUnavailable."""
 
-    def recent_with_parent(self, scan: int = ...) -> list[StoreSession]:
-        """The newest `scan` rows that have a parent, newest first."""
-        ...
+    def recent_with_parent(self, scan: int = ...) -> list[StoreSession]: ...  # newest first
 
     def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
@@ -556,10 +546,6 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     )
 
 
-def _newest_first(entry: ParentEntry) -> float:
-    return -entry.last_delegated_at if entry.last_delegated_at is not None else float("inf")
-
-
 def find_parents(
     client: DashboardAPI,
     store: ParentStore | None,
@@ -592,7 +578,7 @@ def find_parents(
         raise store_failure(exc.reason, path) from None
     if dropped and not entries and set(dropped) == {NOT_SHOWN}:
         raise store_failure("foreign", path)
-    entries.sort(key=_newest_first)
+    entries.sort(key=lambda e: -e.last_delegated_at if e.last_delegated_at is not None else float("inf"))
     warnings: list[WarningItem] = []
     if len(rows) >= SCAN and len(entries) < limit:
         detail = f"only the newest {SCAN} sessions with a parent in the store were read"

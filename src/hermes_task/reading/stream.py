@@ -1,36 +1,35 @@
 """`older --all` streamed in bounded memory (`stream_pages`, `LineageRows`), and the load-older
 batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
 
-`stream_pages` (`streamable`: one proven segment, its newest page merged, older rows left):
-after the first refresh the window holds the segment's newest page. The segment is read again
-from offset 0 with `order=oldest`, each later page re-reading the previous page's last row as
-its anchor, until the page holding the newest page's first row (the boundary): rows before it
-are yielded as they are proven, then the held newest page. Oldest-first offsets do not move
-when the task writes meanwhile (new rows go after the boundary), so no row is skipped or
-repeated; a page without its anchor is a failure, never guessed around. Whether a response
-pages oldest-first is decided per response, never by version label: a paginated page whose
-`order` echo is `oldest` (iot, 0.20) or absent (0.19.x, and 0.18.x with pagination, ignore
-`order` and page from the oldest row). The first page decides whether streaming holds at all
-(`Unstreamable`, nothing written yet); a later page that stops paging oldest-first is a
-failure. Memory: one page, the held newest page, the anchor's key and the `message_uid`s seen
-(the earliest copy of a uid is shown, as `core/lineage.compose` does).
+`stream_pages` (`streamable`: one proven segment, its newest page merged, older rows left): the
+segment is read again from offset 0 with `order=oldest`, each later page re-reading the previous
+page's last row as its anchor, until the page holding the newest page's first row (the
+boundary); rows before it are yielded as they are proven, then the held newest page.
+Oldest-first offsets do not move when the task writes meanwhile (new rows go after the
+boundary), so no row is skipped or repeated; a page without its anchor is a failure, never
+guessed around. A response pages oldest-first when it is paginated and its `order` echo is
+`oldest` (iot, 0.20) or absent (0.19.x, and 0.18.x with pagination, page from the oldest row
+whatever `order` says): decided per response, never by version label. The first page decides
+whether streaming holds at all (`Unstreamable`, nothing written yet); a later page that stops
+paging oldest-first is a failure. Memory: one page, the held newest page, the anchor's key and
+the `message_uid`s seen (the earliest copy of a uid is shown, as `core/lineage.compose` does).
 
 `LineageRows` (`lineage_streamable`: several proven segments): the windowed path
-(`TaskReader.read_older`) pages the tip to its start, then reads an earlier segment on its own
-only when the newer windows hold fewer of its active rows than its detail counts, and shows
-the earlier windows (oldest segment first), then the tip window, each identity once, a
+(`TaskReader.read_older`) pages the tip to its start, reads an earlier segment on its own only
+when the newer windows hold fewer of its active rows than its detail counts, and shows the
+earlier windows (oldest segment first), then the tip window, each identity once, a
 `message_uid` at its earliest segment's copy. Which segments are read is known only once every
 newer window was read to its start, and a backend that merges the lineage into a segment's
 pages (iot) interleaves the segments' rows: nothing can be written before the last page is
 read. So each window is read oldest-first (`oldest_pages`), in the windowed path's order and by
 its rule, spooled to an unlinked temporary file, then replayed in display order through
-`shown_once` (the rule `compose` applies in memory). Memory holds one page, the newest page and
-identities: keys, each row's content digest (an identity read twice with different contents
-falls back to the windowed path), the earliest segment of each `message_uid`, and the earlier
-segments' active keys seen in newer windows. Invariants: a segment's rows are read only once
-it is proven; an earlier segment whose first answer names another session, or one the reader
-saw redirected, is `blocked` there, as in the windowed path; whatever cannot be decided the
-windowed way raises `Unstreamable` before anything is written.
+`shown_once` (the rule `compose` applies in memory). Memory: one page, the newest page and
+identities (keys, each row's content digest, the earliest segment of each `message_uid`, the
+earlier segments' active keys seen in newer windows). Invariants: a segment's rows are read
+only once it is proven; an earlier segment whose first answer names another session, or one
+the reader saw redirected, is `blocked` there, as in the windowed path; an identity read twice
+with different contents, or anything else the windowed way must decide, raises `Unstreamable`
+before anything is written.
 
 `read_batches`: a *batch* is what one "Load older" does: one raw page; or, with a text target,
 raw pages until that many text rows arrived (`counts_as_text`: user and assistant prose), at
@@ -72,30 +71,27 @@ class Unstreamable(Exception):
 
 
 class StreamStats(Struct):
-    """What the stream did: `pages` read, `unique` identities streamed (hidden rows included),
-    `shown` rows per segment, `foreign` identities of sessions outside the lineage, and
-    `held_max`: the most rows held at once (one page plus the newest page); `older`: the
-    identities streamed before the newest page (0: the newest page held every row)."""
-
     pages: int = 0
-    unique: int = 0
-    older: int = 0
-    foreign: int = 0
-    held_max: int = 0
-    shown: Counter[str] = field(default_factory=Counter)
+    unique: int = 0  # identities streamed, hidden rows included
+    older: int = 0  # identities streamed before the newest page (0: it held every row)
+    foreign: int = 0  # identities of sessions outside the lineage
+    held_max: int = 0  # the most rows held at once (one page plus the newest page)
+    shown: Counter[str] = field(default_factory=Counter)  # rows shown per segment
 
 
-def streamable(reader: TaskReader) -> bool:
-    """Can `older --all` stream this task: one proven segment whose newest page is merged
-    (the boundary) and whose older rows are not all held yet."""
+def _tip_merged(reader: TaskReader) -> bool:
+    """The tip's newest page is merged (the boundary) and its older rows are not all held."""
     window = reader.window
     return (
-        len(reader.path) == 1
-        and window.canonical == reader.path[0]
+        window.canonical == reader.path[-1]
         and not window.fresh
         and window.coverage > 0
         and not reader.reached_start
     )
+
+
+def streamable(reader: TaskReader) -> bool:
+    return len(reader.path) == 1 and _tip_merged(reader)
 
 
 class Redirected(Exception):
@@ -112,12 +108,9 @@ def oldest_pages(
     redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
-    """The raw rows of segment `sid`'s pages from offset 0, oldest first, one list per page;
-    each later page re-reads the previous page's last row as its anchor (not repeated). With
-    `boundary`: up to (not including) that row, which must come; without: to a short page.
-    `redirected`: a first page of another session raises `Redirected` (else a mismatch).
-    `held`: rows the caller holds meanwhile (`stats.held_max` counts them with each page).
-    Raises `Unstreamable` when the first page does not page oldest-first."""
+    """Segment `sid`'s raw rows oldest first, a list per page (see the module): up to (not
+    including) `boundary`, which must come, else to a short page. `redirected`: a first page of
+    another session raises `Redirected`; `held`: rows the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
@@ -181,8 +174,7 @@ def _read(
 
 
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
-    """The shown rows of the tip segment, oldest first, one list per page (see the module).
-    Raises `Unstreamable` on the first page only, `HermesError` for a failure."""
+    """The shown rows of the tip segment, oldest first, one list per page (see the module)."""
     window = reader.window
     sid = window.canonical or reader.path[0]
     held = [window.messages[k] for k in window.keys[window.block_start :]]
@@ -456,8 +448,6 @@ class LineageRows:
         window = reader.window
         self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
 
-    # -- reading ----------------------------------------------------------------------------
-
     def read(self) -> LineagePlan:
         """Read every window the windowed path would, tip first (see the module)."""
         tip = self.path[-1]
@@ -515,8 +505,6 @@ class LineageRows:
         if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
             self.held[msg.session_id].add(key)
         earliest(self.earliest, msg.message_uid, at)
-
-    # -- replaying --------------------------------------------------------------------------
 
     def _replay(self) -> Iterator[tuple[WireMessage, bool]]:
         """Every identity of the windows in display order, once: (row, shown)
@@ -577,17 +565,12 @@ class LineageRows:
 
 
 def lineage_streamable(reader: TaskReader) -> bool:
-    """A lineage of several proven segments whose tip's newest page is merged (the boundary),
-    with older rows left, no earlier segment read yet, and every segment's detail read (the
-    windowed path would read a missing one, and the document shows it)."""
-    window = reader.window
+    """No earlier segment read yet, and every segment's detail read (the windowed path would
+    read a missing one, and the document shows it)."""
     return (
         len(reader.path) > 1
         and all(sid in reader.details for sid in reader.path)
-        and window.canonical == reader.path[-1]
-        and not window.fresh
-        and window.coverage > 0
         and not reader.earlier.windows
         and not reader.earlier.blocked
-        and not reader.reached_start
+        and _tip_merged(reader)
     )
