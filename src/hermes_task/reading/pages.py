@@ -164,19 +164,17 @@ class Earlier(Struct):
         return replace(result, returned=len(newest.rows))
 
     def older(self, client: DashboardAPI, sid: str, *, legacy: bool, limit: int) -> MergeResult | None:
-        """Up to `limit` rows older than segment `sid`'s window; None when nothing was read."""
+        """Up to `limit` rows older than segment `sid`'s window; None when nothing was read: no
+        way to page further back (a legacy window without offsets), another session answered,
+        or the ended segment changed under us; it is blocked then."""
         window = self.windows[sid]
         request = older_request(window, legacy=legacy, limit=limit, cap=MAX_LIMIT)
-        if request is None:  # no way to page further back (a legacy window without offsets)
-            self.blocked.add(sid)
-            return None
-        page = client.messages(sid, offset=request.offset, limit=request.limit)
-        if page.session_id != sid:
-            self.blocked.add(sid)
-            return None
-        result = merge_anchored(window, request, page.messages)
-        if result.detached:  # an ended segment changed under us: read no further
-            self.blocked.add(sid)
-            return None
-        self.windows[sid] = result.window
-        return replace(result, returned=len(page.messages))
+        if request is not None:
+            page = client.messages(sid, offset=request.offset, limit=request.limit)
+            if page.session_id == sid:
+                result = merge_anchored(window, request, page.messages)
+                if not result.detached:
+                    self.windows[sid] = result.window
+                    return replace(result, returned=len(page.messages))
+        self.blocked.add(sid)
+        return None

@@ -110,18 +110,11 @@ def _bound(detail: str) -> WarningItem:
 
 
 def read_conversation(
-    client: DashboardAPI,
-    session_id: str,
-    *,
-    hint: bool,
-    pages: int | None = None,
-    store: StoreHints | None = None,
-    shared: SharedDetails | None = None,
+    client: DashboardAPI, session_id: str, *, hint: bool, store: StoreHints | None = None
 ) -> Conversation:
-    """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`.
-    `shared`: the run's details (a detail read before, by a proof, is not read again)."""
-    reader = TaskReader(client, session_id, hint=hint, store=store, shared=shared)
-    return conversation_of(reader, read_history(reader, pages))
+    """Read a whole transcript; failures raise `HermesError`."""
+    reader = TaskReader(client, session_id, hint=hint, store=store)
+    return conversation_of(reader, read_history(reader))
 
 
 def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
@@ -300,18 +293,18 @@ def build(
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
     `read_detail` (one exact-id detail read) checks a child's parent before `read_child`;
     both may run on several threads at once (reading/api.py)."""
+    if not recursive:
+        return resolve(parent, recover(parent.messages)), list(parent.warnings)
     walk = _Walk(
         read=read_child,
         resolve=resolve,
         detail=read_detail,
-        max_depth=max_depth if recursive else 0,
+        max_depth=max_depth,
         max_conversations=max_conversations,
         visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
         warnings=list(parent.warnings),
         debug=debug,
     )
-    if not recursive:
-        return resolve(parent, recover(parent.messages)), walk.warnings
     tasks = walk.expand(parent, 0)
     walk.bounds()
     return tasks, walk.warnings
