@@ -107,8 +107,7 @@ class SharedDetails:
 
 
 class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads. With
-    `shared`, a detail this run already read is taken from it (no request, not counted)."""
+    """With `shared`, a detail this run already read is taken from it (no request, not counted)."""
 
     def __init__(
         self, client: DashboardAPI, budget: int = MAX_DETAIL_READS, shared: SharedDetails | None = None
@@ -158,9 +157,8 @@ def gather(
     limit: int = MAX_IN_FLIGHT,
     debug: Callable[[str], None] | None = None,
 ) -> list[T]:
-    """Run `jobs` with at most `limit` at once; their results in job order. The first
-    exception in job order is raised once every started job has ended. One job (or a
-    `limit` of 1) runs on the caller's thread."""
+    """Run `jobs` with at most `limit` at once (see the module); one job, or a `limit` of 1,
+    runs on the caller's thread."""
     if not jobs:
         return []
     workers = max(1, min(limit, len(jobs)))

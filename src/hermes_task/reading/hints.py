@@ -155,13 +155,6 @@ class StoreHints:
         or the store is unavailable (then the warning)."""
         return self._call(lambda s: s.delegation(delegation_id))
 
-    def hidden_goal(self, child_id: str) -> str | None:
-        """The store's goal row of a proven child whose goal row HTTP does not serve."""
-        self.say(
-            "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
-        )
-        return self.first_user_goal(child_id)
-
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
@@ -355,8 +348,12 @@ def _proven(
         if not keys:
             continue
         got = answers.get(row.id) or hints.shown[row.id]
+        if isinstance(got, tuple) and got[1] is None:  # HTTP does not serve its goal row
+            hints.say(
+                "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+            )
         if isinstance(got, tuple):
-            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
+            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.first_user_goal(row.id)
             got = got[0]
         if isinstance(got, Transient):
             hints.say(

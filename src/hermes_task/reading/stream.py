@@ -289,12 +289,6 @@ class PagingOutcome(Struct):
     warnings: list[WarningItem] = field(default_factory=list)
 
 
-def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
-    return sum(
-        1 for key in keys if (row := project(window.messages[key])) is not None and counts_as_text(row)
-    )
-
-
 class _Run(Struct):
     reader: TaskReader
     plan: Plan
@@ -345,7 +339,10 @@ class _Run(Struct):
         to `on_page`; returns its text rows."""
         out = self.out
         out.pages += 1
-        found = _text_rows(result.window, result.new_keys) if self.plan.min_text is not None else 0
+        found = 0
+        if self.plan.min_text is not None:
+            rows = (project(result.window.messages[key]) for key in result.new_keys)
+            found = sum(1 for row in rows if row is not None and counts_as_text(row))
         out.text_rows += found
         if self.on_page is not None:
             self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
@@ -374,19 +371,15 @@ class _Run(Struct):
         window = self.reader.window
         if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
             out.warnings.append(warning(WarningCode.gap))
-        if out.stop == "page_bound":
-            detail = (
-                f"{out.pages} older pages read"
-                if plan.batches is None
-                else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows"
-            )
-        elif out.stop == "restart_bound":
-            detail = f"the transcript changed {out.restarts} times while paging"
-        elif out.stop == "no_progress":
-            detail = "an older page brought no new row"
-        else:
-            return out
-        out.warnings.append(warning(WarningCode.bound_reached, detail))
+        bound = {
+            "page_bound": f"{out.pages} older pages read"
+            if plan.batches is None
+            else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
+            "restart_bound": f"the transcript changed {out.restarts} times while paging",
+            "no_progress": "an older page brought no new row",
+        }.get(out.stop)
+        if bound is not None:
+            out.warnings.append(warning(WarningCode.bound_reached, bound))
         return out
 
 

@@ -373,7 +373,6 @@ class ChildReads:
     done: dict[str, Transcript] = field(default_factory=dict, init=False)
 
     def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
-        """`task`'s child read (once), or why it was not."""
         missing = unread(task)
         if missing is not None:
             return missing
@@ -642,7 +641,6 @@ def read_trace(
     recursive: bool = False,
     debug: Callable[[str], None] | None = None,
 ) -> TraceSource:
-    """The parent's tasks and their children's whole transcripts (module docstring)."""
     shared = SharedDetails(client)
     got = read_parent_tasks(
         client, hints, parent, shared=shared, recursive=recursive, debug=debug, transcript=True
