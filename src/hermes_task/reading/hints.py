@@ -417,26 +417,21 @@ def owned_by(
     return False
 
 
-def not_owned(detail: SessionDetail) -> HermesError:
-    """The failure of a child that does not name the parent: `identity_mismatch`, final."""
-    return HermesError(
-        Code.IDENTITY_MISMATCH,
-        f"{clean_line(detail.id)} names another session as its parent",
-        retryable=False,
-        summary="not a child of this parent",
-    )
-
-
 def admit(
     parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> Callable[[SessionDetail], None]:
-    """A `TaskReader` gate: raises `not_owned` unless the anchor's detail is owned by one of
-    `parents` (`owned_by`); the reader asks it before its first messages request."""
+    """A `TaskReader` gate, asked before its first messages request: unless the anchor's
+    detail is owned by one of `parents` (`owned_by`), a final `identity_mismatch`."""
     allowed = frozenset(parents)
 
     def check(detail: SessionDetail) -> None:
         if not owned_by(detail, allowed, read):
-            raise not_owned(detail)
+            raise HermesError(
+                Code.IDENTITY_MISMATCH,
+                f"{clean_line(detail.id)} names another session as its parent",
+                retryable=False,
+                summary="not a child of this parent",
+            )
 
     return check
 
@@ -450,11 +445,8 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
         if exc.code in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED):
             return None
         raise
-    for msg in page.messages[:1]:
-        row = project(msg)
-        if msg.session_id == root and row is not None:
-            return row
-    return None
+    first = page.messages[0] if page.messages else None
+    return project(first) if first is not None and first.session_id == root else None
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
@@ -518,11 +510,8 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
     cut = len(rows) > lineage.MAX_CHILDREN
     proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
-    proven: list[SessionDetail] = []
-    for row in proposed[:CHILD_CHECKS]:
-        child = _detail_shown(client, row.id)
-        if child is not None and delegation_parent(child) == parent:
-            proven.append(child)
+    shown = (_detail_shown(client, row.id) for row in proposed[:CHILD_CHECKS])
+    proven = [child for child in shown if child is not None and delegation_parent(child) == parent]
     if not proven:
         return NO_CHILD
     title = " ".join(clean_line(detail.title or "").split()) or None
