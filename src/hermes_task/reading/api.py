@@ -57,10 +57,9 @@ class StoreAPI(Protocol):
     """The local store's lookups (`dashboard.store.Store`); each may raise
     `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
 
-    def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`, newest first (at most
-        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
-        ...
+    # The rows naming `session_id` as their parent, newest first; at most `MAX_CHILDREN + 1`
+    # (more than `MAX_CHILDREN` says the bound cut older ones off).
+    def children(self, session_id: str) -> list[StoreSession]: ...
 
     def knows(self, session_id: str) -> bool: ...
 

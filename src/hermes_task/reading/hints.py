@@ -203,10 +203,9 @@ def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | Transient:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used. Ownership first (its exact-id detail names one of `segments`), only then its oldest
-    row, the goal; None when that row shows the goal is not served (`goal_hidden`): the caller
-    matches on the store's goal row, the proof being the detail's parent link and delegation
-    marker (docs/identity.md). Touches no shared state but `details` (run side by side)."""
+    used. The goal is None when HTTP does not serve it (`goal_hidden`): the caller matches on
+    the store's, the proof being the detail's parent link and delegation marker
+    (docs/identity.md). Touches no shared state but `details` (run side by side)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -234,10 +233,9 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store (`pairs`: the children of the
-    segments carrying the spawn calls whose columns fit a task) and assigned by `match` over
-    what HTTP shows (`_proven`), never over the store's columns; `child_ref_source` says where
-    every id came from. `shared`: the run's details, so a later check reads none again."""
+    """`tasks` with each missing child id proposed by the store (`pairs`) and assigned by
+    `match` over what HTTP shows (`_proven`), never over the store's columns;
+    `child_ref_source` says where every id came from."""
     out = [_kept(hints, t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:

@@ -116,12 +116,9 @@ class TipPages:
         return tip, newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """An answer for another session is used only once proven a newer segment of this
-        branch (`adopt_redirect`, then every source is asked about the segments it added),
-        again for each rotation during the cycle, at most `MAX_REDIRECTS` times (then
-        `BoundReached`); it is used as it is, but a legacy one (offset from the old segment's
-        count) is read again. A redirect the proof cannot reach within its bounds ends the
-        cycle with `BoundReached`: nothing of the answer is used."""
+        """A redirected answer is proven (`adopt_redirect`, then every source is asked about the
+        segments it added) for each rotation during the cycle, at most `MAX_REDIRECTS` times;
+        it is used as it is, but a legacy one (offset from the old segment's count) is read again."""
         tip = reader(self.proof.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)

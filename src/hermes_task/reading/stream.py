@@ -442,7 +442,7 @@ class LineageRows:
         self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
 
     def read(self) -> LineagePlan:
-        """Read every window the windowed path would, tip first (see the module)."""
+        """Every window the windowed path would read, tip first (see the module)."""
         tip = self.path[-1]
         self._window(tip, key_of(self.newest[0]), self.newest)
         read, blocked = [tip], None

@@ -147,9 +147,8 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
 
 
 def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem]) -> Conversation:
-    """The rows of the reader's proven lineage, in order, as a `Conversation`: the
-    path-filtered view, so a row naming a session outside the lineage (counted in the
-    `foreign_rows` warning) never yields a task, a status or a child to descend into."""
+    """The reader's path-filtered view: a row naming a session outside the proven lineage
+    (counted in `foreign_rows`) never yields a task, a status or a child to descend into."""
     view = reader.view()
     assert reader.anchor is not None
     return Conversation(
@@ -185,8 +184,7 @@ class _Walk:
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        """The conversation's tasks: children chosen in task order, read side by side, then
-        each expanded in task order."""
+        """The conversation's tasks, their children read side by side, expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen = self._choose(out, depth)
         # The segments of this conversation's proven lineage (which carries every spawn call:
@@ -199,9 +197,8 @@ class _Walk:
         return out
 
     def _choose(self, out: list[TaskEntry], depth: int) -> list[int]:
-        """The indexes of the tasks whose child is read, decided in task order within the
-        bounds (each chosen child marked visited and counted); every other task is settled in
-        `out` here, without its child."""
+        """The indexes of the tasks whose child is read (marked visited, counted) within the
+        bounds; every other task is settled in `out` here, without its child."""
         chosen: list[int] = []
         for i, task in enumerate(out):
             ref = task.child_session_id
@@ -223,8 +220,7 @@ class _Walk:
         self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
     ) -> TaskEntry:
         """`task` with what its child's read gave (`got`: the conversation, or a gap's code),
-        expanded in turn; `covered` (the lineages of the siblings expanded before) grows by
-        this child's."""
+        expanded in turn; `covered` grows by this child's lineage."""
         if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
             return _nested(task, None)
         if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
@@ -235,9 +231,8 @@ class _Walk:
         lineage = {*got.path, *(m.session_id for m in got.messages)}
         covered.update(lineage)
         self.visited |= lineage
-        for item in got.warnings:
-            if item.code == "bound_reached":
-                self.warn(item)
+        for item in (w for w in got.warnings if w.code == "bound_reached"):
+            self.warn(item)
         kids = self.expand(got, depth + 1)
         # The child's own read proved its lineage: its usage, from the details that read held.
         # A nested child left unread (a bound, a failed read) makes the sum lack `nested`,
