@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from hermes_task.core.delegations import LedgerRecord
@@ -73,14 +74,14 @@ class StoreAPI(Protocol):
 MAX_DETAIL_READS = 100
 
 
+@dataclass(eq=False)
 class SharedDetails:
     """Details read in this run (or cycle): thread-safe; a failure is never held."""
 
-    def __init__(self, client: DashboardAPI) -> None:
-        self.client = client
-        self.held: dict[str, SessionDetail] = {}
-        self._lock = threading.Lock()
-        self._reading: dict[str, threading.Lock] = {}
+    client: DashboardAPI
+    held: dict[str, SessionDetail] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _reading: dict[str, threading.Lock] = field(default_factory=dict, init=False)
 
     def __call__(self, sid: str) -> SessionDetail:
         """The held detail of `sid`, else one request (others asking meanwhile wait for it)."""
@@ -105,17 +106,15 @@ class SharedDetails:
             self.held.clear()
 
 
+@dataclass(eq=False)
 class DetailReader:
     """With `shared`, a detail this run already read is taken from it (no request, not counted)."""
 
-    def __init__(
-        self, client: DashboardAPI, budget: int = MAX_DETAIL_READS, shared: SharedDetails | None = None
-    ) -> None:
-        self.client = client
-        self.budget = budget
-        self.shared = shared
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
+    client: DashboardAPI
+    budget: int = MAX_DETAIL_READS
+    shared: SharedDetails | None = None
+    reads: int = field(default=0, init=False)
+    cache: dict[str, SessionDetail] = field(default_factory=dict, init=False)
 
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:

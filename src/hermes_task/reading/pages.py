@@ -61,9 +61,8 @@ def newest_page(
     detail). `trust_count` trusts a legacy `message_count` (an ended segment's is final):
     no page is read past it."""
     guess_legacy = legacy if legacy is not None else not tip.looks_current
-    offset = 0
-    if guess_legacy:
-        offset = max(0, (tip.message_count or 0) - limit)
+    counted = max(0, (tip.message_count or 0) - limit)  # the legacy offset of the newest rows
+    offset = counted if guess_legacy else 0
     page = client.messages(tip.id, offset=offset, limit=limit)
     if not page.paginated:  # every active row, the query ignored
         return NewestPage(page, list(page.messages), True, 0, True)
@@ -71,11 +70,10 @@ def newest_page(
         if offset != 0:
             page = client.messages(tip.id, offset=0, limit=limit)
         return NewestPage(page, list(page.messages), page.pagination.returned < limit, None, False)
-    rows = list(page.messages)
     if offset == 0 and page.pagination.returned == limit and not guess_legacy:
-        offset = max(0, (tip.message_count or 0) - limit)
+        offset = counted
         page = client.messages(tip.id, offset=offset, limit=limit)
-        rows = list(page.messages)
+    rows = list(page.messages)
     last = page
     forward = offset
     for _ in range(0 if trust_count else MAX_LEGACY_FORWARD_PAGES):

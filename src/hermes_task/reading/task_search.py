@@ -131,9 +131,8 @@ class _Run:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
         read = read_child(self.client, task.child_session_id or "", parents, self.hints)
         matches = self.search_rows(task, read.rows)
-        own = [w for w in read.warnings if w.code not in RUN_WIDE]
         self.run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
-        for item in own:
+        for item in (w for w in read.warnings if w.code not in RUN_WIDE):
             self.reporter.warning(item, task)
         base = TaskSearch(
             task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
