@@ -1,48 +1,44 @@
 """A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
 `search`, `recover --format markdown`, `--junit` and `export`. GET only.
 
-`build` turns a parent conversation into its task list and, with `recursive`, nests each known
-child's own tasks under its task. Invariants: each conversation (every segment of its proven
-lineage) is visited at most once, under the first task that references it, so cycles end; the
-children of one conversation are read side by side (reading/api.py) and used in task order;
-nesting is bounded to `max_depth` levels and `max_conversations` reads (a `bound_reached`
-warning names the bound and how many tasks' children it left unread); tasks come only from
-rows of the conversation's proven lineage, and a child's detail must name a segment of that
-lineage as its delegation parent (reading/hints.py) before any of its messages are read; a
-child that cannot be read or names another parent is reported once, as `gap` on its task, and
-its siblings continue. Usage (`core/documents.py`): a task whose child is read takes its
-`usage` from that read's proof and `usage_with_children` adds its nested tasks'; one not
-descended into keeps the usage `resolve` gave it, lacking `nested` where a bound or a failed
-read left its nested tasks unread.
+`build`: the parent's tasks; with `recursive`, each known child's tasks nested under its task.
+Invariants: a conversation (all segments of its proven lineage) is visited once, under the
+first task naming it, so cycles end; one conversation's children are read side by side
+(reading/api.py), used in task order; nesting stops at `max_depth` levels and
+`max_conversations` reads (`bound_reached` names the bound and how many tasks' children it
+left unread); tasks come only from the proven lineage's rows; a child's detail must name a
+segment of it as delegation parent (reading/hints.py) before its messages are read; a child
+unreadable or naming another parent is one `gap` on its task, its siblings go on. Usage
+(`core/documents.py`): a task whose child is read takes `usage` from that read's proof,
+`usage_with_children` adds its nested tasks'; one not descended into keeps `resolve`'s usage,
+lacking `nested` where a bound or a failed read left its nested tasks unread.
 
 `Unreported`: Hermes delivers a background task's completion as a new parent turn only when
 the parent agent is idle; until then (or for good) it holds it in the store's
-`async_delegations` table. For each task the parent has not reported (`running`, `unknown`)
-whose child id is known, the child's lineage is proven to its newest segment (`ChildProof`)
-and that segment's state read. Rules:
+`async_delegations`. For each unreported task (`running`, `unknown`) with a known child id, the
+child's lineage is proven to its newest segment (`ChildProof`) and that segment's state read:
 
 - Ownership first; a child that fails decides nothing and is not read again.
-- Ended means the newest *proven* segment ended for a reason other than compression. Then the
-  task is never `running`: the store's record of its delegation (one exact-id lookup) may
-  propose its outcome (`core/delegations.py`), taken with `result_source: "store"`; without one
-  it is `ended_unreported`. A running or undecided child only sets `child_state`; the store's
-  word alone never changes a task.
-- Across a watch's cycles (`again`) each child's proof is kept: a running child costs one fresh
-  detail read per check; at most `per_cycle` children are checked in one cycle, in turn.
-  `steady()` is False right after a task became `ended_unreported` (the watch looks at the
-  store once more before ending on it) and while a terminal task's child was never checked.
-- Usage (`usage=True`): the children of terminal tasks are proven too, each once a cycle until
-  proven ended, and every task whose child is proven takes `usage` from that proof; at most
-  `MAX_USAGE_CHILDREN` such children a run, the tasks past it named in `warnings()`.
-- Each child's reads are sequential; different children are checked side by side, recorded in
-  task order. `--debug` lines name the task, the child id and its state, never content.
+- Ended means the newest *proven* segment ended other than by compression; the task is then
+  never `running`: the store's record of its delegation (one exact-id lookup) may propose its
+  outcome (`core/delegations.py`, `result_source: "store"`), else it is `ended_unreported`. A
+  running or undecided child only sets `child_state`; the store alone never changes a task.
+- A watch's cycles (`again`) keep each child's proof: a running child costs one fresh detail
+  read per check, at most `per_cycle` children a cycle, in turn. `steady()` is False right
+  after a task became `ended_unreported` (the watch looks at the store once more) and while a
+  terminal task's child was never checked.
+- `usage=True`: terminal tasks' children are proven too, once a cycle until proven ended, and a
+  task whose child is proven takes its `usage`; at most `MAX_USAGE_CHILDREN` a run, the tasks
+  past it named in `warnings()`.
+- A child's reads are sequential; children are checked side by side, recorded in task order.
+  `--debug` lines name the task, the child id and its state, never content.
 
-`read_parent_tasks`: `recover` and `export` both read through it, so an export's tasks are
-exactly `recover --json`'s; one answer per detail a run (`SharedDetails`). `read_child` reads
-one task's child whole, as `older --all` does, gated by the ownership proof; a read's failure
-never escapes (Ctrl-C does): it is carried in its `Transcript` with the rows verified before
-it. `read_trace` (`export`) is `recover`'s tasks plus the parent's transcript and each child
-read so; `render/otlp.py` maps it to spans.
+`read_parent_tasks`: `recover` and `export` both read through it (an export's tasks are
+`recover --json`'s), one answer per detail a run (`SharedDetails`). `read_child` reads one
+task's child whole, as `older --all`, behind the ownership proof; its failure never escapes
+(Ctrl-C does): the `Transcript` carries it with the rows verified before it. `read_trace`
+(`export`): `recover`'s tasks, the parent's transcript and each child read so, which
+`render/otlp.py` maps to spans.
 """
 
 from __future__ import annotations
