@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from hermes_task.core.delegations import LedgerRecord
@@ -40,47 +41,32 @@ class DashboardAPI(Protocol):
     """The dashboard's read routes that the reading loops use."""
 
     @property
-    def profile(self) -> str | None:
-        """The exact profile every response must name (None: the default profile)."""
-        ...
+    def profile(self) -> str | None: ...  # the exact profile every response must name (None: default)
 
-    def detail(self, sid: str) -> SessionDetail:
-        """`GET /api/sessions/{sid}`: one session's metadata."""
-        ...
+    def detail(self, sid: str) -> SessionDetail: ...  # GET /api/sessions/{sid}
 
-    def messages(
+    def messages(  # GET /api/sessions/{sid}/messages: one page of the transcript
         self, sid: str, *, offset: int = 0, limit: int = PAGE_LIMIT, order: str = "latest"
-    ) -> MessagesPage:
-        """`GET /api/sessions/{sid}/messages`: one page of the transcript."""
-        ...
+    ) -> MessagesPage: ...
 
-    def latest_descendant(self, sid: str) -> LatestDescendant:
-        """`GET /api/sessions/{sid}/latest-descendant`: the dashboard's hint, never trusted."""
-        ...
+    def latest_descendant(self, sid: str) -> LatestDescendant: ...  # a hint, never trusted
 
-    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
-        """`GET /api/sessions/{sid}/messages/around`: the window around one row."""
-        ...
+    def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage: ...  # the rows around one
 
 
 class StoreAPI(Protocol):
     """The local store's lookups (`dashboard.store.Store`); each may raise
     `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
 
-    def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id`, newest first (at most
-        `MAX_CHILDREN + 1`: more than `MAX_CHILDREN` says the bound cut older ones off)."""
-        ...
+    # The rows naming `session_id` as their parent, newest first; at most `MAX_CHILDREN + 1`
+    # (more than `MAX_CHILDREN` says the bound cut older ones off).
+    def children(self, session_id: str) -> list[StoreSession]: ...
 
     def knows(self, session_id: str) -> bool: ...
 
-    def first_user_text(self, session_id: str) -> str | None:
-        """The text of the session's first `user` row (goal matching only)."""
-        ...
+    def first_user_text(self, session_id: str) -> str | None: ...  # the first `user` row's text
 
-    def delegation(self, delegation_id: str) -> LedgerRecord | None:
-        """Hermes' `async_delegations` record of one background unit, if the store has one."""
-        ...
+    def delegation(self, delegation_id: str) -> LedgerRecord | None: ...  # its `async_delegations` record
 
     def close(self) -> None: ...
 
@@ -88,18 +74,14 @@ class StoreAPI(Protocol):
 MAX_DETAIL_READS = 100
 
 
+@dataclass(eq=False)
 class SharedDetails:
     """Details read in this run (or cycle): thread-safe; a failure is never held."""
 
-    def __init__(self, client: DashboardAPI) -> None:
-        self.client = client
-        self.held: dict[str, SessionDetail] = {}
-        self.requests = 0
-        self._lock = threading.Lock()
-        self._reading: dict[str, threading.Lock] = {}
-
-    def peek(self, sid: str) -> SessionDetail | None:
-        return self.held.get(sid)
+    client: DashboardAPI
+    held: dict[str, SessionDetail] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _reading: dict[str, threading.Lock] = field(default_factory=dict, init=False)
 
     def __call__(self, sid: str) -> SessionDetail:
         """The held detail of `sid`, else one request (others asking meanwhile wait for it)."""
@@ -109,14 +91,12 @@ class SharedDetails:
         with self._lock:
             gate = self._reading.setdefault(sid, threading.Lock())
         with gate:
-            found = self.held.get(sid)
-            return found if found is not None else self.fresh(sid)
+            return self.held.get(sid) or self.fresh(sid)
 
     def fresh(self, sid: str) -> SessionDetail:
         """Read `sid` again and hold the new answer."""
         detail = self.client.detail(sid)
         with self._lock:
-            self.requests += 1
             self.held[sid] = detail
         return detail
 
@@ -126,27 +106,23 @@ class SharedDetails:
             self.held.clear()
 
 
+@dataclass(eq=False)
 class DetailReader:
-    """Exact-id detail reads for one fetch: cached, and bounded to `budget` reads. With
-    `shared`, a detail this run already read is taken from it (no request, not counted)."""
+    """With `shared`, a detail this run already read is taken from it (no request, not counted)."""
 
-    def __init__(
-        self, client: DashboardAPI, budget: int = MAX_DETAIL_READS, shared: SharedDetails | None = None
-    ) -> None:
-        self.client = client
-        self.budget = budget
-        self.shared = shared
-        self.reads = 0
-        self.cache: dict[str, SessionDetail] = {}
+    client: DashboardAPI
+    budget: int = MAX_DETAIL_READS
+    shared: SharedDetails | None = None
+    reads: int = field(default=0, init=False)
+    cache: dict[str, SessionDetail] = field(default_factory=dict, init=False)
 
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:
-            held = self.shared.peek(sid) if self.shared is not None else None
-            if held is not None:
-                self.cache[sid] = held
-            else:
+            found = self.shared.held.get(sid) if self.shared is not None else None
+            if found is None:
                 self._count()
-                self.cache[sid] = self.shared(sid) if self.shared is not None else self.client.detail(sid)
+                found = self.shared(sid) if self.shared is not None else self.client.detail(sid)
+            self.cache[sid] = found
         return self.cache[sid]
 
     def fresh(self, sid: str) -> SessionDetail:
@@ -172,28 +148,6 @@ T = TypeVar("T")
 MAX_IN_FLIGHT = 8
 
 
-class _Peak:
-    """How many jobs run at once, and the most seen."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.now = 0
-        self.most = 0
-
-    def wrap(self, job: Callable[[], T]) -> Callable[[], T]:
-        def run() -> T:
-            with self.lock:
-                self.now += 1
-                self.most = max(self.most, self.now)
-            try:
-                return job()
-            finally:
-                with self.lock:
-                    self.now -= 1
-
-        return run
-
-
 def gather(
     jobs: Sequence[Callable[[], T]],
     *,
@@ -201,23 +155,35 @@ def gather(
     limit: int = MAX_IN_FLIGHT,
     debug: Callable[[str], None] | None = None,
 ) -> list[T]:
-    """Run `jobs` with at most `limit` at once; their results in job order. The first
-    exception in job order is raised once every started job has ended. One job (or a
-    `limit` of 1) runs on the caller's thread."""
+    """Run `jobs` with at most `limit` at once (see the module); one job, or a `limit` of 1,
+    runs on the caller's thread."""
     if not jobs:
         return []
     workers = max(1, min(limit, len(jobs)))
     started = time.perf_counter()
-    peak = _Peak()
+    lock = threading.Lock()
+    now = most = 0  # jobs running, and the most at once
+
+    def run(job: Callable[[], T]) -> T:
+        nonlocal now, most
+        with lock:
+            now += 1
+            most = max(most, now)
+        try:
+            return job()
+        finally:
+            with lock:
+                now -= 1
+
     if debug is not None:
         debug(f"fan-out {what}: {len(jobs)} jobs, at most {workers} in flight")
     if workers == 1:
-        results = [peak.wrap(job)() for job in jobs]
+        results = [run(job) for job in jobs]
     else:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-task-read")
         futures: list[Future[T]] = []
         try:
-            futures = [pool.submit(peak.wrap(job)) for job in jobs]
+            futures = [pool.submit(run, job) for job in jobs]
             for future in futures:
                 future.exception()  # wait for every job, whatever it raised
         except BaseException:  # Ctrl-C, SIGTERM: nothing new starts; the interrupt goes on
@@ -227,5 +193,5 @@ def gather(
         results = [future.result() for future in futures]  # the first failure, in job order
     if debug is not None:
         ms = (time.perf_counter() - started) * 1000
-        debug(f"fan-out {what}: {len(jobs)} jobs done in {ms:.0f}ms, {peak.most} in flight at most")
+        debug(f"fan-out {what}: {len(jobs)} jobs done in {ms:.0f}ms, {most} in flight at most")
     return results

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, TypeVar
 
 from msgspec import Struct
@@ -81,36 +82,34 @@ class Transient(Struct, frozen=True):
     code: str
 
 
+@dataclass(eq=False)
 class StoreHints:
     """An optional store; every lookup answers `None` once the store is off or failed."""
 
-    def __init__(
-        self,
-        store: StoreAPI | None,
-        off: str | None = None,
-        *,
-        debug: DebugWriter | None = None,
-        path: str | None = None,
-    ) -> None:
-        self.store = store
-        self.path = clean_line(path) if path else None  # named in the warning (a missing file, ...)
-        self.off = off if store is None else None
-        self.debug = debug
-        self.warning: WarningItem | None = None
-        self.reason: str | None = None
-        self.failed = False
-        self.tried = 0
-        self.unknown = 0
-        # What HTTP showed of proposed children (`_proven`), kept for the run.
-        self.shown: dict[str, StoreSession] = {}
-        self.goals: dict[str, str | None] = {}
-        # Proven stays proven: each task's child once assigned over HTTP in this run, by the
-        # task's (call id, task index); whatever the store says later, it only proposes new ones.
-        self.assigned: dict[tuple[str, int | None], str] = {}
-        self.locks = 0  # lookups a held lock failed (transient: the next lookup asks again)
-        self.cut: set[str] = set()  # segments with more than MAX_CHILDREN children in the store
-        self.left_out: set[str] = set()  # the numbers of the tasks a cut left without a child
-        self._lock = threading.RLock()  # lookups from reads side by side (reading/api.py)
+    store: StoreAPI | None
+    off: str | None = None
+    _: KW_ONLY
+    debug: DebugWriter | None = None
+    path: str | None = None  # named in the warning (a missing file, ...)
+    warning: WarningItem | None = field(default=None, init=False)
+    reason: str | None = field(default=None, init=False)
+    failed: bool = field(default=False, init=False)
+    tried: int = field(default=0, init=False)
+    unknown: int = field(default=0, init=False)
+    # What HTTP showed of proposed children (`_proven`), kept for the run.
+    shown: dict[str, StoreSession] = field(default_factory=dict, init=False)
+    goals: dict[str, str | None] = field(default_factory=dict, init=False)
+    # Proven stays proven: each task's child once assigned over HTTP in this run, by the task's
+    # (call id, task index); whatever the store says later, it only proposes new ones.
+    assigned: dict[tuple[str, int | None], str] = field(default_factory=dict, init=False)
+    locks: int = field(default=0, init=False)  # lookups a held lock failed (the next one asks again)
+    cut: set[str] = field(default_factory=set, init=False)  # segments with over MAX_CHILDREN children
+    left_out: set[str] = field(default_factory=set, init=False)  # tasks a cut left without a child
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False)  # reads side by side
+
+    def __post_init__(self) -> None:
+        self.path = clean_line(self.path) if self.path else None
+        self.off = self.off if self.store is None else None
 
     def _unavailable(self, reason: str) -> None:
         if reason == "locked":
@@ -156,21 +155,9 @@ class StoreHints:
         or the store is unavailable (then the warning)."""
         return self._call(lambda s: s.delegation(delegation_id))
 
-    def hidden_goal(self, child_id: str) -> str | None:
-        """The store's goal row of a proven child whose goal row HTTP does not serve."""
-        self.say(
-            "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
-        )
-        return self.first_user_goal(child_id)
-
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
-
-    def proposal_checked(self, known: bool) -> None:
-        """Count a proposal's HTTP outcome; all unknown means a foreign store."""
-        self.tried += 1
-        self.unknown += 0 if known else 1
 
     def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
         """Note the tasks whose segment had children cut off by the bound and that still have
@@ -183,7 +170,7 @@ class StoreHints:
                 self.left_out.discard(task.number or "?")
 
     def warnings(self) -> list[WarningItem]:
-        if self.tried and self.tried == self.unknown:
+        if self.tried and self.tried == self.unknown:  # every proposal unknown: a foreign store
             self._unavailable("foreign")
         out = [self.warning] if self.warning is not None else []
         if self.left_out:
@@ -216,10 +203,9 @@ def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | Transient:
     """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used. Ownership first (its exact-id detail names one of `segments`), only then its oldest
-    row, the goal; None when that row shows the goal is not served (`goal_hidden`): the caller
-    matches on the store's goal row, the proof being the detail's parent link and delegation
-    marker (docs/identity.md). Touches no shared state but `details` (run side by side)."""
+    used. The goal is None when HTTP does not serve it (`goal_hidden`): the caller matches on
+    the store's, the proof being the detail's parent link and delegation marker
+    (docs/identity.md). Touches no shared state but `details` (run side by side)."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -247,10 +233,9 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store (`pairs`: the children of the
-    segments carrying the spawn calls whose columns fit a task) and assigned by `match` over
-    what HTTP shows (`_proven`), never over the store's columns; `child_ref_source` says where
-    every id came from. `shared`: the run's details, so a later check reads none again."""
+    """`tasks` with each missing child id proposed by the store (`pairs`) and assigned by
+    `match` over what HTTP shows (`_proven`), never over the store's columns;
+    `child_ref_source` says where every id came from."""
     out = [_kept(hints, t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
@@ -262,7 +247,11 @@ def find_children(
     if rows is None or hints.failed or hints.locks != locks:
         # The store could not say (unreadable, off, another dashboard's, or a lock: the next
         # call asks again): the tasks it could have proposed a child for say so.
-        return [_unread(t) if i in open_tasks else t for i, t in enumerate(out)]
+        unread = [i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"]
+        return [
+            replace(t, unavailable_reason="store_unavailable") if i in unread else t
+            for i, t in enumerate(out)
+        ]
     segments = frozenset(s for spawn in spawns for s in spawn.segments)
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
@@ -283,13 +272,6 @@ def find_children(
             )
     hints.left_without_child(out, spawns)
     return out
-
-
-def _unread(task: TaskEntry) -> TaskEntry:
-    """A task the store could have proposed a child for, had it been readable."""
-    if task.unavailable_reason != "no_durable_child_reference":
-        return task
-    return replace(task, unavailable_reason="store_unavailable")
 
 
 def _kept(hints: StoreHints, task: TaskEntry) -> TaskEntry:
@@ -354,10 +336,8 @@ def _proven(
     ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
 
-    def prove(sid: str) -> Callable[[], tuple[StoreSession, str | None] | str | Transient]:
-        return lambda: _over_http(client, details, sid, segments)
-
-    proofs = gather([prove(sid) for sid in ask], what="child proofs", debug=hints.debug)
+    jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
+    proofs = gather(jobs, what="child proofs", debug=hints.debug)
     answers = dict(zip(ask, proofs, strict=True))
     shown: list[StoreSession] = []
     pending: dict[int, str] = {}
@@ -366,8 +346,12 @@ def _proven(
         if not keys:
             continue
         got = answers.get(row.id) or hints.shown[row.id]
+        if isinstance(got, tuple) and got[1] is None:  # HTTP does not serve its goal row
+            hints.say(
+                "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+            )
         if isinstance(got, tuple):
-            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.hidden_goal(row.id)
+            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.first_user_goal(row.id)
             got = got[0]
         if isinstance(got, Transient):
             hints.say(
@@ -375,11 +359,11 @@ def _proven(
             )
             pending.update(dict.fromkeys(keys, got.code))
             continue
+        hints.tried += 1
+        hints.unknown += got == Code.NOT_FOUND.value
         if isinstance(got, str):
-            hints.proposal_checked(got != Code.NOT_FOUND.value)
             hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
             continue
-        hints.proposal_checked(True)
         if same_profile(got, client.profile):
             shown.append(got)
     return shown, pending
@@ -431,26 +415,21 @@ def owned_by(
     return False
 
 
-def not_owned(detail: SessionDetail) -> HermesError:
-    """The failure of a child that does not name the parent: `identity_mismatch`, final."""
-    return HermesError(
-        Code.IDENTITY_MISMATCH,
-        f"{clean_line(detail.id)} names another session as its parent",
-        retryable=False,
-        summary="not a child of this parent",
-    )
-
-
 def admit(
     parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> Callable[[SessionDetail], None]:
-    """A `TaskReader` gate: raises `not_owned` unless the anchor's detail is owned by one of
-    `parents` (`owned_by`); the reader asks it before its first messages request."""
+    """A `TaskReader` gate, asked before its first messages request: unless the anchor's
+    detail is owned by one of `parents` (`owned_by`), a final `identity_mismatch`."""
     allowed = frozenset(parents)
 
     def check(detail: SessionDetail) -> None:
         if not owned_by(detail, allowed, read):
-            raise not_owned(detail)
+            raise HermesError(
+                Code.IDENTITY_MISMATCH,
+                f"{clean_line(detail.id)} names another session as its parent",
+                retryable=False,
+                summary="not a child of this parent",
+            )
 
     return check
 
@@ -464,11 +443,8 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
         if exc.code in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED):
             return None
         raise
-    for msg in page.messages[:1]:
-        row = project(msg)
-        if msg.session_id == root and row is not None:
-            return row
-    return None
+    first = page.messages[0] if page.messages else None
+    return project(first) if first is not None and first.session_id == root else None
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
@@ -492,9 +468,7 @@ UNSHOWN = frozenset({Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMAT
 class ParentStore(Protocol):
     """What `parents` asks the store (`dashboard.store.Store`); both may raise StoreUnavailable."""
 
-    def recent_with_parent(self, scan: int = ...) -> list[StoreSession]:
-        """The newest `scan` rows that have a parent, newest first."""
-        ...
+    def recent_with_parent(self, scan: int = ...) -> list[StoreSession]: ...  # newest first
 
     def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
@@ -534,11 +508,8 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
     cut = len(rows) > lineage.MAX_CHILDREN
     proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
-    proven: list[SessionDetail] = []
-    for row in proposed[:CHILD_CHECKS]:
-        child = _detail_shown(client, row.id)
-        if child is not None and delegation_parent(child) == parent:
-            proven.append(child)
+    shown = (_detail_shown(client, row.id) for row in proposed[:CHILD_CHECKS])
+    proven = [child for child in shown if child is not None and delegation_parent(child) == parent]
     if not proven:
         return NO_CHILD
     title = " ".join(clean_line(detail.title or "").split()) or None
@@ -557,10 +528,6 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
         last_delegated_at=max(starts) if starts else None,
         delegated_by=delegation_parent(detail),
     )
-
-
-def _newest_first(entry: ParentEntry) -> float:
-    return -entry.last_delegated_at if entry.last_delegated_at is not None else float("inf")
 
 
 def find_parents(
@@ -595,7 +562,7 @@ def find_parents(
         raise store_failure(exc.reason, path) from None
     if dropped and not entries and set(dropped) == {NOT_SHOWN}:
         raise store_failure("foreign", path)
-    entries.sort(key=_newest_first)
+    entries.sort(key=lambda e: -e.last_delegated_at if e.last_delegated_at is not None else float("inf"))
     warnings: list[WarningItem] = []
     if len(rows) >= SCAN and len(entries) < limit:
         detail = f"only the newest {SCAN} sessions with a parent in the store were read"

@@ -61,9 +61,8 @@ def newest_page(
     detail). `trust_count` trusts a legacy `message_count` (an ended segment's is final):
     no page is read past it."""
     guess_legacy = legacy if legacy is not None else not tip.looks_current
-    offset = 0
-    if guess_legacy:
-        offset = max(0, (tip.message_count or 0) - limit)
+    counted = max(0, (tip.message_count or 0) - limit)  # the legacy offset of the newest rows
+    offset = counted if guess_legacy else 0
     page = client.messages(tip.id, offset=offset, limit=limit)
     if not page.paginated:  # every active row, the query ignored
         return NewestPage(page, list(page.messages), True, 0, True)
@@ -71,11 +70,10 @@ def newest_page(
         if offset != 0:
             page = client.messages(tip.id, offset=0, limit=limit)
         return NewestPage(page, list(page.messages), page.pagination.returned < limit, None, False)
-    rows = list(page.messages)
     if offset == 0 and page.pagination.returned == limit and not guess_legacy:
-        offset = max(0, (tip.message_count or 0) - limit)
+        offset = counted
         page = client.messages(tip.id, offset=offset, limit=limit)
-        rows = list(page.messages)
+    rows = list(page.messages)
     last = page
     forward = offset
     for _ in range(0 if trust_count else MAX_LEGACY_FORWARD_PAGES):
@@ -116,12 +114,9 @@ class TipPages:
         return tip, newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """An answer for another session is used only once proven a newer segment of this
-        branch (`adopt_redirect`, then every source is asked about the segments it added),
-        again for each rotation during the cycle, at most `MAX_REDIRECTS` times (then
-        `BoundReached`); it is used as it is, but a legacy one (offset from the old segment's
-        count) is read again. A redirect the proof cannot reach within its bounds ends the
-        cycle with `BoundReached`: nothing of the answer is used."""
+        """A redirected answer is proven (`adopt_redirect`, then every source is asked about the
+        segments it added) for each rotation during the cycle, at most `MAX_REDIRECTS` times;
+        it is used as it is, but a legacy one (offset from the old segment's count) is read again."""
         tip = reader(self.proof.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)
@@ -164,19 +159,17 @@ class Earlier(Struct):
         return replace(result, returned=len(newest.rows))
 
     def older(self, client: DashboardAPI, sid: str, *, legacy: bool, limit: int) -> MergeResult | None:
-        """Up to `limit` rows older than segment `sid`'s window; None when nothing was read."""
+        """Up to `limit` rows older than segment `sid`'s window; None when nothing was read: no
+        way to page further back (a legacy window without offsets), another session answered,
+        or the ended segment changed under us; it is blocked then."""
         window = self.windows[sid]
         request = older_request(window, legacy=legacy, limit=limit, cap=MAX_LIMIT)
-        if request is None:  # no way to page further back (a legacy window without offsets)
-            self.blocked.add(sid)
-            return None
-        page = client.messages(sid, offset=request.offset, limit=request.limit)
-        if page.session_id != sid:
-            self.blocked.add(sid)
-            return None
-        result = merge_anchored(window, request, page.messages)
-        if result.detached:  # an ended segment changed under us: read no further
-            self.blocked.add(sid)
-            return None
-        self.windows[sid] = result.window
-        return replace(result, returned=len(page.messages))
+        if request is not None:
+            page = client.messages(sid, offset=request.offset, limit=request.limit)
+            if page.session_id == sid:
+                result = merge_anchored(window, request, page.messages)
+                if not result.detached:
+                    self.windows[sid] = result.window
+                    return replace(result, returned=len(page.messages))
+        self.blocked.add(sid)
+        return None

@@ -1,36 +1,35 @@
 """`older --all` streamed in bounded memory (`stream_pages`, `LineageRows`), and the load-older
 batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
 
-`stream_pages` (`streamable`: one proven segment, its newest page merged, older rows left):
-after the first refresh the window holds the segment's newest page. The segment is read again
-from offset 0 with `order=oldest`, each later page re-reading the previous page's last row as
-its anchor, until the page holding the newest page's first row (the boundary): rows before it
-are yielded as they are proven, then the held newest page. Oldest-first offsets do not move
-when the task writes meanwhile (new rows go after the boundary), so no row is skipped or
-repeated; a page without its anchor is a failure, never guessed around. Whether a response
-pages oldest-first is decided per response, never by version label: a paginated page whose
-`order` echo is `oldest` (iot, 0.20) or absent (0.19.x, and 0.18.x with pagination, ignore
-`order` and page from the oldest row). The first page decides whether streaming holds at all
-(`Unstreamable`, nothing written yet); a later page that stops paging oldest-first is a
-failure. Memory: one page, the held newest page, the anchor's key and the `message_uid`s seen
-(the earliest copy of a uid is shown, as `core/lineage.compose` does).
+`stream_pages` (`streamable`: one proven segment, its newest page merged, older rows left): the
+segment is read again from offset 0 with `order=oldest`, each later page re-reading the previous
+page's last row as its anchor, until the page holding the newest page's first row (the
+boundary); rows before it are yielded as they are proven, then the held newest page.
+Oldest-first offsets do not move when the task writes meanwhile (new rows go after the
+boundary), so no row is skipped or repeated; a page without its anchor is a failure, never
+guessed around. A response pages oldest-first when it is paginated and its `order` echo is
+`oldest` (iot, 0.20) or absent (0.19.x, and 0.18.x with pagination, page from the oldest row
+whatever `order` says): decided per response, never by version label. The first page decides
+whether streaming holds at all (`Unstreamable`, nothing written yet); a later page that stops
+paging oldest-first is a failure. Memory: one page, the held newest page, the anchor's key and
+the `message_uid`s seen (the earliest copy of a uid is shown, as `core/lineage.compose` does).
 
 `LineageRows` (`lineage_streamable`: several proven segments): the windowed path
-(`TaskReader.read_older`) pages the tip to its start, then reads an earlier segment on its own
-only when the newer windows hold fewer of its active rows than its detail counts, and shows
-the earlier windows (oldest segment first), then the tip window, each identity once, a
+(`TaskReader.read_older`) pages the tip to its start, reads an earlier segment on its own only
+when the newer windows hold fewer of its active rows than its detail counts, and shows the
+earlier windows (oldest segment first), then the tip window, each identity once, a
 `message_uid` at its earliest segment's copy. Which segments are read is known only once every
 newer window was read to its start, and a backend that merges the lineage into a segment's
 pages (iot) interleaves the segments' rows: nothing can be written before the last page is
 read. So each window is read oldest-first (`oldest_pages`), in the windowed path's order and by
 its rule, spooled to an unlinked temporary file, then replayed in display order through
-`shown_once` (the rule `compose` applies in memory). Memory holds one page, the newest page and
-identities: keys, each row's content digest (an identity read twice with different contents
-falls back to the windowed path), the earliest segment of each `message_uid`, and the earlier
-segments' active keys seen in newer windows. Invariants: a segment's rows are read only once
-it is proven; an earlier segment whose first answer names another session, or one the reader
-saw redirected, is `blocked` there, as in the windowed path; whatever cannot be decided the
-windowed way raises `Unstreamable` before anything is written.
+`shown_once` (the rule `compose` applies in memory). Memory: one page, the newest page and
+identities (keys, each row's content digest, the earliest segment of each `message_uid`, the
+earlier segments' active keys seen in newer windows). Invariants: a segment's rows are read
+only once it is proven; an earlier segment whose first answer names another session, or one
+the reader saw redirected, is `blocked` there, as in the windowed path; an identity read twice
+with different contents, or anything else the windowed way must decide, raises `Unstreamable`
+before anything is written.
 
 `read_batches`: a *batch* is what one "Load older" does: one raw page; or, with a text target,
 raw pages until that many text rows arrived (`counts_as_text`: user and assistant prose), at
@@ -44,6 +43,7 @@ a `gap` warning only if the paging ended before the block reached the rows known
 from __future__ import annotations
 
 import hashlib
+import itertools
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -71,37 +71,27 @@ class Unstreamable(Exception):
 
 
 class StreamStats(Struct):
-    """What the stream did: `pages` read, `unique` identities streamed (hidden rows included),
-    `shown` rows per segment, `foreign` identities of sessions outside the lineage, and
-    `held_max`: the most rows held at once (one page plus the newest page); `older`: the
-    identities streamed before the newest page (0: the newest page held every row)."""
-
     pages: int = 0
-    unique: int = 0
-    older: int = 0
-    foreign: int = 0
-    held_max: int = 0
-    shown: Counter[str] = field(default_factory=Counter)
+    unique: int = 0  # identities streamed, hidden rows included
+    older: int = 0  # identities streamed before the newest page (0: it held every row)
+    foreign: int = 0  # identities of sessions outside the lineage
+    held_max: int = 0  # the most rows held at once (one page plus the newest page)
+    shown: Counter[str] = field(default_factory=Counter)  # rows shown per segment
 
 
-def streamable(reader: TaskReader) -> bool:
-    """Can `older --all` stream this task: one proven segment whose newest page is merged
-    (the boundary) and whose older rows are not all held yet."""
+def _tip_merged(reader: TaskReader) -> bool:
+    """The tip's newest page is merged (the boundary) and its older rows are not all held."""
     window = reader.window
     return (
-        len(reader.path) == 1
-        and window.canonical == reader.path[0]
+        window.canonical == reader.path[-1]
         and not window.fresh
         and window.coverage > 0
         and not reader.reached_start
     )
 
 
-def _oldest_first(page: MessagesPage) -> bool:
-    if not page.paginated:
-        return False
-    order = page.pagination.order
-    return not page.ordered or order == "oldest"
+def streamable(reader: TaskReader) -> bool:
+    return len(reader.path) == 1 and _tip_merged(reader)
 
 
 class Redirected(Exception):
@@ -118,12 +108,9 @@ def oldest_pages(
     redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
-    """The raw rows of segment `sid`'s pages from offset 0, oldest first, one list per page;
-    each later page re-reads the previous page's last row as its anchor (not repeated). With
-    `boundary`: up to (not including) that row, which must come; without: to a short page.
-    `redirected`: a first page of another session raises `Redirected` (else a mismatch).
-    `held`: rows the caller holds meanwhile (`stats.held_max` counts them with each page).
-    Raises `Unstreamable` when the first page does not page oldest-first."""
+    """Segment `sid`'s raw rows oldest first, a list per page (see the module): up to (not
+    including) `boundary`, which must come, else to a short page. `redirected`: a first page of
+    another session raises `Redirected`; `held`: rows the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
@@ -178,7 +165,7 @@ def _read(
         if first and redirected:
             raise Redirected
         raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
-    if not _oldest_first(page):
+    if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
         if first:  # nothing of this segment read: the caller decides
             raise Unstreamable
         raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
@@ -186,54 +173,40 @@ def _read(
     return page
 
 
-class _Stream:
-    def __init__(self, reader: TaskReader, stats: StreamStats, limit: int) -> None:
-        self.reader = reader
-        self.stats = stats
-        self.limit = limit
-        self.uids: set[str] = set()
-        window = reader.window
-        self.sid = window.canonical or reader.path[0]
-        self.held = [window.messages[k] for k in window.keys[window.block_start :]]
-        self.boundary = key_of(self.held[0])
+def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
+    """The shown rows of the tip segment, oldest first, one list per page (see the module)."""
+    window = reader.window
+    sid = window.canonical or reader.path[0]
+    held = [window.messages[k] for k in window.keys[window.block_start :]]
+    raw = oldest_pages(
+        reader.client, sid, stats, limit=limit or STREAM_LIMIT, boundary=key_of(held[0]), held=len(held)
+    )
+    uids: set[str] = set()
 
-    def _keep(self, msg: WireMessage) -> Row | None:
+    def keep(msg: WireMessage) -> Row | None:
         """The row to show for `msg` (None: hidden, foreign or a copy already shown)."""
-        if msg.session_id != self.sid:
-            self.stats.foreign += 1
+        if msg.session_id != sid:
+            stats.foreign += 1
             return None
-        uid = msg.message_uid
-        if uid:
-            if uid in self.uids:
+        if msg.message_uid:
+            if msg.message_uid in uids:
                 return None
-            self.uids.add(uid)
-        self.stats.unique += 1
+            uids.add(msg.message_uid)
+        stats.unique += 1
         row = project(msg)
         if row is not None:
-            self.stats.shown[row.session_id] += 1
+            stats.shown[row.session_id] += 1
         return row
 
-    def pages(self) -> Iterator[list[Row]]:
-        raw = oldest_pages(
-            self.reader.client,
-            self.sid,
-            self.stats,
-            limit=self.limit,
-            boundary=self.boundary,
-            held=len(self.held),
-        )
+    def pages() -> Iterator[list[Row]]:
         for msgs in raw:
-            yield [row for msg in msgs if (row := self._keep(msg)) is not None]
-        self.stats.older = self.stats.unique
-        last = [row for msg in self.held if (row := self._keep(msg)) is not None]
+            yield [row for msg in msgs if (row := keep(msg)) is not None]
+        stats.older = stats.unique
+        last = [row for msg in held if (row := keep(msg)) is not None]
         if last:
             yield last
 
-
-def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
-    """The shown rows of the tip segment, oldest first, one list per page (see the module).
-    Raises `Unstreamable` on the first page only, `HermesError` for a failure."""
-    return _Stream(reader, stats, limit or STREAM_LIMIT).pages()
+    return pages()
 
 
 def goal_of(rows: list[Row]) -> str | None:
@@ -302,9 +275,10 @@ class Progress(Struct, frozen=True):
 
 
 class PagingOutcome(Struct):
-    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the last batch ended: `start` (the visible
-    start), `no_progress` (a page added no row), `restart_bound`, `page_bound` (the
-    per-batch page bound), `target` (the text target) or `page` (one raw page)."""
+    """What the batches did (`text_rows` is counted only for a text target). `stop` is why the
+    last batch ended: `start` (the visible start), `no_progress` (a page added no row),
+    `restart_bound`, `page_bound` (the per-batch page bound), `target` (the text target) or
+    `page` (one raw page)."""
 
     pages: int = 0
     new_rows: int = 0
@@ -315,23 +289,12 @@ class PagingOutcome(Struct):
     warnings: list[WarningItem] = field(default_factory=list)
 
 
-def _text_rows(window: Window, keys: Iterable[RowKey]) -> int:
-    return sum(
-        1 for key in keys if (row := project(window.messages[key])) is not None and counts_as_text(row)
-    )
-
-
-class _Run:
-    def __init__(self, reader: TaskReader, plan: Plan, on_page: Callable[[Progress], None] | None) -> None:
-        self.reader = reader
-        self.plan = plan
-        self.on_page = on_page
-        self.out = PagingOutcome()
-        self.pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
-
-    def _note_reset(self, before: Window, result: MergeResult) -> None:
-        if self.pending is None and before.canonical == result.window.canonical and before.coverage:
-            self.pending = before.keys[before.block_start :]
+class _Run(Struct):
+    reader: TaskReader
+    plan: Plan
+    on_page: Callable[[Progress], None] | None
+    out: PagingOutcome = field(default_factory=PagingOutcome)
+    pending: tuple[RowKey, ...] | None = None  # the block before a gap or restart
 
     def batch(self) -> str:
         """One batch; returns why it ended (`FINAL_STOPS` reasons end all paging)."""
@@ -363,8 +326,9 @@ class _Run:
         out = self.out
         out.new_rows += len(result.new_keys)
         out.warnings += [w for w in result.warnings if w.code != "gap"]
-        if result.gap or result.restarted:
-            self._note_reset(before, result)
+        same = before.canonical == result.window.canonical and before.coverage
+        if (result.gap or result.restarted) and self.pending is None and same:
+            self.pending = before.keys[before.block_start :]
         if result.restarted or result.stale:
             out.restarts += 1
             return out.restarts > MAX_RESTARTS
@@ -375,7 +339,10 @@ class _Run:
         to `on_page`; returns its text rows."""
         out = self.out
         out.pages += 1
-        found = _text_rows(result.window, result.new_keys) if self.plan.min_text is not None else 0
+        found = 0
+        if self.plan.min_text is not None:
+            rows = (project(result.window.messages[key]) for key in result.new_keys)
+            found = sum(1 for row in rows if row is not None and counts_as_text(row))
         out.text_rows += found
         if self.on_page is not None:
             self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
@@ -404,19 +371,15 @@ class _Run:
         window = self.reader.window
         if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
             out.warnings.append(warning(WarningCode.gap))
-        if out.stop == "page_bound":
-            detail = (
-                f"{out.pages} older pages read"
-                if plan.batches is None
-                else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows"
-            )
-        elif out.stop == "restart_bound":
-            detail = f"the transcript changed {out.restarts} times while paging"
-        elif out.stop == "no_progress":
-            detail = "an older page brought no new row"
-        else:
-            return out
-        out.warnings.append(warning(WarningCode.bound_reached, detail))
+        bound = {
+            "page_bound": f"{out.pages} older pages read"
+            if plan.batches is None
+            else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
+            "restart_bound": f"the transcript changed {out.restarts} times while paging",
+            "no_progress": "an older page brought no new row",
+        }.get(out.stop)
+        if bound is not None:
+            out.warnings.append(warning(WarningCode.bound_reached, bound))
         return out
 
 
@@ -435,9 +398,8 @@ def read_batches(
 def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
     """Warnings in order of first appearance, one per code."""
     out: dict[str, WarningItem] = {}
-    for group in groups:
-        for item in group:
-            out.setdefault(item.code, item)
+    for item in itertools.chain(*groups):
+        out.setdefault(item.code, item)
     return list(out.values())
 
 
@@ -445,24 +407,11 @@ _ENCODE = msgspec.json.Encoder()
 _DECODE = msgspec.json.Decoder(WireMessage)
 
 
-class _Spool:
-    """The raw rows of one segment's window, one JSON line each, in an unlinked file."""
-
-    def __init__(self, sid: str) -> None:
-        self.sid = sid
-        self.file: IO[bytes] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `LineageRows.close`)
-        self.rows = 0
-
-    def add(self, line: bytes) -> None:
-        self.file.write(line)
-        self.file.write(b"\n")
-        self.rows += 1
-
-    def messages(self) -> Iterator[WireMessage]:
-        self.file.flush()
-        self.file.seek(0)
-        for line in self.file:
-            yield _DECODE.decode(line)
+def _spooled(spool: IO[bytes]) -> Iterator[WireMessage]:
+    spool.flush()
+    spool.seek(0)
+    for line in spool:
+        yield _DECODE.decode(line)
 
 
 class LineagePlan(Struct):
@@ -483,7 +432,7 @@ class LineageRows:
         self.limit = limit or STREAM_LIMIT
         self.path = reader.path
         self.index = {sid: i for i, sid in enumerate(self.path)}
-        self.spools: dict[str, _Spool] = {}
+        self.spools: dict[str, IO[bytes]] = {}  # each window's raw rows, a JSON line each, unlinked
         self.digests: dict[RowKey, bytes] = {}
         self.earliest: dict[str, int] = {}  # message_uid -> the earliest segment holding it
         self.held: dict[str, set[RowKey]] = {sid: set() for sid in self.path[:-1]}
@@ -492,12 +441,10 @@ class LineageRows:
         window = reader.window
         self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
 
-    # -- reading ----------------------------------------------------------------------------
-
     def read(self) -> LineagePlan:
-        """Read every window the windowed path would, tip first (see the module)."""
+        """Every window the windowed path would read, tip first (see the module)."""
         tip = self.path[-1]
-        self._window(tip, self._pages(tip, key_of(self.newest[0])), self.newest)
+        self._window(tip, key_of(self.newest[0]), self.newest)
         read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
@@ -508,34 +455,33 @@ class LineageRows:
                 blocked = sid
                 break
             try:
-                self._window(sid, self._pages(sid, None), [])
+                self._window(sid, None, [])
             except Redirected:
-                self.spools.pop(sid).file.close()
+                self.spools.pop(sid).close()
                 blocked = sid
                 break
             read.append(sid)
         self.plan = LineagePlan(windows=read[::-1], blocked=blocked)
         return self.plan
 
-    def _pages(self, sid: str, boundary: RowKey | None) -> Iterator[list[WireMessage]]:
-        """Segment `sid` oldest first (`oldest_pages`); an earlier segment (no
-        `boundary`) whose first answer names another session raises `Redirected`."""
-        client, held = self.reader.client, len(self.newest)
-        redirected = boundary is None
-        return oldest_pages(
-            client, sid, self.stats, limit=self.limit, boundary=boundary, redirected=redirected, held=held
+    def _window(self, sid: str, boundary: RowKey | None, last: list[WireMessage]) -> None:
+        """Segment `sid` oldest first (`oldest_pages`), then `last`, spooled; an earlier segment
+        (no `boundary`) whose first answer names another session raises `Redirected`."""
+        spool = self.spools[sid] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `close`)
+        pages = oldest_pages(
+            self.reader.client,
+            sid,
+            self.stats,
+            limit=self.limit,
+            boundary=boundary,
+            redirected=boundary is None,
+            held=len(self.newest),
         )
-
-    def _window(self, sid: str, pages: Iterator[list[WireMessage]], last: list[WireMessage]) -> None:
-        spool = self.spools[sid] = _Spool(sid)
         seen: set[RowKey] = set()
-        for msgs in pages:
-            for msg in msgs:
-                self._add(spool, msg, seen)
-        for msg in last:
+        for msg in itertools.chain(itertools.chain.from_iterable(pages), last):
             self._add(spool, msg, seen)
 
-    def _add(self, spool: _Spool, msg: WireMessage, seen: set[RowKey]) -> None:
+    def _add(self, spool: IO[bytes], msg: WireMessage, seen: set[RowKey]) -> None:
         """One raw row of `spool`'s window (a window holds an identity once, first place)."""
         key = key_of(msg)
         if key in seen:
@@ -545,15 +491,13 @@ class LineageRows:
         digest = hashlib.blake2b(line, digest_size=16).digest()
         if self.digests.setdefault(key, digest) != digest:
             raise Unstreamable  # read twice with different contents: the windowed path decides
-        spool.add(line)
+        spool.write(line + b"\n")
         at = self.index.get(msg.session_id)
         if at is None:
             return
         if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
             self.held[msg.session_id].add(key)
         earliest(self.earliest, msg.message_uid, at)
-
-    # -- replaying --------------------------------------------------------------------------
 
     def _replay(self) -> Iterator[tuple[WireMessage, bool]]:
         """Every identity of the windows in display order, once: (row, shown)
@@ -562,7 +506,7 @@ class LineageRows:
 
         def entries() -> Iterator[tuple[RowKey, str | None]]:
             for sid in self.plan.windows:
-                for msg in self.spools[sid].messages():
+                for msg in _spooled(self.spools[sid]):
                     current[:] = [msg]
                     yield key_of(msg), msg.message_uid
 
@@ -609,22 +553,17 @@ class LineageRows:
 
     def close(self) -> None:
         for spool in self.spools.values():
-            spool.file.close()
+            spool.close()
         self.spools.clear()
 
 
 def lineage_streamable(reader: TaskReader) -> bool:
-    """A lineage of several proven segments whose tip's newest page is merged (the boundary),
-    with older rows left, no earlier segment read yet, and every segment's detail read (the
-    windowed path would read a missing one, and the document shows it)."""
-    window = reader.window
+    """No earlier segment read yet, and every segment's detail read (the windowed path would
+    read a missing one, and the document shows it)."""
     return (
         len(reader.path) > 1
         and all(sid in reader.details for sid in reader.path)
-        and window.canonical == reader.path[-1]
-        and not window.fresh
-        and window.coverage > 0
         and not reader.earlier.windows
         and not reader.earlier.blocked
-        and not reader.reached_start
+        and _tip_merged(reader)
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from msgspec import Struct
@@ -31,6 +32,7 @@ from hermes_task.reading.reader import INCOMPLETE
 from hermes_task.reading.tasktree import (
     MAX_READS,
     RUN_WIDE,
+    Unread,
     build,
     read_child,
     read_conversation,
@@ -78,17 +80,15 @@ class Query(Struct, frozen=True, kw_only=True):
     reasoning: bool = False
 
 
+@dataclass
 class _Run:
-    def __init__(
-        self, client: DashboardAPI, hints: StoreHints, query: Query, reporter: SearchReporter, tally: Tally
-    ) -> None:
-        self.client = client
-        self.hints = hints
-        self.query = query
-        self.reporter = reporter
-        self.tally = tally
-        self.said: set[tuple[str, str]] = set()
-        self.whole = True  # no run-wide reason (a parent read in part, rows not served) says otherwise
+    client: DashboardAPI
+    hints: StoreHints
+    query: Query
+    reporter: SearchReporter
+    tally: Tally
+    said: set[tuple[str, str]] = field(default_factory=set)
+    whole: bool = True  # no run-wide reason (a parent read in part, rows not served) says otherwise
 
     def run_warnings(self, items: Sequence[WarningItem]) -> None:
         """Warnings about the run, each once; one that says rows were not read or served
@@ -114,33 +114,25 @@ class _Run:
         read = 0
         for task in tasks:
             missing = unread(task)
+            if missing is None and read >= max_tasks:
+                missing = Unread("bound_reached", SEARCH["task_bound"].format(n=max_tasks))
             if missing is not None:
                 self.reporter.task(
                     TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
                 )
                 continue
-            if read >= max_tasks:
-                message = SEARCH["task_bound"].format(n=max_tasks)
-                self.reporter.task(
-                    TaskSearch(task=task, searched="no", code="bound_reached", message=message)
-                )
-                continue
             read += 1
-            child = task.child_session_id
-            assert child is not None
-            outcome = self.search_task(task, child, frozenset(parent.path))
-            if outcome.searched == "whole":
-                self.tally.searched += 1
+            outcome = self.search_task(task, frozenset(parent.path))
+            self.tally.searched += outcome.searched == "whole"
             self.reporter.task(outcome)
         self.tally.complete = self.whole and self.tally.searched == len(tasks)
 
-    def search_task(self, task: TaskEntry, child_id: str, parents: frozenset[str]) -> TaskSearch:
+    def search_task(self, task: TaskEntry, parents: frozenset[str]) -> TaskSearch:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
-        read = read_child(self.client, child_id, parents, self.hints)
+        read = read_child(self.client, task.child_session_id or "", parents, self.hints)
         matches = self.search_rows(task, read.rows)
-        own = [w for w in read.warnings if w.code not in RUN_WIDE]
         self.run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
-        for item in own:
+        for item in (w for w in read.warnings if w.code not in RUN_WIDE):
             self.reporter.warning(item, task)
         base = TaskSearch(
             task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
@@ -158,7 +150,7 @@ class _Run:
         query = self.query
         for row in rows:
             hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
-            if hits:
+            if hits:  # reported as found: an interrupted search keeps them
                 count += len(hits)
                 self.tally.matches += len(hits)
                 self.reporter.hits(task, hits)

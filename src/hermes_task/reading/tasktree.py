@@ -1,57 +1,53 @@
 """A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
-the commands that report on tasks (`search`, `recover --format markdown`, `--junit`, `export`).
-GET only.
+`search`, `recover --format markdown`, `--junit` and `export`. GET only.
 
-`build` turns a parent conversation into its task list and, with `recursive`, nests each
-known child's own tasks under its task. Invariants: each conversation (every segment of its
-proven lineage) is visited at most once, under the first task that references it, so cycles
-end; the children of one conversation are read side by side (reading/api.py) and used in task
-order; nesting is bounded to `max_depth` levels and `max_conversations` reads (a
-`bound_reached` warning names the bound and how many tasks' children it left unread); tasks
-come only from rows of the conversation's proven lineage, and a child's detail must name a
-segment of that lineage as its delegation parent (reading/hints.py) before any of its messages
-are read; a child that cannot be read or names another parent is reported once, as `gap` on
-its task, and its siblings continue. Usage (`core/documents.py`): a task whose child is read
-takes its `usage` from that read's proof and `usage_with_children` adds its nested tasks'; one
-not descended into keeps the usage `resolve` gave it, and lacks `nested` where a bound or a
-failed read left its nested tasks unread.
+`build`: the parent's tasks; with `recursive`, each known child's tasks nested under its task.
+Invariants: a conversation (all segments of its proven lineage) is visited once, under the
+first task naming it, so cycles end; one conversation's children are read side by side
+(reading/api.py), used in task order; nesting stops at `max_depth` levels and
+`max_conversations` reads (`bound_reached` names the bound and how many tasks' children it
+left unread); tasks come only from the proven lineage's rows; a child's detail must name a
+segment of it as delegation parent (reading/hints.py) before its messages are read; a child
+unreadable or naming another parent is one `gap` on its task, its siblings go on. Usage
+(`core/documents.py`): a task whose child is read takes `usage` from that read's proof,
+`usage_with_children` adds its nested tasks'; one not descended into keeps `resolve`'s usage,
+lacking `nested` where a bound or a failed read left its nested tasks unread.
 
 `Unreported`: Hermes delivers a background task's completion as a new parent turn only when
 the parent agent is idle; until then (or for good) it holds it in the store's
-`async_delegations` table. For each task the parent has not reported (`running`, `unknown`)
-whose child id is known, the child's lineage is proven to its newest segment (`ChildProof`)
-and that segment's state read. Rules:
+`async_delegations`. For each unreported task (`running`, `unknown`) with a known child id, the
+child's lineage is proven to its newest segment (`ChildProof`) and that segment's state read:
 
 - Ownership first; a child that fails decides nothing and is not read again.
-- Ended means the newest *proven* segment ended for a reason other than compression. Then the
-  task is never `running`: the store's record of its delegation (one exact-id lookup) may
-  propose its outcome (`core/delegations.py`), taken with `result_source: "store"`; without one
-  it is `ended_unreported`. A running or undecided child only sets `child_state`; the store's
-  word alone never changes a task.
-- Across a watch's cycles (`again`) each child's proof is kept: a running child costs one fresh
-  detail read per check; at most `per_cycle` children are checked in one cycle, in turn.
-  `steady()` is False right after a task became `ended_unreported` (the watch looks at the
-  store once more before ending on it) and while a terminal task's child was never checked.
-- Usage (`usage=True`): the children of terminal tasks are proven too, each once a cycle until
-  proven ended, and every task whose child is proven takes `usage` from that proof; at most
-  `MAX_USAGE_CHILDREN` such children a run, the tasks past it named in `warnings()`.
-- Each child's reads are sequential; different children are checked side by side, recorded in
-  task order. `--debug` lines name the task, the child id and its state, never content.
+- Ended means the newest *proven* segment ended other than by compression; the task is then
+  never `running`: the store's record of its delegation (one exact-id lookup) may propose its
+  outcome (`core/delegations.py`, `result_source: "store"`), else it is `ended_unreported`. A
+  running or undecided child only sets `child_state`; the store alone never changes a task.
+- A watch's cycles (`again`) keep each child's proof: a running child costs one fresh detail
+  read per check, at most `per_cycle` children a cycle, in turn. `steady()` is False right
+  after a task became `ended_unreported` (the watch looks at the store once more) and while a
+  terminal task's child was never checked.
+- `usage=True`: terminal tasks' children are proven too, once a cycle until proven ended, and a
+  task whose child is proven takes its `usage`; at most `MAX_USAGE_CHILDREN` a run, the tasks
+  past it named in `warnings()`.
+- A child's reads are sequential; children are checked side by side, recorded in task order.
+  `--debug` lines name the task, the child id and its state, never content.
 
-`read_parent_tasks`: `recover` and `export` both read through it, so an export's tasks are
-exactly `recover --json`'s; one answer per detail a run (`SharedDetails`). `read_child` reads
-one task's child whole, as `older --all` does, gated by the ownership proof; invariant: a
-read's failure never escapes (Ctrl-C does), it is carried in its `Transcript` with the rows
-verified before it. `read_trace` (`export`) is `recover`'s tasks plus the parent's transcript
-and each child read so; `render/otlp.py` maps it to spans.
+`read_parent_tasks`: `recover` and `export` both read through it (an export's tasks are
+`recover --json`'s), one answer per detail a run (`SharedDetails`). `read_child` reads one
+task's child whole, as `older --all`, behind the ownership proof; its failure never escapes
+(Ctrl-C does): the `Transcript` carries it with the rows verified before it. `read_trace`
+(`export`): `recover`'s tasks, the parent's transcript and each child read so, which
+`render/otlp.py` maps to spans.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 
-from msgspec import Struct, field
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.delegations import (
@@ -110,25 +106,17 @@ def _bound(detail: str) -> WarningItem:
 
 
 def read_conversation(
-    client: DashboardAPI,
-    session_id: str,
-    *,
-    hint: bool,
-    pages: int | None = None,
-    store: StoreHints | None = None,
-    shared: SharedDetails | None = None,
+    client: DashboardAPI, session_id: str, *, hint: bool, store: StoreHints | None = None
 ) -> Conversation:
-    """Read a whole transcript (or its newest `pages` pages); failures raise `HermesError`.
-    `shared`: the run's details (a detail read before, by a proof, is not read again)."""
-    reader = TaskReader(client, session_id, hint=hint, store=store, shared=shared)
-    return conversation_of(reader, read_history(reader, pages))
+    """Read a whole transcript; failures raise `HermesError`."""
+    reader = TaskReader(client, session_id, hint=hint, store=store)
+    return conversation_of(reader, read_history(reader))
 
 
 def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
     """The reader's first cycle, then older pages until none is left, `pages` pages were read
     or `MAX_IDLE_PAGES` pages in a row brought nothing new; the warnings of the read."""
-    snap = reader.refresh()
-    warnings = list(snap.warnings)
+    warnings = list(reader.refresh().warnings)
     read, idle = 1, 0
     while pages is None or read < pages:
         result = reader.read_older(limit=MAX_LIMIT, across=False)
@@ -139,10 +127,9 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
         idle = 0 if result.new_keys else idle + 1
         if idle >= MAX_IDLE_PAGES:
             break
-    window = reader.window
-    cur = reader.cursor()
-    # The history's own warnings as they stand after the last page (foreign rows counted over
-    # every page read), in place of the ones each refresh reported on the way.
+    window, cur = reader.window, reader.cursor()
+    # The history's warnings after the last page (foreign rows counted over every page), in
+    # place of the ones each refresh reported on the way.
     history = history_warnings(reader.view(), cur, cold_open=bool(reader.continues_parent))
     warnings = list(dict.fromkeys(merge_warnings(warnings, history)))
     unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
@@ -155,10 +142,9 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
     return warnings
 
 
-def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) -> Conversation:
-    """The rows of the reader's proven lineage, in order, as a `Conversation`: the
-    path-filtered view, so a row naming a session outside the lineage (counted in the
-    `foreign_rows` warning) never yields a task, a status or a child to descend into."""
+def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem]) -> Conversation:
+    """The reader's path-filtered view: a row naming a session outside the proven lineage
+    (counted in `foreign_rows`) never yields a task, a status or a child to descend into."""
     view = reader.view()
     assert reader.anchor is not None
     return Conversation(
@@ -174,11 +160,8 @@ def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem] = ()) ->
 Resolve = Callable[[Conversation, list[TaskEntry]], list[TaskEntry]]
 
 
-def _as_is(conv: Conversation, tasks: list[TaskEntry]) -> list[TaskEntry]:
-    return tasks
-
-
-class _Walk(Struct):
+@dataclass
+class _Walk:
     read: Callable[[str], Conversation]
     resolve: Resolve
     detail: Callable[[str], SessionDetail] | None
@@ -197,8 +180,7 @@ class _Walk(Struct):
             self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        """The conversation's tasks: children chosen in task order, read side by side, then
-        each expanded in task order."""
+        """The conversation's tasks, their children read side by side, expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen = self._choose(out, depth)
         # The segments of this conversation's proven lineage (which carries every spawn call:
@@ -211,9 +193,8 @@ class _Walk(Struct):
         return out
 
     def _choose(self, out: list[TaskEntry], depth: int) -> list[int]:
-        """The indexes of the tasks whose child is read, decided in task order within the
-        bounds (each chosen child marked visited and counted); every other task is settled in
-        `out` here, without its child."""
+        """The indexes of the tasks whose child is read (marked visited, counted) within the
+        bounds; every other task is settled in `out` here, without its child."""
         chosen: list[int] = []
         for i, task in enumerate(out):
             ref = task.child_session_id
@@ -235,8 +216,7 @@ class _Walk(Struct):
         self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
     ) -> TaskEntry:
         """`task` with what its child's read gave (`got`: the conversation, or a gap's code),
-        expanded in turn; `covered` (the lineages of the siblings expanded before) grows by
-        this child's."""
+        expanded in turn; `covered` grows by this child's lineage."""
         if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
             return _nested(task, None)
         if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
@@ -247,9 +227,8 @@ class _Walk(Struct):
         lineage = {*got.path, *(m.session_id for m in got.messages)}
         covered.update(lineage)
         self.visited |= lineage
-        for item in got.warnings:
-            if item.code == "bound_reached":
-                self.warn(item)
+        for item in (w for w in got.warnings if w.code == "bound_reached"):
+            self.warn(item)
         kids = self.expand(got, depth + 1)
         # The child's own read proved its lineage: its usage, from the details that read held.
         # A nested child left unread (a bound, a failed read) makes the sum lack `nested`,
@@ -296,7 +275,7 @@ def build(
     read_child: Callable[[str], Conversation],
     *,
     recursive: bool,
-    resolve: Resolve = _as_is,
+    resolve: Resolve = lambda conv, tasks: tasks,
     read_detail: Callable[[str], SessionDetail] | None = None,
     max_depth: int = MAX_DEPTH,
     max_conversations: int = MAX_CONVERSATIONS,
@@ -305,18 +284,18 @@ def build(
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
     `read_detail` (one exact-id detail read) checks a child's parent before `read_child`;
     both may run on several threads at once (reading/api.py)."""
+    if not recursive:
+        return resolve(parent, recover(parent.messages)), list(parent.warnings)
     walk = _Walk(
         read=read_child,
         resolve=resolve,
         detail=read_detail,
-        max_depth=max_depth if recursive else 0,
+        max_depth=max_depth,
         max_conversations=max_conversations,
         visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
         warnings=list(parent.warnings),
         debug=debug,
     )
-    if not recursive:
-        return resolve(parent, recover(parent.messages)), walk.warnings
     tasks = walk.expand(parent, 0)
     walk.bounds()
     return tasks, walk.warnings
@@ -370,42 +349,31 @@ def unread(task: TaskEntry) -> Unread | None:
     return Unread(code, UNAVAILABLE.get(task.unavailable_reason or "", SEARCH["no_child"]))
 
 
+@dataclass(eq=False)
 class ChildReads:
     """The children of one run, each read once (`read_child` with `pages`), at most
     `max_reads`; `bound` is the words for a task past the bound."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        hints: StoreHints | None,
-        *,
-        pages: int | None = None,
-        max_reads: int = MAX_READS,
-        bound: str = "",
-        shared: SharedDetails | None = None,
-    ) -> None:
-        self.client = client
-        self.shared = shared
-        self.hints = hints
-        self.pages = pages
-        self.max_reads = max_reads
-        self.bound = bound
-        self.done: dict[str, Transcript] = {}
+    client: DashboardAPI
+    hints: StoreHints | None
+    _: KW_ONLY
+    pages: int | None = None
+    max_reads: int = MAX_READS
+    bound: str = ""
+    shared: SharedDetails | None = None
+    done: dict[str, Transcript] = field(default_factory=dict, init=False)
 
     def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
-        """`task`'s child read (once), or why it was not."""
         missing = unread(task)
         if missing is not None:
             return missing
-        child = task.child_session_id
-        assert child is not None
-        if child in self.done:
-            return self.done[child]
-        if len(self.done) >= self.max_reads:
-            return Unread("bound_reached", self.bound.format(n=self.max_reads))
-        self.done[child] = read_child(
-            self.client, child, parents, self.hints, pages=self.pages, shared=self.shared
-        )
+        child = task.child_session_id or ""
+        if child not in self.done:
+            if len(self.done) >= self.max_reads:
+                return Unread("bound_reached", self.bound.format(n=self.max_reads))
+            self.done[child] = read_child(
+                self.client, child, parents, self.hints, pages=self.pages, shared=self.shared
+            )
         return self.done[child]
 
 
@@ -414,40 +382,33 @@ NOT_READ = "unknown (not read: "
 MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
+@dataclass(eq=False)
 class Unreported:
     """A conversation's tasks as their children's proven ends make them (rules above)."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        hints: StoreHints,
-        *,
-        per_cycle: int | None = None,
-        usage: bool = False,
-        debug: Callable[[str], None] | None = None,
-        warn: Callable[[WarningItem], None] | None = None,
-        shared: SharedDetails | None = None,
-    ) -> None:
-        self.client = client
-        self.hints = hints
-        self.shared = shared
-        self.per_cycle = per_cycle
-        self.usage = usage  # also prove the children of terminal tasks, for their usage
-        self.debug = debug
-        self.warn = warn  # a watch's reporter: told `warnings()` once, when they first appear
-        self.children: dict[str, ChildProof] = {}
-        self.base: list[TaskEntry] = []
-        self.segments: dict[str, frozenset[str]] = {}
-        self.records: dict[str, LedgerRecord | None] = {}
-        self.turn = 0
-        self.ended: set[str] = set()
-        self.fresh_ends = False
-        self.admitted: set[str] = set()  # children proven for a terminal task's usage
-        self.unproven: set[str] = set()  # the numbers of the tasks the bound left without usage
-        self.warned = False
-        self.failures: Counter[str] = Counter()  # transient failures of each child's check, in a row
-        self.locked = False  # the last look at the store's records met a lock
-        self.store_locks = 0  # looks at the store's records that met a lock
+    client: DashboardAPI
+    hints: StoreHints
+    _: KW_ONLY
+    per_cycle: int | None = None
+    usage: bool = False  # also prove the children of terminal tasks, for their usage
+    debug: Callable[[str], None] | None = None
+    warn: Callable[[WarningItem], None] | None = None  # a watch's reporter: told `warnings()` once
+    shared: SharedDetails | None = None
+    children: dict[str, ChildProof] = field(default_factory=dict, init=False)
+    base: list[TaskEntry] = field(default_factory=list, init=False)
+    segments: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
+    records: dict[str, LedgerRecord | None] = field(default_factory=dict, init=False)
+    turn: int = field(default=0, init=False)
+    ended: set[str] = field(default_factory=set, init=False)
+    fresh_ends: bool = field(default=False, init=False)
+    admitted: set[str] = field(default_factory=set, init=False)  # children proven for a terminal task's usage
+    unproven: set[str] = field(default_factory=set, init=False)  # tasks the bound left without usage
+    warned: bool = field(default=False, init=False)
+    failures: Counter[str] = field(
+        default_factory=Counter, init=False
+    )  # a child's transient failures in a row
+    locked: bool = field(default=False, init=False)  # the last look at the store's records met a lock
+    store_locks: int = field(default=0, init=False)  # looks at the store's records that met a lock
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
         """The tasks of `messages` (already resolved), settled; kept for `again`."""
@@ -458,11 +419,10 @@ class Unreported:
     def again(self) -> list[TaskEntry]:
         """The last tasks given, their children checked once more (at most `per_cycle`)."""
         self.records = {}
-        if self.locked:  # the store met a lock last time: counted, so a lasting one ends
-            self.store_locks += 1
+        self.store_locks += self.locked  # the store met a lock last time: counted, so a lasting one ends
         self.locked = False
-        opened = [t for t in self.base if self._open(t)]
-        closed = [t for t in self.base if self.usage and self._closed(t) and self._admit(t)]
+        opened = [t for t in self.base if _linked(t, terminal=False)]
+        closed = [t for t in self.base if self.usage and _linked(t, terminal=True) and self._admit(t)]
         first = [t for t in closed if self._child(t).state is None]
         self._check(opened + first + [t for t in closed if t not in first])
         out = [self._settled(t) for t in self.base]
@@ -481,7 +441,7 @@ class Unreported:
         unchecked = any(
             self._child(t).state is None and self._child(t).owned is not False
             for t in self.base
-            if self.usage and self._closed(t) and t.child_session_id in self.admitted
+            if self.usage and _linked(t, terminal=True) and t.child_session_id in self.admitted
         )
         return not self.fresh_ends and not unchecked and not self.locked
 
@@ -504,17 +464,8 @@ class Unreported:
         self.unproven.add(task.number or "?")
         return False
 
-    @staticmethod
-    def _open(task: TaskEntry) -> bool:
-        return task.status not in TERMINAL_STATUSES and _linked(task)
-
-    @staticmethod
-    def _closed(task: TaskEntry) -> bool:
-        return task.status in TERMINAL_STATUSES and _linked(task)
-
     def _child(self, task: TaskEntry) -> ChildProof:
-        ref = task.child_session_id
-        assert ref is not None
+        ref = task.child_session_id or ""
         if ref not in self.children:
             self.children[ref] = ChildProof(self.client, ref, self.hints, shared=self.shared)
         return self.children[ref]
@@ -531,12 +482,7 @@ class Unreported:
             start = self.turn % len(due)
             due = (due[start:] + due[:start])[: self.per_cycle]
             self.turn = start + len(due)
-        jobs = [
-            lambda task=task: self._look(
-                self._child(task), self.segments.get(task.call_id or "", frozenset())
-            )
-            for task in due
-        ]
+        jobs = [lambda task=task: self._look(self._child(task), self._segments(task)) for task in due]
         for task, (state, seen) in zip(
             due, gather(jobs, what="child state checks", debug=self.debug), strict=True
         ):
@@ -561,7 +507,7 @@ class Unreported:
         child = self.children.get(task.child_session_id or "") if task.call_id else None
         if child is not None and child.owned and child.usage is not None:
             task = replace(task, usage=child.usage)
-        if child is None or not self._open(task) or not child.owned or child.state is None:
+        if child is None or not _linked(task, terminal=False) or not child.owned or child.state is None:
             return task
         if child.state != "ended":
             return replace(task, child_state=child.state)
@@ -596,21 +542,25 @@ class Unreported:
         record = self.records[deleg]
         found = None
         if record is not None:
-            segments = self.segments.get(task.call_id or "", frozenset())
+            segments = self._segments(task)
             found = propose(record, delegation_id=deleg, task_index=index, goal=task.goal, segments=segments)
         self._say(
             f"task {task.number} {deleg}: " + (f"store proposes {found.status}" if found else "no outcome")
         )
         return found
 
+    def _segments(self, task: TaskEntry) -> frozenset[str]:
+        return self.segments.get(task.call_id or "", frozenset())
+
     def _say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(f"unreported: {line}")
 
 
-def _linked(task: TaskEntry) -> bool:
-    """Does the task name its child and its spawn call?"""
-    return task.child_session_id is not None and bool(task.call_id)
+def _linked(task: TaskEntry, *, terminal: bool) -> bool:
+    """Does the task name its child and its spawn call, and is it terminal (`terminal`) or not?"""
+    named = task.child_session_id is not None and bool(task.call_id)
+    return named and (task.status in TERMINAL_STATUSES) is terminal
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
@@ -682,7 +632,6 @@ def read_trace(
     recursive: bool = False,
     debug: Callable[[str], None] | None = None,
 ) -> TraceSource:
-    """The parent's tasks and their children's whole transcripts (module docstring)."""
     shared = SharedDetails(client)
     got = read_parent_tasks(
         client, hints, parent, shared=shared, recursive=recursive, debug=debug, transcript=True
