@@ -49,9 +49,11 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem, warning
@@ -60,11 +62,11 @@ from hermes_task.core.ui_strings import RECOVER, SETUP_WARNINGS, WarningCode
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import HermesError
-from hermes_task.reading.api import SharedDetails, gather
+from hermes_task.reading.api import gather
 from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import MAX_CONVERSATIONS
-from hermes_task.reading.watcher import Recheck, Resolve, Watcher, WatchReporter
+from hermes_task.reading.watcher import Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -83,7 +85,7 @@ class Nested(Struct):
     watch: Watcher
     mark: object = None  # the child's newest row when `watch` last read: a new one reads again
     done: bool = False  # failed for good: its tasks stay as last read
-    streak: Streak = field(default_factory=Streak)
+    streak: Streak = msgspec.field(default_factory=Streak)
 
     def quiet(self, mark: object) -> bool:
         """Nothing to read: read once, its tasks terminal and settled, no row since."""
@@ -92,55 +94,26 @@ class Nested(Struct):
         return self.done or (watch.built and closed and mark == self.mark)
 
 
+@dataclass(eq=False)
 class FamilyFollower(Watcher):
     """The parent's watch, plus its children's rows."""
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: FamilyReporter,
-        config: PollConfig,
-        open_child: OpenChild,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float],
-        debug: Callable[[str], None] | None = None,
-        resolve: Resolve | None = None,
-        recheck: Recheck | None = None,
-        shared: SharedDetails | None = None,
-        notes: Callable[[], list[WarningItem]] | None = None,
-        probes: int = MAX_PROBES_PER_CYCLE,
-        reads: int = MAX_READS_PER_CYCLE,
-        rows: RowFilter | None = None,
-        nest: Nest | None = None,
-        depth: int = 0,
-    ) -> None:
-        super().__init__(
-            reader,
-            reporter,
-            config,
-            clock=clock,
-            sleep=sleep,
-            jitter=jitter,
-            debug=debug,
-            resolve=resolve,
-            recheck=recheck,
-            shared=shared,
-            notes=notes,
-        )
-        self.family = reporter
-        self.open_child = open_child  # a reader for a child id, gated on the parent's segments
-        self.probes = probes
-        self.reads = reads
+    reporter: FamilyReporter
+    open_child: OpenChild  # a reader for a child id, gated on the parent's segments
+    _: KW_ONLY
+    probes: int = MAX_PROBES_PER_CYCLE
+    reads: int = MAX_READS_PER_CYCLE
+    rows: RowFilter = field(default_factory=RowFilter)
+    nest: Nest | None = None
+    depth: int = 0  # levels of nested tasks (0: none; with `nest` only)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         self.children: dict[str, Child] = {}
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
-        self.rows = rows or RowFilter()
         self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
-        self.nest = nest
-        self.depth = depth if nest is not None else 0  # levels of nested tasks (0: none)
         self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
         self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
@@ -182,7 +155,7 @@ class FamilyFollower(Watcher):
             if child_id is None:
                 if key not in self.listed:
                     self.listed.add(key)
-                    self.family.unavailable(entry)
+                    self.reporter.unavailable(entry)
                 continue
             if child is None:
                 if self.gaps.get(key, ("", ""))[0] == child_id:
@@ -191,7 +164,7 @@ class FamilyFollower(Watcher):
                 if parents is None or ("/" in key and self._visited(key, child_id)):
                     continue  # its conversation is read elsewhere (recover --recursive's rule)
                 reader = self.open_child(child_id, parents)
-                tagged = Tagged(self.family, entry, self._setup_warning)
+                tagged = Tagged(self.reporter, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
                 config = PollConfig(rows=rows)
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
@@ -453,7 +426,7 @@ class Child(Struct):
     done: bool = False
     final: bool = False  # the parent's verdict is in: one more read, then done
     ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
-    streak: Streak = field(default_factory=Streak)  # the transient failures in a row
+    streak: Streak = msgspec.field(default_factory=Streak)  # the transient failures in a row
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:

@@ -1,9 +1,9 @@
 """The one poll loop of every live command: `follow CHILD`, `recover --watch`, `follow --parent`
-(and the TUI, which runs `follow --parent`'s loop). Pure of typer and rich: clock, sleep and
-jitter are parameters, so every timing decision is testable with a fake clock.
+(and the TUI's). Pure of typer and rich: clock, sleep and jitter are parameters, so every
+timing decision is testable with a fake clock.
 
-`PollLoop.run()` repeats one cycle (`cycle()`: the subclass's reads) and owns every rule of
-pacing, failure and ending, written once (issue 35):
+`PollLoop.run()` repeats one cycle (the subclass's reads) and owns every rule of pacing,
+failure and ending, written once (issue 35):
 
 - a cycle every `interval` seconds from the cycle's start; one request flight at a time on
   the loop's own reader;
@@ -12,9 +12,9 @@ pacing, failure and ending, written once (issue 35):
   the wait after it is every interval for a 404, else backed off from `backoff_base` by
   doubling up to `backoff_cap`, scaled by a jitter factor in [0.5, 1), never shorter than one
   `interval`; any other failure is final;
-- `--start-timeout` has one meaning everywhere: a loop none of whose reads succeeded yet, or a
-  streak of 404s, ends after `start_timeout` seconds with that failure's own code (a typo or a
-  dashboard that is down never waits out `--timeout`, nor forever without one);
+- `--start-timeout`: a loop none of whose reads succeeded yet, or a streak of 404s, ends after
+  `start_timeout` seconds with that failure's own code (a typo or a dashboard that is down
+  never waits out `--timeout`, nor forever without one);
 - a final read (`settle()` asked for one: the newest verified segment seen ended by anything
   but "compression", or paused on partial history, which ends `partial_history`, exit 9) that
   keeps failing ends the loop `final_read_failed` after `final_retries` retries;
@@ -24,10 +24,8 @@ pacing, failure and ending, written once (issue 35):
 - Ctrl-C, SIGTERM and SIGHUP (`Interrupted`) end the loop `interrupted`; the result is
   reported exactly once, last, whatever the ending.
 
-`Follower`, the follow loop: poll one task until it ends, reporting each row once to a
-`Reporter` (terminal text or NDJSON events). `ending_exit_code` is 0 for a task that closed
-itself (`agent_close`), or for any ending without `--exit-status`; 8 otherwise. Only the
-follow loop decides 4, 7 and 9. Invariants:
+`Follower` polls one task until it ends, reporting each row once to a `Reporter` (terminal
+text or NDJSON events); only it decides exits 4, 7 and 9. Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
   reported at most once, in window order, and only after a cycle finished successfully: rows
   of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
@@ -47,9 +45,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, Protocol
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskInfo, TaskState, WarningItem, warning
@@ -78,7 +78,7 @@ class PollConfig(Struct, frozen=True):
     final_retries: int = FINAL_RETRIES
     backoff_base: float = BACKOFF_BASE
     backoff_cap: float = BACKOFF_CAP
-    rows: RowFilter = field(default_factory=RowFilter)  # --role; --tail: of the rows at the first read
+    rows: RowFilter = msgspec.field(default_factory=RowFilter)  # --role; --tail: of the first read's rows
 
 
 class Outcome(Struct, frozen=True):
@@ -92,19 +92,18 @@ class Outcome(Struct, frozen=True):
     last_read_age: float | None = None  # seconds since the last successful read, on a failure
 
 
+@dataclass
 class Streak:
-    """The transient failures in a row: how many, the code whose streak is being reported
-    (each streak is reported once), the latest read's failure (None after a good read), and
-    when the current streak of 404s began (for `--start-timeout`)."""
+    """The transient failures in a row: how many, the code of the streak being reported (each
+    streak is reported once), the latest read's failure (None after a good read), and when
+    the current streak of 404s began (for `--start-timeout`)."""
 
-    def __init__(self) -> None:
-        self.failures = 0
-        self.code: Code | None = None
-        self.last: HermesError | None = None
-        self.missing_since: float | None = None
+    failures: int = 0
+    code: Code | None = None
+    last: HermesError | None = None
+    missing_since: float | None = None
 
     def clear(self) -> None:
-        """A read succeeded: no streak."""
         self.failures, self.code, self.last, self.missing_since = 0, None, None, None
 
     def count(self, err: HermesError, started: float) -> None:
@@ -116,28 +115,28 @@ class Streak:
             self.missing_since = started
 
 
+class Reports(Protocol):
+    """What every loop reports to, besides its own news."""
+
+    def warning(self, item: WarningItem) -> None: ...
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
+
+
+@dataclass(eq=False)
 class PollLoop:
     """The loop (module doc) over one `TaskReader`; subclasses give the cycle and the endings."""
 
     label: ClassVar[str]  # the first word of each --debug line
-
-    def __init__(
-        self,
-        reader: TaskReader,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-    ) -> None:
-        self.reader = reader
-        self.config = config
-        self.clock = clock
-        self.sleep = sleep
-        self.jitter = jitter
-        self.debug = debug
-        self.read_at: float | None = None  # when the last successful read ended
+    reader: TaskReader
+    reporter: Reports
+    config: PollConfig
+    _: KW_ONLY
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    jitter: Callable[[], float] = random.random
+    debug: Callable[[str], None] | None = None
+    read_at: float | None = field(default=None, init=False)  # when the last successful read ended
+    warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
 
     # -- what a subclass gives ---------------------------------------------------------------
 
@@ -159,7 +158,7 @@ class PollLoop:
         """A cycle delivered but failed part-way (an unreadable `--tip`): no ending yet."""
 
     def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        raise NotImplementedError
+        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def failed(self, err: HermesError, age: float | None) -> Outcome:
         """The outcome of a final failure (its error already reported)."""
@@ -173,6 +172,9 @@ class PollLoop:
         """Report the result (exactly once, last)."""
         raise NotImplementedError
 
+    def interrupted(self, outcome: Outcome) -> Outcome:
+        return outcome
+
     # -- the loop ----------------------------------------------------------------------------
 
     def run(self) -> Outcome:
@@ -183,10 +185,6 @@ class PollLoop:
             outcome = self.interrupted(outcome)
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
         self.finish(outcome)
-        return outcome
-
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        """The outcome of an interrupted run (a follow names the task's state)."""
         return outcome
 
     def _loop(self) -> Outcome:
@@ -295,6 +293,15 @@ class PollLoop:
         self.sleep(wait)
         return deadline is not None and self.clock() >= deadline
 
+    def _warn(self, warnings: Sequence[WarningItem]) -> set[str]:
+        """Report each code once, unless `warned` has it (but `gap`, every time); its codes."""
+        codes: set[str] = set()
+        for item in warnings:
+            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
+                self.reporter.warning(item)
+            codes.add(item.code)
+        return codes
+
     def _note(self, line: str) -> None:
         if self.debug is not None:
             self.debug(f"{self.label} {line}")
@@ -310,13 +317,11 @@ COMPRESSION = "compression"
 SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
-class Reporter(Protocol):
-    """Where the loop reports; each method is called only for news."""
+class Reporter(Reports, Protocol):
+    """Where the follow loop reports; each method is called only for news."""
 
     def state(self, task: TaskInfo) -> None: ...
-    def warning(self, item: WarningItem) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
     def result(self, outcome: Outcome) -> None: ...
 
 
@@ -330,30 +335,19 @@ def ending_exit_code(end_reason: str | None, *, exit_status: bool) -> int:
 Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join those reported
 
 
+@dataclass(eq=False)
 class Follower(PollLoop):
     """One follow of one task. `run()` reports a result exactly once and returns it."""
 
     label = "follow"
+    reporter: Reporter
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: Reporter,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
-        self.reporter = reporter
+    def __post_init__(self) -> None:
         self.seen: set[RowKey] = set()
         self.seen_uids: set[str] = set()  # durable row ids (`message_uid`) reported
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
         self.held_state: TaskInfo | None = None
-        self.warned: set[str] = set()
         self.gap = False
         self.backlog = True  # the next report is the first: the rows already there
         # (tip, end_reason) seen ended or paused: the next read is the final one, and a read
@@ -379,9 +373,6 @@ class Follower(PollLoop):
 
     def unsettle(self) -> None:
         self.final = None  # a pending --tip may continue the task: no ending yet
-
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def fail(self, err: HermesError) -> Outcome:
         self._release_state()  # the state the follow knew, before its error
@@ -465,7 +456,7 @@ class Follower(PollLoop):
         """Report a cycle: the task's state when it changed (an `ended` one is held), the
         warnings not reported in the cycle before (`gap` every time), then the new rows."""
         self._hold_state()
-        self._warn(warnings)
+        self.warned = self._warn(warnings)
         # --tail cuts only the rows already there at the first read; --role every report
         fresh = self.config.rows.select(self._unreported(), tail=self.backlog)
         self.backlog = False
@@ -483,16 +474,6 @@ class Follower(PollLoop):
             self.held_state = reader.document([]).task
         if self.held_state is not None and self.held_state.state != "ended":
             self._release_state()
-
-    def _warn(self, warnings: Sequence[WarningItem]) -> None:
-        """Each code once per cycle, and only if the cycle before did not report it (but
-        `gap`, reported every time)."""
-        codes: set[str] = set()
-        for item in warnings:
-            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
-                self.reporter.warning(item)
-            codes.add(item.code)
-        self.warned = codes
 
     def _unreported(self) -> list[Row]:
         """The view's rows not seen before, in order, now seen; a durable row (`message_uid`)

@@ -20,8 +20,8 @@ the result) over one `TaskReader` anchored at the parent. Invariants:
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from hermes_task.core.delegations import recover
@@ -31,16 +31,13 @@ from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.api import SharedDetails
-from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollConfig, PollLoop
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollLoop, Reports
 from hermes_task.reading.tasktree import read_history
 
 
-class WatchReporter(Protocol):
+class WatchReporter(Reports, Protocol):
     def task(self, entry: TaskEntry) -> None: ...
     def tasks(self, entries: Sequence[TaskEntry]) -> None: ...
-    def warning(self, item: WarningItem) -> None: ...
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
@@ -56,40 +53,26 @@ class Recheck(Protocol):
     def steady(self) -> bool: ...  # may the watch end on what the last check found?
 
 
+@dataclass(eq=False)
 class Watcher(PollLoop):
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
 
     label = "watch"
+    reporter: WatchReporter
+    _: KW_ONLY
+    resolve: Resolve | None = None
+    recheck: Recheck | None = None
+    shared: SharedDetails | None = None  # one cycle's details (`resolve`, `recheck`): cleared as each starts
+    notes: Callable[[], list[WarningItem]] = list  # the run's own warnings (the store's), once each
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: WatchReporter,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-        resolve: Resolve | None = None,
-        recheck: Recheck | None = None,
-        shared: SharedDetails | None = None,
-        notes: Callable[[], list[WarningItem]] | None = None,
-    ) -> None:
-        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
-        self.reporter = reporter
-        self.resolve = resolve
-        self.recheck = recheck
-        self.notes = notes  # the run's own warnings (the local store's), published once each
+    def __post_init__(self) -> None:
         # Is the task list built from every row the window holds? Only a whole build (resolve
         # included) sets it: a cycle that failed part-way consumes no row (issue 35).
         self.built = False
         self.retried = 0  # cycles since every task was terminal with a child's proof failing
-        self.shared = shared  # one cycle's details (`resolve`, `recheck`): cleared as each starts
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
-        self.warned: set[str] = set()
         self.cycles = 0
         self.changed = False  # did the last cycle change the task list?
 
@@ -109,9 +92,6 @@ class Watcher(PollLoop):
             code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
             return Outcome("ended", "ended", verdict(self.entries), int(code))
         return False
-
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def failed(self, err: HermesError, age: float | None) -> Outcome:
         return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
@@ -171,10 +151,10 @@ class Watcher(PollLoop):
             if not self._fill(known, warnings):
                 warnings.append(warning(WarningCode.gap))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
-        self._publish_warnings(warnings)
+        self.warned |= self._warn(warnings)
         if not fresh and self.built and not any(e.unavailable_reason in RETRYING for e in self.entries):
             changed = self.recheck is not None and self._report(self.recheck.again())
-            self._publish_warnings(self.notes() if self.notes is not None else [])
+            self.warned |= self._warn(self.notes())
             return changed
         # The whole task list from every row held (a failed build consumed nothing).
         self.built = False
@@ -184,12 +164,8 @@ class Watcher(PollLoop):
         if self.resolve is not None:
             entries = self.resolve(messages, entries)
         self.entries, self.built = self.amend(entries), True
-        self._publish_warnings(self.notes() if self.notes is not None else [])
-        for entry in self.entries:
-            key = entry.number or ""
-            if self.known.get(key) != entry:
-                self.known[key] = entry
-                self.reporter.task(entry)
+        self.warned |= self._warn(self.notes())
+        self._report(self.entries)
         return True
 
     def _report(self, entries: list[TaskEntry]) -> bool:
@@ -208,9 +184,7 @@ class Watcher(PollLoop):
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
-            if not block or not known or any(key in known for key in block):
-                return True
-            if window.at_start:
+            if not block or not known or window.at_start or any(key in known for key in block):
                 return True
             self._note(f"fill: read older than {len(block)} new rows")
             result = self.reader.read_older()
@@ -219,11 +193,3 @@ class Watcher(PollLoop):
             if result is None or not result.new_keys:
                 return False
         return False
-
-    def _publish_warnings(self, warnings: Sequence[WarningItem]) -> None:
-        codes: set[str] = set()
-        for item in warnings:
-            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
-                self.reporter.warning(item)
-            codes.add(item.code)
-        self.warned |= codes
