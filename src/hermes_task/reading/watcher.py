@@ -73,7 +73,6 @@ class Watcher(PollLoop):
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
-        self.cycles = 0
         self.changed = False  # did the last cycle change the task list?
 
     # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
@@ -135,7 +134,6 @@ class Watcher(PollLoop):
 
     def _cycle(self) -> bool:
         """One read; True when the task list changed (new rows, or a child's end rechecked)."""
-        self.cycles += 1
         if self.shared is not None:
             self.shared.clear()
         reader = self.reader
