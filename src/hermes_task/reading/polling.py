@@ -1,6 +1,5 @@
-"""The one poll loop of every live command: `follow CHILD`, `recover --watch`, `follow --parent`
-(and the TUI's). Pure of typer and rich: clock, sleep and jitter are parameters, so every
-timing decision is testable with a fake clock.
+"""The one poll loop of every live command (`follow CHILD`, `recover --watch`, `follow --parent`,
+the TUI's). Pure of typer and rich: clock, sleep and jitter are parameters.
 
 `PollLoop.run()` repeats one cycle (the subclass's reads) and owns every rule of pacing,
 failure and ending, written once (issue 35):
@@ -24,15 +23,13 @@ failure and ending, written once (issue 35):
 - Ctrl-C, SIGTERM and SIGHUP (`Interrupted`) end the loop `interrupted`; the result is
   reported exactly once, last, whatever the ending.
 
-`Follower` polls one task until it ends, reporting each row once to a `Reporter` (terminal
-text or NDJSON events); only it decides exits 4, 7 and 9. Invariants:
+`Follower` polls one task until it ends, reporting to a `Reporter` (terminal text or NDJSON
+events); only it decides exits 4, 7 and 9. Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
-  reported at most once, in window order, and only after a cycle finished successfully: rows
-  of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
-  window, which only ever holds rows of verified segments;
-- rows between two reads that share nothing (a `gap`) are filled with older-page reads
-  before the cycle reports, so output stays in order; a gap wider than `MAX_FILL_PAGES`
-  pages is reported as a `gap` warning instead;
+  reported at most once, in window order, and only after a cycle finished successfully, from
+  the reader's window (rows of verified segments only);
+- rows between two reads that share nothing (a `gap`) are filled with older-page reads before
+  the cycle reports, so output stays in order; past `MAX_FILL_PAGES` pages, a `gap` warning;
 - a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
   rows: they are reported while the tip is retried, and the follow does not end meanwhile;
 - the `ended` state is reported after the rows of the final read, right before the result;
@@ -94,14 +91,12 @@ class Outcome(Struct, frozen=True):
 
 @dataclass
 class Streak:
-    """The transient failures in a row: how many, the code of the streak being reported (each
-    streak is reported once), the latest read's failure (None after a good read), and when
-    the current streak of 404s began (for `--start-timeout`)."""
+    """The transient failures in a row."""
 
     failures: int = 0
-    code: Code | None = None
-    last: HermesError | None = None
-    missing_since: float | None = None
+    code: Code | None = None  # the code of the streak being reported (each is reported once)
+    last: HermesError | None = None  # the latest read's failure (None after a good read)
+    missing_since: float | None = None  # when the current streak of 404s began (--start-timeout)
 
     def clear(self) -> None:
         self.failures, self.code, self.last, self.missing_since = 0, None, None, None
@@ -141,13 +136,13 @@ class PollLoop:
     # -- what a subclass gives ---------------------------------------------------------------
 
     def cycle(self) -> HermesError | None:
-        """One cycle's reads. Raises `HermesError` when a read failed; returns a failure that
-        still delivered what was verified (`follow`'s unreadable `--tip`), else None."""
+        """One cycle's reads; raises `HermesError` when one failed. Returns a failure that still
+        delivered what was verified (`follow`'s unreadable `--tip`)."""
         raise NotImplementedError
 
     def settle(self) -> Outcome | bool:
         """After a good cycle: the outcome that ends the run, True for a final read at once,
-        False to wait for the next cycle."""
+        False to wait."""
         raise NotImplementedError
 
     def finishing(self) -> bool:
@@ -223,21 +218,17 @@ class PollLoop:
                 return self._ran_out(streak.last)
 
     def _since(self, streak: Streak, opened: float) -> float | None:
-        """When the streak that `--start-timeout` bounds began: the run's start while no read
-        succeeded yet, else the current streak of 404s (None: no such streak)."""
+        """When the streak `--start-timeout` bounds began: the run's start while no read succeeded
+        yet, else the current streak of 404s' (None: none)."""
         return opened if self.read_at is None else streak.missing_since
 
     def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
-        """The failure that ends the run now: one that outlived `--start-timeout`, or a final
-        read whose retries ran out; else None."""
+        """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
         config = self.config
         since = self._since(streak, opened)
         if since is not None and self.clock() - since >= config.start_timeout:
-            seconds = f"{config.start_timeout:g}s"
-            if err.code is Code.NOT_FOUND:
-                waited = f"still not found after --start-timeout {seconds}"
-            else:
-                waited = f"no read succeeded within --start-timeout {seconds}"
+            why = "still not found after" if err.code is Code.NOT_FOUND else "no read succeeded within"
+            waited = f"{why} --start-timeout {config.start_timeout:g}s"
             detail = f"{err.detail}; {waited}" if err.detail else waited
             return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
         if final and streak.failures > config.final_retries:
@@ -245,12 +236,14 @@ class PollLoop:
         return None
 
     def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """After a failed read: the failure reported when it starts a streak (and on every
-        retry of a final read), and the wait before the next read (every interval for a 404
-        unless final, else backed off), never past `--start-timeout`."""
+        """After a failed read: the failure reported when it starts a streak (and on every retry
+        of a final read), and the wait before the next read, never past `--start-timeout`."""
         config = self.config
         final = self.finishing()
-        delay = None if not final and err.code is Code.NOT_FOUND else self._backoff(streak.failures)
+        delay = None  # every interval for a 404 unless final, else backed off
+        if final or err.code is not Code.NOT_FOUND:
+            backoff = min(config.backoff_cap, config.backoff_base * 2.0 ** (streak.failures - 1))
+            delay = max(config.interval, backoff * (0.5 + 0.5 * self.jitter()))
         if final or err.code is not streak.code:
             self.error(err, retrying=True, delay=delay)
         streak.code = err.code
@@ -262,7 +255,7 @@ class PollLoop:
 
     def _ran_out(self, last: HermesError | None) -> Outcome:
         """`--timeout` ran out: after a failed read, that failure (a final read's:
-        `final_read_failed`) with the age of the last successful read; else the subclass's."""
+        `final_read_failed`) with the last successful read's age; else the subclass's."""
         if last is None:
             return self.timed_out()
         if self.finishing():  # the task ended, but its final read kept failing
@@ -278,12 +271,6 @@ class PollLoop:
         self.error(err, retrying=False, delay=None)
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
         return self.failed(err, age)
-
-    def _backoff(self, failures: int) -> float:
-        """The wait after the `failures`-th transient failure in a row."""
-        config = self.config
-        delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
-        return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
 
     def _wait(self, wait: float, deadline: float | None) -> bool:
         """Sleep `wait` seconds, never past `deadline`; True when the deadline has passed."""
@@ -357,11 +344,11 @@ class Follower(PollLoop):
     # -- the loop's hooks (`PollLoop.run` runs the loop) -----------------------------------
 
     def cycle(self) -> HermesError | None:
-        return self.step().failure
+        return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The task seen ended (or paused on partial history): one final read at once, and
-        the follow ends after a read that saw the same ending again."""
+        """The task seen ended (or paused on partial history): one final read at once; the
+        follow ends after a read that saw the same ending again."""
         seen = self._ending_seen()
         if seen is not None and self.final == seen:
             return self._finished()
@@ -392,8 +379,7 @@ class Follower(PollLoop):
         self.reporter.result(outcome)
 
     def _ending_seen(self) -> tuple[str, str | None] | None:
-        """(tip, end_reason) when the newest verified segment is ended or paused on partial
-        history (compression), else None."""
+        """(tip, end_reason) when the newest verified segment ended or paused (compression)."""
         tip = self.reader.tip
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -401,14 +387,10 @@ class Follower(PollLoop):
 
     # -- one cycle ------------------------------------------------------------------------
 
-    def step(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One cycle outside `run()`: `fetch`, then `deliver`; failures raise `HermesError`."""
-        return self.deliver(self.fetch(probe))
-
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """The reads of one cycle (refresh, older pages to close a gap), reporting nothing:
-        `follow --parent` fetches children side by side (each touching only its own reader),
-        then `deliver`s them in order. `probe`: the tip's detail read just before."""
+        """One cycle's reads (refresh, older pages to close a gap), reporting nothing, so that
+        `follow --parent` fetches children side by side (each on its own reader), then
+        `deliver`s them in order. `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
@@ -426,10 +408,9 @@ class Follower(PollLoop):
         return snap
 
     def _fill(self) -> bool:
-        """Read older pages until the window being paged reaches rows already reported
-        (True), or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False).
-        Across a rotation this reads the previous segment's newest rows (the ones written
-        between the last read and the rotation) unless the new tip's pages include them."""
+        """Read older pages until the window being paged reaches rows already reported (True),
+        or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False). Across a
+        rotation this reads the previous segment's rows written since the last read."""
         if not self.seen:
             return True
         for pages in range(MAX_FILL_PAGES + 1):
@@ -476,8 +457,8 @@ class Follower(PollLoop):
             self._release_state()
 
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row (`message_uid`)
-        reported once whatever the number of its copies."""
+        """The view's rows not seen before, in order, now seen; a durable row once, whatever
+        the number of its copies."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -495,8 +476,8 @@ class Follower(PollLoop):
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state. An `ended` state is held until the follow ends, so that it
-        comes after the rows of the final read: a consumer that stops there loses nothing."""
+        """Report the held state. An `ended` state is held until the follow ends, after the
+        final read's rows: a consumer that stops there loses nothing."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None

@@ -1,16 +1,16 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
-`Watcher` is the cycle of the one poll loop (reading/polling.py: pacing, failures, timeouts and
-the result) over one `TaskReader` anchored at the parent. Invariants:
+`Watcher` is the cycle of the one poll loop (reading/polling.py) over one `TaskReader` anchored
+at the parent. Invariants:
 - the history is read once (the first cycle: every page); each later cycle is one
   `TaskReader.refresh()`, plus older pages only to close a gap back to rows already known (at
-  most `MAX_FILL_PAGES`, else a `gap` warning): never the whole history again;
-- the task list is recomputed only when a cycle brought new rows; in a cycle without,
-  `recheck` (reading/tasktree.py) checks the known tasks' children again, so a child's end
-  is noticed without a parent row; a child proven once is not proven again (`StoreHints.shown`,
-  a check keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each
-  detail once (`shared`); a task is reported when it first appears and when its entry changes,
-  keyed by its `CALL.TASK` number;
+  most `MAX_FILL_PAGES`, else a `gap` warning);
+- the task list is rebuilt only when a cycle brought new rows; in a cycle without, `recheck`
+  (reading/tasktree.py) checks the known tasks' children again, so a child's end is noticed
+  without a parent row; a child proven once is not proven again (`StoreHints.shown`, a check
+  keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each detail
+  once (`shared`); a task is reported when it first appears and when its entry changes, keyed
+  by its `CALL.TASK` number;
 - the watch ends `ended` when there is at least one task, every task is terminal and
   `recheck` is steady (an end it just noticed had its second look);
 - exit 9 only when the last read succeeded and showed a task still running; every task
@@ -77,13 +77,9 @@ class Watcher(PollLoop):
 
     # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
 
-    def cycle(self) -> HermesError | None:
-        self.changed = self._cycle()
-        return None
-
     def settle(self) -> Outcome | bool:
-        """After a good read: the task list when it changed, the subclass's own step, and
-        the ending when every task is terminal and the watch may end."""
+        """After a good read: the task list when it changed, the subclass's step, and the
+        ending when every task is terminal and the watch may end."""
         if self.changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
@@ -128,12 +124,11 @@ class Watcher(PollLoop):
 
     def settled(self) -> bool:
         """Besides every task being terminal, may the watch end? (`recheck`: no end it just
-        noticed still waits for a second look; `follow --parent`: every known child was read
-        to its end.)"""
+        noticed waits for a second look.)"""
         return self.recheck is None or self.recheck.steady()
 
-    def _cycle(self) -> bool:
-        """One read; True when the task list changed (new rows, or a child's end rechecked)."""
+    def cycle(self) -> HermesError | None:
+        """One read; `changed`: the task list changed (new rows, or a child's end rechecked)."""
         if self.shared is not None:
             self.shared.clear()
         reader = self.reader
@@ -151,9 +146,9 @@ class Watcher(PollLoop):
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
         self.warned |= self._warn(warnings)
         if not fresh and self.built and not any(e.unavailable_reason in RETRYING for e in self.entries):
-            changed = self.recheck is not None and self._report(self.recheck.again())
+            self.changed = self.recheck is not None and self._report(self.recheck.again())
             self.warned |= self._warn(self.notes())
-            return changed
+            return None
         # The whole task list from every row held (a failed build consumed nothing).
         self.built = False
         view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
@@ -164,7 +159,8 @@ class Watcher(PollLoop):
         self.entries, self.built = self.amend(entries), True
         self.warned |= self._warn(self.notes())
         self._report(self.entries)
-        return True
+        self.changed = True
+        return None
 
     def _report(self, entries: list[TaskEntry]) -> bool:
         """Tasks found again without new rows: each changed one reported; True when any was."""
@@ -177,8 +173,8 @@ class Watcher(PollLoop):
 
     def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). The warnings of a
-        refresh made while paging join `warnings` (its gap is this cycle's own verdict)."""
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). A refresh's warnings
+        while paging join `warnings` (but its gap: this cycle decides its own)."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
