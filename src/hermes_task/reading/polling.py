@@ -486,8 +486,7 @@ class Follower(PollLoop):
 
     def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
-        state = self.reader.state() if tip is not None else "unknown"
-        return Outcome(ending, state, tip.end_reason if tip else None, code, failure)
+        return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def _finished(self) -> Outcome:
         tip = self.reader.tip

@@ -24,6 +24,7 @@ proof read. A check that fails raises `HermesError`; what earlier checks proved 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, InitVar, dataclass
 from typing import Literal
 
 from msgspec.structs import replace
@@ -57,24 +58,20 @@ MAX_HINT_PATH = 8
 MAX_STORE_CANDIDATES = 100
 
 
+@dataclass(eq=False)
 class LineageProof:
     """The proven lineage of one task, its queue of untrusted candidates, and their sources."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        anchor_id: str,
-        *,
-        tips: Sequence[str] = (),
-        hint: bool = True,
-        store: StoreHints | None = None,
-    ) -> None:
-        self.client = client
-        self.anchor_id = anchor_id
-        self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
-        self.hint = hint
-        self.store = store
-        self.path: tuple[str, ...] = (anchor_id,)
+    client: DashboardAPI
+    anchor_id: str
+    _: KW_ONLY
+    tips: InitVar[Sequence[str]] = ()
+    hint: bool = True
+    store: StoreHints | None = None
+
+    def __post_init__(self, tips: Sequence[str]) -> None:
+        self.pending = list(dict.fromkeys(t for t in tips if t != self.anchor_id))
+        self.path: tuple[str, ...] = (self.anchor_id,)
         self.caps = Capabilities()
         self.candidate = Candidate()
         self.notes: set[str] = set()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -59,26 +60,23 @@ from hermes_task.reading.proof import LineageProof, state_of
 FILL_OLDER = 4
 
 
+@dataclass(eq=False)
 class TaskReader:
     """The read-only controller of one task, anchored at its first durable reference."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        anchor_id: str,
-        *,
-        tips: Sequence[str] = (),
-        hint: bool = True,
-        store: StoreHints | None = None,
-        admit: Callable[[SessionDetail], None] | None = None,
-        shared: SharedDetails | None = None,
-    ) -> None:
-        self.client = client
-        self.anchor_id = anchor_id
-        self.proof = LineageProof(client, anchor_id, tips=tips, hint=hint, store=store)
+    client: DashboardAPI
+    anchor_id: str
+    _: KW_ONLY
+    tips: InitVar[Sequence[str]] = ()
+    hint: InitVar[bool] = True
+    store: InitVar[StoreHints | None] = None
+    # Sees the anchor's first detail before any messages request; may raise.
+    admit: Callable[[SessionDetail], None] | None = None
+    shared: SharedDetails | None = None  # a one-shot run's details (reading/api.py): each read once
+
+    def __post_init__(self, tips: Sequence[str], hint: bool, store: StoreHints | None) -> None:
+        self.proof = LineageProof(self.client, self.anchor_id, tips=tips, hint=hint, store=store)
         self.pager = TipPages(self.proof)
-        self.admit = admit  # sees the anchor's first detail before any messages request; may raise
-        self.shared = shared  # a one-shot run's details (reading/api.py): each read once
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
@@ -132,11 +130,9 @@ class TaskReader:
             newest = self.path[-1]
             if self.tip is None or self.tip.id != newest:
                 self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
-            self.details.update(reader.cache)
             warnings = self._warnings(reader)
-            history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
             failure, self.proof.withdrawn = self.proof.withdrawn, None
-            return Snapshot(warnings=warnings + history, failure=failure)
+            return Snapshot(warnings=warnings, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
@@ -160,10 +156,7 @@ class TaskReader:
             if fresh.end_reason == "compression" and tip.end_reason != "compression" and attempt == 0:
                 continue  # a compression finished during the read: look for the newer segment
             break
-        self.details.update(reader.cache)
-        warnings = self._warnings(reader)  # decides `continues_parent` on the first cycle
-        history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
-        snap.warnings = warnings + history + snap.warnings
+        snap.warnings = self._warnings(reader) + snap.warnings
         return snap
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
@@ -275,6 +268,8 @@ class TaskReader:
         return self.goal
 
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
+        """A cycle's warnings (the first decides `continues_parent`), then the history's."""
+        self.details.update(reader.cache)
         out: list[WarningItem] = []
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
@@ -290,7 +285,7 @@ class TaskReader:
             out.append(warning(WarningCode.bound_reached))
         if self.proof.store is not None:
             out += self.proof.store.warnings()
-        return out
+        return out + history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
 
     def state(self) -> TaskState:
         return "unknown" if self.tip is None else state_of(self.tip)
