@@ -234,9 +234,8 @@ class TaskReader:
             self.earlier.blocked.add(cur.sid)
             return None
         if cur.kind == "first":
-            if cur.sid not in self.details:
-                self.details[cur.sid] = self.client.detail(cur.sid)
-            detail = self.details[cur.sid]
+            detail = self.details.get(cur.sid) or self.client.detail(cur.sid)
+            self.details[cur.sid] = detail
             return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
         return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
 
