@@ -31,8 +31,8 @@ Invariants:
 - the stream ends when every task is terminal by the parent's verdict and every known child
   was read once more after that, or reported unreadable (with `recheck`, `tui`: and the
   recheck is steady); or at `--timeout`;
-- a warning about the setup (`SETUP_WARNINGS`) is reported once per run, as the parent's own;
-  one about a task's history is that task's;
+- a warning about the setup (`SETUP_WARNINGS`), which every child would repeat, is reported
+  once per run as the parent's own; one about a task's history is that task's;
 - `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does; --tail cuts only
   the backlog of the tasks of the parent's first read;
 - with `nest` and `depth` (`tui --recursive`), each proven child's own tasks join the list as
@@ -41,6 +41,7 @@ Invariants:
   their task's (`1.2/1.1`), their children followed in the same budget. A nested task whose
   child is the parent's or another task's is not read again; children of tasks `depth` levels
   down, or past `MAX_CONVERSATIONS` nested watches, are not read (`recover`'s `bound_reached`).
+  The watch ends when the whole tree is terminal.
 """
 
 from __future__ import annotations

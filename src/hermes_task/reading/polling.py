@@ -26,8 +26,9 @@ failure and ending, written once (issue 35):
 `Follower` polls one task until it ends, reporting to a `Reporter` (terminal text or NDJSON
 events); only it decides exits 4, 7 and 9. Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
-  reported at most once, in window order, and only after a cycle finished successfully, from
-  the reader's window (rows of verified segments only);
+  reported at most once, in window order, and only after a cycle finished successfully: rows
+  of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
+  window, which only ever holds rows of verified segments;
 - rows between two reads that share nothing (a `gap`) are filled with older-page reads before
   the cycle reports, so output stays in order; past `MAX_FILL_PAGES` pages, a `gap` warning;
 - a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
