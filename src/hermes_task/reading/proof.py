@@ -393,13 +393,9 @@ class ChildProof(LineageProof):
     """One child's proven lineage and what the last check found, kept across checks."""
 
     def __init__(
-        self,
-        client: DashboardAPI,
-        child_id: str,
-        store: StoreHints,
-        shared: SharedDetails | None = None,
+        self, client: DashboardAPI, child_id: str, store: StoreHints, shared: SharedDetails | None = None
     ) -> None:
-        super().__init__(client, child_id, hint=True, store=store)
+        super().__init__(client, child_id, store=store)
         self.shared = shared  # the run's (or a watch cycle's) details: none is read twice
         self.owned: bool | None = None
         self.state: ChildState | None = None
