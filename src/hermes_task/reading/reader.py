@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
@@ -46,7 +46,7 @@ from hermes_task.core.documents import (
     warning,
 )
 from hermes_task.core.lineage import BoundReached, Cursor, View, compose, cursor
-from hermes_task.core.projection import project
+from hermes_task.core.projection import project, states_goal
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import WarningCode, legacy_warning
 from hermes_task.core.window import MergeResult, Window, advance, merge_anchored, merge_latest, older_request
@@ -255,12 +255,10 @@ class TaskReader:
     def read_goal(self) -> str | None:
         """The task's goal (`TaskInfo.goal`): the root's first user row once the view holds the
         lineage's first row, else one one-row read of the root."""
-        from hermes_task.reading.stream import goal_of  # lazy: stream imports this module
-
         if self.goal is None and not self.continues_parent:
             root = self.path[0]
             if self.cursor().kind == "start":
-                self.goal = goal_of([row for row in self.rows() if row.session_id == root])
+                self.goal = goal_of(row for row in self.rows() if row.session_id == root)
             if self.goal is None:
                 oldest = self.proof.oldest if root == self.anchor_id else None
                 self.goal = read_goal(self.client, root, oldest)
@@ -461,6 +459,11 @@ def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningIte
     """The reported warnings, with the history's own ones as they stand now (one per code)."""
     kept = [w for w in reported if w.code not in HISTORY_CODES]
     return [*kept, *history]
+
+
+def goal_of(rows: Iterable[Row]) -> str | None:
+    """The goal: the first user text row of a segment's first page, or of the lineage's root."""
+    return next((row.text for row in rows if states_goal(row)), None)
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
