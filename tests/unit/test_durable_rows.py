@@ -122,10 +122,10 @@ def test_follow_reports_a_durable_row_once_across_segments() -> None:
     reader = TaskReader(client.client(), X, tips=[Y])
     recorder = Recorder()
     follower = Follower(reader, recorder, PollConfig(interval=1.0), clock=Clock(), sleep=lambda s: None)
-    follower.step()
+    follower.cycle()
     assert [k for k in recorder.row_keys if k in goals] == [copy]
     reader.fill()  # X's own page: the original goal, now the earliest copy held
-    follower.step()
+    follower.cycle()
     assert [k for k in recorder.row_keys if k in goals] == [copy]
     assert expected[1] in recorder.row_keys  # X's other row is new: reported
     assert len(recorder.row_keys) == len(set(recorder.row_keys)) == len(expected)

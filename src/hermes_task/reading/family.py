@@ -1,57 +1,57 @@
 """`follow --parent`: every delegated task's new rows in one stream (pure of typer/rich).
 
 `FamilyFollower` is the watch loop (watcher.py) on the parent plus, after each successful read
-of the parent, its children's turn (a polling.py `Follower` per child). The budget goes where
-rows can appear (issue 29):
+of the parent, its children's turn (a polling.py `Follower` each). The budget goes where rows
+can appear (issue 29):
 
 - a child read once and still running is first *probed*: one exact-id detail read of its
-  newest proven segment. A detail equal to the one its last page was read under (every backend
-  counts a row appended in `message_count`) means no new row, and nothing more is read; a
-  changed one is the next read's own detail read. At most `MAX_PROBES_PER_CYCLE` probes a
-  cycle, in turn beyond that;
-- then at most `MAX_READS_PER_CYCLE` children are read: first those whose probe changed, then
-  those due for a final read, then children never read yet, then those retrying a failure;
-  the rest wait for the next cycle (their probe shows the change again);
+  newest proven segment. One equal to the detail its last page was read under (every backend
+  counts an appended row in `message_count`) means no new row; a changed one is the next
+  read's own detail read. At most `MAX_PROBES_PER_CYCLE` probes a cycle, in turn beyond that;
+- then at most `MAX_READS_PER_CYCLE` children are read: those whose probe changed, then those
+  due for a final read, then those never read, then those retrying a failure; the rest wait
+  for the next cycle (their probe shows the change again);
 - a child seen ended gets its final read at once, in the same cycle, then costs nothing more;
-- probes and reads of different children run side by side (reading/api.py), each child's own
-  reads in order; what they bring is reported in the children's order, by this thread.
+- different children's probes and reads run side by side (reading/api.py), each child's own
+  in order; what they bring is reported in the children's order, by this thread.
 
 So with 50 running children and no new row a cycle makes 53 requests; a row written to any of
-them is read and printed in the next cycle.
+them is printed in the next cycle.
 
 Invariants:
 - a child is read only once its id is known from the parent's task object (the transcript's,
   or the store's proposal assigned over HTTP), as `follow CHILD` reads it, and only after its
-  detail proved it a delegated child of the parent's proven lineage (the reader's gate); a
-  task without one is reported once as unavailable; a store match withdrawn later stops that
+  detail proved it a delegated child of the parent's proven lineage (the reader's gate); a task
+  without one is reported once as unavailable; a store match withdrawn later stops that
   child's stream at once;
 - each child's rows are reported once each, in order, tagged with the task;
 - a child that cannot be read is reported unreadable once, its code the task's `gap`, and is
   no longer read: a final failure at once, a streak of 404s after `start_timeout`, a transient
   failure once the parent's verdict is in and `FINAL_RETRIES` retries failed;
 - the stream ends when every task is terminal by the parent's verdict and every known child
-  was read once more after that, or reported unreadable; or at `--timeout`;
+  was read once more after that, or reported unreadable (with `recheck`, `tui`: and the
+  recheck is steady); or at `--timeout`;
 - a warning about the setup (`SETUP_WARNINGS`), which every child would repeat, is reported
-  once per run as the parent's own; a warning about a task's history is that task's;
-- with `recheck` (`tui`), the tasks are `recover --watch`'s and the stream also waits for the
-  recheck to be steady;
-- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does; --tail cuts the
-  backlog of the tasks of the parent's first read only (a task delegated later is new);
+  once per run as the parent's own; one about a task's history is that task's;
+- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does; --tail cuts only
+  the backlog of the tasks of the parent's first read;
 - with `nest` and `depth` (`tui --recursive`), each proven child's own tasks join the list as
   `recover --recursive` nests them: a `Watcher` of the child's conversation, gated as the
   child's, cycled while its child is read or its tasks are open, its tasks numbered under
-  their task's (`1.2/1.1`) and their children followed in the same budget. A nested task whose
-  child is the parent's or another task's is not read again (cycles end); children of tasks
-  `depth` levels down, or past `MAX_CONVERSATIONS` nested watches, are not read (a
-  `bound_reached` warning, `recover`'s words). The watch ends when the whole tree is terminal.
+  their task's (`1.2/1.1`), their children followed in the same budget. A nested task whose
+  child is the parent's or another task's is not read again; children of tasks `depth` levels
+  down, or past `MAX_CONVERSATIONS` nested watches, are not read (`recover`'s `bound_reached`).
+  The watch ends when the whole tree is terminal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskEntry, TaskInfo, WarningItem, warning
@@ -60,11 +60,11 @@ from hermes_task.core.ui_strings import RECOVER, SETUP_WARNINGS, WarningCode
 from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import HermesError
-from hermes_task.reading.api import SharedDetails, gather
+from hermes_task.reading.api import gather
 from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
 from hermes_task.reading.tasktree import MAX_CONVERSATIONS
-from hermes_task.reading.watcher import Recheck, Resolve, Watcher, WatchReporter
+from hermes_task.reading.watcher import Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
@@ -83,7 +83,7 @@ class Nested(Struct):
     watch: Watcher
     mark: object = None  # the child's newest row when `watch` last read: a new one reads again
     done: bool = False  # failed for good: its tasks stay as last read
-    streak: Streak = field(default_factory=Streak)
+    streak: Streak = msgspec.field(default_factory=Streak)
 
     def quiet(self, mark: object) -> bool:
         """Nothing to read: read once, its tasks terminal and settled, no row since."""
@@ -92,55 +92,26 @@ class Nested(Struct):
         return self.done or (watch.built and closed and mark == self.mark)
 
 
+@dataclass(eq=False)
 class FamilyFollower(Watcher):
     """The parent's watch, plus its children's rows."""
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: FamilyReporter,
-        config: PollConfig,
-        open_child: OpenChild,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float],
-        debug: Callable[[str], None] | None = None,
-        resolve: Resolve | None = None,
-        recheck: Recheck | None = None,
-        shared: SharedDetails | None = None,
-        notes: Callable[[], list[WarningItem]] | None = None,
-        probes: int = MAX_PROBES_PER_CYCLE,
-        reads: int = MAX_READS_PER_CYCLE,
-        rows: RowFilter | None = None,
-        nest: Nest | None = None,
-        depth: int = 0,
-    ) -> None:
-        super().__init__(
-            reader,
-            reporter,
-            config,
-            clock=clock,
-            sleep=sleep,
-            jitter=jitter,
-            debug=debug,
-            resolve=resolve,
-            recheck=recheck,
-            shared=shared,
-            notes=notes,
-        )
-        self.family = reporter
-        self.open_child = open_child  # a reader for a child id, gated on the parent's segments
-        self.probes = probes
-        self.reads = reads
+    reporter: FamilyReporter
+    open_child: OpenChild  # a reader for a child id, gated on the parent's segments
+    _: KW_ONLY
+    probes: int = MAX_PROBES_PER_CYCLE
+    reads: int = MAX_READS_PER_CYCLE
+    rows: RowFilter = field(default_factory=RowFilter)
+    nest: Nest | None = None
+    depth: int = 0  # levels of nested tasks (0: none; with `nest` only)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         self.children: dict[str, Child] = {}
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
-        self.rows = rows or RowFilter()
         self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
-        self.nest = nest
-        self.depth = depth if nest is not None else 0  # levels of nested tasks (0: none)
         self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
         self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
@@ -182,7 +153,7 @@ class FamilyFollower(Watcher):
             if child_id is None:
                 if key not in self.listed:
                     self.listed.add(key)
-                    self.family.unavailable(entry)
+                    self.reporter.unavailable(entry)
                 continue
             if child is None:
                 if self.gaps.get(key, ("", ""))[0] == child_id:
@@ -191,7 +162,7 @@ class FamilyFollower(Watcher):
                 if parents is None or ("/" in key and self._visited(key, child_id)):
                     continue  # its conversation is read elsewhere (recover --recursive's rule)
                 reader = self.open_child(child_id, parents)
-                tagged = Tagged(self.family, entry, self._setup_warning)
+                tagged = Tagged(self.reporter, entry, self._setup_warning)
                 rows = self.rows if key in first else RowFilter(self.rows.roles)
                 config = PollConfig(rows=rows)
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
@@ -217,8 +188,8 @@ class FamilyFollower(Watcher):
         return sid in self.reader.path or any(c.sid == sid for k, c in self.children.items() if k != key)
 
     def _nest(self) -> None:
-        """Each proven child's own tasks: opened once its child was read, read again while
-        it may change, joined to the list (module doc); the changed ones reported."""
+        """Each proven child's own tasks (module doc): opened once its child was read, read
+        again while they may change; the changed ones reported."""
         for key, child in self.children.items():
             nested = self.nested.get(key)
             if not child.read or (nested is not None and nested.sid == child.sid):
@@ -251,8 +222,8 @@ class FamilyFollower(Watcher):
         self._report(self.amend(self.entries))
 
     def _unnested(self) -> bool:
-        """Has a proven child's own task list never been read (nor left to a bound)? Until
-        it is, the tree's verdict is not in: no child's final read, no ending."""
+        """Has a proven child's own task list never been read (nor left to a bound)? Until it
+        is, the tree's verdict is not in: no child's final read, no ending."""
         nested = self.nested
         return bool(self.depth) and any(
             c.read
@@ -388,8 +359,7 @@ class FamilyFollower(Watcher):
                 self.reporter.task(amended)
 
     def settled(self) -> bool:
-        """Every known child read to its end (and, with `recheck`, no end just noticed), every
-        nested watch quiet."""
+        """Every known child read to its end, every nested watch quiet (and `recheck` steady)."""
         children = self.children
         return (
             super().settled()
@@ -409,26 +379,15 @@ class FamilyReporter(WatchReporter, Protocol):
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None: ...
 
 
+@dataclass(eq=False)
 class Tagged:
     """A `follow.Reporter` for one child: its rows and news, tagged with the task (and, with
     `tui --recursive`, the `WatchReporter` of the child's own tasks' watch: its warnings and
     errors are the task's, its tasks reported by the family's list)."""
 
-    def __init__(
-        self, reporter: FamilyReporter, entry: TaskEntry, setup: Callable[[WarningItem], None]
-    ) -> None:
-        self.reporter = reporter
-        self.entry = entry
-        self.setup = setup  # a warning about the setup: once per run, not per task
-
-    def state(self, task: TaskInfo) -> None:
-        pass
-
-    def task(self, entry: TaskEntry) -> None:
-        pass
-
-    def tasks(self, entries: Sequence[TaskEntry]) -> None:
-        pass
+    reporter: FamilyReporter
+    entry: TaskEntry
+    setup: Callable[[WarningItem], None]  # a warning about the setup: once per run, not per task
 
     def warning(self, item: WarningItem) -> None:
         if item.code in SETUP_WARNINGS:
@@ -442,8 +401,11 @@ class Tagged:
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.child_error(self.entry, error, retrying=retrying)
 
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry] = ()) -> None:
-        pass
+    # The family reports the state, the tasks and the result itself.
+    def state(self, task: TaskInfo) -> None: ...
+    def task(self, entry: TaskEntry) -> None: ...
+    def tasks(self, entries: Sequence[TaskEntry]) -> None: ...
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry] = ()) -> None: ...
 
 
 class Child(Struct):
@@ -453,13 +415,13 @@ class Child(Struct):
     done: bool = False
     final: bool = False  # the parent's verdict is in: one more read, then done
     ended: tuple[str, str | None] | None = None  # (tip, end_reason) seen ended: one more read
-    streak: Streak = field(default_factory=Streak)  # the transient failures in a row
+    streak: Streak = msgspec.field(default_factory=Streak)  # the transient failures in a row
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
-        """Is a probe what decides this child's next read (read before, running, no final
-        read due, no failure to retry)? Not while its newest segment ended by compression with
-        nothing newer proven: the newer segment is another session, found only by a read."""
+        """Does a probe decide this child's next read (read before, running, no final read due,
+        no failure to retry)? Not while its newest segment ended by compression with nothing
+        newer proven: the newer segment is another session, found only by a read."""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
         return (

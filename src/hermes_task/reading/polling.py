@@ -1,9 +1,8 @@
-"""The one poll loop of every live command: `follow CHILD`, `recover --watch`, `follow --parent`
-(and the TUI, which runs `follow --parent`'s loop). Pure of typer and rich: clock, sleep and
-jitter are parameters, so every timing decision is testable with a fake clock.
+"""The one poll loop of every live command (`follow CHILD`, `recover --watch`, `follow --parent`,
+the TUI's). Pure of typer and rich: clock, sleep and jitter are parameters.
 
-`PollLoop.run()` repeats one cycle (`cycle()`: the subclass's reads) and owns every rule of
-pacing, failure and ending, written once (issue 35):
+`PollLoop.run()` repeats one cycle (the subclass's reads) and owns every rule of pacing,
+failure and ending, written once (issue 35):
 
 - a cycle every `interval` seconds from the cycle's start; one request flight at a time on
   the loop's own reader;
@@ -12,9 +11,9 @@ pacing, failure and ending, written once (issue 35):
   the wait after it is every interval for a 404, else backed off from `backoff_base` by
   doubling up to `backoff_cap`, scaled by a jitter factor in [0.5, 1), never shorter than one
   `interval`; any other failure is final;
-- `--start-timeout` has one meaning everywhere: a loop none of whose reads succeeded yet, or a
-  streak of 404s, ends after `start_timeout` seconds with that failure's own code (a typo or a
-  dashboard that is down never waits out `--timeout`, nor forever without one);
+- `--start-timeout`: a loop none of whose reads succeeded yet, or a streak of 404s, ends after
+  `start_timeout` seconds with that failure's own code (a typo or a dashboard that is down
+  never waits out `--timeout`, nor forever without one);
 - a final read (`settle()` asked for one: the newest verified segment seen ended by anything
   but "compression", or paused on partial history, which ends `partial_history`, exit 9) that
   keeps failing ends the loop `final_read_failed` after `final_retries` retries;
@@ -24,17 +23,14 @@ pacing, failure and ending, written once (issue 35):
 - Ctrl-C, SIGTERM and SIGHUP (`Interrupted`) end the loop `interrupted`; the result is
   reported exactly once, last, whatever the ending.
 
-`Follower`, the follow loop: poll one task until it ends, reporting each row once to a
-`Reporter` (terminal text or NDJSON events). `ending_exit_code` is 0 for a task that closed
-itself (`agent_close`), or for any ending without `--exit-status`; 8 otherwise. Only the
-follow loop decides 4, 7 and 9. Invariants:
+`Follower` polls one task until it ends, reporting to a `Reporter` (terminal text or NDJSON
+events); only it decides exits 4, 7 and 9. Invariants:
 - a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
   reported at most once, in window order, and only after a cycle finished successfully: rows
   of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
   window, which only ever holds rows of verified segments;
-- rows between two reads that share nothing (a `gap`) are filled with older-page reads
-  before the cycle reports, so output stays in order; a gap wider than `MAX_FILL_PAGES`
-  pages is reported as a `gap` warning instead;
+- rows between two reads that share nothing (a `gap`) are filled with older-page reads before
+  the cycle reports, so output stays in order; past `MAX_FILL_PAGES` pages, a `gap` warning;
 - a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
   rows: they are reported while the tip is retried, and the follow does not end meanwhile;
 - the `ended` state is reported after the rows of the final read, right before the result;
@@ -47,9 +43,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, Protocol
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TaskInfo, TaskState, WarningItem, warning
@@ -78,7 +76,7 @@ class PollConfig(Struct, frozen=True):
     final_retries: int = FINAL_RETRIES
     backoff_base: float = BACKOFF_BASE
     backoff_cap: float = BACKOFF_CAP
-    rows: RowFilter = field(default_factory=RowFilter)  # --role; --tail: of the rows at the first read
+    rows: RowFilter = msgspec.field(default_factory=RowFilter)  # --role; --tail: of the first read's rows
 
 
 class Outcome(Struct, frozen=True):
@@ -92,19 +90,16 @@ class Outcome(Struct, frozen=True):
     last_read_age: float | None = None  # seconds since the last successful read, on a failure
 
 
+@dataclass
 class Streak:
-    """The transient failures in a row: how many, the code whose streak is being reported
-    (each streak is reported once), the latest read's failure (None after a good read), and
-    when the current streak of 404s began (for `--start-timeout`)."""
+    """The transient failures in a row."""
 
-    def __init__(self) -> None:
-        self.failures = 0
-        self.code: Code | None = None
-        self.last: HermesError | None = None
-        self.missing_since: float | None = None
+    failures: int = 0
+    code: Code | None = None  # the code of the streak being reported (each is reported once)
+    last: HermesError | None = None  # the latest read's failure (None after a good read)
+    missing_since: float | None = None  # when the current streak of 404s began (--start-timeout)
 
     def clear(self) -> None:
-        """A read succeeded: no streak."""
         self.failures, self.code, self.last, self.missing_since = 0, None, None, None
 
     def count(self, err: HermesError, started: float) -> None:
@@ -116,39 +111,39 @@ class Streak:
             self.missing_since = started
 
 
+class Reports(Protocol):
+    """What every loop reports to, besides its own news."""
+
+    def warning(self, item: WarningItem) -> None: ...
+    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
+
+
+@dataclass(eq=False)
 class PollLoop:
     """The loop (module doc) over one `TaskReader`; subclasses give the cycle and the endings."""
 
     label: ClassVar[str]  # the first word of each --debug line
-
-    def __init__(
-        self,
-        reader: TaskReader,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-    ) -> None:
-        self.reader = reader
-        self.config = config
-        self.clock = clock
-        self.sleep = sleep
-        self.jitter = jitter
-        self.debug = debug
-        self.read_at: float | None = None  # when the last successful read ended
+    reader: TaskReader
+    reporter: Reports
+    config: PollConfig
+    _: KW_ONLY
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    jitter: Callable[[], float] = random.random
+    debug: Callable[[str], None] | None = None
+    read_at: float | None = field(default=None, init=False)  # when the last successful read ended
+    warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
 
     # -- what a subclass gives ---------------------------------------------------------------
 
     def cycle(self) -> HermesError | None:
-        """One cycle's reads. Raises `HermesError` when a read failed; returns a failure that
-        still delivered what was verified (`follow`'s unreadable `--tip`), else None."""
+        """One cycle's reads; raises `HermesError` when one failed. Returns a failure that still
+        delivered what was verified (`follow`'s unreadable `--tip`)."""
         raise NotImplementedError
 
     def settle(self) -> Outcome | bool:
         """After a good cycle: the outcome that ends the run, True for a final read at once,
-        False to wait for the next cycle."""
+        False to wait."""
         raise NotImplementedError
 
     def finishing(self) -> bool:
@@ -159,7 +154,7 @@ class PollLoop:
         """A cycle delivered but failed part-way (an unreadable `--tip`): no ending yet."""
 
     def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        raise NotImplementedError
+        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def failed(self, err: HermesError, age: float | None) -> Outcome:
         """The outcome of a final failure (its error already reported)."""
@@ -173,6 +168,9 @@ class PollLoop:
         """Report the result (exactly once, last)."""
         raise NotImplementedError
 
+    def interrupted(self, outcome: Outcome) -> Outcome:
+        return outcome
+
     # -- the loop ----------------------------------------------------------------------------
 
     def run(self) -> Outcome:
@@ -183,10 +181,6 @@ class PollLoop:
             outcome = self.interrupted(outcome)
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
         self.finish(outcome)
-        return outcome
-
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        """The outcome of an interrupted run (a follow names the task's state)."""
         return outcome
 
     def _loop(self) -> Outcome:
@@ -225,21 +219,17 @@ class PollLoop:
                 return self._ran_out(streak.last)
 
     def _since(self, streak: Streak, opened: float) -> float | None:
-        """When the streak that `--start-timeout` bounds began: the run's start while no read
-        succeeded yet, else the current streak of 404s (None: no such streak)."""
+        """When the streak `--start-timeout` bounds began: the run's start while no read succeeded
+        yet, else the current streak of 404s' (None: none)."""
         return opened if self.read_at is None else streak.missing_since
 
     def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
-        """The failure that ends the run now: one that outlived `--start-timeout`, or a final
-        read whose retries ran out; else None."""
+        """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
         config = self.config
         since = self._since(streak, opened)
         if since is not None and self.clock() - since >= config.start_timeout:
-            seconds = f"{config.start_timeout:g}s"
-            if err.code is Code.NOT_FOUND:
-                waited = f"still not found after --start-timeout {seconds}"
-            else:
-                waited = f"no read succeeded within --start-timeout {seconds}"
+            why = "still not found after" if err.code is Code.NOT_FOUND else "no read succeeded within"
+            waited = f"{why} --start-timeout {config.start_timeout:g}s"
             detail = f"{err.detail}; {waited}" if err.detail else waited
             return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
         if final and streak.failures > config.final_retries:
@@ -247,12 +237,14 @@ class PollLoop:
         return None
 
     def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """After a failed read: the failure reported when it starts a streak (and on every
-        retry of a final read), and the wait before the next read (every interval for a 404
-        unless final, else backed off), never past `--start-timeout`."""
+        """After a failed read: the failure reported when it starts a streak (and on every retry
+        of a final read), and the wait before the next read, never past `--start-timeout`."""
         config = self.config
         final = self.finishing()
-        delay = None if not final and err.code is Code.NOT_FOUND else self._backoff(streak.failures)
+        delay = None  # every interval for a 404 unless final, else backed off
+        if final or err.code is not Code.NOT_FOUND:
+            backoff = min(config.backoff_cap, config.backoff_base * 2.0 ** (streak.failures - 1))
+            delay = max(config.interval, backoff * (0.5 + 0.5 * self.jitter()))
         if final or err.code is not streak.code:
             self.error(err, retrying=True, delay=delay)
         streak.code = err.code
@@ -264,7 +256,7 @@ class PollLoop:
 
     def _ran_out(self, last: HermesError | None) -> Outcome:
         """`--timeout` ran out: after a failed read, that failure (a final read's:
-        `final_read_failed`) with the age of the last successful read; else the subclass's."""
+        `final_read_failed`) with the last successful read's age; else the subclass's."""
         if last is None:
             return self.timed_out()
         if self.finishing():  # the task ended, but its final read kept failing
@@ -281,12 +273,6 @@ class PollLoop:
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
         return self.failed(err, age)
 
-    def _backoff(self, failures: int) -> float:
-        """The wait after the `failures`-th transient failure in a row."""
-        config = self.config
-        delay = min(config.backoff_cap, config.backoff_base * 2.0 ** (failures - 1))
-        return max(config.interval, delay * (0.5 + 0.5 * self.jitter()))
-
     def _wait(self, wait: float, deadline: float | None) -> bool:
         """Sleep `wait` seconds, never past `deadline`; True when the deadline has passed."""
         if deadline is not None:
@@ -294,6 +280,15 @@ class PollLoop:
         self._note(f"wait {wait:.2f}s")
         self.sleep(wait)
         return deadline is not None and self.clock() >= deadline
+
+    def _warn(self, warnings: Sequence[WarningItem]) -> set[str]:
+        """Report each code once, unless `warned` has it (but `gap`, every time); its codes."""
+        codes: set[str] = set()
+        for item in warnings:
+            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
+                self.reporter.warning(item)
+            codes.add(item.code)
+        return codes
 
     def _note(self, line: str) -> None:
         if self.debug is not None:
@@ -310,13 +305,11 @@ COMPRESSION = "compression"
 SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
-class Reporter(Protocol):
-    """Where the loop reports; each method is called only for news."""
+class Reporter(Reports, Protocol):
+    """Where the follow loop reports; each method is called only for news."""
 
     def state(self, task: TaskInfo) -> None: ...
-    def warning(self, item: WarningItem) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
     def result(self, outcome: Outcome) -> None: ...
 
 
@@ -330,30 +323,19 @@ def ending_exit_code(end_reason: str | None, *, exit_status: bool) -> int:
 Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join those reported
 
 
+@dataclass(eq=False)
 class Follower(PollLoop):
     """One follow of one task. `run()` reports a result exactly once and returns it."""
 
     label = "follow"
+    reporter: Reporter
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: Reporter,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
-        self.reporter = reporter
+    def __post_init__(self) -> None:
         self.seen: set[RowKey] = set()
         self.seen_uids: set[str] = set()  # durable row ids (`message_uid`) reported
         self.abandoned: set[RowKey] = set()
         self.last_state: tuple[object, ...] | None = None
         self.held_state: TaskInfo | None = None
-        self.warned: set[str] = set()
         self.gap = False
         self.backlog = True  # the next report is the first: the rows already there
         # (tip, end_reason) seen ended or paused: the next read is the final one, and a read
@@ -363,11 +345,11 @@ class Follower(PollLoop):
     # -- the loop's hooks (`PollLoop.run` runs the loop) -----------------------------------
 
     def cycle(self) -> HermesError | None:
-        return self.step().failure
+        return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The task seen ended (or paused on partial history): one final read at once, and
-        the follow ends after a read that saw the same ending again."""
+        """The task seen ended (or paused on partial history): one final read at once; the
+        follow ends after a read that saw the same ending again."""
         seen = self._ending_seen()
         if seen is not None and self.final == seen:
             return self._finished()
@@ -379,9 +361,6 @@ class Follower(PollLoop):
 
     def unsettle(self) -> None:
         self.final = None  # a pending --tip may continue the task: no ending yet
-
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def fail(self, err: HermesError) -> Outcome:
         self._release_state()  # the state the follow knew, before its error
@@ -401,8 +380,7 @@ class Follower(PollLoop):
         self.reporter.result(outcome)
 
     def _ending_seen(self) -> tuple[str, str | None] | None:
-        """(tip, end_reason) when the newest verified segment is ended or paused on partial
-        history (compression), else None."""
+        """(tip, end_reason) when the newest verified segment ended or paused (compression)."""
         tip = self.reader.tip
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -410,14 +388,10 @@ class Follower(PollLoop):
 
     # -- one cycle ------------------------------------------------------------------------
 
-    def step(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One cycle outside `run()`: `fetch`, then `deliver`; failures raise `HermesError`."""
-        return self.deliver(self.fetch(probe))
-
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """The reads of one cycle (refresh, older pages to close a gap), reporting nothing:
-        `follow --parent` fetches children side by side (each touching only its own reader),
-        then `deliver`s them in order. `probe`: the tip's detail read just before."""
+        """One cycle's reads (refresh, older pages to close a gap), reporting nothing, so that
+        `follow --parent` fetches children side by side (each on its own reader), then
+        `deliver`s them in order. `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
@@ -435,10 +409,9 @@ class Follower(PollLoop):
         return snap
 
     def _fill(self) -> bool:
-        """Read older pages until the window being paged reaches rows already reported
-        (True), or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False).
-        Across a rotation this reads the previous segment's newest rows (the ones written
-        between the last read and the rotation) unless the new tip's pages include them."""
+        """Read older pages until the window being paged reaches rows already reported (True),
+        or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False). Across a
+        rotation this reads the previous segment's rows written since the last read."""
         if not self.seen:
             return True
         for pages in range(MAX_FILL_PAGES + 1):
@@ -465,7 +438,7 @@ class Follower(PollLoop):
         """Report a cycle: the task's state when it changed (an `ended` one is held), the
         warnings not reported in the cycle before (`gap` every time), then the new rows."""
         self._hold_state()
-        self._warn(warnings)
+        self.warned = self._warn(warnings)
         # --tail cuts only the rows already there at the first read; --role every report
         fresh = self.config.rows.select(self._unreported(), tail=self.backlog)
         self.backlog = False
@@ -484,19 +457,9 @@ class Follower(PollLoop):
         if self.held_state is not None and self.held_state.state != "ended":
             self._release_state()
 
-    def _warn(self, warnings: Sequence[WarningItem]) -> None:
-        """Each code once per cycle, and only if the cycle before did not report it (but
-        `gap`, reported every time)."""
-        codes: set[str] = set()
-        for item in warnings:
-            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
-                self.reporter.warning(item)
-            codes.add(item.code)
-        self.warned = codes
-
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row (`message_uid`)
-        reported once whatever the number of its copies."""
+        """The view's rows not seen before, in order, now seen; a durable row once, whatever
+        the number of its copies."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -514,8 +477,8 @@ class Follower(PollLoop):
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state. An `ended` state is held until the follow ends, so that it
-        comes after the rows of the final read: a consumer that stops there loses nothing."""
+        """Report the held state. An `ended` state is held until the follow ends, after the
+        final read's rows: a consumer that stops there loses nothing."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None
@@ -524,8 +487,7 @@ class Follower(PollLoop):
 
     def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
-        state = self.reader.state() if tip is not None else "unknown"
-        return Outcome(ending, state, tip.end_reason if tip else None, code, failure)
+        return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def _finished(self) -> Outcome:
         tip = self.reader.tip

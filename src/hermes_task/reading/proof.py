@@ -10,23 +10,21 @@ assumed and checked on the adopted segment's first page (`_rewrites_source`).
 
 Candidates come from `--tip` (explicit: a failure is reported), the dashboard's
 `/latest-descendant` hint and the local store's compression continuations (proposals: a
-failure is ignored, the store's named on `--debug`). Forks are never resolved by recency:
-every source is asked about every segment of the path that ended by compression (`settle`),
-and two proven continuations of one segment are `fork_ambiguous`. A segment is asked once it
-has a proven successor (`settled`); the newest one is asked again on every refresh while it
-stays compressed with nothing newer proven. The store's candidates are bounded
-(`MAX_STORE_CANDIDATES` per refresh).
+failure is ignored, the store's named on `--debug`; at most `MAX_STORE_CANDIDATES` per
+refresh). Forks are never resolved by recency: every source is asked about every segment of
+the path that ended by compression (`settle`), and two proven continuations of one segment are
+`fork_ambiguous`. A segment is asked until it has a proven successor (`settled`).
 
 `ChildProof` is what `recover` and `recover --watch` know of a task's child without reading
 its rows: ownership once (reading/hints.py; a child that fails is never read again), then the
-lineage to the newest segment and that segment's state, then the usage of the proven lineage
-from the details the proof read (none is read for usage alone). A check that fails raises
-`HermesError`; what earlier checks proved is kept.
+lineage to the newest segment, its state, and the proven lineage's usage from the details the
+proof read. A check that fails raises `HermesError`; what earlier checks proved is kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, InitVar, dataclass
 from typing import Literal
 
 from msgspec.structs import replace
@@ -60,25 +58,20 @@ MAX_HINT_PATH = 8
 MAX_STORE_CANDIDATES = 100
 
 
+@dataclass(eq=False)
 class LineageProof:
-    """The proven lineage of one task, its queue of untrusted candidates, and every source of
-    candidates asked about it."""
+    """The proven lineage of one task, its queue of untrusted candidates, and their sources."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        anchor_id: str,
-        *,
-        tips: Sequence[str] = (),
-        hint: bool = True,
-        store: StoreHints | None = None,
-    ) -> None:
-        self.client = client
-        self.anchor_id = anchor_id
-        self.pending = list(dict.fromkeys(t for t in tips if t != anchor_id))
-        self.hint = hint
-        self.store = store
-        self.path: tuple[str, ...] = (anchor_id,)
+    client: DashboardAPI
+    anchor_id: str
+    _: KW_ONLY
+    tips: InitVar[Sequence[str]] = ()
+    hint: bool = True
+    store: StoreHints | None = None
+
+    def __post_init__(self, tips: Sequence[str]) -> None:
+        self.pending = list(dict.fromkeys(t for t in tips if t != self.anchor_id))
+        self.path: tuple[str, ...] = (self.anchor_id,)
         self.caps = Capabilities()
         self.candidate = Candidate()
         self.notes: set[str] = set()
@@ -101,12 +94,11 @@ class LineageProof:
         return not self.caps.order
 
     def _rewrites_source(self, child: SessionDetail) -> bool:
-        """Does this backend's rotation turn `tool` into `subagent`? Backends that merge a
-        continuation's ancestors into its pages copy the parent's source instead. What an
-        answer showed decides; the anchor (the task itself) may show it with one oldest-first
-        row. Any other child is not proven yet, so none of its rows is read: the rule is
-        assumed (`assumed`) and decided by `rule_holds` once the segment is adopted, before
-        any row of it is used."""
+        """Does this backend's rotation turn `tool` into `subagent`? (Backends that merge a
+        continuation's ancestors into its pages copy the parent's source instead.) What an
+        answer showed decides; the anchor may show it with one oldest-first row. Any other
+        child is not proven yet, so none of its rows is read: the rule is assumed (`assumed`)
+        and decided by `rule_holds` once the segment is adopted, before any row of it is used."""
         known = self.caps.source_rewrite
         if known is not None:
             return known
@@ -117,8 +109,8 @@ class LineageProof:
         return self.caps.ancestors_merged is False
 
     def _first_row_shows(self, sid: str) -> None:
-        """Learn whether the backend merges ancestors from the oldest row of segment `sid`
-        (a proven one): another session's row shows merging, its own shows none."""
+        """Learn whether the backend merges ancestors from the proven segment `sid`'s oldest row:
+        another session's row shows merging, its own shows none."""
         page = self.client.messages(sid, offset=0, limit=1, order="oldest")
         self.caps.learn(page)
         if page.session_id == sid and page.messages and self.caps.ancestors_merged is None:
@@ -133,21 +125,20 @@ class LineageProof:
         return proof, self._assuming
 
     def truncate(self, path: tuple[str, ...]) -> None:
-        """Keep only `path` (a prefix of the proven path): its newest segment is asked about
-        its continuations again."""
+        """Keep only `path` (a prefix of the proven path); its newest segment is asked again."""
         self.path = path
         self.settled &= set(path[:-1])
         self.hinted &= set(path[:-1])
         self.assumed &= set(path)
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
-        """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the
-        newest page of the proven tip (`rows`, read from its start when `exhausted`) is
-        merged. A continuation's page (not `tool`: merging skips those) carrying earlier
-        segments' rows shows a backend that copies the source; one read from its start with
-        only its own rows shows one that does not merge; otherwise one oldest-first row of
-        the first adopted segment that relied on the rule decides. Refuted, the path is cut
-        before that segment (`withdrawn`; False: read the new tip's page)."""
+        """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the proven
+        tip's newest page (`rows`, read from its start when `exhausted`) is merged: a
+        continuation's page (not `tool`: merging skips those) with earlier segments' rows shows
+        a backend that copies the source; one read from its start with only its own rows, one
+        that does not merge; else one oldest-first row of the first segment adopted on the rule
+        decides. Refuted, the path is cut before that segment (`withdrawn`; False: read the new
+        tip's page)."""
         if not self.assumed:
             return True
         own = bool(rows) and all(m.session_id == tip.id for m in rows)
@@ -225,10 +216,9 @@ class LineageProof:
             self.store.say(f"store: continuation candidate ignored ({reason})")
 
     def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool | None:
-        """Does the anchor itself continue an earlier segment (a cold open of a later one)?
-        One extra exact-id, profile-checked read of the parent's metadata, and only when the
-        anchor names no direct-parent marker; never the parent's messages. None: not known,
-        the read budget was spent before the parent could be read."""
+        """Does the anchor itself continue an earlier segment (a cold open of a later one)? One
+        exact-id, profile-checked read of the parent's detail (never its messages), only when
+        the anchor names no direct-parent marker. None: the read budget ran out first."""
         parent_id = anchor.parent_session_id
         try:
             markers = parse_model_config(anchor) or {}
@@ -252,9 +242,8 @@ class LineageProof:
         return continues_parent(anchor, parent, rewrites_source=self._rewrites_source)
 
     def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
-        """Accept a messages answer for another session only as a proven newer segment of
-        this branch (the path's new tip); anything else is an identity mismatch. A proof
-        stopped by a bound raises `BoundReached`: not known, so nothing of it is used."""
+        """Accept a messages answer for another session only as a proven newer segment of this
+        branch (the path's new tip), else an identity mismatch; a bound raises `BoundReached`."""
         if not is_valid_id(sid):
             raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
         if reader(self.path[-1]).end_reason != "compression":
@@ -295,9 +284,9 @@ class LineageProof:
         return self.settle(reader) or failure
 
     def settle(self, reader: DetailReader) -> HermesError | None:
-        """Ask the hint and the store about each segment of the path that ended by
-        compression and is not settled yet, oldest first: a proposal that extends the path
-        is adopted, one that proves on another branch is a fork."""
+        """Ask the hint and the store about each unsettled segment of the path that ended by
+        compression, oldest first: a proposal extending the path is adopted, one proven on
+        another branch is a fork."""
         hints = [self.hint]  # turned off for this refresh when the route does not answer
         budget = [MAX_STORE_CANDIDATES]
         while True:
@@ -323,9 +312,8 @@ class LineageProof:
             raise
         answer = hint.session_id
         if answer == sid and sid != self.path[-1]:
-            # It names no continuation of a segment that has a proven one: this backend's hint
-            # does not follow this chain (iot: delegated and `tool` chains), so asking it
-            # about the later segments would say the same.
+            # No continuation of a segment that has a proven one: this backend's hint does not
+            # follow this chain (iot: delegated and `tool` chains); later segments say the same.
             self.hinted.update(self.path)
             return None
         if answer == sid or not is_valid_id(answer):
@@ -336,11 +324,10 @@ class LineageProof:
         return fork
 
     def _hint_path(self, reader: DetailReader, hint: LatestDescendant, asked: str) -> HermesError | None:
-        """Prove the hint's answer, or the segments its `path` names after the newest
-        verified one (0.19's hint follows any child, so the answer may be a grandchild that
-        fails the proof), newest first within one proof walk of the verified path, at most
-        `MAX_HINT_PATH` of them; each one proven brings the answer closer, so it is tried
-        again from there. Nothing unproven is ever adopted."""
+        """Prove the hint's answer, or the segments its `path` names after the newest verified
+        one (0.19's hint follows any child, so the answer may be a grandchild that fails the
+        proof), newest first within one proof walk, at most `MAX_HINT_PATH`; each one proven
+        brings the answer closer, so it is tried again from there."""
         answer, path = hint.session_id, list(hint.path)
         tried: set[str] = set()
         for _ in range(MAX_HINT_PATH):
@@ -406,13 +393,9 @@ class ChildProof(LineageProof):
     """One child's proven lineage and what the last check found, kept across checks."""
 
     def __init__(
-        self,
-        client: DashboardAPI,
-        child_id: str,
-        store: StoreHints,
-        shared: SharedDetails | None = None,
+        self, client: DashboardAPI, child_id: str, store: StoreHints, shared: SharedDetails | None = None
     ) -> None:
-        super().__init__(client, child_id, hint=True, store=store)
+        super().__init__(client, child_id, store=store)
         self.shared = shared  # the run's (or a watch cycle's) details: none is read twice
         self.owned: bool | None = None
         self.state: ChildState | None = None
@@ -421,7 +404,7 @@ class ChildProof(LineageProof):
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
         """Prove the lineage to the newest segment, read its state and sum its usage; None
-        when the child is not proven the task's. Failures raise `HermesError`."""
+        when the child is not proven the task's."""
         reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:

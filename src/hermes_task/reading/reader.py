@@ -1,33 +1,32 @@
 """One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read: rows, document, failure) and the document's history parts.
+cycle), `Transcript` (a whole read) and the document's history parts.
 
-`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`: the window
-and the request generation, reading/pages.py). Each `refresh()` proves pending candidates
-(`--tip`, then hints and the store's continuations while the newest segment ended by
-compression), then reads the detail, the newest messages page and a fresh detail that notices
-a compression finished during the request. A messages answer for another session is used only
-once proven on the same branch. Failures raise `HermesError`; what was verified before stays in
-`window`. A refresh made in the middle of an older read (a restart, a re-anchor) is never lost:
-its new rows, warnings and gap travel with the older read's result (`with_refreshes`).
+`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`, reading/pages.py:
+the window and the request generation). Each `refresh()` proves pending candidates (`--tip`,
+then hints and the store's continuations while the newest segment ended by compression), then
+reads the detail, the newest messages page and a fresh detail that notices a compression
+finished during the request. A messages answer for another session is used only once proven
+on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
+A refresh made in the middle of an older read (a restart, a re-anchor) is never lost: its new
+rows, warnings and gap travel with the older read's result (`with_refreshes`).
 
 History: rows come only from the composed history view (`core/lineage.py`), so every shown row
 belongs to a proven segment and a dropped foreign row is always counted in a `foreign_rows`
-warning; `coverage.at_start` is true only when the lineage's first row is held and the anchor
-continues no earlier segment; `partial_ancestors` stands whenever earlier segments exist that
-this window cannot include (a cold open of a later segment, a blocked segment), even when some
-earlier row happens to be held.
+warning; `coverage.at_start` only when the lineage's first row is held and the anchor continues
+no earlier segment; `partial_ancestors` whenever earlier segments exist that this window cannot
+include (a cold open of a later segment, a blocked segment), even if some earlier row is held.
 
 `read_around` (`show --around ROW_ID`): each around page starts at a user prompt of the
-canonical segment and says its absolute offset, so several windows are unioned in offset
-order: overlapping ones aligned on shared identities, disjoint ones kept apart with a `gap`
-warning, no row invented between.
+canonical segment and says its absolute offset, so the windows are unioned in offset order:
+overlapping ones aligned on shared identities, disjoint ones kept apart with a `gap` warning.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -61,27 +60,23 @@ from hermes_task.reading.proof import LineageProof, state_of
 FILL_OLDER = 4
 
 
+@dataclass(eq=False)
 class TaskReader:
-    """The read-only controller of one task, anchored at its first durable reference: it has
-    a lineage proof (`proof`) and a pager (`pager`, the window and the tip's newest page)."""
+    """The read-only controller of one task, anchored at its first durable reference."""
 
-    def __init__(
-        self,
-        client: DashboardAPI,
-        anchor_id: str,
-        *,
-        tips: Sequence[str] = (),
-        hint: bool = True,
-        store: StoreHints | None = None,
-        admit: Callable[[SessionDetail], None] | None = None,
-        shared: SharedDetails | None = None,
-    ) -> None:
-        self.client = client
-        self.anchor_id = anchor_id
-        self.proof = LineageProof(client, anchor_id, tips=tips, hint=hint, store=store)
+    client: DashboardAPI
+    anchor_id: str
+    _: KW_ONLY
+    tips: InitVar[Sequence[str]] = ()
+    hint: InitVar[bool] = True
+    store: InitVar[StoreHints | None] = None
+    # Sees the anchor's first detail before any messages request; may raise.
+    admit: Callable[[SessionDetail], None] | None = None
+    shared: SharedDetails | None = None  # a one-shot run's details (reading/api.py): each read once
+
+    def __post_init__(self, tips: Sequence[str], hint: bool, store: StoreHints | None) -> None:
+        self.proof = LineageProof(self.client, self.anchor_id, tips=tips, hint=hint, store=store)
         self.pager = TipPages(self.proof)
-        self.admit = admit  # sees the anchor's first detail before any messages request; may raise
-        self.shared = shared  # a one-shot run's details (reading/api.py): each read once
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
@@ -117,10 +112,9 @@ class TaskReader:
         self.pager.window = window
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle; the window gains the newest page of the newest verified segment. A
-        detail-read budget spent inside the cycle ends it with `bound_reached`, keeping what was verified
-        (never an internal error). `probe`: the newest segment's detail read just before (`follow
-        --parent`'s change probe), this cycle's read of it."""
+        """One read cycle: the window gains the newest page of the newest verified segment. A
+        detail-read budget spent inside it ends it with `bound_reached`, keeping what was verified.
+        `probe`: the newest segment's detail read just before (`follow --parent`'s probe)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -136,11 +130,9 @@ class TaskReader:
             newest = self.path[-1]
             if self.tip is None or self.tip.id != newest:
                 self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
-            self.details.update(reader.cache)
             warnings = self._warnings(reader)
-            history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
             failure, self.proof.withdrawn = self.proof.withdrawn, None
-            return Snapshot(warnings=warnings + history, failure=failure)
+            return Snapshot(warnings=warnings, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
@@ -164,21 +156,17 @@ class TaskReader:
             if fresh.end_reason == "compression" and tip.end_reason != "compression" and attempt == 0:
                 continue  # a compression finished during the read: look for the newer segment
             break
-        self.details.update(reader.cache)
-        warnings = self._warnings(reader)  # decides `continues_parent` on the first cycle
-        history = history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
-        snap.warnings = warnings + history + snap.warnings
+        snap.warnings = self._warnings(reader) + snap.warnings
         return snap
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
         """Up to `limit` rows older than the history's oldest read row; None at the start.
 
-        While the tip window has older rows, they come first; then (`across`) the previous proven segments,
-        segment by segment (`core/lineage.py`). In the tip window, the read re-reads the block's first row as
-        an anchor (`older_request`). A page of another session (the canonical segment changed during the
-        read) or of another generation is never merged: the paging restarts with the newest page at offset 0.
-        A page that misses its anchor (rows appended or removed since the block was read) is retried once
-        after a refresh joined the head, then paging restarts.
+        The tip window's older rows first, then (`across`) the previous proven segments, one by
+        one (`core/lineage.py`). A tip page re-reads the block's first row as its anchor
+        (`older_request`); a page of another session or generation is never merged (paging
+        restarts at the newest page), and one that misses its anchor (rows appended or removed
+        since) is retried once after a refresh joined the head, then paging restarts.
         """
         if self.tip is None:
             self.refresh()
@@ -191,8 +179,7 @@ class TaskReader:
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next older page, anchored; a detached page is retried once after
-        a refresh, then the paging restarts (see `read_older`)."""
+        """The tip window's next older page, anchored (see `read_older`)."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -222,9 +209,8 @@ class TaskReader:
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage.py`). The tip
-        segment whose messages answer for a session not proven (a redirect past the proof's
-        bounds) is `blocked`: none of its pages can be read as its own."""
+        """Where the next older read of the whole lineage goes (`core/lineage.py`); `blocked`: the
+        tip segment's messages answer for a session not proven, so no page of it is its own."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
@@ -235,7 +221,6 @@ class TaskReader:
         return compose(self.path, self.window, self.earlier.windows)
 
     def rows(self) -> list[Row]:
-        """The rows shown so far (every one of a proven segment)."""
         return shown_rows(self.view())
 
     @property
@@ -243,25 +228,20 @@ class TaskReader:
         """No older row can be read: the lineage's first row is held, or the rest is blocked."""
         return self.cursor().kind in ("start", "blocked")
 
-    def _detail(self, sid: str) -> SessionDetail:
-        if sid not in self.details:
-            self.details[sid] = self.client.detail(sid)
-        return self.details[sid]
-
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
         assert cur.sid is not None
         if cur.sid in self.redirects:  # its messages answer for a newer segment: not read again
             self.earlier.blocked.add(cur.sid)
             return None
         if cur.kind == "first":
-            detail = self._detail(cur.sid)
+            detail = self.details.get(cur.sid) or self.client.detail(cur.sid)
+            self.details[cur.sid] = detail
             return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
         return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` shown rows from the previous proven segments:
-        their newest pages, and older pages of them where copies of one durable row showed
-        as one (at most `FILL_OLDER` of those)."""
+        """Fill the newest page up to `rows` shown rows from the previous proven segments: their
+        newest pages, then at most `FILL_OLDER` older ones where copies of a durable row merged."""
         for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
@@ -273,17 +253,21 @@ class TaskReader:
                 return
 
     def read_goal(self) -> str | None:
-        """The task's goal (`TaskInfo.goal`): from the view, else one one-row read of the root."""
+        """The task's goal (`TaskInfo.goal`): the root's first user row once the view holds the
+        lineage's first row, else one one-row read of the root."""
         if self.goal is None and not self.continues_parent:
-            self.goal = goal_in(self.view(), self.path[0], self.cursor())
+            root = self.path[0]
+            if self.cursor().kind == "start":
+                self.goal = goal_of(row for row in self.rows() if row.session_id == root)
             if self.goal is None:
-                oldest = self.proof.oldest if self.path[0] == self.anchor_id else None
-                self.goal = read_goal(self.client, self.path[0], oldest)
+                oldest = self.proof.oldest if root == self.anchor_id else None
+                self.goal = read_goal(self.client, root, oldest)
         return self.goal
 
     def _warnings(self, reader: DetailReader) -> list[WarningItem]:
+        """A cycle's warnings (the first decides `continues_parent`), then the history's."""
+        self.details.update(reader.cache)
         out: list[WarningItem] = []
-
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
@@ -298,14 +282,14 @@ class TaskReader:
             out.append(warning(WarningCode.bound_reached))
         if self.proof.store is not None:
             out += self.proof.store.warnings()
-        return out
+        return out + history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
 
     def state(self) -> TaskState:
         return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read (`core/documents.py`): a later segment may exist
-        while the tip ended by compression, an earlier one unless the anchor is known not to continue one."""
+        """The task's usage from the details the proof read: a later segment may exist while the tip
+        ended by compression, an earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
@@ -347,9 +331,8 @@ INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 
 class Transcript(Struct, frozen=True, kw_only=True):
     """What reading one task's transcript came to (reading raises nothing it knows, Ctrl-C
-    aside): the rows verified (also those verified before a failure), the document (None when
-    a failure stopped the read before one), the failure to report after the rows, and the
-    proven segments (the anchor first)."""
+    aside): the rows verified (also before a failure), the document (None when a failure came
+    first), the failure to report after the rows, and the proven segments (the anchor first)."""
 
     rows: list[Row] = field(default_factory=list)
     doc: TranscriptDoc | None = None
@@ -373,16 +356,12 @@ class Transcript(Struct, frozen=True, kw_only=True):
         first warning that says rows were not read; None when nothing fell short."""
         if self.failure is not None:
             return self.failure.code.value, self.failure.message
-        for code in INCOMPLETE:
-            for item in self.warnings:
-                if item.code == code:
-                    return item.code, item.message
-        return None
+        item = next((w for code in INCOMPLETE for w in self.warnings if w.code == code), None)
+        return None if item is None else (item.code, item.message)
 
 
 class Snapshot(Struct):
-    """The outcome of one cycle: new rows, warnings, and a failure to report after the
-    verified rows (a rejected or forked candidate)."""
+    """One cycle: new rows, warnings, and a failure to report after the verified rows."""
 
     new_keys: tuple[tuple[str, int], ...] = ()
     warnings: list[WarningItem] = field(default_factory=list)
@@ -406,8 +385,8 @@ def shown_rows(view: View) -> list[Row]:
 
 
 def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
-    """`cold_open` None: whether the anchor continues an earlier segment is not known (a
-    bound stopped the check), so the start is not claimed."""
+    """`cold_open` None: not known whether the anchor continues an earlier segment (a bound
+    stopped the check), so the start is not claimed."""
     return Coverage(
         unique_rows=len(view.keys),
         has_older=cur.kind in ("page", "first"),
@@ -447,11 +426,10 @@ ANCESTORS: dict[str, str] = {
 
 def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
     """The warnings the history itself implies (added once to whatever a cycle reported).
-    `partial_ancestors` says why: a cold open of a later segment (and where to look), a
-    check a bound stopped, or an earlier segment whose pages answer for another session.
-    A tip segment that cannot be read (`blocked` at the tip) is not about ancestors."""
+    `partial_ancestors` says why: a cold open of a later segment (and where to look), a check
+    a bound stopped, or an earlier segment whose pages answer for another session (a tip
+    segment that cannot be read is not about ancestors)."""
     out: list[WarningItem] = []
-
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
     elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
@@ -468,9 +446,8 @@ HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
 
 def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
     """The reported warnings with `partial_history` as the task stands now (`partial`: the
-    newest verified segment ended by compression): a refresh that proved a newer segment
-    after the warning was reported (a restart while paging) leaves no stale one, and one
-    still partial keeps it once, after `legacy_backend`."""
+    newest verified segment ended by compression): none stale after a refresh proved a newer
+    segment (a restart while paging), else once, after `legacy_backend`."""
     kept = [w for w in reported if w.code != "partial_history"]
     if partial:
         at = 1 if kept and kept[0].code == "legacy_backend" else 0
@@ -484,17 +461,9 @@ def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningIte
     return [*kept, *history]
 
 
-def goal_in(view: View, root: str, cur: Cursor) -> str | None:
-    """The goal when the view holds the root's first row: the root's first user row."""
-    if cur.kind != "start":
-        return None
-    for key in view.keys:
-        if key[0] != root:
-            continue
-        row = project(view.messages[key])
-        if row is not None and states_goal(row):
-            return row.text
-    return None
+def goal_of(rows: Iterable[Row]) -> str | None:
+    """The goal: the first user text row of a segment's first page, or of the lineage's root."""
+    return next((row.text for row in rows if states_goal(row)), None)
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:

@@ -1,16 +1,16 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
-`Watcher` is the cycle of the one poll loop (reading/polling.py: pacing, failures, timeouts and
-the result) over one `TaskReader` anchored at the parent. Invariants:
+`Watcher` is the cycle of the one poll loop (reading/polling.py) over one `TaskReader` anchored
+at the parent. Invariants:
 - the history is read once (the first cycle: every page); each later cycle is one
   `TaskReader.refresh()`, plus older pages only to close a gap back to rows already known (at
-  most `MAX_FILL_PAGES`, else a `gap` warning): never the whole history again;
-- the task list is recomputed only when a cycle brought new rows; in a cycle without,
-  `recheck` (reading/tasktree.py) checks the known tasks' children again, so a child's end
-  is noticed without a parent row; a child proven once is not proven again (`StoreHints.shown`,
-  a check keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each
-  detail once (`shared`); a task is reported when it first appears and when its entry changes,
-  keyed by its `CALL.TASK` number;
+  most `MAX_FILL_PAGES`, else a `gap` warning);
+- the task list is rebuilt only when a cycle brought new rows; in a cycle without, `recheck`
+  (reading/tasktree.py) checks the known tasks' children again, so a child's end is noticed
+  without a parent row; a child proven once is not proven again (`StoreHints.shown`, a check
+  keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each detail
+  once (`shared`); a task is reported when it first appears and when its entry changes, keyed
+  by its `CALL.TASK` number;
 - the watch ends `ended` when there is at least one task, every task is terminal and
   `recheck` is steady (an end it just noticed had its second look);
 - exit 9 only when the last read succeeded and showed a task still running; every task
@@ -20,8 +20,8 @@ the result) over one `TaskReader` anchored at the parent. Invariants:
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from hermes_task.core.delegations import recover
@@ -31,16 +31,13 @@ from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.api import SharedDetails
-from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollConfig, PollLoop
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollLoop, Reports
 from hermes_task.reading.tasktree import read_history
 
 
-class WatchReporter(Protocol):
+class WatchReporter(Reports, Protocol):
     def task(self, entry: TaskEntry) -> None: ...
     def tasks(self, entries: Sequence[TaskEntry]) -> None: ...
-    def warning(self, item: WarningItem) -> None: ...
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
@@ -56,52 +53,33 @@ class Recheck(Protocol):
     def steady(self) -> bool: ...  # may the watch end on what the last check found?
 
 
+@dataclass(eq=False)
 class Watcher(PollLoop):
     """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
 
     label = "watch"
+    reporter: WatchReporter
+    _: KW_ONLY
+    resolve: Resolve | None = None
+    recheck: Recheck | None = None
+    shared: SharedDetails | None = None  # one cycle's details (`resolve`, `recheck`): cleared as each starts
+    notes: Callable[[], list[WarningItem]] = list  # the run's own warnings (the store's), once each
 
-    def __init__(
-        self,
-        reader: TaskReader,
-        reporter: WatchReporter,
-        config: PollConfig,
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        jitter: Callable[[], float] = random.random,
-        debug: Callable[[str], None] | None = None,
-        resolve: Resolve | None = None,
-        recheck: Recheck | None = None,
-        shared: SharedDetails | None = None,
-        notes: Callable[[], list[WarningItem]] | None = None,
-    ) -> None:
-        super().__init__(reader, config, clock=clock, sleep=sleep, jitter=jitter, debug=debug)
-        self.reporter = reporter
-        self.resolve = resolve
-        self.recheck = recheck
-        self.notes = notes  # the run's own warnings (the local store's), published once each
+    def __post_init__(self) -> None:
         # Is the task list built from every row the window holds? Only a whole build (resolve
         # included) sets it: a cycle that failed part-way consumes no row (issue 35).
         self.built = False
         self.retried = 0  # cycles since every task was terminal with a child's proof failing
-        self.shared = shared  # one cycle's details (`resolve`, `recheck`): cleared as each starts
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
-        self.warned: set[str] = set()
-        self.cycles = 0
         self.changed = False  # did the last cycle change the task list?
 
     # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
 
-    def cycle(self) -> HermesError | None:
-        self.changed = self._cycle()
-        return None
-
     def settle(self) -> Outcome | bool:
-        """After a good read: the task list when it changed, the subclass's own step, and
-        the ending when every task is terminal and the watch may end."""
+        """After a good read: the task list when it changed, the subclass's step, and the
+        ending when every task is terminal and the watch may end."""
         if self.changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
@@ -109,9 +87,6 @@ class Watcher(PollLoop):
             code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
             return Outcome("ended", "ended", verdict(self.entries), int(code))
         return False
-
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
 
     def failed(self, err: HermesError, age: float | None) -> Outcome:
         return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
@@ -149,13 +124,11 @@ class Watcher(PollLoop):
 
     def settled(self) -> bool:
         """Besides every task being terminal, may the watch end? (`recheck`: no end it just
-        noticed still waits for a second look; `follow --parent`: every known child was read
-        to its end.)"""
+        noticed waits for a second look.)"""
         return self.recheck is None or self.recheck.steady()
 
-    def _cycle(self) -> bool:
-        """One read; True when the task list changed (new rows, or a child's end rechecked)."""
-        self.cycles += 1
+    def cycle(self) -> HermesError | None:
+        """One read; `changed`: the task list changed (new rows, or a child's end rechecked)."""
         if self.shared is not None:
             self.shared.clear()
         reader = self.reader
@@ -171,11 +144,11 @@ class Watcher(PollLoop):
             if not self._fill(known, warnings):
                 warnings.append(warning(WarningCode.gap))
             fresh = bool(snap.new_keys) or len(reader.window.keys) != len(known)
-        self._publish_warnings(warnings)
+        self.warned |= self._warn(warnings)
         if not fresh and self.built and not any(e.unavailable_reason in RETRYING for e in self.entries):
-            changed = self.recheck is not None and self._report(self.recheck.again())
-            self._publish_warnings(self.notes() if self.notes is not None else [])
-            return changed
+            self.changed = self.recheck is not None and self._report(self.recheck.again())
+            self.warned |= self._warn(self.notes())
+            return None
         # The whole task list from every row held (a failed build consumed nothing).
         self.built = False
         view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
@@ -184,13 +157,10 @@ class Watcher(PollLoop):
         if self.resolve is not None:
             entries = self.resolve(messages, entries)
         self.entries, self.built = self.amend(entries), True
-        self._publish_warnings(self.notes() if self.notes is not None else [])
-        for entry in self.entries:
-            key = entry.number or ""
-            if self.known.get(key) != entry:
-                self.known[key] = entry
-                self.reporter.task(entry)
-        return True
+        self.warned |= self._warn(self.notes())
+        self._report(self.entries)
+        self.changed = True
+        return None
 
     def _report(self, entries: list[TaskEntry]) -> bool:
         """Tasks found again without new rows: each changed one reported; True when any was."""
@@ -203,14 +173,12 @@ class Watcher(PollLoop):
 
     def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). The warnings of a
-        refresh made while paging join `warnings` (its gap is this cycle's own verdict)."""
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). A refresh's warnings
+        while paging join `warnings` (but its gap: this cycle decides its own)."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
-            if not block or not known or any(key in known for key in block):
-                return True
-            if window.at_start:
+            if not block or not known or window.at_start or any(key in known for key in block):
                 return True
             self._note(f"fill: read older than {len(block)} new rows")
             result = self.reader.read_older()
@@ -219,11 +187,3 @@ class Watcher(PollLoop):
             if result is None or not result.new_keys:
                 return False
         return False
-
-    def _publish_warnings(self, warnings: Sequence[WarningItem]) -> None:
-        codes: set[str] = set()
-        for item in warnings:
-            if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
-                self.reporter.warning(item)
-            codes.add(item.code)
-        self.warned |= codes
