@@ -167,6 +167,19 @@ def times(rows: Sequence[Row]) -> list[float]:
     return [row.timestamp for row in rows if row.timestamp is not None]
 
 
+def span_times(
+    segments: Sequence[SegmentInfo], rows: Sequence[Row], at: float, ended: bool
+) -> tuple[float, float, float]:
+    """A conversation's start (its first known segment start, else its first row's, else
+    `at`), the last time known of it, and its end (its last segment's end once it ended)."""
+    known = times(rows)
+    started = [s.started_at for s in segments if s.started_at is not None]
+    start = started[0] if started else min(known, default=at)
+    last = max([start, *known])
+    end = segments[-1].ended_at if ended and segments else None
+    return start, last, last if end is None else end
+
+
 def compressions(segments: Sequence[SegmentInfo]) -> list[Event]:
     """A `hermes_task.context_compression` event where a segment ended by compression."""
     events = []
@@ -219,8 +232,8 @@ class _Trace:
         events: Sequence[Event] = (),
         status: Status | None = None,
     ) -> None:
-        """A span (`ids`: its own and its parent's; the parent's empty for the root) from
-        `start` to `end` (never before its start)."""
+        """A span (`ids`: its own and its parent's, empty for the root), never ending before
+        its start."""
         self.spans.append(
             Span(
                 trace_id=self.trace_id,
@@ -235,11 +248,9 @@ class _Trace:
             )
         )
 
-    def row_events(self, rows: Sequence[Row]) -> list[Event]:
-        """With `content`: each row as a `hermes_task.row` event at its time."""
-        if not self.content:
-            return []
-        return [
+    def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Event]:
+        """The compressions, then with `content` each row as a `hermes_task.row` event."""
+        return compressions(segments) + [
             Event(
                 time_unix_nano=nanos(row.timestamp),
                 name="hermes_task.row",
@@ -253,20 +264,16 @@ class _Trace:
                     ]
                 ),
             )
-            for row in rows
+            for row in (rows if self.content else ())
             if row.timestamp is not None
         ]
 
     def parent(self) -> None:
-        doc = self.source.parent
+        doc, tasks_doc = self.source.parent, self.source.tasks
         info, rows = doc.task, doc.rows
-        known = times(rows)
-        start = _first([s.started_at for s in info.segments], known, 0.0)
-        last = max([start, *known])
         ended = info.state == "ended"
-        end = _last([s.ended_at for s in info.segments], known, start) if ended else max([start, *known])
-        span_id = self.span_id("agent", self.source.tasks.parent_id)
-        tasks_doc = self.source.tasks
+        start, last, end = span_times(info.segments, rows, 0.0, ended)
+        span_id = self.span_id("agent", tasks_doc.parent_id)
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "invoke_agent"),
             ("gen_ai.agent.name", PARENT_AGENT),
@@ -280,7 +287,7 @@ class _Trace:
             *usage_attributes(info.usage),
             *warning_attributes([*tasks_doc.warnings, *doc.warnings]),
         ]
-        events = [*compressions(info.segments), *self.row_events(rows)]
+        events = self.events(info.segments, rows)
         self.add((span_id, ""), f"invoke_agent {PARENT_AGENT}", start, end, pairs, events)
         self.conversation(Conversation(rows=rows, span_id=span_id, last=last, tasks=tasks_doc.tasks))
 
@@ -290,15 +297,16 @@ class _Trace:
         results = {row.tool_call_id: row for row in conv.rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
         for task in conv.tasks:
-            groups.setdefault(_call_key(task), []).append(task)
-        at = _first([], times(conv.rows), conv.last)
+            key = task.call_id if task.call_id is not None else f"call {task.call_number}"
+            groups.setdefault(key, []).append(task)
+        first = at = min(times(conv.rows), default=conv.last)
         for row in conv.rows:
             at = row.timestamp if row.timestamp is not None else at
             for i, call in enumerate(row.tool_calls):
                 tasks = groups.pop(call.id, []) if call.id is not None else []
                 self.tool(conv, row, at, i, call, results.get(call.id or ""), tasks)
         for key, tasks in groups.items():
-            self.spawn_without_row(conv, key, tasks)
+            self.spawn_without_row(conv, key, tasks, first)
 
     def tool(
         self,
@@ -339,10 +347,11 @@ class _Trace:
             ]
         self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
 
-    def spawn_without_row(self, conv: Conversation, key: str, tasks: Sequence[TaskEntry]) -> None:
+    def spawn_without_row(
+        self, conv: Conversation, key: str, tasks: Sequence[TaskEntry], start: float
+    ) -> None:
         """A spawn call no row of the conversation carries (its row is not proven): its span
         covers its tasks, and says so."""
-        start = _first([], times(conv.rows), conv.last)
         span_id = self.span_id("spawn", conv.span_id, key)
         ends = [self.task(conv, span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
@@ -364,8 +373,19 @@ class _Trace:
         pairs = task_attributes(task, self.content)
         events: list[Event] = []
         if isinstance(got, Transcript):
-            start, end, open_, more, events = self.child(got, span_id, task, at)
-            pairs += more
+            doc: TranscriptDoc | None = got.doc
+            segments = doc.task.segments if doc is not None else []
+            ended = doc is not None and doc.task.state == "ended"
+            start, last, end = span_times(segments, got.rows, at, ended)
+            open_ = not (ended or task.terminal)  # a terminal status finishes a session never closed
+            pairs += [
+                ("hermes_task.lineage", list(got.segments) or None),
+                ("hermes_task.child_state", doc.task.state if doc is not None else None),
+                ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
+                *warning_attributes(got.warnings),
+            ]
+            self.conversation(Conversation(rows=got.rows, span_id=span_id, last=last, tasks=task.children))
+            events = self.events(segments, got.rows)
         else:
             start, end = at, at
             open_ = not task.terminal
@@ -375,60 +395,6 @@ class _Trace:
         status = task_status(task, self.content)
         self.add((span_id, spawn), f"invoke_agent {TASK_AGENT}", start, end, pairs, events, status)
         return max(start, end)
-
-    def child(
-        self, got: Transcript, span_id: str, task: TaskEntry, at: float
-    ) -> tuple[float, float, bool, list[tuple[str, Attr | None]], list[Event]]:
-        """The child's times (start, end, whether still open), its attributes and events;
-        its rows' spans under `span_id`."""
-        doc: TranscriptDoc | None = got.doc
-        segments = doc.task.segments if doc is not None else []
-        known = times(got.rows)
-        start = _first([s.started_at for s in segments], known, at)
-        ended = doc is not None and doc.task.state == "ended"
-        last = max([start, *known])
-        end = _last([s.ended_at for s in segments], known, start) if ended else last
-        # A task with a terminal status is finished though its session was never closed.
-        finished = ended or task.terminal
-        more: list[tuple[str, Attr | None]] = [
-            ("hermes_task.lineage", list(got.segments) or None),
-            ("hermes_task.child_state", doc.task.state if doc is not None else None),
-            ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
-            *warning_attributes(got.warnings),
-        ]
-        self.conversation(Conversation(rows=got.rows, span_id=span_id, last=last, tasks=task.children))
-        events = [*compressions(segments), *self.row_events(got.rows)]
-        return start, end, not finished, more, events
-
-    def request(self, version: str) -> TracesRequest:
-        resource = attributes(
-            [
-                ("service.name", "hermes-agent"),
-                ("hermes_task.parent_id", self.source.tasks.parent_id),
-                ("hermes_task.profile", self.source.parent.task.profile),
-            ]
-        )
-        scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=self.spans)
-        return TracesRequest(resource_spans=[ResourceSpans(resource=Resource(resource), scope_spans=[scope])])
-
-
-def _first(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
-    """The first known of `wanted`, else the earliest of `fallback`, else `default`."""
-    known = [t for t in wanted if t is not None]
-    if known:
-        return known[0]
-    return min(fallback) if fallback else default
-
-
-def _last(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
-    """The last of `wanted` when it is known, else the latest of `fallback` (or `default`)."""
-    if wanted and wanted[-1] is not None:
-        return wanted[-1]
-    return max([default, *fallback])
-
-
-def _call_key(task: TaskEntry) -> str:
-    return task.call_id if task.call_id is not None else f"call {task.call_number}"
 
 
 def task_attributes(task: TaskEntry, content: bool) -> list[tuple[str, Attr | None]]:
@@ -476,7 +442,15 @@ def trace(source: TraceSource, *, version: str, content: bool = False) -> Traces
     instrumentation scope's."""
     built = _Trace(source, content=content)
     built.parent()
-    return built.request(version)
+    resource = [
+        ("service.name", "hermes-agent"),
+        ("hermes_task.parent_id", source.tasks.parent_id),
+        ("hermes_task.profile", source.parent.task.profile),
+    ]
+    scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=built.spans)
+    return TracesRequest(
+        resource_spans=[ResourceSpans(resource=Resource(attributes(resource)), scope_spans=[scope])]
+    )
 
 
 __all__ = ["TracesRequest", "trace"]
