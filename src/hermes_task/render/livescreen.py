@@ -205,7 +205,7 @@ class Transcript(RichLog):
 class TextScreen(ModalScreen[None]):
     """A modal of lines (help: filtered by what is typed; the CLI command): Esc closes it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss_screen", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
     DEFAULT_CSS = """
     TextScreen { align: center middle; }
     TextScreen > Vertical { width: 90%; height: auto; max-height: 90%; border: round $accent;
@@ -233,9 +233,6 @@ class TextScreen(ModalScreen[None]):
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
         self.query_one("#lines", Static).update(self._text(event.value))
-
-    def action_dismiss_screen(self) -> None:
-        self.dismiss(None)
 
 
 class ParentsScreen(Screen[str]):
@@ -765,12 +762,11 @@ class TaskScreenApp(App[int]):
         needle = self.query_text.casefold()
         self.follow = False
         self._show_pane()
-        found = [
-            i
-            for i, row in enumerate(rows)
+        self.matches = [
+            self.lines_of[i]
+            for i, row in enumerate(rows[: len(self.lines_of)])
             if needle and needle in self._row_text(row, painter).plain.casefold()
         ]
-        self.matches = [self.lines_of[i] for i in found if i < len(self.lines_of)]
         self.match = -1
         if not self.matches:
             self.notify(

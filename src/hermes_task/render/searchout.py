@@ -1,8 +1,8 @@
 """What `search` prints: `JsonSearch` (NDJSON events: `match`, `warning`, `task`, `result`
 last), `LinesSearch` (piped: per printed line the tab-separated fields #, child_session,
-segment, row, role, time, field, line, mark and text, escaped so it stays one line) or `TerminalSearch` (per task a heading, per row its header
-as `show` draws it, then grep's layout: `N:` a match highlighted, `N-` context, `--` between
-groups). The text formats write warnings and what was not searched whole to stderr (`note`).
+segment, row, role, time, field, line, mark and text, escaped so it stays one line) or
+`TerminalSearch` (per task a heading, per row its header as `show` draws it, then grep's
+layout: `N:` a match highlighted, `N-` context, `--` between groups). The text formats write warnings and what was not searched whole to stderr (`note`).
 Every backend string printed is sanitised here.
 """
 
@@ -121,11 +121,7 @@ class SearchNotes:
 def escape_field(text: str) -> str:
     """A line's text as one TSV field: backslash, tab, newline and carriage return escaped
     (`\\\\`, `\\t`, `\\n`, `\\r`), every other control or invisible character made visible."""
-    if "\\" in text:
-        text = text.replace("\\", "\\\\")
-    if "\t" in text or "\n" in text or "\r" in text:
-        text = text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return clean(text)
+    return clean(text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
 
 
 def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
