@@ -26,7 +26,6 @@ from hermes_task.core.documents import (
     Row,
     SegmentInfo,
     TaskEntry,
-    ToolCall,
     TranscriptDoc,
     Usage,
     WarningItem,
@@ -292,8 +291,9 @@ class _Trace:
         self.conversation(Conversation(rows=rows, span_id=span_id, last=last, tasks=tasks_doc.tasks))
 
     def conversation(self, conv: Conversation) -> None:
-        """A span per tool call of `conv`'s rows (a spawn call's holding its tasks), then a
-        spawn span for each group of tasks whose call no row carries."""
+        """`execute_tool NAME` per tool call of `conv`'s rows: from its row to its result's row
+        (open until one exists), around the tasks it delegated; then a spawn span for each
+        group of tasks whose call no row carries."""
         results = {row.tool_call_id: row for row in conv.rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
         for task in conv.tasks:
@@ -304,48 +304,33 @@ class _Trace:
             at = row.timestamp if row.timestamp is not None else at
             for i, call in enumerate(row.tool_calls):
                 tasks = groups.pop(call.id, []) if call.id is not None else []
-                self.tool(conv, row, at, i, call, results.get(call.id or ""), tasks)
+                result = results.get(call.id or "")
+                done = result.timestamp if result is not None else None
+                # Under its agent span: a transcript exported twice (two tasks naming one child)
+                # keeps every span id unique.
+                span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{i}")
+                ends = [self.task(span_id, task, at) for task in tasks]
+                name = call.name or "unknown"
+                pairs: list[tuple[str, Attr | None]] = [
+                    ("gen_ai.operation.name", "execute_tool"),
+                    ("gen_ai.tool.name", name),
+                    ("gen_ai.tool.call.id", call.id),
+                    ("gen_ai.tool.type", "function"),
+                    ("hermes_task.session_id", row.session_id),
+                    ("hermes_task.row_id", row.id),
+                    ("hermes_task.result_row_id", result.id if result is not None else None),
+                    ("hermes_task.tasks", len(tasks) if tasks else None),
+                    ("hermes_task.unfinished", None if done is not None else True),
+                ]
+                if self.content:
+                    pairs += [
+                        ("gen_ai.tool.call.arguments", call.arguments),
+                        ("gen_ai.tool.call.result", result.text if result is not None else None),
+                    ]
+                end = max([conv.last if done is None else done, *ends])
+                self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
         for key, tasks in groups.items():
             self.spawn_without_row(conv, key, tasks, first)
-
-    def tool(
-        self,
-        conv: Conversation,
-        row: Row,
-        at: float,
-        index: int,
-        call: ToolCall,
-        result: Row | None,
-        tasks: Sequence[TaskEntry],
-    ) -> None:
-        """`execute_tool NAME` for one tool call: from its row to its result's row (open
-        until one exists), around the tasks it delegated."""
-        # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
-        # every span id unique.
-        span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
-        ends = [self.task(conv, span_id, task, at) for task in tasks]
-        done = result is not None and result.timestamp is not None
-        end = max(
-            [result.timestamp if result is not None and result.timestamp is not None else conv.last, *ends]
-        )
-        name = call.name or "unknown"
-        pairs: list[tuple[str, Attr | None]] = [
-            ("gen_ai.operation.name", "execute_tool"),
-            ("gen_ai.tool.name", name),
-            ("gen_ai.tool.call.id", call.id),
-            ("gen_ai.tool.type", "function"),
-            ("hermes_task.session_id", row.session_id),
-            ("hermes_task.row_id", row.id),
-            ("hermes_task.result_row_id", result.id if result is not None else None),
-            ("hermes_task.tasks", len(tasks) if tasks else None),
-            ("hermes_task.unfinished", None if done else True),
-        ]
-        if self.content:
-            pairs += [
-                ("gen_ai.tool.call.arguments", call.arguments),
-                ("gen_ai.tool.call.result", result.text if result is not None else None),
-            ]
-        self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
 
     def spawn_without_row(
         self, conv: Conversation, key: str, tasks: Sequence[TaskEntry], start: float
@@ -353,7 +338,7 @@ class _Trace:
         """A spawn call no row of the conversation carries (its row is not proven): its span
         covers its tasks, and says so."""
         span_id = self.span_id("spawn", conv.span_id, key)
-        ends = [self.task(conv, span_id, task, start) for task in tasks]
+        ends = [self.task(span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "execute_tool"),
             ("gen_ai.tool.name", SPAWN_TOOL),
@@ -364,7 +349,7 @@ class _Trace:
         ]
         self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
 
-    def task(self, conv: Conversation, spawn: str, task: TaskEntry, at: float) -> float:
+    def task(self, spawn: str, task: TaskEntry, at: float) -> float:
         """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
         child was read, its child's spans); its end."""
         child = task.child_session_id
