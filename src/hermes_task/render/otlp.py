@@ -22,14 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct, field
 
-from hermes_task.core.documents import (
-    Row,
-    SegmentInfo,
-    TaskEntry,
-    TranscriptDoc,
-    Usage,
-    WarningItem,
-)
+from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, TranscriptDoc, Usage, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import TraceSource, Unread
