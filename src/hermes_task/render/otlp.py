@@ -192,16 +192,6 @@ def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr 
     ]
 
 
-class Conversation(Struct, frozen=True, kw_only=True):
-    """One transcript under an agent span: its rows, its agent span's id, the last time known
-    of it (where its open spans end) and the tasks its spawn calls delegated."""
-
-    rows: Sequence[Row]
-    span_id: str
-    last: float
-    tasks: Sequence[TaskEntry]
-
-
 class _Trace:
     """The spans of one trace, built depth first from the parent's agent span."""
 
@@ -281,19 +271,22 @@ class _Trace:
         ]
         events = self.events(info.segments, rows)
         self.add((span_id, ""), f"invoke_agent {PARENT_AGENT}", start, end, pairs, events)
-        self.conversation(Conversation(rows=rows, span_id=span_id, last=last, tasks=tasks_doc.tasks))
+        self.conversation(rows, span_id, last, tasks_doc.tasks)
 
-    def conversation(self, conv: Conversation) -> None:
-        """`execute_tool NAME` per tool call of `conv`'s rows: from its row to its result's row
-        (open until one exists), around the tasks it delegated; then a spawn span for each
-        group of tasks whose call no row carries."""
-        results = {row.tool_call_id: row for row in conv.rows if row.role == "tool" and row.tool_call_id}
+    def conversation(
+        self, rows: Sequence[Row], agent: str, last: float, delegated: Sequence[TaskEntry]
+    ) -> None:
+        """Under the agent span `agent`, `execute_tool NAME` per tool call of the transcript's
+        `rows`: from its row to its result's row (open until one exists, then ending at `last`,
+        the last time known of the transcript), around the tasks it delegated; then a spawn
+        span for each group of tasks whose call no row carries."""
+        results = {row.tool_call_id: row for row in rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
-        for task in conv.tasks:
+        for task in delegated:
             key = task.call_id if task.call_id is not None else f"call {task.call_number}"
             groups.setdefault(key, []).append(task)
-        first = at = min(times(conv.rows), default=conv.last)
-        for row in conv.rows:
+        first = at = min(times(rows), default=last)
+        for row in rows:
             at = row.timestamp if row.timestamp is not None else at
             for i, call in enumerate(row.tool_calls):
                 tasks = groups.pop(call.id, []) if call.id is not None else []
@@ -301,7 +294,7 @@ class _Trace:
                 done = result.timestamp if result is not None else None
                 # Under its agent span: a transcript exported twice (two tasks naming one child)
                 # keeps every span id unique.
-                span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{i}")
+                span_id = self.span_id("tool", agent, row.session_id, str(row.id), call.id or f"#{i}")
                 ends = [self.task(span_id, task, at) for task in tasks]
                 name = call.name or "unknown"
                 pairs: list[tuple[str, Attr | None]] = [
@@ -320,17 +313,15 @@ class _Trace:
                         ("gen_ai.tool.call.arguments", call.arguments),
                         ("gen_ai.tool.call.result", result.text if result is not None else None),
                     ]
-                end = max([conv.last if done is None else done, *ends])
-                self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
+                end = max([last if done is None else done, *ends])
+                self.add((span_id, agent), f"execute_tool {name}", at, end, pairs)
         for key, tasks in groups.items():
-            self.spawn_without_row(conv, key, tasks, first)
+            self.spawn_without_row(agent, key, tasks, first)
 
-    def spawn_without_row(
-        self, conv: Conversation, key: str, tasks: Sequence[TaskEntry], start: float
-    ) -> None:
+    def spawn_without_row(self, agent: str, key: str, tasks: Sequence[TaskEntry], start: float) -> None:
         """A spawn call no row of the conversation carries (its row is not proven): its span
         covers its tasks, and says so."""
-        span_id = self.span_id("spawn", conv.span_id, key)
+        span_id = self.span_id("spawn", agent, key)
         ends = [self.task(span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "execute_tool"),
@@ -340,7 +331,7 @@ class _Trace:
             ("hermes_task.tasks", len(tasks)),
             ("hermes_task.call_row_missing", True),
         ]
-        self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
+        self.add((span_id, agent), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
 
     def task(self, spawn: str, task: TaskEntry, at: float) -> float:
         """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
@@ -362,7 +353,7 @@ class _Trace:
                 ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
                 *warning_attributes(got.warnings),
             ]
-            self.conversation(Conversation(rows=got.rows, span_id=span_id, last=last, tasks=task.children))
+            self.conversation(got.rows, span_id, last, task.children)
             events = self.events(segments, got.rows)
         else:
             start, end = at, at
