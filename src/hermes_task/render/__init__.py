@@ -29,10 +29,8 @@ def sane_width(value: object) -> int | None:
 
 @dataclass(eq=False, slots=True)
 class Target:
-    """An output: `write` takes rendered text; `tty` says it is a terminal (Markdown is
-    rendered and lines wrap at `width`), `color` that SGR colour codes may be written;
-    `columns` is its width (an insane one becomes 80) and `height` the screen's height (the
-    pager's decision)."""
+    """An output: `tty` a terminal (Markdown is rendered, lines wrap at `width`), `color` SGR
+    codes allowed; an insane `columns` becomes 80; `height` is for the pager's decision."""
 
     write: Callable[[str], object] = field(repr=False)
     _: KW_ONLY

@@ -214,8 +214,7 @@ class _Trace:
         events: Sequence[Event] = (),
         status: Status | None = None,
     ) -> None:
-        """A span (`ids`: its own and its parent's, empty for the root), never ending before
-        its start."""
+        """A span (`ids`: its own and its parent's, empty for the root), never ending early."""
         self.spans.append(
             Span(
                 trace_id=self.trace_id,

@@ -370,8 +370,7 @@ LastRows = Callable[[TaskEntry, str], str]
 
 
 class Case(Struct, frozen=True):
-    """One `testcase`: its attributes, and for a failure or error its type, message, text and
-    system-out."""
+    """One `testcase` (a failure's or error's `type`, `message` and `text`; `out` its system-out)."""
 
     name: str
     classname: str
