@@ -172,18 +172,6 @@ def span_times(
     return start, last, last if end is None else end
 
 
-def compressions(segments: Sequence[SegmentInfo]) -> list[Event]:
-    """A `hermes_task.context_compression` event where a segment ended by compression."""
-    events = []
-    for i, seg in enumerate(segments):
-        if seg.end_reason == "compression" and seg.ended_at is not None:
-            after = segments[i + 1].id if i + 1 < len(segments) else None
-            pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
-            events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
-                                attributes=attributes(pairs)))  # fmt: skip
-    return events
-
-
 def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr | None]]:
     codes: list[str] = list(dict.fromkeys(w.code for w in warnings))
     return [
@@ -230,8 +218,16 @@ class _Trace:
         )
 
     def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Event]:
-        """The compressions, then with `content` each row as a `hermes_task.row` event."""
-        return compressions(segments) + [
+        """A `hermes_task.context_compression` event where a segment ended by compression,
+        then with `content` each row as a `hermes_task.row` event."""
+        events = []
+        for i, seg in enumerate(segments):
+            if seg.end_reason == "compression" and seg.ended_at is not None:
+                after = segments[i + 1].id if i + 1 < len(segments) else None
+                pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
+                events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
+                                    attributes=attributes(pairs)))  # fmt: skip
+        return events + [
             Event(
                 time_unix_nano=nanos(row.timestamp),
                 name="hermes_task.row",

@@ -306,20 +306,6 @@ def answer(entry: TaskEntry) -> str:
     return "\n\n".join(parts)
 
 
-def transcript(read: Transcript | Unread, view: View) -> Iterator[str]:
-    """What was read of the task's child: its facts, warnings and rows, or why not."""
-    if isinstance(read, Unread):
-        yield f"**Transcript not read:** {inline(read.message)}\n\n"
-        return
-    if read.doc is not None:
-        yield f"**Transcript:** {inline(footer_text(read.doc))}\n\n"
-        yield warnings_markdown([w for w in read.warnings if w.code not in RUN_WIDE])
-    if read.failure is not None:
-        what = "read in part" if read.rows else "could not be read"
-        yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
-    yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
-
-
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
     """One task as a collapsible block (module docstring)."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
@@ -328,7 +314,16 @@ def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Itera
     yield answer(entry) + "\n\n"
     if entry.gap:
         yield escaped(gap_text(entry)) + "\n\n"
-    yield from transcript(read, view)
+    if isinstance(read, Unread):  # what was read of the task's child, or why not
+        yield f"**Transcript not read:** {inline(read.message)}\n\n"
+    else:
+        if read.doc is not None:
+            yield f"**Transcript:** {inline(footer_text(read.doc))}\n\n"
+            yield warnings_markdown([w for w in read.warnings if w.code not in RUN_WIDE])
+        if read.failure is not None:
+            what = "read in part" if read.rows else "could not be read"
+            yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
+        yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
     yield "</details>\n\n"
 
 

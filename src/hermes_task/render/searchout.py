@@ -203,8 +203,12 @@ class TerminalSearch(SearchNotes):
             out.append(_sgr(ids + goal, "heading", color) + "\n")
         previous: Group | None = None
         for group in groups(hits):
-            if previous is None:
-                out.append(self._row_header(task, group) + "\n")
+            if previous is None:  # the row's header, as `show` draws it
+                row = group.row
+                head = self.painter.paint(header(row, self.view))
+                if row.session_id != task.child_session_id:
+                    head += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", color)
+                out.append(head + "\n")
             if previous is None or (previous.field, previous.part) != (group.field, group.part):
                 out.append("  " + _sgr(_label(group), "label", color) + "\n")
             else:
@@ -213,13 +217,6 @@ class TerminalSearch(SearchNotes):
             out += [self._line(line, width) + "\n" for line in group.lines]
             previous = group
         self.out.write("".join(out))
-
-    def _row_header(self, task: TaskEntry, group: Group) -> str:
-        row = group.row
-        text = self.painter.paint(header(row, self.view))
-        if row.session_id != task.child_session_id:
-            text += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", self.out.color)
-        return text
 
     def _line(self, line: GroupLine, width: int) -> str:
         color = self.out.color
