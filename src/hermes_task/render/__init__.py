@@ -10,6 +10,7 @@ means the plain painter's format, byte for byte.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field, replace
 
 MIN_WIDTH = 20
 MAX_WIDTH = 10_000
@@ -26,38 +27,27 @@ def sane_width(value: object) -> int | None:
     return width if MIN_WIDTH <= width <= MAX_WIDTH else None
 
 
+@dataclass(eq=False, slots=True)
 class Target:
-    """An output: `write` takes rendered text; `tty` says it is a terminal (Markdown is
-    rendered and lines wrap at `width`), `color` that SGR colour codes may be written;
-    `columns` is its width (an insane one becomes 80) and `height` the screen's height (the
-    pager's decision)."""
+    """An output: `tty` a terminal (Markdown is rendered, lines wrap at `width`), `color` SGR
+    codes allowed; an insane `columns` becomes 80; `height` is for the pager's decision."""
 
-    __slots__ = ("color", "columns", "height", "tty", "width", "write")
+    write: Callable[[str], object] = field(repr=False)
+    _: KW_ONLY
+    tty: bool = False
+    color: bool = False
+    columns: int = FALLBACK_WIDTH
+    height: int = 25
+    width: int | None = field(init=False, repr=False)
 
-    def __init__(
-        self,
-        write: Callable[[str], object],
-        *,
-        tty: bool = False,
-        color: bool = False,
-        columns: int = FALLBACK_WIDTH,
-        height: int = 25,
-    ) -> None:
-        self.write = write
-        self.tty = tty
-        self.color = color
-        self.columns = sane_width(columns) or FALLBACK_WIDTH
-        self.width = self.columns if tty else None
-        self.height = height
+    def __post_init__(self) -> None:
+        self.columns = sane_width(self.columns) or FALLBACK_WIDTH
+        self.width = self.columns if self.tty else None
 
     @property
     def plain(self) -> bool:
-        """Neither a terminal nor colour: the plain painter's line format."""
         return not self.tty and not self.color
 
     def to(self, write: Callable[[str], object]) -> Target:
         """The same output look, written through `write` (a pager's input)."""
-        return Target(write, tty=self.tty, color=self.color, columns=self.columns, height=self.height)
-
-    def __repr__(self) -> str:
-        return f"Target(tty={self.tty}, color={self.color}, columns={self.columns}, height={self.height})"
+        return replace(self, write=write)

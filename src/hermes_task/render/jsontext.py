@@ -68,13 +68,12 @@ def _encode(value: Any, indent: int | None) -> bytes:
 
 
 def document(doc: Any) -> str:
-    """A whole document (a Struct of `core/documents.py`), indented, with a trailing newline."""
+    """A whole document (a Struct of `core/documents.py`), indented."""
     return _encode(doc, 2).decode("ascii") + "\n"
 
 
 def event(payload: Any) -> str:
-    """One NDJSON line (a Struct of `core/events.py`): compact, no embedded newline, with its
-    terminator."""
+    """One NDJSON line (a Struct of `core/events.py`)."""
     return _encode(payload, None).decode("ascii") + "\n"
 
 
@@ -107,7 +106,7 @@ NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", 
 
 @cache
 def _targets() -> dict[str, tuple[Any, str]]:
-    """Each document's Struct and the line saying which command prints it."""
+    """Each document's Struct and which command prints it."""
     from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
 
     return {
@@ -137,9 +136,8 @@ def _targets() -> dict[str, tuple[Any, str]]:
 
 
 def _complete(node: Any) -> None:
-    """Every object with named properties: all of them required, in order; nothing else.
-    A nullable value lists `null` last, and a description from a docstring is dedented
-    (`inspect.cleandoc`): msgspec's versions, and Python's, differ in both."""
+    """The module docstring's promises, in place (msgspec's versions, and Python's, differ in
+    the order of `anyOf` and the indentation of descriptions)."""
     if isinstance(node, dict):
         if isinstance(node.get("description"), str):
             node["description"] = inspect.cleandoc(node["description"])
@@ -148,11 +146,8 @@ def _complete(node: Any) -> None:
             node["additionalProperties"] = False
         if isinstance(node.get("anyOf"), list):
             node["anyOf"].sort(key=lambda option: option == {"type": "null"})
-        for value in node.values():
-            _complete(value)
-    elif isinstance(node, list):
-        for value in node:
-            _complete(value)
+    for value in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
+        _complete(value)
 
 
 def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
@@ -182,7 +177,6 @@ def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
 
 
 def description(name: str) -> str:
-    """One line saying which command prints document `name`."""
     return _targets()[name][1]
 
 
@@ -206,7 +200,6 @@ def schema(name: str) -> dict[str, Any]:
 
 
 def render(name: str) -> str:
-    """`schema(name)` as stable, ASCII-only, indented JSON with a trailing newline."""
     return json.dumps(schema(name), ensure_ascii=True, indent=2) + "\n"
 
 
@@ -221,15 +214,12 @@ def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str |
     from hermes_task.settings import TOKEN_ENVS  # lazy: the settings module, only for `config show`
 
     src = settings.sources
+    names = ("gateway", "url", "profile", "request_timeout", "username")
     rows: list[tuple[str, str | float | None, Source]] = [
-        ("gateway", settings.gateway, src.get("gateway", "default")),
-        ("url", settings.url, src.get("url", "default")),
-        ("profile", settings.profile, src.get("profile", "default")),
-        ("request_timeout", settings.request_timeout, src.get("request_timeout", "default")),
-        ("username", settings.username, src.get("username", "default")),
+        (name, getattr(settings, name), src.get(name, "default")) for name in names
     ]
     token_var = next((n for n in TOKEN_ENVS if env.get(n)), None)
-    token: tuple[str, Source]
+    token: tuple[str, Source] = ("not set", "default")
     if settings.username:
         token = ("not used (password login)", "default")
     elif settings.token_file is not None:
@@ -238,15 +228,9 @@ def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str |
         token = (f"set (from env {token_var})", "env")
     elif settings.loopback:
         token = ("not set (discovered from the local dashboard when needed)", "default")
-    else:
-        token = ("not set", "default")
-    rows.append(("token", *token))
-    password: tuple[str, Source]
+    password: tuple[str, Source] = ("not set", "default")
     if settings.password_file is not None:
         password = (_file_state(settings.password_file), src.get("password_file", "flag"))
     elif settings.password_env:
         password = ("set (from env HERMES_DASHBOARD_PASSWORD)", "env")
-    else:
-        password = ("not set", "default")
-    rows.append(("password", *password))
-    return rows
+    return [*rows, ("token", *token), ("password", *password)]

@@ -84,18 +84,14 @@ class EventFeed(JsonEvents):
         self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.task_of = key_of(entry)
-        try:
-            super().child_warning(entry, item)
-        finally:
-            self.task_of = None
+        self.task_of = key_of(entry)  # `emit` only posts: nothing raises in between
+        super().child_warning(entry, item)
+        self.task_of = None
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         self.task_of = key_of(entry)
-        try:
-            super().child_error(entry, error, retrying=retrying)
-        finally:
-            self.task_of = None
+        super().child_error(entry, error, retrying=retrying)
+        self.task_of = None
 
 
 class Fed(Message):
@@ -209,7 +205,7 @@ class Transcript(RichLog):
 class TextScreen(ModalScreen[None]):
     """A modal of lines (help: filtered by what is typed; the CLI command): Esc closes it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss_screen", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "close")]
     DEFAULT_CSS = """
     TextScreen { align: center middle; }
     TextScreen > Vertical { width: 90%; height: auto; max-height: 90%; border: round $accent;
@@ -238,17 +234,14 @@ class TextScreen(ModalScreen[None]):
     def _filter(self, event: Input.Changed) -> None:
         self.query_one("#lines", Static).update(self._text(event.value))
 
-    def action_dismiss_screen(self) -> None:
-        self.dismiss(None)
-
 
 class ParentsScreen(Screen[str]):
     """`hermes-task parents` as a list: Enter opens the chosen parent."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "app.quit_screen", "quit"),
-        Binding("j", "cursor_down", "down", show=False),
-        Binding("k", "cursor_up", "up", show=False),
+        Binding("j", "focused.cursor_down", "down", show=False),
+        Binding("k", "focused.cursor_up", "up", show=False),
     ]
 
     def __init__(self, parents: ListParents) -> None:
@@ -299,12 +292,6 @@ class ParentsScreen(Screen[str]):
         notes = [clean_line(w.message) for w in warnings]
         self.query_one("#parents-state", Static).update(Text(" · ".join([state, *notes])))
         table.focus()
-
-    def action_cursor_down(self) -> None:
-        self.query_one("#parents", DataTable).action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.query_one("#parents", DataTable).action_cursor_up()
 
     @on(DataTable.RowSelected, "#parents")
     def _chosen(self, event: DataTable.RowSelected) -> None:
@@ -405,7 +392,7 @@ class TaskScreenApp(App[int]):
         self.matches: list[int] = []  # line offsets of the rows that match
         self.match = -1
         self.lines_of: list[int] = []  # each shown row's first line in the transcript
-        self.room = (0, 0)  # the goal column's width, the number column's
+        self.room = [0, 0]  # the goal column's width, the number column's
         self.columns = 80  # the terminal's width, as the last resize said
 
     # ---- layout -------------------------------------------------------------------------
@@ -466,28 +453,20 @@ class TaskScreenApp(App[int]):
         self.columns = width
         body = self.query_one("#body")
         body.set_class(width < STACK_BELOW, "narrow")
-        self.room = (0, 0)  # the columns laid out again
+        self.room = [0, 0]  # the columns laid out again
         self._fill_table()
         self.call_after_refresh(self._show_pane)
 
-    def _number_width(self) -> int:
-        """The `#` column: the widest number (nested ones are indented)."""
-        return max([WIDTHS["#"], *(len(number_text(key)) for key in list(self.tasks))])
-
-    def _fixed(self) -> int:
-        """The table's width but the goal's."""
-        return FIXED + self._number_width() - WIDTHS["#"]
-
-    def _table_width(self) -> int:
-        """Stacked, the whole width; beside the transcript, the goal's room grows with the
-        width (at least `SIDE_GOAL`, at most `MAX_GOAL`), the transcript keeping 40%."""
-        width, fixed = self.columns, self._fixed()
-        if width < STACK_BELOW:
-            return width
-        return min(max(fixed + SIDE_GOAL, width - max(MIN_PANE, width * 2 // 5)), fixed + MAX_GOAL)
-
-    def _goal_room(self) -> int:
-        return max(MIN_GOAL, self._table_width() - self._fixed())
+    def _widths(self) -> tuple[int, int, int]:
+        """The table's width, its goal column's and its `#` column's (the widest number).
+        Stacked, the table takes the whole width; beside the transcript, the goal's room grows
+        with the width (at least `SIDE_GOAL`, at most `MAX_GOAL`), the transcript keeping 40%."""
+        number = max([WIDTHS["#"], *(len(number_text(key)) for key in list(self.tasks))])
+        fixed = FIXED + number - WIDTHS["#"]  # the table's width but the goal's
+        width = self.columns
+        if width >= STACK_BELOW:
+            width = min(max(fixed + SIDE_GOAL, width - max(MIN_PANE, width * 2 // 5)), fixed + MAX_GOAL)
+        return width, max(MIN_GOAL, width - fixed), number
 
     # ---- events of the loop -------------------------------------------------------------
 
@@ -575,7 +554,7 @@ class TaskScreenApp(App[int]):
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#tasks", DataTable)
         visible = self._visible()
-        room = (self._goal_room(), self._number_width())
+        width, *room = self._widths()
         keys = [key_of(e) for e in visible]
         if room != self.room:
             self.room, self.shown = room, []
@@ -583,7 +562,7 @@ class TaskScreenApp(App[int]):
             widths = {**WIDTHS, "#": room[1]}
             for name in ("#", "status", "time", "goal", "child session"):
                 table.add_column(name, key=name, width=widths.get(name, room[0]))
-            table.styles.width = "100%" if self.columns < STACK_BELOW else self._table_width()
+            table.styles.width = "100%" if self.columns < STACK_BELOW else width
         if keys != self.shown:
             table.clear()
             for entry in visible:
@@ -783,12 +762,11 @@ class TaskScreenApp(App[int]):
         needle = self.query_text.casefold()
         self.follow = False
         self._show_pane()
-        found = [
-            i
-            for i, row in enumerate(rows)
+        self.matches = [
+            self.lines_of[i]
+            for i, row in enumerate(rows[: len(self.lines_of)])
             if needle and needle in self._row_text(row, painter).plain.casefold()
         ]
-        self.matches = [self.lines_of[i] for i in found if i < len(self.lines_of)]
         self.match = -1
         if not self.matches:
             self.notify(

@@ -22,15 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct, field
 
-from hermes_task.core.documents import (
-    Row,
-    SegmentInfo,
-    TaskEntry,
-    ToolCall,
-    TranscriptDoc,
-    Usage,
-    WarningItem,
-)
+from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, TranscriptDoc, Usage, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import TraceSource, Unread
@@ -167,16 +159,17 @@ def times(rows: Sequence[Row]) -> list[float]:
     return [row.timestamp for row in rows if row.timestamp is not None]
 
 
-def compressions(segments: Sequence[SegmentInfo]) -> list[Event]:
-    """A `hermes_task.context_compression` event where a segment ended by compression."""
-    events = []
-    for i, seg in enumerate(segments):
-        if seg.end_reason == "compression" and seg.ended_at is not None:
-            after = segments[i + 1].id if i + 1 < len(segments) else None
-            pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
-            events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
-                                attributes=attributes(pairs)))  # fmt: skip
-    return events
+def span_times(
+    segments: Sequence[SegmentInfo], rows: Sequence[Row], at: float, ended: bool
+) -> tuple[float, float, float]:
+    """A conversation's start (its first known segment start, else its first row's, else
+    `at`), the last time known of it, and its end (its last segment's end once it ended)."""
+    known = times(rows)
+    started = [s.started_at for s in segments if s.started_at is not None]
+    start = started[0] if started else min(known, default=at)
+    last = max([start, *known])
+    end = segments[-1].ended_at if ended and segments else None
+    return start, last, last if end is None else end
 
 
 def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr | None]]:
@@ -185,16 +178,6 @@ def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr 
         ("hermes_task.warnings", codes or None),
         ("hermes_task.partial_history", True if "partial_history" in codes else None),
     ]
-
-
-class Conversation(Struct, frozen=True, kw_only=True):
-    """One transcript under an agent span: its rows, its agent span's id, the last time known
-    of it (where its open spans end) and the tasks its spawn calls delegated."""
-
-    rows: Sequence[Row]
-    span_id: str
-    last: float
-    tasks: Sequence[TaskEntry]
 
 
 class _Trace:
@@ -219,8 +202,7 @@ class _Trace:
         events: Sequence[Event] = (),
         status: Status | None = None,
     ) -> None:
-        """A span (`ids`: its own and its parent's; the parent's empty for the root) from
-        `start` to `end` (never before its start)."""
+        """A span (`ids`: its own and its parent's, empty for the root), never ending early."""
         self.spans.append(
             Span(
                 trace_id=self.trace_id,
@@ -235,11 +217,17 @@ class _Trace:
             )
         )
 
-    def row_events(self, rows: Sequence[Row]) -> list[Event]:
-        """With `content`: each row as a `hermes_task.row` event at its time."""
-        if not self.content:
-            return []
-        return [
+    def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Event]:
+        """A `hermes_task.context_compression` event where a segment ended by compression,
+        then with `content` each row as a `hermes_task.row` event."""
+        events = []
+        for i, seg in enumerate(segments):
+            if seg.end_reason == "compression" and seg.ended_at is not None:
+                after = segments[i + 1].id if i + 1 < len(segments) else None
+                pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
+                events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
+                                    attributes=attributes(pairs)))  # fmt: skip
+        return events + [
             Event(
                 time_unix_nano=nanos(row.timestamp),
                 name="hermes_task.row",
@@ -253,20 +241,16 @@ class _Trace:
                     ]
                 ),
             )
-            for row in rows
+            for row in (rows if self.content else ())
             if row.timestamp is not None
         ]
 
     def parent(self) -> None:
-        doc = self.source.parent
+        doc, tasks_doc = self.source.parent, self.source.tasks
         info, rows = doc.task, doc.rows
-        known = times(rows)
-        start = _first([s.started_at for s in info.segments], known, 0.0)
-        last = max([start, *known])
         ended = info.state == "ended"
-        end = _last([s.ended_at for s in info.segments], known, start) if ended else max([start, *known])
-        span_id = self.span_id("agent", self.source.tasks.parent_id)
-        tasks_doc = self.source.tasks
+        start, last, end = span_times(info.segments, rows, 0.0, ended)
+        span_id = self.span_id("agent", tasks_doc.parent_id)
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "invoke_agent"),
             ("gen_ai.agent.name", PARENT_AGENT),
@@ -280,71 +264,60 @@ class _Trace:
             *usage_attributes(info.usage),
             *warning_attributes([*tasks_doc.warnings, *doc.warnings]),
         ]
-        events = [*compressions(info.segments), *self.row_events(rows)]
+        events = self.events(info.segments, rows)
         self.add((span_id, ""), f"invoke_agent {PARENT_AGENT}", start, end, pairs, events)
-        self.conversation(Conversation(rows=rows, span_id=span_id, last=last, tasks=tasks_doc.tasks))
+        self.conversation(rows, span_id, last, tasks_doc.tasks)
 
-    def conversation(self, conv: Conversation) -> None:
-        """A span per tool call of `conv`'s rows (a spawn call's holding its tasks), then a
-        spawn span for each group of tasks whose call no row carries."""
-        results = {row.tool_call_id: row for row in conv.rows if row.role == "tool" and row.tool_call_id}
+    def conversation(
+        self, rows: Sequence[Row], agent: str, last: float, delegated: Sequence[TaskEntry]
+    ) -> None:
+        """Under the agent span `agent`, `execute_tool NAME` per tool call of the transcript's
+        `rows`: from its row to its result's row (open until one exists, then ending at `last`,
+        the last time known of the transcript), around the tasks it delegated; then a spawn
+        span for each group of tasks whose call no row carries."""
+        results = {row.tool_call_id: row for row in rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
-        for task in conv.tasks:
-            groups.setdefault(_call_key(task), []).append(task)
-        at = _first([], times(conv.rows), conv.last)
-        for row in conv.rows:
+        for task in delegated:
+            key = task.call_id if task.call_id is not None else f"call {task.call_number}"
+            groups.setdefault(key, []).append(task)
+        first = at = min(times(rows), default=last)
+        for row in rows:
             at = row.timestamp if row.timestamp is not None else at
             for i, call in enumerate(row.tool_calls):
                 tasks = groups.pop(call.id, []) if call.id is not None else []
-                self.tool(conv, row, at, i, call, results.get(call.id or ""), tasks)
+                result = results.get(call.id or "")
+                done = result.timestamp if result is not None else None
+                # Under its agent span: a transcript exported twice (two tasks naming one child)
+                # keeps every span id unique.
+                span_id = self.span_id("tool", agent, row.session_id, str(row.id), call.id or f"#{i}")
+                ends = [self.task(span_id, task, at) for task in tasks]
+                name = call.name or "unknown"
+                pairs: list[tuple[str, Attr | None]] = [
+                    ("gen_ai.operation.name", "execute_tool"),
+                    ("gen_ai.tool.name", name),
+                    ("gen_ai.tool.call.id", call.id),
+                    ("gen_ai.tool.type", "function"),
+                    ("hermes_task.session_id", row.session_id),
+                    ("hermes_task.row_id", row.id),
+                    ("hermes_task.result_row_id", result.id if result is not None else None),
+                    ("hermes_task.tasks", len(tasks) if tasks else None),
+                    ("hermes_task.unfinished", None if done is not None else True),
+                ]
+                if self.content:
+                    pairs += [
+                        ("gen_ai.tool.call.arguments", call.arguments),
+                        ("gen_ai.tool.call.result", result.text if result is not None else None),
+                    ]
+                end = max([last if done is None else done, *ends])
+                self.add((span_id, agent), f"execute_tool {name}", at, end, pairs)
         for key, tasks in groups.items():
-            self.spawn_without_row(conv, key, tasks)
+            self.spawn_without_row(agent, key, tasks, first)
 
-    def tool(
-        self,
-        conv: Conversation,
-        row: Row,
-        at: float,
-        index: int,
-        call: ToolCall,
-        result: Row | None,
-        tasks: Sequence[TaskEntry],
-    ) -> None:
-        """`execute_tool NAME` for one tool call: from its row to its result's row (open
-        until one exists), around the tasks it delegated."""
-        # Under its agent span: a transcript exported twice (two tasks naming one child) keeps
-        # every span id unique.
-        span_id = self.span_id("tool", conv.span_id, row.session_id, str(row.id), call.id or f"#{index}")
-        ends = [self.task(conv, span_id, task, at) for task in tasks]
-        done = result is not None and result.timestamp is not None
-        end = max(
-            [result.timestamp if result is not None and result.timestamp is not None else conv.last, *ends]
-        )
-        name = call.name or "unknown"
-        pairs: list[tuple[str, Attr | None]] = [
-            ("gen_ai.operation.name", "execute_tool"),
-            ("gen_ai.tool.name", name),
-            ("gen_ai.tool.call.id", call.id),
-            ("gen_ai.tool.type", "function"),
-            ("hermes_task.session_id", row.session_id),
-            ("hermes_task.row_id", row.id),
-            ("hermes_task.result_row_id", result.id if result is not None else None),
-            ("hermes_task.tasks", len(tasks) if tasks else None),
-            ("hermes_task.unfinished", None if done else True),
-        ]
-        if self.content:
-            pairs += [
-                ("gen_ai.tool.call.arguments", call.arguments),
-                ("gen_ai.tool.call.result", result.text if result is not None else None),
-            ]
-        self.add((span_id, conv.span_id), f"execute_tool {name}", at, end, pairs)
-
-    def spawn_without_row(self, conv: Conversation, key: str, tasks: Sequence[TaskEntry]) -> None:
+    def spawn_without_row(self, agent: str, key: str, tasks: Sequence[TaskEntry], start: float) -> None:
         """A spawn call no row of the conversation carries (its row is not proven): its span
         covers its tasks, and says so."""
-        start = _first([], times(conv.rows), conv.last)
-        span_id = self.span_id("spawn", conv.span_id, key)
-        ends = [self.task(conv, span_id, task, start) for task in tasks]
+        span_id = self.span_id("spawn", agent, key)
+        ends = [self.task(span_id, task, start) for task in tasks]
         pairs: list[tuple[str, Attr | None]] = [
             ("gen_ai.operation.name", "execute_tool"),
             ("gen_ai.tool.name", SPAWN_TOOL),
@@ -353,9 +326,9 @@ class _Trace:
             ("hermes_task.tasks", len(tasks)),
             ("hermes_task.call_row_missing", True),
         ]
-        self.add((span_id, conv.span_id), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
+        self.add((span_id, agent), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
 
-    def task(self, conv: Conversation, spawn: str, task: TaskEntry, at: float) -> float:
+    def task(self, spawn: str, task: TaskEntry, at: float) -> float:
         """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
         child was read, its child's spans); its end."""
         child = task.child_session_id
@@ -364,8 +337,19 @@ class _Trace:
         pairs = task_attributes(task, self.content)
         events: list[Event] = []
         if isinstance(got, Transcript):
-            start, end, open_, more, events = self.child(got, span_id, task, at)
-            pairs += more
+            doc: TranscriptDoc | None = got.doc
+            segments = doc.task.segments if doc is not None else []
+            ended = doc is not None and doc.task.state == "ended"
+            start, last, end = span_times(segments, got.rows, at, ended)
+            open_ = not (ended or task.terminal)  # a terminal status finishes a session never closed
+            pairs += [
+                ("hermes_task.lineage", list(got.segments) or None),
+                ("hermes_task.child_state", doc.task.state if doc is not None else None),
+                ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
+                *warning_attributes(got.warnings),
+            ]
+            self.conversation(got.rows, span_id, last, task.children)
+            events = self.events(segments, got.rows)
         else:
             start, end = at, at
             open_ = not task.terminal
@@ -375,60 +359,6 @@ class _Trace:
         status = task_status(task, self.content)
         self.add((span_id, spawn), f"invoke_agent {TASK_AGENT}", start, end, pairs, events, status)
         return max(start, end)
-
-    def child(
-        self, got: Transcript, span_id: str, task: TaskEntry, at: float
-    ) -> tuple[float, float, bool, list[tuple[str, Attr | None]], list[Event]]:
-        """The child's times (start, end, whether still open), its attributes and events;
-        its rows' spans under `span_id`."""
-        doc: TranscriptDoc | None = got.doc
-        segments = doc.task.segments if doc is not None else []
-        known = times(got.rows)
-        start = _first([s.started_at for s in segments], known, at)
-        ended = doc is not None and doc.task.state == "ended"
-        last = max([start, *known])
-        end = _last([s.ended_at for s in segments], known, start) if ended else last
-        # A task with a terminal status is finished though its session was never closed.
-        finished = ended or task.terminal
-        more: list[tuple[str, Attr | None]] = [
-            ("hermes_task.lineage", list(got.segments) or None),
-            ("hermes_task.child_state", doc.task.state if doc is not None else None),
-            ("hermes_task.read_failure", got.failure.code.value if got.failure is not None else None),
-            *warning_attributes(got.warnings),
-        ]
-        self.conversation(Conversation(rows=got.rows, span_id=span_id, last=last, tasks=task.children))
-        events = [*compressions(segments), *self.row_events(got.rows)]
-        return start, end, not finished, more, events
-
-    def request(self, version: str) -> TracesRequest:
-        resource = attributes(
-            [
-                ("service.name", "hermes-agent"),
-                ("hermes_task.parent_id", self.source.tasks.parent_id),
-                ("hermes_task.profile", self.source.parent.task.profile),
-            ]
-        )
-        scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=self.spans)
-        return TracesRequest(resource_spans=[ResourceSpans(resource=Resource(resource), scope_spans=[scope])])
-
-
-def _first(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
-    """The first known of `wanted`, else the earliest of `fallback`, else `default`."""
-    known = [t for t in wanted if t is not None]
-    if known:
-        return known[0]
-    return min(fallback) if fallback else default
-
-
-def _last(wanted: Sequence[float | None], fallback: Sequence[float], default: float) -> float:
-    """The last of `wanted` when it is known, else the latest of `fallback` (or `default`)."""
-    if wanted and wanted[-1] is not None:
-        return wanted[-1]
-    return max([default, *fallback])
-
-
-def _call_key(task: TaskEntry) -> str:
-    return task.call_id if task.call_id is not None else f"call {task.call_number}"
 
 
 def task_attributes(task: TaskEntry, content: bool) -> list[tuple[str, Attr | None]]:
@@ -476,7 +406,15 @@ def trace(source: TraceSource, *, version: str, content: bool = False) -> Traces
     instrumentation scope's."""
     built = _Trace(source, content=content)
     built.parent()
-    return built.request(version)
+    resource = [
+        ("service.name", "hermes-agent"),
+        ("hermes_task.parent_id", source.tasks.parent_id),
+        ("hermes_task.profile", source.parent.task.profile),
+    ]
+    scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=built.spans)
+    return TracesRequest(
+        resource_spans=[ResourceSpans(resource=Resource(attributes(resource)), scope_spans=[scope])]
+    )
 
 
 __all__ = ["TracesRequest", "trace"]

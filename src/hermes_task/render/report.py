@@ -34,7 +34,9 @@ import html
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import groupby
 from typing import Literal
 
 from msgspec import Struct
@@ -110,28 +112,18 @@ def cell(text: str) -> str:
 
 def _indented(line: str) -> str:
     """`line` (escaped) with its leading spaces as no-break spaces (a tab as four)."""
-    match = _INDENT.match(line)
-    if match is None:
-        return line
-    lead = match.group().replace("\t", "    ").replace(" ", NO_BREAK_SPACE)
-    return lead + line[match.end() :]
+    return _INDENT.sub(lambda lead: lead.group().replace("\t", "    ").replace(" ", NO_BREAK_SPACE), line)
 
 
 def paragraphs(text: str) -> str:
     """Backend text of any length as Markdown paragraphs that read as the text does (module
     docstring); the empty string for text with nothing but whitespace."""
-    out: list[str] = []
-    lines: list[str] = []
-    for line in clean(text).split("\n"):
-        if not line.strip(" \t"):
-            if lines:
-                out.append("\\\n".join(lines))
-                lines = []
-            continue
-        lines.append(_indented(_escaped_line(line.rstrip(" \t"))))
-    if lines:
-        out.append("\\\n".join(lines))
-    return "\n\n".join(out)
+    runs = groupby(clean(text).split("\n"), key=lambda line: bool(line.strip(" \t")))
+    return "\n\n".join(
+        "\\\n".join(_indented(_escaped_line(line.rstrip(" \t"))) for line in lines)
+        for printed, lines in runs
+        if printed
+    )
 
 
 def _ticks(text: str, least: int) -> str:
@@ -173,13 +165,6 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 BATCH = 200  # rows formatted between two writes
 
 
-def header_line(pieces: Block) -> str:
-    """The row's header: the marker and role in bold, the rest as it reads. (No space may
-    end the bold text: its closing `**` would not close it.)"""
-    (first, _what), *rest = pieces
-    return f"**{escaped(first.rstrip())}**" + escaped("".join(text for text, _ in rest), starts=False)
-
-
 def block_markdown(block: Block) -> str:
     """One body block: tool output fenced; a call's line, then its arguments fenced; any
     other block as paragraphs (empty when it holds only whitespace)."""
@@ -194,11 +179,14 @@ def block_markdown(block: Block) -> str:
 
 
 def row_markdown(view: RowView) -> str:
-    """One row as Markdown blocks (without a trailing blank line)."""
+    """One row as Markdown blocks: its header's marker and role in bold (no space may end the
+    bold text, or its closing `**` would not close it), the rest as it reads, then its body."""
     if view.quiet is not None:
         return escaped(view.quiet)
+    (first, _what), *rest = view.header
+    header = f"**{escaped(first.rstrip())}**" + escaped("".join(text for text, _ in rest), starts=False)
     blocks = [block_markdown(block) for block in view.body]
-    return "\n\n".join([header_line(view.header), *(block for block in blocks if block)])
+    return "\n\n".join([header, *(block for block in blocks if block)])
 
 
 def rows_markdown(rows: Iterable[Row], view: View, segments: Segments) -> Iterator[str]:
@@ -223,21 +211,6 @@ def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
     return "\\\n".join(lines) + "\n\n" if lines else ""
 
 
-def segments_table(doc: TranscriptDoc, view: View) -> str:
-    """The task's proven segments, oldest first: id, start, end, end reason, rows shown."""
-    rows = [
-        [
-            code(seg.id, cell=True),
-            cell(when(seg.started_at, utc=view.utc)),
-            cell(when(seg.ended_at, utc=view.utc)),
-            cell(seg.end_reason or ""),
-            str(seg.rows_shown),
-        ]
-        for seg in doc.task.segments
-    ]
-    return table(["segment", "started", "ended", "end reason", "rows shown"], rows)
-
-
 def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> Iterator[str]:
     """A whole transcript document (module docstring), its heading at `level`."""
     task = doc.task
@@ -248,8 +221,18 @@ def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> It
     usage = usage_line(task.usage)
     if usage:
         yield inline(usage) + "\n\n"
-    if task.segments:
-        yield segments_table(doc, view) + "\n\n"
+    if task.segments:  # the proven segments, oldest first
+        rows = [
+            [
+                code(seg.id, cell=True),
+                cell(when(seg.started_at, utc=view.utc)),
+                cell(when(seg.ended_at, utc=view.utc)),
+                cell(seg.end_reason or ""),
+                str(seg.rows_shown),
+            ]
+            for seg in task.segments
+        ]
+        yield table(["segment", "started", "ended", "end reason", "rows shown"], rows) + "\n\n"
     yield warnings_markdown(doc.warnings)
     yield from rows_markdown(doc.rows, view, Segments(task))
 
@@ -284,8 +267,7 @@ def usage_text(entry: TaskEntry) -> str:
 
 
 def status_text(entry: TaskEntry) -> str:
-    mark = STORE_MARK if entry.result_source == "store" else ""
-    return entry.status.label + mark
+    return entry.status.label + (STORE_MARK if entry.result_source == "store" else "")
 
 
 def task_table(tasks: Sequence[TaskEntry]) -> str:
@@ -305,8 +287,7 @@ def task_table(tasks: Sequence[TaskEntry]) -> str:
 
 def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
     """The heading of a conversation's tasks: the parent's, or a nested one's (its task)."""
-    marks = "#" * min(level, 6)
-    text = f"{marks} Delegated tasks of {code(conversation)}"
+    text = f"{'#' * min(level, 6)} Delegated tasks of {code(conversation)}"
     return text + (f" (task {escaped(number_of(task), starts=False)})" if task is not None else "")
 
 
@@ -325,20 +306,6 @@ def answer(entry: TaskEntry) -> str:
     return "\n\n".join(parts)
 
 
-def transcript(read: Transcript | Unread, view: View) -> Iterator[str]:
-    """What was read of the task's child: its facts, warnings and rows, or why not."""
-    if isinstance(read, Unread):
-        yield f"**Transcript not read:** {inline(read.message)}\n\n"
-        return
-    if read.doc is not None:
-        yield f"**Transcript:** {inline(footer_text(read.doc))}\n\n"
-        yield warnings_markdown([w for w in read.warnings if w.code not in RUN_WIDE])
-    if read.failure is not None:
-        what = "read in part" if read.rows else "could not be read"
-        yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
-    yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
-
-
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
     """One task as a collapsible block (module docstring)."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
@@ -347,7 +314,16 @@ def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Itera
     yield answer(entry) + "\n\n"
     if entry.gap:
         yield escaped(gap_text(entry)) + "\n\n"
-    yield from transcript(read, view)
+    if isinstance(read, Unread):  # what was read of the task's child, or why not
+        yield f"**Transcript not read:** {inline(read.message)}\n\n"
+    else:
+        if read.doc is not None:
+            yield f"**Transcript:** {inline(footer_text(read.doc))}\n\n"
+            yield warnings_markdown([w for w in read.warnings if w.code not in RUN_WIDE])
+        if read.failure is not None:
+            what = "read in part" if read.rows else "could not be read"
+            yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
+        yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
     yield "</details>\n\n"
 
 
@@ -389,8 +365,7 @@ LastRows = Callable[[TaskEntry, str], str]
 
 
 class Case(Struct, frozen=True):
-    """One `testcase`: its attributes, and for a failure or error its type, message, text and
-    system-out."""
+    """One `testcase` (a failure's or error's `type`, `message` and `text`; `out` its system-out)."""
 
     name: str
     classname: str
@@ -408,12 +383,7 @@ def xml_text(text: str) -> str:
 
 
 def kind_of(entry: TaskEntry) -> Kind:
-    """pass (completed), failure (any other end, `ended_unreported` too), error (not ended)."""
-    if entry.status == "completed":
-        return "pass"
-    if entry.status.ends:
-        return "failure"
-    return "error"
+    return "pass" if entry.status == "completed" else "failure" if entry.status.ends else "error"
 
 
 def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows) -> Case:
@@ -423,14 +393,12 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
     usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
         return Case(name, conversation, entry.duration_seconds, out=usage)
-    facts = [f"status: {entry.status}"]
-    if entry.error:
-        facts.append(f"error: {entry.error}")
-    if entry.summary:
-        facts.append(f"summary: {entry.summary}")
-    facts += [
+    facts = [
         f"{label}: {value}"
         for label, value in (
+            ("status", entry.status),
+            ("error", entry.error),
+            ("summary", entry.summary),
             ("child session", entry.child_session_id),
             ("delegation", entry.delegation_id),
             ("subagent", entry.subagent_id),
@@ -438,31 +406,23 @@ def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows
         )
         if value
     ]
-    if usage:
-        facts.append(usage)
     if kind == "failure":
         message = first_line(entry.error or entry.summary or entry.status, MESSAGE_WIDTH)
     else:
         message = still if entry.status == "running" else f"no outcome known ({entry.status})"
+    text = "\n".join([*facts, usage] if usage else facts)
     out = last_rows(entry, conversation)
-    return Case(
-        name, conversation, entry.duration_seconds, kind, entry.status, message, "\n".join(facts), out
-    )
+    return Case(name, conversation, entry.duration_seconds, kind, entry.status, message, text, out)
 
 
 def suites_of(
     parent_id: str, tasks: Sequence[TaskEntry], still: str, last_rows: LastRows
 ) -> list[tuple[str, list[Case]]]:
     """(conversation, its cases): the parent's first, then each nested conversation, depth first."""
-    out: list[tuple[str, list[Case]]] = []
-
-    def visit(conversation: str, entries: Sequence[TaskEntry]) -> None:
-        out.append((conversation, [case_of(e, conversation, still, last_rows) for e in entries]))
-        for entry in entries:
-            if entry.children and entry.child_session_id:
-                visit(entry.child_session_id, entry.children)
-
-    visit(parent_id, tasks)
+    out = [(parent_id, [case_of(e, parent_id, still, last_rows) for e in tasks])]
+    for entry in tasks:
+        if entry.children and entry.child_session_id:
+            out += suites_of(entry.child_session_id, entry.children, still, last_rows)
     return out
 
 
@@ -491,22 +451,18 @@ def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
 def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:
     """The XML document of `suites` (module docstring), with its declaration."""
     root = ET.Element("testsuites", name="hermes-task recover")
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    totals: Counter[str] = Counter()
     for conversation, cases in suites:
-        counts = {
-            "tests": len(cases),
-            "failures": sum(1 for c in cases if c.kind == "failure"),
-            "errors": sum(1 for c in cases if c.kind == "error"),
-        }
-        for key, value in counts.items():
-            totals[key] += value
-        attributes = {"name": xml_text(clean_line(conversation))}
-        attributes.update({key: str(value) for key, value in counts.items()}, skipped="0")
+        kinds = Counter(c.kind for c in cases)
+        counts = {"tests": len(cases), "failures": kinds["failure"], "errors": kinds["error"]}
+        totals.update(counts)
+        names = {key: str(value) for key, value in counts.items()}
+        attributes = {"name": xml_text(clean_line(conversation)), **names, "skipped": "0"}
         suite = ET.SubElement(root, "testsuite", attributes)
         for case in cases:
             _case(suite, case)
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(totals[key]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

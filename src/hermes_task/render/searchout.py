@@ -1,14 +1,16 @@
 """What `search` prints: `JsonSearch` (NDJSON events: `match`, `warning`, `task`, `result`
-last), `LinesSearch` (piped: one tab-separated line of `LINE_FIELDS` per printed line, its
-text escaped so it stays one line) or `TerminalSearch` (per task a heading, per row its header
-as `show` draws it, then grep's layout: `N:` a match highlighted, `N-` context, `--` between
-groups). The text formats write warnings and what was not searched whole to stderr (`note`).
+last), `LinesSearch` (piped: per printed line the tab-separated fields #, child_session,
+segment, row, role, time, field, line, mark and text, escaped so it stays one line) or
+`TerminalSearch` (per task a heading, per row its header as `show` draws it, then grep's
+layout: `N:` a match highlighted, `N-` context, `--` between groups). The text formats write warnings and what was not searched whole to stderr (`note`).
 Every backend string printed is sanitised here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+from msgspec.structs import asdict
 
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.events import (
@@ -32,7 +34,6 @@ from hermes_task.render.terminal_rows import Painter, sgr, width_of
 
 Write = Callable[[str], None]
 Note = Callable[[str, str], None]  # (line, style): one line on stderr
-LINE_FIELDS = ("#", "child_session", "segment", "row", "role", "time", "field", "line", "mark", "text")
 MAX_SHOWN = 300  # a longer line is shown on a terminal around its first match
 SHOWN_BEFORE = 100
 MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
@@ -66,68 +67,37 @@ class JsonSearch:
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         ref = _ref(task)
         for hit in hits:
-            row = hit.row
-            self._event(
-                SearchMatch(
-                    task=ref,
-                    session_id=row.session_id,
-                    row_id=row.id,
-                    role=row.role,
-                    kind=row.kind,
-                    timestamp=row.timestamp,
-                    field=hit.field,
-                    part=hit.part,
-                    line_number=hit.line_number,
-                    line=hit.line,
-                    spans=list(hit.spans),
-                    before=list(hit.before),
-                    after=list(hit.after),
-                )
-            )
+            found = asdict(hit)
+            row = found.pop("row")
+            found.update(session_id=row.session_id, row_id=row.id, role=row.role, kind=row.kind)
+            self._event(SearchMatch(task=ref, timestamp=row.timestamp, **found))
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
         ref = None if task is None else _ref(task)
         self._event(SearchWarning(code=item.code, message=item.message, task=ref))
 
     def task(self, outcome: TaskSearch) -> None:
-        task = outcome.task
-        self._event(
-            SearchTask(
-                number=task.number,
-                goal=task.goal,
-                status=task.status,
-                child_session_id=task.child_session_id,
-                searched=outcome.searched,
-                code=outcome.code,
-                message=outcome.message,
-                segments=list(outcome.segments),
-                rows=outcome.rows,
-                matches=outcome.matches,
-            )
-        )
+        found = asdict(outcome)
+        task = found.pop("task")
+        found.update(number=task.number, goal=task.goal, child_session_id=task.child_session_id)
+        self._event(SearchTask(status=task.status, **found))
 
     def error(self, error: HermesError) -> None:
         self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=error.retryable))
 
     def result(self, tally: Tally, exit_code: int) -> None:
-        self._event(
-            SearchResult(
-                tasks=tally.tasks,
-                searched=tally.searched,
-                matches=tally.matches,
-                complete=tally.complete,
-                exit_code=exit_code,
-            )
-        )
+        self._event(SearchResult(**asdict(tally), exit_code=exit_code))
 
 
 class SearchNotes:
-    """stderr for people: warnings (unless `shown` says --quiet drops them), a task's named by
-    its number, and every task that was not searched whole."""
+    """The text formats' stderr: warnings (unless `shown` says --quiet drops them), a task's
+    named by its number, and every task that was not searched whole."""
 
-    def __init__(self, note: Note, shown: Callable[[str], bool]) -> None:
+    def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
+        self.out = out
         self.note = note
         self.shown = shown
+        self.view = View(utc=utc)
         self.warned: set[str] = set()  # the warning codes said about the current task
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
@@ -151,11 +121,7 @@ class SearchNotes:
 def escape_field(text: str) -> str:
     """A line's text as one TSV field: backslash, tab, newline and carriage return escaped
     (`\\\\`, `\\t`, `\\n`, `\\r`), every other control or invisible character made visible."""
-    if "\\" in text:
-        text = text.replace("\\", "\\\\")
-    if "\t" in text or "\n" in text or "\r" in text:
-        text = text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return clean(text)
+    return clean(text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
 
 
 def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
@@ -180,12 +146,7 @@ def _sgr(text: str, what: str, color: bool) -> str:
 
 
 class LinesSearch(SearchNotes):
-    """Piped: one tab-separated line (`LINE_FIELDS`) per printed line, nothing else on stdout."""
-
-    def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
-        super().__init__(note, shown)
-        self.out = out
-        self.utc = utc
+    """Piped: one tab-separated line per printed line, nothing else on stdout."""
 
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         lines = []
@@ -199,7 +160,7 @@ class LinesSearch(SearchNotes):
                     row.session_id,
                     str(row.id),
                     row.role,
-                    when(row.timestamp, utc=self.utc),
+                    when(row.timestamp, utc=self.view.utc),
                     group.field,
                 )
             )
@@ -220,9 +181,7 @@ class TerminalSearch(SearchNotes):
     """On a terminal: readable groups (module docstring); a summary line on stderr at the end."""
 
     def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
-        super().__init__(note, shown)
-        self.out = out
-        self.view = View(utc=utc)
+        super().__init__(out, note, shown, utc=utc)
         self.painter = Painter(color=out.color, width=None, markdown=False)
         self.heading: str | None = None  # the task whose heading was written last
         self.tasks_with_hits = 0
@@ -244,8 +203,12 @@ class TerminalSearch(SearchNotes):
             out.append(_sgr(ids + goal, "heading", color) + "\n")
         previous: Group | None = None
         for group in groups(hits):
-            if previous is None:
-                out.append(self._row_header(task, group) + "\n")
+            if previous is None:  # the row's header, as `show` draws it
+                row = group.row
+                head = self.painter.paint(header(row, self.view))
+                if row.session_id != task.child_session_id:
+                    head += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", color)
+                out.append(head + "\n")
             if previous is None or (previous.field, previous.part) != (group.field, group.part):
                 out.append("  " + _sgr(_label(group), "label", color) + "\n")
             else:
@@ -254,13 +217,6 @@ class TerminalSearch(SearchNotes):
             out += [self._line(line, width) + "\n" for line in group.lines]
             previous = group
         self.out.write("".join(out))
-
-    def _row_header(self, task: TaskEntry, group: Group) -> str:
-        row = group.row
-        text = self.painter.paint(header(row, self.view))
-        if row.session_id != task.child_session_id:
-            text += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", self.out.color)
-        return text
 
     def _line(self, line: GroupLine, width: int) -> str:
         color = self.out.color
