@@ -22,6 +22,7 @@ import io
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, get_character_cell_size
@@ -60,7 +61,10 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
     ascii_only = line.isascii()
     if (count if ascii_only else cell_len(line)) <= first:
         return [(0, count)]
-    position = list(range(count + 1)) if ascii_only else _positions(line)
+    # the cell where each character starts, then the line's width
+    position = (
+        list(range(count + 1)) if ascii_only else [*accumulate(map(get_character_cell_size, line), initial=0)]
+    )
     out: list[tuple[int, int]] = []
     start, room = 0, first
     while True:
@@ -84,16 +88,6 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
         if start >= count:
             return out
         room = rest
-
-
-def _positions(line: str) -> list[int]:
-    """The cell where each character of `line` starts, then the line's width."""
-    out = [0]
-    total = 0
-    for character in line:
-        total += get_character_cell_size(character)
-        out.append(total)
-    return out
 
 
 @cache
@@ -146,18 +140,16 @@ def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
     from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
 
     system = ColorSystem.STANDARD if color else None
-    out = []
-    for line in lines:
-        out.append(
-            "".join(
-                segment.style.render(segment.text, color_system=system)
-                if segment.style is not None and system is not None
-                else segment.text
-                for segment in unpadded(line)
-                if not segment.control
-            )
+    return [
+        "".join(
+            segment.style.render(segment.text, color_system=system)
+            if segment.style is not None and system is not None
+            else segment.text
+            for segment in unpadded(line)
+            if not segment.control
         )
-    return out
+        for line in lines
+    ]
 
 
 def unpadded(line: list[Segment]) -> list[Segment]:
@@ -256,13 +248,12 @@ class Painter:
             pieces = _expanded(pieces, width_of(indent))
         if self.width is None:
             return [indent + self.paint(pieces)]
-        if pieces and pieces[-1][0].endswith(" "):
-            pieces = _rstripped(pieces)
-        text = "".join([t for t, _ in pieces])
+        whole = "".join([t for t, _ in pieces])
+        text = whole.rstrip(" ")  # no line ends in a space
         if not text:
-            return [""]  # an empty line: no indent either (nothing ends in a space)
+            return [""]  # an empty line: no indent either
         spans = breaks(text, self.width - width_of(indent), self.width - width_of(hang))
-        if len(spans) == 1:
+        if len(spans) == 1 and len(text) == len(whole):
             return [indent + self.paint(pieces)]
         cut = [_slice(pieces, start, end) for start, end in spans]
         return [indent + self.paint(cut[0])] + [hang + self.paint(part) for part in cut[1:]]
@@ -314,15 +305,6 @@ def _expanded(pieces: Sequence[Piece], column: int) -> list[Piece]:
             text = expand_tabs(text, column)
         column += width_of(text)
         out.append((text, what))
-    return out
-
-
-def _rstripped(pieces: Sequence[Piece]) -> list[Piece]:
-    out = list(pieces)
-    while out and not out[-1][0].rstrip(" "):
-        out.pop()
-    if out:
-        out[-1] = (out[-1][0].rstrip(" "), out[-1][1])
     return out
 
 
