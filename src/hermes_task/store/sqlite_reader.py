@@ -2,34 +2,24 @@
 
 Invariants (docs/identity.md, "The local store"): the store only *proposes* session ids, which
 the callers prove over HTTP before anything is shown; no transcript content leaves this
-module except a child's first `user` row, used for goal matching and never displayed, and
-Hermes' own `async_delegations` record of a background unit (its held completion), which
-proposes a task's outcome only once the task's child is proven ended over HTTP.
+module except a child's first `user` row (goal matching, never displayed) and Hermes' own
+`async_delegations` record of a background unit, which proposes a task's outcome only once
+the task's child is proven ended over HTTP.
 
-- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout. Nothing is
-  written, no schema or journal-mode change is made, and no file is created or modified next
-  to the store. A WAL database with no `-shm` file is read as `immutable` when it has no
-  `-wal` either (no writer has it open: SQLite removed both at the last close, and a new
-  writer only appends to a new `-wal`); with a non-empty `-wal` SQLite would have to create
-  the `-shm`, so that store is unavailable (`needs_write`). The file is checked before SQLite
-  touches it (`uri_mode`): a missing or unreadable file, or something that is not an SQLite
-  database, is refused too.
-- Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
-  the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
-  a session (primary key), the children of one session (the newest `MAX_CHILDREN`, and one
-  more to tell that the bound was hit), one child's first `user` row
-  (`LIMIT 1`), and one `async_delegations` record (primary key `delegation_id`; a store
-  without that table or its columns, as 0.18's, simply has no record). The only other query, for shell
-  completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
-- Every failure is a `StoreUnavailable` with a stable reason (`no_file`, `permission`,
-  `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
-  unavailable for the rest of the run, except `locked` (a writer held the lock past the busy
-  timeout): that one passes, and the next query asks again.
+- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout: nothing is
+  written or created next to the store. The file is checked before SQLite touches it
+  (`uri_mode`).
+- Columns are found by name (`PRAGMA table_info`), never by schema version; every query is
+  an exact-id lookup on an index (the `parent_session_id` index is required), bar shell
+  completion's newest rows of the `started_at` index with a fixed `LIMIT`. A store without
+  the `async_delegations` table or its columns (0.18) simply has no record.
+- Every failure is a `StoreUnavailable` with a stable reason; after the first one the store
+  stays unavailable for the rest of the run, except `locked` (a writer held the lock past
+  the busy timeout): the next query asks again.
 - Debug lines name the store path and each query's duration, never ids or content.
-- `import sqlite3` costs a few milliseconds; a `Store` whose file exists starts it on a
-  background thread when it is made, so it overlaps the first HTTP reads, and the first
-  lookup only waits for whatever is left of it (that wait is part of the "opened" time the
-  debug line reports). Without the file nothing imports it: the lookup fails `no_file` first.
+- `import sqlite3` costs a few milliseconds: a `Store` whose file exists starts it on a
+  background thread, overlapping the first HTTP reads (the wait left is part of the
+  "opened" time). Without the file nothing imports it.
 """
 
 from __future__ import annotations
@@ -121,8 +111,6 @@ class Store:
             )
             self._preload.start()
 
-    # -- opening --------------------------------------------------------------------------
-
     def _connect(self) -> sqlite3.Connection:
         mode = uri_mode(self.path)
         import sqlite3  # lazy: SQLite, only when a store is read
@@ -161,23 +149,20 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         with self._opening:
-            return self._opened()
-
-    def _opened(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StoreUnavailable("closed", "the run is ending")
-        if self._failure is not None:
-            raise self._failure
-        if self._conn is None:
-            started = time.perf_counter()
-            try:
-                self._conn = self._connect()
-            except StoreUnavailable as exc:
-                self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
-                self._say(f"store {self.path}: unavailable ({exc.reason})")
-                raise
-            self._say(f"store {self.path}: opened read-only in {_ms(started)}")
-        return self._conn
+            if self._closed:
+                raise StoreUnavailable("closed", "the run is ending")
+            if self._failure is not None:
+                raise self._failure
+            if self._conn is None:
+                started = time.perf_counter()
+                try:
+                    self._conn = self._connect()
+                except StoreUnavailable as exc:
+                    self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
+                    self._say(f"store {self.path}: unavailable ({exc.reason})")
+                    raise
+                self._say(f"store {self.path}: opened read-only in {_ms(started)}")
+            return self._conn
 
     def _say(self, line: str) -> None:
         if self.debug is not None:
@@ -200,27 +185,17 @@ class Store:
         self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
         return rows
 
-    # -- queries --------------------------------------------------------------------------
-
     def _sessions(self, rows: list[tuple[Any, ...]]) -> list[StoreSession]:
+        """The rows with a text id, each column its type or None."""
         out: list[StoreSession] = []
         for row in rows:
             values = dict(zip(self._session_columns, row, strict=False))
-            sid = _text(values.get("id"))
-            if sid is None:
-                continue
-            out.append(
-                StoreSession(
-                    id=sid,
-                    parent_session_id=_text(values.get("parent_session_id")),
-                    model_config=_text(values.get("model_config")),
-                    started_at=_number(values.get("started_at")),
-                    ended_at=_number(values.get("ended_at")),
-                    end_reason=_text(values.get("end_reason")),
-                    source=_text(values.get("source")),
-                    profile_name=_text(values.get("profile_name")),
-                )
-            )
+            typed = {
+                c: (_number if c.endswith("_at") else _text)(values.get(c))
+                for c in StoreSession.__struct_fields__
+            }
+            if isinstance(typed["id"], str):
+                out.append(StoreSession(**typed))  # type: ignore[arg-type]
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
@@ -283,14 +258,7 @@ class Store:
         if not rows:
             return None
         values = [_text(value) for value in rows[0]]
-        return LedgerRecord(
-            delegation_id=values[0] or "",
-            parent_session_id=values[1],
-            state=values[2],
-            event_json=values[3],
-            result_json=values[4],
-            delivery_state=values[5],
-        )
+        return LedgerRecord(values[0] or "", *values[1:])
 
     def close(self) -> None:
         """Close the connection; every later query fails (`closed`), none reopens it."""
@@ -319,7 +287,6 @@ def uri_mode(path: Path) -> str:
     """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
     file, something that is not an SQLite database, or a WAL database whose `-shm` file is
     missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
-    _check_regular(path)
     header = _read_header(path)
     if len(header) < 100 or not header.startswith(HEADER):
         raise StoreUnavailable("corrupt", "the store is not an SQLite database")
@@ -329,8 +296,8 @@ def uri_mode(path: Path) -> str:
     return _wal_without_shm(path)
 
 
-def _check_regular(path: Path) -> None:
-    """The path names a regular file this user can stat."""
+def _read_header(path: Path) -> bytes:
+    """The database header of a regular file: its first 100 bytes (fewer when shorter)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -341,10 +308,6 @@ def _check_regular(path: Path) -> None:
         raise StoreUnavailable("no_file", "the store path cannot be read") from None
     if not stat.S_ISREG(info.st_mode):
         raise StoreUnavailable("corrupt", "the store path is not a regular file")
-
-
-def _read_header(path: Path) -> bytes:
-    """The database header: the file's first 100 bytes (fewer when it is shorter)."""
     try:
         with open(path, "rb") as handle:
             return handle.read(100)
