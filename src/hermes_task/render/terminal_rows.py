@@ -22,7 +22,7 @@ import io
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import cache
-from itertools import accumulate
+from itertools import accumulate, groupby
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, get_character_cell_size
@@ -43,7 +43,7 @@ from hermes_task.render.rows import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.console import Console, ConsoleOptions
     from rich.segment import Segment
 
 
@@ -75,10 +75,7 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
         end = max(end, start + 1)
         space = line.rfind(" ", start, end + 1)
         if space > start and line[start:space].strip(" "):
-            kept = space
-            while line[kept - 1] == " ":
-                kept -= 1
-            out.append((start, kept))
+            out.append((start, start + len(line[start:space].rstrip(" "))))
             start = space + 1
         else:
             out.append((start, end))
@@ -91,33 +88,17 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
 
 
 @cache
-def _markdown_kit() -> tuple[Any, Any]:
-    from markdown_it import MarkdownIt  # lazy: only for a row that reads as Markdown
-    from rich.markdown import Markdown  # lazy: rich's Markdown, only for such a row
+def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOptions]:
+    """A template `Markdown`, one shared markdown-it parser (building one costs about as much
+    as parsing a short row), and a console that renders (never prints) at `width`, its size
+    fixed (a console without one asks the terminal on every render). The parser is rich's
+    (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a `<div>`
+    block or a `<b>` tag would vanish with the text inside; here it stays text."""
+    from markdown_it import MarkdownIt  # lazy: rich's Markdown and console, only for Markdown prose
+    from rich.console import Console  # lazy: as above
+    from rich.markdown import Markdown  # lazy: as above
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-    return Markdown("", hyperlinks=False), parser
-
-
-def parsed_markdown(text: str) -> RenderableType:
-    """`rich.markdown.Markdown(text, hyperlinks=False)` parsed by one shared markdown-it
-    parser instead of a new one per row (building the parser costs about as much as parsing
-    a short row): a copy of one `Markdown` with the text and its parse set. The parser is
-    rich's (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a
-    `<div>` block or a `<b>` tag would vanish with the text inside; here it stays text."""
-    template, parser = _markdown_kit()
-    made = copy.copy(template)
-    made.markup = text
-    made.parsed = parser.parse(text)
-    return made  # type: ignore[no-any-return]
-
-
-@cache
-def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]:
-    """A console that renders (never prints) Markdown, and its options at `width`: built once,
-    with its size fixed (a console without one asks the terminal on every render)."""
-    from rich.console import Console  # lazy: rich's console, only for Markdown prose
-
     console = Console(
         file=io.StringIO(),
         force_terminal=True,
@@ -129,14 +110,18 @@ def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]
         width=FALLBACK_WIDTH,
         height=25,
     )
-    return console, console.options.update_width(width)
+    return Markdown("", hyperlinks=False), parser, console, console.options.update_width(width)
 
 
 def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
-    """Sanitised `text` rendered as Markdown by rich at `width`: screen lines with rich's
-    standard colour codes (or none), without the spaces rich pads a line with."""
-    console, options = _markdown_options(color, width)
-    lines = console.render_lines(parsed_markdown(text), options, pad=False)
+    """Sanitised `text` rendered as Markdown by rich at `width` (links not clickable): screen
+    lines with rich's standard colour codes (or none), without the spaces rich pads a line
+    with. The `Markdown` is a copy of the template with the text and its parse set."""
+    template, parser, console, options = _markdown_kit(color, width)
+    markdown = copy.copy(template)
+    markdown.markup = text
+    markdown.parsed = parser.parse(text)
+    lines = console.render_lines(markdown, options, pad=False)
     from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
 
     system = ColorSystem.STANDARD if color else None
@@ -227,18 +212,11 @@ class Painter:
         if not self.color:
             return "".join([text for text, _ in pieces])
         out = []
-        run, style = "", ""
-        for text, what in pieces:
-            if not text:
-                continue
-            this = PALETTE[what]
-            if this != style:
-                opened, closed = sgr(style)
-                out.append(opened + run + closed)
-                run, style = "", this
-            run += text
-        opened, closed = sgr(style)
-        out.append(opened + run + closed)
+        for style, run in groupby(
+            (piece for piece in pieces if piece[0]), key=lambda piece: PALETTE[piece[1]]
+        ):
+            opened, closed = sgr(style)
+            out.append(opened + "".join([text for text, _ in run]) + closed)
         return "".join(out)
 
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:
