@@ -307,15 +307,12 @@ def usage_cell(usage: Usage | None) -> str:
 
 
 def usage_told(entry: TaskEntry) -> str | None:
-    """`told 10k/1.2k`: the tokens the result gave the parent, when a figure both sides have
-    differs from the proven sum; else None."""
+    """`told_text`, when a figure both the result and the proven sum have differs; else None."""
     usage, tokens = entry.usage, entry.tokens
     if usage is None or tokens is None:
         return None
     pairs = ((tokens.input, usage.input_tokens), (tokens.output, usage.output_tokens))
-    if all(a is None or b is None or a == b for a, b in pairs):
-        return None
-    return told_text(tokens)
+    return None if all(a is None or b is None or a == b for a, b in pairs) else told_text(tokens)
 
 
 def told_text(tokens: TaskTokens) -> str:
@@ -325,10 +322,6 @@ def told_text(tokens: TaskTokens) -> str:
 
 def _full(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
-
-
-def _amount(cost: float) -> str:
-    return f"{cost:.6f}".rstrip("0").rstrip(".")
 
 
 def usage_line(usage: Usage | None) -> str | None:
@@ -348,8 +341,9 @@ def usage_line(usage: Usage | None) -> str | None:
         parts.append("cost unknown")
     else:
         sign = "~" if usage.cost_kind == "estimated" else ""
-        parts.append(f"{sign}${_amount(usage.cost_usd)} {usage.cost_kind}")
-    parts.append(f"{usage.segments} segment" + ("" if usage.segments == 1 else "s"))
+        amount = f"{usage.cost_usd:.6f}".rstrip("0").rstrip(".")
+        parts.append(f"{sign}${amount} {usage.cost_kind}")
+    parts.append(plural(usage.segments, "segment"))
     text = "usage: " + " · ".join(parts)
     if not usage.complete:
         text += " · not complete: " + "; ".join(MISSING[m] for m in usage.missing)
@@ -527,12 +521,9 @@ def notes(doc: TasksDoc) -> list[str]:
     """The lines under a task table: what `(store)` means, why a child session is `-`, and
     how to open a task's child."""
     every = flatten(doc.tasks)
-    out: list[str] = []
-    if any(e.result_source == "store" for e in every):
-        out.append(RECOVER["store_note"])
-    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
-        if reason in UNAVAILABLE:
-            out.append(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]))
+    reasons = dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason in UNAVAILABLE)
+    out = [RECOVER["store_note"]] if any(e.result_source == "store" for e in every) else []
+    out += [RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]) for reason in reasons if reason]
     if any(e.child_session_id for e in every):
         out.append(RECOVER["open"])
     return out
