@@ -48,12 +48,10 @@ def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None
         return None
     url = urlsplit(settings.url)
     port = url.port or (443 if url.scheme == "https" else 80)
-    if not isinstance(record, dict) or record.get("port") != port or not token:
+    recorded = record.get("host") if isinstance(record, dict) else None
+    if not isinstance(recorded, str) or record.get("port") != port or not token:
         return None
-    host, recorded = (url.hostname or "").lower(), record.get("host")
-    if not isinstance(recorded, str):
-        return None
-    recorded = recorded.lower().strip("[]")
+    host, recorded = (url.hostname or "").lower(), recorded.lower().strip("[]")
     if recorded != host and not (is_loopback_host(recorded) and is_loopback_host(host)):
         return None  # another dashboard's record: same port, another host
     return token
@@ -64,9 +62,7 @@ def _page_token(http: httpx.Client) -> str | None:
         response = http.get("/", headers={"Accept": "text/html"})
     except httpx.HTTPError:
         return None
-    if response.status_code != 200:
-        return None
-    match = _INJECTED.search(response.text[:65536])
+    match = _INJECTED.search(response.text[:65536]) if response.status_code == 200 else None
     return match.group(1) if match else None
 
 
