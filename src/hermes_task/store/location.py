@@ -34,10 +34,10 @@ def default_store(env: Mapping[str, str], profile: str | None) -> Path:
     (`default` is the root), else `$HERMES_HOME/state.db`, else `~/.hermes/state.db`."""
     if profile is not None and profile.strip():
         name = profile.strip()
-        home = (
-            hermes_root(env) if name.casefold() == "default" else hermes_root(env) / "profiles" / name.lower()
-        )
-        return home / "state.db"
+        root = hermes_root(env)
+        if name.casefold() == "default":
+            return root / "state.db"
+        return root / "profiles" / name.lower() / "state.db"
     home = (env.get("HERMES_HOME") or "").strip()
     if home:
         return Path(os.path.expanduser(home)) / "state.db"
