@@ -185,10 +185,12 @@ class Store:
         self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
         return rows
 
-    def _sessions(self, rows: list[tuple[Any, ...]]) -> list[StoreSession]:
-        """The rows with a text id, each column its type or None."""
+    def _sessions(self, name: str, condition: str, args: tuple[Any, ...]) -> list[StoreSession]:
+        """The `sessions` rows that meet `condition` with a text id, each column its type or None."""
+        self._open()  # the columns are known once the store is open
+        sql = f"SELECT {', '.join(self._session_columns)} FROM sessions WHERE {condition}"  # noqa: S608 (known column names)
         out: list[StoreSession] = []
-        for row in rows:
+        for row in self._query(name, sql, args):
             values = dict(zip(self._session_columns, row, strict=False))
             typed = {
                 c: (_number if c.endswith("_at") else _text)(values.get(c))
@@ -202,20 +204,15 @@ class Store:
         """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
         `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
         older children off (and says so: `StoreHints.children`)."""
-        self._open()
-        cols = ", ".join(self._session_columns)
-        rows = self._query(
-            "children",
-            f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT ?",  # noqa: S608 (known column names)
-            (session_id, lineage.MAX_CHILDREN + 1),
+        order = "ORDER BY started_at DESC, id DESC LIMIT ?"
+        return self._sessions(
+            "children", f"parent_session_id = ? {order}", (session_id, lineage.MAX_CHILDREN + 1)
         )
-        return self._sessions(rows)
 
     def knows(self, session_id: str) -> bool:
         """Does the store hold this session (primary key)? A store that does not know the
         session being read is not this dashboard's store."""
-        rows = self._query("knows", "SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,))
-        return bool(rows)
+        return bool(self._query("knows", "SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,)))
 
     def first_user_text(self, session_id: str) -> str | None:
         """The text of the session's first `user` row (indexed on session_id, timestamp)."""
@@ -229,14 +226,9 @@ class Store:
     def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
         """The newest `scan` rows that have a parent, newest first (the `started_at` index;
         for shell completion and `parents`: the caller keeps the delegated roots or parents)."""
-        self._open()
-        cols = ", ".join(self._session_columns)
-        rows = self._query(
-            "recent",
-            f"SELECT {cols} FROM sessions WHERE parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?",  # noqa: S608
-            (scan,),
+        return self._sessions(
+            "recent", "parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?", (scan,)
         )
-        return self._sessions(rows)
 
     def delegation(self, delegation_id: str) -> LedgerRecord | None:
         """Hermes' `async_delegations` record of one background unit (its primary key), or
@@ -293,7 +285,17 @@ def uri_mode(path: Path) -> str:
     wal = header[18] == 2 or header[19] == 2
     if not wal or os.path.exists(f"{path}-shm"):
         return "mode=ro"
-    return _wal_without_shm(path)
+    try:
+        pending = os.path.getsize(f"{path}-wal")
+    except FileNotFoundError:
+        pending = 0
+    except OSError:
+        raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
+    if pending:
+        raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
+    # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
+    # the file holds every commit; a writer that starts now appends to a new -wal only.
+    return "mode=ro&immutable=1"
 
 
 def _read_header(path: Path) -> bytes:
@@ -315,19 +317,3 @@ def _read_header(path: Path) -> bytes:
         raise StoreUnavailable("permission", "the store cannot be read") from None
     except OSError:
         raise StoreUnavailable("corrupt", "the store cannot be read") from None
-
-
-def _wal_without_shm(path: Path) -> str:
-    """A WAL database with no `-shm` file: immutable when its `-wal` holds nothing, else
-    refused (SQLite would have to create the `-shm`)."""
-    try:
-        pending = os.path.getsize(f"{path}-wal")
-    except FileNotFoundError:
-        pending = 0
-    except OSError:
-        raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
-    if pending:
-        raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
-    # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
-    # the file holds every commit; a writer that starts now appends to a new -wal only.
-    return "mode=ro&immutable=1"
