@@ -13,14 +13,9 @@ loop's back-off, a one-shot command's exit 7).
 
 Failures: the client and the password login (dashboard/auth.py) both map a non-2xx response
 with `failure_for`, so a status means the same everywhere; `transport_failure` names what
-could not be reached (scheme, host and port, never credentials) and why. A 404 is told apart
-by its body: only Hermes's own "Session not found" and "Profile '…' does not exist." are
-`not_found`/`profile_not_found`; anything else is a missing route, never a session not
-flushed yet: `unsupported` for an optional route (`OPTIONAL_ROUTES`); for `/messages`
-answered with a Hermes server's missing-route body, a backend too old
-(`incompatible_response` naming `MIN_HERMES_AGENT`); otherwise not a Hermes dashboard.
-Backend prose reaches a failure only through `clean_line`, cut to 200 characters.
-Invariant: every non-2xx status maps to exactly one code; 2xx is never passed in.
+could not be reached (scheme, host and port, never credentials) and why. Backend prose
+reaches a failure only through `clean_line`, cut to 200 characters. Invariant: every non-2xx
+status maps to exactly one code; 2xx is never passed in.
 """
 
 from __future__ import annotations
@@ -130,8 +125,10 @@ URL_HINT = "check --url: scheme, host, port and path prefix of the dashboard"
 def not_found(
     response: httpx.Response, body: dict[str, Any], *, ident: str, route: str, kind: str = ""
 ) -> HermesError:
-    """A 404: a session or profile the dashboard does not have, a route it does not have,
-    or not a dashboard at all."""
+    """A 404, told apart by its body: only Hermes's own "Session not found" and "Profile '…'
+    does not exist." are `not_found`/`profile_not_found`; anything else is a missing route,
+    never a session not flushed yet: `unsupported` for an optional route, a backend too old
+    for `/messages` answered with a Hermes server's missing-route body, else not a dashboard."""
     detail, error = body.get("detail"), body.get("error")
     where = f" ({route})" if route else ""
     if detail == "Session not found":
