@@ -264,45 +264,41 @@ TASK_COLUMNS = (
 USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
-def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> None:
+def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
     """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
     its gap and its nested tasks, indented."""
     for entry in entries:
-        label = entry.status.label
         mark = STORE_MARK if entry.result_source == "store" else ""
         goal = clean_line(entry.goal or "(no goal recorded)")
         if len(goal) > 100:
             goal = goal[:99] + "…"
-        ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
         cells = [
             ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
-            (label + mark, entry.status.style),
+            (entry.status.label + mark, entry.status.style),
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
             (usage_cell(entry.usage), ""),
-            (ref, ""),
+            (clean_line(entry.child_session_id or "-"), ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
-        rows.append(Row(cells))
+        yield Row(cells)
         told = usage_told(entry)
         if told:  # what the result told the parent, under the proven sum (block form: a note)
             cells = [("", "")] * len(TASK_COLUMNS)
             cells[USAGE] = (told, "dim")
-            rows.append(Row(cells, note=(RECOVER["told"].format(told=told), "dim")))
+            yield Row(cells, note=(RECOVER["told"].format(told=told), "dim"))
         if entry.gap:
             text = gap_text(entry)
             gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim")] + [("", "")] * (len(TASK_COLUMNS) - 4)
-            rows.append(Row(gap, note=(text, "dim")))
-        _task_rows(rows, entry.children, depth + 1)
+            yield Row(gap, note=(text, "dim"))
+        yield from _task_rows(entry.children, depth + 1)
 
 
 def task_table(entries: Iterable[TaskEntry]) -> Table:
-    """The tasks as our table (`Table`): laid out at the width it is drawn at."""
-    rows: list[Row] = []
-    _task_rows(rows, entries, 0)
-    return Table(TASK_COLUMNS, rows)
+    """The tasks as our table, laid out at the width it is drawn at."""
+    return Table(TASK_COLUMNS, list(_task_rows(entries, 0)))
 
 
 def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None:
@@ -317,8 +313,10 @@ def tasks_renderable(
     """What `tasks` prints (`recover --watch` redraws it), with an optional dim last line."""
     parts: list[RenderableType] = [Text(no_tasks_text(doc, statuses), style="dim")]
     if doc.tasks:
-        texts = [summary_line(doc), *notes(doc)]
-        parts = [task_table(doc.tasks), *(Text(text, style="dim") for text in texts)]
+        parts = [
+            task_table(doc.tasks),
+            *(Text(text, style="dim") for text in [summary_line(doc), *notes(doc)]),
+        ]
     if note:
         parts.append(Text(note, style="dim"))
     return Group(*parts)
