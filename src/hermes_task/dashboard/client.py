@@ -150,8 +150,7 @@ def not_found(
             hint="upgrade the Hermes dashboard",
         )
     if missing_route:
-        what = f"it has no route {route}" if route else "it has no such route"
-        what += " (HTTP 404)"
+        what = f"it has no route {route} (HTTP 404)" if route else "it has no such route (HTTP 404)"
     else:
         page = "an HTML page" if "html" in response.headers.get("content-type", "") else "a foreign answer"
         what = f"HTTP 404 with {page}{where}"
