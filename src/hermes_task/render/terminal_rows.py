@@ -1,14 +1,11 @@
 """The terminal painter: transcript rows (`render/rows.py` models) in our colours, wrapped to
-the terminal's width under their indent, Markdown prose rendered by rich; and the cell
-measures a terminal needs (`width_of`, `breaks`).
+the terminal's width, Markdown prose rendered by rich; and the cell measures a terminal needs.
 
-The plain painter's layout plus: colour when allowed (`PALETTE`'s rich styles as SGR codes,
-opened and reset on every screen line: a pager shows any line alone); on a terminal,
-wrapping (a header or quiet line continues two spaces in, a body line under its indent, a
-tool call under its `call`; spaces at a break dropped, no line ends in a space) and prose
-that `looks_like_markdown` rendered by rich's Markdown (links not clickable, raw HTML kept as
-text). Coloured but not a terminal (`--color always | less -R`): the plain layout in colour.
-rich's console is loaded only for Markdown.
+The plain painter's layout plus: colour when allowed (SGR codes opened and reset on every
+screen line: a pager shows any line alone); on a terminal, wrapping (a header or quiet line
+continues two spaces in, a body line under its indent, a tool call under its `call`) and
+prose that `looks_like_markdown` rendered by rich. Coloured but not a terminal (`--color
+always | less -R`): the plain layout in colour.
 
 Invariants: every character written comes from the model (sanitised there), the palette's
 codes, or rich's rendering of sanitised Markdown; `breaks` covers every character of a line
@@ -155,27 +152,16 @@ def unpadded(line: list[Segment]) -> list[Segment]:
     return kept
 
 
-# What a piece or line is -> its rich style ("" none): the rows' parts (rows.PARTS), then
-# whole lines.
+# What a piece or line is -> its rich style ("" none): the rows' parts, then whole lines.
 PALETTE = {
     **{"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow", "system": "bold magenta"},
-    **{"role": "bold", "kind": "italic", "tool_name": "yellow", "call_id": "dim", "row_id": "dim"},
-    **{
-        "archived": "dim italic",
-        "prose": "",
-        "output": "",
-        "cut": "dim italic",
-        "status": "dim",
-        "steer": "cyan",
-    },
-    **{"reasoning_label": "dim italic", "reasoning": "dim", "hidden": "dim"},
-    **{
-        "call": "yellow",
-        "call_id_in_call": "dim yellow",
-        "arguments": "yellow",
-        "no_arguments": "dim italic yellow",
-    },
-    **{"empty": "dim italic", "quiet": "dim", "goal": "bold", "segment": "dim", "footer": "dim"},
+    **dict.fromkeys(
+        ("call_id", "row_id", "status", "reasoning", "hidden", "quiet", "segment", "footer"), "dim"
+    ),
+    **dict.fromkeys(("archived", "cut", "reasoning_label", "empty"), "dim italic"),
+    **dict.fromkeys(("tool_name", "call", "arguments"), "yellow"),
+    **{"role": "bold", "goal": "bold", "kind": "italic", "prose": "", "output": "", "steer": "cyan"},
+    **{"call_id_in_call": "dim yellow", "no_arguments": "dim italic yellow"},
 }
 
 
@@ -299,14 +285,13 @@ def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
 
 
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
-    """The goal, the rows (a segment line where the task moves to a newer segment) and the
-    footer, written about every `BATCH` rows, so a pager starts before the end is painted;
-    `painter` (default: the target's own) paints them."""
+    """The goal and usage, the rows and the footer, written about every `BATCH` rows (a pager
+    starts before the end is painted)."""
     painter = painter or Painter.of(target)
     goal = goal_text(doc, target.columns)
     usage = usage_line(doc.task.usage)
     head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
-    if head:  # the goal, then the task's usage (dim)
+    if head:
         target.write("\n".join(head) + "\n\n")
     rows(target, doc.rows, view, Segments(doc.task), painter)
     target.write(painter.line(footer_text(doc, view), "footer") + "\n")
