@@ -250,7 +250,6 @@ class Segments:
     a later batch of rows (`follow`) continues from. Without a task there are no lines."""
 
     def __init__(self, task: TaskInfo | None, newest: str | None = None) -> None:
-        self.task = task
         self.newest = newest
         self.order = {sid: i for i, sid in enumerate(task.lineage)} if task else {}
         self.reasons = {s.id: s.end_reason for s in task.segments} if task else {}
@@ -260,7 +259,7 @@ class Segments:
         if sid == newest or (newest is not None and self.order.get(sid, -1) <= self.order.get(newest, -1)):
             return None
         self.newest = sid
-        if newest is None or self.task is None:
+        if newest is None:  # the first row (without a task, no row ever moves: order is empty)
             return None
         line = f"── segment {clean_line(sid)}"
         if newest:
