@@ -1,21 +1,10 @@
 """Effective settings: flag > environment > config file > default; URL normalisation.
 
-The config file is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml` (else
-`~/.config/hermes-task/config.toml`), with named gateways:
-
-    default_gateway = "local"
-    [gateways.local]
-    url = "http://127.0.0.1:9119"
-    profile = "default"
-    token_file = "~/.config/hermes-task/local.token"
-    username = "admin"
-    password_file = "local.password"      # relative paths are relative to the config file
-    request_timeout = 10
-    store = "~/.hermes/state.db"         # else found by store/location.py; no_store = true
-
-Secrets are never values here: only paths to files that hold them. An unknown key, a
-mistyped value, malformed TOML or a gateway name that the file does not define is a usage
-error (exit 2) with a one-line message, never a silent default.
+The config file (docs/configuration.md) is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml`
+with named gateways; relative paths in it are relative to the file. Secrets are never values
+there: only paths to files that hold them. An unknown key, a mistyped value, malformed TOML
+or a gateway name that the file does not define is a usage error (exit 2) with a one-line
+message, never a silent default.
 """
 
 from __future__ import annotations
