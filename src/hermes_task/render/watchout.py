@@ -168,7 +168,7 @@ class Notes:
 
 
 class LinesWatch(Notes):
-    """Piped: a task line when a task appears or its status changes."""
+    """`recover --watch` piped: a task line when a task appears or its status changes."""
 
     def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
@@ -186,10 +186,10 @@ class LinesWatch(Notes):
 
 
 class LiveWatch(Notes):
-    """A terminal: the task table redrawn in place (rich `Live`), a state line under it.
-    Nothing is drawn before the first read (no tasks read is not zero tasks). A note is
-    printed above the table (the region erased, the note written, the table drawn again
-    below it), never glued to the state line nor inside the region."""
+    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`), a state
+    line under it. Nothing is drawn before the first read (no tasks read is not zero tasks).
+    A note is printed above the table (the region erased, the note written, the table drawn
+    again below it), never glued to the state line nor inside the region."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
         super().__init__(err, interval)

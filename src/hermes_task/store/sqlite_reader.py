@@ -202,7 +202,7 @@ class Store:
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
+        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more knows the bound cut
         older children off (and says so: `StoreHints.children`)."""
         order = "ORDER BY started_at DESC, id DESC LIMIT ?"
         return self._sessions(
