@@ -17,7 +17,7 @@ from msgspec import Struct
 
 
 class ExitStatus(enum.IntEnum):
-    """Documented exit statuses (docs/exit-codes.md)."""
+    """docs/exit-codes.md."""
 
     OK = 0
     INTERNAL = 1
@@ -68,8 +68,6 @@ class Code(enum.StrEnum):
 
 
 class Failure(Struct, frozen=True):
-    """One row of the table: how a code exits, whether a retry may help, and its words."""
-
     exit: ExitStatus
     retryable: bool
     message: str
@@ -77,99 +75,75 @@ class Failure(Struct, frozen=True):
 
 
 _E = ExitStatus
-TABLE: dict[Code, Failure] = {
-    Code.INTERNAL: Failure(_E.INTERNAL, False, "internal error (a bug in hermes-task)"),
-    Code.CLIENT_CLOSED: Failure(_E.INTERNAL, False, "the HTTP client was already closed"),
-    Code.USAGE: Failure(_E.USAGE, False, "invalid usage"),
-    Code.INVALID_ID: Failure(
-        _E.USAGE, False, "invalid id", "ids are passed exactly as the dashboard shows them"
-    ),
-    Code.CONFIG: Failure(_E.USAGE, False, "the config file is not valid"),
-    Code.UNKNOWN_GATEWAY: Failure(_E.USAGE, False, "no such gateway in the config file"),
-    Code.AUTH_MISSING: Failure(
-        _E.AUTH,
+# Each code's exit status, whether a retry may help, and its message; then its hint.
+_ROWS: dict[Code, tuple[ExitStatus, bool, str]] = {
+    Code.INTERNAL: (_E.INTERNAL, False, "internal error (a bug in hermes-task)"),
+    Code.CLIENT_CLOSED: (_E.INTERNAL, False, "the HTTP client was already closed"),
+    Code.USAGE: (_E.USAGE, False, "invalid usage"),
+    Code.INVALID_ID: (_E.USAGE, False, "invalid id"),
+    Code.CONFIG: (_E.USAGE, False, "the config file is not valid"),
+    Code.UNKNOWN_GATEWAY: (_E.USAGE, False, "no such gateway in the config file"),
+    Code.AUTH_MISSING: (_E.AUTH, False, "the dashboard needs authentication and none was given"),
+    Code.AUTH_REJECTED: (_E.AUTH, False, "the dashboard rejected the credentials"),
+    Code.AUTH_EXPIRED: (_E.AUTH, False, "the dashboard session expired"),
+    Code.NOT_FOUND: (_E.NOT_FOUND, True, "session not found"),
+    Code.PROFILE_NOT_FOUND: (_E.NOT_FOUND, False, "the dashboard has no such profile"),
+    Code.IDENTITY_MISMATCH: (
+        _E.IDENTITY,
         False,
-        "the dashboard needs authentication and none was given",
+        "the dashboard answered for a different session than the one asked for",
+    ),
+    Code.PROFILE_MISMATCH: (_E.IDENTITY, False, "the dashboard answered for a different profile"),
+    Code.LINEAGE_REJECTED: (
+        _E.IDENTITY,
+        False,
+        "the candidate segment could not be proven to belong to this task",
+    ),
+    Code.FORK_AMBIGUOUS: (
+        _E.IDENTITY,
+        False,
+        "two candidate segments are proven on different branches of the task",
+    ),
+    Code.INCOMPATIBLE: (
+        _E.INCOMPATIBLE,
+        False,
+        "the dashboard sent a response this version does not understand",
+    ),
+    Code.UNSUPPORTED: (_E.INCOMPATIBLE, False, "the dashboard does not support this request"),
+    Code.BAD_REQUEST: (_E.INCOMPATIBLE, False, "the dashboard refused the request"),
+    Code.NETWORK: (_E.NETWORK, True, "could not reach the dashboard"),
+    Code.TIMEOUT: (_E.NETWORK, True, "the dashboard did not answer in time"),
+    Code.SERVER_ERROR: (_E.NETWORK, True, "the dashboard failed with a server error"),
+    Code.RATE_LIMITED: (_E.NETWORK, True, "the dashboard asks to slow down"),
+    Code.FINAL_READ_FAILED: (_E.NETWORK, False, "the task ended, but its final transcript read failed"),
+    Code.INTERRUPTED: (_E.INTERRUPTED, False, "interrupted"),
+    Code.STORE_UNAVAILABLE: (_E.NO_STORE, False, "the local Hermes store is needed and could not be read"),
+}
+_HINTS = {
+    Code.INVALID_ID: "ids are passed exactly as the dashboard shows them",
+    Code.AUTH_MISSING: (
         "set HERMES_DASHBOARD_TOKEN or --token-file (loopback dashboards that publish their "
         "token are discovered automatically); a dashboard that serves no page and writes no "
         "host record (upstream 0.20, `hermes serve`) takes its token from "
         "HERMES_DASHBOARD_SESSION_TOKEN when it starts: pass that value; a password-gated "
-        "dashboard needs --username and --password-file",
+        "dashboard needs --username and --password-file"
     ),
-    Code.AUTH_REJECTED: Failure(
-        _E.AUTH, False, "the dashboard rejected the credentials", "check the token file or the password file"
-    ),
-    Code.AUTH_EXPIRED: Failure(
-        _E.AUTH,
-        False,
-        "the dashboard session expired",
-        "log in again (run the command again with --password-file)",
-    ),
-    Code.NOT_FOUND: Failure(
-        _E.NOT_FOUND,
-        True,
-        "session not found",
-        "check the full id; a just-started child may need a moment to be flushed",
-    ),
-    Code.PROFILE_NOT_FOUND: Failure(
-        _E.NOT_FOUND,
-        False,
-        "the dashboard has no such profile",
-        "check --profile (or the gateway's profile) against the dashboard's profiles",
-    ),
-    Code.IDENTITY_MISMATCH: Failure(
-        _E.IDENTITY, False, "the dashboard answered for a different session than the one asked for"
-    ),
-    Code.PROFILE_MISMATCH: Failure(
-        _E.IDENTITY,
-        False,
-        "the dashboard answered for a different profile",
-        "check --profile against the dashboard's profiles",
-    ),
-    Code.LINEAGE_REJECTED: Failure(
-        _E.IDENTITY,
-        False,
-        "the candidate segment could not be proven to belong to this task",
-        "only verified rows are shown; check the --tip id",
-    ),
-    Code.FORK_AMBIGUOUS: Failure(
-        _E.IDENTITY,
-        False,
-        "two candidate segments are proven on different branches of the task",
-        "pass only one --tip of the branch you want",
-    ),
-    Code.INCOMPATIBLE: Failure(
-        _E.INCOMPATIBLE,
-        False,
-        "the dashboard sent a response this version does not understand",
-        "run with --debug and report the backend version",
-    ),
-    Code.UNSUPPORTED: Failure(_E.INCOMPATIBLE, False, "the dashboard does not support this request"),
-    Code.BAD_REQUEST: Failure(_E.INCOMPATIBLE, False, "the dashboard refused the request"),
-    Code.NETWORK: Failure(
-        _E.NETWORK, True, "could not reach the dashboard", "is the dashboard running? check --url"
-    ),
-    Code.TIMEOUT: Failure(
-        _E.NETWORK,
-        True,
-        "the dashboard did not answer in time",
-        "raise --request-timeout, or check the dashboard",
-    ),
-    Code.SERVER_ERROR: Failure(
-        _E.NETWORK, True, "the dashboard failed with a server error", "try again; see the dashboard's log"
-    ),
-    Code.RATE_LIMITED: Failure(_E.NETWORK, True, "the dashboard asks to slow down"),
-    Code.FINAL_READ_FAILED: Failure(
-        _E.NETWORK, False, "the task ended, but its final transcript read failed"
-    ),
-    Code.INTERRUPTED: Failure(_E.INTERRUPTED, False, "interrupted"),
-    Code.STORE_UNAVAILABLE: Failure(
-        _E.NO_STORE,
-        False,
-        "the local Hermes store is needed and could not be read",
-        "run hermes-task on the dashboard's host, or pass --store PATH to the dashboard's state.db",
+    Code.AUTH_REJECTED: "check the token file or the password file",
+    Code.AUTH_EXPIRED: "log in again (run the command again with --password-file)",
+    Code.NOT_FOUND: "check the full id; a just-started child may need a moment to be flushed",
+    Code.PROFILE_NOT_FOUND: "check --profile (or the gateway's profile) against the dashboard's profiles",
+    Code.PROFILE_MISMATCH: "check --profile against the dashboard's profiles",
+    Code.LINEAGE_REJECTED: "only verified rows are shown; check the --tip id",
+    Code.FORK_AMBIGUOUS: "pass only one --tip of the branch you want",
+    Code.INCOMPATIBLE: "run with --debug and report the backend version",
+    Code.NETWORK: "is the dashboard running? check --url",
+    Code.TIMEOUT: "raise --request-timeout, or check the dashboard",
+    Code.SERVER_ERROR: "try again; see the dashboard's log",
+    Code.STORE_UNAVAILABLE: (
+        "run hermes-task on the dashboard's host, or pass --store PATH to the dashboard's state.db"
     ),
 }
+TABLE = {code: Failure(*row, _HINTS.get(code)) for code, row in _ROWS.items()}
 
 # A latest-descendant hint naming a session the dashboard cannot show (404, a malformed or
 # mismatched detail) is only a hint that did not pan out (reading/reader.py).
@@ -179,7 +153,6 @@ DESCENDANT_IGNORABLE = frozenset({Code.NOT_FOUND, Code.UNSUPPORTED, Code.BAD_REQ
 
 
 def exit_status_for(code: Code) -> ExitStatus:
-    """The exit status of a failure code; every code has exactly one."""
     return TABLE[code].exit
 
 
@@ -189,18 +162,10 @@ def error_message(code: Code, detail: str = "") -> str:
     return f"{base}: {detail}" if detail else base
 
 
-def hint_for(code: Code) -> str | None:
-    return TABLE[code].hint
-
-
 class HermesError(Exception):
-    """A failure with a stable code.
-
-    `detail` is extra, already-safe context (an id, a status, a reason) that the message
-    includes; it never carries backend prose unsanitised, nor a secret. `hint` replaces the
-    table's hint when the failure knows better (the token's source, an id prefix), and
-    `summary` its message (an `incompatible_response` that is "not a Hermes dashboard").
-    """
+    """A failure with a stable code. `detail`: already-safe context the message includes
+    (never unsanitised backend prose, nor a secret); `hint` and `summary` replace the table's
+    hint and message when the failure knows better."""
 
     def __init__(
         self,
@@ -226,7 +191,6 @@ class HermesError(Exception):
 
     @property
     def message(self) -> str:
-        """The table's message (or the failure's own `summary` of it), then the detail."""
         base = self.summary or TABLE[self.code].message
         return f"{base}: {self.detail}" if self.detail else base
 

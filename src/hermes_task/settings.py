@@ -1,21 +1,10 @@
 """Effective settings: flag > environment > config file > default; URL normalisation.
 
-The config file is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml` (else
-`~/.config/hermes-task/config.toml`), with named gateways:
-
-    default_gateway = "local"
-    [gateways.local]
-    url = "http://127.0.0.1:9119"
-    profile = "default"
-    token_file = "~/.config/hermes-task/local.token"
-    username = "admin"
-    password_file = "local.password"      # relative paths are relative to the config file
-    request_timeout = 10
-    store = "~/.hermes/state.db"         # else found by store/location.py; no_store = true
-
-Secrets are never values here: only paths to files that hold them. An unknown key, a
-mistyped value, malformed TOML or a gateway name that the file does not define is a usage
-error (exit 2) with a one-line message, never a silent default.
+The config file (docs/configuration.md) is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml`
+with named gateways; relative paths in it are relative to the file. Secrets are never values
+there: only paths to files that hold them. An unknown key, a mistyped value, malformed TOML
+or a gateway name that the file does not define is a usage error (exit 2) with a one-line
+message, never a silent default.
 """
 
 from __future__ import annotations
@@ -24,6 +13,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -91,8 +81,7 @@ def normalise_url(raw: str) -> str:
         host = f"[{host}]"
     if port is not None and port != {"http": 80, "https": 443}[scheme]:
         host = f"{host}:{port}"
-    path = parts.path.rstrip("/")
-    return urlunsplit((scheme, host, path, "", ""))
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 def is_loopback(url: str) -> bool:
@@ -109,12 +98,6 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def _bad(path: Path, what: str, line: int | None = None) -> HermesError:
-    """`config_invalid` naming the file, and the line when it is known (`PATH:LINE: what`)."""
-    where = f"{path}:{line}" if line else str(path)
-    return HermesError(Code.CONFIG, f"{where}: {what}")
-
-
 def _line_of(text: str, *needles: str) -> int | None:
     """The first line (1-based) of `text` that holds a key or table header named in `needles`."""
     for number, line in enumerate(text.splitlines(), 1):
@@ -125,19 +108,19 @@ def _line_of(text: str, *needles: str) -> int | None:
     return None
 
 
-NonEmpty = Annotated[str, Meta(min_length=1)]
+NonEmpty = Annotated[str, Meta(min_length=1)] | UnsetType
 
 
 class Gateway(Struct, frozen=True, forbid_unknown_fields=True):
     """One `[gateways.NAME]` table: every key optional, each of its type."""
 
-    url: NonEmpty | UnsetType = UNSET
-    profile: NonEmpty | UnsetType = UNSET
-    token_file: NonEmpty | UnsetType = UNSET
-    username: NonEmpty | UnsetType = UNSET
-    password_file: NonEmpty | UnsetType = UNSET
+    url: NonEmpty = UNSET
+    profile: NonEmpty = UNSET
+    token_file: NonEmpty = UNSET
+    username: NonEmpty = UNSET
+    password_file: NonEmpty = UNSET
     request_timeout: Annotated[float, Meta(gt=0)] | UnsetType = UNSET
-    store: NonEmpty | UnsetType = UNSET
+    store: NonEmpty = UNSET
     no_store: bool | UnsetType = UNSET
 
 
@@ -162,6 +145,15 @@ def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
     return config, gateways
 
 
+_UNKNOWN = re.compile(r"Object contains unknown field `(.+)`")
+_TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
+
+
+def _bad(path: Path, what: str, line: int | None = None) -> HermesError:
+    """`config_invalid` naming the file, and the line when it is known (`PATH:LINE: what`)."""
+    return HermesError(Code.CONFIG, f"{path}:{line}: {what}" if line else f"{path}: {what}")
+
+
 def _convert(path: Path, text: str, data: object, kind: type[_T], gateway: str | None) -> _T:
     """`data` as `kind`, else `config_invalid`: msgspec's message, the key it is about (a
     gateway's keys under `gateway 'NAME': `) and that key's line."""
@@ -179,13 +171,12 @@ def _convert(path: Path, text: str, data: object, kind: type[_T], gateway: str |
             what = f"{'.'.join(keys)}: {message}" if keys else message
         if gateway is None:
             line = _line_of(text, *keys[:1], "[gateways") if keys else None
-        else:
-            line = _key_line(text, _line_of(text, f"[gateways.{gateway}", f'[gateways."{gateway}"'), keys[:1])
+        else:  # the key's line inside the gateway's table, else the table's header line
+            line = _line_of(text, f"[gateways.{gateway}", f'[gateways."{gateway}"')
+            found = _line_of("\n".join(text.splitlines()[line:]), *keys[:1]) if line else None
+            line = line + found if line and found else line
             what = f"gateway {gateway!r}: {what}"
         raise _bad(path, clean_line(what), line) from None
-
-
-_UNKNOWN = re.compile(r"Object contains unknown field `(.+)`")
 
 
 def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
@@ -204,18 +195,6 @@ def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
         raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
 
 
-_TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
-
-
-def _key_line(text: str, header: int | None, keys: list[str]) -> int | None:
-    """The line of one of `keys` inside the table that starts at line `header`."""
-    if header is None:
-        return None
-    body = "\n".join(text.splitlines()[header:])
-    found = _line_of(body, *keys)
-    return header + found if found else header
-
-
 def gateway_names(env: Mapping[str, str]) -> list[str]:
     """The gateway names of the config file, sorted; `[]` when the file is absent or
     invalid (used by shell completion, which must never fail loudly)."""
@@ -223,13 +202,6 @@ def gateway_names(env: Mapping[str, str]) -> list[str]:
         return sorted(load_config(config_path(env))[1])
     except HermesError:
         return []
-
-
-def _expand(value: str | None, base: Path | None) -> Path | None:
-    if not value:
-        return None
-    path = Path(os.path.expanduser(value))
-    return base / path if base is not None and not path.is_absolute() else path
 
 
 def _gateway(
@@ -246,49 +218,45 @@ def _gateway(
         (env.get("HERMES_TASK_GATEWAY"), "env"),
         (config.default_gateway or None, "config"),
     )
-    name = next((str(value) for value, _ in candidates if value), None)
-    if name is None:
+    name, source = next(((str(value), source) for value, source in candidates if value), (None, None))
+    if name is None or source is None:
         return None, Gateway()
-    sources["gateway"] = next(source for value, source in candidates if value)
+    sources["gateway"] = source
     if name not in gateways:
         known = ", ".join(sorted(gateways)) or "none defined"
         raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
     return name, gateways[name]
 
 
-class _Pick:
-    """One setting by precedence: its flag, else its environment variable (when it has
-    one), else the gateway's table; `sources` records which one gave it."""
-
-    def __init__(self, env: Mapping[str, str], table: Gateway, sources: dict[str, Source]) -> None:
-        self.env, self.table, self.sources = env, table, sources
-
-    def __call__(self, key: str, flag: str | None, env_name: str | None) -> str | None:
-        if flag is not None:
-            self.sources[key] = "flag"
-            return flag
-        if env_name and self.env.get(env_name):
-            self.sources[key] = "env"
-            return self.env[env_name]
-        value = getattr(self.table, key)
-        if isinstance(value, str):
-            self.sources[key] = "config"
-            return value
-        return None
-
-
-def _request_timeout(flag: float | None, table: Gateway, sources: dict[str, Source]) -> float:
-    """The flag's timeout, else the gateway's, else the default; `usage` when not positive."""
+def _pick(
+    env: Mapping[str, str],
+    table: Gateway,
+    sources: dict[str, Source],
+    key: str,
+    flag: str | None,
+    env_name: str | None,
+) -> str | None:
+    """One setting: its flag, else its environment variable (when it has one), else the
+    gateway's table; `sources` records which one gave it."""
     if flag is not None:
-        sources["request_timeout"] = "flag"
-        timeout = flag
-    elif isinstance(table.request_timeout, float):
-        timeout, sources["request_timeout"] = table.request_timeout, "config"
-    else:
-        timeout = DEFAULT_REQUEST_TIMEOUT
-    if timeout <= 0:
-        raise HermesError(Code.USAGE, "the request timeout must be positive")
-    return timeout
+        sources[key] = "flag"
+        return flag
+    if env_name and env.get(env_name):
+        sources[key] = "env"
+        return env[env_name]
+    value = getattr(table, key)
+    if isinstance(value, str):
+        sources[key] = "config"
+        return value
+    return None
+
+
+def _expand(value: str | None, base: Path | None) -> Path | None:
+    """A path; relative ones under `base` (the config file's folder, when the file named it)."""
+    if not value:
+        return None
+    path = Path(os.path.expanduser(value))
+    return base / path if base is not None and not path.is_absolute() else path
 
 
 def resolve(
@@ -313,12 +281,18 @@ def resolve(
     config, gateways = load_config(path) if use_config else (Config(), {})
     sources: dict[str, Source] = {}
     name, table = _gateway(gateway, env, config, gateways, sources)
-    pick = _Pick(env, table, sources)
+    pick = partial(_pick, env, table, sources)
     raw_url = pick("url", url, "HERMES_DASHBOARD_URL") or DEFAULT_URL
-    timeout = _request_timeout(request_timeout, table, sources)
+    timeout = DEFAULT_REQUEST_TIMEOUT
+    if request_timeout is not None:
+        timeout, sources["request_timeout"] = request_timeout, "flag"
+    elif isinstance(table.request_timeout, float):
+        timeout, sources["request_timeout"] = table.request_timeout, "config"
+    if timeout <= 0:
+        raise HermesError(Code.USAGE, "the request timeout must be positive")
+    base = path.parent
     token_env = next((env[n] for n in TOKEN_ENVS if env.get(n)), None)
     password_env = env.get("HERMES_DASHBOARD_PASSWORD") or None
-    base = path.parent
     # flag file > env secret > config file: the config's file only when no env secret is set.
     token_path = pick("token_file", token_file, None) if token_file or not token_env else None
     password_path = pick("password_file", password_file, None) if password_file or not password_env else None

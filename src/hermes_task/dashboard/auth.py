@@ -28,14 +28,15 @@ TOKEN_HEADER = "X-Hermes-Session-Token"
 _INJECTED = re.compile(r'__HERMES_SESSION_TOKEN__\s*=\s*"([A-Za-z0-9_\-\.~+/=]{8,512})"')
 
 
-def _read_secret(path: Path, what: str) -> str:
+def _read_secret(path: Path, what: str, source: str | None) -> tuple[str, str]:
+    """The secret in the `what` ("token", "password") file, and where that file was named."""
     try:
         value = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise HermesError(Code.AUTH_MISSING, f"cannot read the {what} file ({exc.strerror})") from None
     if not value:
         raise HermesError(Code.AUTH_MISSING, f"the {what} file is empty")
-    return value
+    return value, f"flag --{what}-file" if source == "flag" else f"file ({what}_file of the config file)"
 
 
 def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None:
@@ -48,12 +49,10 @@ def _host_record_token(settings: Settings, env: Mapping[str, str]) -> str | None
         return None
     url = urlsplit(settings.url)
     port = url.port or (443 if url.scheme == "https" else 80)
-    if not isinstance(record, dict) or record.get("port") != port or not token:
+    recorded = record.get("host") if isinstance(record, dict) else None
+    if not isinstance(recorded, str) or record.get("port") != port or not token:
         return None
-    host, recorded = (url.hostname or "").lower(), record.get("host")
-    if not isinstance(recorded, str):
-        return None
-    recorded = recorded.lower().strip("[]")
+    host, recorded = (url.hostname or "").lower(), recorded.lower().strip("[]")
     if recorded != host and not (is_loopback_host(recorded) and is_loopback_host(host)):
         return None  # another dashboard's record: same port, another host
     return token
@@ -64,9 +63,7 @@ def _page_token(http: httpx.Client) -> str | None:
         response = http.get("/", headers={"Accept": "text/html"})
     except httpx.HTTPError:
         return None
-    if response.status_code != 200:
-        return None
-    match = _INJECTED.search(response.text[:65536])
+    match = _INJECTED.search(response.text[:65536]) if response.status_code == 200 else None
     return match.group(1) if match else None
 
 
@@ -77,8 +74,7 @@ def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, 
     source = settings.sources
     if settings.username:
         if settings.password_file is not None:
-            password = _read_secret(settings.password_file, "password")
-            origin = _file_origin(source.get("password_file"), "--password-file", "password_file")
+            password, origin = _read_secret(settings.password_file, "password", source.get("password_file"))
         elif settings.password_env:
             password = settings.password_env
             origin = "env HERMES_DASHBOARD_PASSWORD"
@@ -90,8 +86,7 @@ def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, 
         return f"password login ({origin})"
     token: str | None = None
     if settings.token_file is not None:
-        token = _read_secret(settings.token_file, "token")
-        origin = _file_origin(source.get("token_file"), "--token-file", "token_file")
+        token, origin = _read_secret(settings.token_file, "token", source.get("token_file"))
     elif settings.token_env:
         token = settings.token_env
         origin = f"env {next((n for n in TOKEN_ENVS if env.get(n)), TOKEN_ENVS[0])}"
@@ -103,10 +98,6 @@ def apply_credentials(http: httpx.Client, settings: Settings, env: Mapping[str, 
         return None
     http.headers[TOKEN_HEADER] = token
     return origin
-
-
-def _file_origin(source: str | None, flag: str, key: str) -> str:
-    return f"flag {flag}" if source == "flag" else f"file ({key} of the config file)"
 
 
 def login(http: httpx.Client, username: str, password: str) -> None:

@@ -1,31 +1,21 @@
 """DashboardClient: typed, read-only GETs against the Hermes dashboard API (implements
 reading.api.DashboardAPI), and the one mapping from its answers to typed failures.
 
-The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one), redirects are
-never followed, and every failure becomes a `HermesError` with a stable code. With a
-profile selected, every detail and messages response must name that profile. Debug lines
-carry kind, method and path, ids, offsets, counts, status and milliseconds: never content,
-never a secret.
+The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one) and never follows
+redirects. With a profile selected, every detail and messages response must name that
+profile. Debug lines carry kind, method and path, ids, offsets, counts, status and
+milliseconds: never content, never a secret.
 
-Every GET is idempotent, so a transient failure of one request (`TRANSIENT`: no answer, a
-timeout, a 5xx, a 429) is retried once, after `retry_pause` seconds, before it becomes the
-read's failure: one busy answer costs a retry (a `--debug` line, counted in `retries`),
-never a verdict, a row or an exit code. A second failure in a row is the caller's, whose
-own rules (a live loop's back-off, a one-shot command's exit 7) decide what follows.
+Every GET is idempotent, so a transient failure (`TRANSIENT`: no answer, a timeout, a 5xx, a
+429) is retried once, after `retry_pause` seconds (a `--debug` line, counted in `retries`),
+never a verdict, a row or an exit code. A second failure in a row is the caller's (a live
+loop's back-off, a one-shot command's exit 7).
 
-Failures: both the client and the password login (dashboard/auth.py) turn a non-2xx response
-into a `HermesError` with `failure_for`, so a status means the same everywhere;
-`transport_failure` names what could not be reached (scheme, host and port, never
-credentials) and why (refused, DNS, TLS, timeout). A 404 is told apart by its body: only the
-two answers every Hermes backend gives ("Session not found", "Profile '…' does not exist.")
-are `not_found`/`profile_not_found`; a missing route, an HTML page or anyone else's JSON is a
-missing route, never a session that is not flushed yet: for an optional route
-(`OPTIONAL_ROUTES`: around, timeline, latest-descendant) it is `unsupported`; for `/messages`
-answered with a Hermes server's own missing-route body, the backend is too old
-(`incompatible_response`, naming `MIN_HERMES_AGENT`); otherwise the URL is not a Hermes
-dashboard (`incompatible_response`). Backend prose reaches a failure only through
-`clean_line`, cut to 200 characters. Invariant: every non-2xx status maps to exactly one
-code; 2xx is never passed in.
+Failures: the client and the password login (dashboard/auth.py) both map a non-2xx response
+with `failure_for`, so a status means the same everywhere; `transport_failure` names what
+could not be reached (scheme, host and port, never credentials) and why. Backend prose
+reaches a failure only through `clean_line`, cut to 200 characters. Invariant: every non-2xx
+status maps to exactly one code; 2xx is never passed in.
 """
 
 from __future__ import annotations
@@ -43,9 +33,6 @@ from hermes_task.core.sanitize import SessionId, clean_line, is_valid_id, looks_
 from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.failures import Code, HermesError
 
-# FastAPI's request-validation answers (a bad query parameter).
-VALIDATION_STATUSES = frozenset({400, 422})
-
 
 def body_of(response: httpx.Response) -> dict[str, Any]:
     """The response's JSON object, or {} when it is not one."""
@@ -54,19 +41,6 @@ def body_of(response: httpx.Response) -> dict[str, Any]:
     except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
         return {}
     return body if isinstance(body, dict) else {}
-
-
-def _login_failure(status: int) -> HermesError:
-    """`POST /auth/password-login` answers: 401 is a wrong password, 404 no login route."""
-    if status == 401:
-        return HermesError(Code.AUTH_REJECTED, "invalid username or password", status=status)
-    if status == 429:
-        return HermesError(Code.RATE_LIMITED, "too many login attempts", status=status)
-    if status == 404:
-        return HermesError(Code.UNSUPPORTED, "this dashboard has no password login", status=status)
-    if status >= 500:
-        return HermesError(Code.SERVER_ERROR, f"password login: HTTP {status}", status=status)
-    return HermesError(Code.AUTH_REJECTED, f"password login: HTTP {status}", status=status)
 
 
 def failure_for(
@@ -80,14 +54,15 @@ def failure_for(
 ) -> HermesError:
     """Map a non-2xx response to a typed failure; `login` for the password-login POST.
     `credentials` names where the credentials in force came from (None: none were sent);
-    `ident` and `route` ("GET /api/…") name what was asked, `kind` which route it is
-    ("detail", "messages", "around", ...)."""
+    `ident` and `route` ("GET /api/…") name what was asked, `kind` which route it is."""
     status = response.status_code
     if login:
         return _login_failure(status)
     body = body_of(response)
-    if 300 <= status < 400:
-        return _redirect_failure(response, status)
+    if 300 <= status < 400:  # to a login page: a login is required
+        if "/login" in response.headers.get("location", ""):
+            return HermesError(Code.AUTH_MISSING, "password login required", status=status)
+        return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
     if status == 401:
         return _unauthorized(body, credentials, status)
     if status == 404:
@@ -95,16 +70,19 @@ def failure_for(
     return _status_failure(status, body)
 
 
-def _redirect_failure(response: httpx.Response, status: int) -> HermesError:
-    """A 3xx: to a login page, a login is required; anywhere else, not what a dashboard says."""
-    location = response.headers.get("location", "")
-    if "/login" in location:
-        return HermesError(Code.AUTH_MISSING, "password login required", status=status)
-    return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
+def _login_failure(status: int) -> HermesError:
+    if status == 401:
+        return HermesError(Code.AUTH_REJECTED, "invalid username or password", status=status)
+    if status == 429:
+        return HermesError(Code.RATE_LIMITED, "too many login attempts", status=status)
+    if status == 404:
+        return HermesError(Code.UNSUPPORTED, "this dashboard has no password login", status=status)
+    code = Code.SERVER_ERROR if status >= 500 else Code.AUTH_REJECTED
+    return HermesError(code, f"password login: HTTP {status}", status=status)
 
 
 def _unauthorized(body: dict[str, Any], credentials: str | None, status: int) -> HermesError:
-    """A 401: the body's `error` (an expired or missing password login) first, then whether
+    """The body's `error` (an expired or missing password login) first, then whether
     credentials were sent at all."""
     error = body.get("error")
     if error == "session_expired":
@@ -117,7 +95,6 @@ def _unauthorized(body: dict[str, Any], credentials: str | None, status: int) ->
 
 
 def _status_failure(status: int, body: dict[str, Any]) -> HermesError:
-    """Any other non-2xx status; the body's `detail` (cleaned, cut) only where it helps."""
     detail = body.get("detail")
     text = clean_line(detail)[:200] if isinstance(detail, str) else ""
     if status == 403:
@@ -126,14 +103,12 @@ def _status_failure(status: int, body: dict[str, Any]) -> HermesError:
         return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
     if status == 429:
         return HermesError(Code.RATE_LIMITED, status=status)
-    if status in VALIDATION_STATUSES:
+    if status in (400, 422):  # FastAPI's request validation (a bad query parameter)
         return HermesError(Code.BAD_REQUEST, f"HTTP {status} {text}".strip(), status=status)
-    if status >= 500:
-        return HermesError(Code.SERVER_ERROR, f"HTTP {status}", status=status)
-    return HermesError(Code.INCOMPATIBLE, f"HTTP {status}", status=status)
+    code = Code.SERVER_ERROR if status >= 500 else Code.INCOMPATIBLE
+    return HermesError(code, f"HTTP {status}", status=status)
 
 
-_SESSION_NOT_FOUND = "Session not found"
 _PROFILE_NOT_FOUND = re.compile(r"Profile '(.{0,200})' does not exist\.?", re.S)
 # Hermes servers' own answers for a route they do not have (0.19's API catch-all, FastAPI's
 # default, axisrow's headless web root): the server is Hermes, the path prefix is wrong.
@@ -143,73 +118,50 @@ NOT_A_DASHBOARD = "does not look like a Hermes dashboard"
 # The oldest official release whose dashboard serves `/api/sessions/{id}/messages` (the
 # oldest hermes-agent on the package index, 0.13.0, already has the route).
 MIN_HERMES_AGENT = "0.13.0"
-# Routes a dashboard may lack and still be read (their 404 is `unsupported`).
 OPTIONAL_ROUTES = frozenset({"around", "timeline", "latest-descendant"})
-PREFIX_HINT = "pass the full id; prefixes are not resolved"
 URL_HINT = "check --url: scheme, host, port and path prefix of the dashboard"
-
-
-def missing_route(body: dict[str, Any]) -> bool:
-    """A Hermes server's answer for a route it does not serve."""
-    detail, error = body.get("detail"), body.get("error")
-    if isinstance(detail, str) and detail.startswith(_MISSING_ROUTE_DETAILS):
-        return True
-    return isinstance(error, str) and error.startswith(_MISSING_ROUTE_ERRORS)
 
 
 def not_found(
     response: httpx.Response, body: dict[str, Any], *, ident: str, route: str, kind: str = ""
 ) -> HermesError:
-    """A 404: a session or profile the dashboard does not have, a route it does not have,
-    or not a dashboard at all."""
-    detail = body.get("detail")
+    """A 404, told apart by its body: only Hermes's own "Session not found" and "Profile '…'
+    does not exist." are `not_found`/`profile_not_found`; anything else is a missing route,
+    never a session not flushed yet: `unsupported` for an optional route, a backend too old
+    for `/messages` answered with a Hermes server's missing-route body, else not a dashboard."""
+    detail, error = body.get("detail"), body.get("error")
     where = f" ({route})" if route else ""
-    if detail == _SESSION_NOT_FOUND:
-        hint = PREFIX_HINT if looks_like_prefix(ident) else None
+    if detail == "Session not found":
+        hint = "pass the full id; prefixes are not resolved" if looks_like_prefix(ident) else None
         return HermesError(Code.NOT_FOUND, f"{clean_line(ident)}{where}".strip(), status=404, hint=hint)
     match = _PROFILE_NOT_FOUND.fullmatch(detail) if isinstance(detail, str) else None
     if match:
         return HermesError(Code.PROFILE_NOT_FOUND, repr(clean_line(match.group(1))), status=404)
     if kind in OPTIONAL_ROUTES:
         return HermesError(Code.UNSUPPORTED, f"this dashboard has no {kind} route{where}", status=404)
-    if kind == "messages" and missing_route(body):
+    missing_route = (isinstance(detail, str) and detail.startswith(_MISSING_ROUTE_DETAILS)) or (
+        isinstance(error, str) and error.startswith(_MISSING_ROUTE_ERRORS)
+    )
+    if kind == "messages" and missing_route:
         return HermesError(
             Code.INCOMPATIBLE,
             f"backend too old (needs hermes-agent ≥ {MIN_HERMES_AGENT}): it has no route{where}",
             status=404,
             hint="upgrade the Hermes dashboard",
         )
-    if missing_route(body):
-        why = f"it has no route {route}" if route else "it has no such route"
-        return HermesError(
-            Code.INCOMPATIBLE, f"{why} (HTTP 404)", status=404, summary=NOT_A_DASHBOARD, hint=URL_HINT
-        )
-    kind = "an HTML page" if "html" in response.headers.get("content-type", "") else "a foreign answer"
-    return HermesError(
-        Code.INCOMPATIBLE,
-        f"HTTP 404 with {kind}{where}",
-        status=404,
-        summary=NOT_A_DASHBOARD,
-        hint=URL_HINT,
-    )
+    if missing_route:
+        what = f"it has no route {route} (HTTP 404)" if route else "it has no such route (HTTP 404)"
+    else:
+        page = "an HTML page" if "html" in response.headers.get("content-type", "") else "a foreign answer"
+        what = f"HTTP 404 with {page}{where}"
+    return HermesError(Code.INCOMPATIBLE, what, status=404, summary=NOT_A_DASHBOARD, hint=URL_HINT)
 
 
 def origin(url: httpx.URL) -> str:
     """`scheme://host:port` of `url`: never its userinfo, path or query."""
-    host = url.host
-    if ":" in host:
-        host = f"[{host}]"
+    host = f"[{url.host}]" if ":" in url.host else url.host
     port = url.port or {"http": 80, "https": 443}.get(url.scheme, 0)
     return f"{url.scheme}://{host}:{port}"
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    out: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in out and len(out) < 8:
-        out.append(current)
-        current = current.__cause__ or current.__context__
-    return out
 
 
 _DNS = re.compile(
@@ -220,7 +172,11 @@ _DNS = re.compile(
 
 def cause_of(exc: httpx.HTTPError) -> str:
     """Why a request got no answer, in a few words: refused, DNS, TLS, timeout or reset."""
-    chain = _chain(exc)
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
     text = " ".join(str(e) for e in chain)
     if isinstance(exc, httpx.TimeoutException):
         return "connect timeout" if isinstance(exc, httpx.ConnectTimeout) else "timeout"
@@ -238,10 +194,8 @@ def cause_of(exc: httpx.HTTPError) -> str:
 def transport_failure(exc: httpx.HTTPError, url: httpx.URL, route: str) -> HermesError:
     """A request that got no answer: `timeout` or `network`, naming the origin and cause."""
     where = f"{origin(url)} ({route})" if route else origin(url)
-    cause = cause_of(exc)
-    if isinstance(exc, httpx.TimeoutException):
-        return HermesError(Code.TIMEOUT, f"{where}: {cause}")
-    return HermesError(Code.NETWORK, f"{where}: {cause}")
+    code = Code.TIMEOUT if isinstance(exc, httpx.TimeoutException) else Code.NETWORK
+    return HermesError(code, f"{where}: {cause_of(exc)}")
 
 
 DebugWriter = Callable[[str], None]
@@ -276,18 +230,16 @@ class DashboardClient:
         self._http = http
         self._retry_pause = retry_pause
         self._sleep = sleep
-        # How many requests were retried after a transient failure (each once).
-        self.retries = 0
+        self.retries = 0  # requests retried after a transient failure (each once)
         self.profile = profile
-        # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...); None
-        # when none were sent. Named in a rejection's hint; never the secret itself.
+        # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...), named
+        # in a rejection's hint; None when none were sent. Never the secret itself.
         self.credentials = credentials
         self._debug = debug
         self._closed = False
 
     def use_credentials(self, source: str | None) -> None:
-        """Record where the credentials in force came from (None: none are sent); with
-        --debug, say it once. Never the secret itself."""
+        """Record where the credentials in force came from; with --debug, say it once."""
         self.credentials = source
         if self._debug:
             self._debug(f"credentials: {source or 'none'}")
@@ -304,38 +256,45 @@ class DashboardClient:
         return params
 
     def get(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
-        """GET `path` and decode the body of a 2xx JSON response as `model` (core/wire.py),
-        in one pass from the bytes. A body that is not JSON is a `not JSON` answer; JSON
-        without the shape `model` needs is `incompatible_response` (the path of the first
-        mismatch goes to --debug). A transient failure is retried once (the module's rule)."""
-        try:
-            return self._get_once(kind, path, params, ident, model)
-        except HermesError as exc:
-            if exc.code not in TRANSIENT or self._closed:
-                raise
-            self.retries += 1
-            if self._debug:
-                self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
-            self._sleep(self._retry_pause)
-        return self._get_once(kind, path, params, ident, model)
+        """GET `path` and decode a 2xx JSON body as `model` (core/wire.py); a transient
+        failure is retried once (the module's rule)."""
+        route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
+        retried = False
+        while True:
+            try:
+                started = self._start(kind, route, ident, params)
+                try:
+                    response = self._http.get(path, params=params)
+                except httpx.HTTPError as exc:
+                    failure = transport_failure(exc, self._http.base_url, route)
+                    self._settle(kind, ident, started, failure.code.value)
+                    raise failure from None
+                return self._decode(kind, route, ident, started, response, model)
+            except HermesError as exc:
+                if retried or exc.code not in TRANSIENT or self._closed:
+                    raise
+                retried = True
+                self.retries += 1
+                if self._debug:
+                    self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
+                self._sleep(self._retry_pause)
 
-    def _get_once(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
-        """One GET of `path`, decoded as `model`."""
+    def _start(self, kind: str, route: str, ident: str, params: dict[str, str]) -> float:
         if self._closed:
             raise HermesError(Code.CLIENT_CLOSED)
-        started = time.monotonic()
-        route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         if self._debug:
             shown = " ".join(
                 f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
             )
             self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
-        try:
-            response = self._http.get(path, params=params)
-        except httpx.HTTPError as exc:
-            failure = transport_failure(exc, self._http.base_url, route)
-            self._settle(kind, ident, started, failure.code.value)
-            raise failure from None
+        return time.monotonic()
+
+    def _decode(
+        self, kind: str, route: str, ident: str, started: float, response: httpx.Response, model: type[M]
+    ) -> M:
+        """The answer decoded in one pass from the bytes: a body that is not JSON is a `not
+        JSON` answer; JSON without the shape `model` needs is `incompatible_response` (the
+        path of the first mismatch goes to --debug)."""
         if not 200 <= response.status_code < 300:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
             raise failure_for(response, credentials=self.credentials, ident=ident, route=route, kind=kind)
@@ -368,9 +327,7 @@ class DashboardClient:
             self._debug(f"settle {kind} id={clean_line(ident)} {outcome} {ms:.0f}ms")
 
     def _check_profile(self, kind: str, value: str | None, present: bool) -> None:
-        if self.profile is None:
-            return
-        if not present or value != self.profile:
+        if self.profile is not None and (not present or value != self.profile):
             shown = clean_line(value) if isinstance(value, str) else "none"
             raise HermesError(Code.PROFILE_MISMATCH, f"{kind} answered for profile {shown}")
 
@@ -382,9 +339,8 @@ class DashboardClient:
             raise HermesError(
                 Code.IDENTITY_MISMATCH, f"asked for {clean_line(sid)}, got {clean_line(detail.id)}"
             )
-        if self.profile is not None:
-            profile = detail.profile
-            self._check_profile("detail", None if profile is UNSET else profile, profile is not UNSET)
+        profile = detail.profile
+        self._check_profile("detail", None if profile is UNSET else profile, profile is not UNSET)
         return detail
 
     def messages(
@@ -393,15 +349,8 @@ class DashboardClient:
         """One page with exactly the query of the contract. The envelope must carry
         `session_id`, `messages` and matching pagination (`order` where it is honoured);
         0.18.x and older send no pagination: every active row, the query ignored."""
-        params = self._params(
-            {
-                "limit": limit,
-                "offset": offset,
-                "order": order,
-                "inline_images": False,
-                "include_compacted": True,
-            }
-        )
+        query: dict[str, str | int | bool] = {"limit": limit, "offset": offset, "order": order}
+        params = self._params({**query, "inline_images": False, "include_compacted": True})
         page = self.get("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid, MessagesPage)
         pag = page.pagination
         # The echo must be exactly the request: a null, a -1 or another offset is a page of
@@ -415,30 +364,24 @@ class DashboardClient:
         # An envelope that names a profile must name ours. Those that name none (0.18.x,
         # 0.19.x, upstream 0.20) are held to the profile by the detail read of the same
         # session, which always comes first and is checked.
-        if self.profile is not None and page.profile is not UNSET:
+        if page.profile is not UNSET:
             self._check_profile("messages", page.profile, True)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
-        return self.get(
-            "latest-descendant",
-            f"/api/sessions/{_segment(sid)}/latest-descendant",
-            self._params(),
-            sid,
-            LatestDescendant,
-        )
+        path = f"/api/sessions/{_segment(sid)}/latest-descendant"
+        return self.get("latest-descendant", path, self._params(), sid, LatestDescendant)
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
         """iot `/messages/around?row_id=`: a display page starting at a user prompt of
         exactly `sid` (no prefixes); its pagination `offset` counts from the oldest row."""
         params = self._params({"row_id": row_id, "limit": limit})
+        path = f"/api/sessions/{_segment(sid)}/messages/around"
         try:
-            page = self.get(
-                "around", f"/api/sessions/{_segment(sid)}/messages/around", params, sid, MessagesPage
-            )
+            page = self.get("around", path, params, sid, MessagesPage)
         except HermesError as exc:
             # A server without the route answers 405, or a 404 that is not Hermes's session
-            # or profile answer (statuses.OPTIONAL_ROUTES: already `unsupported`).
+            # or profile answer (already `unsupported`: OPTIONAL_ROUTES).
             if exc.status == 405 or (exc.status == 404 and exc.code is Code.UNSUPPORTED):
                 raise HermesError(
                     Code.UNSUPPORTED, "this dashboard has no /messages/around route", status=exc.status
@@ -446,6 +389,6 @@ class DashboardClient:
             raise
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")
-        if self.profile is not None and page.profile is not UNSET:
+        if page.profile is not UNSET:
             self._check_profile("around", page.profile, True)
         return page

@@ -3,17 +3,15 @@ gets, usage and cost as text, and the piped task lines.
 
 A `RowView` is one `quiet` line (boilerplate and status rows, unless `--full`) or a `header`
 and `body` blocks, each block starting a line. A piece is `(text, what)`: `what` names the
-part (`PARTS`), never a colour. Every backend string is sanitised here (`clean`, `clean_line`),
-so a painter adds nothing from the backend; with `full` every character of the row's text is
-in the model, without it only tool output is cut (`core/projection.py`); prose is never cut.
+part (`PARTS`), never a colour. Every backend string is sanitised here, so a painter adds
+nothing from the backend; without `full` only tool output is cut (`core/projection.py`).
 
-Plain formats (docs/commands.md "Piped output", snapshots in tests/unit/test_plain_rows.py):
-a transcript is the goal and usage lines, every row followed by a blank line, the footer; a
-row is its quiet line, or its header line and body lines indented by two spaces; lines are
-never wrapped, cut or padded; a tab advances to the next multiple of 8 cells. A task is one
-line of tab-separated `clean_line`d fields (`COLUMNS`; a new field only ever comes last),
-nested tasks after their parent, `#` the path of numbers (`1.1/2.1`). Usage forms:
-docs/commands.md "Usage and cost".
+Plain formats (docs/commands.md "Piped output"): a transcript is the goal and usage lines,
+every row followed by a blank line, the footer; a row is its quiet line, or its header line
+and body lines indented by two spaces; lines are never wrapped, cut or padded; a tab advances
+to the next multiple of 8 cells. A task is one line of tab-separated `clean_line`d fields
+(`COLUMNS`; a new field only ever comes last), nested tasks after their parent, `#` the path
+of numbers (`1.1/2.1`).
 """
 
 from __future__ import annotations
@@ -59,8 +57,7 @@ Block = tuple[Piece, ...]  # one or more pieces, starting on a line of their own
 
 
 class View(NamedTuple):
-    """What the user asked to see: reasoning expanded, everything in full, times in UTC
-    (instead of local time with its offset)."""
+    """What the user asked to see: reasoning expanded, everything in full, times in UTC."""
 
     reasoning: bool = False
     full: bool = False
@@ -69,8 +66,6 @@ class View(NamedTuple):
 
 
 class RowView(NamedTuple):
-    """One row as drawn: `quiet` (one line) or `header` and `body` (module docstring)."""
-
     quiet: str | None
     header: Block
     body: tuple[Block, ...]
@@ -125,9 +120,11 @@ def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
 def _strftime(timestamp: float, utc: bool) -> str:
     try:
         moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-        if utc:
-            return moment.strftime("%Y-%m-%d %H:%M:%SZ")
-        return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+        return (
+            moment.strftime("%Y-%m-%d %H:%M:%SZ")
+            if utc
+            else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+        )
     except (OverflowError, OSError, ValueError):
         return ""
 
@@ -150,55 +147,38 @@ def header(row: Row, view: View) -> Block:
         role, kind, tool, call_id = clean_line(role), clean_line(kind), clean_line(tool), clean_line(call_id)
     stamp = when(row.timestamp, utc=view.utc)
     place = f"  #{row.id}  {stamp}" if stamp else f"  #{row.id}"  # the row id and time: one part
+    marker = (f"▌ {role}", role if role in ROLES else "role")
     if not (kind or tool or call_id or row.archived):  # the usual row: two pieces
-        return ((f"▌ {role}", role if role in ROLES else "role"), (place, "row_id"))
-    pieces = [(f"▌ {role}", role if role in ROLES else "role")]
-    if kind:
-        pieces.append((f" [{kind}]", "kind"))
-    if tool:
-        pieces.append((f" {tool}", "tool_name"))
-    if call_id:
-        pieces.append((f" ({call_id})", "call_id"))
+        return (marker, (place, "row_id"))
+    optional = ((f" [{kind}]", "kind"), (f" {tool}", "tool_name"), (f" ({call_id})", "call_id"))
+    pieces = [marker, *(piece for piece, value in zip(optional, (kind, tool, call_id), strict=True) if value)]
     pieces.append((place, "row_id"))
-    if row.archived:
-        pieces.append(("  archived", "archived"))
-    return tuple(pieces)
+    return (*pieces, ("  archived", "archived")) if row.archived else tuple(pieces)
 
 
-def quiet_text(row: Row, view: View) -> str | None:
-    """Boilerplate and status rows as one line (None: draw the row in full)."""
-    if view.full or not (row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS):
-        return None
+def quiet_text(row: Row, view: View) -> str:
+    """A boilerplate or status row as one line."""
     if row.kind in BOILERPLATE_KINDS:
-        size = len(row.text or "")
-        line = f"▸ {BOILERPLATE_LABELS[row.kind or '']}, {size:,} chars (--full shows it)"
+        line = f"▸ {BOILERPLATE_LABELS[row.kind or '']}, {len(row.text or ''):,} chars (--full shows it)"
     else:
         line = f"· {clean_line(row.kind or '')}: {first_line(row.text or '', 100)}"
-    line += f"  #{row.id}"
     stamp = when(row.timestamp, utc=view.utc)
-    return f"{line}  {stamp}" if stamp else line
+    return f"{line}  #{row.id}  {stamp}" if stamp else f"{line}  #{row.id}"
 
 
 def tool_blocks(text: str, view: View) -> list[Block]:
     """A tool result's blocks: its output (cut unless `full`: the first lines, a `cut` note,
-    the last lines), its status line (exit code, error, status), and the steers Hermes
-    appended to it (a user message: never cut)."""
+    the last lines), its status line, and the steers Hermes appended to it (never cut)."""
     output, steers = split_steers(text)
     decoded = tool_text(output)
     body = output if decoded is None else decoded.body
-    out: list[Block] = []
-    if view.full:
-        if body:
-            out.append(((clean(body), "output"),))
-    else:
+    pieces: list[Piece] = [(body, "output")]
+    if not view.full:
         kept = cut(body)
-        if kept.head:
-            out.append(((clean(kept.head), "output"),))
-        if kept.chars:
-            left = f"{kept.chars:,} chars" if kept.inside else plural(kept.lines, "line", grouped=True)
-            out.append(((f"… {left} left out (--full)", "cut"),))
-        if kept.tail:
-            out.append(((clean(kept.tail), "output"),))
+        left = f"{kept.chars:,} chars" if kept.inside else plural(kept.lines, "line", grouped=True)
+        note = (f"… {left} left out (--full)", "cut") if kept.chars else ("", "cut")
+        pieces = [(kept.head, "output"), note, (kept.tail, "output")]
+    out: list[Block] = [((clean(t) if what == "output" else t, what),) for t, what in pieces if t]
     if decoded is not None and decoded.status:
         out.append(((clean_line(decoded.status), "status"),))
     out += [((f"{STEER_LABEL}\n{clean(steer)}", "steer"),) for steer in steers]
@@ -219,7 +199,6 @@ def call_block(name: str | None, call_id: str | None, arguments: str | None) -> 
 
 
 def row_view(row: Row, view: View) -> RowView:
-    """The row as drawn (module docstring)."""
     if row.kind and not view.full and (row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS):
         return RowView(quiet_text(row, view), (), ())
     body: list[Block] = []
@@ -229,17 +208,13 @@ def row_view(row: Row, view: View) -> RowView:
         else:
             hidden = f"▸ reasoning hidden ({len(row.reasoning)} chars; --reasoning shows it)"
             body.append(((hidden, "hidden"),))
-    for note in row.commentary:
-        body.append(((clean(note), "prose"),))
+    body += [((clean(note), "prose"),) for note in row.commentary]
     if row.text and row.role == "tool":
         body += tool_blocks(row.text, view)
     elif row.text:
         body.append(((clean(row.text), "prose"),))
-    for call in row.tool_calls:
-        body.append(call_block(call.name, call.id, call.arguments))
-    if not body:
-        body.append((("(empty)", "empty"),))
-    return RowView(None, header(row, view), tuple(body))
+    body += [call_block(call.name, call.id, call.arguments) for call in row.tool_calls]
+    return RowView(None, header(row, view), tuple(body) or ((("(empty)", "empty"),),))
 
 
 def goal_text(doc: TranscriptDoc, width: int) -> str | None:
@@ -275,7 +250,6 @@ class Segments:
     a later batch of rows (`follow`) continues from. Without a task there are no lines."""
 
     def __init__(self, task: TaskInfo | None, newest: str | None = None) -> None:
-        self.task = task
         self.newest = newest
         self.order = {sid: i for i, sid in enumerate(task.lineage)} if task else {}
         self.reasons = {s.id: s.end_reason for s in task.segments} if task else {}
@@ -285,7 +259,7 @@ class Segments:
         if sid == newest or (newest is not None and self.order.get(sid, -1) <= self.order.get(newest, -1)):
             return None
         self.newest = sid
-        if newest is None or self.task is None:
+        if newest is None:  # the first row (without a task, no row ever moves: order is empty)
             return None
         line = f"── segment {clean_line(sid)}"
         if newest:
@@ -332,15 +306,12 @@ def usage_cell(usage: Usage | None) -> str:
 
 
 def usage_told(entry: TaskEntry) -> str | None:
-    """`told 10k/1.2k`: the tokens the result gave the parent, when a figure both sides have
-    differs from the proven sum; else None."""
+    """`told_text`, when a figure both the result and the proven sum have differs; else None."""
     usage, tokens = entry.usage, entry.tokens
     if usage is None or tokens is None:
         return None
     pairs = ((tokens.input, usage.input_tokens), (tokens.output, usage.output_tokens))
-    if all(a is None or b is None or a == b for a, b in pairs):
-        return None
-    return told_text(tokens)
+    return None if all(a is None or b is None or a == b for a, b in pairs) else told_text(tokens)
 
 
 def told_text(tokens: TaskTokens) -> str:
@@ -350,10 +321,6 @@ def told_text(tokens: TaskTokens) -> str:
 
 def _full(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
-
-
-def _amount(cost: float) -> str:
-    return f"{cost:.6f}".rstrip("0").rstrip(".")
 
 
 def usage_line(usage: Usage | None) -> str | None:
@@ -373,8 +340,9 @@ def usage_line(usage: Usage | None) -> str | None:
         parts.append("cost unknown")
     else:
         sign = "~" if usage.cost_kind == "estimated" else ""
-        parts.append(f"{sign}${_amount(usage.cost_usd)} {usage.cost_kind}")
-    parts.append(f"{usage.segments} segment" + ("" if usage.segments == 1 else "s"))
+        amount = f"{usage.cost_usd:.6f}".rstrip("0").rstrip(".")
+        parts.append(f"{sign}${amount} {usage.cost_kind}")
+    parts.append(plural(usage.segments, "segment"))
     text = "usage: " + " · ".join(parts)
     if not usage.complete:
         text += " · not complete: " + "; ".join(MISSING[m] for m in usage.missing)
@@ -552,12 +520,9 @@ def notes(doc: TasksDoc) -> list[str]:
     """The lines under a task table: what `(store)` means, why a child session is `-`, and
     how to open a task's child."""
     every = flatten(doc.tasks)
-    out: list[str] = []
-    if any(e.result_source == "store" for e in every):
-        out.append(RECOVER["store_note"])
-    for reason in dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason):
-        if reason in UNAVAILABLE:
-            out.append(RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]))
+    reasons = dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason in UNAVAILABLE)
+    out = [RECOVER["store_note"]] if any(e.result_source == "store" for e in every) else []
+    out += [RECOVER["unavailable"].format(reason=UNAVAILABLE[reason]) for reason in reasons if reason]
     if any(e.child_session_id for e in every):
         out.append(RECOVER["open"])
     return out

@@ -7,14 +7,13 @@ terminals"): (1) every column at its natural width (a `wrap`/`cut` column at mos
 (2) too wide: a `wrap` column shrinks to its `least` (cells wrapped at words, nothing lost),
 then a `cut` column (cells cut with `…`); (3) still too wide: the `drop` columns leave, rank 1
 first, and (2) is tried again; (4) nothing left to drop: each row becomes a block, its `lead`
-cells on the first line and every other cell on a labelled line under it (`block_lines`). A
-row with text only in columns that left is not drawn.
+cells on the first line and every other cell on a labelled line under it. A row with text
+only in columns that left is not drawn.
 
 Invariants: a `whole` cell (an id, a number, a status) is never cut or wrapped, nor dropped
-unless its column has a `drop` rank; in block form one that does not fit beside its label
-gets a line of its own. `Table` lays itself out at the width it is drawn at and rich never
-folds its lines. Every backend string is `clean_line`d and only ever wrapped in `Text`: no
-escape sequence, markup or link can come from the backend.
+unless its column has a `drop` rank. rich never folds a table's lines. Every backend string
+is `clean_line`d and only ever wrapped in `Text`: no escape sequence, markup or link can come
+from the backend.
 """
 
 from __future__ import annotations
@@ -82,25 +81,13 @@ class Table(Struct, frozen=True):
         yield from lines(self, options.max_width)
 
 
-def _natural(columns: Sequence[Column], rows: Sequence[Row]) -> list[int]:
-    out = []
-    for i, column in enumerate(columns):
-        widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
-        out.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
-    return out
-
-
-def _shrink_order(columns: Sequence[Column], kept: Sequence[int]) -> list[int]:
-    """Flexible columns in the order they give way: `wrap` columns first (wrapping loses
-    nothing), then `cut` columns; at the same fit, the one that drops earlier first."""
-    flexible = [i for i in kept if columns[i].fit != "whole"]
-    return sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop))
-
-
 def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[int | None] | None:
     """Each column's drawn width (None: dropped) for a table at most `width` cells wide, or
     None when no table fits (blocks). The order of the module docstring."""
-    natural = _natural(columns, rows)
+    natural = []
+    for i, column in enumerate(columns):
+        widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
+        natural.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
     kept = list(range(len(columns)))
     drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
     while True:
@@ -117,7 +104,10 @@ def _fit(
 ) -> list[int | None] | None:
     out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
     over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
-    for i in _shrink_order(columns, kept):
+    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
+    # fit, the one that drops earlier first.
+    flexible = [i for i in kept if columns[i].fit != "whole"]
+    for i in sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)):
         if over <= 0:
             break
         least = min(columns[i].least, natural[i])
@@ -131,18 +121,14 @@ def _cell_lines(text: str, fit: Fit, width: int) -> list[str]:
     """A cell's screen lines at `width`: wrapped, cut with `…`, or whole."""
     if fit == "whole" or width_of(text) <= width:
         return [text]
-    if fit == "cut":
-        return [_cut(text, width)]
-    return [text[start:end] for start, end in breaks(text, width, width)]
-
-
-def _cut(text: str, width: int) -> str:
+    if fit == "wrap":
+        return [text[start:end] for start, end in breaks(text, width, width)]
     kept = ""
     for character in text:
         if width_of(kept + character) > width - 1:
             break
         kept += character
-    return kept + "…"
+    return [kept + "…"]
 
 
 def _line(parts: Sequence[tuple[str, str]]) -> Text:
@@ -169,19 +155,16 @@ def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
             continue  # a row of the columns that left (recover's `told` under a dropped usage)
         cells = {i: _cell_lines(row.cells[i][0], table.columns[i].fit, widths[i] or 0) for i in kept}
         for n in range(max(len(c) for c in cells.values())):
-            parts = []
-            for i in kept:
-                text = cells[i][n] if n < len(cells[i]) else ""
-                parts.append((padded(i, text), row.cells[i][1]))
-            yield _line(parts)
+            yield _line(
+                [(padded(i, cells[i][n] if n < len(cells[i]) else ""), row.cells[i][1]) for i in kept]
+            )
 
 
 def block_lines(table: Table, width: int) -> Iterator[Text]:
     """Each row as a block: its `lead` cells on one line, then one labelled line per other
     cell (a whole cell that does not fit beside its label on a line of its own)."""
     columns = table.columns
-    labels = [c.header for c in columns if not c.lead]
-    label_width = max((width_of(label) for label in labels), default=0)
+    label_width = max((width_of(c.header) for c in columns if not c.lead), default=0)
     for row in table.rows:
         if row.note is not None:
             text, style = row.note
@@ -234,10 +217,7 @@ def _labelled(column: Column, text: str, style: str, label_width: int, width: in
 def lines(table: Table, width: int) -> Iterator[Text]:
     """The table at `width`: columns when they fit (`layout`), else blocks."""
     widths = layout(table.columns, table.rows, width)
-    if widths is None:
-        yield from block_lines(table, width)
-    else:
-        yield from table_lines(table, widths)
+    return block_lines(table, width) if widths is None else table_lines(table, widths)
 
 
 if TYPE_CHECKING:  # `parents`' entries: only named in annotations, so the painter loads no delegation rules
@@ -249,8 +229,7 @@ STORE_MARK = " (store)"
 def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     """`segments` (a rich render) with the spaces before every newline removed, control
     segments (a live display's cursor moves) kept in order, and an unfinished last line passed
-    on unchanged (a later print may continue it): how the shell's terminal console prints
-    tables and live displays."""
+    on unchanged (a later print may continue it)."""
     line: list[Segment] = []
     for segment in segments:
         if segment.control or "\n" not in segment.text:
@@ -285,64 +264,59 @@ TASK_COLUMNS = (
 USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
-def _task_rows(rows: list[Row], entries: Iterable[TaskEntry], depth: int) -> None:
+def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
     """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
     its gap and its nested tasks, indented."""
     for entry in entries:
-        label = entry.status.label
         mark = STORE_MARK if entry.result_source == "store" else ""
         goal = clean_line(entry.goal or "(no goal recorded)")
         if len(goal) > 100:
             goal = goal[:99] + "…"
-        ref = clean_line(entry.child_session_id) if entry.child_session_id else "-"
         cells = [
             ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
-            (label + mark, entry.status.style),
+            (entry.status.label + mark, entry.status.style),
             (duration_text(entry.duration_seconds) or "-", ""),
             (goal, ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
             (usage_cell(entry.usage), ""),
-            (ref, ""),
+            (clean_line(entry.child_session_id or "-"), ""),
             (clean_line(entry.delegation_id or "-"), ""),
             (clean_line(entry.subagent_id or "-"), ""),
         ]
-        rows.append(Row(cells))
+        yield Row(cells)
         told = usage_told(entry)
         if told:  # what the result told the parent, under the proven sum (block form: a note)
             cells = [("", "")] * len(TASK_COLUMNS)
             cells[USAGE] = (told, "dim")
-            rows.append(Row(cells, note=(RECOVER["told"].format(told=told), "dim")))
+            yield Row(cells, note=(RECOVER["told"].format(told=told), "dim"))
         if entry.gap:
             text = gap_text(entry)
             gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim")] + [("", "")] * (len(TASK_COLUMNS) - 4)
-            rows.append(Row(gap, note=(text, "dim")))
-        _task_rows(rows, entry.children, depth + 1)
+            yield Row(gap, note=(text, "dim"))
+        yield from _task_rows(entry.children, depth + 1)
 
 
 def task_table(entries: Iterable[TaskEntry]) -> Table:
-    """The tasks as our table (`Table`): laid out at the width it is drawn at."""
-    rows: list[Row] = []
-    _task_rows(rows, entries, 0)
-    return Table(TASK_COLUMNS, rows)
+    """The tasks as our table, laid out at the width it is drawn at."""
+    return Table(TASK_COLUMNS, list(_task_rows(entries, 0)))
 
 
 def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None:
-    """The delegated tasks of a parent chat: a table (statuses readable without colour),
-    a summary line with the count of each status, then where missing child ids can be found.
-    `statuses`: the `--status` filter that chose `doc.tasks` (its summary counts every task)."""
-    renderable = tasks_renderable(doc, statuses=statuses)
-    console.print(renderable, crop=False)  # a line wider than the screen: an id, whole
+    """A parent chat's delegated tasks: a table, a summary line with the count of each
+    status, then notes. `statuses`: the `--status` filter that chose `doc.tasks`."""
+    console.print(tasks_renderable(doc, statuses=statuses), crop=False)  # a wider line: an id, whole
 
 
 def tasks_renderable(
     doc: TasksDoc, *, note: str | None = None, statuses: Sequence[str] = ()
 ) -> RenderableType:
-    """What `tasks` prints, as one renderable (`recover --watch` redraws it in place), with an
-    optional dim last line (the watch's state)."""
+    """What `tasks` prints (`recover --watch` redraws it), with an optional dim last line."""
     parts: list[RenderableType] = [Text(no_tasks_text(doc, statuses), style="dim")]
     if doc.tasks:
-        texts = [summary_line(doc), *notes(doc)]
-        parts = [task_table(doc.tasks), *(Text(text, style="dim") for text in texts)]
+        parts = [
+            task_table(doc.tasks),
+            *(Text(text, style="dim") for text in [summary_line(doc), *notes(doc)]),
+        ]
     if note:
         parts.append(Text(note, style="dim"))
     return Group(*parts)
@@ -350,10 +324,6 @@ def tasks_renderable(
 
 PIPED_COLUMNS = ("parent_session", "started", "children", "state", "end_reason", "delegated_by", "title")
 OPEN_HINT = "list a chat's tasks: hermes-task recover PARENT_SESSION"
-
-
-def _state(entry: ParentEntry) -> str:
-    return f"ended ({entry.end_reason})" if entry.state == "ended" and entry.end_reason else entry.state
 
 
 def _text(entry: ParentEntry) -> tuple[str, str]:
@@ -366,9 +336,7 @@ def _text(entry: ParentEntry) -> tuple[str, str]:
 
 
 def parents_table(entries: Sequence[ParentEntry], *, utc: bool = False) -> Table:
-    """The chats as our table: the state leaves first, then the start time; the title wraps;
-    the ids never give way (blocks below that). `delegated by` appears when a chat is itself
-    a delegated child."""
+    """The chats as our table; `delegated by` appears when a chat is itself a delegated child."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),
@@ -381,11 +349,12 @@ def parents_table(entries: Sequence[ParentEntry], *, utc: bool = False) -> Table
     rows = []
     for entry in entries:
         children = f"{entry.delegated_children}{'+' if entry.more_children else ''}"
+        state = f"ended ({entry.end_reason})" if entry.state == "ended" and entry.end_reason else entry.state
         cells = [
             (clean_line(entry.id), "bold"),
             (when(entry.started_at, utc=utc) or "-", ""),
             (children, ""),
-            (clean_line(_state(entry)), "green" if entry.state == "open" else "dim"),
+            (clean_line(state), "green" if entry.state == "open" else "dim"),
             *([(clean_line(entry.delegated_by or "-"), "")] if nested else []),
             _text(entry),
         ]
@@ -420,10 +389,9 @@ def parent_lines(entries: Sequence[ParentEntry], *, header: bool = False, utc: b
 
 
 class QuietConsole(Console):
-    """The rich console the commands draw with (tables, live displays, a styled stderr line):
-    rich's `Console` whose closed pipe calls `on_broken_pipe` (the CLI's quiet exit; rich's own
-    handler exits 1), and, with `trim` (a terminal), no line keeps rich's trailing padding
-    (copied lines stay clean). Piped output is never padded, and keeps every byte of the text."""
+    """The rich console the commands draw with: a closed pipe calls `on_broken_pipe` (the
+    CLI's quiet exit; rich's own handler exits 1), and with `trim` (a terminal) no line keeps
+    rich's trailing padding (copied lines stay clean)."""
 
     def __init__(self, *, on_broken_pipe: Callable[[], None], trim: bool, **options: Any) -> None:
         super().__init__(**options)

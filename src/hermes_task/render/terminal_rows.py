@@ -1,14 +1,11 @@
 """The terminal painter: transcript rows (`render/rows.py` models) in our colours, wrapped to
-the terminal's width under their indent, Markdown prose rendered by rich; and the cell
-measures a terminal needs (`width_of`, `breaks`).
+the terminal's width, Markdown prose rendered by rich; and the cell measures a terminal needs.
 
-The plain painter's layout plus: colour when allowed (`PALETTE`'s rich styles as SGR codes,
-opened and reset on every screen line: a pager shows any line alone); on a terminal,
-wrapping (a header or quiet line continues two spaces in, a body line under its indent, a
-tool call under its `call`; spaces at a break dropped, no line ends in a space) and prose
-that `looks_like_markdown` rendered by rich's Markdown (links not clickable, raw HTML kept as
-text). Coloured but not a terminal (`--color always | less -R`): the plain layout in colour.
-rich's console is loaded only for Markdown.
+The plain painter's layout plus: colour when allowed (SGR codes opened and reset on every
+screen line: a pager shows any line alone); on a terminal, wrapping (a header or quiet line
+continues two spaces in, a body line under its indent, a tool call under its `call`) and
+prose that `looks_like_markdown` rendered by rich. Coloured but not a terminal (`--color
+always | less -R`): the plain layout in colour.
 
 Invariants: every character written comes from the model (sanitised there), the palette's
 codes, or rich's rendering of sanitised Markdown; `breaks` covers every character of a line
@@ -22,6 +19,7 @@ import io
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import cache
+from itertools import accumulate, groupby
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, get_character_cell_size
@@ -42,7 +40,7 @@ from hermes_task.render.rows import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.console import Console, ConsoleOptions
     from rich.segment import Segment
 
 
@@ -60,7 +58,10 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
     ascii_only = line.isascii()
     if (count if ascii_only else cell_len(line)) <= first:
         return [(0, count)]
-    position = list(range(count + 1)) if ascii_only else _positions(line)
+    # the cell where each character starts, then the line's width
+    position = (
+        list(range(count + 1)) if ascii_only else [*accumulate(map(get_character_cell_size, line), initial=0)]
+    )
     out: list[tuple[int, int]] = []
     start, room = 0, first
     while True:
@@ -71,10 +72,7 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
         end = max(end, start + 1)
         space = line.rfind(" ", start, end + 1)
         if space > start and line[start:space].strip(" "):
-            kept = space
-            while line[kept - 1] == " ":
-                kept -= 1
-            out.append((start, kept))
+            out.append((start, start + len(line[start:space].rstrip(" "))))
             start = space + 1
         else:
             out.append((start, end))
@@ -86,44 +84,18 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
         room = rest
 
 
-def _positions(line: str) -> list[int]:
-    """The cell where each character of `line` starts, then the line's width."""
-    out = [0]
-    total = 0
-    for character in line:
-        total += get_character_cell_size(character)
-        out.append(total)
-    return out
-
-
 @cache
-def _markdown_kit() -> tuple[Any, Any]:
-    from markdown_it import MarkdownIt  # lazy: only for a row that reads as Markdown
-    from rich.markdown import Markdown  # lazy: rich's Markdown, only for such a row
+def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOptions]:
+    """A template `Markdown`, one shared markdown-it parser (building one costs about as much
+    as parsing a short row), and a console that renders (never prints) at `width`, its size
+    fixed (a console without one asks the terminal on every render). The parser is rich's
+    (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a `<div>`
+    block or a `<b>` tag would vanish with the text inside; here it stays text."""
+    from markdown_it import MarkdownIt  # lazy: rich's Markdown and console, only for Markdown prose
+    from rich.console import Console  # lazy: as above
+    from rich.markdown import Markdown  # lazy: as above
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-    return Markdown("", hyperlinks=False), parser
-
-
-def parsed_markdown(text: str) -> RenderableType:
-    """`rich.markdown.Markdown(text, hyperlinks=False)` parsed by one shared markdown-it
-    parser instead of a new one per row (building the parser costs about as much as parsing
-    a short row): a copy of one `Markdown` with the text and its parse set. The parser is
-    rich's (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a
-    `<div>` block or a `<b>` tag would vanish with the text inside; here it stays text."""
-    template, parser = _markdown_kit()
-    made = copy.copy(template)
-    made.markup = text
-    made.parsed = parser.parse(text)
-    return made  # type: ignore[no-any-return]
-
-
-@cache
-def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]:
-    """A console that renders (never prints) Markdown, and its options at `width`: built once,
-    with its size fixed (a console without one asks the terminal on every render)."""
-    from rich.console import Console  # lazy: rich's console, only for Markdown prose
-
     console = Console(
         file=io.StringIO(),
         force_terminal=True,
@@ -135,29 +107,31 @@ def _markdown_options(color: bool, width: int) -> tuple[Console, ConsoleOptions]
         width=FALLBACK_WIDTH,
         height=25,
     )
-    return console, console.options.update_width(width)
+    return Markdown("", hyperlinks=False), parser, console, console.options.update_width(width)
 
 
 def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
-    """Sanitised `text` rendered as Markdown by rich at `width`: screen lines with rich's
-    standard colour codes (or none), without the spaces rich pads a line with."""
-    console, options = _markdown_options(color, width)
-    lines = console.render_lines(parsed_markdown(text), options, pad=False)
+    """Sanitised `text` rendered as Markdown by rich at `width` (links not clickable): screen
+    lines with rich's standard colour codes (or none), without the spaces rich pads a line
+    with. The `Markdown` is a copy of the template with the text and its parse set."""
+    template, parser, console, options = _markdown_kit(color, width)
+    markdown = copy.copy(template)
+    markdown.markup = text
+    markdown.parsed = parser.parse(text)
+    lines = console.render_lines(markdown, options, pad=False)
     from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
 
     system = ColorSystem.STANDARD if color else None
-    out = []
-    for line in lines:
-        out.append(
-            "".join(
-                segment.style.render(segment.text, color_system=system)
-                if segment.style is not None and system is not None
-                else segment.text
-                for segment in unpadded(line)
-                if not segment.control
-            )
+    return [
+        "".join(
+            segment.style.render(segment.text, color_system=system)
+            if segment.style is not None and system is not None
+            else segment.text
+            for segment in unpadded(line)
+            if not segment.control
         )
-    return out
+        for line in lines
+    ]
 
 
 def unpadded(line: list[Segment]) -> list[Segment]:
@@ -178,27 +152,16 @@ def unpadded(line: list[Segment]) -> list[Segment]:
     return kept
 
 
-# What a piece or line is -> its rich style ("" none): the rows' parts (rows.PARTS), then
-# whole lines.
+# What a piece or line is -> its rich style ("" none): the rows' parts, then whole lines.
 PALETTE = {
     **{"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow", "system": "bold magenta"},
-    **{"role": "bold", "kind": "italic", "tool_name": "yellow", "call_id": "dim", "row_id": "dim"},
-    **{
-        "archived": "dim italic",
-        "prose": "",
-        "output": "",
-        "cut": "dim italic",
-        "status": "dim",
-        "steer": "cyan",
-    },
-    **{"reasoning_label": "dim italic", "reasoning": "dim", "hidden": "dim"},
-    **{
-        "call": "yellow",
-        "call_id_in_call": "dim yellow",
-        "arguments": "yellow",
-        "no_arguments": "dim italic yellow",
-    },
-    **{"empty": "dim italic", "quiet": "dim", "goal": "bold", "segment": "dim", "footer": "dim"},
+    **dict.fromkeys(
+        ("call_id", "row_id", "status", "reasoning", "hidden", "quiet", "segment", "footer"), "dim"
+    ),
+    **dict.fromkeys(("archived", "cut", "reasoning_label", "empty"), "dim italic"),
+    **dict.fromkeys(("tool_name", "call", "arguments"), "yellow"),
+    **{"role": "bold", "goal": "bold", "kind": "italic", "prose": "", "output": "", "steer": "cyan"},
+    **{"call_id_in_call": "dim yellow", "no_arguments": "dim italic yellow"},
 }
 
 
@@ -235,18 +198,11 @@ class Painter:
         if not self.color:
             return "".join([text for text, _ in pieces])
         out = []
-        run, style = "", ""
-        for text, what in pieces:
-            if not text:
-                continue
-            this = PALETTE[what]
-            if this != style:
-                opened, closed = sgr(style)
-                out.append(opened + run + closed)
-                run, style = "", this
-            run += text
-        opened, closed = sgr(style)
-        out.append(opened + run + closed)
+        for style, run in groupby(
+            (piece for piece in pieces if piece[0]), key=lambda piece: PALETTE[piece[1]]
+        ):
+            opened, closed = sgr(style)
+            out.append(opened + "".join([text for text, _ in run]) + closed)
         return "".join(out)
 
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:
@@ -256,13 +212,12 @@ class Painter:
             pieces = _expanded(pieces, width_of(indent))
         if self.width is None:
             return [indent + self.paint(pieces)]
-        if pieces and pieces[-1][0].endswith(" "):
-            pieces = _rstripped(pieces)
-        text = "".join([t for t, _ in pieces])
+        whole = "".join([t for t, _ in pieces])
+        text = whole.rstrip(" ")  # no line ends in a space
         if not text:
-            return [""]  # an empty line: no indent either (nothing ends in a space)
+            return [""]  # an empty line: no indent either
         spans = breaks(text, self.width - width_of(indent), self.width - width_of(hang))
-        if len(spans) == 1:
+        if len(spans) == 1 and len(text) == len(whole):
             return [indent + self.paint(pieces)]
         cut = [_slice(pieces, start, end) for start, end in spans]
         return [indent + self.paint(cut[0])] + [hang + self.paint(part) for part in cut[1:]]
@@ -317,15 +272,6 @@ def _expanded(pieces: Sequence[Piece], column: int) -> list[Piece]:
     return out
 
 
-def _rstripped(pieces: Sequence[Piece]) -> list[Piece]:
-    out = list(pieces)
-    while out and not out[-1][0].rstrip(" "):
-        out.pop()
-    if out:
-        out[-1] = (out[-1][0].rstrip(" "), out[-1][1])
-    return out
-
-
 def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
     """The pieces' characters from `start` to `end` of their joined text, each keeping its part."""
     out = []
@@ -339,14 +285,13 @@ def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
 
 
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
-    """The goal, the rows (a segment line where the task moves to a newer segment) and the
-    footer, written about every `BATCH` rows, so a pager starts before the end is painted;
-    `painter` (default: the target's own) paints them."""
+    """The goal and usage, the rows and the footer, written about every `BATCH` rows (a pager
+    starts before the end is painted)."""
     painter = painter or Painter.of(target)
     goal = goal_text(doc, target.columns)
     usage = usage_line(doc.task.usage)
     head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
-    if head:  # the goal, then the task's usage (dim)
+    if head:
         target.write("\n".join(head) + "\n\n")
     rows(target, doc.rows, view, Segments(doc.task), painter)
     target.write(painter.line(footer_text(doc, view), "footer") + "\n")

@@ -1,12 +1,5 @@
-"""What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`).
-
-- `JsonEvents`: the one NDJSON writer of every live command;
-- `LinesWatch` (`recover --watch` piped): a task line when a task appears or changes status;
-- `LiveWatch` (`recover --watch` on a terminal): the `recover` table redrawn in place;
-- `TextFamily` (`follow --parent` as text): every task's rows as `follow` paints them, never
-  as Markdown, each line prefixed `NUMBER │ ` in a colour that is a pure function of the
-  number (stable across runs, as stern does); task news on stderr with the same prefix;
-- `TerminalReporter` (`follow CHILD` as text).
+"""What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`):
+`JsonEvents` is the one NDJSON writer of every live command; the others print for people.
 Every backend string goes through the same sanitising renderers as `recover` and `follow`.
 """
 
@@ -54,13 +47,11 @@ Write = Callable[[str], None]
 
 
 def retry_text(error: HermesError, delay: float | None, interval: float) -> str:
-    """What a retry says: the error, then when the next read is."""
     when = f"next read in {delay:.0f}s" if delay is not None else f"polling every {interval:g}s"
     return f"{error.message}; {when}"
 
 
 def task_name(entry: TaskEntry) -> str:
-    """A task's `CALL.TASK` number as printed."""
     return clean_line(entry.number or "?")
 
 
@@ -90,7 +81,6 @@ class JsonEvents:
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
-        """Row events; with `follow --parent`, each tagged with its task."""
         ref = None
         if entry is not None:
             assert entry.child_session_id is not None  # rows are read only from a known child
@@ -105,18 +95,17 @@ class JsonEvents:
         self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        message = error.message
-        retryable = True if retrying else error.retryable
-        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retryable))
+        self._event(
+            ErrorEvent(code=error.code.value, message=error.message, retryable=retrying or error.retryable)
+        )
         if not retrying:
-            self.err(f"error: {message}\n")
+            self.err(f"error: {error.message}\n")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {task_name(entry)}: {error.message}"
         self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
-        """The last line; a watch's names the tasks that ended unreported."""
         self._event(
             ResultEvent(
                 state=outcome.state,
@@ -129,7 +118,7 @@ class JsonEvents:
 
 
 class Notes:
-    """Warnings, retries and the ending as lines on stderr."""
+    """Warnings, retries and the ending as lines on stderr (the watches' base)."""
 
     def __init__(self, err: Callable[[], Console], interval: float) -> None:
         self.err = err
@@ -162,13 +151,12 @@ class Notes:
     def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         summary = summarize(entries)
         counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
-        if outcome.ending == "ended":
-            return f"every task ended ({clean_line(outcome.end_reason or '')}) · {counts}"
-        if outcome.ending == "timeout":
-            return f"--timeout ran out · {counts}"
-        if outcome.ending == "interrupted":
-            return f"watch stopped · {counts}"
-        return None
+        endings = {
+            "ended": f"every task ended ({clean_line(outcome.end_reason or '')})",
+            "timeout": "--timeout ran out",
+            "interrupted": "watch stopped",
+        }
+        return f"{endings[outcome.ending]} · {counts}" if outcome.ending in endings else None
 
     def closing(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
         """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
@@ -180,7 +168,7 @@ class Notes:
 
 
 class LinesWatch(Notes):
-    """Piped: a task line when a task appears or its status changes."""
+    """`recover --watch` piped: a task line when a task appears or its status changes."""
 
     def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
@@ -198,14 +186,10 @@ class LinesWatch(Notes):
 
 
 class LiveWatch(Notes):
-    """A terminal: the task table redrawn in place (rich `Live`), a state line under it.
-
-    Nothing is drawn before the first read (a parent not read yet has no tasks to show, not
-    zero). A note (a warning, a retry, the final error) is printed above the table: the live
-    region is erased (`transient`), the note written to stderr on a line of its own, and the
-    table drawn again below it, so a note is never glued to the state line nor drawn inside
-    the region. The ending erases the region and prints the final table once; `close()` (every
-    way the command ends) stops the live display, so the cursor it hid is shown again."""
+    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`), a state
+    line under it. Nothing is drawn before the first read (no tasks read is not zero tasks).
+    A note is printed above the table (the region erased, the note written, the table drawn
+    again below it), never glued to the state line nor inside the region."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
         super().__init__(err, interval)
@@ -220,9 +204,6 @@ class LiveWatch(Notes):
 
         doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
         return tasks_renderable(doc, note=note)
-
-    def _state(self) -> str:
-        return f"watching {clean_line(self.parent_id)} every {self.interval:g}s (Ctrl-C stops)"
 
     def note(self, prefix: str, text: str, style: str) -> None:
         live, self.live = self.live, None
@@ -252,7 +233,9 @@ class LiveWatch(Notes):
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         self.entries, self.read = list(entries), True
-        renderable = self._renderable(self._state())
+        renderable = self._renderable(
+            f"watching {clean_line(self.parent_id)} every {self.interval:g}s (Ctrl-C stops)"
+        )
         if self.live is None:
             self._open(renderable)
         else:
@@ -267,9 +250,8 @@ class LiveWatch(Notes):
             self.last_line(closing)
 
     def close(self, last: str | None = None) -> None:
-        """End the live display on every way the command ends: its last frame stays (the
-        tasks as last read, the watch's state line replaced by `last`) and the cursor it hid
-        is shown again. Safe to call again."""
+        """End the live display, however the command ends (the cursor it hid shown again):
+        its last frame stays, the state line replaced by `last`. Safe to call again."""
         live, self.live = self.live, None
         if live is not None:
             live.update(self._renderable(last or ""))
@@ -282,12 +264,14 @@ MIN_ROOM = 20  # the narrowest a prefixed row is painted, however narrow the ter
 
 
 def colour_of(number: str) -> str:
-    """A stable colour for a task number (crc32, not Python's salted hash)."""
+    """A stable colour for a task number, as stern does (crc32, not Python's salted hash)."""
     return PALETTE[zlib.crc32(number.encode()) % len(PALETTE)]
 
 
 class TextFamily(Notes):
-    """Prefixed rows on stdout, task news on stderr."""
+    """`follow --parent` as text: every task's rows as `follow` paints them (never as
+    Markdown), each line prefixed `NUMBER │ ` in the number's colour; task news on stderr
+    with the same prefix."""
 
     def __init__(self, out: Target, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
@@ -296,34 +280,30 @@ class TextFamily(Notes):
         self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
-    def _prefix(self, entry: TaskEntry) -> Text:
-        return Text(f"{task_name(entry)} │ ", style=colour_of(entry.number or "?"))
+    def _say(self, entry: TaskEntry, text: str, style: str = "") -> None:
+        line = Text(f"{task_name(entry)} │ ", style=colour_of(entry.number or "?"))
+        line.append(text, style=style or None)
+        self.err().print(line)
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
         child = entry.child_session_id
-        if self.statuses.get(key) != entry.status or (child and self.children.get(key) != child):
+        new_child = child and self.children.get(key) != child
+        if self.statuses.get(key) != entry.status or new_child:
             self.statuses[key] = entry.status
-            line = self._prefix(entry)
-            line.append(entry.status.label)
-            if child and self.children.get(key) != child:  # the session to open: said once, whole
+            text = entry.status.label
+            if child and new_child:  # the session to open: said once, whole
                 self.children[key] = child
-                line.append(f" · child {clean_line(child)}")
+                text += f" · child {clean_line(child)}"
             outcome = result_line(entry)
-            if entry.terminal and outcome:
-                line.append(f" · {outcome}")
-            self.err().print(line)
+            self._say(entry, f"{text} · {outcome}" if entry.terminal and outcome else text)
         if entry.gap and self.gaps.get(key) != entry.gap:
             self.gaps[key] = entry.gap  # a child that was not proven or could not be read
-            line = self._prefix(entry)
-            line.append(gap_text(entry), style="dim")
-            self.err().print(line)
+            self._say(entry, gap_text(entry), "dim")
 
     def unavailable(self, entry: TaskEntry) -> None:
-        line = self._prefix(entry)
         reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
-        line.append(f"rows unavailable: {reason}", style="dim")
-        self.err().print(line)
+        self._say(entry, f"rows unavailable: {reason}", "dim")
 
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
         assert entry is not None  # follow --parent tags every row with its task
@@ -354,10 +334,9 @@ class TextFamily(Notes):
 
 
 class TerminalReporter:
-    """`follow CHILD` without `--json`: rows on stdout as they arrive (the plain or the terminal
-    painter, as `show`); warnings (those `shown` lets through: `--quiet`), retries and the
-    ending on stderr through `note(line, style)`; `stderr_tty`: the "following" line only on a
-    terminal."""
+    """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
+    lets through), retries and the ending on stderr through `note(line, style)`; the
+    "following" line only when stderr is a terminal."""
 
     def __init__(
         self,
@@ -379,7 +358,7 @@ class TerminalReporter:
         self.tip: str | None = None
         self.root = root  # the CHILD_ID as given, until the first read names the task
         self.count = 0
-        self.segments = Segments(None)  # where rows move to a newer segment, once the task is known
+        self.segments = Segments(None)
 
     def state(self, task: TaskInfo) -> None:
         self.root = task.root_id

@@ -15,8 +15,7 @@ from pathlib import Path
 
 
 def hermes_root(env: Mapping[str, str]) -> Path:
-    """The Hermes root as the packages compute it (`hermes_constants.get_default_hermes_root`):
-    `~/.hermes`, unless HERMES_HOME lies outside it; then `<root>` of `<root>/profiles/<name>`,
+    """`~/.hermes`, unless HERMES_HOME lies outside it; then `<root>` of `<root>/profiles/<name>`,
     or HERMES_HOME itself."""
     native = Path(env.get("HOME") or Path.home()) / ".hermes"
     home = (env.get("HERMES_HOME") or "").strip()
@@ -58,6 +57,3 @@ def choose_store(
     if not loopback:
         return None, "not_loopback"
     return default_store(env, profile), None
-
-
-__all__ = ["choose_store", "default_store", "hermes_root"]

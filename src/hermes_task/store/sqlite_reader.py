@@ -2,34 +2,24 @@
 
 Invariants (docs/identity.md, "The local store"): the store only *proposes* session ids, which
 the callers prove over HTTP before anything is shown; no transcript content leaves this
-module except a child's first `user` row, used for goal matching and never displayed, and
-Hermes' own `async_delegations` record of a background unit (its held completion), which
-proposes a task's outcome only once the task's child is proven ended over HTTP.
+module except a child's first `user` row (goal matching, never displayed) and Hermes' own
+`async_delegations` record of a background unit, which proposes a task's outcome only once
+the task's child is proven ended over HTTP.
 
-- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout. Nothing is
-  written, no schema or journal-mode change is made, and no file is created or modified next
-  to the store. A WAL database with no `-shm` file is read as `immutable` when it has no
-  `-wal` either (no writer has it open: SQLite removed both at the last close, and a new
-  writer only appends to a new `-wal`); with a non-empty `-wal` SQLite would have to create
-  the `-shm`, so that store is unavailable (`needs_write`). The file is checked before SQLite
-  touches it (`uri_mode`): a missing or unreadable file, or something that is not an SQLite
-  database, is refused too.
-- Columns are found by name (`PRAGMA table_info`), never by schema version; the queries need
-  the `parent_session_id` index and are exact-id lookups on indexes: whether the store holds
-  a session (primary key), the children of one session (the newest `MAX_CHILDREN`, and one
-  more to tell that the bound was hit), one child's first `user` row
-  (`LIMIT 1`), and one `async_delegations` record (primary key `delegation_id`; a store
-  without that table or its columns, as 0.18's, simply has no record). The only other query, for shell
-  completion, reads the newest rows of the `started_at` index with a fixed `LIMIT`.
-- Every failure is a `StoreUnavailable` with a stable reason (`no_file`, `permission`,
-  `locked`, `unknown_columns`, `corrupt`, `needs_write`); after the first one the store stays
-  unavailable for the rest of the run, except `locked` (a writer held the lock past the busy
-  timeout): that one passes, and the next query asks again.
+- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout: nothing is
+  written or created next to the store. The file is checked before SQLite touches it
+  (`uri_mode`).
+- Columns are found by name (`PRAGMA table_info`), never by schema version; every query is
+  an exact-id lookup on an index (the `parent_session_id` index is required), bar shell
+  completion's newest rows of the `started_at` index with a fixed `LIMIT`. A store without
+  the `async_delegations` table or its columns (0.18) simply has no record.
+- Every failure is a `StoreUnavailable` with a stable reason; after the first one the store
+  stays unavailable for the rest of the run, except `locked` (a writer held the lock past
+  the busy timeout): the next query asks again.
 - Debug lines name the store path and each query's duration, never ids or content.
-- `import sqlite3` costs a few milliseconds; a `Store` whose file exists starts it on a
-  background thread when it is made, so it overlaps the first HTTP reads, and the first
-  lookup only waits for whatever is left of it (that wait is part of the "opened" time the
-  debug line reports). Without the file nothing imports it: the lookup fails `no_file` first.
+- `import sqlite3` costs a few milliseconds: a `Store` whose file exists starts it on a
+  background thread, overlapping the first HTTP reads (the wait left is part of the
+  "opened" time). Without the file nothing imports it.
 """
 
 from __future__ import annotations
@@ -121,8 +111,6 @@ class Store:
             )
             self._preload.start()
 
-    # -- opening --------------------------------------------------------------------------
-
     def _connect(self) -> sqlite3.Connection:
         mode = uri_mode(self.path)
         import sqlite3  # lazy: SQLite, only when a store is read
@@ -161,23 +149,20 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         with self._opening:
-            return self._opened()
-
-    def _opened(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StoreUnavailable("closed", "the run is ending")
-        if self._failure is not None:
-            raise self._failure
-        if self._conn is None:
-            started = time.perf_counter()
-            try:
-                self._conn = self._connect()
-            except StoreUnavailable as exc:
-                self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
-                self._say(f"store {self.path}: unavailable ({exc.reason})")
-                raise
-            self._say(f"store {self.path}: opened read-only in {_ms(started)}")
-        return self._conn
+            if self._closed:
+                raise StoreUnavailable("closed", "the run is ending")
+            if self._failure is not None:
+                raise self._failure
+            if self._conn is None:
+                started = time.perf_counter()
+                try:
+                    self._conn = self._connect()
+                except StoreUnavailable as exc:
+                    self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
+                    self._say(f"store {self.path}: unavailable ({exc.reason})")
+                    raise
+                self._say(f"store {self.path}: opened read-only in {_ms(started)}")
+            return self._conn
 
     def _say(self, line: str) -> None:
         if self.debug is not None:
@@ -200,47 +185,34 @@ class Store:
         self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
         return rows
 
-    # -- queries --------------------------------------------------------------------------
-
-    def _sessions(self, rows: list[tuple[Any, ...]]) -> list[StoreSession]:
+    def _sessions(self, name: str, condition: str, args: tuple[Any, ...]) -> list[StoreSession]:
+        """The `sessions` rows that meet `condition` with a text id, each column its type or None."""
+        self._open()  # the columns are known once the store is open
+        sql = f"SELECT {', '.join(self._session_columns)} FROM sessions WHERE {condition}"  # noqa: S608 (known column names)
         out: list[StoreSession] = []
-        for row in rows:
+        for row in self._query(name, sql, args):
             values = dict(zip(self._session_columns, row, strict=False))
-            sid = _text(values.get("id"))
-            if sid is None:
-                continue
-            out.append(
-                StoreSession(
-                    id=sid,
-                    parent_session_id=_text(values.get("parent_session_id")),
-                    model_config=_text(values.get("model_config")),
-                    started_at=_number(values.get("started_at")),
-                    ended_at=_number(values.get("ended_at")),
-                    end_reason=_text(values.get("end_reason")),
-                    source=_text(values.get("source")),
-                    profile_name=_text(values.get("profile_name")),
-                )
-            )
+            typed = {
+                c: (_number if c.endswith("_at") else _text)(values.get(c))
+                for c in StoreSession.__struct_fields__
+            }
+            if isinstance(typed["id"], str):
+                out.append(StoreSession(**typed))  # type: ignore[arg-type]
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
         """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more than `MAX_CHILDREN` knows the bound cut
+        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more knows the bound cut
         older children off (and says so: `StoreHints.children`)."""
-        self._open()
-        cols = ", ".join(self._session_columns)
-        rows = self._query(
-            "children",
-            f"SELECT {cols} FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT ?",  # noqa: S608 (known column names)
-            (session_id, lineage.MAX_CHILDREN + 1),
+        order = "ORDER BY started_at DESC, id DESC LIMIT ?"
+        return self._sessions(
+            "children", f"parent_session_id = ? {order}", (session_id, lineage.MAX_CHILDREN + 1)
         )
-        return self._sessions(rows)
 
     def knows(self, session_id: str) -> bool:
         """Does the store hold this session (primary key)? A store that does not know the
         session being read is not this dashboard's store."""
-        rows = self._query("knows", "SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,))
-        return bool(rows)
+        return bool(self._query("knows", "SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,)))
 
     def first_user_text(self, session_id: str) -> str | None:
         """The text of the session's first `user` row (indexed on session_id, timestamp)."""
@@ -254,14 +226,9 @@ class Store:
     def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
         """The newest `scan` rows that have a parent, newest first (the `started_at` index;
         for shell completion and `parents`: the caller keeps the delegated roots or parents)."""
-        self._open()
-        cols = ", ".join(self._session_columns)
-        rows = self._query(
-            "recent",
-            f"SELECT {cols} FROM sessions WHERE parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?",  # noqa: S608
-            (scan,),
+        return self._sessions(
+            "recent", "parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?", (scan,)
         )
-        return self._sessions(rows)
 
     def delegation(self, delegation_id: str) -> LedgerRecord | None:
         """Hermes' `async_delegations` record of one background unit (its primary key), or
@@ -283,14 +250,7 @@ class Store:
         if not rows:
             return None
         values = [_text(value) for value in rows[0]]
-        return LedgerRecord(
-            delegation_id=values[0] or "",
-            parent_session_id=values[1],
-            state=values[2],
-            event_json=values[3],
-            result_json=values[4],
-            delivery_state=values[5],
-        )
+        return LedgerRecord(values[0] or "", *values[1:])
 
     def close(self) -> None:
         """Close the connection; every later query fails (`closed`), none reopens it."""
@@ -319,44 +279,12 @@ def uri_mode(path: Path) -> str:
     """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
     file, something that is not an SQLite database, or a WAL database whose `-shm` file is
     missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
-    _check_regular(path)
     header = _read_header(path)
     if len(header) < 100 or not header.startswith(HEADER):
         raise StoreUnavailable("corrupt", "the store is not an SQLite database")
     wal = header[18] == 2 or header[19] == 2
     if not wal or os.path.exists(f"{path}-shm"):
         return "mode=ro"
-    return _wal_without_shm(path)
-
-
-def _check_regular(path: Path) -> None:
-    """The path names a regular file this user can stat."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise StoreUnavailable("no_file", "no store file") from None
-    except PermissionError:
-        raise StoreUnavailable("permission", "the store cannot be opened") from None
-    except OSError:
-        raise StoreUnavailable("no_file", "the store path cannot be read") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise StoreUnavailable("corrupt", "the store path is not a regular file")
-
-
-def _read_header(path: Path) -> bytes:
-    """The database header: the file's first 100 bytes (fewer when it is shorter)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(100)
-    except PermissionError:
-        raise StoreUnavailable("permission", "the store cannot be read") from None
-    except OSError:
-        raise StoreUnavailable("corrupt", "the store cannot be read") from None
-
-
-def _wal_without_shm(path: Path) -> str:
-    """A WAL database with no `-shm` file: immutable when its `-wal` holds nothing, else
-    refused (SQLite would have to create the `-shm`)."""
     try:
         pending = os.path.getsize(f"{path}-wal")
     except FileNotFoundError:
@@ -368,3 +296,24 @@ def _wal_without_shm(path: Path) -> str:
     # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
     # the file holds every commit; a writer that starts now appends to a new -wal only.
     return "mode=ro&immutable=1"
+
+
+def _read_header(path: Path) -> bytes:
+    """The database header of a regular file: its first 100 bytes (fewer when shorter)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise StoreUnavailable("no_file", "no store file") from None
+    except PermissionError:
+        raise StoreUnavailable("permission", "the store cannot be opened") from None
+    except OSError:
+        raise StoreUnavailable("no_file", "the store path cannot be read") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise StoreUnavailable("corrupt", "the store path is not a regular file")
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(100)
+    except PermissionError:
+        raise StoreUnavailable("permission", "the store cannot be read") from None
+    except OSError:
+        raise StoreUnavailable("corrupt", "the store cannot be read") from None
