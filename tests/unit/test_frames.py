@@ -60,11 +60,6 @@ def test_show_json_reaches_its_first_request_through_few_cli_frames(
     assert len(cli) <= CLI_FRAMES, stack
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reader's refresh and the client's request still take 5 frames below the CLI "
-    "(reading/reader.py, reading/api.py, dashboard/client.py x3): other stages of issue 36",
-)
 def test_show_json_reaches_its_first_request_through_at_most_six_own_frames(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

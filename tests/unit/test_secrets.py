@@ -110,7 +110,7 @@ def test_the_token_never_appears(
 def test_an_internal_error_does_not_leak_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
     from hermes_task.reading import reader as snapshot
 
-    def boom(self: Any) -> Any:
+    def boom(self: Any, probe: Any = None) -> Any:
         raise RuntimeError(f"broken state near header {TOKEN}")
 
     monkeypatch.setattr(snapshot.TaskReader, "refresh", boom)

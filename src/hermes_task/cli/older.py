@@ -243,7 +243,8 @@ def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoRetu
 def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
     """One segment: rows written (piped text or `--json`) as each page is proven; piped, the
     pages are held until one states the goal (the goal line comes before the rows)."""
-    from hermes_task.reading.stream import StreamStats, Unstreamable, goal_of, stream_pages  # lazy: the work
+    from hermes_task.reading.reader import goal_of  # lazy: the work
+    from hermes_task.reading.stream import StreamStats, Unstreamable, stream_pages  # lazy: the work
 
     common = session.common
     stats = StreamStats()
@@ -321,7 +322,8 @@ def _write(
     from msgspec.structs import replace  # lazy: the command's work
 
     from hermes_task.cli.session import emit_warnings  # lazy: the command's work
-    from hermes_task.reading.stream import finish, goal_of  # lazy: the command's work
+    from hermes_task.reading.reader import goal_of  # lazy: the command's work
+    from hermes_task.reading.stream import finish  # lazy: the command's work
     from hermes_task.render.rows import Segments, View, footer_text, head_text, rows_text  # lazy: the work
 
     doc = replace(reader.document(warnings), rows=[])

@@ -541,7 +541,9 @@ def read_transcript(
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
         session.known_rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:
-            snap = reader.refresh()
+            # The task's first detail, read here and handed to the first refresh as its read of
+            # it (the same request, one frame nearer `main`: tests/unit/test_frames.py).
+            snap = reader.refresh(client.detail(anchor))
             reader.fill()
             if step is not None:
                 stepped = step(reader, snap)

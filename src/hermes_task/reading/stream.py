@@ -209,14 +209,6 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
     return pages()
 
 
-def goal_of(rows: list[Row]) -> str | None:
-    """The goal from the segment's first page: its first user text row (`goal_in`'s rule)."""
-    for row in rows:
-        if states_goal(row):
-            return row.text
-    return None
-
-
 def finish(
     reader: TaskReader,
     doc: TranscriptDoc,
