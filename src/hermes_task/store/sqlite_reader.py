@@ -192,12 +192,20 @@ class Store:
         out: list[StoreSession] = []
         for row in self._query(name, sql, args):
             values = dict(zip(self._session_columns, row, strict=False))
-            typed = {
-                c: (_number if c.endswith("_at") else _text)(values.get(c))
-                for c in StoreSession.__struct_fields__
-            }
-            if isinstance(typed["id"], str):
-                out.append(StoreSession(**typed))  # type: ignore[arg-type]
+            sid = _text(values.get("id"))
+            if sid is not None:
+                out.append(
+                    StoreSession(
+                        id=sid,
+                        parent_session_id=_text(values.get("parent_session_id")),
+                        model_config=_text(values.get("model_config")),
+                        started_at=_number(values.get("started_at")),
+                        ended_at=_number(values.get("ended_at")),
+                        end_reason=_text(values.get("end_reason")),
+                        source=_text(values.get("source")),
+                        profile_name=_text(values.get("profile_name")),
+                    )
+                )
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
