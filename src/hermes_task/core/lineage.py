@@ -1,45 +1,10 @@
 """A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
 children or continuations, and one window over the proven segments.
 
-The proof: a newer segment is trusted only after a walk along `parent_session_id` back to the
-task's anchor (its first durable reference, `CHILD_ID`) in which every hop X -> Y is a
-compression edge: Y ended with `end_reason == "compression"`; timestamps are finite, X starts
-no earlier than Y and Y ends no earlier than it starts (X may start before Y.ended_at: the
-backend inserts the child before it stamps the parent's closure); X and Y have the same
-`source`, except `tool` -> `subagent` on a backend whose rotation rewrites it (official 0.19.x,
-upstream 0.20; core/capabilities.py), noted `legacy_source_rewrite`; both model configs are
-present and parse as a JSON object or null; the markers `_delegate_from`, `_branched_from`,
-`_reset_from` are unchanged and none names X or Y (one naming the direct parent is a
-delegation, branch or reset edge); `profile_name`, where both record one, is the same. The
-candidate needs a finite start and an end (if any) finite and no earlier. A task root (its
-marker names its direct parent) other than the anchor ends the walk (`foreign_root`), as does
-the anchor or a segment already proven (`verified`, anchor first). A walk holds at most 32
-nodes, both ends included, so a longer lineage is proven in steps (`BoundReached`). Cycles and
-walks ending elsewhere are rejected; two proven paths, neither a prefix of the other, are a
-fork, never resolved by recency.
-
-The store only proposes (docs/identity.md, "The local store"):
-- a delegated child of P has `parent_session_id == P` and `_delegate_from == P`; a
-  compression continuation of X has `parent_session_id == X` and X's markers, none naming X;
-- a child fits a task when its first `user` row equals the task's goal whitespace-normalised
-  (the backend writes the goal verbatim), its parent is a segment carrying the spawn call, and
-  it started no earlier than that call; a task is matched only when exactly one child fits it
-  and that child fits no other task, else every task some child fits is `ambiguous`
-  (identical goals in one delegation always are: the store records no task index);
-- a session is proposed as a parent (`hermes-task parents`) when one of its newest rows with a
-  parent is a delegated child of it, of the profile in use, both ids passing the id check; in
-  the order of their newest such child, each once (`reading/hints.py` proves them).
-`match` takes `StoreSession` records: the store's columns, then what HTTP shows of them. It is
-linear: each distinct `model_config` text is parsed once, and a task meets only the children
-under its own (segment, goal) key (`pairs`).
-
-A task's history is its tip window (the canonical segment, `core/window.py`) plus one window
-per earlier segment that must be read on its own, decided from rows, never from a backend
-version: once the newer windows reach their start, a segment is read (newest page first) only
-when they hold fewer of its rows than it counts. Invariants: a segment gets no window while a
-newer one includes its rows; the shown rows are the earlier windows oldest first, then the tip
-window, each identity once; a row of a session outside the lineage is never shown (counted as
-foreign); the history is at its start only at the lineage's first row.
+The rules are docs/identity.md's: "Lineage and segments" (the proof, forks, the whole task's
+windows), "A parent's tasks", "Where a parent id comes from" and "The local store" (what the
+store proposes; linear matching). Beyond them: a hop X -> Y also needs the same `profile_name`
+where both record one; a task root other than the anchor ends the walk (`foreign_root`).
 """
 
 from __future__ import annotations
@@ -125,9 +90,9 @@ RewritesSource = bool | Callable[[SessionDetail], bool]
 
 
 def check_hop(child: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource) -> str | None:
-    """Accept `child -> parent` as a compression edge (module docstring) or raise
-    `LineageRejected` naming the first failing check (a fixed order). Returns a note when the
-    hop used the source-rewrite exception."""
+    """Accept `child -> parent` as a compression edge or raise `LineageRejected` naming the first
+    failing check; a note when the hop used the source-rewrite exception. The child may start
+    before the parent's `ended_at`: the backend inserts it before it stamps the parent's closure."""
     if parent.end_reason != "compression":
         raise LineageRejected("not_compression_edge", child.id)
     start, parent_start, parent_end = child.started_at, parent.started_at, parent.ended_at
@@ -220,9 +185,7 @@ def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
 def continues_parent(
     anchor: SessionDetail, parent: SessionDetail, *, rewrites_source: RewritesSource
 ) -> bool:
-    """True when the anchor itself continues its parent by compression (so earlier task
-    segments exist that the anchor's own pages may not show). A delegation, branch or reset
-    marker naming the direct parent is not a continuation."""
+    """Does the anchor itself continue its parent by compression (earlier segments exist)?"""
     try:
         check_hop(anchor, parent, rewrites_source=rewrites_source)
     except LineageRejected:
@@ -271,8 +234,8 @@ class Spawn(Struct, frozen=True):
 
 @lru_cache(maxsize=4096)
 def config_markers(raw: str) -> tuple[Any, ...] | None:
-    """The markers of one `model_config` text, parsed once per distinct text (children of one
-    parent mostly share theirs); None when it is not a JSON object or null."""
+    """The markers of one `model_config` text (cached: siblings mostly share theirs); None when
+    it is not a JSON object or null."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -285,8 +248,7 @@ def config_markers(raw: str) -> tuple[Any, ...] | None:
 
 
 def markers(row: StoreSession) -> dict[str, Any] | None:
-    """The model config's markers (none set for a NULL or JSON-null config, as the lineage
-    proof reads a null config), or None when the config is not a JSON object."""
+    """The model config's markers (none set for a NULL config), or None when it is not a JSON object."""
     raw = "null" if row.model_config is None else row.model_config
     found = config_markers(raw) if isinstance(raw, str) else None
     return None if found is None else dict(zip(MARKERS, found, strict=True))
@@ -298,8 +260,7 @@ def is_delegated_child(row: StoreSession, parent_id: str) -> bool:
 
 
 def is_continuation(row: StoreSession, segment_id: str, segment_markers: Mapping[str, Any]) -> bool:
-    """Does `row` look like a compression continuation of the segment (markers equal, none
-    naming it)? Only a proposal: the HTTP proof decides."""
+    """Does `row` look like a compression continuation of the segment (a proposal only)?"""
     found = markers(row)
     return (
         row.parent_session_id == segment_id
@@ -309,8 +270,7 @@ def is_continuation(row: StoreSession, segment_id: str, segment_markers: Mapping
 
 
 def same_profile(row: StoreSession, profile: str | None) -> bool:
-    """A row recorded for another profile is never proposed (`profile` is the dashboard
-    profile in use, `default` when none is named); a row that records none may be."""
+    """Is `row` of the profile in use (`default` when none is named), or of none recorded?"""
     return row.profile_name is None or row.profile_name == (profile or "default")
 
 
@@ -321,7 +281,7 @@ def normalise_goal(text: object) -> str | None:
 
 
 def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
-    """Could `child` (with first user row `goal`) be the child of `spawn`? (the rules above)"""
+    """Could `child` (with first user row `goal`) be the child of `spawn`?"""
     parent = child.parent_session_id
     if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
         return False
@@ -335,8 +295,8 @@ def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
 def pairs(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> Iterator[tuple[Spawn, StoreSession]]:
-    """Every (task, child) that `fits`, in task order: the children are indexed once by their
-    delegating segment and goal, and each task asks only its own keys (linear; see above)."""
+    """Every (task, child) that `fits`, in task order; each task asks only the children indexed
+    under its own (segment, goal) keys."""
     index: dict[tuple[str, str], list[StoreSession]] = {}
     seen: set[str] = set()
     for child in children:
@@ -373,7 +333,8 @@ def match(
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
     """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
-    profile, both ids (for roots the child's) passing the id check; at most `limit`, each once."""
+    profile, the child's id (and with `parents` the parent's) passing the id check; at most `limit`,
+    each once."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
@@ -455,8 +416,8 @@ def cursor(
     blocked: frozenset[str] = frozenset(),
     counts: Mapping[str, int | None] | None = None,
 ) -> Cursor:
-    """The next older read of the history (module docstring); `counts`: the segments' detail
-    `message_count` (a segment whose rows the windows hold, any when unknown, is not read)."""
+    """The next older read of the history; `counts`: the segments' detail `message_count` (a
+    segment whose rows the windows hold, any when unknown, is not read)."""
     counts = counts or {}
     current = tip
     windows = [tip, *earlier.values()]
@@ -510,13 +471,10 @@ def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
 def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
-    """The identities of `entries` (key, `message_uid`) in display order, each once: (key,
-    True) for a row shown, (key, False) for a row of a session outside the lineage (`owned`:
-    segment -> index), never shown. A `message_uid` (iot) is durable: a row a rotation
-    re-anchored into a later segment keeps it, and so does the pruned copy in-place compaction
-    leaves beside an archived original: one row, shown once, its first copy in the earliest
-    segment holding the uid (`first`, built by `earliest` over the same entries; consumed
-    here). A row without a uid is its own (`session_id`, `id`)."""
+    """The identities of `entries` (key, `message_uid`) in display order, each once: (key, True)
+    for a row shown, (key, False) for a row outside the lineage (`owned`: segment -> index). A
+    uid is one row (docs/identity.md, "Durable identity"), shown as its copy in the earliest
+    segment holding it (`first`, built by `earliest` over the same entries; consumed here)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:
