@@ -1,49 +1,26 @@
 """The delegated tasks of one conversation, recovered from its transcript rows, with their
-outcomes (pure, sanitised).
+outcomes (pure, sanitised). What counts and the statuses: docs/commands.md (`recover`, "What
+counts", "Statuses"); the store's record: docs/identity.md ("Completions the parent has not
+received"). Beyond them:
 
-- Only `delegate_task` spawn calls count (`action` omitted, empty or `spawn`), with their
-  results (the top-level one and its `results` entries). A control acknowledgement (`action`,
-  `subagents`, a `queued` or `interrupt_requested` status) is never a spawn result, even under
-  a spawn call's id; a stop request is no evidence that a child stopped.
-- A background `dispatched` result expands its `goals` (and iot's `subagent_ids`, per-unit
-  `delegation_id`s) into one `running` task each, without a child reference. A legacy `goal`
-  argument is one task, a `tasks` list (or its JSON string) one each; a spawn answered by an
-  error payload spawned nothing.
-- Async completion rows update the tasks of a delegation known from a spawn result; a crashed
-  batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Only recognised terminal statuses are terminal, and terminal is sticky; a missing or
-  unfamiliar status stays `unknown`.
-- A child reference is only a valid structured `child_session_id` of a `results` entry, never a
-  nested `session_id`, task number, goal or log path (else `no_durable_child_reference`).
-
-Completion rows (best-effort parsing of model-facing prose): `[ASYNC DELEGATION BATCH COMPLETE
-— deleg_…]` with one `--- ✓ TASK i/n: <goal>  (status=…, …) ---` block per task (or `--- ERROR
----`), `[ASYNC DELEGATION COMPLETE — deleg_…]` with a `Status: …` line for one task, and iot's
-early `[ASYNC DELEGATION TASK FAILED — deleg_…, task i/n]` (iot marks completion rows
-`display_kind: "async_delegation_complete"`, `display_metadata.delegation_id`). A row whose
-metadata names another delegation than its header is ignored; a task's known goal is skipped
-before its status is read, so a goal cannot forge a status; the first block of an index wins.
-
-A task's outcome (`TaskResult`) comes from a synchronous `results` entry or a completion row's
-text: a batch block's `(status=…, api_calls=…, 8.4s)` header and body, the single form's
-`Status: … API calls: … Duration: …s` line and `--- RESULT ---` body, iot's `TASK FAILED` notice
-and `Error:` line, the unit's `Role: … Model: …` line, iot's `display_metadata.duration_seconds`
-for a one-task unit whose text gave none. Every field is typed or null (a number finite and
-non-negative, a count a non-negative int, never a bool), every string `clean`ed (`clean_line`
-for one-line fields); merging two results only fills null fields (the first source wins).
-
-Hermes' `async_delegations` record (`event_json`, the completion event delivered to the parent;
-`result_json`, the runner's result, on iot also a running unit's per-task results;
-`delivery_state`: `pending`, `delivered`, on iot and upstream 0.20 `dropped`) only *proposes*
-an outcome, used only when the child is proven ended over HTTP (`reading/tasktree.py`).
-`propose`: the record is the task's by exact `delegation_id`, and none when its parent session
-is not a segment carrying the spawn call; the task's entry is the `results` item with its
-`task_index` (else the item at its position); a unit without `results` is one task (index 0),
-the document itself; a crashed batch (`results` empty, a failed status, an `error`) gives each
-task that status and error; the event is read before the runner's result; only a recognised
-terminal status proposes, and a goal the record gives must equal the task's
-(whitespace-normalised); values are sanitised (`from_entry`), `delivery_state` kept only when
-it is one short word.
+- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested` status)
+  is never a spawn result, even under a spawn call's id; a spawn answered by an error payload
+  spawned nothing. A `dispatched` result's tasks (its `goals`, with iot's `subagent_ids` and
+  per-unit `delegation_id`s) are `running`, without a child reference.
+- Completion rows update the tasks of a delegation known from a spawn result; a crashed batch
+  (`--- ERROR ---`, no task blocks) makes them `error`. A row whose `display_metadata` names
+  another delegation than its header is ignored; a task's known goal is skipped before its
+  status is read, so a goal cannot forge a status; the first block of an index wins.
+- A child reference is only a valid `child_session_id` of a `results` entry, never a nested
+  `session_id`, task number, goal or log path (else `no_durable_child_reference`).
+- A task's outcome (`TaskResult`) comes from a `results` entry or a completion row's text (each
+  parser below names its form). Every field is typed or null (a number finite and non-negative,
+  a count a non-negative int, never a bool), every string `clean`ed (`clean_line` for one-line
+  fields); merging two results only fills null fields (the first source wins).
+- `propose`: the record's entry for a task is the `results` item with its `task_index` (else the
+  one at its position); a unit without `results` is one task, the document itself; a crashed
+  batch gives each task its status and error; `event_json` is read before `result_json`, and
+  `delivery_state` is kept only when it is one short word.
 """
 
 from __future__ import annotations
@@ -51,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from msgspec import Struct, field
@@ -162,13 +139,31 @@ def _number(text: str | None) -> float | None:
     return None if text is None else _seconds(float(text))
 
 
+def _text_result(head: re.Match[str], summary: str, model: str | None, error: str | None) -> TaskResult:
+    """The outcome of a status header (its groups: status, API calls, seconds) and its body."""
+    calls = head.group(2)
+    return TaskResult(
+        summary=_prose(summary),
+        duration_seconds=_number(head.group(3)),
+        api_calls=None if calls is None else int(calls),
+        model=model,
+        error=_prose(error),
+    )
+
+
+def _timed(result: TaskResult, meta: object) -> TaskResult:
+    """`result` with iot's `display_metadata.duration_seconds` when the text gave none."""
+    seconds = meta.get("duration_seconds") if isinstance(meta, dict) else None
+    return result.merged(TaskResult(duration_seconds=_seconds(seconds)))
+
+
 def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
     """A batch block after its goal (`  (status=…) ---` and the body up to the next block):
     its raw status and result. A block whose header cannot be read has neither."""
     head = _BLOCK_HEAD.match(rest)
     if head is None:
         return None, EMPTY
-    status, calls, seconds = head.group(1), head.group(2), head.group(3)
+    status = head.group(1)
     body = _LIVE.sub("", rest[head.end() :]).strip("\n")
     summary, error = body, None
     if status not in ("completed", "success"):
@@ -180,19 +175,7 @@ def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
             error = first[len(status) + 3 : -1] if first.endswith(")") else None
         elif body.startswith("Partial output:\n"):
             summary = body[len("Partial output:\n") :]
-    return status, _text_result(summary, seconds, calls, model, error)
-
-
-def _text_result(
-    summary: str, seconds: str | None, calls: str | None, model: str | None, error: str | None
-) -> TaskResult:
-    return TaskResult(
-        summary=_prose(summary),
-        duration_seconds=_number(seconds),
-        api_calls=None if calls is None else int(calls),
-        model=model,
-        error=_prose(error),
-    )
+    return status, _text_result(head, summary, model, error)
 
 
 _HEADER = re.compile(
@@ -200,6 +183,8 @@ _HEADER = re.compile(
 )
 _BLOCK = re.compile(r"(?m)^--- \S+ TASK (\d+)/\d+")
 _LINE_STATUS = re.compile(r"(?m)^Status: ([A-Za-z_]+) ")
+_FAILED_LEAD = "The subagent did not complete successfully (status={})."
+_INTERRUPTED_LEAD = "The subagent was interrupted before completing: "
 
 GoalOf = Callable[[str, int], "str | None"]
 
@@ -261,33 +246,23 @@ def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Com
     """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
     `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
-    said: str | None = None
-    result = EMPTY
-    found = _STATUS_LINE.search(rest)
-    if found is not None:
-        said, calls, seconds = found.group(1), found.group(2), found.group(3)
-        _head, marker, text = rest[found.end() :].partition("\n--- RESULT ---\n")
-        text = text if marker else ""
-        summary, error = text, None
-        if said not in ("completed", "success"):
-            reason, _sep, summary = text.partition(_PARTIAL.lstrip("\n"))
-            lead = "The subagent did not complete successfully (status=" + said + ")."
-            if reason.startswith(lead):
-                error = reason[len(lead) :]
-            elif reason.startswith("The subagent was interrupted before completing: "):
-                error = reason[len("The subagent was interrupted before completing: ") :]
-        result = _text_result(summary, seconds, calls, None, error)
     line = _LINE_STATUS.search(rest)
-    said = said or (line.group(1) if line else None)
-    result = replace(result, model=unit_model(rest[: line.start()] if line else rest))
+    model = unit_model(rest[: line.start()] if line else rest)
+    found = _STATUS_LINE.search(rest)
+    if found is None:
+        said, result = (line.group(1) if line else None), TaskResult(model=model)
+    else:
+        said = found.group(1)
+        _head, marker, text = rest[found.end() :].partition("\n--- RESULT ---\n")
+        summary, error = (text if marker else ""), None
+        if said not in ("completed", "success"):
+            reason, _sep, summary = summary.partition(_PARTIAL.lstrip("\n"))
+            for lead in (_FAILED_LEAD.format(said), _INTERRUPTED_LEAD):
+                if reason.startswith(lead):
+                    error = reason[len(lead) :]
+                    break
+        result = _text_result(found, summary, model, error)
     return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
-
-
-def _timed(result: TaskResult, meta: object) -> TaskResult:
-    """`result` with iot's `display_metadata.duration_seconds` when the text gave none."""
-    if result.duration_seconds is not None or not isinstance(meta, dict):
-        return result
-    return replace(result, duration_seconds=_seconds(meta.get("duration_seconds")))
 
 
 def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
@@ -297,24 +272,19 @@ def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Comp
     if not blocks:
         return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
     model = unit_model(body[: blocks[0].start()])
-    updates: list[tuple[int, str | None, TaskResult]] = []
-    seen: set[int] = set()
-    for n, block in enumerate(blocks):
+    updates: dict[int, tuple[str | None, TaskResult]] = {}
+    for block, following in zip(blocks, [*blocks[1:], None], strict=True):
         index = int(block.group(1)) - 1
-        if index < 0 or index in seen:
+        if index < 0 or index in updates:
             continue
-        seen.add(index)
-        end = blocks[n + 1].start() if n + 1 < len(blocks) else len(body)
-        rest = _after(body[block.end() : end], ": ", goal_of(delegation_id, index), anywhere=False)
-        if not rest.startswith("  (status="):  # an unknown goal: skip to its header's status
-            at = rest.find("  (status=")
-            rest = rest[at:] if at >= 0 else rest
-        status, result = block_result(rest, model)
-        updates.append((index, status, result))
+        text = body[block.end() : following.start() if following else len(body)]
+        rest = _after(text, ": ", goal_of(delegation_id, index), anywhere=False)
+        rest = rest[max(rest.find("  (status="), 0) :]  # an unknown goal: skip to its header's status
+        updates[index] = block_result(rest, model)
     if len(updates) == 1:
-        index, status, result = updates[0]
-        updates[0] = (index, status, _timed(result, meta))
-    return Completion(delegation_id, "batch", tuple(updates))
+        ((index, (status, result)),) = updates.items()
+        updates[index] = (status, _timed(result, meta))
+    return Completion(delegation_id, "batch", tuple((i, *update) for i, update in updates.items()))
 
 
 TOOL = "delegate_task"
@@ -413,6 +383,41 @@ def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
     return units
 
 
+def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Task]:
+    """A blocking spawn's result: one entry per task, in order or by `task_index`."""
+    for position, entry in enumerate(results):
+        if not isinstance(entry, dict):
+            continue
+        index = _count(entry.get("task_index"))
+        task = call.task(position if index is None else index)
+        task.goal = task.goal or _text(entry.get("goal"))
+        task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
+        task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
+        task.child = task.child or _ident(entry.get("child_session_id"))
+        task.update(status_of(entry.get("status")), from_entry(entry))
+        yield task
+
+
+def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterator[_Task]:
+    """A background spawn's dispatch: every task running, under its unit's delegation."""
+    goals = payload.get("goals")
+    if isinstance(goals, list) and goals:
+        # The dispatch's goals are authoritative, but a null entry says nothing: the
+        # goal the call's arguments gave for that task stays.
+        known = call.goals
+        call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
+        call.tasks = {}
+    units = _unit_delegations(payload.get("units"))
+    sids = payload.get("subagent_ids")
+    sids = sids if isinstance(sids, list) else []
+    for i in range(len(call.goals)):
+        task = call.task(i)
+        task.delegation_id = units.get(i) or top
+        task.subagent_id = _ident(sids[i]) if i < len(sids) else None
+        task.update(TaskStatus.running)
+        yield task
+
+
 class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
@@ -441,7 +446,7 @@ class _Recovery:
         if call_id is not None:
             self.calls[call_id] = entry
 
-    def _register(self, delegation_id: str | None, tasks: Iterable[_Task]) -> None:
+    def _register(self, delegation_id: str | None, *tasks: _Task) -> None:
         if delegation_id is not None:
             known = self.delegations.setdefault(delegation_id, {})
             for task in tasks:
@@ -466,51 +471,17 @@ class _Recovery:
         ):
             return  # a control acknowledgement
         results = payload.get("results")
-        if isinstance(results, list):
-            self._add_finished(call, payload, results)
-        elif payload.get("status") == "dispatched":
-            self._add_dispatched(call, payload)
-        elif "error" in payload:
-            call.failed = True
-
-    def _add_finished(self, call: _Call, payload: dict[str, Any], results: list[Any]) -> None:
-        """A blocking spawn's result: one entry per task, in order or by `task_index`."""
+        if not isinstance(results, list) and payload.get("status") != "dispatched":
+            call.failed = "error" in payload
+            return
         call.answered = True
         top = _ident(payload.get("delegation_id"))
-        for position, entry in enumerate(results):
-            if not isinstance(entry, dict):
-                continue
-            index = _count(entry.get("task_index"))
-            task = call.task(position if index is None else index)
-            task.goal = task.goal or _text(entry.get("goal"))
-            task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
-            task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
-            task.child = task.child or _ident(entry.get("child_session_id"))
-            task.update(status_of(entry.get("status")), from_entry(entry))
-            self._register(task.delegation_id, [task])
-        self._register(top, call.tasks.values())
-
-    def _add_dispatched(self, call: _Call, payload: dict[str, Any]) -> None:
-        """A background spawn's dispatch: every task running, under its unit's delegation."""
-        call.answered = True
-        goals = payload.get("goals")
-        if isinstance(goals, list) and goals:
-            # The dispatch's goals are authoritative, but a null entry says nothing: the
-            # goal the call's arguments gave for that task stays.
-            known = call.goals
-            call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
-            call.tasks = {}
-        top = _ident(payload.get("delegation_id"))
-        units = _unit_delegations(payload.get("units"))
-        sids = payload.get("subagent_ids")
-        sids = sids if isinstance(sids, list) else []
-        for i in range(len(call.goals)):
-            task = call.task(i)
-            task.delegation_id = units.get(i) or top
-            task.subagent_id = _ident(sids[i]) if i < len(sids) else None
-            task.update(TaskStatus.running)
-            self._register(task.delegation_id, [task])
-        self._register(top, call.tasks.values())
+        tasks = (
+            _finished(call, results, top) if isinstance(results, list) else _dispatched(call, payload, top)
+        )
+        for task in tasks:  # each registered as soon as it is built
+            self._register(task.delegation_id, task)
+        self._register(top, *call.tasks.values())
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
         return next((t.goal for t in self._indexed(delegation_id).get(index, [])), None)
