@@ -1,15 +1,6 @@
-"""What a dashboard can do, learned from its own answers (never from a version or a label).
-
-Invariant: a capability is `None` until an answer of this run showed it, and once learned it
-is never guessed back. `pagination`: the `/messages` envelope carries it (0.19.0 and later;
-older ones answer every active row at once); `order`: the pagination echoes it (0.19.x pages
-from the oldest); `ancestors_merged`: a continuation's page carries its earlier segments' rows
-(the iot fork), learned from a page with another session's rows, or from one oldest-first row
-of the continuation when the source-rewrite exception depends on it; `around`: the
-`/messages/around` route answered; `source_rewrite`: rotation rewrites a `tool` segment's
-source into `subagent` (official 0.19.x, upstream 0.20), known as soon as `ancestors_merged`
-is (merging backends copy the parent's source). `contract`, kept for scripts: `current` when
-`order` is honoured, else `legacy`.
+"""What a dashboard can do, learned from its own answers (never from a version or a label):
+docs/backends.md, "Capabilities, learned from answers". A capability is `None` until an answer
+of this run showed it, and once learned it is never guessed back.
 """
 
 from __future__ import annotations

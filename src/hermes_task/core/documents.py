@@ -3,21 +3,8 @@
 These frozen `msgspec.Struct`s are the single source of the JSON documents (encoded in field
 order) and of the published JSON Schemas (`hermes-task schema`; a field's `Meta(description=...)`
 is its schema description), both written by render/jsontext.py. Renderers read nothing else.
-Every field is always printed (`null` when it has no value): a script may rely on a key.
-
-Usage and cost per task (issue 28; docs/identity.md, "Usage and cost"), from the segments'
-sessions rows as their details send them (`core/wire.py`, `Figures`):
-- a task's usage is the sum over the segments of its proven lineage, from the details the
-  proof read (`lineage_usage`); a token figure or the call count is summed over the segments
-  that sent it (null when none did);
-- a segment's cost is its `actual_cost_usd` if any, else its `estimated_cost_usd` unless its
-  `cost_status` is `unknown` (the 0 Hermes stores then is no figure); `cost_usd` sums them;
-  `cost_kind` is `actual` only when every cost summed was actual, `estimated` when one was an
-  estimate, null if none;
-- `complete` is true only when nothing is `missing` (`MISSING`): every proven segment sent
-  every figure and a cost, no later segment may exist unproven (the newest proven one did not
-  end by compression), no earlier one is left out, and, in a sum of tasks, every task had
-  usage and its nested tasks were read.
+Every field is always printed (`null` when it has no value): a script may rely on a key. The
+usage and cost rules: docs/json.md and docs/identity.md, "Usage and cost".
 """
 
 from __future__ import annotations

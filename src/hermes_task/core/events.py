@@ -1,13 +1,6 @@
 """The NDJSON events of `follow --json`, `recover --watch --json` and `search --json`
-(schema_version 1).
-
-Each line is one event; `type` names it (msgspec's tag, written first), and the stream always
-ends with a `result` event (after an `error` event when the command failed). Invariant: every
-event is a frozen Struct whose fields are all always present: a document of `documents.py`
-plus its `type` (and, for rows of `follow --parent`, their task). `search`'s stream, for each
-task of the parent in order: its `match` events (one per matching line), its read's `warning`
-events (naming it in `task`), then its `task` event; warnings about the whole run carry
-`task: null`.
+(schema_version 1; docs/json.md). Invariant: every event is a frozen Struct whose fields are
+all always present: a document of `documents.py` plus its `type` (msgspec's tag, written first).
 """
 
 from __future__ import annotations
@@ -83,17 +76,14 @@ FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | Re
 
 
 def row_event(row: Row, task: TaskRef | None = None) -> RowEvent:
-    """`row` as a `row` event (every field as it is)."""
     return RowEvent(**asdict(row), task=task)
 
 
 def state_event(task: TaskInfo) -> StateEvent:
-    """`task` as a `state` event."""
     return StateEvent(**asdict(task))
 
 
 def task_event(entry: TaskEntry) -> TaskEvent:
-    """`entry` as a `task` event."""
     return TaskEvent(**asdict(entry))
 
 

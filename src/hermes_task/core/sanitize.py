@@ -1,16 +1,10 @@
-"""Untrusted strings: session ids accepted unchanged or rejected, backend text neutralised.
+"""Untrusted strings: session ids accepted unchanged or rejected (the rule: docs/exit-codes.md),
+backend text neutralised.
 
-An id is non-empty, at most 512 UTF-16 code units, free of control characters and of
-surrounding whitespace, and is neither `.` nor `..`; it is never repaired. Path segments
-built from an id are percent-encoded with nothing left unescaped (`quote(id, safe="")`).
-
-Every string that came from the backend passes through `clean` before it reaches a
-terminal. The result contains no ESC, no C0 control except newline and tab, no DEL, no C1
-control (including the 8-bit CSI 0x9b), no bidi override or isolate, no other invisible
-format character and no lone surrogate (JSON can carry `\\ud800`; no terminal encoding can
-write it): each is replaced by a visible, inert spelling (`^[`, `^M`, `<U+202E>`), so
-an escape sequence shows up as text instead of acting. Rich strips only a few controls
-itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through, hence the text half.
+Path segments built from an id are percent-encoded with nothing left unescaped. Every backend
+string passes through `clean` before it reaches a terminal: each unsafe character (below) gets a
+visible, inert spelling (`^[`, `^M`, `<U+202E>`), so an escape sequence shows up as text. Rich
+strips only a few controls itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through.
 """
 
 from __future__ import annotations
@@ -50,28 +44,20 @@ def clean(text: str) -> str:
 
 
 def clean_line(text: str) -> str:
-    """Like `clean`, for one-line contexts (ids, goals, error messages): newlines and tabs
-    become spaces too, so a hostile value cannot forge a second line."""
+    """`clean` for one-line contexts: newlines and tabs become spaces, so no value forges a line."""
     if _UNSAFE_LINE.search(text) is None:  # the common case: one scan, nothing to change
         return text
     return clean(text).replace("\n", " ").replace("\t", " ")
 
 
 def is_clean_line(text: str) -> bool:
-    """Whether `clean_line(text)` is `text` itself (one scan): a caller formatting many
-    one-line fields can check their joined text once instead of each."""
+    """Whether `clean_line(text)` is `text` itself (one scan, for many fields joined)."""
     return _UNSAFE_LINE.search(text) is None
 
 
 SessionId = NewType("SessionId", str)
 
 MAX_UTF16_UNITS = 512
-
-
-def utf16_units(value: str) -> int:
-    """Length in UTF-16 code units (astral characters count twice; a lone surrogate, as an
-    undecodable argv byte becomes, counts once instead of failing to encode)."""
-    return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _has_control(value: str) -> bool:
@@ -88,7 +74,8 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
         raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
     if _has_control(value):
         raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
-    if utf16_units(value) > MAX_UTF16_UNITS:
+    # UTF-16 units: an astral character counts twice, a lone surrogate (an undecodable argv byte) once
+    if len(value.encode("utf-16-le", "surrogatepass")) // 2 > MAX_UTF16_UNITS:
         raise HermesError(Code.INVALID_ID, f"{what} is longer than {MAX_UTF16_UNITS} UTF-16 units")
     return SessionId(value)
 
@@ -110,9 +97,8 @@ _PARTIAL = re.compile(r"\d{1,8}(_(\d{1,6}(_[0-9a-f]{0,5})?)?)?")
 
 
 def looks_like_prefix(value: str) -> bool:
-    """True for a strict prefix of the usual id shape (`20261130_17`): the dashboard does
-    not resolve prefixes reliably, so a 404 for one deserves a hint. Ids stay opaque: this
-    only decides a hint, never a request."""
+    """True for a strict prefix of the usual id shape (`20261130_17`): a 404 for one gets a hint
+    (the dashboard does not resolve prefixes); it never decides a request."""
     return bool(_PARTIAL.fullmatch(value)) and not _SHAPE.fullmatch(value)
 
 

@@ -1,10 +1,6 @@
-"""Human-facing strings, keyed by stable codes (English is the default).
-
-JSON always carries the codes; these texts are only for people. Failure messages and hints
-live in the one failure table (`hermes_task.failures.TABLE`). Here are the two vocabularies
-of the documents, one `StrEnum` each carrying its words and style (`TaskStatus`,
-`WarningCode`: the docs' tables are generated from them by tools/regen.py), then the store's
-reasons, recover's and search's lines and the meaning of each exit status.
+"""Human-facing strings, keyed by stable codes; JSON carries the codes. Failure messages and
+hints live in `hermes_task.failures.TABLE`; tools/regen.py generates the docs' tables from
+`TaskStatus` and `WarningCode`.
 """
 
 from __future__ import annotations

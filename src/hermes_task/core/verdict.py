@@ -1,13 +1,7 @@
 """Facts over a recovered task list: counts, the CI verdict and status filters (pure).
 
-The verdict is the parent's word, never a child's ending: every child closes with
-`agent_close` whatever its outcome, so only the parent's recorded statuses (or the outcome
-Hermes holds for the parent in its store, `result_source: store`) say whether a task
-succeeded; a child's proven end without either is `ended_unreported`: terminal, never
-completed. `verdict` is `completed` only when there is a task and every task of the tree is
-`completed`; any terminal non-`completed` status (failed, error, timeout, interrupted,
-cancelled) makes it `failed` even while siblings run; else, once every task is terminal,
-`unreported` when one ended unreported; otherwise `running` (docs/exit-codes.md).
+The verdict is the parent's word, never a child's ending (every child closes with `agent_close`
+whatever its outcome); the rules: docs/commands.md, `recover --watch` (`result.state`).
 """
 
 from __future__ import annotations
@@ -33,9 +27,8 @@ def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
 
 
 def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
-    """Counts over the whole tree; `running` while any task is non-terminal, else
-    `finished` (a mixed terminal group is finished, never "all succeeded"); every task's own
-    usage summed (`tasks` missing while one has none)."""
+    """Counts over the whole tree (`running` while any task is non-terminal, else `finished`)
+    and every task's own usage summed."""
     every = flatten(tasks)
     terminal = sum(1 for t in every if t.terminal)
     return TasksSummary(
@@ -53,7 +46,7 @@ def all_terminal(tasks: Sequence[TaskEntry]) -> bool:
 
 
 def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
-    """The parent's verdict over its tasks (rules above)."""
+    """The parent's verdict over its tasks: a failed one wins even while siblings run."""
     every = flatten(tasks)
     if any(t.status in FAILED for t in every):
         return "failed"
@@ -65,11 +58,9 @@ def verdict(tasks: Sequence[TaskEntry]) -> Verdict:
 
 
 def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
-    """The verdict's exit status: 0 completed, 8 failed or unreported (a known failure wins over
-    a wait that ran out, and needs no sibling's end), 9 running."""
-    found = verdict(tasks)
+    """The verdict's exit status: 0 completed, 8 failed or unreported, 9 running."""
     return {"completed": ExitStatus.OK, "running": ExitStatus.STILL_RUNNING}.get(
-        found, ExitStatus.TASK_FAILED
+        verdict(tasks), ExitStatus.TASK_FAILED
     )
 
 
