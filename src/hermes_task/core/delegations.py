@@ -422,9 +422,8 @@ class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.order: list[_Call] = []
-        # each task once per delegation (by identity, in order); by task index when a completion asks
-        self.delegations: dict[str, dict[int, _Task]] = {}
-        self.by_index: dict[str, dict[int, list[_Task]]] = {}
+        # delegation id -> task index -> its tasks, each once (by identity, never compared), in order
+        self.delegated: dict[str, dict[int, list[_Task]]] = {}
         self.sessions: dict[str, set[str]] = {}
 
     def add_call(self, msg: WireMessage, call: dict[str, Any]) -> None:
@@ -448,17 +447,11 @@ class _Recovery:
 
     def _register(self, delegation_id: str | None, *tasks: _Task) -> None:
         if delegation_id is not None:
-            known = self.delegations.setdefault(delegation_id, {})
+            table = self.delegated.setdefault(delegation_id, {})
             for task in tasks:
-                known.setdefault(id(task), task)
-            self.by_index.pop(delegation_id, None)
-
-    def _indexed(self, delegation_id: str) -> dict[int, list[_Task]]:
-        if delegation_id not in self.by_index:
-            table = self.by_index[delegation_id] = {}
-            for task in self.delegations.get(delegation_id, {}).values():
-                table.setdefault(task.index, []).append(task)
-        return self.by_index[delegation_id]
+                same = table.setdefault(task.index, [])
+                if not any(known is task for known in same):
+                    same.append(task)
 
     def add_result(self, call: _Call, payload: Any) -> None:
         if call.answered or call.failed or not isinstance(payload, dict):
@@ -484,12 +477,13 @@ class _Recovery:
         self._register(top, *call.tasks.values())
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
-        return next((t.goal for t in self._indexed(delegation_id).get(index, [])), None)
+        return next((t.goal for t in self.delegated.get(delegation_id, {}).get(index, [])), None)
 
     def add_completion(self, msg: WireMessage) -> None:
         """Statuses from a completion row, for a delegation known from a spawn result."""
         done = parse_completion(msg, self.goal_of)
-        tasks = list(self.delegations.get(done.delegation_id, {}).values()) if done else []
+        table = self.delegated.get(done.delegation_id, {}) if done else {}
+        tasks = [task for same in table.values() for task in same]
         if done is None or not tasks:
             return
         if done.kind == "batch_error":
@@ -499,7 +493,6 @@ class _Recovery:
             if len(tasks) == 1:
                 tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
         else:
-            table = self._indexed(done.delegation_id)
             for index, status, result in done.updates:
                 for task in table.get(index, []):
                     task.update(status_of(status), result)
