@@ -372,17 +372,6 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
     return [goal] if isinstance(goal, str) and goal.strip() else []
 
 
-def _unit_delegations(raw_units: Any) -> dict[int, str | None]:
-    """Task index -> its unit's delegation id, from a dispatch's `units` (the last unit wins)."""
-    units: dict[int, str | None] = {}
-    for unit in raw_units if isinstance(raw_units, list) else []:
-        if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
-            for i in unit["task_indexes"]:
-                if _count(i) is not None:
-                    units[i] = _ident(unit.get("delegation_id"))
-    return units
-
-
 def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Task]:
     """A blocking spawn's result: one entry per task, in order or by `task_index`."""
     for position, entry in enumerate(results):
@@ -407,7 +396,12 @@ def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterat
         known = call.goals
         call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
         call.tasks = {}
-    units = _unit_delegations(payload.get("units"))
+    units: dict[int, str | None] = {}  # task index -> its unit's delegation id (the last unit wins)
+    for unit in payload["units"] if isinstance(payload.get("units"), list) else []:
+        if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
+            for i in unit["task_indexes"]:
+                if _count(i) is not None:
+                    units[i] = _ident(unit.get("delegation_id"))
     sids = payload.get("subagent_ids")
     sids = sids if isinstance(sids, list) else []
     for i in range(len(call.goals)):
@@ -604,9 +598,7 @@ def propose(
     record: LedgerRecord, *, delegation_id: str, task_index: int, goal: str | None, segments: frozenset[str]
 ) -> Proposal | None:
     """The record's outcome for the task `task_index` of `delegation_id` (rules above)."""
-    if record.delegation_id != delegation_id:
-        return None
-    if record.parent_session_id is not None and record.parent_session_id not in segments:
+    if record.delegation_id != delegation_id or record.parent_session_id not in {None, *segments}:
         return None
     for raw in (record.event_json, record.result_json):
         doc = _json(raw)  # a str or None: None, or its JSON value
