@@ -114,8 +114,6 @@ def from_entry(entry: dict[str, Any]) -> TaskResult:
     )
 
 
-# --- completion-row text ---------------------------------------------------------------
-
 _MODEL = re.compile(r"(?m)^Role: \S+ +Model: (\S+)")
 _BLOCK_HEAD = re.compile(
     r"  \(status=([A-Za-z_]+)(?:, api_calls=(\d+))?(?:, (\d+(?:\.\d+)?)s)?(?:, TRUNCATED[^)\n]*)?\) ---"

@@ -267,11 +267,9 @@ class TasksDoc(Struct, frozen=True, kw_only=True):
     warnings: list[WarningItem] = field(default_factory=list)
 
 
-# Usage and cost per task (module docstring).
 COUNTS = (*TOKENS, "api_calls")
 Missing = Literal["figures", "cost", "later_segments", "earlier_segments", "tasks", "nested"]
-# What each `missing` code means (docs/json.md; the show header and the table's note use it),
-# in the order `missing` lists them.
+# What each `missing` code means, in the order `missing` lists them (the show header, the table's note).
 MISSING: dict[Missing, str] = {
     "figures": "a segment sent no token figure or call count",
     "cost": "a segment has no known cost",
@@ -405,7 +403,6 @@ def with_missing(usage: Usage | None, *reasons: Missing) -> Usage | None:
     return combine([usage], extra=reasons)
 
 
-# `hermes-task config show --json`: the settings instead of a task, in a document like the others.
 class ConfigValue(Struct, frozen=True, kw_only=True):
     """One effective setting. For a secret, `value` only says whether and where it is set."""
 
@@ -429,9 +426,7 @@ class ConfigDoc(Struct, frozen=True, kw_only=True):
     error: Annotated[str | None, Meta(description="Why the config file is invalid (file:line).")] = None
 
 
-# `hermes-task parents`: the chats that delegated, each proven over HTTP (reading/hints.py);
-# every text comes from HTTP and is sanitised: the title, or else the first words of the
-# session's first user row.
+# `hermes-task parents` (docs/identity.md, "Where a parent id comes from"): every text is sanitised.
 FIRST_WORDS = 100
 
 

@@ -240,17 +240,13 @@ def config_markers(raw: str) -> tuple[Any, ...] | None:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         return None
-    if data is None:
-        return (None,) * len(MARKERS)
-    if not isinstance(data, dict):
-        return None
-    return tuple(data.get(m) for m in MARKERS)
+    data = {} if data is None else data
+    return tuple(data.get(m) for m in MARKERS) if isinstance(data, dict) else None
 
 
 def markers(row: StoreSession) -> dict[str, Any] | None:
     """The model config's markers (none set for a NULL config), or None when it is not a JSON object."""
-    raw = "null" if row.model_config is None else row.model_config
-    found = config_markers(raw) if isinstance(raw, str) else None
+    found = config_markers("null" if row.model_config is None else row.model_config)
     return None if found is None else dict(zip(MARKERS, found, strict=True))
 
 

@@ -127,8 +127,7 @@ STORE_REASONS: dict[str, str] = {
     "foreign": "the dashboard knows none of the store's ids; is it another dashboard's store?",
 }
 
-# What to do about it (after the reason): the store is the dashboard's own `state.db`, on the
-# dashboard's host; `{path}` is the store that was tried.
+# What to do about it (after the reason).
 STORE_ADVICE: dict[str, str] = {
     "no_file": (
         "run hermes-task on the dashboard's host (as the user that runs it), or pass --store PATH "
