@@ -56,12 +56,10 @@ class TaskResult(Struct, frozen=True):
 
     def merged(self, other: TaskResult | None) -> TaskResult:
         """This result with its null fields taken from `other`."""
-        if other is None:
-            return self
         fill = {
             f.name: getattr(other, f.name)
             for f in fields(self)
-            if getattr(self, f.name) is None and getattr(other, f.name) is not None
+            if getattr(self, f.name) is None and getattr(other, f.name, None) is not None
         }
         return replace(self, **fill) if fill else self
 

@@ -145,13 +145,12 @@ def prove(
     if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
         raise LineageRejected("bad_timestamps", node.id)  # the candidate's own timestamps
     chain = [node]
-    seen = {node.id}
     notes: list[str] = []
     while True:
         parent_id = node.parent_session_id
         if parent_id is None:
             raise LineageRejected("unrelated", node.id)
-        if parent_id in seen:
+        if any(d.id == parent_id for d in chain):
             raise LineageRejected("cycle", parent_id)
         if len(chain) + 1 > max_nodes:
             raise BoundReached(f"lineage path longer than {max_nodes} nodes")
@@ -165,10 +164,8 @@ def prove(
         if parent.id in at:
             break
         chain.append(parent)
-        seen.add(parent.id)
         node = parent
-    chain.reverse()
-    return Proof(proven[: at[parent.id] + 1] + tuple(d.id for d in chain), tuple(notes))
+    return Proof(proven[: at[parent.id] + 1] + tuple(d.id for d in reversed(chain)), tuple(notes))
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
