@@ -5,8 +5,6 @@ of this run showed it, and once learned it is never guessed back.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from msgspec import Struct
 from msgspec.structs import asdict
 
@@ -28,10 +26,6 @@ class Capabilities(Struct):
         return None if self.ancestors_merged is None else not self.ancestors_merged
 
     @property
-    def contract(self) -> Literal["current", "legacy"]:
-        return "current" if self.order else "legacy"
-
-    @property
     def oldest_first(self) -> bool | None:
         """Do offsets count from the oldest row (`order` ignored)? None: not known yet."""
         return None if self.order is None else not self.order
@@ -47,4 +41,4 @@ class Capabilities(Struct):
     def info(self) -> BackendInfo:
         """The JSON `backend`: the contract label and what the answers showed."""
         learned = BackendCapabilities(**asdict(self), source_rewrite=self.source_rewrite)
-        return BackendInfo(contract=self.contract, capabilities=learned)
+        return BackendInfo(contract="current" if self.order else "legacy", capabilities=learned)
