@@ -55,10 +55,10 @@ def test_the_paginated_envelopes_are_learned_apart() -> None:
         "pagination": {"limit": 1, "offset": 0, "returned": 0},
     }
     caps.learn(decoded(legacy, MessagesPage))
-    assert (caps.pagination, caps.order, caps.contract) == (True, False, "legacy")
+    assert (caps.pagination, caps.order, caps.info().contract) == (True, False, "legacy")
     ordered: dict[str, Any] = {**legacy, "pagination": {**legacy["pagination"], "order": "latest"}}
     caps.learn(decoded(ordered, MessagesPage))
-    assert (caps.pagination, caps.order, caps.contract) == (True, True, "current")
+    assert (caps.pagination, caps.order, caps.info().contract) == (True, True, "current")
     assert caps.ancestors_merged is None
     assert caps.source_rewrite is None
     row: dict[str, Any] = {"id": 1, "session_id": TIP, "role": "user", "content": "x"}
