@@ -488,30 +488,26 @@ class _Recovery:
                     task.update(status_of(status), result)
 
     def entries(self) -> list[TaskEntry]:
-        out: list[TaskEntry] = []
-        for call in self.order:
-            if call.failed:
-                continue
-            for index in sorted(set(range(len(call.goals))) | set(call.tasks)):
-                task = call.task(index)
-                out.append(
-                    TaskEntry(
-                        call_id=call.call_id,
-                        goal=task.goal,
-                        task_index=task.index,
-                        delegation_id=task.delegation_id,
-                        subagent_id=task.subagent_id,
-                        child_session_id=task.child,
-                        status=task.status,
-                        terminal=task.status in TERMINAL_STATUSES,
-                        unavailable_reason=None if task.child else NO_REFERENCE,
-                        call_number=call.number,
-                        number=f"{call.number}.{task.index + 1}",
-                        result_source="parent" if task.status in TERMINAL_STATUSES else None,
-                        **{name: getattr(task.result, name) for name in RESULT_FIELDS},
-                    )
-                )
-        return out
+        return [
+            TaskEntry(
+                call_id=call.call_id,
+                goal=task.goal,
+                task_index=task.index,
+                delegation_id=task.delegation_id,
+                subagent_id=task.subagent_id,
+                child_session_id=task.child,
+                status=task.status,
+                terminal=task.status in TERMINAL_STATUSES,
+                unavailable_reason=None if task.child else NO_REFERENCE,
+                call_number=call.number,
+                number=f"{call.number}.{task.index + 1}",
+                result_source="parent" if task.status in TERMINAL_STATUSES else None,
+                **{name: getattr(task.result, name) for name in RESULT_FIELDS},
+            )
+            for call in self.order
+            if not call.failed
+            for task in map(call.task, sorted(set(range(len(call.goals))) | set(call.tasks)))
+        ]
 
 
 def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:

@@ -82,13 +82,10 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
 
 def is_valid_id(value: object) -> bool:
     """True when `value` is a string that `check_id` accepts."""
-    if not isinstance(value, str):
-        return False
     try:
-        check_id(value)
+        return isinstance(value, str) and check_id(value) == value
     except HermesError:
         return False
-    return True
 
 
 # Hermes session ids look like 20261130_170935_fc44ff (date, time, six hex digits).
