@@ -17,7 +17,8 @@ from urllib.parse import quote
 from hermes_task.failures import Code, HermesError
 
 # C0 (minus \t and \n), DEL, C1, bidi embeddings/overrides/isolates, marks, zero-width and
-# other format characters, line/paragraph separators, BOM, lone surrogates.
+# other format characters, line/paragraph separators, BOM, lone surrogates (JSON can carry
+# `\ud800`; no terminal encoding can write it).
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
     "\ud800-\udfff\ufeff\ufff9-\ufffb]"
