@@ -25,7 +25,6 @@ received"). Beyond them:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -35,7 +34,7 @@ from msgspec import Struct, field
 from msgspec.structs import fields, replace
 
 from hermes_task.core.documents import TaskEntry, TaskTokens, ToolTraceCounts
-from hermes_task.core.lineage import normalise_goal
+from hermes_task.core.lineage import json_value, normalise_goal
 from hermes_task.core.projection import content_text
 from hermes_task.core.sanitize import clean, clean_line, is_valid_id
 from hermes_task.core.ui_strings import TaskStatus
@@ -297,15 +296,6 @@ def number_order(number: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in number.split("."))
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
-            return None
-    return value
-
-
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -355,13 +345,13 @@ class _Call(Struct):
 
 def _spawn_goals(arguments: Any) -> list[str | None] | None:
     """The goals of a spawn call's arguments, or None when the call is not a spawn."""
-    args = _json(arguments)
+    args = json_value(arguments)
     if not isinstance(args, dict):
         args = {}  # unreadable arguments: the action is omitted, so it is a spawn
     action = args.get("action")
     if action is not None and not (isinstance(action, str) and action.strip().lower() in ("", "spawn")):
         return None
-    tasks = _json(args.get("tasks"))
+    tasks = json_value(args.get("tasks"))
     if isinstance(tasks, list) and tasks:
         return [_text(t.get("goal")) if isinstance(t, dict) else None for t in tasks]
     goal = args.get("goal")
@@ -513,14 +503,14 @@ class _Recovery:
 def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
     rec = _Recovery()
     for msg in messages:  # every pass is linear in rows
-        calls = _json(msg.tool_calls) if msg.role != "tool" else None
+        calls = json_value(msg.tool_calls) if msg.role != "tool" else None
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
                 rec.add_call(msg, call)
     if whole:
         for msg in messages:
             if msg.role == "tool" and msg.tool_call_id in rec.calls:
-                rec.add_result(rec.calls[msg.tool_call_id], _json(msg.content))
+                rec.add_result(rec.calls[msg.tool_call_id], json_value(msg.content))
         for msg in messages:
             rec.add_completion(msg)
     return rec
@@ -593,7 +583,7 @@ def propose(
     if record.delegation_id != delegation_id or record.parent_session_id not in {None, *segments}:
         return None
     for raw in (record.event_json, record.result_json):
-        doc = _json(raw)  # a str or None: None, or its JSON value
+        doc = json_value(raw)  # a str or None: None, or its JSON value
         entry = _entry(doc, task_index) if isinstance(doc, dict) else None
         if entry is None:
             continue

@@ -346,6 +346,17 @@ def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: 
     return _delegated(rows, profile, limit, parents=False)
 
 
+def json_value(value: Any) -> Any:
+    """A JSON text's value (None when it is not JSON, or nests past the parser's limit); any
+    other value as it is (a row's field may come decoded or as text)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return value
+
+
 def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
     """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it
     (a cloned row in a later segment keeps the original's time or a later one)."""
@@ -353,12 +364,7 @@ def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
     for msg in messages:
         if msg.role == "tool" or not _finite(msg.timestamp):
             continue
-        calls = msg.tool_calls
-        if isinstance(calls, str):
-            try:
-                calls = json.loads(calls)
-            except (ValueError, RecursionError):
-                continue
+        calls = json_value(msg.tool_calls)
         for call in calls if isinstance(calls, list) else []:
             call_id = call.get("id") if isinstance(call, dict) else None
             if isinstance(call_id, str) and call_id:
