@@ -1,12 +1,5 @@
-"""Typed failures and the one table that decides everything about them.
-
-Every failure the tool can report is a `HermesError` carrying a `Code`. `TABLE` maps each
-code to its exit status, whether a retry may help, its one-line message and its hint; the
-exit statuses, the JSON `error.retryable` flag and the stderr wording all come from it, so
-JSON carries codes and never only English. Named frozensets (`HINT_IGNORABLE`, ...) say
-which failures a caller may treat as "nothing there" instead of repeating tuples in place.
-
-Invariant: every `Code` has exactly one `Failure` row (tests/unit/test_catalogue.py).
+"""Typed failures: every failure is a `HermesError` carrying a `Code`, and `TABLE` decides its
+exit status, whether a retry may help, its message and its hint (one `Failure` row per code).
 """
 
 from __future__ import annotations

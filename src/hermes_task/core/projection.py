@@ -1,33 +1,14 @@
-"""Transcript rows for reading (pure): what one stored row displays, what kind of row it is and
-how a tool result reads as text, which rows a command prints, and searching them.
+"""Transcript rows for reading (pure): what one stored row displays (`project`), what kind of
+row it is, how a tool result reads as text, which rows a command prints (`RowFilter`) and
+searching them. The rules as users see them: docs/commands.md, `show` and `--role`/`--tail`
+(selection never adds, changes or repeats a row), and `search`, "What is searched".
 
-Projection: server-hidden rows are absent; `display_content` and `display_reasoning` are
-authoritative whenever present, even empty or null; `display_commentary` is public prose,
-never recovered from raw `codex_message_items`; without projected reasoning, readable
-text/summary fields of `reasoning`, `reasoning_content`, `reasoning_details` and
-`codex_reasoning_items` are used, never encrypted data; tool calls keep their real ids and
-argument strings (missing ones stay null); images become alt text, nothing is fetched; text
-that looks like JSON stays literal. Backend strings are kept as sent (renderers sanitise).
-
-Readable rows: recognition only adds a `kind` (compaction boilerplate, a status notice) to a
-row the server gave none, never changing its text; a tool result is decoded only when it is
-one JSON object with a usual Hermes result field, every field kept, only re-laid out; a cut
-keeps the first and the last lines (a build log's end matters) and says what it left out;
-prose is never cut. A steer (an out-of-band user message Hermes appends to a tool result) is
-split off only when it is the exact marked block at the very end.
-
-Selection (`--role`, `--tail`) keeps the rows' order and never adds, changes or repeats a row;
-`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none). It
-chooses what is printed, never what is read or proven: `coverage` still describes every row of
-the window, and each segment's `rows_shown` counts the rows the document holds.
-
-Search, line by line, of what `show --full` draws, block by block in drawing order: reasoning
-(only when asked), each commentary note, the text (a tool row: the output laid out by
-`tool_text`, its status line, then each steer), and each tool call's arguments. A block is
-split at `\\n`; a line matches when the pattern is found in it (`^`, `$` anchor at the line's
-ends); context lines come from the same block. Lines are the backend's text, unsanitised;
-`spans` are the code-point offsets of the non-empty matches `re.finditer` finds; hits come in
-block, then line order.
+Projection: `display_content` and `display_reasoning` are authoritative whenever present,
+even empty or null; `display_commentary` is public prose, never recovered from raw
+`codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
+stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
+`kind` to a row the server gave none, never changing its text. Search `spans` are the
+code-point offsets of the non-empty matches `re.finditer` finds.
 """
 
 from __future__ import annotations
