@@ -27,7 +27,6 @@ from hermes_task.core.documents import Row, ToolCall, TranscriptDoc
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus
 
-HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")
 
 
@@ -100,11 +99,12 @@ def _call(item: dict[str, Any]) -> ToolCall:
     arguments = function.get("arguments", item.get("arguments"))
     if arguments is not None and not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=True)
-    return ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments)
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    ident = item.get("id")
+    return ToolCall(
+        id=ident if isinstance(ident, str) else None,
+        name=name if isinstance(name, str) else None,
+        arguments=arguments,
+    )
 
 
 def commentary(msg: WireMessage) -> list[str]:
@@ -118,7 +118,7 @@ def commentary(msg: WireMessage) -> list[str]:
 
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
-    if msg.display_kind in HIDDEN_KINDS:
+    if msg.display_kind == "hidden":
         return None
     shown = msg.display_content is not UNSET
     text = content_text(msg.display_content if shown else msg.content)
@@ -144,8 +144,9 @@ def project(msg: WireMessage) -> Row | None:
 
 def counts_as_text(row: Row) -> bool:
     """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
-    compaction boilerplate and status notices (below) are not prose."""
-    prose = row.role in ("user", "assistant", "agent") and not is_quiet(row.kind)
+    compaction boilerplate and status notices (drawn as one dim line) are not prose."""
+    quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
+    prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
 
 
@@ -155,9 +156,6 @@ def states_goal(row: Row) -> bool:
     return row.role == "user" and counts_as_text(row)
 
 
-COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
-CONTINUATION_PREFIX = "Continue from the compressed conversation context"
-SYSTEM_PREFIX = "[System:"
 BOILERPLATE_KINDS = frozenset({"compaction_summary", "continuation_prompt"})
 STATUS_KINDS = frozenset(
     {
@@ -193,30 +191,22 @@ STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
 
 def recognised_kind(role: str, text: str | None) -> str | None:
     """The kind of an untyped row, from its text: boilerplate or a status notice, else None."""
-    if not text:
-        return None
-    head = text.lstrip()
-    if head.startswith(COMPACTION_PREFIXES):
+    head = (text or "").lstrip()
+    if head.startswith(("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")):
         return "compaction_summary"
-    if role == "user" and head.startswith(CONTINUATION_PREFIX):
+    if role == "user" and head.startswith("Continue from the compressed conversation context"):
         return "continuation_prompt"
-    if role == "user" and head.startswith(SYSTEM_PREFIX):
+    if role == "user" and head.startswith("[System:"):
         return "system_notice"
     return None
 
 
 def looks_like_markdown(text: str) -> bool:
-    """Whether `text` holds Markdown syntax (a cheap test: text without it reads the same as
-    plain text, and keeps its line breaks)."""
+    """A cheap test: text without Markdown syntax reads the same as plain text."""
     return MARKDOWN_SYNTAX.search(text) is not None
 
 
-def is_quiet(kind: str | None) -> bool:
-    """Rows drawn as one dim line and never counted as text for --min-text."""
-    return kind in BOILERPLATE_KINDS or kind in STATUS_KINDS
-
-
-class ToolText(Struct, frozen=True):
+class ToolText(NamedTuple):
     """A tool result laid out for reading: `body` with real line breaks, and one `status`
     line (exit code, error, status) or None."""
 
