@@ -128,17 +128,6 @@ class Config(Struct, frozen=True, forbid_unknown_fields=True):
     no_store: bool = False
 
 
-def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
-    """The decoded config file and its gateways by name; empty when there is none. An
-    unknown key or a value of the wrong type is `config_invalid` naming its line."""
-    if not path.exists():
-        return Config(), {}
-    text, data = _read_toml(path)
-    config = _convert(path, text, data, Config, None)
-    gateways = {name: _convert(path, text, table, Gateway, name) for name, table in config.gateways.items()}
-    return config, gateways
-
-
 _UNKNOWN = re.compile(r"Object contains unknown field `(.+)`")
 _TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
 
@@ -173,13 +162,16 @@ def _convert(path: Path, text: str, data: object, kind: type[_T], gateway: str |
         raise _bad(path, clean_line(what), line) from None
 
 
-def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
-    """The file's text and its TOML; `config_invalid` naming the line of a syntax error."""
+def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
+    """The decoded config file and its gateways by name; empty when there is none. Malformed
+    TOML, an unknown key or a value of the wrong type is `config_invalid` naming its line."""
+    if not path.exists():
+        return Config(), {}
     import tomllib  # lazy: only with a config file (its import is start-up time of every run)
 
     try:
         text = path.read_bytes().decode("utf-8")
-        return text, tomllib.loads(text)
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         message = clean_line(str(exc))
         at = _TOML_AT.search(message)
@@ -187,6 +179,9 @@ def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
         if at and line is None and isinstance(exc, tomllib.TOMLDecodeError):
             line = text.count("\n") + 1  # "at end of document"
         raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
+    config = _convert(path, text, data, Config, None)
+    gateways = {name: _convert(path, text, table, Gateway, name) for name, table in config.gateways.items()}
+    return config, gateways
 
 
 def gateway_names(env: Mapping[str, str]) -> list[str]:
