@@ -175,12 +175,6 @@ def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozen
     )
 
 
-def _low(window: Window, page: list[RowKey], offset: int | None, fallback: int | None) -> int | None:
-    """The legacy offset of the block's first row, from a page read at `offset`."""
-    first = window.keys.index(page[0]) if offset is not None and page else -1
-    return fallback if offset is None or first < window.block_start else offset - (first - window.block_start)
-
-
 def _first_read(
     window: Window, msgs: list[WireMessage], *, exhausted: bool, offset: int | None
 ) -> MergeResult:
@@ -204,7 +198,6 @@ def _first_read(
         empty=False,
         fresh=False,
         legacy_low=offset,
-        head=0,
     )
     return MergeResult(merged, new)
 
@@ -229,7 +222,10 @@ def _merge(
         keys = _splice(window.keys, window.position, page)
         breaks = _breaks(window, keys, page)
     merged = replace(window, keys=keys, messages=messages, breaks=frozenset(breaks))
-    low = _low(merged, page, offset, window.legacy_low)
+    low = window.legacy_low  # the legacy offset of the block's first row, from a page read at `offset`
+    first = merged.keys.index(page[0]) if offset is not None and page else -1
+    if offset is not None and first >= merged.block_start:
+        low = offset - (first - merged.block_start)
     if low == 0 and merged.block_start < len(keys):
         start = start or keys[merged.block_start]
     merged = replace(merged, start=start or window.start, legacy_low=low)
