@@ -51,8 +51,6 @@ def _fits_float(value: Timestamp, key: str) -> None:
 
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-# The detail's usage keys (Hermes' `SessionDB.update_token_counts` writes them per segment).
-FIGURE_KEYS = (*TOKENS, "api_call_count", "estimated_cost_usd", "actual_cost_usd", "cost_status")
 
 
 class Figures(Struct, frozen=True, kw_only=True):
@@ -113,7 +111,8 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     profile_name: str | None = None
     title: str | None = None
     is_default_profile: JSON | UnsetType = UNSET
-    # The usage figures, kept as sent (any JSON value): `figures` reads them permissively.
+    # The usage figures (Hermes' `SessionDB.update_token_counts` writes them per segment),
+    # kept as sent (any JSON value): `figures` reads them permissively.
     input_tokens: JSON = None
     output_tokens: JSON = None
     cache_read_tokens: JSON = None
@@ -131,7 +130,7 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     @property
     def figures(self) -> Figures:
         """This segment's usage figures (`figures_of`)."""
-        return figures_of({key: getattr(self, key) for key in FIGURE_KEYS})
+        return figures_of(msgspec.structs.asdict(self))
 
     @property
     def has_model_config(self) -> bool:
