@@ -336,9 +336,8 @@ class PatternError(ValueError):
 
 
 def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    """PATTERN as a compiled expression: a fixed string (`regex` False: every character
-    literal) or a Python regular expression, case-insensitive with `ignore_case`. A line
-    break in it is refused (matching is line by line, so it could never match)."""
+    """PATTERN compiled as docs/commands.md (`search`) says; a line break in it could never
+    match a line, so it is refused."""
     if "\n" in pattern:
         raise PatternError("holds a line break, but lines are searched one at a time")
     source = pattern if regex else re.escape(pattern)
@@ -395,8 +394,8 @@ class Hit(Struct, frozen=True):
 
 
 def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
-    """Every line of the row's blocks (`blocks`) in which `pattern` is found, in order, each
-    with `context` lines before and after it from its block."""
+    """Every line of the row's blocks in which `pattern` is found, in order, each with
+    `context` lines before and after it from its block."""
     return [
         Hit(
             row,
@@ -434,9 +433,8 @@ class Group(Struct, frozen=True):
 
 
 def groups(hits: Sequence[Hit]) -> list[Group]:
-    """`hits` merged as grep merges them: a hit of the same block whose first line (context
-    included) touches or overlaps the previous group joins it; a line that matched is never
-    printed as another hit's context, and no line is printed twice."""
+    """`hits` merged as grep merges them: a hit whose context touches the previous group of
+    its block joins it; a matched line is never printed as context, no line twice."""
     runs: list[tuple[tuple[str, int, str, int], Hit, dict[int, GroupLine]]] = []
     for hit in hits:
         first = hit.line_number - len(hit.before)
@@ -453,8 +451,7 @@ def groups(hits: Sequence[Hit]) -> list[Group]:
 
 
 def search_status(matches: int, *, complete: bool) -> ExitStatus:
-    """grep's exit status in this tool's numbers: 0 when a line matched; when none did, 10
-    only if every transcript was searched whole (absence proven), else 11."""
+    """grep's exit status in this tool's numbers (docs/exit-codes.md)."""
     if matches:
         return ExitStatus.OK
     return ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE
