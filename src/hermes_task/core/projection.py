@@ -167,7 +167,6 @@ STATUS_KINDS = frozenset(
         "system_notice",
     }
 )
-TEXT_FIELDS = ("output", "stdout", "result")
 RESULT_FIELDS = frozenset({"output", "stdout", "stderr", "result", "error", "exit_code", "status"})
 # Markdown that changes how text reads: emphasis (`_` only at a word's edge: snake_case is
 # not), code, links and autolinks, strike-through, escapes; at a line's start headings,
@@ -179,8 +178,6 @@ MARKDOWN_SYNTAX = re.compile(
     r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
     re.M,
 )
-MAX_LINES = 12
-MAX_CHARS = 2000
 # How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
 # the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
 # agent/prompt_builder.py; the words after the dash differ between versions, and
@@ -238,7 +235,7 @@ def tool_text(text: str) -> ToolText | None:
     value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
-    parts = [_as_text(value[k]) for k in TEXT_FIELDS if value.get(k) not in (None, "")]
+    parts = [_as_text(value[k]) for k in ("output", "stdout", "result") if value.get(k) not in (None, "")]
     if value.get("stderr") not in (None, ""):
         parts.append("stderr:\n" + _as_text(value["stderr"]))
     others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
@@ -267,7 +264,7 @@ class Cut(NamedTuple):
     inside: bool
 
 
-def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
+def cut(text: str, *, lines: int = 12, chars: int = 2000) -> Cut:
     """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
     else its first lines (at most a third of `lines`, within a third of `chars`) and its last
     lines (the rest of both), whole lines only, except that a first or last line longer than
