@@ -98,10 +98,10 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
 class MergeResult(Struct, frozen=True):
     """The window after a merge. `stale`: the response belonged to an older generation and
-    was dropped; `detached`: an anchored older page missed its anchor and was dropped;
-    `gap`: a latest page shared no row with the block. `TaskReader.read_older` fills in
-    `returned` (raw rows of the merged older page; 0 when none was merged), `restarted`
-    (a refresh was needed during the read) and `warnings` (that refresh's)."""
+    was dropped; `detached`: an older page missed its anchor (rows were added or removed
+    meanwhile) and was dropped; `gap`: a latest page shared no row with the block.
+    `TaskReader.read_older` fills in `returned` (raw rows of the merged older page; 0 when
+    none was merged), `restarted` (a refresh was needed) and `warnings` (that refresh's)."""
 
     window: Window
     new_keys: tuple[RowKey, ...]
@@ -250,9 +250,8 @@ def merge_latest(
 
 
 class OlderRequest(Struct, frozen=True):
-    """Where the next older page is read. Current backends count `offset` back from the
-    newest row; legacy ones from the oldest. Either way the page ends with the block's
-    first row (the anchor), so a shifted page is detected instead of merged."""
+    """Where the next older page is read: current backends count `offset` back from the
+    newest row, legacy ones from the oldest."""
 
     offset: int
     limit: int
@@ -281,12 +280,9 @@ def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> Olde
 
 
 def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
-    """Merge the answer to `request`, a page read towards the segment's start that re-reads
-    the block's first row (the anchor). A page of another generation (`stale`) or without
-    its anchor (`detached`: rows were added or removed meanwhile) changes nothing. On a
-    current backend the anchor's place in the page measures how many rows were appended
-    since the block's newest row was read (`head`), so the next offset still lands on the
-    block's first row while the task keeps writing: never a skip."""
+    """Merge the answer to `request` unless it is `stale` or `detached` (`MergeResult`). On a
+    current backend the anchor's place in the page measures the rows appended since the
+    block's newest row was read (`head`), so the next offset still lands on the anchor."""
     if request.generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)

@@ -1,17 +1,11 @@
 """What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
 
-Permissive about extra fields, strict about the fields this tool relies on: a missing or
-mistyped one makes the response incompatible (`WireError`), never guessed. A field without a
-default is a required key; types are strict (msgspec's: `"12"` is not a row id, a bool or
-`12.0` never an int), and an int timestamp must fit a float. A key whose presence decides
-something (`display_content`, `display_reasoning`, `pagination` and its `order`, the detail's
-`model_config` and `is_default_profile`, an envelope's `profile`) is `UNSET` when not sent.
-
-Bytes msgspec refuses but `json.loads` reads (`NaN`, `Infinity`, a number past a float's range,
-a lone surrogate such as `\\ud800`) are read so and held to the same model by
-`msgspec.convert`, raw fields kept as sent. Usage figures (`Figures`, issue 28) are read
-permissively: one not sent, null, mistyped, negative or not finite is None, never 0, and never
-makes the detail incompatible. Why msgspec: docs/decisions.md, entry 7.
+The contract (docs/decisions.md, entry 7): extra keys ignored, a missing or mistyped key this
+tool relies on makes the response incompatible (`WireError`), never guessed; `UNSET` marks a
+key whose absence decides something; a body msgspec's parser refuses is read by `json.loads`
+and held to the same model. An int timestamp must fit a float. Usage figures (`Figures`,
+issue 28) are read permissively: one not sent, null, mistyped, negative or not finite is
+None, never 0, and never makes the detail incompatible.
 """
 
 from __future__ import annotations
