@@ -210,7 +210,6 @@ class DashboardClient:
         self._http = http
         self._retry_pause = retry_pause
         self._sleep = sleep
-        self.retries = 0  # requests retried after a transient failure (each once)
         self.profile = profile
         # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...), named
         # in a rejection's hint; None when none were sent. Never the secret itself.
@@ -254,7 +253,6 @@ class DashboardClient:
                 if retried or exc.code not in TRANSIENT or self._closed:
                     raise
                 retried = True
-                self.retries += 1
                 if self._debug:
                     self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
                 self._sleep(self._retry_pause)
