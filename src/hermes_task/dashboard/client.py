@@ -240,8 +240,15 @@ class DashboardClient:
         route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         retried = False
         while True:
+            if self._closed:
+                raise HermesError(Code.CLIENT_CLOSED)
+            if self._debug:
+                shown = " ".join(
+                    f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
+                )
+                self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
+            started = time.monotonic()
             try:
-                started = self._start(kind, route, ident, params)
                 try:
                     response = self._http.get(path, params=params)
                 except httpx.HTTPError as exc:
@@ -256,16 +263,6 @@ class DashboardClient:
                 if self._debug:
                     self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
                 self._sleep(self._retry_pause)
-
-    def _start(self, kind: str, route: str, ident: str, params: dict[str, str]) -> float:
-        if self._closed:
-            raise HermesError(Code.CLIENT_CLOSED)
-        if self._debug:
-            shown = " ".join(
-                f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
-            )
-            self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
-        return time.monotonic()
 
     def _decode(
         self, kind: str, route: str, ident: str, started: float, response: httpx.Response, model: type[M]
