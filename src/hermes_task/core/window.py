@@ -1,11 +1,9 @@
 """The transcript window (pure): rows keyed by durable identity, display order and paging
 coverage; how a page merges into it, and where the next anchored older page is read.
 
-Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT and a current backend's
-tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids
-(`message_uid` exists on one backend only). Order is the server's: every page is a contiguous
-chronological slice, and a merge places new rows beside the rows they share with the window,
-never by sorting ids or comparing content.
+Identity is (`session_id`, `id`) and order is the server's (docs/identity.md, "Row
+identity"): every page is a contiguous chronological slice, and a merge places new rows beside
+the rows they share with the window.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
