@@ -139,9 +139,9 @@ def exit_status_for(code: Code) -> ExitStatus:
     return TABLE[code].exit
 
 
-def error_message(code: Code, detail: str = "") -> str:
-    """The one-line message of `code`, with `detail` (already safe) after a colon."""
-    base = TABLE[code].message
+def error_message(code: Code, detail: str = "", summary: str | None = None) -> str:
+    """The one-line message of `code` (or `summary`), with `detail` (already safe) after a colon."""
+    base = summary or TABLE[code].message
     return f"{base}: {detail}" if detail else base
 
 
@@ -174,8 +174,7 @@ class HermesError(Exception):
 
     @property
     def message(self) -> str:
-        base = self.summary or TABLE[self.code].message
-        return f"{base}: {self.detail}" if self.detail else base
+        return error_message(self.code, self.detail, self.summary)
 
 
 class Interrupted(KeyboardInterrupt):
