@@ -195,9 +195,8 @@ class Store:
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more knows the bound cut
-        older children off (and says so: `StoreHints.children`)."""
+        """The rows whose `parent_session_id` is `session_id`, newest first: at most
+        `MAX_CHILDREN + 1`, so a caller that gets more knows the bound cut older ones off."""
         order = "ORDER BY started_at DESC, id DESC LIMIT ?"
         return self._sessions(
             "children", f"parent_session_id = ? {order}", (session_id, lineage.MAX_CHILDREN + 1)
@@ -218,8 +217,7 @@ class Store:
         return _text(rows[0][0]) if rows else None
 
     def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
-        """The newest `scan` rows that have a parent, newest first (the `started_at` index;
-        for shell completion and `parents`: the caller keeps the delegated roots or parents)."""
+        """The newest `scan` rows that have a parent, newest first (`parents`, completion)."""
         return self._sessions(
             "recent", "parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?", (scan,)
         )
