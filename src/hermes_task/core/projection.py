@@ -266,8 +266,8 @@ class Cut(NamedTuple):
 
 def cut(text: str, *, lines: int = 12, chars: int = 2000) -> Cut:
     """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
-    else its first lines (a third of both) and its last lines (the rest), whole lines only,
-    except a first or last line longer than its share (docs/commands.md, `show`)."""
+    else its first lines (a third of both) and its last lines (the rest), whole lines only;
+    a first or last line longer than its share is cut to it (docs/commands.md, `show`)."""
     if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
         return Cut(text, "", 0, 0, False)
     head_lines, head_chars = lines // 3, chars // 3
