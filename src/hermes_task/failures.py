@@ -1,12 +1,5 @@
-"""Typed failures and the one table that decides everything about them.
-
-Every failure the tool can report is a `HermesError` carrying a `Code`. `TABLE` maps each
-code to its exit status, whether a retry may help, its one-line message and its hint; the
-exit statuses, the JSON `error.retryable` flag and the stderr wording all come from it, so
-JSON carries codes and never only English. Named frozensets (`HINT_IGNORABLE`, ...) say
-which failures a caller may treat as "nothing there" instead of repeating tuples in place.
-
-Invariant: every `Code` has exactly one `Failure` row (tests/unit/test_catalogue.py).
+"""Typed failures: every failure is a `HermesError` carrying a `Code`, and `TABLE` decides its
+exit status, whether a retry may help, its message and its hint (one `Failure` row per code).
 """
 
 from __future__ import annotations
@@ -75,50 +68,38 @@ class Failure(Struct, frozen=True):
 
 
 _E = ExitStatus
-# Each code's exit status, whether a retry may help, and its message; then its hint.
-_ROWS: dict[Code, tuple[ExitStatus, bool, str]] = {
-    Code.INTERNAL: (_E.INTERNAL, False, "internal error (a bug in hermes-task)"),
-    Code.CLIENT_CLOSED: (_E.INTERNAL, False, "the HTTP client was already closed"),
-    Code.USAGE: (_E.USAGE, False, "invalid usage"),
-    Code.INVALID_ID: (_E.USAGE, False, "invalid id"),
-    Code.CONFIG: (_E.USAGE, False, "the config file is not valid"),
-    Code.UNKNOWN_GATEWAY: (_E.USAGE, False, "no such gateway in the config file"),
-    Code.AUTH_MISSING: (_E.AUTH, False, "the dashboard needs authentication and none was given"),
-    Code.AUTH_REJECTED: (_E.AUTH, False, "the dashboard rejected the credentials"),
-    Code.AUTH_EXPIRED: (_E.AUTH, False, "the dashboard session expired"),
-    Code.NOT_FOUND: (_E.NOT_FOUND, True, "session not found"),
-    Code.PROFILE_NOT_FOUND: (_E.NOT_FOUND, False, "the dashboard has no such profile"),
+# Each code's exit status and message; then the codes a retry may help, and the hints.
+_ROWS: dict[Code, tuple[ExitStatus, str]] = {
+    Code.INTERNAL: (_E.INTERNAL, "internal error (a bug in hermes-task)"),
+    Code.CLIENT_CLOSED: (_E.INTERNAL, "the HTTP client was already closed"),
+    Code.USAGE: (_E.USAGE, "invalid usage"),
+    Code.INVALID_ID: (_E.USAGE, "invalid id"),
+    Code.CONFIG: (_E.USAGE, "the config file is not valid"),
+    Code.UNKNOWN_GATEWAY: (_E.USAGE, "no such gateway in the config file"),
+    Code.AUTH_MISSING: (_E.AUTH, "the dashboard needs authentication and none was given"),
+    Code.AUTH_REJECTED: (_E.AUTH, "the dashboard rejected the credentials"),
+    Code.AUTH_EXPIRED: (_E.AUTH, "the dashboard session expired"),
+    Code.NOT_FOUND: (_E.NOT_FOUND, "session not found"),
+    Code.PROFILE_NOT_FOUND: (_E.NOT_FOUND, "the dashboard has no such profile"),
     Code.IDENTITY_MISMATCH: (
         _E.IDENTITY,
-        False,
         "the dashboard answered for a different session than the one asked for",
     ),
-    Code.PROFILE_MISMATCH: (_E.IDENTITY, False, "the dashboard answered for a different profile"),
-    Code.LINEAGE_REJECTED: (
-        _E.IDENTITY,
-        False,
-        "the candidate segment could not be proven to belong to this task",
-    ),
-    Code.FORK_AMBIGUOUS: (
-        _E.IDENTITY,
-        False,
-        "two candidate segments are proven on different branches of the task",
-    ),
-    Code.INCOMPATIBLE: (
-        _E.INCOMPATIBLE,
-        False,
-        "the dashboard sent a response this version does not understand",
-    ),
-    Code.UNSUPPORTED: (_E.INCOMPATIBLE, False, "the dashboard does not support this request"),
-    Code.BAD_REQUEST: (_E.INCOMPATIBLE, False, "the dashboard refused the request"),
-    Code.NETWORK: (_E.NETWORK, True, "could not reach the dashboard"),
-    Code.TIMEOUT: (_E.NETWORK, True, "the dashboard did not answer in time"),
-    Code.SERVER_ERROR: (_E.NETWORK, True, "the dashboard failed with a server error"),
-    Code.RATE_LIMITED: (_E.NETWORK, True, "the dashboard asks to slow down"),
-    Code.FINAL_READ_FAILED: (_E.NETWORK, False, "the task ended, but its final transcript read failed"),
-    Code.INTERRUPTED: (_E.INTERRUPTED, False, "interrupted"),
-    Code.STORE_UNAVAILABLE: (_E.NO_STORE, False, "the local Hermes store is needed and could not be read"),
+    Code.PROFILE_MISMATCH: (_E.IDENTITY, "the dashboard answered for a different profile"),
+    Code.LINEAGE_REJECTED: (_E.IDENTITY, "the candidate segment could not be proven to belong to this task"),
+    Code.FORK_AMBIGUOUS: (_E.IDENTITY, "two candidate segments are proven on different branches of the task"),
+    Code.INCOMPATIBLE: (_E.INCOMPATIBLE, "the dashboard sent a response this version does not understand"),
+    Code.UNSUPPORTED: (_E.INCOMPATIBLE, "the dashboard does not support this request"),
+    Code.BAD_REQUEST: (_E.INCOMPATIBLE, "the dashboard refused the request"),
+    Code.NETWORK: (_E.NETWORK, "could not reach the dashboard"),
+    Code.TIMEOUT: (_E.NETWORK, "the dashboard did not answer in time"),
+    Code.SERVER_ERROR: (_E.NETWORK, "the dashboard failed with a server error"),
+    Code.RATE_LIMITED: (_E.NETWORK, "the dashboard asks to slow down"),
+    Code.FINAL_READ_FAILED: (_E.NETWORK, "the task ended, but its final transcript read failed"),
+    Code.INTERRUPTED: (_E.INTERRUPTED, "interrupted"),
+    Code.STORE_UNAVAILABLE: (_E.NO_STORE, "the local Hermes store is needed and could not be read"),
 }
+RETRYABLE = frozenset({Code.NOT_FOUND, Code.NETWORK, Code.TIMEOUT, Code.SERVER_ERROR, Code.RATE_LIMITED})
 _HINTS = {
     Code.INVALID_ID: "ids are passed exactly as the dashboard shows them",
     Code.AUTH_MISSING: (
@@ -143,7 +124,9 @@ _HINTS = {
         "run hermes-task on the dashboard's host, or pass --store PATH to the dashboard's state.db"
     ),
 }
-TABLE = {code: Failure(*row, _HINTS.get(code)) for code, row in _ROWS.items()}
+TABLE = {
+    code: Failure(status, code in RETRYABLE, text, _HINTS.get(code)) for code, (status, text) in _ROWS.items()
+}
 
 # A latest-descendant hint naming a session the dashboard cannot show (404, a malformed or
 # mismatched detail) is only a hint that did not pan out (reading/reader.py).
@@ -156,9 +139,9 @@ def exit_status_for(code: Code) -> ExitStatus:
     return TABLE[code].exit
 
 
-def error_message(code: Code, detail: str = "") -> str:
-    """The one-line message of `code`, with `detail` (already safe) after a colon."""
-    base = TABLE[code].message
+def error_message(code: Code, detail: str = "", summary: str | None = None) -> str:
+    """The one-line message of `code` (or `summary`), with `detail` (already safe) after a colon."""
+    base = summary or TABLE[code].message
     return f"{base}: {detail}" if detail else base
 
 
@@ -191,8 +174,7 @@ class HermesError(Exception):
 
     @property
     def message(self) -> str:
-        base = self.summary or TABLE[self.code].message
-        return f"{base}: {self.detail}" if self.detail else base
+        return error_message(self.code, self.detail, self.summary)
 
 
 class Interrupted(KeyboardInterrupt):

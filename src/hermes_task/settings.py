@@ -1,19 +1,13 @@
 """Effective settings: flag > environment > config file > default; URL normalisation.
 
-The config file (docs/configuration.md) is TOML at `$XDG_CONFIG_HOME/hermes-task/config.toml`
-with named gateways; relative paths in it are relative to the file. Secrets are never values
-there: only paths to files that hold them. An unknown key, a mistyped value, malformed TOML
-or a gateway name that the file does not define is a usage error (exit 2) with a one-line
-message, never a silent default.
-"""
+The config file, its gateways and its errors: docs/configuration.md, "Configuration"."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
 import re
-from collections.abc import Mapping
-from functools import partial
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -134,17 +128,6 @@ class Config(Struct, frozen=True, forbid_unknown_fields=True):
     no_store: bool = False
 
 
-def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
-    """The decoded config file and its gateways by name; empty when there is none. An
-    unknown key or a value of the wrong type is `config_invalid` naming its line."""
-    if not path.exists():
-        return Config(), {}
-    text, data = _read_toml(path)
-    config = _convert(path, text, data, Config, None)
-    gateways = {name: _convert(path, text, table, Gateway, name) for name, table in config.gateways.items()}
-    return config, gateways
-
-
 _UNKNOWN = re.compile(r"Object contains unknown field `(.+)`")
 _TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
 
@@ -179,13 +162,16 @@ def _convert(path: Path, text: str, data: object, kind: type[_T], gateway: str |
         raise _bad(path, clean_line(what), line) from None
 
 
-def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
-    """The file's text and its TOML; `config_invalid` naming the line of a syntax error."""
+def load_config(path: Path) -> tuple[Config, dict[str, Gateway]]:
+    """The decoded config file and its gateways by name; empty when there is none. Malformed
+    TOML, an unknown key or a value of the wrong type is `config_invalid` naming its line."""
+    if not path.exists():
+        return Config(), {}
     import tomllib  # lazy: only with a config file (its import is start-up time of every run)
 
     try:
         text = path.read_bytes().decode("utf-8")
-        return text, tomllib.loads(text)
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         message = clean_line(str(exc))
         at = _TOML_AT.search(message)
@@ -193,6 +179,9 @@ def _read_toml(path: Path) -> tuple[str, dict[str, object]]:
         if at and line is None and isinstance(exc, tomllib.TOMLDecodeError):
             line = text.count("\n") + 1  # "at end of document"
         raise _bad(path, _TOML_AT.sub("", message).strip() if at else message, line) from None
+    config = _convert(path, text, data, Config, None)
+    gateways = {name: _convert(path, text, table, Gateway, name) for name, table in config.gateways.items()}
+    return config, gateways
 
 
 def gateway_names(env: Mapping[str, str]) -> list[str]:
@@ -204,59 +193,24 @@ def gateway_names(env: Mapping[str, str]) -> list[str]:
         return []
 
 
-def _gateway(
-    flag: str | None,
-    env: Mapping[str, str],
-    config: Config,
-    gateways: dict[str, Gateway],
-    sources: dict[str, Source],
-) -> tuple[str | None, Gateway]:
-    """The gateway named by the flag, else the environment, else the config's default, and
-    its table (empty without a name); `unknown_gateway` when the config has none of that name."""
-    candidates: tuple[tuple[object, Source], ...] = (
-        (flag, "flag"),
-        (env.get("HERMES_TASK_GATEWAY"), "env"),
-        (config.default_gateway or None, "config"),
-    )
-    name, source = next(((str(value), source) for value, source in candidates if value), (None, None))
-    if name is None or source is None:
-        return None, Gateway()
-    sources["gateway"] = source
-    if name not in gateways:
-        known = ", ".join(sorted(gateways)) or "none defined"
-        raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
-    return name, gateways[name]
+# Each setting: a flag, else its environment variable (None: it has none), else the gateway's table.
+_ENV_NAMES: dict[str, str | None] = {
+    "url": "HERMES_DASHBOARD_URL",
+    "profile": "HERMES_TASK_PROFILE",
+    "username": "HERMES_DASHBOARD_USERNAME",
+    "store": "HERMES_TASK_STORE",
+    "token_file": None,
+    "password_file": None,
+}
 
 
-def _pick(
-    env: Mapping[str, str],
-    table: Gateway,
-    sources: dict[str, Source],
-    key: str,
-    flag: str | None,
-    env_name: str | None,
-) -> str | None:
-    """One setting: its flag, else its environment variable (when it has one), else the
-    gateway's table; `sources` records which one gave it."""
-    if flag is not None:
-        sources[key] = "flag"
-        return flag
-    if env_name and env.get(env_name):
-        sources[key] = "env"
-        return env[env_name]
-    value = getattr(table, key)
-    if isinstance(value, str):
-        sources[key] = "config"
-        return value
+def _first(key: str, layers: Iterable[tuple[object, Source]], sources: dict[str, Source]) -> str | None:
+    """The first layer's value that is set (a flag's even when empty); `sources` records the layer."""
+    for value, source in layers:
+        if isinstance(value, str) and (value or source == "flag"):
+            sources[key] = source
+            return value
     return None
-
-
-def _expand(value: str | None, base: Path | None) -> Path | None:
-    """A path; relative ones under `base` (the config file's folder, when the file named it)."""
-    if not value:
-        return None
-    path = Path(os.path.expanduser(value))
-    return base / path if base is not None and not path.is_absolute() else path
 
 
 def resolve(
@@ -274,15 +228,21 @@ def resolve(
     use_config: bool = True,
 ) -> Settings:
     """Merge flags, environment, the config file and defaults, in that order; `sources`
-    names where each setting came from. A secret from the environment beats a secret file
-    named in the config file, and a file given as a flag beats both. `use_config=False`
-    leaves the file out (what `config show` can still say about an invalid one)."""
+    names where each setting came from. `use_config=False` leaves the file out (what
+    `config show` can still say about an invalid one)."""
     path = config_path(env)
     config, gateways = load_config(path) if use_config else (Config(), {})
     sources: dict[str, Source] = {}
-    name, table = _gateway(gateway, env, config, gateways, sources)
-    pick = partial(_pick, env, table, sources)
-    raw_url = pick("url", url, "HERMES_DASHBOARD_URL") or DEFAULT_URL
+    named: tuple[tuple[object, Source], ...] = (
+        (gateway or None, "flag"),
+        (env.get("HERMES_TASK_GATEWAY"), "env"),
+        (config.default_gateway, "config"),
+    )
+    name = _first("gateway", named, sources)
+    if name is not None and name not in gateways:
+        known = ", ".join(sorted(gateways)) or "none defined"
+        raise HermesError(Code.UNKNOWN_GATEWAY, f"{clean_line(name)} (known: {known})")
+    table = gateways[name] if name is not None else Gateway()
     timeout = DEFAULT_REQUEST_TIMEOUT
     if request_timeout is not None:
         timeout, sources["request_timeout"] = request_timeout, "flag"
@@ -290,31 +250,40 @@ def resolve(
         timeout, sources["request_timeout"] = table.request_timeout, "config"
     if timeout <= 0:
         raise HermesError(Code.USAGE, "the request timeout must be positive")
-    base = path.parent
     token_env = next((env[n] for n in TOKEN_ENVS if env.get(n)), None)
     password_env = env.get("HERMES_DASHBOARD_PASSWORD") or None
-    # flag file > env secret > config file: the config's file only when no env secret is set.
-    token_path = pick("token_file", token_file, None) if token_file or not token_env else None
-    password_path = pick("password_file", password_file, None) if password_file or not password_env else None
-    final_url = normalise_url(raw_url)
-    final_profile = pick("profile", profile, "HERMES_TASK_PROFILE")
-    explicit_store = pick("store", store, "HERMES_TASK_STORE")
-    if explicit_store is None and isinstance(config.store, str):
-        explicit_store, sources["store"] = config.store, "config"
+    flags = {"url": url, "profile": profile, "username": username, "store": store}
+    flags |= {"token_file": token_file, "password_file": password_file}
+    secrets = {"token_file": token_env, "password_file": password_env}
+    values: dict[str, str | None] = {}
+    for key, var in _ENV_NAMES.items():
+        layers: list[tuple[object, Source]] = [(flags[key], "flag"), (var and env.get(var), "env")]
+        layers += [(getattr(table, key), "config"), (getattr(config, key, None), "config")]
+        if secrets.get(key):  # flag file > env secret > config file
+            layers = [(flags[key] or None, "flag")]
+        values[key] = _first(key, layers, sources)
+
+    def path_of(key: str) -> Path | None:
+        """The setting as a path; a relative one from the config file under the file's folder."""
+        if not values[key]:
+            return None
+        found = Path(os.path.expanduser(values[key] or ""))
+        return path.parent / found if sources.get(key) == "config" and not found.is_absolute() else found
+
+    final_url = normalise_url(values["url"] or DEFAULT_URL)
     off = no_store or (config.no_store if isinstance(table.no_store, UnsetType) else table.no_store)
-    explicit = _expand(explicit_store, base if sources.get("store") == "config" else None)
     store_path, store_off = choose_store(
-        env, final_profile, explicit, off=off, loopback=is_loopback(final_url)
+        env, values["profile"], path_of("store"), off=off, loopback=is_loopback(final_url)
     )
     return Settings(
         url=final_url,
-        profile=final_profile,
+        profile=values["profile"],
         store=store_path,
         store_off=store_off,
-        token_file=_expand(token_path, base if sources.get("token_file") == "config" else None),
+        token_file=path_of("token_file"),
         token_env=token_env,
-        username=pick("username", username, "HERMES_DASHBOARD_USERNAME"),
-        password_file=_expand(password_path, base if sources.get("password_file") == "config" else None),
+        username=values["username"],
+        password_file=path_of("password_file"),
         password_env=password_env,
         request_timeout=timeout,
         gateway=name,

@@ -9,8 +9,10 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from hermes_task.core.window import (
+    MergeResult,
     OlderRequest,
     RowKey,
     Window,
@@ -18,7 +20,6 @@ from hermes_task.core.window import (
     key_of,
     merge_anchored,
     merge_latest,
-    merge_older,
     older_request,
 )
 from hermes_task.core.wire import JSON, WireMessage
@@ -39,6 +40,12 @@ def page(keys: Sequence[RowKey], content: str = "text") -> list[WireMessage]:
 
 def seq(n: int, sid: str = SID, first: int = 1) -> list[RowKey]:
     return [(sid, first + i) for i in range(n)]
+
+
+def older(window: Window, keys: Sequence[RowKey], *, exhausted: bool, offset: int = 0) -> MergeResult:
+    """`keys` merged as the answer to an anchored read (a current backend's) at `offset`."""
+    request = OlderRequest(offset, len(keys) + exhausted, window.generation, legacy=False)
+    return merge_anchored(window, request, page(keys))
 
 
 def first_window(keys: Sequence[RowKey], *, exhausted: bool = False, offset: int | None = None) -> Window:
@@ -96,23 +103,23 @@ def test_paging_one_true_sequence_restores_it_whatever_the_page_sizes_and_overla
     for size, overlap, _ in steps[1:]:
         if window.at_start:
             break
-        back = min(overlap, window.coverage)
+        back = max(1, min(overlap, window.coverage))
         offset = window.coverage - back
         size = max(size, back)  # an overlapping read ends inside the block: it holds the anchor
-        older = truth[max(0, n - offset - size) : n - offset]
+        rows = truth[max(0, n - offset - size) : n - offset]
         exhausted = n - offset - size <= 0
-        result = merge_older(window, page(older), exhausted=exhausted, anchored=back > 0)
+        result = older(window, rows, exhausted=exhausted, offset=offset)
         assert not result.detached
-        again = merge_older(result.window, page(older), exhausted=exhausted, anchored=True)
+        again = older(result.window, rows, exhausted=exhausted, offset=offset)
         assert again.detached or state(again.window) == state(result.window)
         window = result.window
-        low = min(low, n - offset - len(older))
+        low = min(low, n - offset - len(rows))
         # coverage == unique keys in the newest contiguous block; order == the truth's
         assert window.coverage == n - low
         assert list(window.keys) == truth[low:]
     if not window.at_start:
-        rest = truth[: n - window.coverage]
-        window = merge_older(window, page(rest), exhausted=True).window
+        rest = truth[: n - window.coverage + 1]
+        window = older(window, rest, exhausted=True, offset=window.coverage - 1).window
     assert list(window.keys) == truth
     assert window.at_start
     assert not window.has_older
@@ -137,7 +144,7 @@ def chained_pages(draw: st.DrawFn) -> tuple[list[RowKey], list[list[RowKey]], li
     return truth, pages, list(order)
 
 
-def merge_connected(pages: list[list[RowKey]], order: list[int], *, older: bool) -> Window:
+def merge_connected(pages: list[list[RowKey]], order: list[int]) -> Window:
     """Merge every page, taking from `order` the first one that shares a row with the window."""
     waiting = list(order)
     first = waiting.pop(0)
@@ -145,32 +152,29 @@ def merge_connected(pages: list[list[RowKey]], order: list[int], *, older: bool)
     while waiting:
         index = next(i for i in waiting if set(pages[i]) & set(window.keys))
         waiting.remove(index)
-        if older:
-            window = merge_older(window, page(pages[index]), exhausted=False).window
-        else:
-            window = merge_latest(window, page(pages[index]), exhausted=False).window
+        window = merge_latest(window, page(pages[index]), exhausted=False).window
     return window
 
 
 @settings(max_examples=300, deadline=None)
-@given(chained_pages(), st.randoms(use_true_random=False), st.booleans())
+@given(chained_pages(), st.randoms(use_true_random=False))
 def test_overlapping_pages_merge_to_the_true_sequence_in_any_connected_order(
-    data: tuple[list[RowKey], list[list[RowKey]], list[int]], rnd: random.Random, older: bool
+    data: tuple[list[RowKey], list[list[RowKey]], list[int]], rnd: random.Random
 ) -> None:
     truth, pages, order = data
-    window = merge_connected(pages, order, older=older)
+    window = merge_connected(pages, order)
     assert list(window.keys) == truth
     assert window.coverage == len(truth)
     other = list(order)
     rnd.shuffle(other)
-    again = merge_connected(pages, other, older=not older)
+    again = merge_connected(pages, other)
     assert again.keys == window.keys
     assert again.coverage == window.coverage
 
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["latest", "older", "anchored", "advance"]),
+        st.sampled_from(["latest", "anchored", "advance"]),
         st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(1, 30)), max_size=12),
         st.booleans(),
         st.text(max_size=3),
@@ -197,7 +201,8 @@ def test_any_merges_never_lose_or_duplicate_an_identity(
         if op == "latest":
             result = merge_latest(window, page(keys, content), exhausted=exhausted)
         else:
-            result = merge_older(window, page(keys, content), exhausted=exhausted, anchored=op == "anchored")
+            request = OlderRequest(0, len(keys) + exhausted, window.generation, legacy=False)
+            result = merge_anchored(window, request, page(keys, content))
         window = result.window
         if not result.detached:
             seen |= set(keys)
@@ -231,15 +236,16 @@ def test_merging_the_same_page_again_changes_nothing(
         elif op == "latest":
             window = merge_latest(window, page(script_keys), exhausted=script_exhausted).window
         else:
-            window = merge_older(window, page(script_keys), exhausted=script_exhausted, anchored=True).window
-    # (an unanchored older page is *claimed* to end at the block: that claim is checked in
-    # the true-sequence property above, not on arbitrary rows)
-    for merge, anchored in ((merge_latest, None), (merge_older, True)):
-        extra = {} if anchored is None else {"anchored": True}
-        once = merge(window, page(keys), exhausted=exhausted, **extra).window
-        twice = merge(once, page(keys), exhausted=exhausted, **extra)
-        assert state(twice.window) == state(once)
-        assert twice.new_keys == ()
+            window = older(window, script_keys, exhausted=script_exhausted).window
+    once = merge_latest(window, page(keys), exhausted=exhausted).window
+    twice = merge_latest(once, page(keys), exhausted=exhausted)
+    assert state(twice.window) == state(once)
+    assert twice.new_keys == ()
+    once = older(window, keys, exhausted=exhausted).window
+    twice = older(once, keys, exhausted=exhausted)
+    # `head` aside: it measures where the anchor sat in a page read at the request's offset
+    assert state(replace(twice.window, head=once.head)) == state(once)
+    assert twice.new_keys == ()
 
 
 @st.composite
@@ -315,7 +321,7 @@ def test_a_fresh_window_has_no_coverage_and_no_older_request() -> None:
 
 def test_latest_refreshes_keep_older_rows_and_extend_the_block() -> None:
     window = first_window(seq(50, first=51))
-    window = merge_older(window, page(seq(50)), exhausted=True).window
+    window = older(window, seq(51), exhausted=True, offset=49).window
     assert window.at_start
     assert window.coverage == 100
     result = merge_latest(window, page(seq(50, first=61)), exhausted=False)
@@ -351,16 +357,6 @@ def test_a_disjoint_latest_page_is_a_gap_that_resets_coverage_until_older_reads_
     assert not window.has_older
 
 
-def test_a_gap_exactly_adjacent_to_known_rows_joins_when_an_older_read_ends_at_them() -> None:
-    window = first_window(seq(10), exhausted=True)
-    window = merge_latest(window, page(seq(10, first=11)), exhausted=False).window
-    assert window.coverage == 10  # adjacency is not assumed from ids
-    window = merge_older(window, page(seq(10)), exhausted=False).window  # read at offset == coverage
-    assert window.coverage == 20
-    assert window.at_start
-    assert window.breaks == frozenset()
-
-
 def test_hidden_rows_count_in_coverage_but_are_not_displayed() -> None:
     keys = seq(4)
     msgs = [msg(k) for k in keys[:3]] + [msg(keys[3], display_kind="hidden")]
@@ -392,16 +388,10 @@ def test_an_old_generation_response_never_changes_the_new_window() -> None:
     window = first_window(seq(10, first=11))
     old_generation = window.generation
     moved = advance(window, "tip")
-    late = merge_older(moved, page(seq(10)), exhausted=True, generation=old_generation)
+    late = merge_anchored(moved, OlderRequest(9, 11, old_generation, legacy=False), page(seq(11)))
     assert late.stale
     assert late.window is moved
     assert late.new_keys == ()
-    late = merge_latest(moved, page(seq(5, first=21)), exhausted=False, generation=old_generation)
-    assert late.stale
-    assert late.window is moved
-    current = merge_latest(moved, page(seq(5, first=21)), exhausted=False, generation=moved.generation)
-    assert not current.stale
-    assert current.window.coverage == 5
 
 
 def test_an_anchored_page_without_its_anchor_is_detached_and_not_merged() -> None:

@@ -1,33 +1,14 @@
-"""Transcript rows for reading (pure): what one stored row displays, what kind of row it is and
-how a tool result reads as text, which rows a command prints, and searching them.
+"""Transcript rows for reading (pure): what one stored row displays (`project`), what kind of
+row it is, how a tool result reads as text, which rows a command prints (`RowFilter`) and
+searching them. The rules as users see them: docs/commands.md, `show` and `--role`/`--tail`
+(selection never adds, changes or repeats a row), and `search`, "What is searched".
 
-Projection: server-hidden rows are absent; `display_content` and `display_reasoning` are
-authoritative whenever present, even empty or null; `display_commentary` is public prose,
-never recovered from raw `codex_message_items`; without projected reasoning, readable
-text/summary fields of `reasoning`, `reasoning_content`, `reasoning_details` and
-`codex_reasoning_items` are used, never encrypted data; tool calls keep their real ids and
-argument strings (missing ones stay null); images become alt text, nothing is fetched; text
-that looks like JSON stays literal. Backend strings are kept as sent (renderers sanitise).
-
-Readable rows: recognition only adds a `kind` (compaction boilerplate, a status notice) to a
-row the server gave none, never changing its text; a tool result is decoded only when it is
-one JSON object with a usual Hermes result field, every field kept, only re-laid out; a cut
-keeps the first and the last lines (a build log's end matters) and says what it left out;
-prose is never cut. A steer (an out-of-band user message Hermes appends to a tool result) is
-split off only when it is the exact marked block at the very end.
-
-Selection (`--role`, `--tail`) keeps the rows' order and never adds, changes or repeats a row;
-`--role assistant` also matches `agent` rows; `--tail N` then keeps the last N (0: none). It
-chooses what is printed, never what is read or proven: `coverage` still describes every row of
-the window, and each segment's `rows_shown` counts the rows the document holds.
-
-Search, line by line, of what `show --full` draws, block by block in drawing order: reasoning
-(only when asked), each commentary note, the text (a tool row: the output laid out by
-`tool_text`, its status line, then each steer), and each tool call's arguments. A block is
-split at `\\n`; a line matches when the pattern is found in it (`^`, `$` anchor at the line's
-ends); context lines come from the same block. Lines are the backend's text, unsanitised;
-`spans` are the code-point offsets of the non-empty matches `re.finditer` finds; hits come in
-block, then line order.
+Projection: `display_content` and `display_reasoning` are authoritative whenever present,
+even empty or null; `display_commentary` is public prose, never recovered from raw
+`codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
+stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
+`kind` to a row the server gave none, never changing its text. Search `spans` are the
+code-point offsets of the non-empty matches `re.finditer` finds.
 """
 
 from __future__ import annotations
@@ -46,7 +27,6 @@ from hermes_task.core.documents import Row, ToolCall, TranscriptDoc
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus
 
-HIDDEN_KINDS = frozenset({"hidden"})
 _TEXT_KEYS = ("text", "summary_text", "summary", "content")
 
 
@@ -119,11 +99,12 @@ def _call(item: dict[str, Any]) -> ToolCall:
     arguments = function.get("arguments", item.get("arguments"))
     if arguments is not None and not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=True)
-    return ToolCall(id=_str(item.get("id")), name=_str(name), arguments=arguments)
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    ident = item.get("id")
+    return ToolCall(
+        id=ident if isinstance(ident, str) else None,
+        name=name if isinstance(name, str) else None,
+        arguments=arguments,
+    )
 
 
 def commentary(msg: WireMessage) -> list[str]:
@@ -137,7 +118,7 @@ def commentary(msg: WireMessage) -> list[str]:
 
 def project(msg: WireMessage) -> Row | None:
     """The displayed row for `msg`, or None when the server hides it."""
-    if msg.display_kind in HIDDEN_KINDS:
+    if msg.display_kind == "hidden":
         return None
     shown = msg.display_content is not UNSET
     text = content_text(msg.display_content if shown else msg.content)
@@ -163,8 +144,9 @@ def project(msg: WireMessage) -> Row | None:
 
 def counts_as_text(row: Row) -> bool:
     """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
-    compaction boilerplate and status notices (below) are not prose."""
-    prose = row.role in ("user", "assistant", "agent") and not is_quiet(row.kind)
+    compaction boilerplate and status notices (drawn as one dim line) are not prose."""
+    quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
+    prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
 
 
@@ -174,9 +156,6 @@ def states_goal(row: Row) -> bool:
     return row.role == "user" and counts_as_text(row)
 
 
-COMPACTION_PREFIXES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
-CONTINUATION_PREFIX = "Continue from the compressed conversation context"
-SYSTEM_PREFIX = "[System:"
 BOILERPLATE_KINDS = frozenset({"compaction_summary", "continuation_prompt"})
 STATUS_KINDS = frozenset(
     {
@@ -188,7 +167,6 @@ STATUS_KINDS = frozenset(
         "system_notice",
     }
 )
-TEXT_FIELDS = ("output", "stdout", "result")
 RESULT_FIELDS = frozenset({"output", "stdout", "stderr", "result", "error", "exit_code", "status"})
 # Markdown that changes how text reads: emphasis (`_` only at a word's edge: snake_case is
 # not), code, links and autolinks, strike-through, escapes; at a line's start headings,
@@ -200,8 +178,6 @@ MARKDOWN_SYNTAX = re.compile(
     r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
     re.M,
 )
-MAX_LINES = 12
-MAX_CHARS = 2000
 # How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
 # the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
 # agent/prompt_builder.py; the words after the dash differ between versions, and
@@ -212,30 +188,22 @@ STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
 
 def recognised_kind(role: str, text: str | None) -> str | None:
     """The kind of an untyped row, from its text: boilerplate or a status notice, else None."""
-    if not text:
-        return None
-    head = text.lstrip()
-    if head.startswith(COMPACTION_PREFIXES):
+    head = (text or "").lstrip()
+    if head.startswith(("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")):
         return "compaction_summary"
-    if role == "user" and head.startswith(CONTINUATION_PREFIX):
+    if role == "user" and head.startswith("Continue from the compressed conversation context"):
         return "continuation_prompt"
-    if role == "user" and head.startswith(SYSTEM_PREFIX):
+    if role == "user" and head.startswith("[System:"):
         return "system_notice"
     return None
 
 
 def looks_like_markdown(text: str) -> bool:
-    """Whether `text` holds Markdown syntax (a cheap test: text without it reads the same as
-    plain text, and keeps its line breaks)."""
+    """A cheap test: text without Markdown syntax reads the same as plain text."""
     return MARKDOWN_SYNTAX.search(text) is not None
 
 
-def is_quiet(kind: str | None) -> bool:
-    """Rows drawn as one dim line and never counted as text for --min-text."""
-    return kind in BOILERPLATE_KINDS or kind in STATUS_KINDS
-
-
-class ToolText(Struct, frozen=True):
+class ToolText(NamedTuple):
     """A tool result laid out for reading: `body` with real line breaks, and one `status`
     line (exit code, error, status) or None."""
 
@@ -267,7 +235,7 @@ def tool_text(text: str) -> ToolText | None:
     value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
-    parts = [_as_text(value[k]) for k in TEXT_FIELDS if value.get(k) not in (None, "")]
+    parts = [_as_text(value[k]) for k in ("output", "stdout", "result") if value.get(k) not in (None, "")]
     if value.get("stderr") not in (None, ""):
         parts.append("stderr:\n" + _as_text(value["stderr"]))
     others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
@@ -296,11 +264,10 @@ class Cut(NamedTuple):
     inside: bool
 
 
-def cut(text: str, *, lines: int = MAX_LINES, chars: int = MAX_CHARS) -> Cut:
+def cut(text: str, *, lines: int = 12, chars: int = 2000) -> Cut:
     """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
-    else its first lines (at most a third of `lines`, within a third of `chars`) and its last
-    lines (the rest of both), whole lines only, except that a first or last line longer than
-    its share is cut to the share (its start, or its end)."""
+    else its first lines (a third of both) and its last lines (the rest), whole lines only;
+    a first or last line longer than its share is cut to it (docs/commands.md, `show`)."""
     if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
         return Cut(text, "", 0, 0, False)
     head_lines, head_chars = lines // 3, chars // 3
@@ -365,9 +332,8 @@ class PatternError(ValueError):
 
 
 def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    """PATTERN as a compiled expression: a fixed string (`regex` False: every character
-    literal) or a Python regular expression, case-insensitive with `ignore_case`. A line
-    break in it is refused (matching is line by line, so it could never match)."""
+    """PATTERN compiled as docs/commands.md (`search`) says; a line break in it could never
+    match a line, so it is refused."""
     if "\n" in pattern:
         raise PatternError("holds a line break, but lines are searched one at a time")
     source = pattern if regex else re.escape(pattern)
@@ -424,8 +390,8 @@ class Hit(Struct, frozen=True):
 
 
 def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
-    """Every line of the row's blocks (`blocks`) in which `pattern` is found, in order, each
-    with `context` lines before and after it from its block."""
+    """Every line of the row's blocks in which `pattern` is found, in order, each with
+    `context` lines before and after it from its block."""
     return [
         Hit(
             row,
@@ -463,9 +429,8 @@ class Group(Struct, frozen=True):
 
 
 def groups(hits: Sequence[Hit]) -> list[Group]:
-    """`hits` merged as grep merges them: a hit of the same block whose first line (context
-    included) touches or overlaps the previous group joins it; a line that matched is never
-    printed as another hit's context, and no line is printed twice."""
+    """`hits` merged as grep merges them: a hit whose context touches the previous group of
+    its block joins it; a matched line is never printed as context, no line twice."""
     runs: list[tuple[tuple[str, int, str, int], Hit, dict[int, GroupLine]]] = []
     for hit in hits:
         first = hit.line_number - len(hit.before)
@@ -482,8 +447,7 @@ def groups(hits: Sequence[Hit]) -> list[Group]:
 
 
 def search_status(matches: int, *, complete: bool) -> ExitStatus:
-    """grep's exit status in this tool's numbers: 0 when a line matched; when none did, 10
-    only if every transcript was searched whole (absence proven), else 11."""
+    """grep's exit status in this tool's numbers (docs/exit-codes.md)."""
     if matches:
         return ExitStatus.OK
     return ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE

@@ -1,11 +1,9 @@
 """The transcript window (pure): rows keyed by durable identity, display order and paging
 coverage; how a page merges into it, and where the next anchored older page is read.
 
-Identity is (`session_id`, `id`): row ids are a global AUTOINCREMENT and a current backend's
-tip page merges earlier segments' rows with their own `session_id`s and non-monotonic ids
-(`message_uid` exists on one backend only). Order is the server's: every page is a contiguous
-chronological slice, and a merge places new rows beside the rows they share with the window,
-never by sorting ids or comparing content.
+Identity is (`session_id`, `id`) and order is the server's (docs/identity.md, "Row
+identity"): every page is a contiguous chronological slice, and a merge places new rows beside
+the rows they share with the window.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
@@ -98,10 +96,10 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
 class MergeResult(Struct, frozen=True):
     """The window after a merge. `stale`: the response belonged to an older generation and
-    was dropped; `detached`: an anchored older page missed its anchor and was dropped;
-    `gap`: a latest page shared no row with the block. `TaskReader.read_older` fills in
-    `returned` (raw rows of the merged older page; 0 when none was merged), `restarted`
-    (a refresh was needed during the read) and `warnings` (that refresh's)."""
+    was dropped; `detached`: an older page missed its anchor (rows were added or removed
+    meanwhile) and was dropped; `gap`: a latest page shared no row with the block.
+    `TaskReader.read_older` fills in `returned` (raw rows of the merged older page; 0 when
+    none was merged), `restarted` (a refresh was needed) and `warnings` (that refresh's)."""
 
     window: Window
     new_keys: tuple[RowKey, ...]
@@ -137,16 +135,9 @@ def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
     return list(first.values())
 
 
-def _splice(
-    keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[RowKey], insert_at: int
-) -> tuple[RowKey, ...]:
+def _splice(keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[RowKey]) -> tuple[RowKey, ...]:
     """Place the page's unknown keys next to the keys it shares with `keys`; a page that
-    shares none goes in at `insert_at`. Known keys keep their places."""
-    new = [k for k in page if k not in index]
-    if not new:
-        return keys
-    if all(k not in index for k in page):
-        return keys[:insert_at] + tuple(new) + keys[insert_at:]
+    shares none goes at the end. Known keys keep their places."""
     head: list[RowKey] = []
     after: dict[int, list[RowKey]] = {}
     first: int | None = None
@@ -159,6 +150,8 @@ def _splice(
             head.append(k)
         else:
             after.setdefault(anchor, []).append(k)
+    if first is None:
+        return keys + tuple(head)
     out: list[RowKey] = []
     for i, k in enumerate(keys):
         if i == first:
@@ -168,26 +161,16 @@ def _splice(
     return tuple(out)
 
 
-def _breaks(
-    old: Window, keys: tuple[RowKey, ...], page: list[RowKey], extra: tuple[RowKey, RowKey] | None
-) -> frozenset[RowKey]:
-    """Every key whose predecessor is known adjacent by no evidence: neither this page,
-    nor the old order (where it was not a break), nor the `extra` pair."""
+def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozenset[RowKey]:
+    """Every key whose predecessor is known adjacent by no evidence: neither this page nor
+    the old order (where it was not a break)."""
     page_pred = dict(zip(page[1:], page, strict=False))
     old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
     return frozenset(
         key
         for prev, key in pairwise(keys)
-        if page_pred.get(key) != prev
-        and (old_pred.get(key) != prev or key in old.breaks)
-        and extra != (prev, key)
+        if page_pred.get(key) != prev and (old_pred.get(key) != prev or key in old.breaks)
     )
-
-
-def _low(window: Window, page: list[RowKey], offset: int | None, fallback: int | None) -> int | None:
-    """The legacy offset of the block's first row, from a page read at `offset`."""
-    first = window.keys.index(page[0]) if offset is not None and page else -1
-    return fallback if offset is None or first < window.block_start else offset - (first - window.block_start)
 
 
 def _first_read(
@@ -213,7 +196,6 @@ def _first_read(
         empty=False,
         fresh=False,
         legacy_low=offset,
-        head=0,
     )
     return MergeResult(merged, new)
 
@@ -222,8 +204,6 @@ def _merge(
     window: Window,
     msgs: list[WireMessage],
     *,
-    insert_at: int,
-    extra: tuple[RowKey, RowKey] | None,
     start: RowKey | None,
     offset: int | None,
 ) -> tuple[Window, tuple[RowKey, ...]]:
@@ -237,10 +217,13 @@ def _merge(
         keys = window.keys[:at] + new + window.keys[at:]
         breaks = (window.breaks - {window.keys[at]}) | ({new[0]} if at else set())
     else:
-        keys = _splice(window.keys, window.position, page, insert_at)
-        breaks = _breaks(window, keys, page, extra)
+        keys = _splice(window.keys, window.position, page)
+        breaks = _breaks(window, keys, page)
     merged = replace(window, keys=keys, messages=messages, breaks=frozenset(breaks))
-    low = _low(merged, page, offset, window.legacy_low)
+    low = window.legacy_low  # the legacy offset of the block's first row, from a page read at `offset`
+    first = merged.keys.index(page[0]) if offset is not None and page else -1
+    if offset is not None and first >= merged.block_start:
+        low = offset - (first - merged.block_start)
     if low == 0 and merged.block_start < len(keys):
         start = start or keys[merged.block_start]
     merged = replace(merged, start=start or window.start, legacy_low=low)
@@ -248,65 +231,25 @@ def _merge(
 
 
 def merge_latest(
-    window: Window,
-    page: Sequence[WireMessage],
-    *,
-    exhausted: bool,
-    offset: int | None = None,
-    generation: int | None = None,
+    window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
 ) -> MergeResult:
     """Merge the newest page of the canonical segment; known older rows are kept. The first
     read of a segment (a new window, or after `advance`) starts its block; an exhausted read
     shows the segment's start. A later page that shares no row with the block is a gap: its
-    rows go after the known ones, coverage restarts at the page and older reads fill the gap.
-    A page of another generation changes nothing (`stale`)."""
-    if generation is not None and generation != window.generation:
-        return MergeResult(window, (), stale=True)
+    rows go after the known ones, coverage restarts at the page and older reads fill the gap."""
     msgs = _dedupe(page)
     if window.fresh:
         return _first_read(window, msgs, exhausted=exhausted, offset=offset)
     block = set(window.keys[window.block_start :])
     gap = bool(msgs) and not any(key_of(m) in block for m in msgs)
     start = key_of(msgs[0]) if exhausted and msgs else None
-    merged, new = _merge(window, msgs, insert_at=len(window.keys), extra=None, start=start, offset=offset)
+    merged, new = _merge(window, msgs, start=start, offset=offset)
     return MergeResult(replace(merged, head=0), new, gap=gap)
 
 
-def merge_older(
-    window: Window,
-    page: Sequence[WireMessage],
-    *,
-    exhausted: bool,
-    offset: int | None = None,
-    anchored: bool = False,
-    generation: int | None = None,
-) -> MergeResult:
-    """Merge a page read towards the segment's start, ending at or after the block's first
-    row. `anchored`: the read re-reads that row, and a page without it is `detached` (rows
-    were added or removed meanwhile) and changes nothing; otherwise the page is taken to end
-    right before the block (read at offset == coverage). An exhausted read reached the
-    segment's raw start. A page of another generation changes nothing."""
-    if generation is not None and generation != window.generation:
-        return MergeResult(window, (), stale=True)
-    msgs = _dedupe(page)
-    if window.fresh:
-        return _first_read(window, msgs, exhausted=exhausted, offset=offset)
-    keys = [key_of(m) for m in msgs]
-    anchor = window.keys[window.block_start] if window.coverage else None
-    if anchored and (anchor is None or anchor not in keys):
-        return MergeResult(window, (), detached=True)
-    extra = (keys[-1], anchor) if keys and anchor is not None and not anchored else None
-    start: RowKey | None = None
-    if exhausted:
-        start = keys[0] if keys else anchor
-    merged, new = _merge(window, msgs, insert_at=window.block_start, extra=extra, start=start, offset=offset)
-    return MergeResult(merged, new)
-
-
 class OlderRequest(Struct, frozen=True):
-    """Where the next older page is read. Current backends count `offset` back from the
-    newest row; legacy ones from the oldest. Either way the page ends with the block's
-    first row (the anchor), so a shifted page is detected instead of merged."""
+    """Where the next older page is read: current backends count `offset` back from the
+    newest row, legacy ones from the oldest."""
 
     offset: int
     limit: int
@@ -335,21 +278,20 @@ def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> Olde
 
 
 def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
-    """Merge the answer to `request` (see `merge_older`, anchored). On a current backend the
-    anchor's place in the page measures how many rows were appended since the block's
-    newest row was read (`head`), so the next offset still lands on the block's first
-    row while the task keeps writing: progress per page is the page size minus the rows
-    appended between two reads, never a skip."""
-    offset = request.offset if request.legacy else None
-    exhausted = request.exhausted(len(page))
-    result = merge_older(
-        window, page, exhausted=exhausted, offset=offset, anchored=True, generation=request.generation
-    )
-    if request.legacy or result.stale or result.detached:
-        return result
-    anchor = window.keys[window.block_start]
-    where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)
-    anchor_offset = request.offset + len(page) - 1 - where
-    merged = result.window
-    known_after = len(merged.keys) - 1 - merged.keys.index(anchor)
-    return replace(result, window=replace(merged, head=anchor_offset - known_after))
+    """Merge the answer to `request` unless it is `stale` or `detached` (`MergeResult`). On a
+    current backend the anchor's place in the page measures the rows appended since the
+    block's newest row was read (`head`), so the next offset still lands on the anchor."""
+    if request.generation != window.generation:
+        return MergeResult(window, (), stale=True)
+    msgs = _dedupe(page)
+    keys = [key_of(m) for m in msgs]
+    anchor = window.keys[window.block_start] if window.coverage else None
+    if anchor is None or anchor not in keys:
+        return MergeResult(window, (), detached=True)
+    start = keys[0] if request.exhausted(len(page)) else None
+    merged, new = _merge(window, msgs, start=start, offset=request.offset if request.legacy else None)
+    if not request.legacy:
+        where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)
+        known_after = len(merged.keys) - 1 - merged.keys.index(anchor)
+        merged = replace(merged, head=request.offset + len(page) - 1 - where - known_after)
+    return MergeResult(merged, new)

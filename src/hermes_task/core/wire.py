@@ -1,17 +1,11 @@
 """What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
 
-Permissive about extra fields, strict about the fields this tool relies on: a missing or
-mistyped one makes the response incompatible (`WireError`), never guessed. A field without a
-default is a required key; types are strict (msgspec's: `"12"` is not a row id, a bool or
-`12.0` never an int), and an int timestamp must fit a float. A key whose presence decides
-something (`display_content`, `display_reasoning`, `pagination` and its `order`, the detail's
-`model_config` and `is_default_profile`, an envelope's `profile`) is `UNSET` when not sent.
-
-Bytes msgspec refuses but `json.loads` reads (`NaN`, `Infinity`, a number past a float's range,
-a lone surrogate such as `\\ud800`) are read so and held to the same model by
-`msgspec.convert`, raw fields kept as sent. Usage figures (`Figures`, issue 28) are read
-permissively: one not sent, null, mistyped, negative or not finite is None, never 0, and never
-makes the detail incompatible. Why msgspec: docs/decisions.md, entry 7.
+The contract (docs/decisions.md, entry 7): extra keys ignored, a missing or mistyped key this
+tool relies on makes the response incompatible (`WireError`), never guessed; `UNSET` marks a
+key whose absence decides something; a body msgspec's parser refuses is read by `json.loads`
+and held to the same model. An int timestamp must fit a float. Usage figures (`Figures`,
+issue 28) are read permissively: one not sent, null, mistyped, negative or not finite is
+None, never 0, and never makes the detail incompatible.
 """
 
 from __future__ import annotations
@@ -51,8 +45,6 @@ def _fits_float(value: Timestamp, key: str) -> None:
 
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-# The detail's usage keys (Hermes' `SessionDB.update_token_counts` writes them per segment).
-FIGURE_KEYS = (*TOKENS, "api_call_count", "estimated_cost_usd", "actual_cost_usd", "cost_status")
 
 
 class Figures(Struct, frozen=True, kw_only=True):
@@ -113,7 +105,8 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     profile_name: str | None = None
     title: str | None = None
     is_default_profile: JSON | UnsetType = UNSET
-    # The usage figures, kept as sent (any JSON value): `figures` reads them permissively.
+    # The usage figures (Hermes' `SessionDB.update_token_counts` writes them per segment),
+    # kept as sent (any JSON value): `figures` reads them permissively.
     input_tokens: JSON = None
     output_tokens: JSON = None
     cache_read_tokens: JSON = None
@@ -131,7 +124,7 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     @property
     def figures(self) -> Figures:
         """This segment's usage figures (`figures_of`)."""
-        return figures_of({key: getattr(self, key) for key in FIGURE_KEYS})
+        return figures_of(msgspec.structs.asdict(self))
 
     @property
     def has_model_config(self) -> bool:

