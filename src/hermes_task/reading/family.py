@@ -28,7 +28,7 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.api import gather
 from hermes_task.reading.polling import FINAL_RETRIES, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS
+from hermes_task.reading.tasktree import MAX_CONVERSATIONS, in_turn
 from hermes_task.reading.watcher import Watcher, WatchReporter
 
 A = TypeVar("A")
@@ -65,8 +65,6 @@ class FamilyFollower(Watcher):
     reporter: FamilyReporter
     open_child: OpenChild  # a reader for a child id, gated on the parent's segments
     _: KW_ONLY
-    probes: int = MAX_PROBES_PER_CYCLE
-    reads: int = MAX_READS_PER_CYCLE
     rows: RowFilter = field(default_factory=RowFilter)
     nest: Nest | None = None
     depth: int = 0  # levels of nested tasks (0: none; with `nest` only)
@@ -226,7 +224,7 @@ class FamilyFollower(Watcher):
     def _read_children(self) -> None:
         """Probe, then read, then give the children seen ended their final read."""
         pending = [c for c in self.children.values() if not c.done]
-        probed = self._in_turn([c for c in pending if c.probed()])
+        probed, self.turn = in_turn([c for c in pending if c.probed()], MAX_PROBES_PER_CYCLE, self.turn)
         rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
         changed: list[tuple[Child, SessionDetail | None]] = []
         for child, got in zip(probed, self._probe_all(probed), strict=True):
@@ -236,19 +234,10 @@ class FamilyFollower(Watcher):
                 changed.append((child, got))
         order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
-        due = (changed + [(c, None) for c in order])[: self.reads]
+        due = (changed + [(c, None) for c in order])[:MAX_READS_PER_CYCLE]
         self._read_all(due)
         ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak.code is None]
-        self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
-
-    def _in_turn(self, children: list[Child]) -> list[Child]:
-        """At most `probes` of them, starting where the last cycle stopped."""
-        if len(children) <= self.probes:
-            return children
-        start = self.turn % len(children)
-        chosen = (children[start:] + children[:start])[: self.probes]
-        self.turn = start + len(chosen)
-        return chosen
+        self._read_all([(c, None) for c in ending[: max(0, MAX_READS_PER_CYCLE - len(due))]])
 
     def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
         # This cycle's details (`shared`): a child whose end the undelivered-completion check

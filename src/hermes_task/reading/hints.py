@@ -183,8 +183,8 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | Transient:
-    """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used; the goal is None when HTTP does not serve it (`goal_hidden`). Run side by side."""
+    """What the dashboard shows of a proposed child (its columns and goal: None when HTTP
+    does not serve it, `goal_hidden`), or why it is not used. Run side by side."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -302,8 +302,8 @@ def _proven(
     """The proposed children as HTTP shows them (of the client's profile), in the store's
     order, and the tasks whose proposal could not be proven for now (task key -> its code).
     Only those not proven earlier in the run are asked."""
-    ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     details = shared or client.detail
+    ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
     jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
     proofs = gather(jobs, what="child proofs", debug=hints.debug)
     answers = dict(zip(ask, proofs, strict=True))
@@ -314,25 +314,23 @@ def _proven(
         if not keys:
             continue
         got = answers.get(row.id) or hints.shown[row.id]
-        if isinstance(got, tuple) and got[1] is None:  # HTTP does not serve its goal row
-            hints.say(
-                "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
-            )
         if isinstance(got, tuple):
+            if got[1] is None:  # HTTP does not serve its goal row
+                hints.say(
+                    "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+                )
             hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.first_user_goal(row.id)
             got = got[0]
+        tasks = ", ".join(map(str, keys))
         if isinstance(got, Transient):
-            hints.say(
-                f"store: child proposal for task {', '.join(map(str, keys))} not proven now (retry:{got.code})"
-            )
+            hints.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code})")
             pending.update(dict.fromkeys(keys, got.code))
             continue
         hints.tried += 1
         hints.unknown += got == Code.NOT_FOUND.value
         if isinstance(got, str):
-            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
-            continue
-        if same_profile(got, client.profile):
+            hints.say(f"store: child proposal for task {tasks} dropped ({got})")
+        elif same_profile(got, client.profile):
             shown.append(got)
     return shown, pending
 

@@ -29,7 +29,6 @@ from hermes_task.core.lineage import (
     ForkAmbiguous,
     LineageRejected,
     Proof,
-    StoreSession,
     combine,
     continues_parent,
     is_continuation,
@@ -326,7 +325,20 @@ class LineageProof:
         rows = self.store.children(sid)
         if rows is None:
             return None
-        proposals = self._continuations(reader(sid), rows)
+        tip = reader(sid)
+        try:
+            config = parse_model_config(tip) or {}
+        except LineageRejected:
+            return None
+        markers = {m: config.get(m) for m in MARKERS}
+        proposals = [
+            r
+            for r in rows
+            if r.id not in self.path
+            and is_valid_id(r.id)
+            and is_continuation(r, tip.id, markers)
+            and same_profile(r, self.client.profile)
+        ]
         if len(proposals) > budget[0]:
             self.bound_hit = True
         for row in proposals[: budget[0]]:
@@ -335,21 +347,6 @@ class LineageProof:
             if fork is not None:
                 return fork
         return None
-
-    def _continuations(self, tip: SessionDetail, rows: list[StoreSession]) -> list[StoreSession]:
-        try:
-            config = parse_model_config(tip) or {}
-        except LineageRejected:
-            return []
-        markers = {m: config.get(m) for m in MARKERS}
-        return [
-            r
-            for r in rows
-            if r.id not in self.path
-            and is_valid_id(r.id)
-            and is_continuation(r, tip.id, markers)
-            and same_profile(r, self.client.profile)
-        ]
 
 
 ChildState = Literal["running", "ended", "unknown"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from typing import TypeVar
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -57,6 +58,7 @@ from hermes_task.reading.proof import ChildProof, ChildState
 from hermes_task.reading.reader import TaskReader, Transcript, history_warnings, merge_warnings
 from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 
+T = TypeVar("T")
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000
 MAX_IDLE_PAGES = 3
@@ -431,10 +433,7 @@ class Unreported:
             if child.owned is not False and child.state != "ended" and child.anchor_id not in refs:
                 refs.add(child.anchor_id)
                 due.append(task)
-        if self.per_cycle is not None and len(due) > self.per_cycle:
-            start = self.turn % len(due)
-            due = (due[start:] + due[:start])[: self.per_cycle]
-            self.turn = start + len(due)
+        due, self.turn = in_turn(due, self.per_cycle, self.turn)
         jobs = [lambda task=task: self._look(self._child(task), self._segments(task)) for task in due]
         for task, (state, seen) in zip(
             due, gather(jobs, what="child state checks", debug=self.debug), strict=True
@@ -508,6 +507,15 @@ class Unreported:
     def _say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(f"unreported: {line}")
+
+
+def in_turn(items: list[T], limit: int | None, turn: int) -> tuple[list[T], int]:
+    """At most `limit` of `items`, starting where the last call stopped; the next `turn`."""
+    if limit is None or len(items) <= limit:
+        return items, turn
+    start = turn % len(items)
+    chosen = (items[start:] + items[:start])[:limit]
+    return chosen, start + len(chosen)
 
 
 def _linked(task: TaskEntry, *, terminal: bool) -> bool:
@@ -592,22 +600,17 @@ def read_trace(
     assert got.transcript is not None  # asked for: the parent's read always documents it
     reads = ChildReads(client, hints, pages=None, bound=RECOVER["report_bound"], shared=shared)
     children: dict[str, Transcript | Unread] = {}
-    _read_children(reads, got.doc.tasks, frozenset(got.paths.get(parent, (parent,))), children)
+
+    def walk(tasks: Sequence[TaskEntry], owners: frozenset[str]) -> None:
+        """Each task's child read once (owned by a segment of `owners`), then its nested tasks'."""
+        for task in tasks:
+            child = task.child_session_id
+            if child is None or child in children:
+                continue
+            read = children[child] = reads.read(task, owners)
+            if task.children:
+                segments = read.segments if isinstance(read, Transcript) and read.segments else (child,)
+                walk(task.children, frozenset(segments))
+
+    walk(got.doc.tasks, frozenset(got.paths.get(parent, (parent,))))
     return TraceSource(tasks=got.doc, parent=got.transcript, children=children)
-
-
-def _read_children(
-    reads: ChildReads,
-    tasks: Sequence[TaskEntry],
-    owners: frozenset[str],
-    out: dict[str, Transcript | Unread],
-) -> None:
-    """Each task's child read once (owned by a segment of `owners`), then its nested tasks'."""
-    for task in tasks:
-        child = task.child_session_id
-        if child is None or child in out:
-            continue
-        got = out[child] = reads.read(task, owners)
-        if task.children:
-            segments = got.segments if isinstance(got, Transcript) and got.segments else (child,)
-            _read_children(reads, task.children, frozenset(segments), out)
