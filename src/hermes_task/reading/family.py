@@ -183,8 +183,8 @@ class FamilyFollower(Watcher):
         self._report(self.amend(self.entries))
 
     def _unnested(self) -> bool:
-        """Has a proven child's own task list never been read (nor left to a bound)? Until it
-        is, the tree's verdict is not in: no child's final read, no ending."""
+        """Has a proven child's own task list never been read (nor left to a bound)? Then the
+        tree's verdict is not in."""
         nested = self.nested
         return bool(self.depth) and any(
             c.read
@@ -330,9 +330,8 @@ class FamilyReporter(WatchReporter, Protocol):
 
 @dataclass(eq=False)
 class Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task (and, with
-    `tui --recursive`, the `WatchReporter` of the child's own tasks' watch: its warnings and
-    errors are the task's, its tasks reported by the family's list)."""
+    """A `follow.Reporter` for one child (with `tui --recursive`, also its own tasks' watch's
+    reporter): its rows, warnings and errors, tagged with the task."""
 
     reporter: FamilyReporter
     entry: TaskEntry
@@ -368,9 +367,8 @@ class Child(Struct):
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
-        """Does a probe decide this child's next read (read before, running, no final read due,
-        no failure to retry)? Not while its newest segment ended by compression with nothing
-        newer proven: the newer segment is another session, found only by a read."""
+        """Does a probe decide this child's next read (read before, running, no final read or
+        retry due, its newest segment not ended by compression: a newer one is found by a read)?"""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
         return (

@@ -160,6 +160,71 @@ class StoreHints:
             out.append(warning(WarningCode.bound_reached, detail))
         return out
 
+    def _kept(self, task: TaskEntry) -> TaskEntry:
+        """The task with the child its transcript names, or the one proven earlier in the run."""
+        if task.child_session_id:
+            return replace(task, child_ref_source="transcript")
+        earlier = self.assigned.get((task.call_id or "", task.task_index))
+        if earlier is None or task.call_id is None:
+            return task
+        return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
+
+    def _delegated(self, client: DashboardAPI, spawns: Sequence[Spawn]) -> list[StoreSession] | None:
+        """The store's delegated children of every segment carrying a spawn call; None: it cannot say."""
+        rows: list[StoreSession] = []
+        for segment in sorted({s for spawn in spawns for s in spawn.segments}):
+            found = self.children(segment)
+            if found is None:
+                return None
+            rows += [
+                r
+                for r in found
+                if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
+            ]
+        return rows
+
+    def _proven(
+        self,
+        client: DashboardAPI,
+        rows: Sequence[StoreSession],
+        proposed: Mapping[str, list[int]],
+        segments: frozenset[str],
+        shared: SharedDetails | None,
+    ) -> tuple[list[StoreSession], dict[int, str]]:
+        """The proposed children as HTTP shows them, in the store's order (those proven earlier in
+        the run are not asked again), and the tasks whose proof failed for now (key -> its code)."""
+        details = shared or client.detail
+        ask = [row.id for row in rows if row.id in proposed and row.id not in self.shown]
+        jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
+        proofs = gather(jobs, what="child proofs", debug=self.debug)
+        answers = dict(zip(ask, proofs, strict=True))
+        shown: list[StoreSession] = []
+        pending: dict[int, str] = {}
+        for row in rows:
+            keys = proposed.get(row.id)
+            if not keys:
+                continue
+            got = answers.get(row.id) or self.shown[row.id]
+            if isinstance(got, tuple):
+                if got[1] is None:  # HTTP does not serve its goal row
+                    self.say(
+                        "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+                    )
+                self.shown[row.id], self.goals[row.id] = got[0], got[1] or self.first_user_goal(row.id)
+                got = got[0]
+            tasks = ", ".join(map(str, keys))
+            if isinstance(got, Transient):
+                self.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code})")
+                pending.update(dict.fromkeys(keys, got.code))
+                continue
+            self.tried += 1
+            self.unknown += got == Code.NOT_FOUND.value
+            if isinstance(got, str):
+                self.say(f"store: child proposal for task {tasks} dropped ({got})")
+            elif same_profile(got, client.profile):
+                shown.append(got)
+        return shown, pending
+
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
@@ -212,12 +277,11 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store (`pairs`) and assigned by
-    `match` over what HTTP shows, never over the store's columns; `child_ref_source` says where
-    every id came from."""
+    """`tasks` with each missing child id proposed by the store and assigned by what HTTP shows;
+    `child_ref_source` says where every id came from."""
     from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
 
-    out = [_kept(hints, t) for t in tasks]
+    out = [hints._kept(t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
@@ -232,11 +296,11 @@ def find_children(
         for i in open_tasks
     ]
     locks = hints.locks
-    rows = _store_children(client, hints, spawns)
+    rows = hints._delegated(client, spawns)
     store_goals = {row.id: hints.first_user_goal(row.id) for row in rows or ()}
     if rows is None or hints.failed or hints.locks != locks:
         # The store could not say: the tasks it could have proposed a child for say so.
-        unread = [i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"]
+        unread = {i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"}
         return [
             replace(t, unavailable_reason="store_unavailable") if i in unread else t
             for i, t in enumerate(out)
@@ -245,7 +309,7 @@ def find_children(
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
         proposed.setdefault(row.id, []).append(spawn.key)
-    shown, pending = _proven(client, hints, rows, proposed, segments, shared)
+    shown, pending = hints._proven(client, rows, proposed, segments, shared)
     found = match(spawns, shown, hints.goals)
     for key, code in pending.items():
         if key not in found:  # its proof failed for now: the task says so, asked again later
@@ -263,78 +327,6 @@ def find_children(
     return out
 
 
-def _kept(hints: StoreHints, task: TaskEntry) -> TaskEntry:
-    """The task with the child its transcript names, or the one proven earlier in the run."""
-    if task.child_session_id:
-        return replace(task, child_ref_source="transcript")
-    earlier = hints.assigned.get((task.call_id or "", task.task_index))
-    if earlier is None or task.call_id is None:
-        return task
-    return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
-
-
-def _store_children(
-    client: DashboardAPI, hints: StoreHints, spawns: Sequence[Spawn]
-) -> list[StoreSession] | None:
-    """The store's delegated children (valid ids, the client's profile) of every segment that
-    carries a spawn call; None when the store cannot say."""
-    rows: list[StoreSession] = []
-    for segment in sorted({s for spawn in spawns for s in spawn.segments}):
-        found = hints.children(segment)
-        if found is None:
-            return None
-        rows += [
-            r
-            for r in found
-            if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
-        ]
-    return rows
-
-
-def _proven(
-    client: DashboardAPI,
-    hints: StoreHints,
-    rows: Sequence[StoreSession],
-    proposed: Mapping[str, list[int]],
-    segments: frozenset[str],
-    shared: SharedDetails | None,
-) -> tuple[list[StoreSession], dict[int, str]]:
-    """The proposed children as HTTP shows them (of the client's profile), in the store's
-    order, and the tasks whose proposal could not be proven for now (task key -> its code).
-    Only those not proven earlier in the run are asked."""
-    details = shared or client.detail
-    ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
-    jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
-    proofs = gather(jobs, what="child proofs", debug=hints.debug)
-    answers = dict(zip(ask, proofs, strict=True))
-    shown: list[StoreSession] = []
-    pending: dict[int, str] = {}
-    for row in rows:
-        keys = proposed.get(row.id)
-        if not keys:
-            continue
-        got = answers.get(row.id) or hints.shown[row.id]
-        if isinstance(got, tuple):
-            if got[1] is None:  # HTTP does not serve its goal row
-                hints.say(
-                    "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
-                )
-            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.first_user_goal(row.id)
-            got = got[0]
-        tasks = ", ".join(map(str, keys))
-        if isinstance(got, Transient):
-            hints.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code})")
-            pending.update(dict.fromkeys(keys, got.code))
-            continue
-        hints.tried += 1
-        hints.unknown += got == Code.NOT_FOUND.value
-        if isinstance(got, str):
-            hints.say(f"store: child proposal for task {tasks} dropped ({got})")
-        elif same_profile(got, client.profile):
-            shown.append(got)
-    return shown, pending
-
-
 NOT_OWNED = "names_another_parent"
 
 
@@ -348,8 +340,7 @@ def _delegate_from(detail: SessionDetail) -> str | None:
 
 
 def delegation_parent(detail: SessionDetail) -> str | None:
-    """The session that delegated this one: its `parent_session_id` when `_delegate_from`
-    names the same session, else None."""
+    """The session that delegated this one: `parent_session_id` when `_delegate_from` names it."""
     parent = detail.parent_session_id
     return parent if parent is not None and _delegate_from(detail) == parent else None
 
@@ -383,8 +374,7 @@ def owned_by(
 def admit(
     parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> Callable[[SessionDetail], None]:
-    """A `TaskReader` gate, asked before its first messages request: unless the anchor's
-    detail is `owned_by` one of `parents`, a final `identity_mismatch`."""
+    """A `TaskReader` gate before its first messages request: `identity_mismatch` unless owned."""
     allowed = frozenset(parents)
 
     def check(detail: SessionDetail) -> None:

@@ -118,10 +118,9 @@ class LineageProof:
         self.assumed &= set(path)
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
-        """Decide the source-rewrite rule a proof assumed before the proven tip's newest page
-        (`rows`, read from its start when `exhausted`) is merged: that page, else one
-        oldest-first row of the first segment adopted on the rule. Refuted, the path is cut
-        before that segment (False: read the new tip's page)."""
+        """Decide the source-rewrite rule a proof assumed from the proven tip's newest page
+        (`rows`, read from its start when `exhausted`), else one oldest-first row of the first
+        segment adopted on it. Refuted, the path is cut before that segment (False)."""
         if not self.assumed:
             return True
         own = bool(rows) and all(m.session_id == tip.id for m in rows)
@@ -300,9 +299,8 @@ class LineageProof:
         return fork
 
     def _hint_path(self, reader: DetailReader, hint: LatestDescendant, asked: str) -> HermesError | None:
-        """Prove the hint's answer, or the segments its `path` names after the newest verified
-        one (the answer may be a grandchild), newest first within one proof walk, at most
-        `MAX_HINT_PATH`; from each one proven the answer is tried again."""
+        """Prove the hint's answer (maybe a grandchild), or its `path`'s segments after the newest
+        verified one, newest first within one walk; from each one proven, the answer again."""
         answer, path = hint.session_id, list(hint.path)
         tried: set[str] = set()
         for _ in range(MAX_HINT_PATH):

@@ -184,8 +184,7 @@ class _Walk:
     def _with_child(
         self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
     ) -> TaskEntry:
-        """`task` with its child's read (`got`: the conversation, or a gap's code), expanded in
-        turn; `covered` grows by this child's lineage."""
+        """`task` with its child's read (`got`: the conversation, or a gap's code), expanded."""
         if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
             return _nested(task, None)
         if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
@@ -307,8 +306,7 @@ def unread(task: TaskEntry) -> Unread | None:
 
 @dataclass(eq=False)
 class ChildReads:
-    """The children of one run, each read once, at most `max_reads`; `bound`: the words for a
-    task past it."""
+    """The children of one run, each read once, at most `max_reads` (`bound`: the words past it)."""
 
     client: DashboardAPI
     hints: StoreHints | None
@@ -525,8 +523,7 @@ def _linked(task: TaskEntry, *, terminal: bool) -> bool:
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document, the proven lineage of every conversation read, and (asked for) the
-    parent's transcript document."""
+    """The tasks document, each read conversation's proven lineage, and the parent's transcript."""
 
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
@@ -544,8 +541,7 @@ def read_parent_tasks(
     debug: Callable[[str], None] | None = None,
     transcript: bool = False,
 ) -> ParentTasks:
-    """The tasks of `parent`; `transcript`: also its transcript document (the spawn calls'
-    times). Failures to read the parent raise."""
+    """The tasks of `parent` (`transcript`: and its transcript); the parent's failures raise."""
     paths: dict[str, tuple[str, ...]] = {}
     documents: dict[str, TranscriptDoc] = {}
 

@@ -77,8 +77,7 @@ class Watcher(PollLoop):
         return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
 
     def timed_out(self) -> Outcome:
-        """--timeout ran out after a good read: exit 9 only when a task is still running;
-        every task terminal (`follow --parent` still reading a child): the verdict."""
+        """--timeout ran out after a good read: exit 9 only when a task is still running."""
         if all_terminal(self.entries):
             return self._ended("timeout")
         failed = self.config.exit_status and verdict(self.entries) in ("failed", "unreported")
