@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 import msgspec
 from msgspec import Struct
@@ -28,11 +28,9 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.api import gather
 from hermes_task.reading.polling import FINAL_RETRIES, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS, in_turn
+from hermes_task.reading.tasktree import MAX_CONVERSATIONS, caught, in_turn
 from hermes_task.reading.watcher import Watcher, WatchReporter
 
-A = TypeVar("A")
-R = TypeVar("R")
 MAX_PROBES_PER_CYCLE = 64
 MAX_READS_PER_CYCLE = 32
 
@@ -245,12 +243,12 @@ class FamilyFollower(Watcher):
         def probe(reader: TaskReader) -> SessionDetail:
             return (self.shared or reader.client.detail)(reader.path[-1])
 
-        jobs = [lambda c=c: _caught(probe, c.follower.reader) for c in children]
+        jobs = [lambda c=c: caught(probe, c.follower.reader) for c in children]
         return gather(jobs, what="child change probes", debug=self.debug)
 
     def _read_all(self, due: list[tuple[Child, SessionDetail | None]]) -> None:
         """Fetch `due` side by side, then deliver and settle each in order."""
-        jobs = [lambda c=c, p=p: _caught(c.follower.fetch, p) for c, p in due]
+        jobs = [lambda c=c, p=p: caught(c.follower.fetch, p) for c, p in due]
         for (child, _), got in zip(due, gather(jobs, what="child reads", debug=self.debug), strict=True):
             final = child.final
             if isinstance(got, HermesError):
@@ -311,14 +309,6 @@ class FamilyFollower(Watcher):
                 for k, n in self.nested.items()
             )
         )
-
-
-def _caught(call: Callable[[A], R], arg: A) -> R | HermesError:
-    """`call(arg)`, or its failure (a job of `gather`: one child's failure is that child's)."""
-    try:
-        return call(arg)
-    except HermesError as err:
-        return err
 
 
 class FamilyReporter(WatchReporter, Protocol):

@@ -18,7 +18,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, TypeVar
 
-from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
@@ -58,12 +57,6 @@ from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gathe
 
 DebugWriter = Callable[[str], None]
 T = TypeVar("T")
-
-
-class Transient(Struct, frozen=True):
-    """A proposal whose proof failed for now: `code` is its task's `unavailable_reason`."""
-
-    code: str
 
 
 @dataclass(eq=False)
@@ -213,9 +206,9 @@ class StoreHints:
                 self.shown[row.id], self.goals[row.id] = got[0], got[1] or self.first_user_goal(row.id)
                 got = got[0]
             tasks = ", ".join(map(str, keys))
-            if isinstance(got, Transient):
-                self.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code})")
-                pending.update(dict.fromkeys(keys, got.code))
+            if isinstance(got, HermesError):  # failed for now: its code is the tasks' reason
+                self.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code.value})")
+                pending.update(dict.fromkeys(keys, got.code.value))
                 continue
             self.tried += 1
             self.unknown += got == Code.NOT_FOUND.value
@@ -247,7 +240,7 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str | None] | str | Transient:
+) -> tuple[StoreSession, str | None] | str | HermesError:
     """What the dashboard shows of a proposed child (its columns and goal: None when HTTP
     does not serve it, `goal_hidden`), or why it is not used. Run side by side."""
     try:
@@ -260,7 +253,7 @@ def _over_http(
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
-            return Transient(exc.code.value)
+            return exc
         raise
     if goal_hidden(first):
         return _shown(detail, parent), None

@@ -58,6 +58,7 @@ from hermes_task.reading.proof import ChildProof, ChildState
 from hermes_task.reading.reader import TaskReader, Transcript, history_warnings, merge_warnings
 from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 
+A = TypeVar("A")
 T = TypeVar("T")
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000
@@ -332,7 +333,6 @@ class ChildReads:
 
 
 MAX_CHECKS_PER_CYCLE = 8
-NOT_READ = "unknown (not read: "
 MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
@@ -432,26 +432,18 @@ class Unreported:
                 refs.add(child.anchor_id)
                 due.append(task)
         due, self.turn = in_turn(due, self.per_cycle, self.turn)
-        jobs = [lambda task=task: self._look(self._child(task), self._segments(task)) for task in due]
-        for task, (state, seen) in zip(
-            due, gather(jobs, what="child state checks", debug=self.debug), strict=True
-        ):
+        jobs = [lambda task=task: caught(self._child(task).check, self._segments(task)) for task in due]
+        for task, got in zip(due, gather(jobs, what="child state checks", debug=self.debug), strict=True):
             ref = task.child_session_id or ""
-            if state is None and seen.startswith(NOT_READ):  # asked again, `FINAL_RETRIES` times
-                self.failures[ref] += 1
-                state = "unknown" if self.failures[ref] > FINAL_RETRIES else None
+            state: ChildState | None
+            if isinstance(got, HermesError):  # a transient failure is asked again, `FINAL_RETRIES` times
+                self.failures[ref] += got.retryable
+                state = "unknown" if not got.retryable or self.failures[ref] > FINAL_RETRIES else None
+                seen = f"unknown (not read: {got.code.value})"
+            else:
+                state, seen = got, got or "not proven the task's child"
             self._child(task).state = state
             self._say(f"task {task.number} child {task.child_session_id}: {seen}")
-
-    @staticmethod
-    def _look(child: ChildProof, segments: frozenset[str]) -> tuple[ChildState | None, str]:
-        """One child's check (on a worker thread: it touches only this child). A transient
-        failure leaves it unchecked (None), to be checked again; any other is `unknown`."""
-        try:
-            state = child.check(segments)
-        except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
-            return (None if exc.retryable else "unknown"), f"{NOT_READ}{exc.code.value})"
-        return state, state or "not proven the task's child"
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
         child = self.children.get(task.child_session_id or "") if task.call_id else None
@@ -505,6 +497,14 @@ class Unreported:
     def _say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(f"unreported: {line}")
+
+
+def caught(call: Callable[[A], T], arg: A) -> T | HermesError:
+    """`call(arg)`, or its failure (a job of `gather`: one child's failure is that child's)."""
+    try:
+        return call(arg)
+    except HermesError as err:
+        return err
 
 
 def in_turn(items: list[T], limit: int | None, turn: int) -> tuple[list[T], int]:
