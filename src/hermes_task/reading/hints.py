@@ -85,7 +85,6 @@ class StoreHints:
 
     def __post_init__(self) -> None:
         self.path = clean_line(self.path) if self.path else None
-        self.off = self.off if self.store is None else None
 
     def _unavailable(self, reason: str) -> None:
         if reason == "locked":
@@ -415,7 +414,6 @@ class ParentStore(Protocol):
     """What `parents` asks the store (`dashboard.store.Store`); both may raise StoreUnavailable."""
 
     def recent_with_parent(self, scan: int = ...) -> list[StoreSession]: ...  # newest first
-
     def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
 

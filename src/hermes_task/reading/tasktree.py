@@ -1,17 +1,11 @@
-"""A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
-`search`, `recover --format markdown`, `--junit` and `export`. GET only.
+"""A parent chat's tasks as `recover` reads them (`read_parent_tasks`; `build`, nested with
+`recursive`: docs/commands.md, "`--recursive`"), `Unreported` (docs/identity.md, "Completions
+the parent has not received"), and the child reads of `search`, `--format markdown`, `--junit`
+and `export` (`read_child`, `ChildReads`, `read_trace`). GET only.
 
-`build` (docs/commands.md, "`--recursive`"; usage: docs/identity.md, "Usage and cost"): each
-conversation visited once, under the first task naming it; one conversation's children read
-side by side and used in task order; a child read only once its detail names a segment of the
-proven lineage as delegation parent (reading/hints.py); a child that fails is one `gap`.
-
-`Unreported` settles the tasks the parent has not reported from their children's proven ends
-and the store's held completions (docs/identity.md, "Completions the parent has not received").
-
-`read_parent_tasks` is `recover`'s and `export`'s read, one answer per detail a run
-(`SharedDetails`); `read_child` reads one task's child whole behind the ownership proof, its
-failure carried by the `Transcript` (Ctrl-C escapes); `read_trace` is `export`'s.
+Invariants: tasks come only from the proven lineage's rows; a child is read only once its detail
+names a segment of that lineage as delegation parent (reading/hints.py), else it is one `gap`;
+each conversation is read once a run, children side by side, their results used in task order.
 """
 
 from __future__ import annotations
@@ -139,9 +133,9 @@ class _Walk:
     detail: Callable[[str], SessionDetail] | None
     max_depth: int
     max_conversations: int
-    visited: set[str]
-    warnings: list[WarningItem]
-    debug: Callable[[str], None] | None = None
+    debug: Callable[[str], None] | None
+    visited: set[str] = field(default_factory=set)
+    warnings: list[WarningItem] = field(default_factory=list)
     reads: int = 0
     deep: int = 0  # tasks at the depth bound whose child was not read
     cut: int = 0  # tasks past the conversation bound whose child was not read
@@ -243,16 +237,9 @@ def build(
     `read_detail` checks a child's parent before `read_child`; both may run side by side."""
     if not recursive:
         return resolve(parent, recover(parent.messages)), list(parent.warnings)
-    walk = _Walk(
-        read=read_child,
-        resolve=resolve,
-        detail=read_detail,
-        max_depth=max_depth,
-        max_conversations=max_conversations,
-        visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
-        warnings=list(parent.warnings),
-        debug=debug,
-    )
+    walk = _Walk(read_child, resolve, read_detail, max_depth, max_conversations, debug)
+    walk.visited = {parent.session_id, *parent.path, *(m.session_id for m in parent.messages)}
+    walk.warnings = list(parent.warnings)
     tasks = walk.expand(parent, 0)
     if walk.deep:  # a bound that cut the tree says how many tasks' children it left unread
         walk.warn(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
