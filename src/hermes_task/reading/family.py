@@ -1,47 +1,12 @@
-"""`follow --parent`: every delegated task's new rows in one stream (pure of typer/rich).
+"""`follow --parent` and `tui`: every delegated task's new rows in one stream (pure of typer/rich).
 
-`FamilyFollower` is the watch loop (watcher.py) on the parent plus, after each successful read
-of the parent, its children's turn (a polling.py `Follower` each). The budget goes where rows
-can appear (issue 29):
-
-- a child read once and still running is first *probed*: one exact-id detail read of its
-  newest proven segment. One equal to the detail its last page was read under (every backend
-  counts an appended row in `message_count`) means no new row; a changed one is the next
-  read's own detail read. At most `MAX_PROBES_PER_CYCLE` probes a cycle, in turn beyond that;
-- then at most `MAX_READS_PER_CYCLE` children are read: those whose probe changed, then those
-  due for a final read, then those never read, then those retrying a failure; the rest wait
-  for the next cycle (their probe shows the change again);
-- a child seen ended gets its final read at once, in the same cycle, then costs nothing more;
-- different children's probes and reads run side by side (reading/api.py), each child's own
-  in order; what they bring is reported in the children's order, by this thread.
-
-So with 50 running children and no new row a cycle makes 53 requests; a row written to any of
-them is printed in the next cycle.
-
-Invariants:
-- a child is read only once its id is known from the parent's task object (the transcript's,
-  or the store's proposal assigned over HTTP), as `follow CHILD` reads it, and only after its
-  detail proved it a delegated child of the parent's proven lineage (the reader's gate); a task
-  without one is reported once as unavailable; a store match withdrawn later stops that
-  child's stream at once;
-- each child's rows are reported once each, in order, tagged with the task;
-- a child that cannot be read is reported unreadable once, its code the task's `gap`, and is
-  no longer read: a final failure at once, a streak of 404s after `start_timeout`, a transient
-  failure once the parent's verdict is in and `FINAL_RETRIES` retries failed;
-- the stream ends when every task is terminal by the parent's verdict and every known child
-  was read once more after that, or reported unreadable (with `recheck`, `tui`: and the
-  recheck is steady); or at `--timeout`;
-- a warning about the setup (`SETUP_WARNINGS`), which every child would repeat, is reported
-  once per run as the parent's own; one about a task's history is that task's;
-- `rows` (--role, --tail) chooses each child's rows as `follow CHILD` does; --tail cuts only
-  the backlog of the tasks of the parent's first read;
-- with `nest` and `depth` (`tui --recursive`), each proven child's own tasks join the list as
-  `recover --recursive` nests them: a `Watcher` of the child's conversation, gated as the
-  child's, cycled while its child is read or its tasks are open, its tasks numbered under
-  their task's (`1.2/1.1`), their children followed in the same budget. A nested task whose
-  child is the parent's or another task's is not read again; children of tasks `depth` levels
-  down, or past `MAX_CONVERSATIONS` nested watches, are not read (`recover`'s `bound_reached`).
-  The watch ends when the whole tree is terminal.
+`FamilyFollower` is the watch loop (watcher.py) on the parent plus, after each good read of the
+parent, its children's turn (a polling.py `Follower` each): probes, then bounded reads, then
+final reads (docs/commands.md, "`--parent`" and its "Request rate"; `tui --recursive`'s nested
+watches: "`tui`"). Invariants: a child is read only once its id is known and its detail proved
+it the parent's (the reader's gate); its rows are reported once each, in order, tagged with the
+task; a child that cannot be read is reported once, its code the task's `gap`; different
+children's reads run side by side, their results used in the children's order by this thread.
 """
 
 from __future__ import annotations
@@ -61,9 +26,9 @@ from hermes_task.core.verdict import all_terminal
 from hermes_task.core.wire import SessionDetail
 from hermes_task.failures import HermesError
 from hermes_task.reading.api import gather
-from hermes_task.reading.polling import FINAL_RETRIES, Fetched, Follower, Outcome, PollConfig, Streak
+from hermes_task.reading.polling import FINAL_RETRIES, Follower, Outcome, PollConfig, Streak
 from hermes_task.reading.reader import TaskReader
-from hermes_task.reading.tasktree import MAX_CONVERSATIONS
+from hermes_task.reading.tasktree import MAX_CONVERSATIONS, caught, in_turn
 from hermes_task.reading.watcher import Watcher, WatchReporter
 
 MAX_PROBES_PER_CYCLE = 64
@@ -71,13 +36,12 @@ MAX_READS_PER_CYCLE = 32
 
 
 OpenChild = Callable[[str, frozenset[str]], TaskReader]
-# The watch of a proven child's own tasks (`tui --recursive`): over its reader, reporting to
-# its task's `Tagged` (a warning of that conversation is a warning of the task).
+# The watch of a proven child's own tasks (`tui --recursive`), reporting to its task's `Tagged`.
 Nest = Callable[[TaskReader, "Tagged"], Watcher]
 
 
 class Nested(Struct):
-    """A proven child's own tasks, watched (module doc)."""
+    """A proven child's own tasks, watched."""
 
     sid: str
     watch: Watcher
@@ -99,8 +63,6 @@ class FamilyFollower(Watcher):
     reporter: FamilyReporter
     open_child: OpenChild  # a reader for a child id, gated on the parent's segments
     _: KW_ONLY
-    probes: int = MAX_PROBES_PER_CYCLE
-    reads: int = MAX_READS_PER_CYCLE
     rows: RowFilter = field(default_factory=RowFilter)
     nest: Nest | None = None
     depth: int = 0  # levels of nested tasks (0: none; with `nest` only)
@@ -115,15 +77,11 @@ class FamilyFollower(Watcher):
         self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
         self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
-    def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
+    def amend(self, entries: list[TaskEntry], prefix: str = "") -> list[TaskEntry]:
         """The parent's tasks (a nested one given back is dropped: rebuilt from its watch),
         each with its gap, each followed by its child's own tasks, renumbered under it."""
         out: list[TaskEntry] = []
-        self._amend([e for e in entries if "/" not in (e.number or "")], "", out)
-        return out
-
-    def _amend(self, entries: list[TaskEntry], prefix: str, out: list[TaskEntry]) -> None:
-        for entry in entries:
+        for entry in entries if prefix else [e for e in entries if "/" not in (e.number or "")]:
             if prefix:
                 entry = replace(entry, number=prefix + (entry.number or "?"))
             key = entry.number or ""
@@ -133,7 +91,8 @@ class FamilyFollower(Watcher):
             out.append(entry)
             nested = self.nested.get(key)
             if nested is not None and nested.sid == entry.child_session_id:
-                self._amend(nested.watch.entries, key + "/", out)
+                out += self.amend(nested.watch.entries, key + "/")
+        return out
 
     def after_cycle(self) -> None:
         if self.depth:
@@ -188,8 +147,8 @@ class FamilyFollower(Watcher):
         return sid in self.reader.path or any(c.sid == sid for k, c in self.children.items() if k != key)
 
     def _nest(self) -> None:
-        """Each proven child's own tasks (module doc): opened once its child was read, read
-        again while they may change; the changed ones reported."""
+        """Each proven child's own tasks: opened once its child was read, read again while
+        they may change; the changed ones reported."""
         for key, child in self.children.items():
             nested = self.nested.get(key)
             if not child.read or (nested is not None and nested.sid == child.sid):
@@ -222,8 +181,8 @@ class FamilyFollower(Watcher):
         self._report(self.amend(self.entries))
 
     def _unnested(self) -> bool:
-        """Has a proven child's own task list never been read (nor left to a bound)? Until it
-        is, the tree's verdict is not in: no child's final read, no ending."""
+        """Has a proven child's own task list never been read (nor left to a bound)? Then the
+        tree's verdict is not in."""
         nested = self.nested
         return bool(self.depth) and any(
             c.read
@@ -261,9 +220,9 @@ class FamilyFollower(Watcher):
             self.reporter.warning(item)
 
     def _read_children(self) -> None:
-        """Probe, then read, then give the children seen ended their final read (module doc)."""
+        """Probe, then read, then give the children seen ended their final read."""
         pending = [c for c in self.children.values() if not c.done]
-        probed = self._in_turn([c for c in pending if c.probed()])
+        probed, self.turn = in_turn([c for c in pending if c.probed()], MAX_PROBES_PER_CYCLE, self.turn)
         rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
         changed: list[tuple[Child, SessionDetail | None]] = []
         for child, got in zip(probed, self._probe_all(probed), strict=True):
@@ -273,43 +232,23 @@ class FamilyFollower(Watcher):
                 changed.append((child, got))
         order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
-        due = (changed + [(c, None) for c in order])[: self.reads]
+        due = (changed + [(c, None) for c in order])[:MAX_READS_PER_CYCLE]
         self._read_all(due)
         ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak.code is None]
-        self._read_all([(c, None) for c in ending[: max(0, self.reads - len(due))]])
-
-    def _in_turn(self, children: list[Child]) -> list[Child]:
-        """At most `probes` of them, starting where the last cycle stopped."""
-        if len(children) <= self.probes:
-            return children
-        start = self.turn % len(children)
-        chosen = (children[start:] + children[:start])[: self.probes]
-        self.turn = start + len(chosen)
-        return chosen
+        self._read_all([(c, None) for c in ending[: max(0, MAX_READS_PER_CYCLE - len(due))]])
 
     def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
         # This cycle's details (`shared`): a child whose end the undelivered-completion check
         # just looked at is probed with that same answer, not asked twice.
-        def probe(child: Child) -> SessionDetail | HermesError:
-            reader = child.follower.reader
-            try:
-                return (self.shared or reader.client.detail)(reader.path[-1])
-            except HermesError as err:
-                return err
+        def probe(reader: TaskReader) -> SessionDetail:
+            return (self.shared or reader.client.detail)(reader.path[-1])
 
-        jobs = [lambda c=c: probe(c) for c in children]
+        jobs = [lambda c=c: caught(probe, c.follower.reader) for c in children]
         return gather(jobs, what="child change probes", debug=self.debug)
 
     def _read_all(self, due: list[tuple[Child, SessionDetail | None]]) -> None:
         """Fetch `due` side by side, then deliver and settle each in order."""
-
-        def fetch(child: Child, probe: SessionDetail | None) -> Fetched | HermesError:
-            try:
-                return child.follower.fetch(probe)
-            except HermesError as err:
-                return err
-
-        jobs = [lambda c=c, p=p: fetch(c, p) for c, p in due]
+        jobs = [lambda c=c, p=p: caught(c.follower.fetch, p) for c, p in due]
         for (child, _), got in zip(due, gather(jobs, what="child reads", debug=self.debug), strict=True):
             final = child.final
             if isinstance(got, HermesError):
@@ -381,9 +320,8 @@ class FamilyReporter(WatchReporter, Protocol):
 
 @dataclass(eq=False)
 class Tagged:
-    """A `follow.Reporter` for one child: its rows and news, tagged with the task (and, with
-    `tui --recursive`, the `WatchReporter` of the child's own tasks' watch: its warnings and
-    errors are the task's, its tasks reported by the family's list)."""
+    """A `follow.Reporter` for one child (with `tui --recursive`, also its own tasks' watch's
+    reporter): its rows, warnings and errors, tagged with the task."""
 
     reporter: FamilyReporter
     entry: TaskEntry
@@ -419,9 +357,8 @@ class Child(Struct):
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
-        """Does a probe decide this child's next read (read before, running, no final read due,
-        no failure to retry)? Not while its newest segment ended by compression with nothing
-        newer proven: the newer segment is another session, found only by a read."""
+        """Does a probe decide this child's next read (read before, running, no final read or
+        retry due, its newest segment not ended by compression: a newer one is found by a read)?"""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
         return (

@@ -1,28 +1,13 @@
 """The local store as the reading layer uses it: ids the store proposes, proven over HTTP.
 
-Invariant: nothing read from the store is shown or trusted. `StoreHints` wraps an optional
-`Store` (off, or unavailable, as `settings` decided) and turns the first failure into one
-`store_unavailable` warning. `find_children` proposes each task's child from the store
-(`core/lineage.py` matching) and assigns it only by what HTTP shows (`_over_http`); a proposal
-the dashboard does not know (404) is dropped, and when every proposal of a run was unknown the
-store is another dashboard's (`foreign`). Bound: the newest `MAX_CHILDREN` children of a
-segment are proposed; the tasks of a segment with more, left without a child, are named in a
-`bound_reached` warning. Debug lines name what was dropped and why, never content.
-
-Ownership is proven from exact-id details before any row of a child is read: Hermes'
-`delegate_task` names the spawning session twice, the row's `parent_session_id` and its model
-config's `_delegate_from` (backend.md §4). A session is a child of a parent chat only when both
-name the same segment of the parent's proven lineage; a later segment of a rotated child only
-through a walk of compression edges back to such a delegation root (`core/lineage.py`'s hop
-rules, at most 32 nodes). A child that fails is a task-level `gap`, never streamed.
-
-`find_parents` (`hermes-task parents`): the newest chats that called `delegate_task`, proposed
-by the store. Invariant (docs/identity.md, "Where a parent id comes from"): an entry exists
-only when exact-id, profile-checked detail reads showed the session itself and at least one
-child naming it as its delegation parent; its numbers and texts come from those reads. A
-proposal the dashboard does not show is dropped (`--debug`); when it shows none, the store is
-another dashboard's (`store_unavailable`, reason `foreign`), and the store's failure is the
-command's failure.
+Invariant: nothing read from the store is shown or trusted (docs/identity.md, "The local
+store"). `StoreHints` wraps an optional `Store` and turns the first failure into one
+`store_unavailable` warning. `find_children` proposes each task's child from the store and
+assigns it only by what HTTP shows ("A parent's tasks": store proposals, the store's bound).
+`owned_by` proves a child's ownership from exact-id details before any row of it is read
+(Hermes' `delegate_task` names the spawning session as `parent_session_id` and as
+`_delegate_from`, backend.md §4). `find_parents` is `hermes-task parents` ("Where a parent id
+comes from"). Debug lines name what was dropped and why, never content.
 """
 
 from __future__ import annotations
@@ -33,7 +18,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, TypeVar
 
-from msgspec import Struct
 from msgspec.structs import replace
 
 from hermes_task.core import lineage
@@ -75,13 +59,6 @@ DebugWriter = Callable[[str], None]
 T = TypeVar("T")
 
 
-class Transient(Struct, frozen=True):
-    """A proposal whose proof failed transiently (5xx, no answer, ...): the task carries `code`
-    as its `unavailable_reason` until a later proof succeeds."""
-
-    code: str
-
-
 @dataclass(eq=False)
 class StoreHints:
     """An optional store; every lookup answers `None` once the store is off or failed."""
@@ -96,11 +73,10 @@ class StoreHints:
     failed: bool = field(default=False, init=False)
     tried: int = field(default=0, init=False)
     unknown: int = field(default=0, init=False)
-    # What HTTP showed of proposed children (`_proven`), kept for the run.
+    # What HTTP showed of proposed children, kept for the run.
     shown: dict[str, StoreSession] = field(default_factory=dict, init=False)
     goals: dict[str, str | None] = field(default_factory=dict, init=False)
-    # Proven stays proven: each task's child once assigned over HTTP in this run, by the task's
-    # (call id, task index); whatever the store says later, it only proposes new ones.
+    # Proven stays proven: each task's child assigned over HTTP, by (call id, task index).
     assigned: dict[tuple[str, int | None], str] = field(default_factory=dict, init=False)
     locks: int = field(default=0, init=False)  # lookups a held lock failed (the next one asks again)
     cut: set[str] = field(default_factory=set, init=False)  # segments with over MAX_CHILDREN children
@@ -109,7 +85,6 @@ class StoreHints:
 
     def __post_init__(self) -> None:
         self.path = clean_line(self.path) if self.path else None
-        self.off = self.off if self.store is None else None
 
     def _unavailable(self, reason: str) -> None:
         if reason == "locked":
@@ -134,8 +109,8 @@ class StoreHints:
                 return None
 
     def children(self, session_id: str) -> list[StoreSession] | None:
-        """The store's children of a session the dashboard showed; None (and the warning)
-        when the store is unavailable or does not know that session (another dashboard's)."""
+        """The store's children of a session the dashboard showed (the newest `MAX_CHILDREN`);
+        None (and the warning) when the store is unavailable or another dashboard's."""
         found = self._call(lambda s: s.children(session_id))
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
@@ -151,8 +126,7 @@ class StoreHints:
         return normalise_goal(self._call(lambda s: s.first_user_text(session_id)))
 
     def delegation(self, delegation_id: str) -> LedgerRecord | None:
-        """The store's `async_delegations` record (a held completion); None when it has none
-        or the store is unavailable (then the warning)."""
+        """The store's `async_delegations` record (a held completion), if any."""
         return self._call(lambda s: s.delegation(delegation_id))
 
     def say(self, line: str) -> None:
@@ -160,8 +134,7 @@ class StoreHints:
             self.debug(line)
 
     def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
-        """Note the tasks whose segment had children cut off by the bound and that still have
-        no child (a task matched later, in a watch's next cycle, is no longer named)."""
+        """Note the tasks still without a child whose segment had children cut off by the bound."""
         for spawn in spawns:
             task = tasks[spawn.key]
             if task.child_session_id is None and spawn.segments & self.cut:
@@ -178,6 +151,71 @@ class StoreHints:
             detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
             out.append(warning(WarningCode.bound_reached, detail))
         return out
+
+    def _kept(self, task: TaskEntry) -> TaskEntry:
+        """The task with the child its transcript names, or the one proven earlier in the run."""
+        if task.child_session_id:
+            return replace(task, child_ref_source="transcript")
+        earlier = self.assigned.get((task.call_id or "", task.task_index))
+        if earlier is None or task.call_id is None:
+            return task
+        return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
+
+    def _delegated(self, client: DashboardAPI, spawns: Sequence[Spawn]) -> list[StoreSession] | None:
+        """The store's delegated children of every segment carrying a spawn call; None: it cannot say."""
+        rows: list[StoreSession] = []
+        for segment in sorted({s for spawn in spawns for s in spawn.segments}):
+            found = self.children(segment)
+            if found is None:
+                return None
+            rows += [
+                r
+                for r in found
+                if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
+            ]
+        return rows
+
+    def _proven(
+        self,
+        client: DashboardAPI,
+        rows: Sequence[StoreSession],
+        proposed: Mapping[str, list[int]],
+        segments: frozenset[str],
+        shared: SharedDetails | None,
+    ) -> tuple[list[StoreSession], dict[int, str]]:
+        """The proposed children as HTTP shows them, in the store's order (those proven earlier in
+        the run are not asked again), and the tasks whose proof failed for now (key -> its code)."""
+        details = shared or client.detail
+        ask = [row.id for row in rows if row.id in proposed and row.id not in self.shown]
+        jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
+        proofs = gather(jobs, what="child proofs", debug=self.debug)
+        answers = dict(zip(ask, proofs, strict=True))
+        shown: list[StoreSession] = []
+        pending: dict[int, str] = {}
+        for row in rows:
+            keys = proposed.get(row.id)
+            if not keys:
+                continue
+            got = answers.get(row.id) or self.shown[row.id]
+            if isinstance(got, tuple):
+                if got[1] is None:  # HTTP does not serve its goal row
+                    self.say(
+                        "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
+                    )
+                self.shown[row.id], self.goals[row.id] = got[0], got[1] or self.first_user_goal(row.id)
+                got = got[0]
+            tasks = ", ".join(map(str, keys))
+            if isinstance(got, HermesError):  # failed for now: its code is the tasks' reason
+                self.say(f"store: child proposal for task {tasks} not proven now (retry:{got.code.value})")
+                pending.update(dict.fromkeys(keys, got.code.value))
+                continue
+            self.tried += 1
+            self.unknown += got == Code.NOT_FOUND.value
+            if isinstance(got, str):
+                self.say(f"store: child proposal for task {tasks} dropped ({got})")
+            elif same_profile(got, client.profile):
+                shown.append(got)
+        return shown, pending
 
     def close(self) -> None:
         if self.store is not None:
@@ -201,11 +239,9 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
-) -> tuple[StoreSession, str | None] | str | Transient:
-    """What the dashboard shows of a proposed child (its columns and goal), or why it is not
-    used. The goal is None when HTTP does not serve it (`goal_hidden`): the caller matches on
-    the store's, the proof being the detail's parent link and delegation marker
-    (docs/identity.md). Touches no shared state but `details` (run side by side)."""
+) -> tuple[StoreSession, str | None] | str | HermesError:
+    """What the dashboard shows of a proposed child (its columns and goal: None when HTTP
+    does not serve it, `goal_hidden`), or why it is not used. Run side by side."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -216,7 +252,7 @@ def _over_http(
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
             return exc.code.value
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
-            return Transient(exc.code.value)
+            return exc
         raise
     if goal_hidden(first):
         return _shown(detail, parent), None
@@ -233,21 +269,30 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store (`pairs`) and assigned by
-    `match` over what HTTP shows (`_proven`), never over the store's columns;
+    """`tasks` with each missing child id proposed by the store and assigned by what HTTP shows;
     `child_ref_source` says where every id came from."""
-    out = [_kept(hints, t) for t in tasks]
+    from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
+
+    out = [hints._kept(t) for t in tasks]
     open_tasks = [i for i, t in enumerate(out) if t.child_session_id is None and t.call_id is not None]
     if not open_tasks:
         return out
-    spawns = _spawns(messages, out, open_tasks)
+    segments_of, times = call_sessions(messages), spawn_times(messages)
+    spawns = [
+        Spawn(
+            key=i,
+            goal=out[i].goal,
+            segments=segments_of.get(out[i].call_id or "", frozenset()),
+            spawned_at=times.get(out[i].call_id or ""),
+        )
+        for i in open_tasks
+    ]
     locks = hints.locks
-    rows = _store_children(client, hints, spawns)
+    rows = hints._delegated(client, spawns)
     store_goals = {row.id: hints.first_user_goal(row.id) for row in rows or ()}
     if rows is None or hints.failed or hints.locks != locks:
-        # The store could not say (unreadable, off, another dashboard's, or a lock: the next
-        # call asks again): the tasks it could have proposed a child for say so.
-        unread = [i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"]
+        # The store could not say: the tasks it could have proposed a child for say so.
+        unread = {i for i in open_tasks if out[i].unavailable_reason == "no_durable_child_reference"}
         return [
             replace(t, unavailable_reason="store_unavailable") if i in unread else t
             for i, t in enumerate(out)
@@ -256,7 +301,7 @@ def find_children(
     proposed: dict[str, list[int]] = {}
     for spawn, row in pairs(spawns, rows, store_goals):  # the store itself proposes it for these
         proposed.setdefault(row.id, []).append(spawn.key)
-    shown, pending = _proven(client, hints, rows, proposed, segments, shared)
+    shown, pending = hints._proven(client, rows, proposed, segments, shared)
     found = match(spawns, shown, hints.goals)
     for key, code in pending.items():
         if key not in found:  # its proof failed for now: the task says so, asked again later
@@ -274,101 +319,6 @@ def find_children(
     return out
 
 
-def _kept(hints: StoreHints, task: TaskEntry) -> TaskEntry:
-    """The task with the child its transcript names, or the one proven earlier in the run."""
-    if task.child_session_id:
-        return replace(task, child_ref_source="transcript")
-    earlier = hints.assigned.get((task.call_id or "", task.task_index))
-    if earlier is None or task.call_id is None:
-        return task
-    return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
-
-
-def _spawns(
-    messages: Sequence[WireMessage], out: Sequence[TaskEntry], open_tasks: Sequence[int]
-) -> list[Spawn]:
-    """The open tasks (by index in `out`) as the store's matching rules see them: goal, the
-    segments carrying their spawn call, and when it was made."""
-    from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
-
-    segments_of = call_sessions(messages)
-    times = spawn_times(messages)
-    return [
-        Spawn(
-            key=i,
-            goal=out[i].goal,
-            segments=segments_of.get(out[i].call_id or "", frozenset()),
-            spawned_at=times.get(out[i].call_id or ""),
-        )
-        for i in open_tasks
-    ]
-
-
-def _store_children(
-    client: DashboardAPI, hints: StoreHints, spawns: Sequence[Spawn]
-) -> list[StoreSession] | None:
-    """The store's delegated children (valid ids, the client's profile) of every segment that
-    carries a spawn call, segment by segment; None when the store cannot say."""
-    rows: list[StoreSession] = []
-    for segment in sorted({s for spawn in spawns for s in spawn.segments}):
-        found = hints.children(segment)
-        if found is None:
-            return None
-        rows += [
-            r
-            for r in found
-            if is_delegated_child(r, segment) and same_profile(r, client.profile) and is_valid_id(r.id)
-        ]
-    return rows
-
-
-def _proven(
-    client: DashboardAPI,
-    hints: StoreHints,
-    rows: Sequence[StoreSession],
-    proposed: Mapping[str, list[int]],
-    segments: frozenset[str],
-    shared: SharedDetails | None,
-) -> tuple[list[StoreSession], dict[int, str]]:
-    """The proposed children as HTTP shows them (of the client's profile), in the store's
-    order, and the tasks whose proposal could not be proven for now (task key -> its code).
-    Only those not proven earlier in the run are asked; a dropped proposal is said."""
-    ask = [row.id for row in rows if row.id in proposed and row.id not in hints.shown]
-    details = shared or client.detail
-
-    jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
-    proofs = gather(jobs, what="child proofs", debug=hints.debug)
-    answers = dict(zip(ask, proofs, strict=True))
-    shown: list[StoreSession] = []
-    pending: dict[int, str] = {}
-    for row in rows:
-        keys = proposed.get(row.id)
-        if not keys:
-            continue
-        got = answers.get(row.id) or hints.shown[row.id]
-        if isinstance(got, tuple) and got[1] is None:  # HTTP does not serve its goal row
-            hints.say(
-                "store: a proven child's goal row is not served over HTTP (archived); the store's is matched"
-            )
-        if isinstance(got, tuple):
-            hints.shown[row.id], hints.goals[row.id] = got[0], got[1] or hints.first_user_goal(row.id)
-            got = got[0]
-        if isinstance(got, Transient):
-            hints.say(
-                f"store: child proposal for task {', '.join(map(str, keys))} not proven now (retry:{got.code})"
-            )
-            pending.update(dict.fromkeys(keys, got.code))
-            continue
-        hints.tried += 1
-        hints.unknown += got == Code.NOT_FOUND.value
-        if isinstance(got, str):
-            hints.say(f"store: child proposal for task {', '.join(map(str, keys))} dropped ({got})")
-            continue
-        if same_profile(got, client.profile):
-            shown.append(got)
-    return shown, pending
-
-
 NOT_OWNED = "names_another_parent"
 
 
@@ -382,9 +332,7 @@ def _delegate_from(detail: SessionDetail) -> str | None:
 
 
 def delegation_parent(detail: SessionDetail) -> str | None:
-    """The session that delegated this one: its `parent_session_id` when `_delegate_from`
-    names the same session; None for anything else (a continuation, a plain chat, a config
-    that does not parse)."""
+    """The session that delegated this one: `parent_session_id` when `_delegate_from` names it."""
     parent = detail.parent_session_id
     return parent if parent is not None and _delegate_from(detail) == parent else None
 
@@ -393,8 +341,8 @@ def owned_by(
     detail: SessionDetail, parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> bool:
     """Is `detail` a delegated child of one of `parents` (segments of a proven lineage), or,
-    with `read` (exact-id detail reads), a proven later segment of one? Only a session whose
-    `_delegate_from` names one of `parents` is walked (a hop keeps the marker unchanged)."""
+    with `read` (exact-id detail reads), a proven later segment of one (a hop keeps the
+    `_delegate_from` marker unchanged)?"""
     claimed = _delegate_from(detail)
     if claimed is None or claimed not in parents:
         return False
@@ -418,8 +366,7 @@ def owned_by(
 def admit(
     parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> Callable[[SessionDetail], None]:
-    """A `TaskReader` gate, asked before its first messages request: unless the anchor's
-    detail is owned by one of `parents` (`owned_by`), a final `identity_mismatch`."""
+    """A `TaskReader` gate before its first messages request: `identity_mismatch` unless owned."""
     allowed = frozenset(parents)
 
     def check(detail: SessionDetail) -> None:
@@ -435,8 +382,8 @@ def admit(
 
 
 def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
-    """The root's oldest visible row when it is the root's own: from `oldest` (that page,
-    already read), else one one-row read; None when the dashboard shows none."""
+    """The root's oldest visible row when it is the root's own (from `oldest`, the page read
+    already, else one one-row read); None when the dashboard shows none."""
     try:
         page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
     except HermesError as exc:
@@ -448,15 +395,13 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
-    """The text of `oldest_row` when it is a user row."""
     row = oldest_row(client, root, oldest)
     return row.text if row is not None and row.role == "user" else None
 
 
 def goal_hidden(row: Row | None) -> bool:
-    """Does the root's oldest visible row show that its goal row is not served? A compaction
-    summary first means the rows before it were archived and the backend hides archived rows
-    (0.19's legacy backend, backend.md section 11): the goal cannot be read over HTTP."""
+    """Does the root's oldest visible row show that its goal row is not served (a compaction
+    summary first: archived rows are hidden, backend.md section 11)?"""
     return row is not None and row.kind == "compaction_summary"
 
 
@@ -469,19 +414,16 @@ class ParentStore(Protocol):
     """What `parents` asks the store (`dashboard.store.Store`); both may raise StoreUnavailable."""
 
     def recent_with_parent(self, scan: int = ...) -> list[StoreSession]: ...  # newest first
-
     def children(self, session_id: str) -> list[StoreSession]: ...  # as `StoreAPI.children`
 
 
 def store_failure(reason: str, path: str | None) -> HermesError:
-    """`store_unavailable`: why the store could not serve, and what to do (the hint)."""
     return HermesError(
         Code.STORE_UNAVAILABLE, clean_line(store_reason(reason, path)), hint=STORE_ADVICE.get(reason)
     )
 
 
 def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
-    """The exact-id, profile-checked detail, or None when the dashboard does not show it."""
     try:
         return client.detail(sid)
     except HermesError as exc:
@@ -499,9 +441,7 @@ NO_CHILD = "no_child_shown"
 
 
 def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry | str:
-    """The entry of one proposed parent, or why HTTP does not prove it: `not_shown` (the
-    dashboard does not show the session), `no_child_shown` (none of the proposed children
-    it shows names it as its delegation parent)."""
+    """The entry of one proposed parent, or why HTTP does not prove it (`NOT_SHOWN`, `NO_CHILD`)."""
     detail = _detail_shown(client, parent)
     if detail is None:
         return NOT_SHOWN
@@ -539,9 +479,8 @@ def find_parents(
     path: str | None = None,
     debug: DebugWriter | None = None,
 ) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """The newest `limit` proven parents, most recent delegation first, and the warnings:
-    proposals are proven in the store's order until `limit` are. Raises `store_unavailable`
-    when there is no store, it cannot be read, or the dashboard shows none of its proposals."""
+    """The newest `limit` proven parents, most recent delegation first, and the warnings.
+    Raises `store_unavailable` when there is no store, it cannot be read, or it is foreign."""
     say = debug or (lambda _line: None)
     if store is None:
         raise store_failure(off or "disabled", path)

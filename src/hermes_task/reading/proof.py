@@ -1,24 +1,14 @@
 """The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`).
 
-Invariant: `path` only ever holds segments proven back to the anchor (the first durable
-reference) on one branch. A candidate is untrusted until `core.lineage.prove` accepts it over
-exact-id, profile-checked detail reads (`DetailReader`: cached per fetch and bounded); a proof
-walks from the candidate to the anchor or to a segment already proven (32 nodes per walk), so
-a long lineage is proven step by step. No row of a candidate is read before its proof: what
-the backend can do (`caps`) is learned from its answers, and a rule no answer showed yet is
-assumed and checked on the adopted segment's first page (`_rewrites_source`).
+Invariant: `path` only ever holds segments proven back to the anchor on one branch, each over
+exact-id, profile-checked detail reads before any row of it is read (docs/identity.md,
+"Lineage and segments"). Candidates come from `--tip` (a failure is reported), the dashboard's
+`/latest-descendant` hint and the store's continuations (a failure is ignored); every source is
+asked about every segment that ended by compression until it has a proven successor
+(`settled`), and two proven continuations of one segment are `fork_ambiguous`.
 
-Candidates come from `--tip` (explicit: a failure is reported), the dashboard's
-`/latest-descendant` hint and the local store's compression continuations (proposals: a
-failure is ignored, the store's named on `--debug`; at most `MAX_STORE_CANDIDATES` per
-refresh). Forks are never resolved by recency: every source is asked about every segment of
-the path that ended by compression (`settle`), and two proven continuations of one segment are
-`fork_ambiguous`. A segment is asked until it has a proven successor (`settled`).
-
-`ChildProof` is what `recover` and `recover --watch` know of a task's child without reading
-its rows: ownership once (reading/hints.py; a child that fails is never read again), then the
-lineage to the newest segment, its state, and the proven lineage's usage from the details the
-proof read. A check that fails raises `HermesError`; what earlier checks proved is kept.
+`ChildProof` is what `recover` knows of a task's child without reading its rows: ownership
+once, then the lineage to the newest segment, its state and the proven lineage's usage.
 """
 
 from __future__ import annotations
@@ -39,7 +29,6 @@ from hermes_task.core.lineage import (
     ForkAmbiguous,
     LineageRejected,
     Proof,
-    StoreSession,
     combine,
     continues_parent,
     is_continuation,
@@ -94,11 +83,9 @@ class LineageProof:
         return not self.caps.order
 
     def _rewrites_source(self, child: SessionDetail) -> bool:
-        """Does this backend's rotation turn `tool` into `subagent`? (Backends that merge a
-        continuation's ancestors into its pages copy the parent's source instead.) What an
-        answer showed decides; the anchor may show it with one oldest-first row. Any other
-        child is not proven yet, so none of its rows is read: the rule is assumed (`assumed`)
-        and decided by `rule_holds` once the segment is adopted, before any row of it is used."""
+        """Does this backend's rotation turn `tool` into `subagent`? What an answer showed
+        decides; the anchor may show it with one oldest-first row; for any other child (no row
+        read before its proof) the rule is assumed, and `rule_holds` decides it on adoption."""
         known = self.caps.source_rewrite
         if known is not None:
             return known
@@ -109,15 +96,14 @@ class LineageProof:
         return self.caps.ancestors_merged is False
 
     def _first_row_shows(self, sid: str) -> None:
-        """Learn whether the backend merges ancestors from the proven segment `sid`'s oldest row:
-        another session's row shows merging, its own shows none."""
+        """Learn whether the backend merges ancestors from the proven segment `sid`'s oldest row."""
         page = self.client.messages(sid, offset=0, limit=1, order="oldest")
         self.caps.learn(page)
         if page.session_id == sid and page.messages and self.caps.ancestors_merged is None:
             self.caps.ancestors_merged = False
 
     def _prove(self, reader: DetailReader, sid: str) -> tuple[Proof, list[str]]:
-        """`prove` from the verified path; also the hop children it assumed the rule for."""
+        """`prove` from the verified path, and the hop children it assumed the rule for."""
         self._assuming = []
         proof = prove(
             reader(self.anchor_id), sid, reader, rewrites_source=self._rewrites_source, verified=self.path
@@ -132,13 +118,9 @@ class LineageProof:
         self.assumed &= set(path)
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
-        """Decide the source-rewrite rule a proof assumed (`_rewrites_source`) before the proven
-        tip's newest page (`rows`, read from its start when `exhausted`) is merged: a
-        continuation's page (not `tool`: merging skips those) with earlier segments' rows shows
-        a backend that copies the source; one read from its start with only its own rows, one
-        that does not merge; else one oldest-first row of the first segment adopted on the rule
-        decides. Refuted, the path is cut before that segment (`withdrawn`; False: read the new
-        tip's page)."""
+        """Decide the source-rewrite rule a proof assumed from the proven tip's newest page
+        (`rows`, read from its start when `exhausted`), else one oldest-first row of the first
+        segment adopted on it. Refuted, the path is cut before that segment (False)."""
         if not self.assumed:
             return True
         own = bool(rows) and all(m.session_id == tip.id for m in rows)
@@ -185,9 +167,7 @@ class LineageProof:
                 self.candidate = Candidate(id=sid, status="rejected", reason="bound_reached", source=source)
             return None
         except HermesError as exc:
-            # A proposal naming a session the dashboard cannot show (404, a malformed detail)
-            # only did not pan out. An explicit --tip that cannot be read hides nothing
-            # verified: it is `unavailable`, and its failure is reported after the rows.
+            # An explicit --tip that cannot be read is `unavailable`, reported after the rows.
             if explicit:
                 self.candidate = Candidate(id=sid, status="unavailable", reason=exc.code.value, source=source)
                 return exc
@@ -217,8 +197,7 @@ class LineageProof:
 
     def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool | None:
         """Does the anchor itself continue an earlier segment (a cold open of a later one)? One
-        exact-id, profile-checked read of the parent's detail (never its messages), only when
-        the anchor names no direct-parent marker. None: the read budget ran out first."""
+        exact-id read of the parent's detail; None: the read budget ran out first."""
         parent_id = anchor.parent_session_id
         try:
             markers = parse_model_config(anchor) or {}
@@ -243,7 +222,7 @@ class LineageProof:
 
     def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
         """Accept a messages answer for another session only as a proven newer segment of this
-        branch (the path's new tip), else an identity mismatch; a bound raises `BoundReached`."""
+        branch, else an identity mismatch."""
         if not is_valid_id(sid):
             raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
         if reader(self.path[-1]).end_reason != "compression":
@@ -272,9 +251,7 @@ class LineageProof:
         while self.pending:
             sid = self.pending.pop(0)
             outcome = self._adopt(reader, sid, source="tip_option")
-            if outcome is not None and outcome.retryable:
-                # Not readable yet (404: not flushed, a network error): queued for the next
-                # refresh; a candidate leaves the queue only with a proof outcome.
+            if outcome is not None and outcome.retryable:  # not readable yet: asked next refresh
                 waiting.append(sid)
             failure = outcome or failure
             if failure is not None and failure.code is Code.FORK_AMBIGUOUS:
@@ -285,8 +262,7 @@ class LineageProof:
 
     def settle(self, reader: DetailReader) -> HermesError | None:
         """Ask the hint and the store about each unsettled segment of the path that ended by
-        compression, oldest first: a proposal extending the path is adopted, one proven on
-        another branch is a fork."""
+        compression, oldest first."""
         hints = [self.hint]  # turned off for this refresh when the route does not answer
         budget = [MAX_STORE_CANDIDATES]
         while True:
@@ -312,8 +288,7 @@ class LineageProof:
             raise
         answer = hint.session_id
         if answer == sid and sid != self.path[-1]:
-            # No continuation of a segment that has a proven one: this backend's hint does not
-            # follow this chain (iot: delegated and `tool` chains); later segments say the same.
+            # No continuation of a segment that has one: the hint does not follow this chain.
             self.hinted.update(self.path)
             return None
         if answer == sid or not is_valid_id(answer):
@@ -324,10 +299,8 @@ class LineageProof:
         return fork
 
     def _hint_path(self, reader: DetailReader, hint: LatestDescendant, asked: str) -> HermesError | None:
-        """Prove the hint's answer, or the segments its `path` names after the newest verified
-        one (0.19's hint follows any child, so the answer may be a grandchild that fails the
-        proof), newest first within one proof walk, at most `MAX_HINT_PATH`; each one proven
-        brings the answer closer, so it is tried again from there."""
+        """Prove the hint's answer (maybe a grandchild), or its `path`'s segments after the newest
+        verified one, newest first within one walk; from each one proven, the answer again."""
         answer, path = hint.session_id, list(hint.path)
         tried: set[str] = set()
         for _ in range(MAX_HINT_PATH):
@@ -345,13 +318,25 @@ class LineageProof:
         return None
 
     def _ask_store(self, reader: DetailReader, sid: str, budget: list[int]) -> HermesError | None:
-        """The store's compression continuations of segment `sid`, each proven like a tip."""
         if self.store is None:
             return None
         rows = self.store.children(sid)
         if rows is None:
             return None
-        proposals = self._continuations(reader(sid), rows)
+        tip = reader(sid)
+        try:
+            config = parse_model_config(tip) or {}
+        except LineageRejected:
+            return None
+        markers = {m: config.get(m) for m in MARKERS}
+        proposals = [
+            r
+            for r in rows
+            if r.id not in self.path
+            and is_valid_id(r.id)
+            and is_continuation(r, tip.id, markers)
+            and same_profile(r, self.client.profile)
+        ]
         if len(proposals) > budget[0]:
             self.bound_hit = True
         for row in proposals[: budget[0]]:
@@ -361,27 +346,12 @@ class LineageProof:
                 return fork
         return None
 
-    def _continuations(self, tip: SessionDetail, rows: list[StoreSession]) -> list[StoreSession]:
-        try:
-            config = parse_model_config(tip) or {}
-        except LineageRejected:
-            return []
-        markers = {m: config.get(m) for m in MARKERS}
-        return [
-            r
-            for r in rows
-            if r.id not in self.path
-            and is_valid_id(r.id)
-            and is_continuation(r, tip.id, markers)
-            and same_profile(r, self.client.profile)
-        ]
-
 
 ChildState = Literal["running", "ended", "unknown"]
 
 
 def state_of(tip: SessionDetail) -> ChildState:
-    """The state of a child's newest proven segment (as `show`'s `task.state`)."""
+    """The state of a child's newest proven segment."""
     if tip.end_reason == "compression":
         return "unknown"
     if tip.ended_at is None and tip.end_reason is None:
@@ -396,7 +366,7 @@ class ChildProof(LineageProof):
         self, client: DashboardAPI, child_id: str, store: StoreHints, shared: SharedDetails | None = None
     ) -> None:
         super().__init__(client, child_id, store=store)
-        self.shared = shared  # the run's (or a watch cycle's) details: none is read twice
+        self.shared = shared
         self.owned: bool | None = None
         self.state: ChildState | None = None
         self.details: dict[str, SessionDetail] = {}
@@ -404,7 +374,7 @@ class ChildProof(LineageProof):
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
         """Prove the lineage to the newest segment, read its state and sum its usage; None
-        when the child is not proven the task's."""
+        when the child is not proven the task's. A failure raises; what was proven is kept."""
         reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:

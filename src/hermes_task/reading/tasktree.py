@@ -1,44 +1,11 @@
-"""A parent chat's tasks as `recover` reads them, the nested task tree, and the child reads of
-`search`, `recover --format markdown`, `--junit` and `export`. GET only.
+"""A parent chat's tasks as `recover` reads them (`read_parent_tasks`; `build`, nested with
+`recursive`: docs/commands.md, "`--recursive`"), `Unreported` (docs/identity.md, "Completions
+the parent has not received"), and the child reads of `search`, `--format markdown`, `--junit`
+and `export` (`read_child`, `ChildReads`, `read_trace`). GET only.
 
-`build`: the parent's tasks; with `recursive`, each known child's tasks nested under its task.
-Invariants: a conversation (all segments of its proven lineage) is visited once, under the
-first task naming it, so cycles end; one conversation's children are read side by side
-(reading/api.py), used in task order; nesting stops at `max_depth` levels and
-`max_conversations` reads (`bound_reached` names the bound and how many tasks' children it
-left unread); tasks come only from the proven lineage's rows; a child's detail must name a
-segment of it as delegation parent (reading/hints.py) before its messages are read; a child
-unreadable or naming another parent is one `gap` on its task, its siblings go on. Usage
-(`core/documents.py`): a task whose child is read takes `usage` from that read's proof,
-`usage_with_children` adds its nested tasks'; one not descended into keeps `resolve`'s usage,
-lacking `nested` where a bound or a failed read left its nested tasks unread.
-
-`Unreported`: Hermes delivers a background task's completion as a new parent turn only when
-the parent agent is idle; until then (or for good) it holds it in the store's
-`async_delegations`. For each unreported task (`running`, `unknown`) with a known child id, the
-child's lineage is proven to its newest segment (`ChildProof`) and that segment's state read:
-
-- Ownership first; a child that fails decides nothing and is not read again.
-- Ended means the newest *proven* segment ended other than by compression; the task is then
-  never `running`: the store's record of its delegation (one exact-id lookup) may propose its
-  outcome (`core/delegations.py`, `result_source: "store"`), else it is `ended_unreported`. A
-  running or undecided child only sets `child_state`; the store alone never changes a task.
-- A watch's cycles (`again`) keep each child's proof: a running child costs one fresh detail
-  read per check, at most `per_cycle` children a cycle, in turn. `steady()` is False right
-  after a task became `ended_unreported` (the watch looks at the store once more) and while a
-  terminal task's child was never checked.
-- `usage=True`: terminal tasks' children are proven too, once a cycle until proven ended, and a
-  task whose child is proven takes its `usage`; at most `MAX_USAGE_CHILDREN` a run, the tasks
-  past it named in `warnings()`.
-- A child's reads are sequential; children are checked side by side, recorded in task order.
-  `--debug` lines name the task, the child id and its state, never content.
-
-`read_parent_tasks`: `recover` and `export` both read through it (an export's tasks are
-`recover --json`'s), one answer per detail a run (`SharedDetails`). `read_child` reads one
-task's child whole, as `older --all`, behind the ownership proof; its failure never escapes
-(Ctrl-C does): the `Transcript` carries it with the rows verified before it. `read_trace`
-(`export`): `recover`'s tasks, the parent's transcript and each child read so, which
-`render/otlp.py` maps to spans.
+Invariants: tasks come only from the proven lineage's rows; a child is read only once its detail
+names a segment of that lineage as delegation parent (reading/hints.py), else it is one `gap`;
+each conversation is read once a run, children side by side, their results used in task order.
 """
 
 from __future__ import annotations
@@ -46,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from typing import TypeVar
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -84,14 +52,15 @@ from hermes_task.reading.proof import ChildProof, ChildState
 from hermes_task.reading.reader import TaskReader, Transcript, history_warnings, merge_warnings
 from hermes_task.reading.stream import Plan, combine_warnings, read_batches
 
+A = TypeVar("A")
+T = TypeVar("T")
 MAX_DEPTH = 8
 MAX_CONVERSATIONS = 1000
 MAX_IDLE_PAGES = 3
 
 
 class Conversation(Struct, frozen=True):
-    """One read transcript: its rows in the window's order, the anchor's detail and the
-    proven lineage path (anchor first)."""
+    """One read transcript: its rows, the anchor's detail and the proven lineage (anchor first)."""
 
     session_id: str
     messages: tuple[WireMessage, ...]
@@ -108,7 +77,6 @@ def _bound(detail: str) -> WarningItem:
 def read_conversation(
     client: DashboardAPI, session_id: str, *, hint: bool, store: StoreHints | None = None
 ) -> Conversation:
-    """Read a whole transcript; failures raise `HermesError`."""
     reader = TaskReader(client, session_id, hint=hint, store=store)
     return conversation_of(reader, read_history(reader))
 
@@ -128,8 +96,7 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
         if idle >= MAX_IDLE_PAGES:
             break
     window, cur = reader.window, reader.cursor()
-    # The history's warnings after the last page (foreign rows counted over every page), in
-    # place of the ones each refresh reported on the way.
+    # The history's warnings after the last page, in place of the ones each refresh reported.
     history = history_warnings(reader.view(), cur, cold_open=bool(reader.continues_parent))
     warnings = list(dict.fromkeys(merge_warnings(warnings, history)))
     unread = cur.kind in ("first", "blocked") and not held(cur.sid or "", [window])
@@ -143,8 +110,7 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
 
 
 def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem]) -> Conversation:
-    """The reader's path-filtered view: a row naming a session outside the proven lineage
-    (counted in `foreign_rows`) never yields a task, a status or a child to descend into."""
+    """The reader's path-filtered view: rows of the proven lineage only."""
     view = reader.view()
     assert reader.anchor is not None
     return Conversation(
@@ -167,9 +133,9 @@ class _Walk:
     detail: Callable[[str], SessionDetail] | None
     max_depth: int
     max_conversations: int
-    visited: set[str]
-    warnings: list[WarningItem]
-    debug: Callable[[str], None] | None = None
+    debug: Callable[[str], None] | None
+    visited: set[str] = field(default_factory=set)
+    warnings: list[WarningItem] = field(default_factory=list)
     reads: int = 0
     deep: int = 0  # tasks at the depth bound whose child was not read
     cut: int = 0  # tasks past the conversation bound whose child was not read
@@ -183,9 +149,7 @@ class _Walk:
         """The conversation's tasks, their children read side by side, expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen = self._choose(out, depth)
-        # The segments of this conversation's proven lineage (which carries every spawn call:
-        # its rows are the only ones tasks are built from).
-        parents = frozenset(conv.path)
+        parents = frozenset(conv.path)  # the segments whose rows carry every spawn call
         jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
         covered: set[str] = set()  # the lineages of the siblings expanded before
         for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
@@ -193,8 +157,8 @@ class _Walk:
         return out
 
     def _choose(self, out: list[TaskEntry], depth: int) -> list[int]:
-        """The indexes of the tasks whose child is read (marked visited, counted) within the
-        bounds; every other task is settled in `out` here, without its child."""
+        """The indexes of the tasks whose child is read within the bounds (marked visited,
+        counted); every other task is settled in `out` here, without its child."""
         chosen: list[int] = []
         for i, task in enumerate(out):
             ref = task.child_session_id
@@ -215,8 +179,7 @@ class _Walk:
     def _with_child(
         self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
     ) -> TaskEntry:
-        """`task` with what its child's read gave (`got`: the conversation, or a gap's code),
-        expanded in turn; `covered` grows by this child's lineage."""
+        """`task` with its child's read (`got`: the conversation, or a gap's code), expanded."""
         if task.child_session_id in covered:  # a segment of a sibling's lineage: it holds the tasks
             return _nested(task, None)
         if got == Code.IDENTITY_MISMATCH.value:  # not this parent's child: nor its usage
@@ -230,9 +193,7 @@ class _Walk:
         for item in (w for w in got.warnings if w.code == "bound_reached"):
             self.warn(item)
         kids = self.expand(got, depth + 1)
-        # The child's own read proved its lineage: its usage, from the details that read held.
-        # A nested child left unread (a bound, a failed read) makes the sum lack `nested`,
-        # even when that task has no usage to carry the word itself.
+        # A nested child left unread makes the sum lack `nested`, even when its task has no usage.
         lacks: tuple[Missing, ...] = (
             ("nested",) if any(k.child_session_id in self.unread for k in kids) else ()
         )
@@ -241,10 +202,8 @@ class _Walk:
 
     def _child(self, ref: str, parents: frozenset[str]) -> Conversation | str:
         """One child read as its own conversation, or the code of its `gap` (on a worker
-        thread: it touches nothing but its own reads)."""
+        thread: it touches nothing but its own reads). Ownership first, before any message."""
         try:
-            # Ownership first: the child's detail must name this parent as its delegation
-            # parent before any of its messages are read (reading/hints.py).
             if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
                 return Code.IDENTITY_MISMATCH.value
             child = self.read(ref)
@@ -256,17 +215,10 @@ class _Walk:
             return Code.IDENTITY_MISMATCH.value
         return child
 
-    def bounds(self) -> None:
-        """A bound that cut the tree says how many tasks' children it left unread."""
-        if self.deep:
-            self.warn(_bound(RECOVER["depth_bound"].format(depth=self.max_depth, left=self.deep)))
-        if self.cut:
-            self.warn(_bound(RECOVER["visit_bound"].format(n=self.max_conversations, left=self.cut)))
-
 
 def _nested(task: TaskEntry, reason: Missing | None) -> TaskEntry:
-    """A task of a recursive read whose child was not descended into: `usage_with_children`
-    is its own `usage`, lacking its nested tasks (`reason`) when they may exist unread."""
+    """A task whose child was not descended into: `usage_with_children` is its own `usage`,
+    lacking its nested tasks (`reason`) when they may exist unread."""
     return replace(task, usage_with_children=with_missing(task.usage, reason) if reason else task.usage)
 
 
@@ -282,30 +234,22 @@ def build(
     debug: Callable[[str], None] | None = None,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
     """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
-    `read_detail` (one exact-id detail read) checks a child's parent before `read_child`;
-    both may run on several threads at once (reading/api.py)."""
+    `read_detail` checks a child's parent before `read_child`; both may run side by side."""
     if not recursive:
         return resolve(parent, recover(parent.messages)), list(parent.warnings)
-    walk = _Walk(
-        read=read_child,
-        resolve=resolve,
-        detail=read_detail,
-        max_depth=max_depth,
-        max_conversations=max_conversations,
-        visited={parent.session_id, *parent.path, *(m.session_id for m in parent.messages)},
-        warnings=list(parent.warnings),
-        debug=debug,
-    )
+    walk = _Walk(read_child, resolve, read_detail, max_depth, max_conversations, debug)
+    walk.visited = {parent.session_id, *parent.path, *(m.session_id for m in parent.messages)}
+    walk.warnings = list(parent.warnings)
     tasks = walk.expand(parent, 0)
-    walk.bounds()
+    if walk.deep:  # a bound that cut the tree says how many tasks' children it left unread
+        walk.warn(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
+    if walk.cut:
+        walk.warn(_bound(RECOVER["visit_bound"].format(n=max_conversations, left=walk.cut)))
     return tasks, walk.warnings
 
 
-# Warnings about the backend or the machine, not one child: said once for a run.
-RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})
-# Whole transcripts read for one search or report (the task tree's own bound, tasktree's
-# MAX_CONVERSATIONS, counts reads of delegating conversations, which are smaller).
-MAX_READS = 100
+RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})  # said once for a run, not per child
+MAX_READS = 100  # whole transcripts read for one search or report
 
 
 class Unread(Struct, frozen=True):
@@ -324,8 +268,7 @@ def read_child(
     pages: int | None = None,
     shared: SharedDetails | None = None,
 ) -> Transcript:
-    """Read `child_id`, a delegated child of one of `parents` (module docstring); `shared`: the
-    run's details (a detail the run read already is not read again)."""
+    """Read `child_id`, a delegated child of one of `parents`; `shared`: the run's details."""
     detail = shared or client.detail
     reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, detail), shared=shared)
     try:
@@ -351,8 +294,7 @@ def unread(task: TaskEntry) -> Unread | None:
 
 @dataclass(eq=False)
 class ChildReads:
-    """The children of one run, each read once (`read_child` with `pages`), at most
-    `max_reads`; `bound` is the words for a task past the bound."""
+    """The children of one run, each read once, at most `max_reads` (`bound`: the words past it)."""
 
     client: DashboardAPI
     hints: StoreHints | None
@@ -378,13 +320,15 @@ class ChildReads:
 
 
 MAX_CHECKS_PER_CYCLE = 8
-NOT_READ = "unknown (not read: "
 MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in one run
 
 
 @dataclass(eq=False)
 class Unreported:
-    """A conversation's tasks as their children's proven ends make them (rules above)."""
+    """A conversation's tasks as their children's proven ends make them. A watch's cycles
+    (`again`) keep each child's proof; `steady()` is False right after a task became
+    `ended_unreported` (the store is looked at once more) and while a terminal task's child
+    was never checked. With `usage`, terminal tasks' children are proven too, for their usage."""
 
     client: DashboardAPI
     hints: StoreHints
@@ -404,9 +348,8 @@ class Unreported:
     admitted: set[str] = field(default_factory=set, init=False)  # children proven for a terminal task's usage
     unproven: set[str] = field(default_factory=set, init=False)  # tasks the bound left without usage
     warned: bool = field(default=False, init=False)
-    failures: Counter[str] = field(
-        default_factory=Counter, init=False
-    )  # a child's transient failures in a row
+    # a child's transient failures in a row
+    failures: Counter[str] = field(default_factory=Counter, init=False)
     locked: bool = field(default=False, init=False)  # the last look at the store's records met a lock
     store_locks: int = field(default=0, init=False)  # looks at the store's records that met a lock
 
@@ -436,8 +379,6 @@ class Unreported:
         return out
 
     def steady(self) -> bool:
-        """Has every `ended_unreported` task been seen so in the previous look too, and (with
-        `usage`) every terminal task's child been checked once?"""
         unchecked = any(
             self._child(t).state is None and self._child(t).owned is not False
             for t in self.base
@@ -446,7 +387,6 @@ class Unreported:
         return not self.fresh_ends and not unchecked and not self.locked
 
     def warnings(self) -> list[WarningItem]:
-        """`bound_reached` when `MAX_USAGE_CHILDREN` left tasks without usage."""
         if not self.unproven:
             return []
         tasks = ", ".join(sorted(self.unproven, key=number_order))
@@ -478,30 +418,19 @@ class Unreported:
             if child.owned is not False and child.state != "ended" and child.anchor_id not in refs:
                 refs.add(child.anchor_id)
                 due.append(task)
-        if self.per_cycle is not None and len(due) > self.per_cycle:
-            start = self.turn % len(due)
-            due = (due[start:] + due[:start])[: self.per_cycle]
-            self.turn = start + len(due)
-        jobs = [lambda task=task: self._look(self._child(task), self._segments(task)) for task in due]
-        for task, (state, seen) in zip(
-            due, gather(jobs, what="child state checks", debug=self.debug), strict=True
-        ):
+        due, self.turn = in_turn(due, self.per_cycle, self.turn)
+        jobs = [lambda task=task: caught(self._child(task).check, self._segments(task)) for task in due]
+        for task, got in zip(due, gather(jobs, what="child state checks", debug=self.debug), strict=True):
             ref = task.child_session_id or ""
-            if state is None and seen.startswith(NOT_READ):  # asked again, `FINAL_RETRIES` times
-                self.failures[ref] += 1
-                state = "unknown" if self.failures[ref] > FINAL_RETRIES else None
+            state: ChildState | None
+            if isinstance(got, HermesError):  # a transient failure is asked again, `FINAL_RETRIES` times
+                self.failures[ref] += got.retryable
+                state = "unknown" if not got.retryable or self.failures[ref] > FINAL_RETRIES else None
+                seen = f"unknown (not read: {got.code.value})"
+            else:
+                state, seen = got, got or "not proven the task's child"
             self._child(task).state = state
             self._say(f"task {task.number} child {task.child_session_id}: {seen}")
-
-    @staticmethod
-    def _look(child: ChildProof, segments: frozenset[str]) -> tuple[ChildState | None, str]:
-        """One child's check (on a worker thread: it touches only this child). A transient
-        failure leaves it unchecked (None), to be checked again; any other is `unknown`."""
-        try:
-            state = child.check(segments)
-        except HermesError as exc:  # not read this time (Ctrl-C is no HermesError: it ends the run)
-            return (None if exc.retryable else "unknown"), f"{NOT_READ}{exc.code.value})"
-        return state, state or "not proven the task's child"
 
     def _settled(self, task: TaskEntry) -> TaskEntry:
         child = self.children.get(task.child_session_id or "") if task.call_id else None
@@ -557,6 +486,23 @@ class Unreported:
             self.debug(f"unreported: {line}")
 
 
+def caught(call: Callable[[A], T], arg: A) -> T | HermesError:
+    """`call(arg)`, or its failure (a job of `gather`: one child's failure is that child's)."""
+    try:
+        return call(arg)
+    except HermesError as err:
+        return err
+
+
+def in_turn(items: list[T], limit: int | None, turn: int) -> tuple[list[T], int]:
+    """At most `limit` of `items`, starting where the last call stopped; the next `turn`."""
+    if limit is None or len(items) <= limit:
+        return items, turn
+    start = turn % len(items)
+    chosen = (items[start:] + items[:start])[:limit]
+    return chosen, start + len(chosen)
+
+
 def _linked(task: TaskEntry, *, terminal: bool) -> bool:
     """Does the task name its child and its spawn call, and is it terminal (`terminal`) or not?"""
     named = task.child_session_id is not None and bool(task.call_id)
@@ -564,8 +510,7 @@ def _linked(task: TaskEntry, *, terminal: bool) -> bool:
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document, the proven lineage of every conversation read, and (asked for) the
-    parent's transcript as `show` documents it."""
+    """The tasks document, each read conversation's proven lineage, and the parent's transcript."""
 
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
@@ -583,8 +528,7 @@ def read_parent_tasks(
     debug: Callable[[str], None] | None = None,
     transcript: bool = False,
 ) -> ParentTasks:
-    """The tasks of `parent` (module docstring); `transcript`: also the parent's transcript
-    document (its rows: the spawn calls' times). Failures to read the parent raise."""
+    """The tasks of `parent` (`transcript`: and its transcript); the parent's failures raise."""
     paths: dict[str, tuple[str, ...]] = {}
     documents: dict[str, TranscriptDoc] = {}
 
@@ -639,23 +583,17 @@ def read_trace(
     assert got.transcript is not None  # asked for: the parent's read always documents it
     reads = ChildReads(client, hints, pages=None, bound=RECOVER["report_bound"], shared=shared)
     children: dict[str, Transcript | Unread] = {}
-    _read_children(reads, got.doc.tasks, frozenset(got.paths.get(parent, (parent,))), children)
+
+    def walk(tasks: Sequence[TaskEntry], owners: frozenset[str]) -> None:
+        """Each task's child read once (owned by a segment of `owners`), then its nested tasks'."""
+        for task in tasks:
+            child = task.child_session_id
+            if child is None or child in children:
+                continue
+            read = children[child] = reads.read(task, owners)
+            if task.children:
+                segments = read.segments if isinstance(read, Transcript) and read.segments else (child,)
+                walk(task.children, frozenset(segments))
+
+    walk(got.doc.tasks, frozenset(got.paths.get(parent, (parent,))))
     return TraceSource(tasks=got.doc, parent=got.transcript, children=children)
-
-
-def _read_children(
-    reads: ChildReads,
-    tasks: Sequence[TaskEntry],
-    owners: frozenset[str],
-    out: dict[str, Transcript | Unread],
-) -> None:
-    """Each task's child read once (owned by a segment of `owners`), then its nested tasks',
-    owned by the child's proven segments."""
-    for task in tasks:
-        child = task.child_session_id
-        if child is None or child in out:
-            continue
-        got = out[child] = reads.read(task, owners)
-        if task.children:
-            segments = got.segments if isinstance(got, Transcript) and got.segments else (child,)
-            _read_children(reads, task.children, frozenset(segments), out)

@@ -1,21 +1,10 @@
 """The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
 
 `Watcher` is the cycle of the one poll loop (reading/polling.py) over one `TaskReader` anchored
-at the parent. Invariants:
-- the history is read once (the first cycle: every page); each later cycle is one
-  `TaskReader.refresh()`, plus older pages only to close a gap back to rows already known (at
-  most `MAX_FILL_PAGES`, else a `gap` warning);
-- the task list is rebuilt only when a cycle brought new rows; in a cycle without, `recheck`
-  (reading/tasktree.py) checks the known tasks' children again, so a child's end is noticed
-  without a parent row; a child proven once is not proven again (`StoreHints.shown`, a check
-  keeps its proof), so a cycle costs bounded reads whatever the number of tasks, each detail
-  once (`shared`); a task is reported when it first appears and when its entry changes, keyed
-  by its `CALL.TASK` number;
-- the watch ends `ended` when there is at least one task, every task is terminal and
-  `recheck` is steady (an end it just noticed had its second look);
-- exit 9 only when the last read succeeded and showed a task still running; every task
-  terminal at the deadline (`follow --parent` still reading a child) ends by the verdict;
-- tasks are built from the reader's path-filtered view only (rows of the proven lineage).
+at the parent (docs/commands.md, "`--watch`: wait for every task"). Invariants: the history is
+read once, then one refresh a cycle plus at most `MAX_FILL_PAGES` older pages to close a gap;
+the task list is rebuilt only from new rows of the proven lineage, else `recheck` looks at the
+known children again; a task is reported when it appears and when its entry changes.
 """
 
 from __future__ import annotations
@@ -31,7 +20,7 @@ from hermes_task.core.verdict import all_terminal, exit_status, verdict
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus, HermesError
 from hermes_task.reading.api import SharedDetails
-from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Outcome, PollLoop, Reports
+from hermes_task.reading.polling import FINAL_RETRIES, MAX_FILL_PAGES, Ending, Outcome, PollLoop, Reports
 from hermes_task.reading.tasktree import read_history
 
 
@@ -41,8 +30,7 @@ class WatchReporter(Reports, Protocol):
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
-# Child ids the transcript lacks, proposed by the local store and proven over HTTP
-# (reading/hints.py `find_children`), or the tasks as they are.
+# Child ids the transcript lacks, proposed by the store and proven (reading/hints.py `find_children`).
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 
@@ -66,39 +54,33 @@ class Watcher(PollLoop):
     notes: Callable[[], list[WarningItem]] = list  # the run's own warnings (the store's), once each
 
     def __post_init__(self) -> None:
-        # Is the task list built from every row the window holds? Only a whole build (resolve
-        # included) sets it: a cycle that failed part-way consumes no row (issue 35).
-        self.built = False
+        self.built = False  # the task list is built from every row held (a failed build: issue 35)
         self.retried = 0  # cycles since every task was terminal with a child's proof failing
         self.opened = False
         self.entries: list[TaskEntry] = []
         self.known: dict[str, TaskEntry] = {}
         self.changed = False  # did the last cycle change the task list?
 
-    # -- the loop's hooks (reading/polling.py runs the loop) ---------------------------------
-
     def settle(self) -> Outcome | bool:
-        """After a good read: the task list when it changed, the subclass's step, and the
-        ending when every task is terminal and the watch may end."""
         if self.changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
         if all_terminal(self.entries) and self.settled() and self._proofs_settled():
-            code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
-            return Outcome("ended", "ended", verdict(self.entries), int(code))
+            return self._ended("ended")
         return False
+
+    def _ended(self, how: Ending) -> Outcome:
+        code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
+        return Outcome(how, "ended", verdict(self.entries), int(code))
 
     def failed(self, err: HermesError, age: float | None) -> Outcome:
         return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
 
     def timed_out(self) -> Outcome:
-        """--timeout ran out after a good read: exit 9 only when a task is still running;
-        every task terminal (`follow --parent` still reading a child): the verdict."""
-        config, entries = self.config, self.entries
-        if all_terminal(entries):
-            code = exit_status(entries) if config.exit_status else ExitStatus.OK
-            return Outcome("timeout", "ended", verdict(entries), int(code))
-        failed = config.exit_status and verdict(entries) in ("failed", "unreported")
+        """--timeout ran out after a good read: exit 9 only when a task is still running."""
+        if all_terminal(self.entries):
+            return self._ended("timeout")
+        failed = self.config.exit_status and verdict(self.entries) in ("failed", "unreported")
         code = ExitStatus.TASK_FAILED if failed else ExitStatus.STILL_RUNNING
         return Outcome("timeout", "running", None, int(code))
 
@@ -107,8 +89,7 @@ class Watcher(PollLoop):
 
     def _proofs_settled(self) -> bool:
         """No task waits on a child proof that failed for now, or it had `FINAL_RETRIES` more
-        cycles once every task was terminal (it then keeps its failure's code): a busy answer
-        never ends a watch with a child it would have named, and never holds it forever."""
+        cycles once every task was terminal (docs/identity.md, "Proven stays proven")."""
         if not any(e.unavailable_reason in RETRYING for e in self.entries):
             self.retried = 0
             return True
@@ -123,8 +104,7 @@ class Watcher(PollLoop):
         return entries
 
     def settled(self) -> bool:
-        """Besides every task being terminal, may the watch end? (`recheck`: no end it just
-        noticed waits for a second look.)"""
+        """Besides every task being terminal, may the watch end (`recheck` steady)?"""
         return self.recheck is None or self.recheck.steady()
 
     def cycle(self) -> HermesError | None:
@@ -149,7 +129,6 @@ class Watcher(PollLoop):
             self.changed = self.recheck is not None and self._report(self.recheck.again())
             self.warned |= self._warn(self.notes())
             return None
-        # The whole task list from every row held (a failed build consumed nothing).
         self.built = False
         view = reader.view()  # the proven lineage's rows only: foreign rows build nothing
         messages = [view.messages[k] for k in view.keys]
@@ -163,7 +142,7 @@ class Watcher(PollLoop):
         return None
 
     def _report(self, entries: list[TaskEntry]) -> bool:
-        """Tasks found again without new rows: each changed one reported; True when any was."""
+        """Each changed task reported; True when any was."""
         changed = [e for e in entries if self.known.get(e.number or "") != e]
         self.entries = entries
         for entry in changed:
@@ -173,8 +152,8 @@ class Watcher(PollLoop):
 
     def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
         """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap). A refresh's warnings
-        while paging join `warnings` (but its gap: this cycle decides its own)."""
+        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap); a refresh's warnings
+        while paging join `warnings`, but its gap."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
