@@ -1,15 +1,7 @@
-"""`hermes-task tui`: every task of a parent chat live on one screen (Textual).
-
-The screen is one more reporter of the watch loop: `EventFeed` turns its reports into the
-events of `core/events.py` (what `follow --parent --json` writes) and posts each from the
-loop's thread (`post_message` is thread-safe and never waits). The app keeps the tasks and
-rows those events say, nothing else: statuses, proofs, warnings and the verdict are the loop's.
-
-Layout: a header (parent, summary, watch state, URL), the task table (goal cut to the room
-left, child id whole; nested `--recursive` tasks indented `  ↳ 1.1` under theirs) beside the
-selected task's transcript (stacked under `STACK_BELOW` columns), a notes line, the footer.
-Every string shown is a `Text` of sanitised text, never markup. Importing this module
-imports Textual: only `hermes-task tui` does.
+"""`hermes-task tui`'s screen (Textual; docs/commands.md "tui" says what it shows): one more
+reporter of the watch loop. `EventFeed` posts the loop's reports, from its thread, as the events
+`follow --parent --json` writes; the app keeps only the tasks and rows they say. Every string
+shown is a `Text` of sanitised text, never markup. Only `hermes-task tui` imports this module.
 """
 
 from __future__ import annotations
@@ -68,20 +60,13 @@ class EventFeed(JsonEvents):
     """Each report as its event, handed to `emit` with the task it concerns (None: the parent's)."""
 
     def __init__(self, emit: Emit) -> None:
-        super().__init__(self._unused, self._unused)
+        # Writes no text: every event goes through `_event`, and a failure's stderr line is the screen's.
+        super().__init__(lambda _text: None, lambda _text: None)
         self.emit = emit
         self.task_of: str | None = None
 
-    @staticmethod
-    def _unused(_text: str) -> None:  # JsonEvents' writers: every event goes through `_event`
-        raise AssertionError("EventFeed writes no text")
-
     def _event(self, payload: FollowEvent) -> None:
         self.emit(payload, self.task_of)
-
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        retryable = True if retrying else error.retryable
-        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.task_of = key_of(entry)  # `emit` only posts: nothing raises in between
@@ -125,21 +110,17 @@ def key_of(entry: TaskEntry) -> str:
 
 
 def number_text(key: str) -> str:
-    """A task's `#`: its number; a nested one's (`1.2/1.1`) indented under its task, as in
-    `recover --recursive`'s table (`  ↳ 1.1`)."""
+    """A task's `#`; a nested one's (`1.2/1.1`) indented under its task (`  ↳ 1.1`)."""
     depth = key.count("/")
     return "  " * depth + "↳ " + key.rpartition("/")[2] if depth else key
 
 
 def tree_order(entry: TaskEntry) -> list[tuple[tuple[int, int, str], ...]]:
-    """Tasks in number order, each nested task right under its task."""
     return [number_order(part) for part in key_of(entry).split("/")]
 
 
 def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
-    """The exit status of `q`: 0; with --exit-status, `recover --watch --exit-status`'s for the
-    verdict at that moment (0 every task completed, 8 one failed, 9 one still running), or the
-    watch's own when it already ended (a failure's code too)."""
+    """The exit status of `q` (docs/commands.md "tui")."""
     if not wanted:
         return 0
     return result.exit_code if result is not None else int(exit_status(list(entries)))
@@ -150,7 +131,6 @@ def cut(text: str, room: int) -> str:
 
 
 def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
-    """A task's row of the table, every cell sanitised plain text."""
     label = entry.status.label
     if entry.result_source == "store":
         label += " (store)"
@@ -164,19 +144,6 @@ def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
         Text(cut(goal, goal_room)),
         Text(child, no_wrap=True),
     ]
-
-
-def why_no_rows(entry: TaskEntry, elsewhere: str | None = None) -> str:
-    """A task whose rows are not shown says why, in `recover`'s words; `elsewhere`: the task
-    (or the parent chat) whose conversation its child is, read there (`--recursive`)."""
-    if entry.gap:
-        return gap_text(entry)
-    if entry.child_session_id is None:
-        reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
-        return RECOVER["unavailable"].format(reason=reason)
-    if elsewhere is not None:
-        return f"this task's child is {elsewhere}'s conversation: it is read there, once"
-    return "no row read yet: the child's rows appear as they are read"
 
 
 class Transcript(RichLog):
@@ -400,8 +367,7 @@ class TaskScreenApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="header")
         with Container(id="body"):
-            table: DataTable[Text] = DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
-            yield table
+            yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
             with Vertical(id="side"):
                 yield Static(Text(""), id="pane-title")
                 yield Transcript(id="transcript", markup=False, highlight=False, wrap=True, auto_scroll=False)
@@ -410,24 +376,20 @@ class TaskScreenApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._on_signals()
+        # SIGTERM and SIGHUP end the screen as they end every command (the shell's handlers
+        # cannot raise into Textual's event loop); not on the main thread, the signals stay.
+        loop = asyncio.get_running_loop()
+        for sig, status in SIGNALS.items():
+            try:
+                loop.add_signal_handler(sig, self._signalled, status)
+            except (RuntimeError, ValueError):
+                break
         self._layout(self.size.width)
         if self.parent_id is None and self.list_parents is not None:
             self.push_screen(ParentsScreen(self.list_parents), self._open)
         elif self.parent_id is not None:
             self._open(self.parent_id)
         self.query_one("#tasks", DataTable).focus()
-
-    def _on_signals(self) -> None:
-        """SIGTERM and SIGHUP end the screen as they end every command (143, 129): the
-        terminal is given back and the loop stopped (the shell's handlers cannot raise into
-        Textual's event loop)."""
-        loop = asyncio.get_running_loop()
-        for sig, status in SIGNALS.items():
-            try:
-                loop.add_signal_handler(sig, self._signalled, status)
-            except (RuntimeError, ValueError):  # not the main thread: the signals stay as they are
-                return
 
     def _signalled(self, status: int) -> None:
         if self.loop is not None:
@@ -443,8 +405,7 @@ class TaskScreenApp(App[int]):
         self.loop = self.start(parent_id, self._emit)
 
     def _emit(self, event: FollowEvent, task: str | None) -> None:
-        """From the loop's thread: never waits for the screen (a closed app drops it)."""
-        self.post_message(Fed(event, task))
+        self.post_message(Fed(event, task))  # from the loop's thread: never waits
 
     def on_resize(self, event: Resize) -> None:
         self._layout(event.size.width)
@@ -458,9 +419,8 @@ class TaskScreenApp(App[int]):
         self.call_after_refresh(self._show_pane)
 
     def _widths(self) -> tuple[int, int, int]:
-        """The table's width, its goal column's and its `#` column's (the widest number).
-        Stacked, the table takes the whole width; beside the transcript, the goal's room grows
-        with the width (at least `SIDE_GOAL`, at most `MAX_GOAL`), the transcript keeping 40%."""
+        """The table's width, its goal column's and its `#` column's (the widest number); beside
+        the transcript, the goal's room grows with the width, the transcript keeping 40%."""
         number = max([WIDTHS["#"], *(len(number_text(key)) for key in list(self.tasks))])
         fixed = FIXED + number - WIDTHS["#"]  # the table's width but the goal's
         width = self.columns
@@ -473,74 +433,59 @@ class TaskScreenApp(App[int]):
     def on_fed(self, message: Fed) -> None:
         event = message.event
         if isinstance(event, TaskEvent):
-            self._feed_task(event)
+            key = key_of(event)
+            self.tasks[key] = event
+            shown = self.rows.setdefault(key, [])
+            self._fill_table()
+            self._header()
+            if key == self.selected and shown:
+                self._pane_title(key, event)
+            elif key == self.selected:
+                self._show_pane()
         elif isinstance(event, RowEvent):
-            self._row(event)
-        elif isinstance(event, WarningEvent):
-            self._note(message.task, f"warning: {clean_line(event.message)}")
-        elif isinstance(event, ErrorEvent):
-            label = "retrying" if event.retryable else "error"
+            key = (event.task.number if event.task is not None else None) or "?"
+            rows = self.rows.setdefault(key, [])
+            rows.append(event)
+            if key == self.selected and len(rows) > 1:
+                self._write_row(event)
+            elif key == self.selected:
+                self._show_pane()
+        elif isinstance(event, WarningEvent | ErrorEvent):
+            label = (
+                "warning" if isinstance(event, WarningEvent) else "retrying" if event.retryable else "error"
+            )
             self._note(message.task, f"{label}: {clean_line(event.message)}")
         elif isinstance(event, ResultEvent):
             self.result = event
             self._header()
 
-    def _feed_task(self, entry: TaskEntry) -> None:
-        key = key_of(entry)
-        self.tasks[key] = entry
-        self.rows.setdefault(key, [])
-        self._fill_table()
-        self._header()
-        if key == self.selected:
-            if self.rows[key]:
-                self._pane_title(key, entry)
-            else:
-                self._show_pane()
-
-    def _row(self, event: RowEvent) -> None:
-        key = (event.task.number if event.task is not None else None) or "?"
-        rows = self.rows.setdefault(key, [])
-        rows.append(event)
-        if key == self.selected:
-            if len(rows) == 1:
-                self._show_pane()
-            else:
-                self._write_row(event)
-
     def _note(self, task: str | None, text: str) -> None:
         if task is not None:
             self.task_notes.setdefault(task, []).append(text)
-            text = f"task {clean_line(task)}: {text}" if not text.startswith("task ") else text
+            text = f"task {clean_line(task)}: {text}"
         self.notes.append(text)
         self.query_one("#notes", Static).update(Text(text, style="yellow", no_wrap=True, overflow="ellipsis"))
 
     # ---- header and table ---------------------------------------------------------------
 
-    def _state(self) -> str:
-        result = self.result
-        entries = list(self.tasks.values())
-        if result is None:
-            return f"watching every {self.interval:g}s"
-        if result.end_reason and result.state == "ended":
-            return f"every task ended ({clean_line(result.end_reason)}) · the watch stopped"
-        return f"the watch stopped ({clean_line(result.state)}, exit {result.exit_code})" + (
-            f" · verdict so far: {verdict(entries)}" if entries else ""
-        )
-
     def _header(self) -> None:
-        entries = list(self.tasks.values())
+        entries, result = list(self.tasks.values()), self.result
         head = Text("parent ", style="dim")
         head.append(clean_line(self.parent_id or "-"), style="bold")
         head.append(f"  ·  {clean_line(self.url)}", style="dim")
-        line = Text("\n")
         if entries:
             doc = TasksDoc(parent_id=self.parent_id or "", tasks=entries, summary=summarize(entries))
-            line.append(summary_line(doc))
-            line.append(f" · verdict so far: {verdict(entries)}")
+            head.append(f"\n{summary_line(doc)} · verdict so far: {verdict(entries)}")
         else:
-            line.append("no task read yet" if self.result is None else "no delegated tasks")
-        line.append(f"\n{self._state()}", style="dim")
-        head.append_text(line)
+            head.append("\nno task read yet" if result is None else "\nno delegated tasks")
+        if result is None:
+            state = f"watching every {self.interval:g}s"
+        elif result.end_reason and result.state == "ended":
+            state = f"every task ended ({clean_line(result.end_reason)}) · the watch stopped"
+        else:
+            state = f"the watch stopped ({clean_line(result.state)}, exit {result.exit_code})"
+            state += f" · verdict so far: {verdict(entries)}" if entries else ""
+        head.append(f"\n{state}", style="dim")
         self.query_one("#header", Static).update(head)
 
     def _visible(self) -> list[TaskEntry]:
@@ -587,10 +532,6 @@ class TaskScreenApp(App[int]):
             self.query_text, self.matches, self.match = "", [], -1
             self._show_pane()
 
-    @on(DataTable.RowSelected, "#tasks")
-    def _entered(self) -> None:
-        self.action_focus_transcript()
-
     @on(DataTable.RowHighlighted, "#tasks")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None and event.row_key.value != self.selected:
@@ -628,7 +569,7 @@ class TaskScreenApp(App[int]):
         for note in self.task_notes.get(key, []):
             pane.write(Text(note, style="yellow"))
         if not rows:
-            pane.write(Text(why_no_rows(entry, self._elsewhere(key, entry)), style="dim"))
+            pane.write(Text(self._why_no_rows(key, entry), style="dim"))
             return
         if entry.gap:
             pane.write(Text(gap_text(entry), style="dim"))
@@ -638,15 +579,20 @@ class TaskScreenApp(App[int]):
         if self.follow:
             pane.scroll_end(animate=False, immediate=True)
 
-    def _elsewhere(self, key: str, entry: TaskEntry) -> str | None:
-        """A nested task whose child the loop reads as another's (`reading/family.py`)."""
+    def _why_no_rows(self, key: str, entry: TaskEntry) -> str:
+        """In `recover`'s words; a nested task's child may be another task's (or the parent
+        chat's) conversation, read there (`reading/family.py`)."""
         child = entry.child_session_id
-        if "/" not in key or child is None:
-            return None
-        if child == self.parent_id:
-            return "the parent chat"
+        if entry.gap:
+            return gap_text(entry)
+        if child is None:
+            reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
+            return RECOVER["unavailable"].format(reason=reason)
         found = [k for k, e in self.tasks.items() if k != key and e.child_session_id == child]
-        return f"task {clean_line(found[0])}" if found else None
+        if "/" in key and (child == self.parent_id or found):
+            where = "the parent chat" if child == self.parent_id else f"task {clean_line(found[0])}"
+            return f"this task's child is {where}'s conversation: it is read there, once"
+        return "no row read yet: the child's rows appear as they are read"
 
     def _pane_title(self, key: str, entry: TaskEntry) -> None:
         """The pane's fixed lines: the task, its child id whole, its status and outcome."""
@@ -686,6 +632,7 @@ class TaskScreenApp(App[int]):
         if self.shown:
             self._select(self.shown[-1 if last else 0])
 
+    @on(DataTable.RowSelected, "#tasks")
     def action_focus_transcript(self) -> None:
         self.query_one("#transcript", Transcript).focus()
 
