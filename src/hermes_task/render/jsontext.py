@@ -1,19 +1,8 @@
-"""JSON text: one document, or one NDJSON event per line, always ASCII-escaped; the JSON
-Schemas of the documents; the values `config show` reports.
-
-msgspec writes the bytes (declaration order; documents indented, events compact). The
-contract promises `ensure_ascii` text, which msgspec has no option for, so `ascii_only`
-escapes DEL and everything from U+0080 as `\\uXXXX` (surrogate pairs for astral characters):
-C1 controls or bidi overrides in backend text cannot act on a terminal that `cat`s the
-output. A lone surrogate (UTF-8 cannot carry it) goes through the standard library's
-encoder. Invariant: `document(doc)` and `event(doc)` load to the same data
-(`msgspec.to_builtins`), ASCII, no line break inside a value.
-
-Schemas (draft 2020-12, `tools/regen.py` writes `schemas/*.json`, a test compares) are
-msgspec's completed with the documents' promises: every property `required`, objects closed
-(`additionalProperties: false`), `null` last in an `anyOf`, descriptions dedented (whatever
-msgspec's or Python's version), the root the object itself, the events a `oneOf` on `type`,
-enums inlined where used. `explain` never returns a token or a password.
+"""JSON text: one document (indented) or one NDJSON event per line, always ASCII; the JSON
+Schemas of the documents; the values `config show` reports. docs/decisions.md ("JSON out",
+"Schemas") says how: msgspec's bytes, escaped as `ensure_ascii` would; msgspec's schemas
+completed with the documents' promises. Invariant: `document(doc)` and `event(doc)` load to the
+same data (`msgspec.to_builtins`), ASCII, no line break inside a value.
 """
 
 from __future__ import annotations
@@ -38,8 +27,7 @@ _ERRORS = "hermes_task.json_ascii"
 
 
 def _escape(error: UnicodeError) -> tuple[str, int]:
-    """A codec error handler: the run of non-ASCII characters as `\\uXXXX` escapes (UTF-16
-    code units, so an astral character is a surrogate pair, as `json.dumps` writes it)."""
+    """A codec error handler: non-ASCII as `\\uXXXX` (UTF-16 units: an astral one is a pair)."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
     units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass").hex()
@@ -50,8 +38,7 @@ codecs.register_error(_ERRORS, _escape)
 
 
 def ascii_only(raw: bytes) -> bytes:
-    """JSON text `raw` (UTF-8) with every non-ASCII character and DEL escaped as `\\uXXXX`;
-    the same JSON value. Outside strings JSON text is ASCII, so only strings change."""
+    """JSON text `raw` (UTF-8) with non-ASCII and DEL escaped: the same value (only strings change)."""
     if not raw.isascii():
         raw = raw.decode("utf-8").encode("ascii", _ERRORS)
     return raw.replace(b"\x7f", b"\\u007f") if b"\x7f" in raw else raw
@@ -68,12 +55,10 @@ def _encode(value: Any, indent: int | None) -> bytes:
 
 
 def document(doc: Any) -> str:
-    """A whole document (a Struct of `core/documents.py`), indented."""
     return _encode(doc, 2).decode("ascii") + "\n"
 
 
 def event(payload: Any) -> str:
-    """One NDJSON line (a Struct of `core/events.py`)."""
     return _encode(payload, None).decode("ascii") + "\n"
 
 
@@ -89,9 +74,8 @@ ROWS_OPEN = '{\n  "schema_version": 1,\n  "rows": ['
 
 
 def rows_close(doc: Any, count: int) -> str:
-    """What `document(doc)` writes after `count` elements of `rows` (`doc` has `rows` empty):
-    with `ROWS_OPEN`, `row_element` for each row and this, byte for byte `document` of the
-    whole document."""
+    """What `document(doc)` writes after `count` elements of `rows` (`doc`'s `rows` empty): with
+    `ROWS_OPEN` and `row_element`, byte for byte `document` of the whole document."""
     text = document(doc)
     empty = ROWS_OPEN + "],\n"
     if not text.startswith(empty):
@@ -136,8 +120,8 @@ def _targets() -> dict[str, tuple[Any, str]]:
 
 
 def _complete(node: Any) -> None:
-    """The module docstring's promises, in place (msgspec's versions, and Python's, differ in
-    the order of `anyOf` and the indentation of descriptions)."""
+    """The promises in place: every property required, objects closed, `null` last in an `anyOf`,
+    descriptions dedented (msgspec's versions, and Python's, differ in the last two)."""
     if isinstance(node, dict):
         if isinstance(node.get("description"), str):
             node["description"] = inspect.cleandoc(node["description"])
@@ -208,9 +192,8 @@ def _file_state(path: Path) -> str:
 
 
 def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str | float | None, Source]]:
-    """(name, value, source) of every effective connection setting, for `config show`.
-    Secrets are described, never shown: "set (from file X)", "set (from env NAME)" or
-    "not set"; a token file named by `--token-file` or the config file is reported as such."""
+    """(name, value, source) of every effective connection setting, for `config show`; secrets
+    are described, never shown (docs/configuration.md)."""
     from hermes_task.settings import TOKEN_ENVS  # lazy: the settings module, only for `config show`
 
     src = settings.sources
