@@ -12,7 +12,6 @@ import inspect
 import json
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,38 +84,16 @@ def rows_close(doc: Any, count: int) -> str:
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", "error", "config")
-
-
-@cache
-def _targets() -> dict[str, tuple[Any, str]]:
-    """Each document's Struct and which command prints it."""
-    from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
-
-    return {
-        "transcript": (documents.TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
-        "events": (
-            events.FollowEvent,
-            "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
-        ),
-        "tasks": (documents.TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
-        "parents": (
-            documents.ParentsDoc,
-            "`parents --json`: the newest chats that called delegate_task, proven.",
-        ),
-        "search": (
-            events.SearchEvent,
-            "`search --json`: each NDJSON line is one of these events; the last is `result`.",
-        ),
-        "error": (
-            documents.ErrorDoc,
-            "Any command with --json, on failure: the error and the rows already verified.",
-        ),
-        "config": (
-            documents.ConfigDoc,
-            "`config show --json`: effective settings and their sources; never a secret.",
-        ),
-    }
+DESCRIPTIONS = {  # each document: which command prints it
+    "transcript": "`show --json` and `older --json`: one transcript document.",
+    "events": "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
+    "tasks": "`recover --json`: the delegated tasks of a parent chat.",
+    "parents": "`parents --json`: the newest chats that called delegate_task, proven.",
+    "search": "`search --json`: each NDJSON line is one of these events; the last is `result`.",
+    "error": "Any command with --json, on failure: the error and the rows already verified.",
+    "config": "`config show --json`: effective settings and their sources; never a secret.",
+}
+NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
 
 def _complete(node: Any) -> None:
@@ -161,13 +138,23 @@ def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
 
 
 def description(name: str) -> str:
-    return _targets()[name][1]
+    return DESCRIPTIONS[name]
 
 
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
-    target, text = _targets()[name]
-    body = msgspec.json.schema(target)
+    from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
+
+    structs: dict[str, Any] = {
+        "transcript": documents.TranscriptDoc,
+        "events": events.FollowEvent,
+        "tasks": documents.TasksDoc,
+        "parents": documents.ParentsDoc,
+        "search": events.SearchEvent,
+        "error": documents.ErrorDoc,
+        "config": documents.ConfigDoc,
+    }
+    body = msgspec.json.schema(structs[name])
     defs = body.get("$defs", {})
     enums = {f"#/$defs/{key}": defs.pop(key)["enum"] for key in [k for k, d in defs.items() if "enum" in d]}
     body = _inline_root(_inline_enums(body, enums))
@@ -178,7 +165,7 @@ def schema(name: str) -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": f"urn:hermes-task:schema:1:{name}",
         "title": f"hermes-task {name} (schema_version 1)",
-        "description": text,
+        "description": DESCRIPTIONS[name],
         **body,
     }
 
