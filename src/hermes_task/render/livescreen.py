@@ -115,10 +115,6 @@ def number_text(key: str) -> str:
     return "  " * depth + "↳ " + key.rpartition("/")[2] if depth else key
 
 
-def tree_order(entry: TaskEntry) -> list[tuple[tuple[int, int, str], ...]]:
-    return [number_order(part) for part in key_of(entry).split("/")]
-
-
 def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
     """The exit status of `q` (docs/commands.md "tui")."""
     if not wanted:
@@ -292,14 +288,14 @@ class TaskScreenApp(App[int]):
         Binding("G", "select_edge(1)", "last", show=False),
         Binding("tab,enter", "focus_transcript", "transcript"),
         Binding("escape", "to_tasks", "back", show=False),
-        Binding("f", "toggle_follow", "follow"),
-        Binding("w", "toggle_pane('wrap')", "wrap"),
-        Binding("r", "toggle_pane('reasoning')", "reasoning"),
+        Binding("f", "switch('follow')", "follow"),
+        Binding("w", "switch('wrap')", "wrap"),
+        Binding("r", "switch('reasoning')", "reasoning"),
         Binding("o", "older", "older"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match(1)", "next match", show=False),
         Binding("N", "next_match(-1)", "previous match", show=False),
-        Binding("e", "only_wrong", "went wrong"),
+        Binding("e", "switch('only_wrong')", "went wrong"),
         Binding("s", "cycle_status", "status"),
         Binding("y", "copy_id", "copy id"),
         Binding("c", "command", "command"),
@@ -361,8 +357,6 @@ class TaskScreenApp(App[int]):
         self.lines_of: list[int] = []  # each shown row's first line in the transcript
         self.room = [0, 0]  # the goal column's width, the number column's
         self.columns = 80  # the terminal's width, as the last resize said
-
-    # ---- layout -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="header")
@@ -428,8 +422,6 @@ class TaskScreenApp(App[int]):
             width = min(max(fixed + SIDE_GOAL, width - max(MIN_PANE, width * 2 // 5)), fixed + MAX_GOAL)
         return width, max(MIN_GOAL, width - fixed), number
 
-    # ---- events of the loop -------------------------------------------------------------
-
     def on_fed(self, message: Fed) -> None:
         event = message.event
         if isinstance(event, TaskEvent):
@@ -466,8 +458,6 @@ class TaskScreenApp(App[int]):
         self.notes.append(text)
         self.query_one("#notes", Static).update(Text(text, style="yellow", no_wrap=True, overflow="ellipsis"))
 
-    # ---- header and table ---------------------------------------------------------------
-
     def _header(self) -> None:
         entries, result = list(self.tasks.values()), self.result
         head = Text("parent ", style="dim")
@@ -488,17 +478,15 @@ class TaskScreenApp(App[int]):
         head.append(f"\n{state}", style="dim")
         self.query_one("#header", Static).update(head)
 
-    def _visible(self) -> list[TaskEntry]:
-        return [
+    def _fill_table(self) -> None:
+        table: DataTable[Text] = self.query_one("#tasks", DataTable)
+        in_order = sorted(self.tasks.values(), key=lambda e: [number_order(n) for n in key_of(e).split("/")])
+        visible = [
             entry
-            for entry in sorted(self.tasks.values(), key=tree_order)
+            for entry in in_order  # each nested task right under its task
             if not (self.only_wrong and entry.status not in FAILED)
             and self.status_filter in (None, entry.status)
         ]
-
-    def _fill_table(self) -> None:
-        table: DataTable[Text] = self.query_one("#tasks", DataTable)
-        visible = self._visible()
         width, *room = self._widths()
         keys = [key_of(e) for e in visible]
         if room != self.room:
@@ -536,8 +524,6 @@ class TaskScreenApp(App[int]):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None and event.row_key.value != self.selected:
             self._select(event.row_key.value)
-
-    # ---- the transcript -----------------------------------------------------------------
 
     def _painter(self) -> Painter:
         pane = self.query_one("#transcript", Transcript)
@@ -620,8 +606,6 @@ class TaskScreenApp(App[int]):
     def _scrolled_up(self) -> None:
         self.follow = False
 
-    # ---- keys ---------------------------------------------------------------------------
-
     def action_select(self, step: int) -> None:
         if not self.shown:
             return
@@ -640,21 +624,19 @@ class TaskScreenApp(App[int]):
         self.query_one("#search", Input).remove_class("shown")
         self.query_one("#tasks", DataTable).focus()
 
-    def action_toggle_follow(self) -> None:
-        self.follow = not self.follow
-        if self.follow:
-            self.query_one("#transcript", Transcript).scroll_end(animate=False)
-        self.notify(f"follow {'on' if self.follow else 'off'}", timeout=2)
-
-    def action_toggle_pane(self, switch: str) -> None:
-        """`wrap` or `reasoning` on or off, the pane drawn again."""
-        setattr(self, switch, not getattr(self, switch))
-        self._show_pane()
-
-    def action_only_wrong(self) -> None:
-        self.only_wrong = not self.only_wrong
-        self._fill_table()
-        self.notify("only the tasks that went wrong" if self.only_wrong else "every task", timeout=2)
+    def action_switch(self, switch: str) -> None:
+        """`follow`, `only_wrong` (the table filtered again), `wrap` or `reasoning` (the pane drawn again)."""
+        on = not getattr(self, switch)
+        setattr(self, switch, on)
+        if switch == "follow":
+            if on:
+                self.query_one("#transcript", Transcript).scroll_end(animate=False)
+            self.notify(f"follow {'on' if on else 'off'}", timeout=2)
+        elif switch == "only_wrong":
+            self._fill_table()
+            self.notify("only the tasks that went wrong" if on else "every task", timeout=2)
+        else:
+            self._show_pane()
 
     def action_cycle_status(self) -> None:
         present = [s for s in TaskStatus if any(e.status == s for e in self.tasks.values())]

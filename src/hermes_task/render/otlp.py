@@ -140,8 +140,7 @@ class _Trace:
         self.spans.append({key: item for key, item in span.items() if item not in ("", [], None)})
 
     def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Json]:
-        """A `hermes_task.context_compression` event where a segment ended by compression,
-        then with `content` each row as a `hermes_task.row` event."""
+        """The compressions, then with `content` each row (docs/json.md "Events")."""
         events = []
         for i, seg in enumerate(segments):
             if seg.end_reason == "compression" and seg.ended_at is not None:
@@ -190,10 +189,8 @@ class _Trace:
     def conversation(
         self, rows: Sequence[Row], agent: str, last: float, delegated: Sequence[TaskEntry]
     ) -> None:
-        """Under the agent span `agent`, `execute_tool NAME` per tool call of the transcript's
-        `rows` (open until its result's row exists, then ending at `last`, the last time known
-        of the transcript), around the tasks it delegated; then a spawn span, saying so, for
-        each group of tasks whose call no row carries (its row is not proven)."""
+        """Under the agent span `agent`, a span per tool call of `rows` (`last`: the last time
+        known of them), then one per group of tasks whose spawn call no proven row carries."""
         results = {row.tool_call_id: row for row in rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
         for task in delegated:
