@@ -228,13 +228,10 @@ class ParentsScreen(Screen[str]):
         try:
             found = self.list_parents()
         except HermesError as err:
-            self.app.call_from_thread(self._failed, err)
+            failed = Text(f"error: {clean_line(err.message)}", style="bold red")
+            self.app.call_from_thread(lambda: self.query_one("#parents-state", Static).update(failed))
             return
         self.app.call_from_thread(self._show, *found)
-
-    def _failed(self, err: HermesError) -> None:
-        state = self.query_one("#parents-state", Static)
-        state.update(Text(f"error: {clean_line(err.message)}", style="bold red"))
 
     def _show(self, entries: list[ParentEntry], warnings: list[WarningItem]) -> None:
         self.entries = entries
@@ -660,14 +657,9 @@ class TaskScreenApp(App[int]):
 
     def commands(self) -> list[str]:
         """The CLI commands that show what the screen shows for the selected task."""
-        parent = clean_line(self.parent_id or "PARENT_ID")
-        lines = [f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
-        child = self._child()
-        if child is not None:
-            child = clean_line(child)
-            lines = [f"hermes-task show {child}", f"hermes-task follow {child}",
-                     f"hermes-task older {child}", *lines]  # fmt: skip
-        return lines
+        parent, child = clean_line(self.parent_id or "PARENT_ID"), clean_line(self._child() or "")
+        own = [f"hermes-task {verb} {child}" for verb in ("show", "follow", "older")] if child else []
+        return [*own, f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
 
     def action_command(self) -> None:
         self.push_screen(TextScreen("the same from the command line (Esc closes)", self.commands()))

@@ -141,17 +141,9 @@ class LinesSearch(SearchNotes):
         lines = []
         for group in groups(hits):
             row = group.row
+            ids = (task.number or "", task.child_session_id or "", row.session_id, str(row.id), row.role)
             head = "\t".join(
-                clean_line(value)
-                for value in (
-                    task.number or "",
-                    task.child_session_id or "",
-                    row.session_id,
-                    str(row.id),
-                    row.role,
-                    when(row.timestamp, utc=self.view.utc),
-                    group.field,
-                )
+                clean_line(v) for v in (*ids, when(row.timestamp, utc=self.view.utc), group.field)
             )
             for line in group.lines:
                 mark = "-" if line.spans is None else ":"
