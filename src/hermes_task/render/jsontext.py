@@ -96,19 +96,26 @@ DESCRIPTIONS = {  # each document: which command prints it
 NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
 
-def _complete(node: Any) -> None:
-    """The promises in place: every property required, objects closed, `null` last in an `anyOf`,
+def _complete(node: Any, enums: dict[str, list[str]]) -> Any:
+    """`node` with the promises kept: each enum (a `StrEnum` of `core/ui_strings.py`, which
+    msgspec puts in `$defs`) written where it is used, as a `Literal`'s values are (no schema
+    names a Python class); every property required, objects closed, `null` last in an `anyOf`,
     descriptions dedented (msgspec's versions, and Python's, differ in the last two)."""
-    if isinstance(node, dict):
-        if isinstance(node.get("description"), str):
-            node["description"] = inspect.cleandoc(node["description"])
-        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
-            node["required"] = list(node["properties"])
-            node["additionalProperties"] = False
-        if isinstance(node.get("anyOf"), list):
-            node["anyOf"].sort(key=lambda option: option == {"type": "null"})
-    for value in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
-        _complete(value)
+    if isinstance(node, list):
+        return [_complete(value, enums) for value in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") in enums:
+        node = {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
+    node = {key: _complete(value, enums) for key, value in node.items()}
+    if isinstance(node.get("description"), str):
+        node["description"] = inspect.cleandoc(node["description"])
+    if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+        node["required"] = list(node["properties"])
+        node["additionalProperties"] = False
+    if isinstance(node.get("anyOf"), list):
+        node["anyOf"].sort(key=lambda option: option == {"type": "null"})
+    return node
 
 
 def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
@@ -125,16 +132,6 @@ def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
     root.pop("title", None)
     root.pop("description", None)
     return {**({"$defs": defs} if defs else {}), **root}
-
-
-def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
-    """Each enum (the `StrEnum`s of `core/ui_strings.py`, which msgspec puts in `$defs`)
-    written where it is used, as a `Literal`'s values are: no schema names a Python class."""
-    if isinstance(node, dict):
-        if node.get("$ref") in enums:
-            return {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
-        return {key: _inline_enums(value, enums) for key, value in node.items()}
-    return [_inline_enums(value, enums) for value in node] if isinstance(node, list) else node
 
 
 def description(name: str) -> str:
@@ -157,10 +154,9 @@ def schema(name: str) -> dict[str, Any]:
     body = msgspec.json.schema(structs[name])
     defs = body.get("$defs", {})
     enums = {f"#/$defs/{key}": defs.pop(key)["enum"] for key in [k for k, d in defs.items() if "enum" in d]}
-    body = _inline_root(_inline_enums(body, enums))
+    body = _inline_root(_complete(body, enums))
     if "anyOf" in body and "discriminator" in body:  # the events: exactly one kind per line
         body = {("oneOf" if key == "anyOf" else key): value for key, value in body.items()}
-    _complete(body)
     return {
         "$schema": DIALECT,
         "$id": f"urn:hermes-task:schema:1:{name}",
