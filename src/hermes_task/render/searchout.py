@@ -210,12 +210,8 @@ class TerminalSearch(SearchNotes):
     def result(self, tally: Tally, exit_code: int) -> None:
         total = plural(tally.tasks, "task")
         if tally.matches:
-            found = SEARCH["found"].format(
-                lines=plural(tally.matches, "matching line"),
-                tasks=plural(self.tasks_with_hits, "task"),
-                searched=tally.searched,
-                total=total,
-            )
+            lines, tasks = plural(tally.matches, "matching line"), plural(self.tasks_with_hits, "task")
+            found = SEARCH["found"].format(lines=lines, tasks=tasks, searched=tally.searched, total=total)
         else:
             found = SEARCH["none"].format(searched=tally.searched, total=total)
             if not tally.complete:
