@@ -1,10 +1,5 @@
 """Renderers: documents to terminal text, plain lines or JSON, written to the stream they are
-given (they read nothing and decide nothing).
-
-`Target` is the output a run's session builds once (`cli/session.py` `output_target()`).
-Invariants: `columns` is always sane (`MIN_WIDTH`..`MAX_WIDTH`); `width` is None exactly when
-lines must never wrap (not a terminal), else `columns`; `plain` (no terminal, no colour)
-means the plain painter's format, byte for byte.
+given (they read nothing and decide nothing). `Target`: the output a run's session builds once.
 """
 
 from __future__ import annotations
@@ -18,8 +13,7 @@ FALLBACK_WIDTH = 80
 
 
 def sane_width(value: object) -> int | None:
-    """`value` (an int or the text of one, as COLUMNS holds it) as a terminal width, or None
-    when it is not one: missing, not a number, below 20 or above 10,000 columns."""
+    """`value` (an int or the text of one, as COLUMNS holds it) as a terminal width, or None."""
     text = str(value).strip() if value is not None else ""
     if not text.isdigit():
         return None
@@ -29,8 +23,9 @@ def sane_width(value: object) -> int | None:
 
 @dataclass(eq=False, slots=True)
 class Target:
-    """An output: `tty` a terminal (Markdown is rendered, lines wrap at `width`), `color` SGR
-    codes allowed; an insane `columns` becomes 80; `height` is for the pager's decision."""
+    """An output: `tty` a terminal (Markdown is rendered, lines wrap at `width`, else `width` is
+    None: lines never wrap), `color` SGR codes allowed; `columns` always sane (80 if it was not);
+    `plain`: the plain painter's format, byte for byte; `height` is for the pager's decision."""
 
     write: Callable[[str], object] = field(repr=False)
     _: KW_ONLY

@@ -1,19 +1,8 @@
-"""JSON text: one document, or one NDJSON event per line, always ASCII-escaped; the JSON
-Schemas of the documents; the values `config show` reports.
-
-msgspec writes the bytes (declaration order; documents indented, events compact). The
-contract promises `ensure_ascii` text, which msgspec has no option for, so `ascii_only`
-escapes DEL and everything from U+0080 as `\\uXXXX` (surrogate pairs for astral characters):
-C1 controls or bidi overrides in backend text cannot act on a terminal that `cat`s the
-output. A lone surrogate (UTF-8 cannot carry it) goes through the standard library's
-encoder. Invariant: `document(doc)` and `event(doc)` load to the same data
-(`msgspec.to_builtins`), ASCII, no line break inside a value.
-
-Schemas (draft 2020-12, `tools/regen.py` writes `schemas/*.json`, a test compares) are
-msgspec's completed with the documents' promises: every property `required`, objects closed
-(`additionalProperties: false`), `null` last in an `anyOf`, descriptions dedented (whatever
-msgspec's or Python's version), the root the object itself, the events a `oneOf` on `type`,
-enums inlined where used. `explain` never returns a token or a password.
+"""JSON text: one document (indented) or one NDJSON event per line, always ASCII; the JSON
+Schemas of the documents; the values `config show` reports. docs/decisions.md ("JSON out",
+"Schemas") says how: msgspec's bytes, escaped as `ensure_ascii` would; msgspec's schemas
+completed with the documents' promises. Invariant: `document(doc)` and `event(doc)` load to the
+same data (`msgspec.to_builtins`), ASCII, no line break inside a value.
 """
 
 from __future__ import annotations
@@ -23,7 +12,6 @@ import inspect
 import json
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +26,7 @@ _ERRORS = "hermes_task.json_ascii"
 
 
 def _escape(error: UnicodeError) -> tuple[str, int]:
-    """A codec error handler: the run of non-ASCII characters as `\\uXXXX` escapes (UTF-16
-    code units, so an astral character is a surrogate pair, as `json.dumps` writes it)."""
+    """A codec error handler: non-ASCII as `\\uXXXX` (UTF-16 units: an astral one is a pair)."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
     units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass").hex()
@@ -50,8 +37,7 @@ codecs.register_error(_ERRORS, _escape)
 
 
 def ascii_only(raw: bytes) -> bytes:
-    """JSON text `raw` (UTF-8) with every non-ASCII character and DEL escaped as `\\uXXXX`;
-    the same JSON value. Outside strings JSON text is ASCII, so only strings change."""
+    """JSON text `raw` (UTF-8) with non-ASCII and DEL escaped: the same value (only strings change)."""
     if not raw.isascii():
         raw = raw.decode("utf-8").encode("ascii", _ERRORS)
     return raw.replace(b"\x7f", b"\\u007f") if b"\x7f" in raw else raw
@@ -68,12 +54,10 @@ def _encode(value: Any, indent: int | None) -> bytes:
 
 
 def document(doc: Any) -> str:
-    """A whole document (a Struct of `core/documents.py`), indented."""
     return _encode(doc, 2).decode("ascii") + "\n"
 
 
 def event(payload: Any) -> str:
-    """One NDJSON line (a Struct of `core/events.py`)."""
     return _encode(payload, None).decode("ascii") + "\n"
 
 
@@ -89,9 +73,8 @@ ROWS_OPEN = '{\n  "schema_version": 1,\n  "rows": ['
 
 
 def rows_close(doc: Any, count: int) -> str:
-    """What `document(doc)` writes after `count` elements of `rows` (`doc` has `rows` empty):
-    with `ROWS_OPEN`, `row_element` for each row and this, byte for byte `document` of the
-    whole document."""
+    """What `document(doc)` writes after `count` elements of `rows` (`doc`'s `rows` empty): with
+    `ROWS_OPEN` and `row_element`, byte for byte `document` of the whole document."""
     text = document(doc)
     empty = ROWS_OPEN + "],\n"
     if not text.startswith(empty):
@@ -101,53 +84,38 @@ def rows_close(doc: Any, count: int) -> str:
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-NAMES: tuple[str, ...] = ("transcript", "events", "tasks", "parents", "search", "error", "config")
+DESCRIPTIONS = {  # each document: which command prints it
+    "transcript": "`show --json` and `older --json`: one transcript document.",
+    "events": "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
+    "tasks": "`recover --json`: the delegated tasks of a parent chat.",
+    "parents": "`parents --json`: the newest chats that called delegate_task, proven.",
+    "search": "`search --json`: each NDJSON line is one of these events; the last is `result`.",
+    "error": "Any command with --json, on failure: the error and the rows already verified.",
+    "config": "`config show --json`: effective settings and their sources; never a secret.",
+}
+NAMES: tuple[str, ...] = tuple(DESCRIPTIONS)
 
 
-@cache
-def _targets() -> dict[str, tuple[Any, str]]:
-    """Each document's Struct and which command prints it."""
-    from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
-
-    return {
-        "transcript": (documents.TranscriptDoc, "`show --json` and `older --json`: one transcript document."),
-        "events": (
-            events.FollowEvent,
-            "`follow --json` and `recover --watch --json`: each NDJSON line is one of these events; the last is `result`.",
-        ),
-        "tasks": (documents.TasksDoc, "`recover --json`: the delegated tasks of a parent chat."),
-        "parents": (
-            documents.ParentsDoc,
-            "`parents --json`: the newest chats that called delegate_task, proven.",
-        ),
-        "search": (
-            events.SearchEvent,
-            "`search --json`: each NDJSON line is one of these events; the last is `result`.",
-        ),
-        "error": (
-            documents.ErrorDoc,
-            "Any command with --json, on failure: the error and the rows already verified.",
-        ),
-        "config": (
-            documents.ConfigDoc,
-            "`config show --json`: effective settings and their sources; never a secret.",
-        ),
-    }
-
-
-def _complete(node: Any) -> None:
-    """The module docstring's promises, in place (msgspec's versions, and Python's, differ in
-    the order of `anyOf` and the indentation of descriptions)."""
-    if isinstance(node, dict):
-        if isinstance(node.get("description"), str):
-            node["description"] = inspect.cleandoc(node["description"])
-        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
-            node["required"] = list(node["properties"])
-            node["additionalProperties"] = False
-        if isinstance(node.get("anyOf"), list):
-            node["anyOf"].sort(key=lambda option: option == {"type": "null"})
-    for value in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
-        _complete(value)
+def _complete(node: Any, enums: dict[str, list[str]]) -> Any:
+    """`node` with the promises kept: each enum (a `StrEnum` of `core/ui_strings.py`, which
+    msgspec puts in `$defs`) written where it is used, as a `Literal`'s values are (no schema
+    names a Python class); every property required, objects closed, `null` last in an `anyOf`,
+    descriptions dedented (msgspec's versions, and Python's, differ in the last two)."""
+    if isinstance(node, list):
+        return [_complete(value, enums) for value in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") in enums:
+        node = {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
+    node = {key: _complete(value, enums) for key, value in node.items()}
+    if isinstance(node.get("description"), str):
+        node["description"] = inspect.cleandoc(node["description"])
+    if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+        node["required"] = list(node["properties"])
+        node["additionalProperties"] = False
+    if isinstance(node.get("anyOf"), list):
+        node["anyOf"].sort(key=lambda option: option == {"type": "null"})
+    return node
 
 
 def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
@@ -166,35 +134,34 @@ def _inline_root(body: dict[str, Any]) -> dict[str, Any]:
     return {**({"$defs": defs} if defs else {}), **root}
 
 
-def _inline_enums(node: Any, enums: dict[str, list[str]]) -> Any:
-    """Each enum (the `StrEnum`s of `core/ui_strings.py`, which msgspec puts in `$defs`)
-    written where it is used, as a `Literal`'s values are: no schema names a Python class."""
-    if isinstance(node, dict):
-        if node.get("$ref") in enums:
-            return {("enum" if k == "$ref" else k): enums[v] if k == "$ref" else v for k, v in node.items()}
-        return {key: _inline_enums(value, enums) for key, value in node.items()}
-    return [_inline_enums(value, enums) for value in node] if isinstance(node, list) else node
-
-
 def description(name: str) -> str:
-    return _targets()[name][1]
+    return DESCRIPTIONS[name]
 
 
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema of document `name` (one of `NAMES`); KeyError for another name."""
-    target, text = _targets()[name]
-    body = msgspec.json.schema(target)
+    from hermes_task.core import documents, events  # lazy: every command's models (12 ms), for `schema`
+
+    structs: dict[str, Any] = {
+        "transcript": documents.TranscriptDoc,
+        "events": events.FollowEvent,
+        "tasks": documents.TasksDoc,
+        "parents": documents.ParentsDoc,
+        "search": events.SearchEvent,
+        "error": documents.ErrorDoc,
+        "config": documents.ConfigDoc,
+    }
+    body = msgspec.json.schema(structs[name])
     defs = body.get("$defs", {})
     enums = {f"#/$defs/{key}": defs.pop(key)["enum"] for key in [k for k, d in defs.items() if "enum" in d]}
-    body = _inline_root(_inline_enums(body, enums))
+    body = _inline_root(_complete(body, enums))
     if "anyOf" in body and "discriminator" in body:  # the events: exactly one kind per line
         body = {("oneOf" if key == "anyOf" else key): value for key, value in body.items()}
-    _complete(body)
     return {
         "$schema": DIALECT,
         "$id": f"urn:hermes-task:schema:1:{name}",
         "title": f"hermes-task {name} (schema_version 1)",
-        "description": text,
+        "description": DESCRIPTIONS[name],
         **body,
     }
 
@@ -208,9 +175,8 @@ def _file_state(path: Path) -> str:
 
 
 def explain(settings: Settings, env: Mapping[str, str]) -> list[tuple[str, str | float | None, Source]]:
-    """(name, value, source) of every effective connection setting, for `config show`.
-    Secrets are described, never shown: "set (from file X)", "set (from env NAME)" or
-    "not set"; a token file named by `--token-file` or the config file is reported as such."""
+    """(name, value, source) of every effective connection setting, for `config show`; secrets
+    are described, never shown (docs/configuration.md)."""
     from hermes_task.settings import TOKEN_ENVS  # lazy: the settings module, only for `config show`
 
     src = settings.sources

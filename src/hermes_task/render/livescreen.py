@@ -1,15 +1,7 @@
-"""`hermes-task tui`: every task of a parent chat live on one screen (Textual).
-
-The screen is one more reporter of the watch loop: `EventFeed` turns its reports into the
-events of `core/events.py` (what `follow --parent --json` writes) and posts each from the
-loop's thread (`post_message` is thread-safe and never waits). The app keeps the tasks and
-rows those events say, nothing else: statuses, proofs, warnings and the verdict are the loop's.
-
-Layout: a header (parent, summary, watch state, URL), the task table (goal cut to the room
-left, child id whole; nested `--recursive` tasks indented `  ↳ 1.1` under theirs) beside the
-selected task's transcript (stacked under `STACK_BELOW` columns), a notes line, the footer.
-Every string shown is a `Text` of sanitised text, never markup. Importing this module
-imports Textual: only `hermes-task tui` does.
+"""`hermes-task tui`'s screen (Textual; docs/commands.md "tui" says what it shows): one more
+reporter of the watch loop. `EventFeed` posts the loop's reports, from its thread, as the events
+`follow --parent --json` writes; the app keeps only the tasks and rows they say. Every string
+shown is a `Text` of sanitised text, never markup. Only `hermes-task tui` imports this module.
 """
 
 from __future__ import annotations
@@ -68,20 +60,13 @@ class EventFeed(JsonEvents):
     """Each report as its event, handed to `emit` with the task it concerns (None: the parent's)."""
 
     def __init__(self, emit: Emit) -> None:
-        super().__init__(self._unused, self._unused)
+        # Writes no text: every event goes through `_event`, and a failure's stderr line is the screen's.
+        super().__init__(lambda _text: None, lambda _text: None)
         self.emit = emit
         self.task_of: str | None = None
 
-    @staticmethod
-    def _unused(_text: str) -> None:  # JsonEvents' writers: every event goes through `_event`
-        raise AssertionError("EventFeed writes no text")
-
     def _event(self, payload: FollowEvent) -> None:
         self.emit(payload, self.task_of)
-
-    def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        retryable = True if retrying else error.retryable
-        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.task_of = key_of(entry)  # `emit` only posts: nothing raises in between
@@ -125,21 +110,13 @@ def key_of(entry: TaskEntry) -> str:
 
 
 def number_text(key: str) -> str:
-    """A task's `#`: its number; a nested one's (`1.2/1.1`) indented under its task, as in
-    `recover --recursive`'s table (`  ↳ 1.1`)."""
+    """A task's `#`; a nested one's (`1.2/1.1`) indented under its task (`  ↳ 1.1`)."""
     depth = key.count("/")
     return "  " * depth + "↳ " + key.rpartition("/")[2] if depth else key
 
 
-def tree_order(entry: TaskEntry) -> list[tuple[tuple[int, int, str], ...]]:
-    """Tasks in number order, each nested task right under its task."""
-    return [number_order(part) for part in key_of(entry).split("/")]
-
-
 def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
-    """The exit status of `q`: 0; with --exit-status, `recover --watch --exit-status`'s for the
-    verdict at that moment (0 every task completed, 8 one failed, 9 one still running), or the
-    watch's own when it already ended (a failure's code too)."""
+    """The exit status of `q` (docs/commands.md "tui")."""
     if not wanted:
         return 0
     return result.exit_code if result is not None else int(exit_status(list(entries)))
@@ -150,7 +127,6 @@ def cut(text: str, room: int) -> str:
 
 
 def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
-    """A task's row of the table, every cell sanitised plain text."""
     label = entry.status.label
     if entry.result_source == "store":
         label += " (store)"
@@ -164,19 +140,6 @@ def task_cells(entry: TaskEntry, goal_room: int) -> list[Text]:
         Text(cut(goal, goal_room)),
         Text(child, no_wrap=True),
     ]
-
-
-def why_no_rows(entry: TaskEntry, elsewhere: str | None = None) -> str:
-    """A task whose rows are not shown says why, in `recover`'s words; `elsewhere`: the task
-    (or the parent chat) whose conversation its child is, read there (`--recursive`)."""
-    if entry.gap:
-        return gap_text(entry)
-    if entry.child_session_id is None:
-        reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
-        return RECOVER["unavailable"].format(reason=reason)
-    if elsewhere is not None:
-        return f"this task's child is {elsewhere}'s conversation: it is read there, once"
-    return "no row read yet: the child's rows appear as they are read"
 
 
 class Transcript(RichLog):
@@ -265,13 +228,10 @@ class ParentsScreen(Screen[str]):
         try:
             found = self.list_parents()
         except HermesError as err:
-            self.app.call_from_thread(self._failed, err)
+            failed = Text(f"error: {clean_line(err.message)}", style="bold red")
+            self.app.call_from_thread(lambda: self.query_one("#parents-state", Static).update(failed))
             return
         self.app.call_from_thread(self._show, *found)
-
-    def _failed(self, err: HermesError) -> None:
-        state = self.query_one("#parents-state", Static)
-        state.update(Text(f"error: {clean_line(err.message)}", style="bold red"))
 
     def _show(self, entries: list[ParentEntry], warnings: list[WarningItem]) -> None:
         self.entries = entries
@@ -325,14 +285,14 @@ class TaskScreenApp(App[int]):
         Binding("G", "select_edge(1)", "last", show=False),
         Binding("tab,enter", "focus_transcript", "transcript"),
         Binding("escape", "to_tasks", "back", show=False),
-        Binding("f", "toggle_follow", "follow"),
-        Binding("w", "toggle_pane('wrap')", "wrap"),
-        Binding("r", "toggle_pane('reasoning')", "reasoning"),
+        Binding("f", "switch('follow')", "follow"),
+        Binding("w", "switch('wrap')", "wrap"),
+        Binding("r", "switch('reasoning')", "reasoning"),
         Binding("o", "older", "older"),
         Binding("slash", "search", "search"),
         Binding("n", "next_match(1)", "next match", show=False),
         Binding("N", "next_match(-1)", "previous match", show=False),
-        Binding("e", "only_wrong", "went wrong"),
+        Binding("e", "switch('only_wrong')", "went wrong"),
         Binding("s", "cycle_status", "status"),
         Binding("y", "copy_id", "copy id"),
         Binding("c", "command", "command"),
@@ -395,13 +355,10 @@ class TaskScreenApp(App[int]):
         self.room = [0, 0]  # the goal column's width, the number column's
         self.columns = 80  # the terminal's width, as the last resize said
 
-    # ---- layout -------------------------------------------------------------------------
-
     def compose(self) -> ComposeResult:
         yield Static(Text(""), id="header")
         with Container(id="body"):
-            table: DataTable[Text] = DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
-            yield table
+            yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
             with Vertical(id="side"):
                 yield Static(Text(""), id="pane-title")
                 yield Transcript(id="transcript", markup=False, highlight=False, wrap=True, auto_scroll=False)
@@ -410,24 +367,20 @@ class TaskScreenApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._on_signals()
+        # SIGTERM and SIGHUP end the screen as they end every command (the shell's handlers
+        # cannot raise into Textual's event loop); not on the main thread, the signals stay.
+        loop = asyncio.get_running_loop()
+        for sig, status in SIGNALS.items():
+            try:
+                loop.add_signal_handler(sig, self._signalled, status)
+            except (RuntimeError, ValueError):
+                break
         self._layout(self.size.width)
         if self.parent_id is None and self.list_parents is not None:
             self.push_screen(ParentsScreen(self.list_parents), self._open)
         elif self.parent_id is not None:
             self._open(self.parent_id)
         self.query_one("#tasks", DataTable).focus()
-
-    def _on_signals(self) -> None:
-        """SIGTERM and SIGHUP end the screen as they end every command (143, 129): the
-        terminal is given back and the loop stopped (the shell's handlers cannot raise into
-        Textual's event loop)."""
-        loop = asyncio.get_running_loop()
-        for sig, status in SIGNALS.items():
-            try:
-                loop.add_signal_handler(sig, self._signalled, status)
-            except (RuntimeError, ValueError):  # not the main thread: the signals stay as they are
-                return
 
     def _signalled(self, status: int) -> None:
         if self.loop is not None:
@@ -443,8 +396,7 @@ class TaskScreenApp(App[int]):
         self.loop = self.start(parent_id, self._emit)
 
     def _emit(self, event: FollowEvent, task: str | None) -> None:
-        """From the loop's thread: never waits for the screen (a closed app drops it)."""
-        self.post_message(Fed(event, task))
+        self.post_message(Fed(event, task))  # from the loop's thread: never waits
 
     def on_resize(self, event: Resize) -> None:
         self._layout(event.size.width)
@@ -458,9 +410,8 @@ class TaskScreenApp(App[int]):
         self.call_after_refresh(self._show_pane)
 
     def _widths(self) -> tuple[int, int, int]:
-        """The table's width, its goal column's and its `#` column's (the widest number).
-        Stacked, the table takes the whole width; beside the transcript, the goal's room grows
-        with the width (at least `SIDE_GOAL`, at most `MAX_GOAL`), the transcript keeping 40%."""
+        """The table's width, its goal column's and its `#` column's (the widest number); beside
+        the transcript, the goal's room grows with the width, the transcript keeping 40%."""
         number = max([WIDTHS["#"], *(len(number_text(key)) for key in list(self.tasks))])
         fixed = FIXED + number - WIDTHS["#"]  # the table's width but the goal's
         width = self.columns
@@ -468,92 +419,71 @@ class TaskScreenApp(App[int]):
             width = min(max(fixed + SIDE_GOAL, width - max(MIN_PANE, width * 2 // 5)), fixed + MAX_GOAL)
         return width, max(MIN_GOAL, width - fixed), number
 
-    # ---- events of the loop -------------------------------------------------------------
-
     def on_fed(self, message: Fed) -> None:
         event = message.event
         if isinstance(event, TaskEvent):
-            self._feed_task(event)
+            key = key_of(event)
+            self.tasks[key] = event
+            shown = self.rows.setdefault(key, [])
+            self._fill_table()
+            self._header()
+            if key == self.selected and shown:
+                self._pane_title(key, event)
+            elif key == self.selected:
+                self._show_pane()
         elif isinstance(event, RowEvent):
-            self._row(event)
-        elif isinstance(event, WarningEvent):
-            self._note(message.task, f"warning: {clean_line(event.message)}")
-        elif isinstance(event, ErrorEvent):
-            label = "retrying" if event.retryable else "error"
+            key = (event.task.number if event.task is not None else None) or "?"
+            rows = self.rows.setdefault(key, [])
+            rows.append(event)
+            if key == self.selected and len(rows) > 1:
+                self._write_row(event)
+            elif key == self.selected:
+                self._show_pane()
+        elif isinstance(event, WarningEvent | ErrorEvent):
+            label = (
+                "warning" if isinstance(event, WarningEvent) else "retrying" if event.retryable else "error"
+            )
             self._note(message.task, f"{label}: {clean_line(event.message)}")
         elif isinstance(event, ResultEvent):
             self.result = event
             self._header()
 
-    def _feed_task(self, entry: TaskEntry) -> None:
-        key = key_of(entry)
-        self.tasks[key] = entry
-        self.rows.setdefault(key, [])
-        self._fill_table()
-        self._header()
-        if key == self.selected:
-            if self.rows[key]:
-                self._pane_title(key, entry)
-            else:
-                self._show_pane()
-
-    def _row(self, event: RowEvent) -> None:
-        key = (event.task.number if event.task is not None else None) or "?"
-        rows = self.rows.setdefault(key, [])
-        rows.append(event)
-        if key == self.selected:
-            if len(rows) == 1:
-                self._show_pane()
-            else:
-                self._write_row(event)
-
     def _note(self, task: str | None, text: str) -> None:
         if task is not None:
             self.task_notes.setdefault(task, []).append(text)
-            text = f"task {clean_line(task)}: {text}" if not text.startswith("task ") else text
+            text = f"task {clean_line(task)}: {text}"
         self.notes.append(text)
         self.query_one("#notes", Static).update(Text(text, style="yellow", no_wrap=True, overflow="ellipsis"))
 
-    # ---- header and table ---------------------------------------------------------------
-
-    def _state(self) -> str:
-        result = self.result
-        entries = list(self.tasks.values())
-        if result is None:
-            return f"watching every {self.interval:g}s"
-        if result.end_reason and result.state == "ended":
-            return f"every task ended ({clean_line(result.end_reason)}) · the watch stopped"
-        return f"the watch stopped ({clean_line(result.state)}, exit {result.exit_code})" + (
-            f" · verdict so far: {verdict(entries)}" if entries else ""
-        )
-
     def _header(self) -> None:
-        entries = list(self.tasks.values())
+        entries, result = list(self.tasks.values()), self.result
         head = Text("parent ", style="dim")
         head.append(clean_line(self.parent_id or "-"), style="bold")
         head.append(f"  ·  {clean_line(self.url)}", style="dim")
-        line = Text("\n")
         if entries:
             doc = TasksDoc(parent_id=self.parent_id or "", tasks=entries, summary=summarize(entries))
-            line.append(summary_line(doc))
-            line.append(f" · verdict so far: {verdict(entries)}")
+            head.append(f"\n{summary_line(doc)} · verdict so far: {verdict(entries)}")
         else:
-            line.append("no task read yet" if self.result is None else "no delegated tasks")
-        line.append(f"\n{self._state()}", style="dim")
-        head.append_text(line)
+            head.append("\nno task read yet" if result is None else "\nno delegated tasks")
+        if result is None:
+            state = f"watching every {self.interval:g}s"
+        elif result.end_reason and result.state == "ended":
+            state = f"every task ended ({clean_line(result.end_reason)}) · the watch stopped"
+        else:
+            state = f"the watch stopped ({clean_line(result.state)}, exit {result.exit_code})"
+            state += f" · verdict so far: {verdict(entries)}" if entries else ""
+        head.append(f"\n{state}", style="dim")
         self.query_one("#header", Static).update(head)
-
-    def _visible(self) -> list[TaskEntry]:
-        return [
-            entry
-            for entry in sorted(self.tasks.values(), key=tree_order)
-            if not (self.only_wrong and entry.status not in FAILED)
-            and self.status_filter in (None, entry.status)
-        ]
 
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#tasks", DataTable)
-        visible = self._visible()
+        in_order = sorted(self.tasks.values(), key=lambda e: [number_order(n) for n in key_of(e).split("/")])
+        visible = [
+            entry
+            for entry in in_order  # each nested task right under its task
+            if not (self.only_wrong and entry.status not in FAILED)
+            and self.status_filter in (None, entry.status)
+        ]
         width, *room = self._widths()
         keys = [key_of(e) for e in visible]
         if room != self.room:
@@ -587,16 +517,10 @@ class TaskScreenApp(App[int]):
             self.query_text, self.matches, self.match = "", [], -1
             self._show_pane()
 
-    @on(DataTable.RowSelected, "#tasks")
-    def _entered(self) -> None:
-        self.action_focus_transcript()
-
     @on(DataTable.RowHighlighted, "#tasks")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None and event.row_key.value != self.selected:
             self._select(event.row_key.value)
-
-    # ---- the transcript -----------------------------------------------------------------
 
     def _painter(self) -> Painter:
         pane = self.query_one("#transcript", Transcript)
@@ -628,7 +552,7 @@ class TaskScreenApp(App[int]):
         for note in self.task_notes.get(key, []):
             pane.write(Text(note, style="yellow"))
         if not rows:
-            pane.write(Text(why_no_rows(entry, self._elsewhere(key, entry)), style="dim"))
+            pane.write(Text(self._why_no_rows(key, entry), style="dim"))
             return
         if entry.gap:
             pane.write(Text(gap_text(entry), style="dim"))
@@ -638,15 +562,20 @@ class TaskScreenApp(App[int]):
         if self.follow:
             pane.scroll_end(animate=False, immediate=True)
 
-    def _elsewhere(self, key: str, entry: TaskEntry) -> str | None:
-        """A nested task whose child the loop reads as another's (`reading/family.py`)."""
+    def _why_no_rows(self, key: str, entry: TaskEntry) -> str:
+        """In `recover`'s words; a nested task's child may be another task's (or the parent
+        chat's) conversation, read there (`reading/family.py`)."""
         child = entry.child_session_id
-        if "/" not in key or child is None:
-            return None
-        if child == self.parent_id:
-            return "the parent chat"
+        if entry.gap:
+            return gap_text(entry)
+        if child is None:
+            reason = UNAVAILABLE.get(entry.unavailable_reason or "", "no child session id is known")
+            return RECOVER["unavailable"].format(reason=reason)
         found = [k for k, e in self.tasks.items() if k != key and e.child_session_id == child]
-        return f"task {clean_line(found[0])}" if found else None
+        if "/" in key and (child == self.parent_id or found):
+            where = "the parent chat" if child == self.parent_id else f"task {clean_line(found[0])}"
+            return f"this task's child is {where}'s conversation: it is read there, once"
+        return "no row read yet: the child's rows appear as they are read"
 
     def _pane_title(self, key: str, entry: TaskEntry) -> None:
         """The pane's fixed lines: the task, its child id whole, its status and outcome."""
@@ -674,8 +603,6 @@ class TaskScreenApp(App[int]):
     def _scrolled_up(self) -> None:
         self.follow = False
 
-    # ---- keys ---------------------------------------------------------------------------
-
     def action_select(self, step: int) -> None:
         if not self.shown:
             return
@@ -686,6 +613,7 @@ class TaskScreenApp(App[int]):
         if self.shown:
             self._select(self.shown[-1 if last else 0])
 
+    @on(DataTable.RowSelected, "#tasks")
     def action_focus_transcript(self) -> None:
         self.query_one("#transcript", Transcript).focus()
 
@@ -693,21 +621,19 @@ class TaskScreenApp(App[int]):
         self.query_one("#search", Input).remove_class("shown")
         self.query_one("#tasks", DataTable).focus()
 
-    def action_toggle_follow(self) -> None:
-        self.follow = not self.follow
-        if self.follow:
-            self.query_one("#transcript", Transcript).scroll_end(animate=False)
-        self.notify(f"follow {'on' if self.follow else 'off'}", timeout=2)
-
-    def action_toggle_pane(self, switch: str) -> None:
-        """`wrap` or `reasoning` on or off, the pane drawn again."""
-        setattr(self, switch, not getattr(self, switch))
-        self._show_pane()
-
-    def action_only_wrong(self) -> None:
-        self.only_wrong = not self.only_wrong
-        self._fill_table()
-        self.notify("only the tasks that went wrong" if self.only_wrong else "every task", timeout=2)
+    def action_switch(self, switch: str) -> None:
+        """`follow`, `only_wrong` (the table filtered again), `wrap` or `reasoning` (the pane drawn again)."""
+        on = not getattr(self, switch)
+        setattr(self, switch, on)
+        if switch == "follow":
+            if on:
+                self.query_one("#transcript", Transcript).scroll_end(animate=False)
+            self.notify(f"follow {'on' if on else 'off'}", timeout=2)
+        elif switch == "only_wrong":
+            self._fill_table()
+            self.notify("only the tasks that went wrong" if on else "every task", timeout=2)
+        else:
+            self._show_pane()
 
     def action_cycle_status(self) -> None:
         present = [s for s in TaskStatus if any(e.status == s for e in self.tasks.values())]
@@ -731,14 +657,9 @@ class TaskScreenApp(App[int]):
 
     def commands(self) -> list[str]:
         """The CLI commands that show what the screen shows for the selected task."""
-        parent = clean_line(self.parent_id or "PARENT_ID")
-        lines = [f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
-        child = self._child()
-        if child is not None:
-            child = clean_line(child)
-            lines = [f"hermes-task show {child}", f"hermes-task follow {child}",
-                     f"hermes-task older {child}", *lines]  # fmt: skip
-        return lines
+        parent, child = clean_line(self.parent_id or "PARENT_ID"), clean_line(self._child() or "")
+        own = [f"hermes-task {verb} {child}" for verb in ("show", "follow", "older")] if child else []
+        return [*own, f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
 
     def action_command(self) -> None:
         self.push_screen(TextScreen("the same from the command line (Esc closes)", self.commands()))

@@ -1,123 +1,45 @@
-"""A parent chat's tasks as one OpenTelemetry trace in OTLP/JSON, a pure function of the
-Structs `reading/tasktree.py` reads (docs/json.md "OTLP/JSON export" is the mapping).
-
-OTLP's `ExportTraceServiceRequest` in the protobuf JSON mapping with OTLP's deviations:
-lowerCamelCase keys, trace and span ids as lowercase hex (16 and 8 bytes), 64-bit integers
-as decimal strings, enums as integers ("the enum name strings MUST NOT be used").
-
-GenAI agent conventions: `invoke_agent hermes` for the parent; under it `execute_tool NAME`
-per tool call, the `delegate_task` ones holding an `invoke_agent subagent` span per task;
-under a task its own calls (and, with `recursive`, its tasks). Compressions are span events.
-
-Invariants: ids derive from session, row and call ids only (blake2b): the same history gives
-the same ids; times are the rows' and sessions' own, never the clock's; an open span ends at
-the last time known of its conversation and says `hermes_task.unfinished`; message text (the
-goal aside) only with `content`; every string sanitised; no credential anywhere.
+"""A parent chat's tasks as one OpenTelemetry trace in OTLP/JSON (GenAI agent conventions), a
+pure function of what `reading/tasktree.py` reads: docs/json.md "OTLP/JSON export" is the
+mapping, its ids, times and attributes. The request is built as plain dicts in OTLP/JSON's key
+order (msgspec writes them as built); a default value (`kind` 1, an empty list) is left out.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-
-from msgspec import Struct, field
+from typing import Any
 
 from hermes_task.core.documents import Row, SegmentInfo, TaskEntry, TranscriptDoc, Usage, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import TraceSource, Unread
 
-KIND_INTERNAL = 1  # SPAN_KIND_INTERNAL
-STATUS_UNSET, STATUS_ERROR = 0, 2  # STATUS_CODE_UNSET, STATUS_CODE_ERROR
+STATUS_ERROR = 2  # STATUS_CODE_ERROR
 PARENT_AGENT, TASK_AGENT = "hermes", "subagent"
 SPAWN_TOOL = "delegate_task"
 SCOPE = "hermes_task.export"
 
 Attr = str | int | float | bool | list[str]
+Json = dict[str, Any]
 
 
-class ArrayValue(Struct, frozen=True):
-    values: list[AnyValue]
-
-
-class AnyValue(Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    string_value: str | None = None
-    bool_value: bool | None = None
-    int_value: str | None = None
-    double_value: float | None = None
-    array_value: ArrayValue | None = None
-
-
-class KeyValue(Struct, frozen=True):
-    key: str
-    value: AnyValue
-
-
-class Event(Struct, frozen=True, kw_only=True, rename="camel"):
-    time_unix_nano: str
-    name: str
-    attributes: list[KeyValue] = field(default_factory=list)
-
-
-class Status(Struct, frozen=True, kw_only=True, omit_defaults=True):
-    code: int = STATUS_UNSET
-    message: str = ""
-
-
-class Span(Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    trace_id: str
-    span_id: str
-    parent_span_id: str = ""
-    name: str
-    kind: int = KIND_INTERNAL
-    start_time_unix_nano: str
-    end_time_unix_nano: str
-    attributes: list[KeyValue] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    status: Status | None = None
-
-
-class Resource(Struct, frozen=True):
-    attributes: list[KeyValue]
-
-
-class Scope(Struct, frozen=True):
-    name: str
-    version: str
-
-
-class ScopeSpans(Struct, frozen=True, rename="camel"):
-    scope: Scope
-    spans: list[Span]
-
-
-class ResourceSpans(Struct, frozen=True, rename="camel"):
-    resource: Resource
-    scope_spans: list[ScopeSpans]
-
-
-class TracesRequest(Struct, frozen=True, rename="camel"):
-    """OTLP's `ExportTraceServiceRequest`: what `POST /v1/traces` takes."""
-
-    resource_spans: list[ResourceSpans]
-
-
-def value(item: Attr) -> AnyValue:
+def value(item: Attr) -> Json:
     """An attribute value as OTLP's `AnyValue`; text sanitised."""
     if isinstance(item, bool):
-        return AnyValue(bool_value=item)
+        return {"boolValue": item}
     if isinstance(item, int):
-        return AnyValue(int_value=str(item))
+        return {"intValue": str(item)}
     if isinstance(item, float):
-        return AnyValue(double_value=item)
+        return {"doubleValue": item}
     if isinstance(item, str):
-        return AnyValue(string_value=clean(item))
-    return AnyValue(array_value=ArrayValue([AnyValue(string_value=clean(s)) for s in item]))
+        return {"stringValue": clean(item)}
+    return {"arrayValue": {"values": [{"stringValue": clean(s)} for s in item]}}
 
 
-def attributes(pairs: Iterable[tuple[str, Attr | None]]) -> list[KeyValue]:
+def attributes(pairs: Iterable[tuple[str, Attr | None]]) -> list[Json]:
     """The pairs with a value (OTLP has no null: an unknown figure is no attribute)."""
-    return [KeyValue(key, value(item)) for key, item in pairs if item is not None]
+    return [{"key": key, "value": value(item)} for key, item in pairs if item is not None]
 
 
 def nanos(seconds: float) -> str:
@@ -126,8 +48,7 @@ def nanos(seconds: float) -> str:
 
 
 def digest(size: int, *parts: str) -> str:
-    """A lowercase hex id of `size` bytes from `parts` (blake2b; never all zeros, which OTLP
-    reserves for "no id")."""
+    """A lowercase hex id of `size` bytes from `parts`, never all zeros (OTLP's "no id")."""
     h = hashlib.blake2b(digest_size=size, person=b"hermes-task")
     for part in parts:
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
@@ -136,8 +57,6 @@ def digest(size: int, *parts: str) -> str:
 
 
 def usage_attributes(usage: Usage | None) -> list[tuple[str, Attr | None]]:
-    """A `usage` object (`recover --json`'s) as attributes: the GenAI token counts, the rest
-    under `hermes_task.usage.`."""
     if usage is None:
         return []
     return [
@@ -180,6 +99,10 @@ def warning_attributes(warnings: Sequence[WarningItem]) -> list[tuple[str, Attr 
     ]
 
 
+def event(at: float, name: str, pairs: Iterable[tuple[str, Attr | None]]) -> Json:
+    return {"timeUnixNano": nanos(at), "name": name, "attributes": attributes(pairs)}
+
+
 class _Trace:
     """The spans of one trace, built depth first from the parent's agent span."""
 
@@ -187,7 +110,7 @@ class _Trace:
         self.source = source
         self.content = content
         self.trace_id = digest(16, "trace", source.tasks.parent_id)
-        self.spans: list[Span] = []
+        self.spans: list[Json] = []
 
     def span_id(self, *parts: str) -> str:
         return digest(8, self.trace_id, *parts)
@@ -199,47 +122,42 @@ class _Trace:
         start: float,
         end: float,
         pairs: Iterable[tuple[str, Attr | None]],
-        events: Sequence[Event] = (),
-        status: Status | None = None,
+        events: Sequence[Json] = (),
+        status: Json | None = None,
     ) -> None:
         """A span (`ids`: its own and its parent's, empty for the root), never ending early."""
-        self.spans.append(
-            Span(
-                trace_id=self.trace_id,
-                span_id=ids[0],
-                parent_span_id=ids[1],
-                name=clean_line(name),
-                start_time_unix_nano=nanos(start),
-                end_time_unix_nano=nanos(max(start, end)),
-                attributes=attributes(pairs),
-                events=list(events),
-                status=status,
-            )
-        )
+        span: Json = {
+            "traceId": self.trace_id,
+            "spanId": ids[0],
+            "parentSpanId": ids[1],
+            "name": clean_line(name),
+            "startTimeUnixNano": nanos(start),
+            "endTimeUnixNano": nanos(max(start, end)),
+            "attributes": attributes(pairs),
+            "events": list(events),
+            "status": status,
+        }  # OTLP/JSON leaves out a default: no parent, no event, no status
+        self.spans.append({key: item for key, item in span.items() if item not in ("", [], None)})
 
-    def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Event]:
-        """A `hermes_task.context_compression` event where a segment ended by compression,
-        then with `content` each row as a `hermes_task.row` event."""
+    def events(self, segments: Sequence[SegmentInfo], rows: Sequence[Row]) -> list[Json]:
+        """The compressions, then with `content` each row (docs/json.md "Events")."""
         events = []
         for i, seg in enumerate(segments):
             if seg.end_reason == "compression" and seg.ended_at is not None:
                 after = segments[i + 1].id if i + 1 < len(segments) else None
                 pairs = [("hermes_task.segment_id", seg.id), ("hermes_task.next_segment_id", after)]
-                events.append(Event(time_unix_nano=nanos(seg.ended_at), name="hermes_task.context_compression",
-                                    attributes=attributes(pairs)))  # fmt: skip
+                events.append(event(seg.ended_at, "hermes_task.context_compression", pairs))
         return events + [
-            Event(
-                time_unix_nano=nanos(row.timestamp),
-                name="hermes_task.row",
-                attributes=attributes(
-                    [
-                        ("hermes_task.row_id", row.id),
-                        ("hermes_task.role", row.role),
-                        ("hermes_task.kind", row.kind),
-                        ("hermes_task.text", row.text),
-                        ("hermes_task.reasoning", row.reasoning),
-                    ]
-                ),
+            event(
+                row.timestamp,
+                "hermes_task.row",
+                [
+                    ("hermes_task.row_id", row.id),
+                    ("hermes_task.role", row.role),
+                    ("hermes_task.kind", row.kind),
+                    ("hermes_task.text", row.text),
+                    ("hermes_task.reasoning", row.reasoning),
+                ],
             )
             for row in (rows if self.content else ())
             if row.timestamp is not None
@@ -271,10 +189,8 @@ class _Trace:
     def conversation(
         self, rows: Sequence[Row], agent: str, last: float, delegated: Sequence[TaskEntry]
     ) -> None:
-        """Under the agent span `agent`, `execute_tool NAME` per tool call of the transcript's
-        `rows`: from its row to its result's row (open until one exists, then ending at `last`,
-        the last time known of the transcript), around the tasks it delegated; then a spawn
-        span for each group of tasks whose call no row carries."""
+        """Under the agent span `agent`, a span per tool call of `rows` (`last`: the last time
+        known of them), then one per group of tasks whose spawn call no proven row carries."""
         results = {row.tool_call_id: row for row in rows if row.role == "tool" and row.tool_call_id}
         groups: dict[str, list[TaskEntry]] = {}
         for task in delegated:
@@ -311,22 +227,17 @@ class _Trace:
                 end = max([last if done is None else done, *ends])
                 self.add((span_id, agent), f"execute_tool {name}", at, end, pairs)
         for key, tasks in groups.items():
-            self.spawn_without_row(agent, key, tasks, first)
-
-    def spawn_without_row(self, agent: str, key: str, tasks: Sequence[TaskEntry], start: float) -> None:
-        """A spawn call no row of the conversation carries (its row is not proven): its span
-        covers its tasks, and says so."""
-        span_id = self.span_id("spawn", agent, key)
-        ends = [self.task(span_id, task, start) for task in tasks]
-        pairs: list[tuple[str, Attr | None]] = [
-            ("gen_ai.operation.name", "execute_tool"),
-            ("gen_ai.tool.name", SPAWN_TOOL),
-            ("gen_ai.tool.call.id", tasks[0].call_id),
-            ("gen_ai.tool.type", "function"),
-            ("hermes_task.tasks", len(tasks)),
-            ("hermes_task.call_row_missing", True),
-        ]
-        self.add((span_id, agent), f"execute_tool {SPAWN_TOOL}", start, max([start, *ends]), pairs)
+            span_id = self.span_id("spawn", agent, key)
+            ends = [self.task(span_id, task, first) for task in tasks]
+            pairs = [
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", SPAWN_TOOL),
+                ("gen_ai.tool.call.id", tasks[0].call_id),
+                ("gen_ai.tool.type", "function"),
+                ("hermes_task.tasks", len(tasks)),
+                ("hermes_task.call_row_missing", True),
+            ]
+            self.add((span_id, agent), f"execute_tool {SPAWN_TOOL}", first, max([first, *ends]), pairs)
 
     def task(self, spawn: str, task: TaskEntry, at: float) -> float:
         """One task's `invoke_agent subagent` span under the spawn span `spawn` (and, when its
@@ -335,7 +246,7 @@ class _Trace:
         got = self.source.children.get(child) if child is not None else None
         span_id = self.span_id("task", spawn, str(task.task_index), task.number or "", child or "")
         pairs = task_attributes(task, self.content)
-        events: list[Event] = []
+        events: list[Json] = []
         if isinstance(got, Transcript):
             doc: TranscriptDoc | None = got.doc
             segments = doc.task.segments if doc is not None else []
@@ -356,13 +267,15 @@ class _Trace:
             reason = got.code if isinstance(got, Unread) else task.unavailable_reason
             pairs.append(("hermes_task.unavailable_reason", reason or "no_durable_child_reference"))
         pairs.append(("hermes_task.unfinished", True if open_ else None))
-        status = task_status(task, self.content)
+        status = None
+        if task.terminal and task.status != "completed":  # GenAI spans leave a success unset
+            message = task.error if self.content and task.error else f"task {task.status}"
+            status = {"code": STATUS_ERROR, "message": clean_line(message)}
         self.add((span_id, spawn), f"invoke_agent {TASK_AGENT}", start, end, pairs, events, status)
         return max(start, end)
 
 
 def task_attributes(task: TaskEntry, content: bool) -> list[tuple[str, Attr | None]]:
-    """A task's own attributes: identity, goal, outcome and usage (docs/json.md)."""
     failed = task.terminal and task.status != "completed"
     pairs: list[tuple[str, Attr | None]] = [
         ("gen_ai.operation.name", "invoke_agent"),
@@ -392,18 +305,9 @@ def task_attributes(task: TaskEntry, content: bool) -> list[tuple[str, Attr | No
     return pairs
 
 
-def task_status(task: TaskEntry, content: bool) -> Status | None:
-    """ERROR for a task that ended without completing (its reported error as the message
-    only with `content`); else unset, as GenAI spans leave a success."""
-    if not task.terminal or task.status == "completed":
-        return None
-    message = task.error if content and task.error else f"task {task.status}"
-    return Status(code=STATUS_ERROR, message=clean_line(message))
-
-
-def trace(source: TraceSource, *, version: str, content: bool = False) -> TracesRequest:
-    """The trace of `source` (module docstring); `version`: the exporting tool's, as the
-    instrumentation scope's."""
+def trace(source: TraceSource, *, version: str, content: bool = False) -> Json:
+    """OTLP's `ExportTraceServiceRequest` (what `POST /v1/traces` takes) for `source`;
+    `version`: the exporting tool's, as the instrumentation scope's."""
     built = _Trace(source, content=content)
     built.parent()
     resource = [
@@ -411,10 +315,5 @@ def trace(source: TraceSource, *, version: str, content: bool = False) -> Traces
         ("hermes_task.parent_id", source.tasks.parent_id),
         ("hermes_task.profile", source.parent.task.profile),
     ]
-    scope = ScopeSpans(scope=Scope(name=SCOPE, version=version), spans=built.spans)
-    return TracesRequest(
-        resource_spans=[ResourceSpans(resource=Resource(attributes(resource)), scope_spans=[scope])]
-    )
-
-
-__all__ = ["TracesRequest", "trace"]
+    scope = {"scope": {"name": SCOPE, "version": version}, "spans": built.spans}
+    return {"resourceSpans": [{"resource": {"attributes": attributes(resource)}, "scopeSpans": [scope]}]}

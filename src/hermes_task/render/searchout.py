@@ -1,9 +1,7 @@
-"""What `search` prints: `JsonSearch` (NDJSON events: `match`, `warning`, `task`, `result`
-last), `LinesSearch` (piped: per printed line the tab-separated fields #, child_session,
-segment, row, role, time, field, line, mark and text, escaped so it stays one line) or
-`TerminalSearch` (per task a heading, per row its header as `show` draws it, then grep's
-layout: `N:` a match highlighted, `N-` context, `--` between groups). The text formats write warnings and what was not searched whole to stderr (`note`).
-Every backend string printed is sanitised here.
+"""What `search` prints (docs/commands.md "search" shows each layout): `JsonSearch` NDJSON
+events, `LinesSearch` tab-separated lines when piped, `TerminalSearch` readable groups; the text
+formats say warnings and what was not searched whole on stderr. Every backend string printed is
+sanitised here.
 """
 
 from __future__ import annotations
@@ -56,8 +54,6 @@ def _number(task: TaskEntry) -> str:
 
 
 class JsonSearch:
-    """NDJSON events (schema: `hermes-task schema search`)."""
-
     def __init__(self, write: Write) -> None:
         self.write = write
 
@@ -90,8 +86,7 @@ class JsonSearch:
 
 
 class SearchNotes:
-    """The text formats' stderr: warnings (unless `shown` says --quiet drops them), a task's
-    named by its number, and every task that was not searched whole."""
+    """The text formats' stderr (`shown`: whether --quiet keeps a setup warning)."""
 
     def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
         self.out = out
@@ -99,6 +94,9 @@ class SearchNotes:
         self.shown = shown
         self.view = View(utc=utc)
         self.warned: set[str] = set()  # the warning codes said about the current task
+        self.painter = Painter(color=out.color, width=None, markdown=False)  # a terminal's
+        self.heading: str | None = None  # the task whose heading was written last
+        self.tasks_with_hits = 0
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
         if task is None:
@@ -119,23 +117,7 @@ class SearchNotes:
 
 
 def escape_field(text: str) -> str:
-    """A line's text as one TSV field: backslash, tab, newline and carriage return escaped
-    (`\\\\`, `\\t`, `\\n`, `\\r`), every other control or invisible character made visible."""
     return clean(text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
-
-
-def _pieces(text: str, spans: Sequence[Span]) -> list[tuple[str, bool]]:
-    """`text` cut at `spans`: (piece, matched) in order."""
-    out: list[tuple[str, bool]] = []
-    at = 0
-    for start, end in spans:
-        if start > at:
-            out.append((text[at:start], False))
-        out.append((text[start:end], True))
-        at = end
-    if at < len(text) or not out:
-        out.append((text[at:], False))
-    return out
 
 
 def _sgr(text: str, what: str, color: bool) -> str:
@@ -145,31 +127,27 @@ def _sgr(text: str, what: str, color: bool) -> str:
     return opened + text + closed
 
 
-class LinesSearch(SearchNotes):
-    """Piped: one tab-separated line per printed line, nothing else on stdout."""
+def _marked(text: str, spans: Sequence[Span], color: bool, escape: Callable[[str], str]) -> str:
+    """`text` escaped piece by piece, its matched `spans` coloured."""
+    out, at = [], 0
+    for start, end in spans:
+        out += [escape(text[at:start]), _sgr(escape(text[start:end]), "match", color)]
+        at = end
+    return "".join([*out, escape(text[at:])])
 
+
+class LinesSearch(SearchNotes):
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         lines = []
         for group in groups(hits):
             row = group.row
+            ids = (task.number or "", task.child_session_id or "", row.session_id, str(row.id), row.role)
             head = "\t".join(
-                clean_line(value)
-                for value in (
-                    task.number or "",
-                    task.child_session_id or "",
-                    row.session_id,
-                    str(row.id),
-                    row.role,
-                    when(row.timestamp, utc=self.view.utc),
-                    group.field,
-                )
+                clean_line(v) for v in (*ids, when(row.timestamp, utc=self.view.utc), group.field)
             )
             for line in group.lines:
                 mark = "-" if line.spans is None else ":"
-                text = "".join(
-                    _sgr(escape_field(piece), "match", self.out.color and matched)
-                    for piece, matched in _pieces(line.text, line.spans or ())
-                )
+                text = _marked(line.text, line.spans or (), self.out.color, escape_field)
                 lines.append(f"{head}\t{line.number}\t{mark}\t{text}\n")
         self.out.write("".join(lines))
 
@@ -178,13 +156,7 @@ class LinesSearch(SearchNotes):
 
 
 class TerminalSearch(SearchNotes):
-    """On a terminal: readable groups (module docstring); a summary line on stderr at the end."""
-
-    def __init__(self, out: Target, note: Note, shown: Callable[[str], bool], *, utc: bool = False) -> None:
-        super().__init__(out, note, shown, utc=utc)
-        self.painter = Painter(color=out.color, width=None, markdown=False)
-        self.heading: str | None = None  # the task whose heading was written last
-        self.tasks_with_hits = 0
+    """A summary line on stderr at the end."""
 
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         color = self.out.color
@@ -231,19 +203,15 @@ class TerminalSearch(SearchNotes):
                 (max(s, start) - start, min(e, end) - start) for s, e in spans if e > start and s < end
             )
             text = text[start:end]
-        body = "".join(_sgr(clean(piece), "match", color and hit) for piece, hit in _pieces(text, spans))
+        body = _marked(text, spans, color, clean)
         number = _sgr(f"{line.number:>{width}}", "number", color) + _sgr(mark, "mark", color)
         return f"    {number} {left}{body}{right}".rstrip(" ")
 
     def result(self, tally: Tally, exit_code: int) -> None:
         total = plural(tally.tasks, "task")
         if tally.matches:
-            found = SEARCH["found"].format(
-                lines=plural(tally.matches, "matching line"),
-                tasks=plural(self.tasks_with_hits, "task"),
-                searched=tally.searched,
-                total=total,
-            )
+            lines, tasks = plural(tally.matches, "matching line"), plural(self.tasks_with_hits, "task")
+            found = SEARCH["found"].format(lines=lines, tasks=tasks, searched=tally.searched, total=total)
         else:
             found = SEARCH["none"].format(searched=tally.searched, total=total)
             if not tally.complete:
