@@ -1,31 +1,20 @@
 """One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read) and the document's history parts.
+cycle), `Transcript` (a whole read) and the document's history parts. The rules (the proof,
+redirected answers, the whole task's windows, `at_start`, `partial_ancestors`, `foreign_rows`)
+are docs/identity.md, "Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
 
-`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`, reading/pages.py:
-the window and the request generation). Each `refresh()` proves pending candidates (`--tip`,
-then hints and the store's continuations while the newest segment ended by compression), then
-reads the detail, the newest messages page and a fresh detail that notices a compression
-finished during the request. A messages answer for another session is used only once proven
-on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
-A refresh made in the middle of an older read (a restart, a re-anchor) is never lost: its new
-rows, warnings and gap travel with the older read's result (`with_refreshes`).
-
-History: rows come only from the composed history view (`core/lineage.py`), so every shown row
-belongs to a proven segment and a dropped foreign row is always counted in a `foreign_rows`
-warning; `coverage.at_start` only when the lineage's first row is held and the anchor continues
-no earlier segment; `partial_ancestors` whenever earlier segments exist that this window cannot
-include (a cold open of a later segment, a blocked segment), even if some earlier row is held.
-
-`read_around` (`show --around ROW_ID`): each around page starts at a user prompt of the
-canonical segment and says its absolute offset, so the windows are unioned in offset order:
-overlapping ones aligned on shared identities, disjoint ones kept apart with a `gap` warning.
+Invariants: failures raise `HermesError`, and what was verified before stays in `window`; every
+shown row comes from the composed history view (`core/lineage.py`), so it belongs to a proven
+segment and a dropped foreign row is always counted; a refresh made in the middle of an older
+read (a restart, a re-anchor) is never lost: its rows, warnings and gap travel with the older
+read's result (`with_refreshes`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
@@ -112,9 +101,10 @@ class TaskReader:
         self.pager.window = window
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: the window gains the newest page of the newest verified segment. A
-        detail-read budget spent inside it ends it with `bound_reached`, keeping what was verified.
-        `probe`: the newest segment's detail read just before (`follow --parent`'s probe)."""
+        """One read cycle: proves pending candidates, then reads the detail, the newest page of the
+        newest verified segment and a fresh detail (a compression finished meanwhile?). A spent
+        detail budget ends it with `bound_reached`. `probe`: the newest segment's detail read
+        just before (`follow --parent`'s probe)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -160,14 +150,8 @@ class TaskReader:
         return snap
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
-        """Up to `limit` rows older than the history's oldest read row; None at the start.
-
-        The tip window's older rows first, then (`across`) the previous proven segments, one by
-        one (`core/lineage.py`). A tip page re-reads the block's first row as its anchor
-        (`older_request`); a page of another session or generation is never merged (paging
-        restarts at the newest page), and one that misses its anchor (rows appended or removed
-        since) is retried once after a refresh joined the head, then paging restarts.
-        """
+        """Up to `limit` rows older than the history's oldest read row; None at the start. The tip
+        window's older rows first, then (`across`) the previous proven segments, one by one."""
         if self.tip is None:
             self.refresh()
         cur = self.cursor()
@@ -179,7 +163,9 @@ class TaskReader:
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next older page, anchored (see `read_older`)."""
+        """The tip window's next older page, anchored on the block's first row: a page of another
+        session or generation is never merged (paging restarts at the newest page); one that
+        misses its anchor is retried once after a refresh joined the head, then paging restarts."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -204,13 +190,12 @@ class TaskReader:
         return self._restart(joined)
 
     def _restart(self, joined: Snapshot | None) -> MergeResult:
-        """Read the newest page again (offset 0 of the canonical segment)."""
         snap = self.refresh()
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage.py`); `blocked`: the
-        tip segment's messages answer for a session not proven, so no page of it is its own."""
+        """Where the next older read of the lineage goes; `blocked` also when the tip segment's
+        messages answer for a session not proven."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
@@ -253,8 +238,8 @@ class TaskReader:
                 return
 
     def read_goal(self) -> str | None:
-        """The task's goal (`TaskInfo.goal`): the root's first user row once the view holds the
-        lineage's first row, else one one-row read of the root."""
+        """The task's goal: from the view once it holds the lineage's first row, else one one-row
+        read of the root."""
         if self.goal is None and not self.continues_parent:
             root = self.path[0]
             if self.cursor().kind == "start":
@@ -288,8 +273,8 @@ class TaskReader:
         return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read: a later segment may exist while the tip
-        ended by compression, an earlier one unless the anchor is known not to continue one."""
+        """From the details read: a later segment may exist while the tip ended by compression, an
+        earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
@@ -300,6 +285,8 @@ class TaskReader:
         assert self.anchor is not None
         view, cur, cold = self.view(), self.cursor(), self.continues_parent
         rows = shown_rows(view)
+        counts = Counter(row.session_id for row in rows)
+        segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]
         return TranscriptDoc(
             task=TaskInfo(
                 root_id=self.anchor_id,
@@ -312,12 +299,17 @@ class TaskReader:
                 end_reason=tip.end_reason,
                 notes=sorted(self.proof.notes),
                 goal=self.goal,
-                segments=segments(self.path, self.details, rows),
+                segments=segments,
                 usage=self.usage(),
             ),
             backend=self.caps.info(),
             rows=rows,
-            coverage=coverage(view, cur, cold_open=cold),
+            # `cold` None: not known whether the anchor continues a segment; the start not claimed
+            coverage=Coverage(
+                unique_rows=len(view.keys),
+                has_older=cur.kind in ("page", "first"),
+                at_start=cur.kind == "start" and cold is False,
+            ),
             warnings=merge_warnings(
                 state_warnings(warnings, partial=tip.end_reason == "compression"),
                 history_warnings(view, cur, cold_open=cold),
@@ -384,37 +376,17 @@ def shown_rows(view: View) -> list[Row]:
     return [row for key in view.keys if (row := project(view.messages[key])) is not None]
 
 
-def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
-    """`cold_open` None: not known whether the anchor continues an earlier segment (a bound
-    stopped the check), so the start is not claimed."""
-    return Coverage(
-        unique_rows=len(view.keys),
-        has_older=cur.kind in ("page", "first"),
-        at_start=cur.kind == "start" and cold_open is False,
-    )
-
-
 def _seconds(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def segments(
-    path: Sequence[str], details: Mapping[str, SessionDetail], rows: Sequence[Row]
-) -> list[SegmentInfo]:
-    counts = Counter(row.session_id for row in rows)
-    out: list[SegmentInfo] = []
-    for sid in path:
-        detail = details.get(sid)
-        out.append(
-            SegmentInfo(
-                id=sid,
-                started_at=_seconds(detail.started_at) if detail else None,
-                ended_at=_seconds(detail.ended_at) if detail else None,
-                end_reason=detail.end_reason if detail else None,
-                rows_shown=counts[sid],
-            )
-        )
-    return out
+def _segment(sid: str, detail: SessionDetail | None, shown: int) -> SegmentInfo:
+    if detail is None:
+        return SegmentInfo(id=sid, started_at=None, ended_at=None, end_reason=None, rows_shown=shown)
+    started, ended = _seconds(detail.started_at), _seconds(detail.ended_at)
+    return SegmentInfo(
+        id=sid, started_at=started, ended_at=ended, end_reason=detail.end_reason, rows_shown=shown
+    )
 
 
 ANCESTORS: dict[str, str] = {
@@ -425,10 +397,8 @@ ANCESTORS: dict[str, str] = {
 
 
 def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
-    """The warnings the history itself implies (added once to whatever a cycle reported).
-    `partial_ancestors` says why: a cold open of a later segment (and where to look), a check
-    a bound stopped, or an earlier segment whose pages answer for another session (a tip
-    segment that cannot be read is not about ancestors)."""
+    """The warnings the history itself implies (added once to whatever a cycle reported); a tip
+    segment that cannot be read is not about ancestors."""
     out: list[WarningItem] = []
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
@@ -439,9 +409,6 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
     if view.foreign:
         out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out
-
-
-HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
 
 
 def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
@@ -457,8 +424,7 @@ def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[Wa
 
 def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
     """The reported warnings, with the history's own ones as they stand now (one per code)."""
-    kept = [w for w in reported if w.code not in HISTORY_CODES]
-    return [*kept, *history]
+    return [*(w for w in reported if w.code not in ("partial_ancestors", "foreign_rows")), *history]
 
 
 def goal_of(rows: Iterable[Row]) -> str | None:
@@ -467,7 +433,9 @@ def goal_of(rows: Iterable[Row]) -> str | None:
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
-    """Replace the reader's window with the union of the windows around `row_ids`."""
+    """Replace the reader's window with the union of the windows around `row_ids`: each starts
+    at a user prompt of the canonical segment at its absolute offset, so they are unioned in
+    offset order (overlapping ones aligned on shared identities, disjoint ones a `gap`)."""
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []
