@@ -1,24 +1,14 @@
-"""Pages of a task's segments: the newest page of one segment (`newest_page`), the pager a
-`TaskReader` has (`TipPages`) and earlier segments' windows (`Earlier`).
+"""Pages of a task's segments: the newest page of one segment (`newest_page`, stateless), the
+pager a `TaskReader` has (`TipPages`) and earlier segments' windows (`Earlier`, the I/O half
+of `core/lineage.py`). Which answers are used (redirects, the whole task): docs/identity.md,
+"Lineage and segments".
 
-`newest_page` keeps no state. Invariant: the rows returned are one contiguous, chronological
-slice ending with the segment's newest row at the time of the read; `exhausted` is true only
-when the slice starts at the segment's first row. Backends that honour `order` page back from
-the newest row; 0.19.x ignores `order`, so the offset is counted from the detail's
-`message_count` and, when that count was stale, pages are read forward until a short one. A
-pre-pagination answer (0.18.x and older) is the whole active transcript: one page at the
-segment's start, nothing older.
-
-`TipPages`: an answer for another session (a backend that redirects a segment to its newest
-continuation) is used only once that session is proven on the same branch, and not at all
-when the proof cannot reach it within its bounds (`BoundReached`). The page is also checked
-against any rule the proof assumed (`rule_holds`), so a segment it refutes is withdrawn before
-a row of it is merged.
-
-`Earlier` (the I/O half of `core/lineage.py`): a segment's rows are merged only from an answer
-whose envelope names that very segment; an answer for another session marks it `blocked`,
-never read again. A first read is the segment's newest page; every later one an anchored older
-page (`core/window.py`), so no row is skipped or repeated.
+`newest_page` invariant: the rows are one contiguous, chronological slice ending with the
+segment's newest row at the time of the read; `exhausted` only when it starts at the segment's
+first row. 0.19.x ignores `order`, so the offset is counted from the detail's `message_count`
+and, when that count was stale, pages are read forward until a short one; a pre-pagination
+answer (0.18.x) is the whole active transcript. `Earlier` merges a segment's rows only from an
+answer naming that segment (another session's marks it `blocked`), anchored (`core/window.py`).
 """
 
 from __future__ import annotations
@@ -107,16 +97,16 @@ class TipPages:
 
     def tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
         """The newest verified segment and its newest page, once the page agrees with every
-        rule the proof assumed (`rule_holds`; a segment it refutes is withdrawn first)."""
+        rule the proof assumed (`rule_holds`): a segment it refutes is withdrawn before a row of
+        it is merged."""
         tip, newest = self._newest_of_path(reader)
         while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
             tip, newest = self._newest_of_path(reader)
         return tip, newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """A redirected answer is proven (`adopt_redirect`, then every source is asked about the
-        segments it added) for each rotation during the cycle, at most `MAX_REDIRECTS` times;
-        it is used as it is, but a legacy one (offset from the old segment's count) is read again."""
+        """A redirected answer is proven for each rotation during the cycle, at most
+        `MAX_REDIRECTS` times (docs/identity.md)."""
         tip = reader(self.proof.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)

@@ -1,16 +1,7 @@
-"""`search`: every task of a parent chat read whole and searched (pure of typer and rich).
-
-The tasks are the parent's exactly as `recover PARENT_ID` finds them (reading/tasktree.py);
-nested tasks are not searched. Each task's child is read as `older CHILD --all` reads it
-(`read_child`), and only the rows of its proven lineage are searched, one task at a time,
-reported as they are found.
-
-Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
-searched, `bound_reached`); each child read keeps the bounds of `older --all`, and a bound that
-stopped it is a `bound_reached` warning naming the task. A task is never skipped silently: one
-without a known child, one whose child failed the proof or could not be read, and one read
-only in part are each reported with a code. Invariant: the run's tally is kept in `Tally` as
-it goes, so an interrupted search still reports what it found.
+"""`search`: every task of a parent chat read whole and searched, one task at a time, reported
+as found (pure of typer and rich). Which tasks and rows, the bounds, and the codes of a task not
+searched whole: docs/commands.md, `search`. Invariant: the run's tally is kept in `Tally` as it
+goes, so an interrupted search still reports what it found.
 """
 
 from __future__ import annotations
