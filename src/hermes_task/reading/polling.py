@@ -263,11 +263,8 @@ class PollLoop:
 
 MAX_FILL_PAGES = 20
 COMPRESSION = "compression"
-# A delegated child's row is ended by its own agent's close(): `agent_close` on both
-# backends, whatever the run's outcome (completed, failed, interrupted and timed-out runs
-# all close the same way; the outcome lives in the parent's delegate_task result). Every
-# other ending is a reaper or an interactive close (`startup_orphan_reap`,
-# `orphaned_compression`, `cli_close`, ...): the child did not close itself.
+# The child closed itself, whatever its run's outcome (docs/commands.md, "`end_reason` and
+# `--exit-status`"); every other ending is a reaper or an interactive close.
 SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 

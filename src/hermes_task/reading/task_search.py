@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.projection import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
@@ -121,7 +121,15 @@ class _Run:
     def search_task(self, task: TaskEntry, parents: frozenset[str]) -> TaskSearch:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
         read = read_child(self.client, task.child_session_id or "", parents, self.hints)
-        matches = self.search_rows(task, read.rows)
+        matches = 0
+        for row in read.rows:
+            hits = search_row(
+                row, self.query.pattern, context=self.query.context, reasoning=self.query.reasoning
+            )
+            if hits:  # reported as found: an interrupted search keeps them
+                matches += len(hits)
+                self.tally.matches += len(hits)
+                self.reporter.hits(task, hits)
         self.run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
         for item in (w for w in read.warnings if w.code not in RUN_WIDE):
             self.reporter.warning(item, task)
@@ -129,28 +137,13 @@ class _Run:
             task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
         )
         short = read.shortfall()
-        if short is not None:
-            searched: Searched = "no" if read.failure is not None and not read.rows else "partial"
-            return _not_whole(base, searched, *short)
-        if read.has_older:  # every early stop of the paging warns; this is the rule, said once more
-            return _not_whole(base, "partial", "bound_reached", "older rows were not read")
-        return base
-
-    def search_rows(self, task: TaskEntry, rows: Sequence[Row]) -> int:
-        count = 0
-        query = self.query
-        for row in rows:
-            hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
-            if hits:  # reported as found: an interrupted search keeps them
-                count += len(hits)
-                self.tally.matches += len(hits)
-                self.reporter.hits(task, hits)
-        return count
-
-
-def _not_whole(base: TaskSearch, searched: Searched, code: str, message: str) -> TaskSearch:
-    segments = base.segments if searched == "partial" else ()
-    return replace(base, searched=searched, code=code, message=message, segments=segments)
+        if short is None and read.has_older:  # every early stop of the paging warns; the rule once more
+            short = ("bound_reached", "older rows were not read")
+        if short is None:
+            return base
+        searched: Searched = "no" if read.failure is not None and not read.rows else "partial"
+        segments = base.segments if searched == "partial" else ()
+        return replace(base, searched=searched, code=short[0], message=short[1], segments=segments)
 
 
 def search_parent(
