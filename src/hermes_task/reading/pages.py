@@ -1,6 +1,5 @@
-"""Pages of a task's segments: the newest page of one segment (`newest_page`, stateless), the
-pager a `TaskReader` has (`TipPages`) and earlier segments' windows (`Earlier`, the I/O half
-of `core/lineage.py`). Which answers are used (redirects, the whole task): docs/identity.md,
+"""Pages of a task's segments: the newest page of one segment (`newest_page`, stateless) and
+earlier segments' windows (`Earlier`, the I/O half of `core/lineage.py`). Which answers are used (redirects, the whole task): docs/identity.md,
 "Lineage and segments".
 
 `newest_page` invariant: the rows are one contiguous, chronological slice ending with the
@@ -16,12 +15,10 @@ from __future__ import annotations
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.lineage import BoundReached
-from hermes_task.core.window import MergeResult, Window, advance, merge_anchored, merge_latest, older_request
+from hermes_task.core.window import MergeResult, Window, merge_anchored, merge_latest, older_request
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.api import DashboardAPI, DetailReader
-from hermes_task.reading.proof import LineageProof
+from hermes_task.reading.api import DashboardAPI
 
 MAX_LEGACY_FORWARD_PAGES = 100
 
@@ -76,57 +73,6 @@ def newest_page(
         rows.extend(last.messages)
     bound = not trust_count and last.pagination.returned >= limit
     return NewestPage(page, rows, offset == 0, offset, True, bound_hit=bound)
-
-
-MAX_REDIRECTS = 4
-
-
-class TipPages:
-    """The pager of one task: its window, and the newest page of its proof's newest segment."""
-
-    def __init__(self, proof: LineageProof) -> None:
-        self.proof = proof
-        self.window = Window()
-        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
-
-    def _newest_page(self, tip: SessionDetail) -> NewestPage:
-        newest = newest_page(self.proof.client, tip, self.proof.caps.oldest_first)
-        self.proof.caps.learn(newest.page)
-        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
-        return newest
-
-    def tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page, once the page agrees with every
-        rule the proof assumed (`rule_holds`): a segment it refutes is withdrawn before a row of
-        it is merged."""
-        tip, newest = self._newest_of_path(reader)
-        while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
-            tip, newest = self._newest_of_path(reader)
-        return tip, newest
-
-    def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """A redirected answer is proven for each rotation during the cycle, at most
-        `MAX_REDIRECTS` times (docs/identity.md)."""
-        tip = reader(self.proof.path[-1])
-        if self.window.canonical != tip.id:
-            self.window = advance(self.window, tip.id)
-        newest = self._newest_page(tip)
-        for _ in range(MAX_REDIRECTS):
-            sid = newest.page.session_id
-            if sid == tip.id:
-                return tip, newest
-            self.redirects[tip.id] = sid
-            self.proof.adopt_redirect(reader, sid)
-            fork = self.proof.settle(reader)
-            if fork is not None:
-                raise fork
-            tip = reader(self.proof.path[-1])
-            self.window = advance(self.window, tip.id)
-            if newest.legacy or tip.id != sid:
-                newest = self._newest_page(tip)
-        if newest.page.session_id == tip.id:
-            return tip, newest
-        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
 
 class Earlier(Struct):

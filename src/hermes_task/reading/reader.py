@@ -43,10 +43,11 @@ from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDe
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, read_goal
-from hermes_task.reading.pages import Earlier, TipPages
+from hermes_task.reading.pages import Earlier, NewestPage, newest_page
 from hermes_task.reading.proof import LineageProof, state_of
 
 FILL_OLDER = 4
+MAX_REDIRECTS = 4
 
 
 @dataclass(eq=False)
@@ -65,7 +66,8 @@ class TaskReader:
 
     def __post_init__(self, tips: Sequence[str], hint: bool, store: StoreHints | None) -> None:
         self.proof = LineageProof(self.client, self.anchor_id, tips=tips, hint=hint, store=store)
-        self.pager = TipPages(self.proof)
+        self.window = Window()
+        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
@@ -75,7 +77,7 @@ class TaskReader:
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    # What the proof and the pager hold, read as the reader's own.
+    # What the proof holds, read as the reader's own.
     @property
     def path(self) -> tuple[str, ...]:
         return self.proof.path
@@ -87,18 +89,6 @@ class TaskReader:
     @property
     def candidate(self) -> Candidate:
         return self.proof.candidate
-
-    @property
-    def redirects(self) -> dict[str, str]:
-        return self.pager.redirects
-
-    @property
-    def window(self) -> Window:
-        return self.pager.window
-
-    @window.setter
-    def window(self, window: Window) -> None:
-        self.pager.window = window
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle: proves pending candidates, then reads the detail, the newest page of the
@@ -131,7 +121,7 @@ class TaskReader:
                 snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
                 self.proof.bound_hit = True
-            tip, newest = self.pager.tip_page(reader)
+            tip, newest = self._tip_page(reader)
             self.basis = tip
             snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
@@ -148,6 +138,45 @@ class TaskReader:
             break
         snap.warnings = self._warnings(reader) + snap.warnings
         return snap
+
+    def _newest_page(self, tip: SessionDetail) -> NewestPage:
+        newest = newest_page(self.client, tip, self.caps.oldest_first)
+        self.caps.learn(newest.page)
+        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
+        return newest
+
+    def _tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
+        """The newest verified segment and its newest page, once the page agrees with every
+        rule the proof assumed (`rule_holds`): a segment it refutes is withdrawn before a row of
+        it is merged."""
+        tip, newest = self._newest_of_path(reader)
+        while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
+            tip, newest = self._newest_of_path(reader)
+        return tip, newest
+
+    def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
+        """A redirected answer is proven for each rotation during the cycle, at most
+        `MAX_REDIRECTS` times (docs/identity.md)."""
+        tip = reader(self.path[-1])
+        if self.window.canonical != tip.id:
+            self.window = advance(self.window, tip.id)
+        newest = self._newest_page(tip)
+        for _ in range(MAX_REDIRECTS):
+            sid = newest.page.session_id
+            if sid == tip.id:
+                return tip, newest
+            self.redirects[tip.id] = sid
+            self.proof.adopt_redirect(reader, sid)
+            fork = self.proof.settle(reader)
+            if fork is not None:
+                raise fork
+            tip = reader(self.path[-1])
+            self.window = advance(self.window, tip.id)
+            if newest.legacy or tip.id != sid:
+                newest = self._newest_page(tip)
+        if newest.page.session_id == tip.id:
+            return tip, newest
+        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
         """Up to `limit` rows older than the history's oldest read row; None at the start. The tip
