@@ -243,15 +243,36 @@ class TaskReader:
         return self.cursor().kind in ("start", "blocked")
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
-        assert cur.sid is not None
-        if cur.sid in self.redirects:  # its messages answer for a newer segment: not read again
-            self.earlier.blocked.add(cur.sid)
-            return None
-        if cur.kind == "first":
-            detail = self.details.get(cur.sid) or self.client.detail(cur.sid)
-            self.details[cur.sid] = detail
-            return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
-        return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
+        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else up to `limit` rows older
+        than its window, merged only from an answer naming it (anchored, `core/window.py`). None
+        when nothing was merged: its messages answer for a newer segment or another session, no
+        way to page further back (a legacy window without offsets), or the ended segment changed
+        under us; it is blocked then, never read again."""
+        sid, windows = cur.sid, self.earlier.windows
+        assert sid is not None
+        if sid not in self.redirects and cur.kind == "first":
+            detail = self.details.get(sid) or self.client.detail(sid)
+            self.details[sid] = detail
+            newest = newest_page(self.client, detail, self.proof.oldest_first(), limit, trust_count=True)
+            if newest.page.session_id == sid:
+                result = merge_latest(
+                    Window(canonical=sid), newest.rows, exhausted=newest.exhausted, offset=newest.offset
+                )
+                windows[sid] = result.window
+                return replace(result, returned=len(newest.rows))
+        elif sid not in self.redirects:
+            request = older_request(
+                windows[sid], legacy=self.proof.oldest_first(), limit=limit, cap=MAX_LIMIT
+            )
+            if request is not None:
+                page = self.client.messages(sid, offset=request.offset, limit=request.limit)
+                if page.session_id == sid:
+                    result = merge_anchored(windows[sid], request, page.messages)
+                    if not result.detached:
+                        windows[sid] = result.window
+                        return replace(result, returned=len(page.messages))
+        self.earlier.blocked.add(sid)
+        return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
         """Fill the newest page up to `rows` shown rows from the previous proven segments: their
