@@ -329,11 +329,16 @@ class TaskReader:
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
 
-    def document(self, warnings: Sequence[WarningItem]) -> TranscriptDoc:
+    def document(
+        self, warnings: Sequence[WarningItem], view: View | None = None, cur: Cursor | None = None
+    ) -> TranscriptDoc:
+        """The document of the history `view` read to `cur` (default: the reader's)."""
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
-        view, cur, cold = self.view(), self.cursor(), self.continues_parent
+        view = self.view() if view is None else view
+        cur = self.cursor() if cur is None else cur
+        cold = self.continues_parent
         rows = shown_rows(view)
         counts = Counter(row.session_id for row in rows)
         segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]

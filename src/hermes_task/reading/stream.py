@@ -25,7 +25,7 @@ import msgspec
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Coverage, Row, TranscriptDoc, WarningItem, warning
+from hermes_task.core.documents import Row, TranscriptDoc, WarningItem, warning
 from hermes_task.core.lineage import Cursor, View, earliest, shown_once
 from hermes_task.core.projection import counts_as_text, project, states_goal
 from hermes_task.core.ui_strings import WarningCode
@@ -33,7 +33,7 @@ from hermes_task.core.window import MergeResult, RowKey, Window, key_of
 from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
-from hermes_task.reading.reader import TaskReader, history_warnings, merge_warnings, state_warnings
+from hermes_task.reading.reader import TaskReader
 
 STREAM_LIMIT = MAX_LIMIT
 
@@ -204,28 +204,16 @@ def finish(
     cur: Cursor | None = None,
 ) -> TranscriptDoc:
     """The streamed document, `rows` left out (written one by one): each segment's `rows_shown`,
-    coverage read to `cur` (default: the lineage's start) and the warnings as
-    `TaskReader.document` states them there."""
-    cold = reader.continues_parent
+    and the coverage and warnings of the history read to `cur` (default: the lineage's start)."""
     cur = cur or Cursor("start", None, reader.window)
-    tip = reader.tip
-    assert tip is not None
-    task = replace(
-        doc.task,
-        goal=reader.goal,
-        segments=[replace(s, rows_shown=stats.shown[s.id]) for s in doc.task.segments],
-    )
+    streamed = reader.document(warnings, View((), {}, stats.foreign), cur)
+    segments = [replace(s, rows_shown=stats.shown[s.id]) for s in doc.task.segments]
     return replace(
         doc,
-        task=task,
+        task=replace(doc.task, goal=reader.goal, segments=segments),
         rows=[],
-        coverage=Coverage(
-            unique_rows=stats.unique, has_older=False, at_start=cur.kind == "start" and cold is False
-        ),
-        warnings=merge_warnings(
-            state_warnings(warnings, partial=tip.end_reason == "compression"),
-            history_warnings(View((), {}, stats.foreign), cur, cold_open=cold),
-        ),
+        coverage=replace(streamed.coverage, unique_rows=stats.unique),
+        warnings=streamed.warnings,
     )
 
 
