@@ -109,9 +109,9 @@ def oldest_pages(
     offset = 0
     anchor: RowKey | None = None
     while True:
-        page = _read(
-            client, sid, stats, offset=offset, limit=limit, first=anchor is None, redirected=redirected
-        )
+        page = client.messages(sid, offset=offset, limit=limit, order="oldest")
+        _check(page, sid, first=anchor is None, redirected=redirected)
+        stats.pages += 1
         msgs = list(page.messages)
         stats.held_max = max(stats.held_max, len(msgs) + held)
         keys = [key_of(m) for m in msgs]
@@ -140,17 +140,7 @@ def oldest_pages(
         offset += returned - 1
 
 
-def _read(
-    client: DashboardAPI,
-    sid: str,
-    stats: StreamStats,
-    *,
-    offset: int,
-    limit: int,
-    first: bool,
-    redirected: bool,
-) -> MessagesPage:
-    page = client.messages(sid, offset=offset, limit=limit, order="oldest")
+def _check(page: MessagesPage, sid: str, *, first: bool, redirected: bool) -> None:
     if page.session_id != sid:
         if first and redirected:
             raise Redirected
@@ -159,8 +149,6 @@ def _read(
         if first:  # nothing of this segment read: the caller decides
             raise Unstreamable
         raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
-    stats.pages += 1
-    return page
 
 
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
@@ -467,15 +455,8 @@ class LineageRows:
 
     def pages(self) -> Iterator[list[Row]]:
         """The shown rows in display order, `limit` at a time."""
-        rows = (project(msg) for msg, shown in self._replay() if shown)
-        batch: list[Row] = []
-        for row in rows:
-            if row is not None:
-                batch.append(row)
-            if len(batch) >= self.limit:
-                yield batch
-                batch = []
-        if batch:
+        rows = (row for msg, shown in self._replay() if shown and (row := project(msg)) is not None)
+        while batch := list(itertools.islice(rows, self.limit)):
             yield batch
 
     def read_so_far(self) -> None:
