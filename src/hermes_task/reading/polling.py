@@ -186,14 +186,11 @@ class PollLoop:
             if self._wait(wait, deadline):
                 return self._ran_out(streak.last)
 
-    def _since(self, streak: Streak, opened: float) -> float | None:
-        """When what `--start-timeout` bounds began: the run (no good read yet), else the 404s'."""
-        return opened if self.read_at is None else streak.missing_since
-
     def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
         """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
         config = self.config
-        since = self._since(streak, opened)
+        # what `--start-timeout` bounds: the run while no read succeeded yet, else a streak of 404s
+        since = opened if self.read_at is None else streak.missing_since
         if since is not None and self.clock() - since >= config.start_timeout:
             why = "still not found after" if err.code is Code.NOT_FOUND else "no read succeeded within"
             waited = f"{why} --start-timeout {config.start_timeout:g}s"
@@ -216,7 +213,7 @@ class PollLoop:
             self.error(err, retrying=True, delay=delay)
         streak.code = err.code
         wait = config.interval if delay is None else delay
-        since = self._since(streak, opened)
+        since = opened if self.read_at is None else streak.missing_since
         if since is not None:
             wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
         return wait
@@ -350,9 +347,8 @@ class Follower(PollLoop):
         return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """One cycle's reads (refresh, older pages to close a gap), reporting nothing, so that
-        `follow --parent` fetches children side by side, then `deliver`s them in order. `probe`:
-        the tip's detail read just before."""
+        """One cycle's reads, reporting nothing (`follow --parent` fetches children side by side,
+        then `deliver`s them in order). `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
@@ -409,8 +405,7 @@ class Follower(PollLoop):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row once, whatever
-        the number of its copies."""
+        """The view's rows not seen before, in order, now seen; a durable row once."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -427,8 +422,7 @@ class Follower(PollLoop):
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state. An `ended` state is held until the follow ends, after the
-        final read's rows: a consumer that stops there loses nothing."""
+        """Report the held state (an `ended` one is held until the follow ends)."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None

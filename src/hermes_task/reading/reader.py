@@ -223,8 +223,7 @@ class TaskReader:
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the lineage goes; `blocked` also when the tip segment's
-        messages answer for a session not proven."""
+        """Where the next older read goes (`blocked` too when the tip answers for another session)."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
@@ -288,8 +287,7 @@ class TaskReader:
                 return
 
     def read_goal(self) -> str | None:
-        """The task's goal: from the view once it holds the lineage's first row, else one one-row
-        read of the root."""
+        """The task's goal: from the view once it holds the lineage's first row, else read."""
         if self.goal is None and not self.continues_parent:
             root = self.path[0]
             if self.cursor().kind == "start":
@@ -400,7 +398,7 @@ class Transcript(Struct, frozen=True, kw_only=True):
 
     def shortfall(self) -> tuple[str, str] | None:
         """(code, message) of why fewer rows were read than asked for: the failure, else the
-        first warning that says rows were not read; None when nothing fell short."""
+        first `INCOMPLETE` warning."""
         if self.failure is not None:
             return self.failure.code.value, self.failure.message
         item = next((w for code in INCOMPLETE for w in self.warnings if w.code == code), None)

@@ -82,8 +82,7 @@ def streamable(reader: TaskReader) -> bool:
 
 
 def lineage_streamable(reader: TaskReader) -> bool:
-    """No earlier segment read yet, and every segment's detail read (the windowed path would
-    read a missing one, and the document shows it)."""
+    """No earlier segment read yet, and every segment's detail read (the document shows it)."""
     return (
         len(reader.path) > 1
         and all(sid in reader.details for sid in reader.path)
@@ -295,8 +294,7 @@ class _Run(Struct):
         return False
 
     def _count_page(self, result: MergeResult) -> int:
-        """Count a page that returned rows, report it to `on_page`; its text rows (counted
-        only for a text target)."""
+        """Count a page that returned rows, report it to `on_page`; its text rows (if counted)."""
         out = self.out
         out.pages += 1
         found = 0
