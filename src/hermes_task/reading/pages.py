@@ -1,5 +1,5 @@
-"""The newest page of one segment (`newest_page`, stateless), and the windows of earlier
-segments (`Earlier`). Which answers are used: docs/identity.md, "Lineage and segments".
+"""The newest page of one segment (`newest_page`, stateless). Which answers are used:
+docs/identity.md, "Lineage and segments".
 
 `newest_page` invariant: the rows are one contiguous, chronological slice ending with the
 segment's newest row at the time of the read; `exhausted` only when it starts at the segment's
@@ -10,9 +10,8 @@ answer (0.18.x) is the whole active transcript.
 
 from __future__ import annotations
 
-from msgspec import Struct, field
+from msgspec import Struct
 
-from hermes_task.core.window import Window
 from hermes_task.core.wire import PAGE_LIMIT, MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
@@ -57,9 +56,7 @@ def newest_page(
     if offset == 0 and page.pagination.returned == limit and not guess_legacy:
         offset = counted
         page = client.messages(tip.id, offset=offset, limit=limit)
-    rows = list(page.messages)
-    last = page
-    forward = offset
+    rows, last, forward = list(page.messages), page, offset
     for _ in range(0 if trust_count else MAX_LEGACY_FORWARD_PAGES):
         if last.pagination.returned < limit:
             break
@@ -70,11 +67,3 @@ def newest_page(
         rows.extend(last.messages)
     bound = not trust_count and last.pagination.returned >= limit
     return NewestPage(page, rows, offset == 0, offset, True, bound_hit=bound)
-
-
-class Earlier(Struct):
-    """The windows of earlier segments read on their own (`TaskReader._read_earlier`), and the
-    segments that cannot be."""
-
-    windows: dict[str, Window] = field(default_factory=dict)
-    blocked: set[str] = field(default_factory=set)

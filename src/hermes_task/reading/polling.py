@@ -33,8 +33,6 @@ from hermes_task.reading.reader import Snapshot, TaskReader
 
 FINAL_RETRIES = 3
 START_TIMEOUT = 60.0
-BACKOFF_BASE = 2.0
-BACKOFF_CAP = 30.0
 
 Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
@@ -47,8 +45,8 @@ class PollConfig(Struct, frozen=True):
     start_timeout: float = START_TIMEOUT
     exit_status: bool = False
     final_retries: int = FINAL_RETRIES
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
+    backoff_base: float = 2.0
+    backoff_cap: float = 30.0
     rows: RowFilter = msgspec.field(default_factory=RowFilter)  # --role; --tail: of the first read's rows
 
 

@@ -43,7 +43,7 @@ from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDe
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, read_goal
-from hermes_task.reading.pages import Earlier, NewestPage, newest_page
+from hermes_task.reading.pages import NewestPage, newest_page
 from hermes_task.reading.proof import LineageProof, state_of
 
 FILL_OLDER = 4
@@ -71,7 +71,8 @@ class TaskReader:
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
-        self.earlier = Earlier()
+        self.earlier: dict[str, Window] = {}  # the windows of earlier segments read on their own
+        self.blocked: set[str] = set()  # earlier segments that cannot be read
         self.details: dict[str, SessionDetail] = {}
         self.goal: str | None = None
         self.continues_parent: bool | None = None
@@ -228,10 +229,10 @@ class TaskReader:
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
         counts = {sid: self.details[sid].message_count for sid in self.path if sid in self.details}
-        return cursor(self.path, self.window, self.earlier.windows, frozenset(self.earlier.blocked), counts)
+        return cursor(self.path, self.window, self.earlier, frozenset(self.blocked), counts)
 
     def view(self) -> View:
-        return compose(self.path, self.window, self.earlier.windows)
+        return compose(self.path, self.window, self.earlier)
 
     def rows(self) -> list[Row]:
         return shown_rows(self.view())
@@ -247,7 +248,7 @@ class TaskReader:
         when nothing was merged: its messages answer for a newer segment or another session, no
         way to page further back (a legacy window without offsets), or the ended segment changed
         under us; it is blocked then, never read again."""
-        sid, windows = cur.sid, self.earlier.windows
+        sid, windows = cur.sid, self.earlier
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
             detail = self.details.get(sid) or self.client.detail(sid)
@@ -270,7 +271,7 @@ class TaskReader:
                     if not result.detached:
                         windows[sid] = result.window
                         return replace(result, returned=len(page.messages))
-        self.earlier.blocked.add(sid)
+        self.blocked.add(sid)
         return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:

@@ -86,8 +86,8 @@ def lineage_streamable(reader: TaskReader) -> bool:
     return (
         len(reader.path) > 1
         and all(sid in reader.details for sid in reader.path)
-        and not reader.earlier.windows
-        and not reader.earlier.blocked
+        and not reader.earlier
+        and not reader.blocked
         and _tip_merged(reader)
     )
 
