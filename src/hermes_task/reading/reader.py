@@ -122,7 +122,11 @@ class TaskReader:
                 snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
                 self.proof.bound_hit = True
-            tip, newest = self._tip_page(reader)
+            # the page must agree with every rule the proof assumed: a segment it refutes is
+            # withdrawn before a row of it is merged
+            tip, newest = self._newest_of_path(reader)
+            while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
+                tip, newest = self._newest_of_path(reader)
             self.basis = tip
             snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
@@ -146,18 +150,9 @@ class TaskReader:
         self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
         return newest
 
-    def _tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page, once the page agrees with every
-        rule the proof assumed (`rule_holds`): a segment it refutes is withdrawn before a row of
-        it is merged."""
-        tip, newest = self._newest_of_path(reader)
-        while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
-            tip, newest = self._newest_of_path(reader)
-        return tip, newest
-
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """A redirected answer is proven for each rotation during the cycle, at most
-        `MAX_REDIRECTS` times (docs/identity.md)."""
+        """The newest verified segment and its newest page; a redirected answer is proven for
+        each rotation during the cycle, at most `MAX_REDIRECTS` times (docs/identity.md)."""
         tip = reader(self.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)
