@@ -92,10 +92,9 @@ class TaskReader:
         return self.proof.candidate
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: proves pending candidates, then reads the detail, the newest page of the
-        newest verified segment and a fresh detail (a compression finished meanwhile?). A spent
-        detail budget ends it with `bound_reached`. `probe`: the newest segment's detail read
-        just before (`follow --parent`'s probe)."""
+        """One read cycle: pending candidates proven, the newest verified segment's detail, newest
+        page and a fresh detail (a compression finished meanwhile?); a spent detail budget ends it
+        with `bound_reached`. `probe`: that detail read just before (`follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)

@@ -1,15 +1,13 @@
 """`older --all` streamed in bounded memory (`stream_pages`: one segment; `LineageRows`: several),
 and the load-older batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
-The rules (anchors, the boundary, which answers page oldest-first, when nothing may be written
-yet, the batches' stops) are docs/commands.md, `older`.
+The rules (anchors, the boundary, oldest-first answers, when nothing may be written yet, the
+batches' stops) are docs/commands.md, `older`.
 
-Invariants: a segment's rows are read only once it is proven; a page without its anchor is a
-failure, never guessed around; whatever the windowed path must decide (a first page that does
-not page oldest-first, an identity read twice with different contents) raises `Unstreamable`
-before anything is written. Memory: one page, the newest page and identities (keys, content
-digests, `message_uid`s), never the transcript; `LineageRows` spools each window to an
-unlinked temporary file, then replays them in display order through `shown_once`, the rule
-`core/lineage.compose` applies in memory.
+Invariants: a segment's rows are read only once it is proven; a page without its anchor fails,
+never guessed around; what the windowed path must decide raises `Unstreamable` before anything
+is written. Memory: one page, the newest page and identities, never the transcript;
+`LineageRows` spools each window to an unlinked temporary file, then replays them in display
+order through `shown_once` (the rule `core/lineage.compose` applies in memory).
 """
 
 from __future__ import annotations
@@ -241,10 +239,9 @@ class PagingOutcome(Struct):
 
 
 class _Run(Struct):
-    """Restarts (the canonical segment changed, or a page missed its anchor twice) re-read the
-    newest page: they are not pages, and are bounded by `MAX_RESTARTS`. A refresh that found a
-    gap, or a restart, is a `gap` warning only if the paging ended before the block reached the
-    rows known before it (`pending`)."""
+    """Restarts (the canonical segment changed, a page missed its anchor twice) re-read the newest
+    page: not pages, bounded by `MAX_RESTARTS`. A gap or a restart is a `gap` warning only if the
+    paging ended before the block reached the rows known before it (`pending`)."""
 
     reader: TaskReader
     plan: Plan
