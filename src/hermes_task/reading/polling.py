@@ -62,9 +62,7 @@ class Outcome(Struct, frozen=True):
 
 
 @dataclass
-class Streak:
-    """The transient failures in a row."""
-
+class Streak:  # the transient failures in a row
     failures: int = 0
     code: Code | None = None  # the code of the streak being reported (each is reported once)
     last: HermesError | None = None  # the latest read's failure (None after a good read)

@@ -64,8 +64,6 @@ class SearchReporter(Protocol):
 
 
 class Query(Struct, frozen=True, kw_only=True):
-    """What to look for: the compiled pattern, the context lines, whether reasoning counts."""
-
     pattern: re.Pattern[str]
     context: int = 0
     reasoning: bool = False
