@@ -20,15 +20,7 @@ from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.reader import INCOMPLETE
-from hermes_task.reading.tasktree import (
-    MAX_READS,
-    RUN_WIDE,
-    Unread,
-    build,
-    read_child,
-    read_conversation,
-    unread,
-)
+from hermes_task.reading.tasktree import MAX_READS, RUN_WIDE, build, read_child, read_conversation, unread
 
 MAX_TASKS = MAX_READS
 Searched = Literal["whole", "partial", "no"]
@@ -103,16 +95,15 @@ class _Run:
         read = 0
         for task in tasks:
             missing = unread(task)
-            if missing is None and read >= max_tasks:
-                missing = Unread("bound_reached", SEARCH["task_bound"].format(n=max_tasks))
             if missing is not None:
-                self.reporter.task(
-                    TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
-                )
-                continue
-            read += 1
-            outcome = self.search_task(task, frozenset(parent.path))
-            self.tally.searched += outcome.searched == "whole"
+                outcome = TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
+            elif read >= max_tasks:
+                bound = SEARCH["task_bound"].format(n=max_tasks)
+                outcome = TaskSearch(task=task, searched="no", code="bound_reached", message=bound)
+            else:
+                read += 1
+                outcome = self.search_task(task, frozenset(parent.path))
+                self.tally.searched += outcome.searched == "whole"
             self.reporter.task(outcome)
         self.tally.complete = self.whole and self.tally.searched == len(tasks)
 
