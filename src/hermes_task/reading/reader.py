@@ -249,15 +249,13 @@ class TaskReader:
             self.details[sid] = detail
             newest = newest_page(self.client, detail, self.proof.oldest_first(), limit, trust_count=True)
             if newest.page.session_id == sid:
-                result = merge_latest(
-                    Window(canonical=sid), newest.rows, exhausted=newest.exhausted, offset=newest.offset
-                )
+                window = Window(canonical=sid)
+                result = merge_latest(window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
                 windows[sid] = result.window
                 return replace(result, returned=len(newest.rows))
         elif sid not in self.redirects:
-            request = older_request(
-                windows[sid], legacy=self.proof.oldest_first(), limit=limit, cap=MAX_LIMIT
-            )
+            legacy = self.proof.oldest_first()
+            request = older_request(windows[sid], legacy=legacy, limit=limit, cap=MAX_LIMIT)
             if request is not None:
                 page = self.client.messages(sid, offset=request.offset, limit=request.limit)
                 if page.session_id == sid:
@@ -451,9 +449,8 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
     elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
-        out.append(
-            warning(WarningCode.partial_ancestors, ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
-        )
+        blocked = ANCESTORS["blocked"].format(sid=clean_line(cur.sid or ""))
+        out.append(warning(WarningCode.partial_ancestors, blocked))
     if view.foreign:
         out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out

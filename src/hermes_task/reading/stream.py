@@ -193,13 +193,9 @@ def finish(
     cur = cur or Cursor("start", None, reader.window)
     streamed = reader.document(warnings, View((), {}, stats.foreign), cur)
     segments = [replace(s, rows_shown=stats.shown[s.id]) for s in doc.task.segments]
-    return replace(
-        doc,
-        task=replace(doc.task, goal=reader.goal, segments=segments),
-        rows=[],
-        coverage=replace(streamed.coverage, unique_rows=stats.unique),
-        warnings=streamed.warnings,
-    )
+    task = replace(doc.task, goal=reader.goal, segments=segments)
+    coverage = replace(streamed.coverage, unique_rows=stats.unique)
+    return replace(doc, task=task, rows=[], coverage=coverage, warnings=streamed.warnings)
 
 
 MIN_TEXT_PAGES = 10

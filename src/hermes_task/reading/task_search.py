@@ -110,11 +110,9 @@ class _Run:
     def search_task(self, task: TaskEntry, parents: frozenset[str]) -> TaskSearch:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
         read = read_child(self.client, task.child_session_id or "", parents, self.hints)
-        matches = 0
+        matches, query = 0, self.query
         for row in read.rows:
-            hits = search_row(
-                row, self.query.pattern, context=self.query.context, reasoning=self.query.reasoning
-            )
+            hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
             if hits:  # reported as found: an interrupted search keeps them
                 matches += len(hits)
                 self.tally.matches += len(hits)
