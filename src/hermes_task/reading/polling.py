@@ -89,7 +89,11 @@ class Reports(Protocol):
 
 @dataclass(eq=False)
 class PollLoop:
-    """The loop (module doc) over one `TaskReader`; subclasses give the cycle and the endings."""
+    """The loop (module doc) over one `TaskReader`. A subclass gives `cycle` (one cycle's reads;
+    raises `HermesError`, or returns a failure that still delivered what was verified), `settle`
+    (after a good cycle: the ending `Outcome`, True for a final read at once, False to wait),
+    `failed` (a final failure's outcome), `timed_out` (after a good read) and `finish` (report
+    the result, once, last)."""
 
     label: ClassVar[str]  # the first word of each --debug line
     reader: TaskReader
@@ -102,12 +106,6 @@ class PollLoop:
     debug: Callable[[str], None] | None = None
     read_at: float | None = field(default=None, init=False)  # when the last successful read ended
     warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
-
-    # What a subclass gives: `cycle` (one cycle's reads; raises `HermesError`, or returns a
-    # failure that still delivered what was verified: `follow`'s unreadable `--tip`), `settle`
-    # (after a good cycle: the ending `Outcome`, True for a final read at once, False to wait),
-    # `failed` (a final failure's outcome, its error reported), `timed_out` (after a good read),
-    # `finish` (report the result, once, last).
 
     def cycle(self) -> HermesError | None:
         raise NotImplementedError

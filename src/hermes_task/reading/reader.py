@@ -330,6 +330,9 @@ class TaskReader:
         view = self.view() if view is None else view
         cur = self.cursor() if cur is None else cur
         cold = self.continues_parent
+        # `cold` None: not known whether the anchor continues a segment; the start not claimed
+        has_older, at_start = cur.kind in ("page", "first"), cur.kind == "start" and cold is False
+        reported = state_warnings(warnings, partial=tip.end_reason == "compression")
         rows = shown_rows(view)
         counts = Counter(row.session_id for row in rows)
         segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]
@@ -350,16 +353,8 @@ class TaskReader:
             ),
             backend=self.caps.info(),
             rows=rows,
-            # `cold` None: not known whether the anchor continues a segment; the start not claimed
-            coverage=Coverage(
-                unique_rows=len(view.keys),
-                has_older=cur.kind in ("page", "first"),
-                at_start=cur.kind == "start" and cold is False,
-            ),
-            warnings=merge_warnings(
-                state_warnings(warnings, partial=tip.end_reason == "compression"),
-                history_warnings(view, cur, cold_open=cold),
-            ),
+            coverage=Coverage(unique_rows=len(view.keys), has_older=has_older, at_start=at_start),
+            warnings=merge_warnings(reported, history_warnings(view, cur, cold_open=cold)),
         )
 
 
