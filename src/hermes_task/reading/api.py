@@ -1,26 +1,12 @@
-"""What the reading stands on: the `DashboardAPI` protocol, exact-id detail reads, the fan-out.
+"""What the reading stands on: the `DashboardAPI` protocol (the loops import no httpx, and a
+test's in-memory dashboard type-checks as one), exact-id detail reads, the fan-out. Every
+method is a read (GET) that returns a validated wire object for exactly the session asked (or
+the one the dashboard redirected to, which callers check), or raises `HermesError`.
 
-The loops in this package depend on `DashboardAPI`/`StoreAPI`, never on the HTTP client, so
-they import no httpx and a test's in-memory dashboard type-checks as one. Invariant: every
-method is a read (GET); each either returns a validated wire object for exactly the session
-asked (or the one the dashboard redirected to, which callers check) or raises `HermesError`.
-
-`DetailReader`: the details of one fetch, each id read at most once, at most `budget` reads
-(the next raises `BoundReached`: the `bound_reached` warning, never a failure).
-`SharedDetails`: the details of one run of a one-shot command (`recover`) or of one watch
-cycle (cleared as each starts), so the ownership proof of a store-proposed child, its state
-check and the reading of its conversation share one read. Only the fresh read a page is
-checked with (`fresh`) asks again, and replaces the held answer. Threads asking the same id
-wait for one request.
-
-`gather` runs independent reads of different sessions on at most `MAX_IN_FLIGHT` worker
-threads through the command's one `httpx.Client`, and returns their results in job order. Why
-this is safe (docs/identity.md, "Reads side by side"): each job is one task's own sequence of
-reads, in order; results are used only after every job ended, in job order, by the caller's
-thread, so what is shown is decided exactly as a sequential run would; the first failure in
-job order is re-raised once every job ended; Ctrl-C and SIGTERM reach the caller's thread
-(jobs not started are cancelled). `--debug` says how many jobs ran, the limit, and the most in
-flight.
+`DetailReader`: one fetch's details, each id read at most once, at most `budget` reads (the
+next raises `BoundReached`). `SharedDetails`: one run's (`recover`) or one watch cycle's
+details, each read once (docs/identity.md, "Reads side by side", which also says why `gather`
+is safe).
 """
 
 from __future__ import annotations
@@ -84,7 +70,7 @@ class SharedDetails:
     _reading: dict[str, threading.Lock] = field(default_factory=dict, init=False)
 
     def __call__(self, sid: str) -> SessionDetail:
-        """The held detail of `sid`, else one request (others asking meanwhile wait for it)."""
+        """The held detail of `sid`, else one request (threads asking meanwhile wait for it)."""
         found = self.held.get(sid)
         if found is not None:
             return found
@@ -94,7 +80,7 @@ class SharedDetails:
             return self.held.get(sid) or self.fresh(sid)
 
     def fresh(self, sid: str) -> SessionDetail:
-        """Read `sid` again and hold the new answer."""
+        """Read `sid` again (the fresh read a page is checked with) and hold the new answer."""
         detail = self.client.detail(sid)
         with self._lock:
             self.held[sid] = detail
@@ -155,8 +141,9 @@ def gather(
     limit: int = MAX_IN_FLIGHT,
     debug: Callable[[str], None] | None = None,
 ) -> list[T]:
-    """Run `jobs` with at most `limit` at once (see the module); one job, or a `limit` of 1,
-    runs on the caller's thread."""
+    """Run `jobs`, independent reads of different sessions, with at most `limit` at once through
+    the command's one client; their results in job order, the first failure in job order raised
+    once every job ended (one job, or a `limit` of 1, runs on the caller's thread)."""
     if not jobs:
         return []
     workers = max(1, min(limit, len(jobs)))

@@ -1,37 +1,20 @@
-"""Pages of a task's segments: the newest page of one segment (`newest_page`), the pager a
-`TaskReader` has (`TipPages`) and earlier segments' windows (`Earlier`).
+"""The newest page of one segment (`newest_page`, stateless). Which answers are used:
+docs/identity.md, "Lineage and segments".
 
-`newest_page` keeps no state. Invariant: the rows returned are one contiguous, chronological
-slice ending with the segment's newest row at the time of the read; `exhausted` is true only
-when the slice starts at the segment's first row. Backends that honour `order` page back from
-the newest row; 0.19.x ignores `order`, so the offset is counted from the detail's
-`message_count` and, when that count was stale, pages are read forward until a short one. A
-pre-pagination answer (0.18.x and older) is the whole active transcript: one page at the
-segment's start, nothing older.
-
-`TipPages`: an answer for another session (a backend that redirects a segment to its newest
-continuation) is used only once that session is proven on the same branch, and not at all
-when the proof cannot reach it within its bounds (`BoundReached`). The page is also checked
-against any rule the proof assumed (`rule_holds`), so a segment it refutes is withdrawn before
-a row of it is merged.
-
-`Earlier` (the I/O half of `core/lineage.py`): a segment's rows are merged only from an answer
-whose envelope names that very segment; an answer for another session marks it `blocked`,
-never read again. A first read is the segment's newest page; every later one an anchored older
-page (`core/window.py`), so no row is skipped or repeated.
+`newest_page` invariant: the rows are one contiguous, chronological slice ending with the
+segment's newest row at the time of the read; `exhausted` only when it starts at the segment's
+first row. 0.19.x ignores `order`, so the offset is counted from the detail's `message_count`
+and, when that count was stale, pages are read forward until a short one; a pre-pagination
+answer (0.18.x) is the whole active transcript.
 """
 
 from __future__ import annotations
 
-from msgspec import Struct, field
-from msgspec.structs import replace
+from msgspec import Struct
 
-from hermes_task.core.lineage import BoundReached
-from hermes_task.core.window import MergeResult, Window, advance, merge_anchored, merge_latest, older_request
-from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDetail, WireMessage
+from hermes_task.core.wire import PAGE_LIMIT, MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.api import DashboardAPI, DetailReader
-from hermes_task.reading.proof import LineageProof
+from hermes_task.reading.api import DashboardAPI
 
 MAX_LEGACY_FORWARD_PAGES = 100
 
@@ -73,9 +56,7 @@ def newest_page(
     if offset == 0 and page.pagination.returned == limit and not guess_legacy:
         offset = counted
         page = client.messages(tip.id, offset=offset, limit=limit)
-    rows = list(page.messages)
-    last = page
-    forward = offset
+    rows, last, forward = list(page.messages), page, offset
     for _ in range(0 if trust_count else MAX_LEGACY_FORWARD_PAGES):
         if last.pagination.returned < limit:
             break
@@ -86,90 +67,3 @@ def newest_page(
         rows.extend(last.messages)
     bound = not trust_count and last.pagination.returned >= limit
     return NewestPage(page, rows, offset == 0, offset, True, bound_hit=bound)
-
-
-MAX_REDIRECTS = 4
-
-
-class TipPages:
-    """The pager of one task: its window, and the newest page of its proof's newest segment."""
-
-    def __init__(self, proof: LineageProof) -> None:
-        self.proof = proof
-        self.window = Window()
-        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
-
-    def _newest_page(self, tip: SessionDetail) -> NewestPage:
-        newest = newest_page(self.proof.client, tip, self.proof.caps.oldest_first)
-        self.proof.caps.learn(newest.page)
-        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
-        return newest
-
-    def tip_page(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page, once the page agrees with every
-        rule the proof assumed (`rule_holds`; a segment it refutes is withdrawn first)."""
-        tip, newest = self._newest_of_path(reader)
-        while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
-            tip, newest = self._newest_of_path(reader)
-        return tip, newest
-
-    def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """A redirected answer is proven (`adopt_redirect`, then every source is asked about the
-        segments it added) for each rotation during the cycle, at most `MAX_REDIRECTS` times;
-        it is used as it is, but a legacy one (offset from the old segment's count) is read again."""
-        tip = reader(self.proof.path[-1])
-        if self.window.canonical != tip.id:
-            self.window = advance(self.window, tip.id)
-        newest = self._newest_page(tip)
-        for _ in range(MAX_REDIRECTS):
-            sid = newest.page.session_id
-            if sid == tip.id:
-                return tip, newest
-            self.redirects[tip.id] = sid
-            self.proof.adopt_redirect(reader, sid)
-            fork = self.proof.settle(reader)
-            if fork is not None:
-                raise fork
-            tip = reader(self.proof.path[-1])
-            self.window = advance(self.window, tip.id)
-            if newest.legacy or tip.id != sid:
-                newest = self._newest_page(tip)
-        if newest.page.session_id == tip.id:
-            return tip, newest
-        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
-
-
-class Earlier(Struct):
-    """The windows of earlier segments read on their own, and the segments that cannot be."""
-
-    windows: dict[str, Window] = field(default_factory=dict)
-    blocked: set[str] = field(default_factory=set)
-
-    def first(
-        self, client: DashboardAPI, detail: SessionDetail, *, legacy: bool, limit: int
-    ) -> MergeResult | None:
-        """The newest `limit` rows of `detail`'s segment; None when another session answered."""
-        newest = newest_page(client, detail, legacy, limit, trust_count=True)
-        if newest.page.session_id != detail.id:
-            self.blocked.add(detail.id)
-            return None
-        window = Window(canonical=detail.id)
-        result = merge_latest(window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
-        self.windows[detail.id] = result.window
-        return replace(result, returned=len(newest.rows))
-
-    def older(self, client: DashboardAPI, sid: str, *, legacy: bool, limit: int) -> MergeResult | None:
-        """Up to `limit` rows older than segment `sid`'s window; None when nothing was read: no
-        way to page further back (a legacy window without offsets), another session answered,
-        or the ended segment changed under us; it is blocked then."""
-        window = self.windows[sid]
-        request = older_request(window, legacy=legacy, limit=limit, cap=MAX_LIMIT)
-        if request is not None:
-            page = client.messages(sid, offset=request.offset, limit=request.limit)
-            if page.session_id == sid:
-                result = merge_anchored(window, request, page.messages)
-                if not result.detached:
-                    self.windows[sid] = result.window
-                    return replace(result, returned=len(page.messages))
-        self.blocked.add(sid)
-        return None

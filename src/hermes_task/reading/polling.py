@@ -1,42 +1,15 @@
 """The one poll loop of every live command (`follow CHILD`, `recover --watch`, `follow --parent`,
-the TUI's). Pure of typer and rich: clock, sleep and jitter are parameters.
+the TUI's; `PollLoop`) and `Follower`, one task followed until it ends. Pure of typer and rich:
+clock, sleep and jitter are parameters. `PollLoop.run()` writes every rule of pacing, failure
+and ending once (docs/decisions.md entry 11): the interval, the streak and its back-off,
+`--start-timeout`, the final read and its retries, `--timeout`, the result reported once, last
+(docs/commands.md, `follow`; docs/exit-codes.md). Only `Follower` decides exits 4, 7 and 9.
 
-`PollLoop.run()` repeats one cycle (the subclass's reads) and owns every rule of pacing,
-failure and ending, written once (issue 35):
-
-- a cycle every `interval` seconds from the cycle's start; one request flight at a time on
-  the loop's own reader;
-- a transient failure (404, network, timeout, 5xx, 429: each already retried once by the
-  client) starts or extends a streak, reported once per streak (every retry of a final read);
-  the wait after it is every interval for a 404, else backed off from `backoff_base` by
-  doubling up to `backoff_cap`, scaled by a jitter factor in [0.5, 1), never shorter than one
-  `interval`; any other failure is final;
-- `--start-timeout`: a loop none of whose reads succeeded yet, or a streak of 404s, ends after
-  `start_timeout` seconds with that failure's own code (a typo or a dashboard that is down
-  never waits out `--timeout`, nor forever without one);
-- a final read (`settle()` asked for one: the newest verified segment seen ended by anything
-  but "compression", or paused on partial history, which ends `partial_history`, exit 9) that
-  keeps failing ends the loop `final_read_failed` after `final_retries` retries;
-- `--timeout` bounds the whole run (one read always happens). Exit 9 ("still running") only
-  when the last read succeeded; when every read since the last success failed, the last
-  failure's code and the age of the last successful read (`last_read_age`);
-- Ctrl-C, SIGTERM and SIGHUP (`Interrupted`) end the loop `interrupted`; the result is
-  reported exactly once, last, whatever the ending.
-
-`Follower` polls one task until it ends, reporting to a `Reporter` (terminal text or NDJSON
-events); only it decides exits 4, 7 and 9. Invariants:
-- a row identity (`session_id`, `id`), and a durable row (`message_uid`: any copy of it), is
-  reported at most once, in window order, and only after a cycle finished successfully: rows
-  of a cycle that straddled an advancement, or of a failed cycle, are taken from the reader's
-  window, which only ever holds rows of verified segments;
-- rows between two reads that share nothing (a `gap`) are filled with older-page reads before
-  the cycle reports, so output stays in order; past `MAX_FILL_PAGES` pages, a `gap` warning;
-- a `--tip` that cannot be read (`Snapshot.failure`, retryable) does not hide the verified
-  rows: they are reported while the tip is retried, and the follow does not end meanwhile;
-- the `ended` state is reported after the rows of the final read, right before the result;
-- `config.rows` only chooses which rows are reported (`--role`; `--tail N`: the last N of the
-  rows already there at the first successful read, then every new one): a row it drops is
-  still seen, never reported later.
+`Follower` invariants: a row identity, and a durable row (`message_uid`: any copy of it), is
+reported at most once, in window order, only after a cycle finished successfully, and only
+from the reader's window (rows of verified segments, also after a failed cycle); a gap is
+filled with older pages before the cycle reports, so output stays in order; `config.rows`
+(`--role`, `--tail`) only chooses which rows are reported: a row it drops is still seen.
 """
 
 from __future__ import annotations
@@ -60,8 +33,6 @@ from hermes_task.reading.reader import Snapshot, TaskReader
 
 FINAL_RETRIES = 3
 START_TIMEOUT = 60.0
-BACKOFF_BASE = 2.0
-BACKOFF_CAP = 30.0
 
 Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
@@ -74,8 +45,8 @@ class PollConfig(Struct, frozen=True):
     start_timeout: float = START_TIMEOUT
     exit_status: bool = False
     final_retries: int = FINAL_RETRIES
-    backoff_base: float = BACKOFF_BASE
-    backoff_cap: float = BACKOFF_CAP
+    backoff_base: float = 2.0
+    backoff_cap: float = 30.0
     rows: RowFilter = msgspec.field(default_factory=RowFilter)  # --role; --tail: of the first read's rows
 
 
@@ -91,9 +62,7 @@ class Outcome(Struct, frozen=True):
 
 
 @dataclass
-class Streak:
-    """The transient failures in a row."""
-
+class Streak:  # the transient failures in a row
     failures: int = 0
     code: Code | None = None  # the code of the streak being reported (each is reported once)
     last: HermesError | None = None  # the latest read's failure (None after a good read)
@@ -120,7 +89,11 @@ class Reports(Protocol):
 
 @dataclass(eq=False)
 class PollLoop:
-    """The loop (module doc) over one `TaskReader`; subclasses give the cycle and the endings."""
+    """The loop (module doc) over one `TaskReader`. A subclass gives `cycle` (one cycle's reads;
+    raises `HermesError`, or returns a failure that still delivered what was verified), `settle`
+    (after a good cycle: the ending `Outcome`, True for a final read at once, False to wait),
+    `failed` (a final failure's outcome), `timed_out` (after a good read) and `finish` (report
+    the result, once, last)."""
 
     label: ClassVar[str]  # the first word of each --debug line
     reader: TaskReader
@@ -134,16 +107,19 @@ class PollLoop:
     read_at: float | None = field(default=None, init=False)  # when the last successful read ended
     warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
 
-    # -- what a subclass gives ---------------------------------------------------------------
-
     def cycle(self) -> HermesError | None:
-        """One cycle's reads; raises `HermesError` when one failed. Returns a failure that still
-        delivered what was verified (`follow`'s unreadable `--tip`)."""
         raise NotImplementedError
 
     def settle(self) -> Outcome | bool:
-        """After a good cycle: the outcome that ends the run, True for a final read at once,
-        False to wait."""
+        raise NotImplementedError
+
+    def failed(self, err: HermesError, age: float | None) -> Outcome:
+        raise NotImplementedError
+
+    def timed_out(self) -> Outcome:
+        raise NotImplementedError
+
+    def finish(self, outcome: Outcome) -> None:
         raise NotImplementedError
 
     def finishing(self) -> bool:
@@ -156,22 +132,8 @@ class PollLoop:
     def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.error(err, retrying=retrying, delay=delay)
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        """The outcome of a final failure (its error already reported)."""
-        raise NotImplementedError
-
-    def timed_out(self) -> Outcome:
-        """`--timeout` ran out after a successful read."""
-        raise NotImplementedError
-
-    def finish(self, outcome: Outcome) -> None:
-        """Report the result (exactly once, last)."""
-        raise NotImplementedError
-
     def interrupted(self, outcome: Outcome) -> Outcome:
         return outcome
-
-    # -- the loop ----------------------------------------------------------------------------
 
     def run(self) -> Outcome:
         try:
@@ -218,15 +180,11 @@ class PollLoop:
             if self._wait(wait, deadline):
                 return self._ran_out(streak.last)
 
-    def _since(self, streak: Streak, opened: float) -> float | None:
-        """When the streak `--start-timeout` bounds began: the run's start while no read succeeded
-        yet, else the current streak of 404s' (None: none)."""
-        return opened if self.read_at is None else streak.missing_since
-
     def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
         """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
         config = self.config
-        since = self._since(streak, opened)
+        # what `--start-timeout` bounds: the run while no read succeeded yet, else a streak of 404s
+        since = opened if self.read_at is None else streak.missing_since
         if since is not None and self.clock() - since >= config.start_timeout:
             why = "still not found after" if err.code is Code.NOT_FOUND else "no read succeeded within"
             waited = f"{why} --start-timeout {config.start_timeout:g}s"
@@ -237,8 +195,8 @@ class PollLoop:
         return None
 
     def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """After a failed read: the failure reported when it starts a streak (and on every retry
-        of a final read), and the wait before the next read, never past `--start-timeout`."""
+        """After a failed read: report it when it starts a streak (a final read's, every time);
+        the wait before the next read, never past `--start-timeout`."""
         config = self.config
         final = self.finishing()
         delay = None  # every interval for a 404 unless final, else backed off
@@ -249,14 +207,14 @@ class PollLoop:
             self.error(err, retrying=True, delay=delay)
         streak.code = err.code
         wait = config.interval if delay is None else delay
-        since = self._since(streak, opened)
+        since = opened if self.read_at is None else streak.missing_since
         if since is not None:
             wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
         return wait
 
     def _ran_out(self, last: HermesError | None) -> Outcome:
         """`--timeout` ran out: after a failed read, that failure (a final read's:
-        `final_read_failed`) with the last successful read's age; else the subclass's."""
+        `final_read_failed`) with the last good read's age; else the subclass's."""
         if last is None:
             return self.timed_out()
         if self.finishing():  # the task ended, but its final read kept failing
@@ -268,7 +226,6 @@ class PollLoop:
         return self.fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
 
     def fail(self, err: HermesError) -> Outcome:
-        """A final failure: its error reported, then its outcome with the last read's age."""
         self.error(err, retrying=False, delay=None)
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
         return self.failed(err, age)
@@ -282,7 +239,7 @@ class PollLoop:
         return deadline is not None and self.clock() >= deadline
 
     def _warn(self, warnings: Sequence[WarningItem]) -> set[str]:
-        """Report each code once, unless `warned` has it (but `gap`, every time); its codes."""
+        """Report each code once, unless `warned` has it (`gap` every time); the codes seen."""
         codes: set[str] = set()
         for item in warnings:
             if item.code not in codes and (item.code == "gap" or item.code not in self.warned):
@@ -297,11 +254,8 @@ class PollLoop:
 
 MAX_FILL_PAGES = 20
 COMPRESSION = "compression"
-# A delegated child's row is ended by its own agent's close(): `agent_close` on both
-# backends, whatever the run's outcome (completed, failed, interrupted and timed-out runs
-# all close the same way; the outcome lives in the parent's delegate_task result). Every
-# other ending is a reaper or an interactive close (`startup_orphan_reap`,
-# `orphaned_compression`, `cli_close`, ...): the child did not close itself.
+# The child closed itself, whatever its run's outcome (docs/commands.md, "`end_reason` and
+# `--exit-status`"); every other ending is a reaper or an interactive close.
 SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
@@ -342,19 +296,22 @@ class Follower(PollLoop):
         # that moves to another segment or ending needs its own final read.
         self.final: tuple[str, str | None] | None = None
 
-    # -- the loop's hooks (`PollLoop.run` runs the loop) -----------------------------------
-
     def cycle(self) -> HermesError | None:
         return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The task seen ended (or paused on partial history): one final read at once; the
-        follow ends after a read that saw the same ending again."""
-        seen = self._ending_seen()
-        if seen is not None and self.final == seen:
-            return self._finished()
-        self.final = seen
-        return seen is not None
+        """The newest verified segment seen ended (or paused on partial history): one final read
+        at once; the follow ends after a read that saw the same ending again."""
+        tip = self.reader.tip
+        assert tip is not None
+        done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
+        seen = (tip.id, tip.end_reason) if done else None
+        if seen is None or self.final != seen:
+            self.final = seen
+            return seen is not None
+        if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
+            return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
+        return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
     def finishing(self) -> bool:
         return self.final is not None
@@ -379,33 +336,40 @@ class Follower(PollLoop):
         self._release_state()
         self.reporter.result(outcome)
 
-    def _ending_seen(self) -> tuple[str, str | None] | None:
-        """(tip, end_reason) when the newest verified segment ended or paused (compression)."""
+    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
-        assert tip is not None
-        done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
-        return (tip.id, tip.end_reason) if done else None
-
-    # -- one cycle ------------------------------------------------------------------------
+        return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """One cycle's reads (refresh, older pages to close a gap), reporting nothing, so that
-        `follow --parent` fetches children side by side (each on its own reader), then
-        `deliver`s them in order. `probe`: the tip's detail read just before."""
+        """One cycle's reads, reporting nothing (`follow --parent` fetches children side by side,
+        then `deliver`s them in order). `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
 
     def deliver(self, fetched: Fetched) -> Snapshot:
-        """Report what one `fetch` brought: its warnings, then its new rows."""
+        """Report what one `fetch` brought: the task's state when it changed (an `ended` one is
+        held), the warnings not reported in the cycle before (`gap` every time), the new rows."""
         snap, connected = fetched
         warnings = [w for w in snap.warnings if w.code != "gap"]
-        if connected:
-            self.gap = False
-        elif self.gap:
+        if not connected and self.gap:
             warnings.append(warning(WarningCode.gap))
-        self._publish(warnings)
         self.gap = False
+        reader = self.reader
+        tip = reader.tip
+        assert tip is not None
+        key = (reader.state(), tip.id, tuple(reader.path), tip.end_reason, reader.candidate)
+        if key != self.last_state:
+            self.last_state = key
+            self.held_state = reader.document([]).task
+        if self.held_state is not None and self.held_state.state != "ended":
+            self._release_state()
+        self.warned = self._warn(warnings)
+        # --tail cuts only the rows already there at the first read; --role every report
+        fresh = self.config.rows.select(self._unreported(), tail=self.backlog)
+        self.backlog = False
+        if fresh:
+            self.reporter.rows(fresh)
         return snap
 
     def _fill(self) -> bool:
@@ -434,32 +398,8 @@ class Follower(PollLoop):
                 return False
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _publish(self, warnings: Sequence[WarningItem]) -> None:
-        """Report a cycle: the task's state when it changed (an `ended` one is held), the
-        warnings not reported in the cycle before (`gap` every time), then the new rows."""
-        self._hold_state()
-        self.warned = self._warn(warnings)
-        # --tail cuts only the rows already there at the first read; --role every report
-        fresh = self.config.rows.select(self._unreported(), tail=self.backlog)
-        self.backlog = False
-        if fresh:
-            self.reporter.rows(fresh)
-
-    def _hold_state(self) -> None:
-        """The task's state, taken when it changed: reported now unless it is `ended`."""
-        reader = self.reader
-        tip = reader.tip
-        assert tip is not None
-        key = (reader.state(), tip.id, tuple(reader.path), tip.end_reason, reader.candidate)
-        if key != self.last_state:
-            self.last_state = key
-            self.held_state = reader.document([]).task
-        if self.held_state is not None and self.held_state.state != "ended":
-            self._release_state()
-
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row once, whatever
-        the number of its copies."""
+        """The view's rows not seen before, in order, now seen; a durable row once."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -471,27 +411,12 @@ class Follower(PollLoop):
                 continue  # the same durable row, reported already (another copy of it)
             if uid:
                 self.seen_uids.add(uid)
-            row = project(view.messages[row_key])
-            if row is not None:
+            if (row := project(view.messages[row_key])) is not None:
                 fresh.append(row)
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state. An `ended` state is held until the follow ends, after the
-        final read's rows: a consumer that stops there loses nothing."""
+        """Report the held state (an `ended` one is held until the follow ends)."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None
-
-    # -- endings --------------------------------------------------------------------------
-
-    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
-        tip = self.reader.tip
-        return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
-
-    def _finished(self) -> Outcome:
-        tip = self.reader.tip
-        assert tip is not None
-        if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
-            return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
-        return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))

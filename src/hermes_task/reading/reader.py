@@ -1,31 +1,20 @@
 """One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read) and the document's history parts.
+cycle), `Transcript` (a whole read) and the document's history parts. The rules (the proof,
+redirected answers, the whole task's windows, `at_start`, `partial_ancestors`, `foreign_rows`)
+are docs/identity.md, "Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
 
-`TaskReader` has a lineage proof (`proof`, reading/proof.py) and a pager (`pager`, reading/pages.py:
-the window and the request generation). Each `refresh()` proves pending candidates (`--tip`,
-then hints and the store's continuations while the newest segment ended by compression), then
-reads the detail, the newest messages page and a fresh detail that notices a compression
-finished during the request. A messages answer for another session is used only once proven
-on the same branch. Failures raise `HermesError`; what was verified before stays in `window`.
-A refresh made in the middle of an older read (a restart, a re-anchor) is never lost: its new
-rows, warnings and gap travel with the older read's result (`with_refreshes`).
-
-History: rows come only from the composed history view (`core/lineage.py`), so every shown row
-belongs to a proven segment and a dropped foreign row is always counted in a `foreign_rows`
-warning; `coverage.at_start` only when the lineage's first row is held and the anchor continues
-no earlier segment; `partial_ancestors` whenever earlier segments exist that this window cannot
-include (a cold open of a later segment, a blocked segment), even if some earlier row is held.
-
-`read_around` (`show --around ROW_ID`): each around page starts at a user prompt of the
-canonical segment and says its absolute offset, so the windows are unioned in offset order:
-overlapping ones aligned on shared identities, disjoint ones kept apart with a `gap` warning.
+Invariants: failures raise `HermesError`, and what was verified before stays in `window`; every
+shown row comes from the composed history view (`core/lineage.py`), so it belongs to a proven
+segment and a dropped foreign row is always counted; a refresh made in the middle of an older
+read (a restart, a re-anchor) is never lost: its rows, warnings and gap travel with the older
+read's result (`with_refreshes`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
@@ -54,10 +43,11 @@ from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDe
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
 from hermes_task.reading.hints import StoreHints, read_goal
-from hermes_task.reading.pages import Earlier, TipPages
+from hermes_task.reading.pages import NewestPage, newest_page
 from hermes_task.reading.proof import LineageProof, state_of
 
 FILL_OLDER = 4
+MAX_REDIRECTS = 4
 
 
 @dataclass(eq=False)
@@ -76,17 +66,19 @@ class TaskReader:
 
     def __post_init__(self, tips: Sequence[str], hint: bool, store: StoreHints | None) -> None:
         self.proof = LineageProof(self.client, self.anchor_id, tips=tips, hint=hint, store=store)
-        self.pager = TipPages(self.proof)
+        self.window = Window()
+        self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
         self.anchor: SessionDetail | None = None
         self.tip: SessionDetail | None = None
-        self.earlier = Earlier()
+        self.earlier: dict[str, Window] = {}  # the windows of earlier segments read on their own
+        self.blocked: set[str] = set()  # earlier segments that cannot be read
         self.details: dict[str, SessionDetail] = {}
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    # What the proof and the pager hold, read as the reader's own.
+    # What the proof holds, read as the reader's own.
     @property
     def path(self) -> tuple[str, ...]:
         return self.proof.path
@@ -99,22 +91,10 @@ class TaskReader:
     def candidate(self) -> Candidate:
         return self.proof.candidate
 
-    @property
-    def redirects(self) -> dict[str, str]:
-        return self.pager.redirects
-
-    @property
-    def window(self) -> Window:
-        return self.pager.window
-
-    @window.setter
-    def window(self, window: Window) -> None:
-        self.pager.window = window
-
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: the window gains the newest page of the newest verified segment. A
-        detail-read budget spent inside it ends it with `bound_reached`, keeping what was verified.
-        `probe`: the newest segment's detail read just before (`follow --parent`'s probe)."""
+        """One read cycle: pending candidates proven, the newest verified segment's detail, newest
+        page and a fresh detail (a compression finished meanwhile?); a spent detail budget ends it
+        with `bound_reached`. `probe`: that detail read just before (`follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -141,7 +121,11 @@ class TaskReader:
                 snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
                 self.proof.bound_hit = True
-            tip, newest = self.pager.tip_page(reader)
+            # the page must agree with every rule the proof assumed: a segment it refutes is
+            # withdrawn before a row of it is merged
+            tip, newest = self._newest_of_path(reader)
+            while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
+                tip, newest = self._newest_of_path(reader)
             self.basis = tip
             snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
@@ -159,15 +143,39 @@ class TaskReader:
         snap.warnings = self._warnings(reader) + snap.warnings
         return snap
 
-    def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
-        """Up to `limit` rows older than the history's oldest read row; None at the start.
+    def _newest_page(self, tip: SessionDetail) -> NewestPage:
+        newest = newest_page(self.client, tip, self.caps.oldest_first)
+        self.caps.learn(newest.page)
+        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
+        return newest
 
-        The tip window's older rows first, then (`across`) the previous proven segments, one by
-        one (`core/lineage.py`). A tip page re-reads the block's first row as its anchor
-        (`older_request`); a page of another session or generation is never merged (paging
-        restarts at the newest page), and one that misses its anchor (rows appended or removed
-        since) is retried once after a refresh joined the head, then paging restarts.
-        """
+    def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
+        """The newest verified segment and its newest page; a redirected answer is proven for
+        each rotation during the cycle, at most `MAX_REDIRECTS` times (docs/identity.md)."""
+        tip = reader(self.path[-1])
+        if self.window.canonical != tip.id:
+            self.window = advance(self.window, tip.id)
+        newest = self._newest_page(tip)
+        for _ in range(MAX_REDIRECTS):
+            sid = newest.page.session_id
+            if sid == tip.id:
+                return tip, newest
+            self.redirects[tip.id] = sid
+            self.proof.adopt_redirect(reader, sid)
+            fork = self.proof.settle(reader)
+            if fork is not None:
+                raise fork
+            tip = reader(self.path[-1])
+            self.window = advance(self.window, tip.id)
+            if newest.legacy or tip.id != sid:
+                newest = self._newest_page(tip)
+        if newest.page.session_id == tip.id:
+            return tip, newest
+        raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
+
+    def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
+        """Up to `limit` rows older than the history's oldest read row; None at the start. The tip
+        window's older rows first, then (`across`) the previous proven segments, one by one."""
         if self.tip is None:
             self.refresh()
         cur = self.cursor()
@@ -179,7 +187,9 @@ class TaskReader:
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next older page, anchored (see `read_older`)."""
+        """The tip window's next older page, anchored on the block's first row: a page of another
+        session or generation is never merged (paging restarts at the newest page); one that
+        misses its anchor is retried once after a refresh joined the head, then paging restarts."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -204,21 +214,19 @@ class TaskReader:
         return self._restart(joined)
 
     def _restart(self, joined: Snapshot | None) -> MergeResult:
-        """Read the newest page again (offset 0 of the canonical segment)."""
         snap = self.refresh()
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read of the whole lineage goes (`core/lineage.py`); `blocked`: the
-        tip segment's messages answer for a session not proven, so no page of it is its own."""
+        """Where the next older read goes (`blocked` too when the tip answers for another session)."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
         counts = {sid: self.details[sid].message_count for sid in self.path if sid in self.details}
-        return cursor(self.path, self.window, self.earlier.windows, frozenset(self.earlier.blocked), counts)
+        return cursor(self.path, self.window, self.earlier, frozenset(self.blocked), counts)
 
     def view(self) -> View:
-        return compose(self.path, self.window, self.earlier.windows)
+        return compose(self.path, self.window, self.earlier)
 
     def rows(self) -> list[Row]:
         return shown_rows(self.view())
@@ -229,15 +237,34 @@ class TaskReader:
         return self.cursor().kind in ("start", "blocked")
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
-        assert cur.sid is not None
-        if cur.sid in self.redirects:  # its messages answer for a newer segment: not read again
-            self.earlier.blocked.add(cur.sid)
-            return None
-        if cur.kind == "first":
-            detail = self.details.get(cur.sid) or self.client.detail(cur.sid)
-            self.details[cur.sid] = detail
-            return self.earlier.first(self.client, detail, legacy=self.proof.oldest_first(), limit=limit)
-        return self.earlier.older(self.client, cur.sid, legacy=self.proof.oldest_first(), limit=limit)
+        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else up to `limit` rows older
+        than its window, merged only from an answer naming it (anchored, `core/window.py`). None
+        when nothing was merged: its messages answer for a newer segment or another session, no
+        way to page further back (a legacy window without offsets), or the ended segment changed
+        under us; it is blocked then, never read again."""
+        sid, windows = cur.sid, self.earlier
+        assert sid is not None
+        if sid not in self.redirects and cur.kind == "first":
+            detail = self.details.get(sid) or self.client.detail(sid)
+            self.details[sid] = detail
+            newest = newest_page(self.client, detail, self.proof.oldest_first(), limit, trust_count=True)
+            if newest.page.session_id == sid:
+                window = Window(canonical=sid)
+                result = merge_latest(window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
+                windows[sid] = result.window
+                return replace(result, returned=len(newest.rows))
+        elif sid not in self.redirects:
+            legacy = self.proof.oldest_first()
+            request = older_request(windows[sid], legacy=legacy, limit=limit, cap=MAX_LIMIT)
+            if request is not None:
+                page = self.client.messages(sid, offset=request.offset, limit=request.limit)
+                if page.session_id == sid:
+                    result = merge_anchored(windows[sid], request, page.messages)
+                    if not result.detached:
+                        windows[sid] = result.window
+                        return replace(result, returned=len(page.messages))
+        self.blocked.add(sid)
+        return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
         """Fill the newest page up to `rows` shown rows from the previous proven segments: their
@@ -253,8 +280,7 @@ class TaskReader:
                 return
 
     def read_goal(self) -> str | None:
-        """The task's goal (`TaskInfo.goal`): the root's first user row once the view holds the
-        lineage's first row, else one one-row read of the root."""
+        """The task's goal: from the view once it holds the lineage's first row, else read."""
         if self.goal is None and not self.continues_parent:
             root = self.path[0]
             if self.cursor().kind == "start":
@@ -288,18 +314,28 @@ class TaskReader:
         return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
-        """The task's usage from the details the proof read: a later segment may exist while the tip
-        ended by compression, an earlier one unless the anchor is known not to continue one."""
+        """From the details read: a later segment may exist while the tip ended by compression, an
+        earlier one unless the anchor is known not to continue one."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
 
-    def document(self, warnings: Sequence[WarningItem]) -> TranscriptDoc:
+    def document(
+        self, warnings: Sequence[WarningItem], view: View | None = None, cur: Cursor | None = None
+    ) -> TranscriptDoc:
+        """The document of the history `view` read to `cur` (default: the reader's)."""
         tip = self.tip
         assert tip is not None
         assert self.anchor is not None
-        view, cur, cold = self.view(), self.cursor(), self.continues_parent
+        view = self.view() if view is None else view
+        cur = self.cursor() if cur is None else cur
+        cold = self.continues_parent
+        # `cold` None: not known whether the anchor continues a segment; the start not claimed
+        has_older, at_start = cur.kind in ("page", "first"), cur.kind == "start" and cold is False
+        reported = state_warnings(warnings, partial=tip.end_reason == "compression")
         rows = shown_rows(view)
+        counts = Counter(row.session_id for row in rows)
+        segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]
         return TranscriptDoc(
             task=TaskInfo(
                 root_id=self.anchor_id,
@@ -312,16 +348,13 @@ class TaskReader:
                 end_reason=tip.end_reason,
                 notes=sorted(self.proof.notes),
                 goal=self.goal,
-                segments=segments(self.path, self.details, rows),
+                segments=segments,
                 usage=self.usage(),
             ),
             backend=self.caps.info(),
             rows=rows,
-            coverage=coverage(view, cur, cold_open=cold),
-            warnings=merge_warnings(
-                state_warnings(warnings, partial=tip.end_reason == "compression"),
-                history_warnings(view, cur, cold_open=cold),
-            ),
+            coverage=Coverage(unique_rows=len(view.keys), has_older=has_older, at_start=at_start),
+            warnings=merge_warnings(reported, history_warnings(view, cur, cold_open=cold)),
         )
 
 
@@ -353,7 +386,7 @@ class Transcript(Struct, frozen=True, kw_only=True):
 
     def shortfall(self) -> tuple[str, str] | None:
         """(code, message) of why fewer rows were read than asked for: the failure, else the
-        first warning that says rows were not read; None when nothing fell short."""
+        first `INCOMPLETE` warning."""
         if self.failure is not None:
             return self.failure.code.value, self.failure.message
         item = next((w for code in INCOMPLETE for w in self.warnings if w.code == code), None)
@@ -384,37 +417,17 @@ def shown_rows(view: View) -> list[Row]:
     return [row for key in view.keys if (row := project(view.messages[key])) is not None]
 
 
-def coverage(view: View, cur: Cursor, *, cold_open: bool | None) -> Coverage:
-    """`cold_open` None: not known whether the anchor continues an earlier segment (a bound
-    stopped the check), so the start is not claimed."""
-    return Coverage(
-        unique_rows=len(view.keys),
-        has_older=cur.kind in ("page", "first"),
-        at_start=cur.kind == "start" and cold_open is False,
-    )
-
-
 def _seconds(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def segments(
-    path: Sequence[str], details: Mapping[str, SessionDetail], rows: Sequence[Row]
-) -> list[SegmentInfo]:
-    counts = Counter(row.session_id for row in rows)
-    out: list[SegmentInfo] = []
-    for sid in path:
-        detail = details.get(sid)
-        out.append(
-            SegmentInfo(
-                id=sid,
-                started_at=_seconds(detail.started_at) if detail else None,
-                ended_at=_seconds(detail.ended_at) if detail else None,
-                end_reason=detail.end_reason if detail else None,
-                rows_shown=counts[sid],
-            )
-        )
-    return out
+def _segment(sid: str, detail: SessionDetail | None, shown: int) -> SegmentInfo:
+    if detail is None:
+        return SegmentInfo(id=sid, started_at=None, ended_at=None, end_reason=None, rows_shown=shown)
+    started, ended = _seconds(detail.started_at), _seconds(detail.ended_at)
+    return SegmentInfo(
+        id=sid, started_at=started, ended_at=ended, end_reason=detail.end_reason, rows_shown=shown
+    )
 
 
 ANCESTORS: dict[str, str] = {
@@ -425,23 +438,17 @@ ANCESTORS: dict[str, str] = {
 
 
 def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
-    """The warnings the history itself implies (added once to whatever a cycle reported).
-    `partial_ancestors` says why: a cold open of a later segment (and where to look), a check
-    a bound stopped, or an earlier segment whose pages answer for another session (a tip
-    segment that cannot be read is not about ancestors)."""
+    """The warnings the history itself implies (added once to whatever a cycle reported); a tip
+    segment that cannot be read is not about ancestors."""
     out: list[WarningItem] = []
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
     elif cur.kind == "blocked" and cur.sid != cur.window.canonical:
-        out.append(
-            warning(WarningCode.partial_ancestors, ANCESTORS["blocked"].format(sid=clean_line(cur.sid or "")))
-        )
+        blocked = ANCESTORS["blocked"].format(sid=clean_line(cur.sid or ""))
+        out.append(warning(WarningCode.partial_ancestors, blocked))
     if view.foreign:
         out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out
-
-
-HISTORY_CODES = frozenset({"partial_ancestors", "foreign_rows"})
 
 
 def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
@@ -457,8 +464,7 @@ def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[Wa
 
 def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
     """The reported warnings, with the history's own ones as they stand now (one per code)."""
-    kept = [w for w in reported if w.code not in HISTORY_CODES]
-    return [*kept, *history]
+    return [*(w for w in reported if w.code not in ("partial_ancestors", "foreign_rows")), *history]
 
 
 def goal_of(rows: Iterable[Row]) -> str | None:
@@ -467,7 +473,9 @@ def goal_of(rows: Iterable[Row]) -> str | None:
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
-    """Replace the reader's window with the union of the windows around `row_ids`."""
+    """Replace the reader's window with the union of the windows around `row_ids`: each starts
+    at a user prompt of the canonical segment at its absolute offset, so they are unioned in
+    offset order (overlapping ones aligned on shared identities, disjoint ones a `gap`)."""
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []

@@ -1,16 +1,7 @@
-"""`search`: every task of a parent chat read whole and searched (pure of typer and rich).
-
-The tasks are the parent's exactly as `recover PARENT_ID` finds them (reading/tasktree.py);
-nested tasks are not searched. Each task's child is read as `older CHILD --all` reads it
-(`read_child`), and only the rows of its proven lineage are searched, one task at a time,
-reported as they are found.
-
-Bounds: at most `MAX_TASKS` children are read (later tasks with a child are reported not
-searched, `bound_reached`); each child read keeps the bounds of `older --all`, and a bound that
-stopped it is a `bound_reached` warning naming the task. A task is never skipped silently: one
-without a known child, one whose child failed the proof or could not be read, and one read
-only in part are each reported with a code. Invariant: the run's tally is kept in `Tally` as
-it goes, so an interrupted search still reports what it found.
+"""`search`: every task of a parent chat read whole and searched, one task at a time, reported
+as found (pure of typer and rich). Which tasks and rows, the bounds, and the codes of a task not
+searched whole: docs/commands.md, `search`. Invariant: the run's tally is kept in `Tally` as it
+goes, so an interrupted search still reports what it found.
 """
 
 from __future__ import annotations
@@ -23,21 +14,13 @@ from typing import Literal, Protocol
 from msgspec import Struct
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, TaskEntry, WarningItem
+from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.projection import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.reader import INCOMPLETE
-from hermes_task.reading.tasktree import (
-    MAX_READS,
-    RUN_WIDE,
-    Unread,
-    build,
-    read_child,
-    read_conversation,
-    unread,
-)
+from hermes_task.reading.tasktree import MAX_READS, RUN_WIDE, build, read_child, read_conversation, unread
 
 MAX_TASKS = MAX_READS
 Searched = Literal["whole", "partial", "no"]
@@ -73,8 +56,6 @@ class SearchReporter(Protocol):
 
 
 class Query(Struct, frozen=True, kw_only=True):
-    """What to look for: the compiled pattern, the context lines, whether reasoning counts."""
-
     pattern: re.Pattern[str]
     context: int = 0
     reasoning: bool = False
@@ -114,23 +95,28 @@ class _Run:
         read = 0
         for task in tasks:
             missing = unread(task)
-            if missing is None and read >= max_tasks:
-                missing = Unread("bound_reached", SEARCH["task_bound"].format(n=max_tasks))
             if missing is not None:
-                self.reporter.task(
-                    TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
-                )
-                continue
-            read += 1
-            outcome = self.search_task(task, frozenset(parent.path))
-            self.tally.searched += outcome.searched == "whole"
+                outcome = TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
+            elif read >= max_tasks:
+                bound = SEARCH["task_bound"].format(n=max_tasks)
+                outcome = TaskSearch(task=task, searched="no", code="bound_reached", message=bound)
+            else:
+                read += 1
+                outcome = self.search_task(task, frozenset(parent.path))
+                self.tally.searched += outcome.searched == "whole"
             self.reporter.task(outcome)
         self.tally.complete = self.whole and self.tally.searched == len(tasks)
 
     def search_task(self, task: TaskEntry, parents: frozenset[str]) -> TaskSearch:
         """Read the child whole (`older --all`), search its rows, report its hits and warnings."""
         read = read_child(self.client, task.child_session_id or "", parents, self.hints)
-        matches = self.search_rows(task, read.rows)
+        matches, query = 0, self.query
+        for row in read.rows:
+            hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
+            if hits:  # reported as found: an interrupted search keeps them
+                matches += len(hits)
+                self.tally.matches += len(hits)
+                self.reporter.hits(task, hits)
         self.run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
         for item in (w for w in read.warnings if w.code not in RUN_WIDE):
             self.reporter.warning(item, task)
@@ -138,28 +124,13 @@ class _Run:
             task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
         )
         short = read.shortfall()
-        if short is not None:
-            searched: Searched = "no" if read.failure is not None and not read.rows else "partial"
-            return _not_whole(base, searched, *short)
-        if read.has_older:  # every early stop of the paging warns; this is the rule, said once more
-            return _not_whole(base, "partial", "bound_reached", "older rows were not read")
-        return base
-
-    def search_rows(self, task: TaskEntry, rows: Sequence[Row]) -> int:
-        count = 0
-        query = self.query
-        for row in rows:
-            hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
-            if hits:  # reported as found: an interrupted search keeps them
-                count += len(hits)
-                self.tally.matches += len(hits)
-                self.reporter.hits(task, hits)
-        return count
-
-
-def _not_whole(base: TaskSearch, searched: Searched, code: str, message: str) -> TaskSearch:
-    segments = base.segments if searched == "partial" else ()
-    return replace(base, searched=searched, code=code, message=message, segments=segments)
+        if short is None and read.has_older:  # every early stop of the paging warns; the rule once more
+            short = ("bound_reached", "older rows were not read")
+        if short is None:
+            return base
+        searched: Searched = "no" if read.failure is not None and not read.rows else "partial"
+        segments = base.segments if searched == "partial" else ()
+        return replace(base, searched=searched, code=short[0], message=short[1], segments=segments)
 
 
 def search_parent(
