@@ -7,7 +7,8 @@ docs/specification.md, "JSON Protobuf Encoding"); the only one protobuf's own pa
 take is the ids: hex in OTLP, base64 in the mapping (hex digits are base64 digits too, so a hex
 id would parse silently into the wrong bytes). `parse` therefore checks each id is lowercase
 hex of the right length and hands protobuf its base64, then parses strictly (an unknown field
-is an error), and checks the ids came back as 16 and 8 bytes.
+is an error), and checks the ids came back as 16 and 8 bytes and every span is
+`SPAN_KIND_INTERNAL` (docs/json.md).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def parse(text: str | bytes) -> ExportTraceServiceRequest:
                 assert len(span.trace_id) == 16
                 assert len(span.span_id) == 8
                 assert len(span.parent_span_id) in (0, 8)
+                assert span.kind == span.SPAN_KIND_INTERNAL  # a missing `kind` reads as UNSPECIFIED
     return request
 
 

@@ -1,7 +1,8 @@
 """A parent chat's tasks as one OpenTelemetry trace in OTLP/JSON (GenAI agent conventions), a
 pure function of what `reading/tasktree.py` reads: docs/json.md "OTLP/JSON export" is the
 mapping, its ids, times and attributes. The request is built as plain dicts in OTLP/JSON's key
-order (msgspec writes them as built); a default value (`kind` 1, an empty list) is left out.
+order (msgspec writes them as built); an empty value is left out, but `kind` is always written
+(1, `SPAN_KIND_INTERNAL`: left out, a receiver would read 0, `SPAN_KIND_UNSPECIFIED`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import TraceSource, Unread
 
+SPAN_INTERNAL = 1  # SPAN_KIND_INTERNAL
 STATUS_ERROR = 2  # STATUS_CODE_ERROR
 PARENT_AGENT, TASK_AGENT = "hermes", "subagent"
 SPAWN_TOOL = "delegate_task"
@@ -131,6 +133,7 @@ class _Trace:
             "spanId": ids[0],
             "parentSpanId": ids[1],
             "name": clean_line(name),
+            "kind": SPAN_INTERNAL,
             "startTimeUnixNano": nanos(start),
             "endTimeUnixNano": nanos(max(start, end)),
             "attributes": attributes(pairs),
