@@ -1,6 +1,6 @@
 """What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`):
-`JsonEvents` is the one NDJSON writer of every live command; the others print for people.
-Every backend string goes through the same sanitising renderers as `recover` and `follow`.
+`JsonEvents` is the one NDJSON writer of every live command; the others print for people,
+every backend string through the sanitising renderers of `recover` and `follow`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from hermes_task.reading.polling import Outcome
 from hermes_task.render import Target
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import (
+    PLAIN,
     Segments,
     View,
     gap_text,
     plural,
     result_line,
-    row_text,
     row_view,
     rows_text,
     task_line,
@@ -56,23 +56,21 @@ def task_name(entry: TaskEntry) -> str:
 
 
 class JsonEvents:
-    """Each event of core/events.py on a line of its own (schema: `hermes-task schema
-    events`): `task` when a task appears or changes, `state`, `row` (with `follow --parent`
-    tagged with its task), `warning`, `error` (a child's naming its task), `result` last. A
-    final failure also gets its one human line on stderr."""
+    """Each event of core/events.py on a line of its own (docs/json.md); a final failure also
+    gets its one human line on stderr."""
 
     def __init__(self, write: Write, err: Write) -> None:
-        self.write = write
+        self.out = write
         self.err = err
 
-    def _event(self, payload: FollowEvent) -> None:
-        self.write(event(payload))
+    def write(self, payload: FollowEvent) -> None:
+        self.out(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        self._event(state_event(task))
+        self.write(state_event(task))
 
     def task(self, entry: TaskEntry) -> None:
-        self._event(task_event(entry))
+        self.write(task_event(entry))
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass  # each changed task was its own `task` event
@@ -86,27 +84,26 @@ class JsonEvents:
             assert entry.child_session_id is not None  # rows are read only from a known child
             ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self._event(row_event(row, ref))
+            self.write(row_event(row, ref))
 
     def warning(self, item: WarningItem) -> None:
-        self._event(WarningEvent(code=item.code, message=item.message))
+        self.write(WarningEvent(code=item.code, message=item.message))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self._event(
-            ErrorEvent(code=error.code.value, message=error.message, retryable=retrying or error.retryable)
-        )
+        retryable = retrying or error.retryable
+        self.write(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
         if not retrying:
             self.err(f"error: {error.message}\n")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {task_name(entry)}: {error.message}"
-        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
+        self.write(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
-        self._event(
+        self.write(
             ResultEvent(
                 state=outcome.state,
                 end_reason=outcome.end_reason,
@@ -120,9 +117,20 @@ class JsonEvents:
 class Notes:
     """Warnings, retries and the ending as lines on stderr (the watches' base)."""
 
+    naming_unreported = True  # the ending names the tasks that ended with no outcome known
+
     def __init__(self, err: Callable[[], Console], interval: float) -> None:
         self.err = err
         self.interval = interval
+        self.statuses: dict[str, str] = {}
+
+    def changed(self, entry: TaskEntry) -> bool:
+        """Whether `entry` is new or its status changed since the last call (then remembered)."""
+        key = entry.number or ""
+        if self.statuses.get(key) == entry.status:
+            return False
+        self.statuses[key] = entry.status
+        return True
 
     def task(self, entry: TaskEntry) -> None:
         pass
@@ -144,27 +152,25 @@ class Notes:
         else:
             self.note("error: ", error.message, "bold red")
 
-    def last_line(self, line: str | None) -> None:
-        if line:
-            self.note("", line, "dim")
-
     def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
-        summary = summarize(entries)
-        counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
         endings = {
             "ended": f"every task ended ({clean_line(outcome.end_reason or '')})",
             "timeout": "--timeout ran out",
             "interrupted": "watch stopped",
         }
-        return f"{endings[outcome.ending]} · {counts}" if outcome.ending in endings else None
-
-    def closing(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
-        """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
-        line = self.ending(outcome, entries)
-        numbers = unreported(entries)
-        if line and numbers:
+        if outcome.ending not in endings:
+            return None
+        summary = summarize(entries)
+        line = f"{endings[outcome.ending]} · {summary.terminal} of {plural(summary.total, 'task')} terminal"
+        numbers = unreported(entries) if self.naming_unreported else []
+        if numbers:
             line += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
         return line
+
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
+        line = self.ending(outcome, entries)
+        if line:
+            self.note("", line, "dim")
 
 
 class LinesWatch(Notes):
@@ -173,23 +179,16 @@ class LinesWatch(Notes):
     def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
         self.write = write
-        self.statuses: dict[str, str] = {}
 
     def task(self, entry: TaskEntry) -> None:
-        key = entry.number or ""
-        if self.statuses.get(key) != entry.status:
-            self.statuses[key] = entry.status
+        if self.changed(entry):
             self.write(task_line(entry) + "\n")
-
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        self.last_line(self.closing(outcome, entries))
 
 
 class LiveWatch(Notes):
     """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`), a state
-    line under it. Nothing is drawn before the first read (no tasks read is not zero tasks).
-    A note is printed above the table (the region erased, the note written, the table drawn
-    again below it), never glued to the state line nor inside the region."""
+    line under it, nothing before the first read (no tasks read is not zero tasks). A note
+    goes above the table (the region erased, the note written, the table drawn again)."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
         super().__init__(err, interval)
@@ -242,12 +241,10 @@ class LiveWatch(Notes):
             self.live.update(renderable, refresh=True)
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        closing = self.closing(outcome, entries)
-        if self.read:
-            self.entries = list(entries)
-            self.close(closing)
-        else:
-            self.last_line(closing)
+        if not self.read:
+            return super().result(outcome, entries)
+        self.entries = list(entries)
+        self.close(self.ending(outcome, entries))
 
     def close(self, last: str | None = None) -> None:
         """End the live display, however the command ends (the cursor it hid shown again):
@@ -273,10 +270,11 @@ class TextFamily(Notes):
     Markdown), each line prefixed `NUMBER │ ` in the number's colour; task news on stderr
     with the same prefix."""
 
+    naming_unreported = False
+
     def __init__(self, out: Target, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
         self.out = out
-        self.statuses: dict[str, str] = {}
         self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
@@ -289,8 +287,7 @@ class TextFamily(Notes):
         key = entry.number or ""
         child = entry.child_session_id
         new_child = child and self.children.get(key) != child
-        if self.statuses.get(key) != entry.status or new_child:
-            self.statuses[key] = entry.status
+        if self.changed(entry) or new_child:
             text = entry.status.label
             if child and new_child:  # the session to open: said once, whole
                 self.children[key] = child
@@ -310,15 +307,14 @@ class TextFamily(Notes):
         out = self.out
         prefix = f"{task_name(entry)} │ "
         room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
-        painter = Painter(color=out.color, width=room, markdown=False)
+        painter = PLAIN if out.plain else Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
             opened, closed = sgr(colour_of(entry.number or "?"))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
         lines = []
         for row in rows:
-            view = row_view(row, View())
-            for line in (row_text(view) if out.plain else painter.row(view)).split("\n"):
+            for line in painter.row(row_view(row, View())).split("\n"):
                 lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
         out.write("".join(lines))
 
@@ -329,14 +325,10 @@ class TextFamily(Notes):
         label = "retrying: " if retrying else "error: "
         self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        self.last_line(self.ending(outcome, entries))
-
 
 class TerminalReporter:
     """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
-    lets through), retries and the ending on stderr through `note(line, style)`; the
-    "following" line only when stderr is a terminal."""
+    lets through), retries and the ending on stderr through `note(line, style)`."""
 
     def __init__(
         self,
