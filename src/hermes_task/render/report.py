@@ -323,8 +323,7 @@ def _blocks(
 
 
 LAST_ROWS = 20
-MESSAGE_WIDTH = 200
-NAME_WIDTH = 200
+MESSAGE_WIDTH = 200  # a testcase's name and a failure's message, at most
 _NOT_XML = re.compile("[\ufffe\uffff]")
 Kind = Literal["pass", "failure", "error"]
 # The system-out of a task that did not pass: given the task and its conversation.
@@ -355,7 +354,7 @@ def kind_of(entry: TaskEntry) -> Kind:
 
 def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows) -> Case:
     """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
-    name = first_line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
+    name = first_line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", MESSAGE_WIDTH)
     kind = kind_of(entry)
     usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
@@ -427,23 +426,17 @@ def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:
         attributes = {"name": xml_text(clean_line(conversation)), **names, "skipped": "0"}
         suite = ET.SubElement(root, "testsuite", attributes)
         for case in cases:
-            _case(suite, case)
+            classname = xml_text(clean_line(case.classname))
+            element = ET.SubElement(suite, "testcase", name=xml_text(case.name), classname=classname)
+            if case.time is not None and math.isfinite(case.time):
+                element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
+            if case.kind != "pass":
+                kind_type = xml_text(clean_line(case.type))
+                outcome = ET.SubElement(element, case.kind, message=xml_text(case.message), type=kind_type)
+                outcome.text = xml_text(case.text)
+            if case.out is not None:
+                ET.SubElement(element, "system-out").text = xml_text(case.out)
     for key in ("tests", "failures", "errors"):
         root.set(key, str(totals[key]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _case(suite: ET.Element, case: Case) -> None:
-    element = ET.SubElement(
-        suite, "testcase", name=xml_text(case.name), classname=xml_text(clean_line(case.classname))
-    )
-    if case.time is not None and math.isfinite(case.time):
-        element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
-    if case.kind != "pass":
-        outcome = ET.SubElement(
-            element, case.kind, message=xml_text(case.message), type=xml_text(clean_line(case.type))
-        )
-        outcome.text = xml_text(case.text)
-    if case.out is not None:
-        ET.SubElement(element, "system-out").text = xml_text(case.out)

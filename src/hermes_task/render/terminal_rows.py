@@ -24,7 +24,16 @@ from rich.cells import cell_len, get_character_cell_size
 from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.projection import looks_like_markdown
 from hermes_task.render import FALLBACK_WIDTH, Target
-from hermes_task.render.rows import Piece, RowView, Segments, View, expand_tabs, painted, transcript_chunks
+from hermes_task.render.rows import (
+    Paints,
+    Piece,
+    RowView,
+    Segments,
+    View,
+    expand_tabs,
+    painted,
+    transcript_chunks,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
@@ -167,7 +176,12 @@ class Painter:
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:
         """One line of pieces as screen lines: `indent` before the first, `hang` before the rest."""
         if any("\t" in text for text, _ in pieces):
-            pieces = _expanded(pieces, width_of(indent))
+            column, expanded = width_of(indent), []
+            for text, what in pieces:
+                text = expand_tabs(text, column) if "\t" in text else text
+                column += width_of(text)
+                expanded.append((text, what))
+            pieces = expanded
         if self.width is None:
             return [indent + self.paint(pieces)]
         whole = "".join([t for t, _ in pieces])
@@ -237,16 +251,6 @@ def _split_lines(block: Sequence[Piece]) -> list[list[Piece]]:
     return out
 
 
-def _expanded(pieces: Sequence[Piece], column: int) -> list[Piece]:
-    out = []
-    for text, what in pieces:
-        if "\t" in text:
-            text = expand_tabs(text, column)
-        column += width_of(text)
-        out.append((text, what))
-    return out
-
-
 def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
     """The pieces' characters from `start` to `end` of their joined text, each keeping its part."""
     out = []
@@ -268,7 +272,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
 
 
 def rows(
-    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Painter | None = None
+    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Paints | None = None
 ) -> None:
     """Rows appended to the output, as `rows.painted` walks them."""
     for chunk in painted(items, view, segments, painter or Painter.of(target), BATCH):

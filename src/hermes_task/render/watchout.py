@@ -28,7 +28,7 @@ from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
-from hermes_task.render import Target
+from hermes_task.render import Target, terminal_rows
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import (
     PLAIN,
@@ -38,7 +38,6 @@ from hermes_task.render.rows import (
     plural,
     result_line,
     row_view,
-    rows_text,
     task_line,
 )
 from hermes_task.render.terminal_rows import Painter, sgr, width_of
@@ -366,12 +365,7 @@ class TerminalReporter:
             self.note(f"warning: {item.message}", "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
-        if self.out.plain:
-            self.out.write(rows_text(rows, self.view, self.segments))
-        else:
-            from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
-
-            terminal_rows.rows(self.out, rows, self.view, self.segments)
+        terminal_rows.rows(self.out, rows, self.view, self.segments, PLAIN if self.out.plain else None)
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
