@@ -184,10 +184,9 @@ def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
     return "\\\n".join(lines) + "\n\n" if lines else ""
 
 
-def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> Iterator[str]:
-    """A whole transcript document, its heading at `level`."""
+def transcript_markdown(doc: TranscriptDoc, view: View) -> Iterator[str]:
     task = doc.task
-    yield f"{'#' * level} Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
+    yield f"## Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
     goal = paragraphs(task.goal or "")
     if goal:
         yield f"**Goal:**\n\n{goal}\n\n"
@@ -399,14 +398,14 @@ def failed_run(parent_id: str, code: str, message: str) -> Case:
     )
 
 
-def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
-    """A task's `system-out`: the last `count` rows read of its child, as piped `show` prints
-    them, after a line saying which; or why none were read."""
+def last_rows_text(read: Transcript | Unread) -> str:
+    """A task's `system-out`: the last rows read of its child as piped `show` prints them, after
+    a line saying which; or why none were read."""
     if isinstance(read, Unread):
         return f"transcript not read: {read.message}\n"
     if read.failure is not None and not read.rows:
         return f"transcript could not be read: {read.failure.message}\n"
-    rows = read.rows[-count:]
+    rows = read.rows[-LAST_ROWS:]
     head = f"the last {len(rows)} of {len(read.rows)} rows read of child session {read.child_id}"
     if read.failure is not None:
         head += f" (the read stopped: {read.failure.message})"

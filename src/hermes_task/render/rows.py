@@ -1,11 +1,8 @@
-"""Text without rich: the transcript row model every painter draws, the walk they share, the
-plain painter a pipe gets, usage and cost as text, and the piped task lines (their layouts:
-docs/commands.md "Piped rows" and "Piped output").
-
-A `RowView` is one `quiet` line (boilerplate and status rows, unless `--full`) or a `header`
-and `body` blocks, each block starting a line. A piece is `(text, what)`: `what` names the
-part (`PARTS`), never a colour. Every backend string is sanitised here, so a painter adds
-nothing from the backend.
+"""Text without rich: the row model every painter draws and the walk they share, the plain
+painter, usage and cost as text, the piped task lines (docs/commands.md "Piped rows", "Piped
+output"). A `RowView` is one `quiet` line or a `header` and `body` blocks, each starting a
+line; a piece is `(text, what)`, `what` one of `PARTS`, never a colour. Every backend string
+is sanitised here: a painter adds nothing from the backend.
 """
 
 from __future__ import annotations
@@ -125,11 +122,8 @@ def plural(count: int, word: str, *, grouped: bool = False) -> str:
 
 def header(row: Row, view: View) -> Block:
     role = "assistant" if row.role == "agent" else row.role
-    kind, tool, call_id = (
-        row.kind or "",
-        row.tool_name or "" if row.role == "tool" else "",
-        row.tool_call_id or "",
-    )
+    kind, call_id = row.kind or "", row.tool_call_id or ""
+    tool = row.tool_name or "" if row.role == "tool" else ""
     if not is_clean_line(role + kind + tool + call_id):  # rare: sanitise each field on its own
         role, kind, tool, call_id = clean_line(role), clean_line(kind), clean_line(tool), clean_line(call_id)
     stamp = when(row.timestamp, utc=view.utc)
@@ -141,15 +135,6 @@ def header(row: Row, view: View) -> Block:
     pieces = [marker, *(piece for piece, value in zip(optional, (kind, tool, call_id), strict=True) if value)]
     pieces.append((place, "row_id"))
     return (*pieces, ("  archived", "archived")) if row.archived else tuple(pieces)
-
-
-def quiet_text(row: Row, view: View) -> str:
-    if row.kind in BOILERPLATE_KINDS:  # `▸ compaction summary, …`, `▸ continuation prompt, …`
-        line = f"▸ {(row.kind or '').replace('_', ' ')}, {len(row.text or ''):,} chars (--full shows it)"
-    else:
-        line = f"· {clean_line(row.kind or '')}: {first_line(row.text or '', 100)}"
-    stamp = when(row.timestamp, utc=view.utc)
-    return f"{line}  #{row.id}  {stamp}" if stamp else f"{line}  #{row.id}"
 
 
 def tool_blocks(text: str, view: View) -> list[Block]:
@@ -185,7 +170,12 @@ def call_block(name: str | None, call_id: str | None, arguments: str | None) -> 
 
 def row_view(row: Row, view: View) -> RowView:
     if row.kind and not view.full and (row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS):
-        return RowView(quiet_text(row, view), (), ())
+        if row.kind in BOILERPLATE_KINDS:  # `▸ compaction summary, …`, `▸ continuation prompt, …`
+            line = f"▸ {row.kind.replace('_', ' ')}, {len(row.text or ''):,} chars (--full shows it)"
+        else:
+            line = f"· {clean_line(row.kind)}: {first_line(row.text or '', 100)}"
+        stamp = when(row.timestamp, utc=view.utc)
+        return RowView(f"{line}  #{row.id}  {stamp}" if stamp else f"{line}  #{row.id}", (), ())
     body: list[Block] = []
     if row.reasoning:
         if view.reasoning:
@@ -200,12 +190,6 @@ def row_view(row: Row, view: View) -> RowView:
         body.append(((clean(row.text), "prose"),))
     body += [call_block(call.name, call.id, call.arguments) for call in row.tool_calls]
     return RowView(None, header(row, view), tuple(body) or ((("(empty)", "empty"),),))
-
-
-def goal_text(doc: TranscriptDoc, width: int) -> str | None:
-    """The task's goal on one line, cut to `width`."""
-    goal = doc.task.goal
-    return "goal: " + clip(" ".join(clean_line(goal).split()), max(10, width - 6)) if goal else None
 
 
 def clip(text: str, width: int) -> str:
@@ -228,9 +212,8 @@ def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = Non
 
 
 class Segments:
-    """Where rows move to a newer segment of `task`'s lineage: `line(row)` is the segment line
-    to draw before `row` (or None); `newest`, the newest row's segment, carries over to a
-    later batch (`follow`). Without a task there are no lines."""
+    """`line(row)`: the segment line to draw before `row` (None: no move to a newer segment of
+    `task`'s lineage, or no task); `newest` carries over to a later batch (`follow`)."""
 
     def __init__(self, task: TaskInfo | None, newest: str | None = None) -> None:
         self.newest = newest
@@ -413,8 +396,9 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
 
 
 def head_text(doc: TranscriptDoc, width: int, painter: Paints = PLAIN) -> str:
-    """The lines before the rows: the goal, then the task's usage (empty: neither)."""
-    texts = ((goal_text(doc, width), "goal"), (usage_line(doc.task.usage), "footer"))
+    """The lines before the rows: the goal on one line, cut to `width`, then the task's usage."""
+    goal = doc.task.goal and "goal: " + clip(" ".join(clean_line(doc.task.goal).split()), max(10, width - 6))
+    texts = ((goal, "goal"), (usage_line(doc.task.usage), "footer"))
     head = [painter.line(text, what) for text, what in texts if text]
     return "\n".join(head) + "\n\n" if head else ""
 

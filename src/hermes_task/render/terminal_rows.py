@@ -80,10 +80,9 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
 
 @cache
 def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOptions]:
-    """A template `Markdown`, one shared parser (building one costs about a short row's parse),
-    and a console of fixed size (else it asks the terminal on every render) rendering at
-    `width`. The parser is rich's with raw HTML off: rich draws no HTML, so a `<b>` tag would
-    vanish with the text inside; here it stays text."""
+    """A template `Markdown`, one shared parser (as costly as a short row's parse) with raw HTML
+    off (rich draws none: a `<b>` would vanish with its text), and a console of fixed size
+    (else it asks the terminal on every render) rendering at `width`."""
     from markdown_it import MarkdownIt  # lazy: rich's Markdown and console, only for Markdown prose
     from rich.console import Console  # lazy: as above
     from rich.markdown import Markdown  # lazy: as above
@@ -208,9 +207,13 @@ class Painter:
             elif len(block) == 1 and "\n" not in text:
                 out += self.lines(block, BODY)
             else:
-                hang = CALL_HANG if what == "call" else HANG
-                for line in _split_lines(block):
-                    out += self.lines(line, BODY, hang)
+                lines: list[list[Piece]] = [[]]  # the block's pieces, split where their text breaks lines
+                for piece, part in block:
+                    first, *more = piece.split("\n")
+                    lines[-1].append((first, part))
+                    lines += [[(line, part)] for line in more]
+                for line in lines:
+                    out += self.lines(line, BODY, CALL_HANG if what == "call" else HANG)
         return "\n".join(out)
 
     def markdown_lines(self, text: str) -> list[str]:
@@ -241,16 +244,6 @@ class Painter:
         return [BODY + line if line else "" for line in lines[start:]] or [""]
 
 
-def _split_lines(block: Sequence[Piece]) -> list[list[Piece]]:
-    """The pieces of a block, split where their text breaks lines."""
-    out: list[list[Piece]] = [[]]
-    for text, what in block:
-        first, *more = text.split("\n")
-        out[-1].append((first, what))
-        out += [[(line, what)] for line in more]
-    return out
-
-
 def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
     """The pieces' characters from `start` to `end` of their joined text, each keeping its part."""
     out = []
@@ -264,8 +257,7 @@ def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
 
 
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
-    """The goal and usage, the rows and the footer, written about every `BATCH` rows (a pager
-    starts before the end is painted)."""
+    """The transcript, written about every `BATCH` rows (a pager starts before the end)."""
     painter = painter or Painter.of(target)
     for chunk in transcript_chunks(doc, view, target.columns, batch=BATCH, painter=painter):
         target.write(chunk)

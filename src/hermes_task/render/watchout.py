@@ -185,9 +185,8 @@ class LinesWatch(Notes):
 
 
 class LiveWatch(Notes):
-    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`), a state
-    line under it, nothing before the first read (no tasks read is not zero tasks). A note
-    goes above the table (the region erased, the note written, the table drawn again)."""
+    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`) from the
+    first read (no tasks read is not zero tasks), a state line under it, notes above it."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
         super().__init__(err, interval)
@@ -265,9 +264,8 @@ def colour_of(number: str) -> str:
 
 
 class TextFamily(Notes):
-    """`follow --parent` as text: every task's rows as `follow` paints them (never as
-    Markdown), each line prefixed `NUMBER │ ` in the number's colour; task news on stderr
-    with the same prefix."""
+    """`follow --parent` as text: each task's rows as `follow` paints them (no Markdown) and its
+    news on stderr, each line prefixed `NUMBER │ ` in the number's colour."""
 
     naming_unreported = False
 
