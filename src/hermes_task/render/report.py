@@ -257,27 +257,19 @@ def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
     return text + (f" (task {escaped(number_of(task), starts=False)})" if task is not None else "")
 
 
-def answer(entry: TaskEntry) -> str:
-    """The final answer first: the result's summary (whole), its error; or what is known."""
-    parts = []
-    if entry.summary:
-        parts.append(f"**Final answer:**\n\n{paragraphs(entry.summary)}")
-    if entry.error:
-        parts.append(f"**Error:**\n\n{paragraphs(entry.error)}")
-    if not parts:
-        known = RECOVER["unreported_result"] if entry.status == "ended_unreported" else "none reported yet"
-        parts.append(f"**Final answer:** {escaped(known)}")
-    if entry.result_source == "store":
-        parts.append(escaped(RECOVER["store_note"]))
-    return "\n\n".join(parts)
-
-
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
     """One task as a collapsible `<details>` block."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
     yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
-    yield answer(entry) + "\n\n"
+    results = (("Final answer", entry.summary), ("Error", entry.error))  # the summary whole, first
+    answers = [f"**{label}:**\n\n{paragraphs(text)}" for label, text in results if text]
+    if not answers:  # what is known
+        known = RECOVER["unreported_result"] if entry.status == "ended_unreported" else "none reported yet"
+        answers.append(f"**Final answer:** {escaped(known)}")
+    if entry.result_source == "store":
+        answers.append(escaped(RECOVER["store_note"]))
+    yield "\n\n".join(answers) + "\n\n"
     if entry.gap:
         yield escaped(gap_text(entry)) + "\n\n"
     if isinstance(read, Unread):  # what was read of the task's child, or why not

@@ -1,14 +1,10 @@
-"""Our table for a terminal, ids printed whole at any width: `recover`'s tasks (and the live
-table of `recover --watch`), `parents` (and its piped lines); and the filter that keeps rich's
-line-end padding off a terminal.
-
-`layout` gives way in the order of docs/commands.md "Narrow terminals": (1) every column at
-its natural width (a `wrap`/`cut` column at most its `cap`); (2) a `wrap` column shrinks to
-its `least`, then a `cut` column; (3) the `drop` columns leave, rank 1 first, and (2) is tried
-again; (4) each row becomes a block. A row with text only in columns that left is not drawn.
-
-Invariants: a `whole` cell is never cut or wrapped, nor dropped unless its column has a `drop`
-rank; rich never folds a table's lines; every backend string is `clean_line`d and only ever
+"""Our table for a terminal, ids whole at any width: `recover`'s tasks (and `recover --watch`'s
+live table), `parents` (and its piped lines); and the filter that keeps rich's line-end padding
+off a terminal. `layout` gives way as docs/commands.md "Narrow terminals" says: `wrap` columns
+shrink to their `least`, then `cut` ones; then the `drop` columns leave, rank 1 first, and
+that is tried again; then each row becomes a block. A row with text only in columns that left
+is not drawn. Invariants: a `whole` cell is never cut or wrapped, nor dropped without a `drop`
+rank; rich never folds a table's lines; every backend string is `clean_line`d, then only ever
 wrapped in `Text`.
 """
 
@@ -85,31 +81,25 @@ def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[i
         natural.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
     kept = list(range(len(columns)))
     drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
+    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
+    # fit, the one that drops earlier first.
+    order = sorted(
+        range(len(columns)), key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)
+    )
     while True:
-        fitted = _fit(columns, natural, kept, width)
-        if fitted is not None:
-            return fitted
+        out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
+        over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
+        for i in (i for i in order if i in kept and columns[i].fit != "whole"):
+            if over <= 0:
+                break
+            give = min(over, natural[i] - min(columns[i].least, natural[i]))
+            out[i] = natural[i] - give
+            over -= give
+        if over <= 0:
+            return out
         if not drops:
             return None
         kept.remove(drops.pop(0))
-
-
-def _fit(
-    columns: Sequence[Column], natural: list[int], kept: list[int], width: int
-) -> list[int | None] | None:
-    out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
-    over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
-    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
-    # fit, the one that drops earlier first.
-    flexible = [i for i in kept if columns[i].fit != "whole"]
-    for i in sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)):
-        if over <= 0:
-            break
-        least = min(columns[i].least, natural[i])
-        give = min(over, natural[i] - least)
-        out[i] = natural[i] - give
-        over -= give
-    return out if over <= 0 else None
 
 
 def _cell_lines(text: str, fit: Fit, width: int) -> list[str]:
