@@ -329,16 +329,14 @@ def expand_tabs(text: str, column: int = 0) -> str:
     next multiple of 8 cells."""
     from rich.cells import cell_len  # lazy: rich's cell widths (no rich on a pipe), only for a tab
 
-    out: list[str] = []
-    position = column
-    pieces = text.split("\t")
-    for piece in pieces[:-1]:
+    out, position = [], column
+    *pieces, last = text.split("\t")
+    for piece in pieces:
         position += cell_len(piece)
         spaces = 8 - position % 8
         position += spaces
         out.append(piece + " " * spaces)
-    out.append(pieces[-1])
-    return "".join(out)
+    return "".join(out) + last
 
 
 class Paints(Protocol):

@@ -163,16 +163,11 @@ def block_lines(table: Table, width: int) -> Iterator[Text]:
 
 def _lead_lines(cells: Sequence[tuple[str, str]], width: int) -> Iterator[Text]:
     parts: list[tuple[str, str]] = []
-    used = 0
     for text, style in cells:
-        if parts and used + GAP + width_of(text) > width:
+        if parts and sum(width_of(part) for part, _ in parts) + GAP + width_of(text) > width:
             yield _line(parts)
-            parts, used = [], 0
-        if parts:
-            parts.append((" " * GAP, ""))
-            used += GAP
-        parts.append((text, style))
-        used += width_of(text)
+            parts = []
+        parts += [(" " * GAP, ""), (text, style)] if parts else [(text, style)]
     if parts:
         yield _line(parts)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -323,31 +324,22 @@ class TextFamily(Notes):
         self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
 
+@dataclass
 class TerminalReporter:
     """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
     lets through), retries and the ending on stderr through `note(line, style)`."""
 
-    def __init__(
-        self,
-        out: Target,
-        note: Callable[[str, str], None],
-        shown: Callable[[str], bool],
-        interval: float,
-        root: str = "",
-        view: View | None = None,
-        *,
-        stderr_tty: bool = False,
-    ) -> None:
-        self.out = out
-        self.note = note
-        self.shown = shown
-        self.view = view or View()
-        self.interval = interval
-        self.stderr_tty = stderr_tty
-        self.tip: str | None = None
-        self.root = root  # the CHILD_ID as given, until the first read names the task
-        self.count = 0
-        self.segments = Segments(None)
+    out: Target
+    note: Callable[[str, str], None]
+    shown: Callable[[str], bool]
+    interval: float
+    root: str = ""  # the CHILD_ID as given, until the first read names the task
+    view: View = field(default_factory=View)
+    _: KW_ONLY
+    stderr_tty: bool = False
+    tip: str | None = field(default=None, init=False)
+    count: int = field(default=0, init=False)
+    segments: Segments = field(default_factory=lambda: Segments(None), init=False)
 
     def state(self, task: TaskInfo) -> None:
         self.root = task.root_id
