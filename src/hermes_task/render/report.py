@@ -30,6 +30,7 @@ from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import RUN_WIDE, Unread
 from hermes_task.render.rows import (
     Block,
+    Plain,
     RowView,
     Segments,
     View,
@@ -160,7 +161,7 @@ def block_markdown(block: Block) -> str:
     return paragraphs("".join(text for text, _ in block))
 
 
-class MarkdownPainter:
+class MarkdownPainter(Plain):
     def row(self, view: RowView) -> str:
         """Markdown blocks: the header's marker and role in bold (no space may end the bold
         text, or its `**` would not close it), the rest as it reads, then the body."""

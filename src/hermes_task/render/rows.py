@@ -11,7 +11,7 @@ import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from hermes_task.core.documents import (
     MISSING,
@@ -339,16 +339,9 @@ def expand_tabs(text: str, column: int = 0) -> str:
     return "".join(out) + last
 
 
-class Paints(Protocol):
-    """A painter: one row, or one whole line (`what`: goal, segment, footer), without a newline."""
-
-    def row(self, view: RowView) -> str: ...
-
-    def line(self, text: str, what: str) -> str: ...
-
-
 class Plain:
-    """The plain painter (docs/commands.md "Piped rows")."""
+    """The plain painter (docs/commands.md "Piped rows"), and what every painter paints: one
+    row, or one whole line (`what`: goal, segment, footer), without a newline."""
 
     def row(self, view: RowView) -> str:
         if view.quiet is not None:
@@ -371,9 +364,7 @@ class Plain:
 PLAIN = Plain()
 
 
-def painted(
-    rows: Iterable[Row], view: View, segments: Segments, painter: Paints, batch: int
-) -> Iterator[str]:
+def painted(rows: Iterable[Row], view: View, segments: Segments, painter: Plain, batch: int) -> Iterator[str]:
     """Rows each followed by a blank line, a segment line where the task moves to a newer
     segment, in chunks of about `batch` lines; `segments` then knows the newest segment."""
     pending: list[str] = []
@@ -393,7 +384,7 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
     return "".join(painted(rows, view, segments, PLAIN, 500))
 
 
-def head_text(doc: TranscriptDoc, width: int, painter: Paints = PLAIN) -> str:
+def head_text(doc: TranscriptDoc, width: int, painter: Plain = PLAIN) -> str:
     """The lines before the rows: the goal on one line, cut to `width`, then the task's usage."""
     goal = doc.task.goal and "goal: " + clip(" ".join(clean_line(doc.task.goal).split()), max(10, width - 6))
     texts = ((goal, "goal"), (usage_line(doc.task.usage), "footer"))
@@ -402,7 +393,7 @@ def head_text(doc: TranscriptDoc, width: int, painter: Paints = PLAIN) -> str:
 
 
 def transcript_chunks(
-    doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Paints = PLAIN
+    doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Plain = PLAIN
 ) -> Iterator[str]:
     """The whole transcript (goal, rows, footer) in chunks, so the output starts before
     everything is formatted."""
@@ -413,7 +404,6 @@ def transcript_chunks(
     yield painter.line(footer_text(doc, view), "footer") + "\n"
 
 
-# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
 COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
 RESULT_WIDTH = 80
 

@@ -25,8 +25,8 @@ from hermes_task.core.documents import Row, TranscriptDoc
 from hermes_task.core.projection import looks_like_markdown
 from hermes_task.render import FALLBACK_WIDTH, Target
 from hermes_task.render.rows import (
-    Paints,
     Piece,
+    Plain,
     RowView,
     Segments,
     View,
@@ -147,7 +147,7 @@ BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
 
-class Painter:
+class Painter(Plain):
     """Paints rows and lines for one output: `color` (SGR codes or none), `width` (wrap, or
     None: never), `markdown` (Markdown prose through rich)."""
 
@@ -264,7 +264,7 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
 
 
 def rows(
-    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Paints | None = None
+    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Plain | None = None
 ) -> None:
     """Rows appended to the output, as `rows.painted` walks them."""
     for chunk in painted(items, view, segments, painter or Painter.of(target), BATCH):
