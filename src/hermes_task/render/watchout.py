@@ -60,17 +60,17 @@ class JsonEvents:
     gets its one human line on stderr."""
 
     def __init__(self, write: Write, err: Write) -> None:
-        self.out = write
+        self.write = write
         self.err = err
 
-    def write(self, payload: FollowEvent) -> None:
-        self.out(event(payload))
+    def _event(self, payload: FollowEvent) -> None:
+        self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        self.write(state_event(task))
+        self._event(state_event(task))
 
     def task(self, entry: TaskEntry) -> None:
-        self.write(task_event(entry))
+        self._event(task_event(entry))
 
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass  # each changed task was its own `task` event
@@ -84,26 +84,26 @@ class JsonEvents:
             assert entry.child_session_id is not None  # rows are read only from a known child
             ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self.write(row_event(row, ref))
+            self._event(row_event(row, ref))
 
     def warning(self, item: WarningItem) -> None:
-        self.write(WarningEvent(code=item.code, message=item.message))
+        self._event(WarningEvent(code=item.code, message=item.message))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         retryable = retrying or error.retryable
-        self.write(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
+        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
         if not retrying:
             self.err(f"error: {error.message}\n")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         message = f"task {task_name(entry)}: {error.message}"
-        self.write(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
+        self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
-        self.write(
+        self._event(
             ResultEvent(
                 state=outcome.state,
                 end_reason=outcome.end_reason,
