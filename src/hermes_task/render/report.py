@@ -99,8 +99,7 @@ def _indented(line: str) -> str:
 
 
 def paragraphs(text: str) -> str:
-    """Backend text as paragraphs that read as the text does, line breaks and indentation kept;
-    empty for whitespace only."""
+    """Backend text as paragraphs, line breaks and indentation kept; empty for whitespace only."""
     runs = groupby(clean(text).split("\n"), key=lambda line: bool(line.strip(" \t")))
     return "\n\n".join(
         "\\\n".join(_indented(_escaped_line(line.rstrip(" \t"))) for line in lines)
@@ -149,8 +148,7 @@ BATCH = 200  # rows formatted between two writes
 
 
 def block_markdown(block: Block) -> str:
-    """One body block: tool output fenced; a call's line, then its arguments fenced; any
-    other block as paragraphs (empty when it holds only whitespace)."""
+    """One body block: tool output and a call's arguments fenced, any other text as paragraphs."""
     what = block[0][1]
     if what == "output":
         return fence(block[0][0])

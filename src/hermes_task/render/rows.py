@@ -78,9 +78,17 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
         if len(minutes) > 4096:
             minutes.clear()
         parts = minutes[second // 60] = _minute(second // 60, utc)
-    if not parts:
-        return _strftime(timestamp, utc)
-    return f"{parts[0]}{second % 60:02d}{parts[1]}"
+    if parts:
+        return f"{parts[0]}{second % 60:02d}{parts[1]}"
+    try:  # this time formatted on its own
+        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+        return (
+            moment.strftime("%Y-%m-%d %H:%M:%SZ")
+            if utc
+            else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+        )
+    except (OverflowError, OSError, ValueError):
+        return ""
 
 
 _MINUTES: dict[bool, dict[int, tuple[str, str] | tuple[()]]] = {False: {}, True: {}}
@@ -100,18 +108,6 @@ def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
     if local.utcoffset() != end.utcoffset() or local.second != 0 or local.microsecond != 0:
         return ()
     return (local.strftime("%Y-%m-%d %H:%M:"), local.strftime(" %z"))
-
-
-def _strftime(timestamp: float, utc: bool) -> str:
-    try:
-        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-        return (
-            moment.strftime("%Y-%m-%d %H:%M:%SZ")
-            if utc
-            else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
-        )
-    except (OverflowError, OSError, ValueError):
-        return ""
 
 
 def plural(count: int, word: str, *, grouped: bool = False) -> str:
@@ -138,8 +134,7 @@ def header(row: Row, view: View) -> Block:
 
 
 def tool_blocks(text: str, view: View) -> list[Block]:
-    """A tool result's blocks: its output (cut unless `full`), its status line, and the steers
-    Hermes appended to it (never cut)."""
+    """A tool result's blocks: its output (cut unless `full`), status line and steers (never cut)."""
     output, steers = split_steers(text)
     decoded = tool_text(output)
     body = output if decoded is None else decoded.body
@@ -325,8 +320,7 @@ def usage_fields(usage: Usage | None) -> tuple[str, ...]:
 
 
 def expand_tabs(text: str, column: int = 0) -> str:
-    """`text` (no newline, starting at `column`) with each tab replaced by the spaces up to the
-    next multiple of 8 cells."""
+    """`text` (no newline, from `column`) with each tab spaced to the next multiple of 8 cells."""
     from rich.cells import cell_len  # lazy: rich's cell widths (no rich on a pipe), only for a tab
 
     out, position = [], column
@@ -395,8 +389,7 @@ def head_text(doc: TranscriptDoc, width: int, painter: Plain = PLAIN) -> str:
 def transcript_chunks(
     doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Plain = PLAIN
 ) -> Iterator[str]:
-    """The whole transcript (goal, rows, footer) in chunks, so the output starts before
-    everything is formatted."""
+    """The whole transcript in chunks: the output starts before everything is formatted."""
     head = head_text(doc, width, painter)
     if head:
         yield head
@@ -492,8 +485,7 @@ def summary_line(doc: TasksDoc) -> str:
 
 
 def notes(doc: TasksDoc) -> list[str]:
-    """The lines under a task table: what `(store)` means, why a child session is `-`, how to
-    open a child."""
+    """The lines under a task table: what `(store)` means, why a child is `-`, how to open one."""
     every = flatten(doc.tasks)
     reasons = dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason in UNAVAILABLE)
     out = [RECOVER["store_note"]] if any(e.result_source == "store" for e in every) else []

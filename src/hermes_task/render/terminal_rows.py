@@ -134,8 +134,7 @@ PALETTE = {
 
 @cache
 def sgr(style: str) -> tuple[str, str]:
-    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes
-    them (`("", "")` for no style)."""
+    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes them."""
     from rich.color import ColorSystem  # lazy: rich's styles, only when colour is written
     from rich.style import Style  # lazy: as above
 
@@ -217,9 +216,8 @@ class Painter(Plain):
         return "\n".join(out)
 
     def markdown_lines(self, text: str) -> list[str]:
-        """Sanitised `text` rendered as Markdown by rich (links not clickable), under the body's
-        indent, without rich's padding and blank edges. The `Markdown` is a copy of the
-        template with the text and its parse set."""
+        """Sanitised `text` as Markdown by rich (links not clickable) under the body's indent,
+        without rich's padding and blank edges (the template `Markdown` copied, its parse set)."""
         from rich.color import ColorSystem  # lazy: as the console, only for Markdown prose
 
         assert self.width is not None
