@@ -153,23 +153,18 @@ def block_lines(table: Table, width: int) -> Iterator[Text]:
             for start, end in breaks(text, max(width - INDENT, 1), max(width - INDENT, 1)):
                 yield _line([(" " * INDENT + text[start:end], style)])
             continue
-        lead = [(text, style) for (text, style), c in zip(row.cells, columns, strict=True) if c.lead and text]
-        yield from _lead_lines(lead, width)
+        parts: list[tuple[str, str]] = []  # the lead cells two spaces apart, wrapped between cells
+        for text, style in [cell for cell, c in zip(row.cells, columns, strict=True) if c.lead and cell[0]]:
+            if parts and sum(width_of(part) for part, _ in parts) + GAP + width_of(text) > width:
+                yield _line(parts)
+                parts = []
+            parts += [(" " * GAP, ""), (text, style)] if parts else [(text, style)]
+        if parts:
+            yield _line(parts)
         for (text, style), column in zip(row.cells, columns, strict=True):
             if column.lead or not text or text == column.blank:
                 continue
             yield from _labelled(column, text, style, label_width, width)
-
-
-def _lead_lines(cells: Sequence[tuple[str, str]], width: int) -> Iterator[Text]:
-    parts: list[tuple[str, str]] = []
-    for text, style in cells:
-        if parts and sum(width_of(part) for part, _ in parts) + GAP + width_of(text) > width:
-            yield _line(parts)
-            parts = []
-        parts += [(" " * GAP, ""), (text, style)] if parts else [(text, style)]
-    if parts:
-        yield _line(parts)
 
 
 def _labelled(column: Column, text: str, style: str, label_width: int, width: int) -> Iterator[Text]:
