@@ -309,14 +309,9 @@ def usage_fields(usage: Usage | None) -> tuple[str, ...]:
     """The piped line's usage fields (`FIELD_NAMES`); empty where unknown."""
     if usage is None:
         return ("",) * len(FIELD_NAMES)
+    tokens = ("" if n is None else str(n) for n in (usage.input_tokens, usage.output_tokens))
     cost = "" if usage.cost_usd is None else f"{usage.cost_usd:.10f}".rstrip("0").rstrip(".")
-    return (
-        "" if usage.input_tokens is None else str(usage.input_tokens),
-        "" if usage.output_tokens is None else str(usage.output_tokens),
-        cost,
-        usage.cost_kind or "",
-        "true" if usage.complete else "false",
-    )
+    return (*tokens, cost, usage.cost_kind or "", "true" if usage.complete else "false")
 
 
 def expand_tabs(text: str, column: int = 0) -> str:

@@ -272,15 +272,9 @@ def tasks_renderable(
     doc: TasksDoc, *, note: str | None = None, statuses: Sequence[str] = ()
 ) -> RenderableType:
     """The table, the summary line and notes (`recover --watch` redraws it), `note` last."""
-    parts: list[RenderableType] = [Text(no_tasks_text(doc, statuses), style="dim")]
-    if doc.tasks:
-        parts = [
-            task_table(doc.tasks),
-            *(Text(text, style="dim") for text in [summary_line(doc), *notes(doc)]),
-        ]
-    if note:
-        parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    table = [task_table(doc.tasks)] if doc.tasks else []
+    texts = [summary_line(doc), *notes(doc)] if doc.tasks else [no_tasks_text(doc, statuses)]
+    return Group(*table, *(Text(text, style="dim") for text in [*texts, note] if text))
 
 
 PIPED_COLUMNS = ("parent_session", "started", "children", "state", "end_reason", "delegated_by", "title")
@@ -289,11 +283,7 @@ OPEN_HINT = "list a chat's tasks: hermes-task recover PARENT_SESSION"
 
 def _text(entry: ParentEntry) -> tuple[str, str]:
     """The title, else the first user words (dim: not a title), else `-`."""
-    if entry.title:
-        return entry.title, ""
-    if entry.first_words:
-        return entry.first_words, "dim"
-    return "-", "dim"
+    return (entry.title, "") if entry.title else (entry.first_words or "-", "dim")
 
 
 def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:

@@ -205,14 +205,13 @@ class LiveWatch(Notes):
 
     def note(self, prefix: str, text: str, style: str) -> None:
         live, self.live = self.live, None
-        if live is None:
-            super().note(prefix, text, style)
-            return
-        live.stop()  # `transient`: the region is erased, the note takes its place
+        if live is not None:
+            live.stop()  # `transient`: the region is erased, the note takes its place
         try:
             super().note(prefix, text, style)
         finally:
-            self._open(live.renderable)  # and the table comes back below it
+            if live is not None:
+                self._open(live.renderable)  # and the table comes back below it
 
     def _open(self, renderable: Any) -> None:
         """A new live region below the cursor (a stopped `Live` started again would first
