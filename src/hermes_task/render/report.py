@@ -1,31 +1,13 @@
 """Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
-GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML.
+GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML (docs/commands.md
+"Markdown (`--format markdown`)", "`--format markdown`: the report of a parent" and "`--junit
+FILE`: JUnit XML for CI").
 
-Markdown escaping: backend text is hostile and must never become a link, an image, raw HTML,
-a heading, a list, a table row, or the end of the cell or fence it sits in. Controls are
-stripped first (`core/sanitize.py`), then a backslash goes wherever a character could start
-something: always `\\`, backtick, `*`, `[`, `]`, `<`, `>`, `!`, `&`, `|`, `~`, `$`, `@`; `_`
-unless between two letters or digits; the `:` of `://` and the `.` of `www.` (GFM autolinks);
-at a line's start a leading punctuation character, or the `.`/`)` after leading digits.
-`paragraphs` keeps line breaks (hard breaks) and indentation (no-break spaces: no code block
-starts); a code span's or fence's backtick run is longer than any inside; `@name` gets a word
-joiner (U+2060) so GitHub links no one.
-
-A transcript (`transcript_markdown`) is its heading, the footer's facts, the goal, a table of
-its segments, its warnings as quotes, then its rows (header line in bold; prose, reasoning
-and steers as escaped paragraphs; tool output and arguments fenced). The report (`report`:
-`recover --format markdown`) is per conversation a heading, the summary, the task table and
-notes, then each task in a `<details>` block (goal, final answer, the child's rows or why
-not), yielded as each child is read.
-
-JUnit (Jenkins/Ant `junit-10.xsd`): a `testsuite` per conversation, a `testcase` per task
-(`time` its finite duration). Completed passes; any other end (`ended_unreported` too) is a
-`failure` (`type` its status, `message` the first line of its error or summary, `system-out`
-its child's last rows); running or unknown is an `error`; a run that failed itself adds an
-`error` case. Counters are counted from the cases. Strings are `clean`ed, stripped of what XML
-1.0 forbids, and escaped by ElementTree.
-
-Invariant: every backend string reaches a Markdown output only through the escaping above.
+Invariant: every backend string reaches a Markdown output only through the escaping the docs
+describe: controls stripped (`core/sanitize.py`), then a backslash wherever a character could
+start something (`_` unless between two letters or digits; at a line's start, a punctuation
+character or the `.`/`)` after digits), `@name` defanged with a word joiner. JUnit strings are
+`clean`ed, stripped of what XML 1.0 forbids, and escaped by ElementTree.
 """
 
 from __future__ import annotations
@@ -35,22 +17,24 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
 from typing import Literal
 
 from msgspec import Struct
 
-from hermes_task.core.documents import Row, TaskEntry, TasksDoc, TranscriptDoc, WarningItem
+from hermes_task.core.documents import TaskEntry, TasksDoc, TranscriptDoc, WarningItem
 from hermes_task.core.sanitize import clean, clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import RUN_WIDE, Unread
 from hermes_task.render.rows import (
     Block,
+    Plain,
     RowView,
     Segments,
     View,
+    clip,
     duration_text,
     first_line,
     footer_text,
@@ -58,8 +42,9 @@ from hermes_task.render.rows import (
     no_tasks_text,
     notes,
     number_of,
-    row_view,
+    painted,
     rows_text,
+    status_text,
     summary_line,
     told_text,
     usage_cell,
@@ -68,7 +53,7 @@ from hermes_task.render.rows import (
     when,
 )
 
-# What starts something wherever it stands (module docstring), and at a line's start.
+# What starts something wherever it stands, and at a line's start.
 _ANYWHERE = re.compile(r"[\\`*\[\]<>!&|~$@]|(?<![^\W_])_|_(?![^\W_])|:(?=//)|(?<=[wW]{3})\.")
 _LINE_START = re.compile(r"[ \t]*(?:(?P<mark>[!-/:-@\[-`{-~])|(?P<digits>\d+)(?P<dot>[.)]))")
 _MENTION = re.compile(r"@(?=[0-9A-Za-z])")
@@ -83,8 +68,7 @@ def _defanged(text: str) -> str:
 
 
 def _escaped_line(line: str, *, starts: bool = True) -> str:
-    """One line (no newline, sanitised) escaped where a character could start something
-    (`starts`: it begins a line of the document, where block markers count)."""
+    """One sanitised line escaped (`starts`: it begins a line, where block markers count)."""
     start = _LINE_START.match(line) if starts else None
     head = ""
     if start is not None and not (start.group("mark") and _ANYWHERE.match(line, start.start("mark"))):
@@ -95,18 +79,17 @@ def _escaped_line(line: str, *, starts: bool = True) -> str:
 
 
 def escaped(text: str, *, starts: bool = True) -> str:
-    """One line of backend text escaped as it stands (no stripping): `clean_line`d, escaped
-    where a character could start something (`starts`: it begins a line), mentions defanged."""
+    """One line of backend text escaped as it stands (no stripping)."""
     return _escaped_line(clean_line(text), starts=starts)
 
 
 def inline(text: str) -> str:
-    """One line of backend text after a label: as `escaped`, without the spaces around it."""
+    """As `escaped`, without the spaces around it (after a label)."""
     return escaped(clean_line(text).strip())
 
 
 def cell(text: str) -> str:
-    """One line of backend text as a table cell: as `inline`, where no block can start."""
+    """As `inline`, in a table cell (where no block can start)."""
     return _escaped_line(clean_line(text).strip(), starts=False)
 
 
@@ -116,8 +99,7 @@ def _indented(line: str) -> str:
 
 
 def paragraphs(text: str) -> str:
-    """Backend text of any length as Markdown paragraphs that read as the text does (module
-    docstring); the empty string for text with nothing but whitespace."""
+    """Backend text as paragraphs, line breaks and indentation kept; empty for whitespace only."""
     runs = groupby(clean(text).split("\n"), key=lambda line: bool(line.strip(" \t")))
     return "\n\n".join(
         "\\\n".join(_indented(_escaped_line(line.rstrip(" \t"))) for line in lines)
@@ -132,7 +114,7 @@ def _ticks(text: str, least: int) -> str:
 
 
 def code(text: str, *, cell: bool = False) -> str:
-    """`text` (one line) as a code span; `cell`: inside a table cell. Empty text is `-`."""
+    """`text` (one line) as a code span (`cell`: in a table cell); empty text is `-`."""
     text = clean_line(text)
     if not text:
         return "-"
@@ -144,19 +126,19 @@ def code(text: str, *, cell: bool = False) -> str:
 
 
 def fence(text: str) -> str:
-    """`text` as a fenced code block (no newline after the closing fence)."""
+    """`text` as a fenced code block (no newline after it)."""
     body = clean(text)
     ticks = _ticks(body, 3)
     return f"{ticks}\n{body}{ticks}" if body.endswith("\n") else f"{ticks}\n{body}\n{ticks}"
 
 
 def html_text(text: str) -> str:
-    """One line of backend text inside raw HTML: HTML-escaped, mentions defanged."""
+    """One line of backend text inside raw HTML."""
     return _defanged(html.escape(clean_line(text).strip(), quote=True))
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
-    """A GFM table of cells already escaped for a cell (`cell`, `code(..., cell=True)`)."""
+    """A GFM table of cells already escaped (`cell`, `code(..., cell=True)`)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -166,8 +148,7 @@ BATCH = 200  # rows formatted between two writes
 
 
 def block_markdown(block: Block) -> str:
-    """One body block: tool output fenced; a call's line, then its arguments fenced; any
-    other block as paragraphs (empty when it holds only whitespace)."""
+    """One body block: tool output and a call's arguments fenced, any other text as paragraphs."""
     what = block[0][1]
     if what == "output":
         return fence(block[0][0])
@@ -178,31 +159,22 @@ def block_markdown(block: Block) -> str:
     return paragraphs("".join(text for text, _ in block))
 
 
-def row_markdown(view: RowView) -> str:
-    """One row as Markdown blocks: its header's marker and role in bold (no space may end the
-    bold text, or its closing `**` would not close it), the rest as it reads, then its body."""
-    if view.quiet is not None:
-        return escaped(view.quiet)
-    (first, _what), *rest = view.header
-    header = f"**{escaped(first.rstrip())}**" + escaped("".join(text for text, _ in rest), starts=False)
-    blocks = [block_markdown(block) for block in view.body]
-    return "\n\n".join([header, *(block for block in blocks if block)])
+class MarkdownPainter(Plain):
+    def row(self, view: RowView) -> str:
+        """Markdown blocks: the header's marker and role in bold (no space may end the bold
+        text, or its `**` would not close it), the rest as it reads, then the body."""
+        if view.quiet is not None:
+            return escaped(view.quiet)
+        (first, _what), *rest = view.header
+        header = f"**{escaped(first.rstrip())}**" + escaped("".join(text for text, _ in rest), starts=False)
+        blocks = [block_markdown(block) for block in view.body]
+        return "\n\n".join([header, *(block for block in blocks if block)])
+
+    def line(self, text: str, what: str) -> str:
+        return escaped(text)
 
 
-def rows_markdown(rows: Iterable[Row], view: View, segments: Segments) -> Iterator[str]:
-    """Rows as Markdown, each followed by a blank line, in chunks of about `BATCH` rows, a
-    segment line where the task moves to a newer segment."""
-    pending: list[str] = []
-    for row in rows:
-        line = segments.line(row)
-        if line is not None:
-            pending.append(f"{escaped(line)}\n\n")
-        pending.append(row_markdown(row_view(row, view)) + "\n\n")
-        if len(pending) >= BATCH:
-            yield "".join(pending)
-            pending = []
-    if pending:
-        yield "".join(pending)
+MARKDOWN = MarkdownPainter()
 
 
 def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
@@ -211,10 +183,9 @@ def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
     return "\\\n".join(lines) + "\n\n" if lines else ""
 
 
-def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> Iterator[str]:
-    """A whole transcript document (module docstring), its heading at `level`."""
+def transcript_markdown(doc: TranscriptDoc, view: View) -> Iterator[str]:
     task = doc.task
-    yield f"{'#' * level} Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
+    yield f"## Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
     goal = paragraphs(task.goal or "")
     if goal:
         yield f"**Goal:**\n\n{goal}\n\n"
@@ -234,20 +205,18 @@ def transcript_markdown(doc: TranscriptDoc, view: View, *, level: int = 2) -> It
         ]
         yield table(["segment", "started", "ended", "end reason", "rows shown"], rows) + "\n\n"
     yield warnings_markdown(doc.warnings)
-    yield from rows_markdown(doc.rows, view, Segments(task))
+    yield from painted(doc.rows, view, Segments(task), MARKDOWN, BATCH)
 
 
 GOAL_WIDTH = 100  # a goal's characters in the table and a block's summary line
-STORE_MARK = " (store)"
 COLUMNS = ["#", "status", "time", "usage", "goal", "child session"]
 
 # A task's child as read, or why not; given the task and the conversation it belongs to.
 ReadChild = Callable[[TaskEntry, str], Transcript | Unread]
 
 
-def _cut(text: str, width: int = GOAL_WIDTH) -> str:
-    text = " ".join(clean_line(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _cut(text: str) -> str:
+    return clip(" ".join(clean_line(text).split()), GOAL_WIDTH)
 
 
 def usage_text(entry: TaskEntry) -> str:
@@ -264,10 +233,6 @@ def usage_text(entry: TaskEntry) -> str:
         return ""
     parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]
     return " · ".join(parts) + " (reported)"
-
-
-def status_text(entry: TaskEntry) -> str:
-    return entry.status.label + (STORE_MARK if entry.result_source == "store" else "")
 
 
 def task_table(tasks: Sequence[TaskEntry]) -> str:
@@ -291,27 +256,19 @@ def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
     return text + (f" (task {escaped(number_of(task), starts=False)})" if task is not None else "")
 
 
-def answer(entry: TaskEntry) -> str:
-    """The final answer first: the result's summary (whole), its error; or what is known."""
-    parts = []
-    if entry.summary:
-        parts.append(f"**Final answer:**\n\n{paragraphs(entry.summary)}")
-    if entry.error:
-        parts.append(f"**Error:**\n\n{paragraphs(entry.error)}")
-    if not parts:
-        known = RECOVER["unreported_result"] if entry.status == "ended_unreported" else "none reported yet"
-        parts.append(f"**Final answer:** {escaped(known)}")
-    if entry.result_source == "store":
-        parts.append(escaped(RECOVER["store_note"]))
-    return "\n\n".join(parts)
-
-
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
-    """One task as a collapsible block (module docstring)."""
+    """One task as a collapsible `<details>` block."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
     yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
-    yield answer(entry) + "\n\n"
+    results = (("Final answer", entry.summary), ("Error", entry.error))  # the summary whole, first
+    answers = [f"**{label}:**\n\n{paragraphs(text)}" for label, text in results if text]
+    if not answers:  # what is known
+        known = RECOVER["unreported_result"] if entry.status == "ended_unreported" else "none reported yet"
+        answers.append(f"**Final answer:** {escaped(known)}")
+    if entry.result_source == "store":
+        answers.append(escaped(RECOVER["store_note"]))
+    yield "\n\n".join(answers) + "\n\n"
     if entry.gap:
         yield escaped(gap_text(entry)) + "\n\n"
     if isinstance(read, Unread):  # what was read of the task's child, or why not
@@ -323,15 +280,15 @@ def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Itera
         if read.failure is not None:
             what = "read in part" if read.rows else "could not be read"
             yield f"**Transcript {what}:** {inline(read.failure.message)}\n\n"
-        yield from rows_markdown(read.rows, view, Segments(read.doc.task if read.doc else None))
+        yield from painted(read.rows, view, Segments(read.doc.task if read.doc else None), MARKDOWN, BATCH)
     yield "</details>\n\n"
 
 
 def report(
     doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View, statuses: Sequence[str] = ()
 ) -> Iterator[str]:
-    """The whole report of `doc` (module docstring); `shown` are the tasks `--status`
-    (`statuses`) keeps (the summary counts every task)."""
+    """The whole report of `doc`, yielded as each child is read; `shown` are the tasks
+    `--status` (`statuses`) keeps (the summary counts every task)."""
     yield heading(2, doc.parent_id, None) + "\n\n" + inline(summary_line(doc)) + "\n\n"
     yield warnings_markdown(doc.warnings)
     if not shown:  # none delegated, or none matches --status
@@ -356,8 +313,7 @@ def _blocks(
 
 
 LAST_ROWS = 20
-MESSAGE_WIDTH = 200
-NAME_WIDTH = 200
+MESSAGE_WIDTH = 200  # a testcase's name and a failure's message, at most
 _NOT_XML = re.compile("[\ufffe\uffff]")
 Kind = Literal["pass", "failure", "error"]
 # The system-out of a task that did not pass: given the task and its conversation.
@@ -378,7 +334,7 @@ class Case(Struct, frozen=True):
 
 
 def xml_text(text: str) -> str:
-    """`text` as XML 1.0 may carry it (module docstring), line breaks and tabs kept."""
+    """`text` as XML 1.0 may carry it, line breaks and tabs kept."""
     return _NOT_XML.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean(text))
 
 
@@ -388,7 +344,7 @@ def kind_of(entry: TaskEntry) -> Kind:
 
 def case_of(entry: TaskEntry, conversation: str, still: str, last_rows: LastRows) -> Case:
     """The `testcase` of one task of `conversation`; `still` says when a running task was seen."""
-    name = first_line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", NAME_WIDTH)
+    name = first_line(f"{number_of(entry)} {entry.goal or '(no goal recorded)'}", MESSAGE_WIDTH)
     kind = kind_of(entry)
     usage = usage_line(entry.usage)  # the proven usage, `show`'s header line
     if kind == "pass":
@@ -427,20 +383,20 @@ def suites_of(
 
 
 def failed_run(parent_id: str, code: str, message: str) -> Case:
-    """The `testcase` of a run that failed itself: reading `parent_id` (module docstring)."""
+    """The `testcase` of a run that failed itself: reading `parent_id`."""
     return Case(
         f"read {parent_id}", parent_id, None, "error", code, first_line(message, MESSAGE_WIDTH), message
     )
 
 
-def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
-    """A task's `system-out`: the last `count` rows read of its child, as piped `show` prints
-    them, after a line saying which; or why none were read."""
+def last_rows_text(read: Transcript | Unread) -> str:
+    """A task's `system-out`: the last rows read of its child as piped `show` prints them, after
+    a line saying which; or why none were read."""
     if isinstance(read, Unread):
         return f"transcript not read: {read.message}\n"
     if read.failure is not None and not read.rows:
         return f"transcript could not be read: {read.failure.message}\n"
-    rows = read.rows[-count:]
+    rows = read.rows[-LAST_ROWS:]
     head = f"the last {len(rows)} of {len(read.rows)} rows read of child session {read.child_id}"
     if read.failure is not None:
         head += f" (the read stopped: {read.failure.message})"
@@ -449,7 +405,7 @@ def last_rows_text(read: Transcript | Unread, count: int = LAST_ROWS) -> str:
 
 
 def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:
-    """The XML document of `suites` (module docstring), with its declaration."""
+    """The XML document of `suites`, with its declaration (counters counted from the cases)."""
     root = ET.Element("testsuites", name="hermes-task recover")
     totals: Counter[str] = Counter()
     for conversation, cases in suites:
@@ -460,23 +416,17 @@ def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:
         attributes = {"name": xml_text(clean_line(conversation)), **names, "skipped": "0"}
         suite = ET.SubElement(root, "testsuite", attributes)
         for case in cases:
-            _case(suite, case)
+            classname = xml_text(clean_line(case.classname))
+            element = ET.SubElement(suite, "testcase", name=xml_text(case.name), classname=classname)
+            if case.time is not None and math.isfinite(case.time):
+                element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
+            if case.kind != "pass":
+                kind_type = xml_text(clean_line(case.type))
+                outcome = ET.SubElement(element, case.kind, message=xml_text(case.message), type=kind_type)
+                outcome.text = xml_text(case.text)
+            if case.out is not None:
+                ET.SubElement(element, "system-out").text = xml_text(case.out)
     for key in ("tests", "failures", "errors"):
         root.set(key, str(totals[key]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _case(suite: ET.Element, case: Case) -> None:
-    element = ET.SubElement(
-        suite, "testcase", name=xml_text(case.name), classname=xml_text(clean_line(case.classname))
-    )
-    if case.time is not None and math.isfinite(case.time):
-        element.set("time", f"{case.time if case.time > 0 else 0.0:.3f}")  # never -0.000
-    if case.kind != "pass":
-        outcome = ET.SubElement(
-            element, case.kind, message=xml_text(case.message), type=xml_text(clean_line(case.type))
-        )
-        outcome.text = xml_text(case.text)
-    if case.out is not None:
-        ET.SubElement(element, "system-out").text = xml_text(case.out)

@@ -1,17 +1,8 @@
-"""Text without rich: the transcript row model both painters draw, the plain painter a pipe
-gets, usage and cost as text, and the piped task lines.
-
-A `RowView` is one `quiet` line (boilerplate and status rows, unless `--full`) or a `header`
-and `body` blocks, each block starting a line. A piece is `(text, what)`: `what` names the
-part (`PARTS`), never a colour. Every backend string is sanitised here, so a painter adds
-nothing from the backend; without `full` only tool output is cut (`core/projection.py`).
-
-Plain formats (docs/commands.md "Piped output"): a transcript is the goal and usage lines,
-every row followed by a blank line, the footer; a row is its quiet line, or its header line
-and body lines indented by two spaces; lines are never wrapped, cut or padded; a tab advances
-to the next multiple of 8 cells. A task is one line of tab-separated `clean_line`d fields
-(`COLUMNS`; a new field only ever comes last), nested tasks after their parent, `#` the path
-of numbers (`1.1/2.1`).
+"""Text without rich: the row model every painter draws and the walk they share, the plain
+painter, usage and cost as text, the piped task lines (docs/commands.md "Piped rows", "Piped
+output"). A `RowView` is one `quiet` line or a `header` and `body` blocks, each starting a
+line; a piece is `(text, what)`, `what` one of `PARTS`, never a colour. Every backend string
+is sanitised here: a painter adds nothing from the backend.
 """
 
 from __future__ import annotations
@@ -38,10 +29,6 @@ from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
 
-BOILERPLATE_LABELS = {
-    "compaction_summary": "compaction summary",
-    "continuation_prompt": "continuation prompt",
-}
 STEER_LABEL = "steer from the user (out-of-band, appended to this result):"
 # What a piece is, for the painters: the header's parts, then the body's.
 PARTS = (
@@ -72,9 +59,8 @@ class RowView(NamedTuple):
 
 
 def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z: what `strftime` prints
-    for `datetime.fromtimestamp(timestamp)`, the date, hour, minute and offset formatted once
-    per minute (`_minute`) and the second added here."""
+    """Local time with its UTC offset (as journalctl), or UTC with a Z, as `strftime` prints
+    it; the text around the second is formatted once per minute (`_minute`)."""
     if timestamp is None:
         return ""
     if 0.0 <= timestamp < 1e11 and timestamp - int(timestamp) < 0.9999994:
@@ -92,18 +78,25 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
         if len(minutes) > 4096:
             minutes.clear()
         parts = minutes[second // 60] = _minute(second // 60, utc)
-    if not parts:
-        return _strftime(timestamp, utc)
-    return f"{parts[0]}{second % 60:02d}{parts[1]}"
+    if parts:
+        return f"{parts[0]}{second % 60:02d}{parts[1]}"
+    try:  # this time formatted on its own
+        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+        return (
+            moment.strftime("%Y-%m-%d %H:%M:%SZ")
+            if utc
+            else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
+        )
+    except (OverflowError, OSError, ValueError):
+        return ""
 
 
 _MINUTES: dict[bool, dict[int, tuple[str, str] | tuple[()]]] = {False: {}, True: {}}
 
 
 def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
-    """The text before and after the seconds for every second of `minute` (minutes since the
-    epoch), or () when the offset changes within it or is not whole minutes (then each time
-    is formatted on its own)."""
+    """The text around the seconds of `minute` (since the epoch), or () when its offset changes
+    within it or is not whole minutes (each time then formatted on its own)."""
     try:
         start = dt.datetime.fromtimestamp(minute * 60, tz=dt.UTC)
         if utc:
@@ -117,18 +110,6 @@ def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
     return (local.strftime("%Y-%m-%d %H:%M:"), local.strftime(" %z"))
 
 
-def _strftime(timestamp: float, utc: bool) -> str:
-    try:
-        moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
-        return (
-            moment.strftime("%Y-%m-%d %H:%M:%SZ")
-            if utc
-            else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %z")
-        )
-    except (OverflowError, OSError, ValueError):
-        return ""
-
-
 def plural(count: int, word: str, *, grouped: bool = False) -> str:
     """`1 row`, `0 rows`, `1200 rows` (`grouped`: `1,200 rows`)."""
     number = f"{count:,}" if grouped else str(count)
@@ -136,13 +117,9 @@ def plural(count: int, word: str, *, grouped: bool = False) -> str:
 
 
 def header(row: Row, view: View) -> Block:
-    """The header line: marker, role, kind, tool, call id, row id, time, archived."""
     role = "assistant" if row.role == "agent" else row.role
-    kind, tool, call_id = (
-        row.kind or "",
-        row.tool_name or "" if row.role == "tool" else "",
-        row.tool_call_id or "",
-    )
+    kind, call_id = row.kind or "", row.tool_call_id or ""
+    tool = row.tool_name or "" if row.role == "tool" else ""
     if not is_clean_line(role + kind + tool + call_id):  # rare: sanitise each field on its own
         role, kind, tool, call_id = clean_line(role), clean_line(kind), clean_line(tool), clean_line(call_id)
     stamp = when(row.timestamp, utc=view.utc)
@@ -156,19 +133,8 @@ def header(row: Row, view: View) -> Block:
     return (*pieces, ("  archived", "archived")) if row.archived else tuple(pieces)
 
 
-def quiet_text(row: Row, view: View) -> str:
-    """A boilerplate or status row as one line."""
-    if row.kind in BOILERPLATE_KINDS:
-        line = f"▸ {BOILERPLATE_LABELS[row.kind or '']}, {len(row.text or ''):,} chars (--full shows it)"
-    else:
-        line = f"· {clean_line(row.kind or '')}: {first_line(row.text or '', 100)}"
-    stamp = when(row.timestamp, utc=view.utc)
-    return f"{line}  #{row.id}  {stamp}" if stamp else f"{line}  #{row.id}"
-
-
 def tool_blocks(text: str, view: View) -> list[Block]:
-    """A tool result's blocks: its output (cut unless `full`: the first lines, a `cut` note,
-    the last lines), its status line, and the steers Hermes appended to it (never cut)."""
+    """A tool result's blocks: its output (cut unless `full`), status line and steers (never cut)."""
     output, steers = split_steers(text)
     decoded = tool_text(output)
     body = output if decoded is None else decoded.body
@@ -186,8 +152,7 @@ def tool_blocks(text: str, view: View) -> list[Block]:
 
 
 def call_block(name: str | None, call_id: str | None, arguments: str | None) -> Block:
-    """One recorded tool call: `→ call NAME (ID) ARGUMENTS` (the arguments a piece of their
-    own: the Markdown painter fences them)."""
+    """One recorded tool call (its arguments a piece of their own: Markdown fences them)."""
     pieces = [(f"→ call {clean_line(name or '(unnamed tool)')}", "call")]
     if call_id:
         pieces.append((f" ({clean_line(call_id)})", "call_id_in_call"))
@@ -200,7 +165,12 @@ def call_block(name: str | None, call_id: str | None, arguments: str | None) -> 
 
 def row_view(row: Row, view: View) -> RowView:
     if row.kind and not view.full and (row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS):
-        return RowView(quiet_text(row, view), (), ())
+        if row.kind in BOILERPLATE_KINDS:  # `▸ compaction summary, …`, `▸ continuation prompt, …`
+            line = f"▸ {row.kind.replace('_', ' ')}, {len(row.text or ''):,} chars (--full shows it)"
+        else:
+            line = f"· {clean_line(row.kind)}: {first_line(row.text or '', 100)}"
+        stamp = when(row.timestamp, utc=view.utc)
+        return RowView(f"{line}  #{row.id}  {stamp}" if stamp else f"{line}  #{row.id}", (), ())
     body: list[Block] = []
     if row.reasoning:
         if view.reasoning:
@@ -217,21 +187,13 @@ def row_view(row: Row, view: View) -> RowView:
     return RowView(None, header(row, view), tuple(body) or ((("(empty)", "empty"),),))
 
 
-def goal_text(doc: TranscriptDoc, width: int) -> str | None:
-    """The task's goal on one line, cut to `width`."""
-    goal = doc.task.goal
-    if not goal:
-        return None
-    text = " ".join(clean_line(goal).split())
-    room = max(10, width - len("goal: "))
-    if len(text) > room:
-        text = text[: room - 1] + "…"
-    return "goal: " + text
+def clip(text: str, width: int) -> str:
+    """`text` cut to `width` characters, its last `…`."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
-    """The last line: the task, its state, its segments, the rows shown (`shown`: a streamed
-    document's count), whether older rows exist and the command that shows more (`view.more`)."""
+    """The last line; `shown`: a streamed document's row count."""
     task = doc.task
     state = task.state if task.end_reason is None else f"{task.state} ({task.end_reason})"
     text = f"task {clean_line(task.root_id)} · {clean_line(state)}"
@@ -245,9 +207,8 @@ def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = Non
 
 
 class Segments:
-    """Where rows move to a newer segment of `task`'s lineage: `line(row)` is the segment line
-    to draw before `row` (or None), and `newest` the segment of the newest row seen, which
-    a later batch of rows (`follow`) continues from. Without a task there are no lines."""
+    """`line(row)`: the segment line to draw before `row` (None: no move to a newer segment of
+    `task`'s lineage, or no task); `newest` carries over to a later batch (`follow`)."""
 
     def __init__(self, task: TaskInfo | None, newest: str | None = None) -> None:
         self.newest = newest
@@ -281,20 +242,16 @@ def count_text(value: int | None) -> str:
     return f"{number:.1f}".removesuffix(".0") + unit
 
 
-def _dollars(cost: float) -> str:
-    if cost == 0:
-        return "$0"
-    if cost < 0.01:
-        text = f"{cost:.4f}"
-        return "<$0.0001" if text == "0.0000" else "$" + text
-    return "$" + (f"{cost:.3f}" if cost < 1 else f"{cost:,.2f}")
-
-
 def cost_text(usage: Usage) -> str:
     """`$0.042` (actual), `~$0.042` (estimated), `$?` (no cost known)."""
-    if usage.cost_usd is None:
+    cost = usage.cost_usd
+    if cost is None:
         return "$?"
-    return ("~" if usage.cost_kind == "estimated" else "") + _dollars(usage.cost_usd)
+    sign = "~" if usage.cost_kind == "estimated" else ""
+    if cost == 0:
+        return sign + "$0"
+    text = f"{cost:.4f}" if cost < 0.01 else f"{cost:.3f}" if cost < 1 else f"{cost:,.2f}"
+    return sign + ("<$0.0001" if text == "0.0000" else "$" + text)
 
 
 def usage_cell(usage: Usage | None) -> str:
@@ -324,8 +281,7 @@ def _full(value: int | None) -> str:
 
 
 def usage_line(usage: Usage | None) -> str | None:
-    """`show`'s header line: the tokens (cache and reasoning tokens when not 0), the calls,
-    the cost and its kind, the segments summed, and what the sum lacks; None without usage."""
+    """`show`'s header line (cache and reasoning tokens when not 0); None without usage."""
     if usage is None:
         return None
     parts = [f"{_full(usage.input_tokens)} in", f"{_full(usage.output_tokens)} out"]
@@ -353,84 +309,89 @@ def usage_fields(usage: Usage | None) -> tuple[str, ...]:
     """The piped line's usage fields (`FIELD_NAMES`); empty where unknown."""
     if usage is None:
         return ("",) * len(FIELD_NAMES)
+    tokens = ("" if n is None else str(n) for n in (usage.input_tokens, usage.output_tokens))
     cost = "" if usage.cost_usd is None else f"{usage.cost_usd:.10f}".rstrip("0").rstrip(".")
-    return (
-        "" if usage.input_tokens is None else str(usage.input_tokens),
-        "" if usage.output_tokens is None else str(usage.output_tokens),
-        cost,
-        usage.cost_kind or "",
-        "true" if usage.complete else "false",
-    )
-
-
-TAB_SIZE = 8
+    return (*tokens, cost, usage.cost_kind or "", "true" if usage.complete else "false")
 
 
 def expand_tabs(text: str, column: int = 0) -> str:
-    """`text` (no newline) with each tab replaced by the spaces up to the next multiple of 8
-    columns, `text` starting at `column`; a wide character counts two. Changes nothing else."""
+    """`text` (no newline, from `column`) with each tab spaced to the next multiple of 8 cells."""
     from rich.cells import cell_len  # lazy: rich's cell widths (no rich on a pipe), only for a tab
 
-    out: list[str] = []
-    position = column
-    pieces = text.split("\t")
-    for piece in pieces[:-1]:
+    out, position = [], column
+    *pieces, last = text.split("\t")
+    for piece in pieces:
         position += cell_len(piece)
-        spaces = TAB_SIZE - position % TAB_SIZE
+        spaces = 8 - position % 8
         position += spaces
         out.append(piece + " " * spaces)
-    out.append(pieces[-1])
-    return "".join(out)
+    return "".join(out) + last
 
 
-def row_text(view: RowView) -> str:
-    """One row without its final newline."""
-    if view.quiet is not None:
-        text = view.quiet
-    else:
-        head = "".join([text for text, _ in view.header])
-        body = [block[0][0] if len(block) == 1 else "".join([t for t, _ in block]) for block in view.body]
-        joined = "\n".join(body)
-        if "\n" in joined:
-            joined = joined.replace("\n", "\n  ")
-        text = f"{head}\n  {joined}"
-    if "\t" in text:  # rare: rich measures cells only then
-        text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
-    return text
+class Plain:
+    """The plain painter (docs/commands.md "Piped rows"), and what every painter paints: one
+    row, or one whole line (`what`: goal, segment, footer), without a newline."""
+
+    def row(self, view: RowView) -> str:
+        if view.quiet is not None:
+            text = view.quiet
+        else:
+            head = "".join([text for text, _ in view.header])
+            body = [block[0][0] if len(block) == 1 else "".join([t for t, _ in block]) for block in view.body]
+            joined = "\n".join(body)
+            if "\n" in joined:
+                joined = joined.replace("\n", "\n  ")
+            text = f"{head}\n  {joined}"
+        if "\t" in text:  # rare: rich measures cells only then
+            text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
+        return text
+
+    def line(self, text: str, what: str) -> str:
+        return text
 
 
-def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
-    """Rows as printed (each followed by a blank line), with a segment line where the task
-    moves to a newer segment; `segments` then knows the newest segment printed."""
-    out: list[str] = []
+PLAIN = Plain()
+
+
+def painted(rows: Iterable[Row], view: View, segments: Segments, painter: Plain, batch: int) -> Iterator[str]:
+    """Rows each followed by a blank line, a segment line where the task moves to a newer
+    segment, in chunks of about `batch` lines; `segments` then knows the newest segment."""
+    pending: list[str] = []
     for row in rows:
         line = segments.line(row)
         if line is not None:
-            out.append(line + "\n\n")
-        out.append(row_text(row_view(row, view)) + "\n\n")
-    return "".join(out)
+            pending.append(painter.line(line, "segment") + "\n\n")
+        pending.append(painter.row(row_view(row, view)) + "\n\n")
+        if len(pending) >= batch:
+            yield "".join(pending)
+            pending = []
+    if pending:
+        yield "".join(pending)
 
 
-def head_text(doc: TranscriptDoc, width: int) -> str:
-    """The lines before the rows: the goal, then the task's usage (empty: neither)."""
-    head = [text for text in (goal_text(doc, width), usage_line(doc.task.usage)) if text]
+def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
+    return "".join(painted(rows, view, segments, PLAIN, 500))
+
+
+def head_text(doc: TranscriptDoc, width: int, painter: Plain = PLAIN) -> str:
+    """The lines before the rows: the goal on one line, cut to `width`, then the task's usage."""
+    goal = doc.task.goal and "goal: " + clip(" ".join(clean_line(doc.task.goal).split()), max(10, width - 6))
+    texts = ((goal, "goal"), (usage_line(doc.task.usage), "footer"))
+    head = [painter.line(text, what) for text, what in texts if text]
     return "\n".join(head) + "\n\n" if head else ""
 
 
-def transcript_chunks(doc: TranscriptDoc, view: View, width: int, *, batch: int = 500) -> Iterator[str]:
-    """The whole transcript (goal, rows, footer) in chunks of about `batch` rows, so a pipe
-    starts receiving before everything is formatted."""
-    head = head_text(doc, width)
+def transcript_chunks(
+    doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Plain = PLAIN
+) -> Iterator[str]:
+    """The whole transcript in chunks: the output starts before everything is formatted."""
+    head = head_text(doc, width, painter)
     if head:
         yield head
-    segments = Segments(doc.task)
-    rows = doc.rows
-    for start in range(0, len(rows), batch):
-        yield rows_text(rows[start : start + batch], view, segments)
-    yield footer_text(doc, view) + "\n"
+    yield from painted(doc.rows, view, Segments(doc.task), painter, batch)
+    yield painter.line(footer_text(doc, view), "footer") + "\n"
 
 
-# Fields 9-13 (the task's usage) came last: scripts that cut fields 1-8 are unchanged.
 COLUMNS = ("#", "status", "time", "goal", "child_session", "delegation", "subagent", "result", *FIELD_NAMES)
 RESULT_WIDTH = 80
 
@@ -448,9 +409,7 @@ def duration_text(seconds: float | None) -> str:
 
 
 def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
-    """One line saying how the task ended: the error of a task that did not complete (else
-    its summary; a task that ended unreported says so), first line only, cut to `width`
-    characters with `…`."""
+    """How the task ended, on one line (docs/commands.md "Piped output", field 8), cut to `width`."""
     failed = entry.terminal and entry.status != "completed"
     text = (entry.error if failed else None) or entry.summary or entry.error or ""
     if not text and entry.status == "ended_unreported":
@@ -461,15 +420,20 @@ def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
 def first_line(text: str, width: int | None) -> str:
     """The first line of `text`, `clean_line`d, cut to `width` characters with `…`."""
     first = clean_line(text.strip().split("\n", 1)[0])
-    return first if width is None or len(first) <= width else first[: width - 1] + "…"
+    return first if width is None else clip(first, width)
 
 
 def number_of(entry: TaskEntry) -> str:
     return entry.number or "?"
 
 
+def status_text(entry: TaskEntry) -> str:
+    """The status's label, marked ` (store)` when the result came from the local store."""
+    return entry.status.label + (" (store)" if entry.result_source == "store" else "")
+
+
 def task_line(entry: TaskEntry, path: str = "") -> str:
-    """One task as a tab-separated line (`COLUMNS`), without a newline."""
+    """One task as a tab-separated line (`COLUMNS`; a new field only ever comes last)."""
     fields = (
         path + number_of(entry),
         entry.status,
@@ -503,8 +467,7 @@ def gap_text(entry: TaskEntry) -> str:
 
 
 def summary_line(doc: TasksDoc) -> str:
-    """The counts under a task table: tasks, terminal ones, the state, then each status's
-    count (`2 tasks · 2 terminal · finished (1 completed, 1 failed)`)."""
+    """The counts under a task table (`2 tasks · 2 terminal · finished (1 completed, 1 failed)`)."""
     summary = doc.summary
     counts: Counter[str] = Counter(e.status for e in flatten(doc.tasks))
     line = RECOVER["summary"].format(
@@ -517,8 +480,7 @@ def summary_line(doc: TasksDoc) -> str:
 
 
 def notes(doc: TasksDoc) -> list[str]:
-    """The lines under a task table: what `(store)` means, why a child session is `-`, and
-    how to open a task's child."""
+    """The lines under a task table: what `(store)` means, why a child is `-`, how to open one."""
     every = flatten(doc.tasks)
     reasons = dict.fromkeys(e.unavailable_reason for e in every if e.unavailable_reason in UNAVAILABLE)
     out = [RECOVER["store_note"]] if any(e.result_source == "store" for e in every) else []
@@ -529,8 +491,7 @@ def notes(doc: TasksDoc) -> list[str]:
 
 
 def no_tasks_text(doc: TasksDoc, statuses: Sequence[str] = ()) -> str:
-    """Why no task is shown: none matches the `--status` filter (while the summary counts
-    some), or the parent delegated none (that it is known of)."""
+    """Why no task is shown: none matches `--status` (`statuses`), or none was delegated."""
     if doc.summary.total:
         wanted = ", ".join(clean_line(s) for s in statuses) or "?"
         return RECOVER["no_match"].format(statuses=wanted, tasks=plural(doc.summary.total, "task"))

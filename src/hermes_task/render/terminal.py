@@ -1,19 +1,11 @@
-"""Our table for a terminal, ids printed whole at any width: `recover`'s tasks (and the live
-table of `recover --watch`), `parents` (and its piped lines); and the filter that keeps rich's
-line-end padding off a terminal.
-
-`layout` decides each column's width in one documented order (docs/commands.md "Narrow
-terminals"): (1) every column at its natural width (a `wrap`/`cut` column at most its `cap`);
-(2) too wide: a `wrap` column shrinks to its `least` (cells wrapped at words, nothing lost),
-then a `cut` column (cells cut with `…`); (3) still too wide: the `drop` columns leave, rank 1
-first, and (2) is tried again; (4) nothing left to drop: each row becomes a block, its `lead`
-cells on the first line and every other cell on a labelled line under it. A row with text
-only in columns that left is not drawn.
-
-Invariants: a `whole` cell (an id, a number, a status) is never cut or wrapped, nor dropped
-unless its column has a `drop` rank. rich never folds a table's lines. Every backend string
-is `clean_line`d and only ever wrapped in `Text`: no escape sequence, markup or link can come
-from the backend.
+"""Our table for a terminal, ids whole at any width: `recover`'s tasks (and `recover --watch`'s
+live table), `parents` (and its piped lines); and the filter that keeps rich's line-end padding
+off a terminal. `layout` gives way as docs/commands.md "Narrow terminals" says: `wrap` columns
+shrink to their `least`, then `cut` ones; then the `drop` columns leave, rank 1 first, and
+that is tried again; then each row becomes a block. A row with text only in columns that left
+is not drawn. Invariants: a `whole` cell is never cut or wrapped, nor dropped without a `drop`
+rank; rich never folds a table's lines; every backend string is `clean_line`d, then only ever
+wrapped in `Text`.
 """
 
 from __future__ import annotations
@@ -31,6 +23,7 @@ from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render.rows import (
     RESULT_WIDTH,
+    clip,
     duration_text,
     gap_text,
     no_tasks_text,
@@ -38,6 +31,7 @@ from hermes_task.render.rows import (
     number_of,
     plural,
     result_line,
+    status_text,
     summary_line,
     usage_cell,
     usage_told,
@@ -63,8 +57,7 @@ class Column(Struct, frozen=True):
 
 
 class Row(Struct, frozen=True):
-    """One row: a (text, style) cell per column; `note`, when set, is what the row is in
-    block form (one wrapped line under the block before it, e.g. why a child was not read)."""
+    """A (text, style) cell per column; `note`: the row in block form (one wrapped line)."""
 
     cells: Sequence[tuple[str, str]]
     note: tuple[str, str] | None = None
@@ -75,50 +68,41 @@ class Table(Struct, frozen=True):
 
     columns: Sequence[Column]
     rows: Sequence[Row]
-    header_style: str = "bold"
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield from lines(self, options.max_width)
 
 
 def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[int | None] | None:
-    """Each column's drawn width (None: dropped) for a table at most `width` cells wide, or
-    None when no table fits (blocks). The order of the module docstring."""
+    """Each column's drawn width (None: dropped), or None when no table fits (blocks)."""
     natural = []
     for i, column in enumerate(columns):
         widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
         natural.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
     kept = list(range(len(columns)))
     drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
+    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
+    # fit, the one that drops earlier first.
+    order = sorted(
+        range(len(columns)), key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)
+    )
     while True:
-        fitted = _fit(columns, natural, kept, width)
-        if fitted is not None:
-            return fitted
+        out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
+        over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
+        for i in (i for i in order if i in kept and columns[i].fit != "whole"):
+            if over <= 0:
+                break
+            give = min(over, natural[i] - min(columns[i].least, natural[i]))
+            out[i] = natural[i] - give
+            over -= give
+        if over <= 0:
+            return out
         if not drops:
             return None
         kept.remove(drops.pop(0))
 
 
-def _fit(
-    columns: Sequence[Column], natural: list[int], kept: list[int], width: int
-) -> list[int | None] | None:
-    out: list[int | None] = [natural[i] if i in kept else None for i in range(len(columns))]
-    over = sum(natural[i] for i in kept) + GAP * (len(kept) - 1) - width
-    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
-    # fit, the one that drops earlier first.
-    flexible = [i for i in kept if columns[i].fit != "whole"]
-    for i in sorted(flexible, key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)):
-        if over <= 0:
-            break
-        least = min(columns[i].least, natural[i])
-        give = min(over, natural[i] - least)
-        out[i] = natural[i] - give
-        over -= give
-    return out if over <= 0 else None
-
-
 def _cell_lines(text: str, fit: Fit, width: int) -> list[str]:
-    """A cell's screen lines at `width`: wrapped, cut with `…`, or whole."""
     if fit == "whole" or width_of(text) <= width:
         return [text]
     if fit == "wrap":
@@ -140,7 +124,6 @@ def _line(parts: Sequence[tuple[str, str]]) -> Text:
 
 
 def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
-    """The table: a header line, then each row on as many lines as its tallest cell."""
     kept = [i for i, w in enumerate(widths) if w is not None]
     last = kept[-1]
 
@@ -148,7 +131,7 @@ def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
         room = widths[i] or 0
         return text if i == last else text + " " * (room - width_of(text) + GAP)
 
-    header = [(padded(i, table.columns[i].header), table.header_style) for i in kept]
+    header = [(padded(i, table.columns[i].header), "bold") for i in kept]
     yield _line(header)
     for row in table.rows:
         if not any(row.cells[i][0] for i in kept):
@@ -161,8 +144,7 @@ def table_lines(table: Table, widths: Sequence[int | None]) -> Iterator[Text]:
 
 
 def block_lines(table: Table, width: int) -> Iterator[Text]:
-    """Each row as a block: its `lead` cells on one line, then one labelled line per other
-    cell (a whole cell that does not fit beside its label on a line of its own)."""
+    """Each row as a block: its `lead` cells, then a labelled line per other cell."""
     columns = table.columns
     label_width = max((width_of(c.header) for c in columns if not c.lead), default=0)
     for row in table.rows:
@@ -171,29 +153,18 @@ def block_lines(table: Table, width: int) -> Iterator[Text]:
             for start, end in breaks(text, max(width - INDENT, 1), max(width - INDENT, 1)):
                 yield _line([(" " * INDENT + text[start:end], style)])
             continue
-        lead = [(text, style) for (text, style), c in zip(row.cells, columns, strict=True) if c.lead and text]
-        yield from _lead_lines(lead, width)
+        parts: list[tuple[str, str]] = []  # the lead cells two spaces apart, wrapped between cells
+        for text, style in [cell for cell, c in zip(row.cells, columns, strict=True) if c.lead and cell[0]]:
+            if parts and sum(width_of(part) for part, _ in parts) + GAP + width_of(text) > width:
+                yield _line(parts)
+                parts = []
+            parts += [(" " * GAP, ""), (text, style)] if parts else [(text, style)]
+        if parts:
+            yield _line(parts)
         for (text, style), column in zip(row.cells, columns, strict=True):
             if column.lead or not text or text == column.blank:
                 continue
             yield from _labelled(column, text, style, label_width, width)
-
-
-def _lead_lines(cells: Sequence[tuple[str, str]], width: int) -> Iterator[Text]:
-    """The lead cells, two spaces apart, a cell that would pass the width on a new line."""
-    parts: list[tuple[str, str]] = []
-    used = 0
-    for text, style in cells:
-        if parts and used + GAP + width_of(text) > width:
-            yield _line(parts)
-            parts, used = [], 0
-        if parts:
-            parts.append((" " * GAP, ""))
-            used += GAP
-        parts.append((text, style))
-        used += width_of(text)
-    if parts:
-        yield _line(parts)
 
 
 def _labelled(column: Column, text: str, style: str, label_width: int, width: int) -> Iterator[Text]:
@@ -215,7 +186,6 @@ def _labelled(column: Column, text: str, style: str, label_width: int, width: in
 
 
 def lines(table: Table, width: int) -> Iterator[Text]:
-    """The table at `width`: columns when they fit (`layout`), else blocks."""
     widths = layout(table.columns, table.rows, width)
     return block_lines(table, width) if widths is None else table_lines(table, widths)
 
@@ -223,13 +193,10 @@ def lines(table: Table, width: int) -> Iterator[Text]:
 if TYPE_CHECKING:  # `parents`' entries: only named in annotations, so the painter loads no delegation rules
     from hermes_task.core.documents import ParentEntry
 
-STORE_MARK = " (store)"
-
 
 def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     """`segments` (a rich render) with the spaces before every newline removed, control
-    segments (a live display's cursor moves) kept in order, and an unfinished last line passed
-    on unchanged (a later print may continue it)."""
+    segments kept in order, an unfinished last line passed on (a later print may continue it)."""
     line: list[Segment] = []
     for segment in segments:
         if segment.control or "\n" not in segment.text:
@@ -247,9 +214,7 @@ def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     yield from line
 
 
-# recover's columns (docs/commands.md "Narrow terminals"): the goal wraps (down to 24
-# cells), then the result is cut (down to 16), then the usage, the result and then the time
-# leave; the number, the status and the ids never give way: below that, each task is a block.
+# recover's columns (docs/commands.md "Narrow terminals").
 TASK_COLUMNS = (
     Column("#", lead=True),
     Column("status", lead=True),
@@ -265,18 +230,13 @@ USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
 def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
-    """One row per task (numbered `CALL.TASK`, both 1-based, within its conversation), then
-    its gap and its nested tasks, indented."""
+    """One row per task, then its gap and its nested tasks, indented."""
     for entry in entries:
-        mark = STORE_MARK if entry.result_source == "store" else ""
-        goal = clean_line(entry.goal or "(no goal recorded)")
-        if len(goal) > 100:
-            goal = goal[:99] + "…"
         cells = [
             ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
-            (entry.status.label + mark, entry.status.style),
+            (status_text(entry), entry.status.style),
             (duration_text(entry.duration_seconds) or "-", ""),
-            (goal, ""),
+            (clip(clean_line(entry.goal or "(no goal recorded)"), 100), ""),
             (result_line(entry, RESULT_WIDTH) or "-", "" if entry.status == "completed" else "dim"),
             (usage_cell(entry.usage), ""),
             (clean_line(entry.child_session_id or "-"), ""),
@@ -285,41 +245,36 @@ def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
         ]
         yield Row(cells)
         told = usage_told(entry)
-        if told:  # what the result told the parent, under the proven sum (block form: a note)
-            cells = [("", "")] * len(TASK_COLUMNS)
-            cells[USAGE] = (told, "dim")
-            yield Row(cells, note=(RECOVER["told"].format(told=told), "dim"))
+        if told:  # what the result told the parent, under the proven sum
+            yield _note_row(RECOVER["told"].format(told=told), {USAGE: told})
         if entry.gap:
             text = gap_text(entry)
-            gap = [("", ""), ("gap", "dim"), ("", ""), (text, "dim")] + [("", "")] * (len(TASK_COLUMNS) - 4)
-            yield Row(gap, note=(text, "dim"))
+            yield _note_row(text, {1: "gap", 3: text})
         yield from _task_rows(entry.children, depth + 1)
 
 
+def _note_row(note: str, cells: dict[int, str]) -> Row:
+    """A row of dim `cells` (by column) only; in block form, `note`."""
+    dim = [(cells[i], "dim") if i in cells else ("", "") for i in range(len(TASK_COLUMNS))]
+    return Row(dim, note=(note, "dim"))
+
+
 def task_table(entries: Iterable[TaskEntry]) -> Table:
-    """The tasks as our table, laid out at the width it is drawn at."""
     return Table(TASK_COLUMNS, list(_task_rows(entries, 0)))
 
 
 def tasks(console: Console, doc: TasksDoc, statuses: Sequence[str] = ()) -> None:
-    """A parent chat's delegated tasks: a table, a summary line with the count of each
-    status, then notes. `statuses`: the `--status` filter that chose `doc.tasks`."""
+    """A parent chat's tasks; `statuses`: the `--status` filter that chose `doc.tasks`."""
     console.print(tasks_renderable(doc, statuses=statuses), crop=False)  # a wider line: an id, whole
 
 
 def tasks_renderable(
     doc: TasksDoc, *, note: str | None = None, statuses: Sequence[str] = ()
 ) -> RenderableType:
-    """What `tasks` prints (`recover --watch` redraws it), with an optional dim last line."""
-    parts: list[RenderableType] = [Text(no_tasks_text(doc, statuses), style="dim")]
-    if doc.tasks:
-        parts = [
-            task_table(doc.tasks),
-            *(Text(text, style="dim") for text in [summary_line(doc), *notes(doc)]),
-        ]
-    if note:
-        parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    """The table, the summary line and notes (`recover --watch` redraws it), `note` last."""
+    table = [task_table(doc.tasks)] if doc.tasks else []
+    texts = [summary_line(doc), *notes(doc)] if doc.tasks else [no_tasks_text(doc, statuses)]
+    return Group(*table, *(Text(text, style="dim") for text in [*texts, note] if text))
 
 
 PIPED_COLUMNS = ("parent_session", "started", "children", "state", "end_reason", "delegated_by", "title")
@@ -328,15 +283,12 @@ OPEN_HINT = "list a chat's tasks: hermes-task recover PARENT_SESSION"
 
 def _text(entry: ParentEntry) -> tuple[str, str]:
     """The title, else the first user words (dim: not a title), else `-`."""
-    if entry.title:
-        return entry.title, ""
-    if entry.first_words:
-        return entry.first_words, "dim"
-    return "-", "dim"
+    return (entry.title, "") if entry.title else (entry.first_words or "-", "dim")
 
 
-def parents_table(entries: Sequence[ParentEntry], *, utc: bool = False) -> Table:
-    """The chats as our table; `delegated by` appears when a chat is itself a delegated child."""
+def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
+    """The chats' table (`delegated by` when one is itself a delegated child), a count line and
+    how to open one."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),
@@ -359,39 +311,31 @@ def parents_table(entries: Sequence[ParentEntry], *, utc: bool = False) -> Table
             _text(entry),
         ]
         rows.append(Row(cells))
-    return Table(columns, rows)
-
-
-def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
-    """The table, a count line and how to open one."""
     count = plural(len(entries), "chat") + " that delegated, most recent delegation first"
-    return Group(parents_table(entries, utc=utc), Text(count, style="dim"), Text(OPEN_HINT, style="dim"))
-
-
-def parent_line(entry: ParentEntry, *, utc: bool = False) -> str:
-    """One chat as a tab-separated line (`PIPED_COLUMNS`), without a newline."""
-    title, _style = _text(entry)
-    fields = (
-        entry.id,
-        when(entry.started_at, utc=utc),
-        str(entry.delegated_children),
-        entry.state,
-        entry.end_reason or "",
-        entry.delegated_by or "",
-        "" if title == "-" else title,
-    )
-    return "\t".join(clean_line(field) for field in fields)
+    return Group(Table(columns, rows), Text(count, style="dim"), Text(OPEN_HINT, style="dim"))
 
 
 def parent_lines(entries: Sequence[ParentEntry], *, header: bool = False, utc: bool = False) -> list[str]:
+    """The chats as tab-separated lines (`PIPED_COLUMNS`)."""
     out = ["\t".join(PIPED_COLUMNS)] if header else []
-    return out + [parent_line(entry, utc=utc) for entry in entries]
+    for entry in entries:
+        title = _text(entry)[0]
+        fields = (
+            entry.id,
+            when(entry.started_at, utc=utc),
+            str(entry.delegated_children),
+            entry.state,
+            entry.end_reason or "",
+            entry.delegated_by or "",
+            "" if title == "-" else title,
+        )
+        out.append("\t".join(clean_line(field) for field in fields))
+    return out
 
 
 class QuietConsole(Console):
-    """The rich console the commands draw with: a closed pipe calls `on_broken_pipe` (the
-    CLI's quiet exit; rich's own handler exits 1), and with `trim` (a terminal) no line keeps
-    rich's trailing padding (copied lines stay clean)."""
+    """The commands' rich console: a closed pipe calls `on_broken_pipe` (rich's own exits 1);
+    with `trim` (a terminal) no line keeps rich's padding (copied lines stay clean)."""
 
     def __init__(self, *, on_broken_pipe: Callable[[], None], trim: bool, **options: Any) -> None:
         super().__init__(**options)

@@ -1,11 +1,8 @@
-"""The terminal painter: transcript rows (`render/rows.py` models) in our colours, wrapped to
-the terminal's width, Markdown prose rendered by rich; and the cell measures a terminal needs.
-
-The plain painter's layout plus: colour when allowed (SGR codes opened and reset on every
-screen line: a pager shows any line alone); on a terminal, wrapping (a header or quiet line
-continues two spaces in, a body line under its indent, a tool call under its `call`) and
-prose that `looks_like_markdown` rendered by rich. Coloured but not a terminal (`--color
-always | less -R`): the plain layout in colour.
+"""The terminal painter (docs/commands.md "Rows on a terminal"): the plain layout plus colour
+when allowed (SGR codes opened and reset on every screen line: a pager shows any line alone)
+and, on a terminal, wrapping and Markdown prose rendered by rich; and the cell measures a
+terminal needs. Coloured but not a terminal (`--color always | less -R`): the plain layout
+in colour.
 
 Invariants: every character written comes from the model (sanitised there), the palette's
 codes, or rich's rendering of sanitised Markdown; `breaks` covers every character of a line
@@ -29,14 +26,13 @@ from hermes_task.core.projection import looks_like_markdown
 from hermes_task.render import FALLBACK_WIDTH, Target
 from hermes_task.render.rows import (
     Piece,
+    Plain,
     RowView,
     Segments,
     View,
     expand_tabs,
-    footer_text,
-    goal_text,
-    row_view,
-    usage_line,
+    painted,
+    transcript_chunks,
 )
 
 if TYPE_CHECKING:
@@ -45,15 +41,13 @@ if TYPE_CHECKING:
 
 
 def width_of(text: str) -> int:
-    """How many cells `text` takes on a terminal."""
     return len(text) if text.isascii() else cell_len(text)
 
 
 def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
-    """Where `line` (no newline) breaks to fit: (start, end) character ranges, the first at
-    most `first` cells wide and the others at most `rest`. A break goes after the last word
-    that fits, the spaces at the break dropped; a word wider than the room is cut where the
-    room ends (at least one character per line)."""
+    """Where `line` (no newline) breaks: (start, end) character ranges, the first at most
+    `first` cells wide, the others `rest`. A break goes after the last word that fits, the
+    spaces at it dropped; a wider word is cut where the room ends (one character at least)."""
     count = len(line)
     ascii_only = line.isascii()
     if (count if ascii_only else cell_len(line)) <= first:
@@ -86,11 +80,9 @@ def breaks(line: str, first: int, rest: int) -> list[tuple[int, int]]:
 
 @cache
 def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOptions]:
-    """A template `Markdown`, one shared markdown-it parser (building one costs about as much
-    as parsing a short row), and a console that renders (never prints) at `width`, its size
-    fixed (a console without one asks the terminal on every render). The parser is rich's
-    (CommonMark, tables, strike-through) with raw HTML off: rich draws no HTML, so a `<div>`
-    block or a `<b>` tag would vanish with the text inside; here it stays text."""
+    """A template `Markdown`, one shared parser (as costly as a short row's parse) with raw HTML
+    off (rich draws none: a `<b>` would vanish with its text), and a console of fixed size
+    (else it asks the terminal on every render) rendering at `width`."""
     from markdown_it import MarkdownIt  # lazy: rich's Markdown and console, only for Markdown prose
     from rich.console import Console  # lazy: as above
     from rich.markdown import Markdown  # lazy: as above
@@ -110,33 +102,8 @@ def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOp
     return Markdown("", hyperlinks=False), parser, console, console.options.update_width(width)
 
 
-def markdown_lines(text: str, width: int, *, color: bool) -> list[str]:
-    """Sanitised `text` rendered as Markdown by rich at `width` (links not clickable): screen
-    lines with rich's standard colour codes (or none), without the spaces rich pads a line
-    with. The `Markdown` is a copy of the template with the text and its parse set."""
-    template, parser, console, options = _markdown_kit(color, width)
-    markdown = copy.copy(template)
-    markdown.markup = text
-    markdown.parsed = parser.parse(text)
-    lines = console.render_lines(markdown, options, pad=False)
-    from rich.color import ColorSystem  # lazy: as the console above, only for Markdown prose
-
-    system = ColorSystem.STANDARD if color else None
-    return [
-        "".join(
-            segment.style.render(segment.text, color_system=system)
-            if segment.style is not None and system is not None
-            else segment.text
-            for segment in unpadded(line)
-            if not segment.control
-        )
-        for line in lines
-    ]
-
-
 def unpadded(line: list[Segment]) -> list[Segment]:
-    """One line of segments without the spaces at its end (rich pads Markdown paragraphs,
-    tables and `Padding` to the full width); control segments are kept."""
+    """One line of segments without the spaces rich pads it with; control segments kept."""
     kept: list[Segment] = []
     stripping = True
     for segment in reversed(line):
@@ -167,8 +134,7 @@ PALETTE = {
 
 @cache
 def sgr(style: str) -> tuple[str, str]:
-    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes
-    them (`("", "")` for no style): painters that build lines as strings wrap text in these."""
+    """What opens and what closes rich style `style` on a 16-colour terminal, as rich writes them."""
     from rich.color import ColorSystem  # lazy: rich's styles, only when colour is written
     from rich.style import Style  # lazy: as above
 
@@ -180,7 +146,7 @@ BODY, HANG, CALL_HANG = "  ", "  ", "    "
 BATCH = 200  # rows painted between two writes
 
 
-class Painter:
+class Painter(Plain):
     """Paints rows and lines for one output: `color` (SGR codes or none), `width` (wrap, or
     None: never), `markdown` (Markdown prose through rich)."""
 
@@ -206,10 +172,14 @@ class Painter:
         return "".join(out)
 
     def lines(self, pieces: Sequence[Piece], indent: str = "", hang: str = HANG) -> list[str]:
-        """One line of pieces (no newline) as screen lines: `indent` before the first, `hang`
-        before each continuation."""
+        """One line of pieces as screen lines: `indent` before the first, `hang` before the rest."""
         if any("\t" in text for text, _ in pieces):
-            pieces = _expanded(pieces, width_of(indent))
+            column, expanded = width_of(indent), []
+            for text, what in pieces:
+                text = expand_tabs(text, column) if "\t" in text else text
+                column += width_of(text)
+                expanded.append((text, what))
+            pieces = expanded
         if self.width is None:
             return [indent + self.paint(pieces)]
         whole = "".join([t for t, _ in pieces])
@@ -223,11 +193,9 @@ class Painter:
         return [indent + self.paint(cut[0])] + [hang + self.paint(part) for part in cut[1:]]
 
     def line(self, text: str, what: str) -> str:
-        """A whole line (goal, segment, footer) as screen lines joined."""
         return "\n".join(self.lines([(text, what)]))
 
     def row(self, view: RowView) -> str:
-        """One row, without its final newline."""
         if view.quiet is not None:
             return self.line(view.quiet, "quiet")
         out = self.lines(view.header)
@@ -238,38 +206,40 @@ class Painter:
             elif len(block) == 1 and "\n" not in text:
                 out += self.lines(block, BODY)
             else:
-                hang = CALL_HANG if what == "call" else HANG
-                for line in _split_lines(block):
-                    out += self.lines(line, BODY, hang)
+                lines: list[list[Piece]] = [[]]  # the block's pieces, split where their text breaks lines
+                for piece, part in block:
+                    first, *more = piece.split("\n")
+                    lines[-1].append((first, part))
+                    lines += [[(line, part)] for line in more]
+                for line in lines:
+                    out += self.lines(line, BODY, CALL_HANG if what == "call" else HANG)
         return "\n".join(out)
 
     def markdown_lines(self, text: str) -> list[str]:
+        """Sanitised `text` as Markdown by rich (links not clickable) under the body's indent,
+        without rich's padding and blank edges (the template `Markdown` copied, its parse set)."""
+        from rich.color import ColorSystem  # lazy: as the console, only for Markdown prose
+
         assert self.width is not None
-        lines = markdown_lines(text, self.width - len(BODY), color=self.color)
+        template, parser, console, options = _markdown_kit(self.color, self.width - len(BODY))
+        markdown = copy.copy(template)
+        markdown.markup = text
+        markdown.parsed = parser.parse(text)
+        system = ColorSystem.STANDARD if self.color else None
+        lines = [
+            "".join(
+                segment.style.render(segment.text, color_system=system)
+                if segment.style is not None and system is not None
+                else segment.text
+                for segment in unpadded(line)
+                if not segment.control
+            )
+            for line in console.render_lines(markdown, options, pad=False)
+        ]
         while lines and not lines[-1]:
             lines.pop()
         start = next((i for i, line in enumerate(lines) if line), len(lines))
         return [BODY + line if line else "" for line in lines[start:]] or [""]
-
-
-def _split_lines(block: Sequence[Piece]) -> list[list[Piece]]:
-    """The pieces of a block, split where their text breaks lines."""
-    out: list[list[Piece]] = [[]]
-    for text, what in block:
-        first, *more = text.split("\n")
-        out[-1].append((first, what))
-        out += [[(line, what)] for line in more]
-    return out
-
-
-def _expanded(pieces: Sequence[Piece], column: int) -> list[Piece]:
-    out = []
-    for text, what in pieces:
-        if "\t" in text:
-            text = expand_tabs(text, column)
-        column += width_of(text)
-        out.append((text, what))
-    return out
 
 
 def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
@@ -285,32 +255,15 @@ def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
 
 
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
-    """The goal and usage, the rows and the footer, written about every `BATCH` rows (a pager
-    starts before the end is painted)."""
+    """The transcript, written about every `BATCH` rows (a pager starts before the end)."""
     painter = painter or Painter.of(target)
-    goal = goal_text(doc, target.columns)
-    usage = usage_line(doc.task.usage)
-    head = ([painter.line(goal, "goal")] if goal else []) + ([painter.line(usage, "footer")] if usage else [])
-    if head:
-        target.write("\n".join(head) + "\n\n")
-    rows(target, doc.rows, view, Segments(doc.task), painter)
-    target.write(painter.line(footer_text(doc, view), "footer") + "\n")
+    for chunk in transcript_chunks(doc, view, target.columns, batch=BATCH, painter=painter):
+        target.write(chunk)
 
 
 def rows(
-    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Painter | None = None
+    target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Plain | None = None
 ) -> None:
-    """Rows appended to the output (each followed by a blank line), with their segment lines;
-    `segments` then knows the newest segment written (`follow` continues from it)."""
-    painter = painter or Painter.of(target)
-    pending: list[str] = []
-    for row in items:
-        line = segments.line(row)
-        if line is not None:
-            pending.append(painter.line(line, "segment") + "\n\n")
-        pending.append(painter.row(row_view(row, view)) + "\n\n")
-        if len(pending) >= BATCH:
-            target.write("".join(pending))
-            pending = []
-    if pending:
-        target.write("".join(pending))
+    """Rows appended to the output, as `rows.painted` walks them."""
+    for chunk in painted(items, view, segments, painter or Painter.of(target), BATCH):
+        target.write(chunk)

@@ -1,12 +1,13 @@
 """What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`):
-`JsonEvents` is the one NDJSON writer of every live command; the others print for people.
-Every backend string goes through the same sanitising renderers as `recover` and `follow`.
+`JsonEvents` is the one NDJSON writer of every live command; the others print for people,
+every backend string through the sanitising renderers of `recover` and `follow`.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -28,17 +29,16 @@ from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE
 from hermes_task.core.verdict import summarize, unreported
 from hermes_task.failures import HermesError
 from hermes_task.reading.polling import Outcome
-from hermes_task.render import Target
+from hermes_task.render import Target, terminal_rows
 from hermes_task.render.jsontext import event
 from hermes_task.render.rows import (
+    PLAIN,
     Segments,
     View,
     gap_text,
     plural,
     result_line,
-    row_text,
     row_view,
-    rows_text,
     task_line,
 )
 from hermes_task.render.terminal_rows import Painter, sgr, width_of
@@ -56,10 +56,8 @@ def task_name(entry: TaskEntry) -> str:
 
 
 class JsonEvents:
-    """Each event of core/events.py on a line of its own (schema: `hermes-task schema
-    events`): `task` when a task appears or changes, `state`, `row` (with `follow --parent`
-    tagged with its task), `warning`, `error` (a child's naming its task), `result` last. A
-    final failure also gets its one human line on stderr."""
+    """Each event of core/events.py on a line of its own (docs/json.md); a final failure also
+    gets its one human line on stderr."""
 
     def __init__(self, write: Write, err: Write) -> None:
         self.write = write
@@ -95,9 +93,8 @@ class JsonEvents:
         self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self._event(
-            ErrorEvent(code=error.code.value, message=error.message, retryable=retrying or error.retryable)
-        )
+        retryable = retrying or error.retryable
+        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=retryable))
         if not retrying:
             self.err(f"error: {error.message}\n")
 
@@ -120,9 +117,20 @@ class JsonEvents:
 class Notes:
     """Warnings, retries and the ending as lines on stderr (the watches' base)."""
 
+    naming_unreported = True  # the ending names the tasks that ended with no outcome known
+
     def __init__(self, err: Callable[[], Console], interval: float) -> None:
         self.err = err
         self.interval = interval
+        self.statuses: dict[str, str] = {}
+
+    def changed(self, entry: TaskEntry) -> bool:
+        """Whether `entry` is new or its status changed since the last call (then remembered)."""
+        key = entry.number or ""
+        if self.statuses.get(key) == entry.status:
+            return False
+        self.statuses[key] = entry.status
+        return True
 
     def task(self, entry: TaskEntry) -> None:
         pass
@@ -144,27 +152,25 @@ class Notes:
         else:
             self.note("error: ", error.message, "bold red")
 
-    def last_line(self, line: str | None) -> None:
-        if line:
-            self.note("", line, "dim")
-
     def ending(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
-        summary = summarize(entries)
-        counts = f"{summary.terminal} of {plural(summary.total, 'task')} terminal"
         endings = {
             "ended": f"every task ended ({clean_line(outcome.end_reason or '')})",
             "timeout": "--timeout ran out",
             "interrupted": "watch stopped",
         }
-        return f"{endings[outcome.ending]} · {counts}" if outcome.ending in endings else None
-
-    def closing(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> str | None:
-        """The `ending` line, naming the tasks that ended with no outcome known to the parent."""
-        line = self.ending(outcome, entries)
-        numbers = unreported(entries)
-        if line and numbers:
+        if outcome.ending not in endings:
+            return None
+        summary = summarize(entries)
+        line = f"{endings[outcome.ending]} · {summary.terminal} of {plural(summary.total, 'task')} terminal"
+        numbers = unreported(entries) if self.naming_unreported else []
+        if numbers:
             line += " · " + RECOVER["unreported"].format(numbers=", ".join(clean_line(n) for n in numbers))
         return line
+
+    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
+        line = self.ending(outcome, entries)
+        if line:
+            self.note("", line, "dim")
 
 
 class LinesWatch(Notes):
@@ -173,23 +179,15 @@ class LinesWatch(Notes):
     def __init__(self, write: Write, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
         self.write = write
-        self.statuses: dict[str, str] = {}
 
     def task(self, entry: TaskEntry) -> None:
-        key = entry.number or ""
-        if self.statuses.get(key) != entry.status:
-            self.statuses[key] = entry.status
+        if self.changed(entry):
             self.write(task_line(entry) + "\n")
-
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        self.last_line(self.closing(outcome, entries))
 
 
 class LiveWatch(Notes):
-    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`), a state
-    line under it. Nothing is drawn before the first read (no tasks read is not zero tasks).
-    A note is printed above the table (the region erased, the note written, the table drawn
-    again below it), never glued to the state line nor inside the region."""
+    """`recover --watch` on a terminal: the task table redrawn in place (rich `Live`) from the
+    first read (no tasks read is not zero tasks), a state line under it, notes above it."""
 
     def __init__(self, out: Console, err: Callable[[], Console], parent_id: str, interval: float) -> None:
         super().__init__(err, interval)
@@ -207,14 +205,13 @@ class LiveWatch(Notes):
 
     def note(self, prefix: str, text: str, style: str) -> None:
         live, self.live = self.live, None
-        if live is None:
-            super().note(prefix, text, style)
-            return
-        live.stop()  # `transient`: the region is erased, the note takes its place
+        if live is not None:
+            live.stop()  # `transient`: the region is erased, the note takes its place
         try:
             super().note(prefix, text, style)
         finally:
-            self._open(live.renderable)  # and the table comes back below it
+            if live is not None:
+                self._open(live.renderable)  # and the table comes back below it
 
     def _open(self, renderable: Any) -> None:
         """A new live region below the cursor (a stopped `Live` started again would first
@@ -242,12 +239,10 @@ class LiveWatch(Notes):
             self.live.update(renderable, refresh=True)
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        closing = self.closing(outcome, entries)
-        if self.read:
-            self.entries = list(entries)
-            self.close(closing)
-        else:
-            self.last_line(closing)
+        if not self.read:
+            return super().result(outcome, entries)
+        self.entries = list(entries)
+        self.close(self.ending(outcome, entries))
 
     def close(self, last: str | None = None) -> None:
         """End the live display, however the command ends (the cursor it hid shown again):
@@ -269,14 +264,14 @@ def colour_of(number: str) -> str:
 
 
 class TextFamily(Notes):
-    """`follow --parent` as text: every task's rows as `follow` paints them (never as
-    Markdown), each line prefixed `NUMBER │ ` in the number's colour; task news on stderr
-    with the same prefix."""
+    """`follow --parent` as text: each task's rows as `follow` paints them (no Markdown) and its
+    news on stderr, each line prefixed `NUMBER │ ` in the number's colour."""
+
+    naming_unreported = False
 
     def __init__(self, out: Target, err: Callable[[], Console], interval: float) -> None:
         super().__init__(err, interval)
         self.out = out
-        self.statuses: dict[str, str] = {}
         self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
@@ -289,8 +284,7 @@ class TextFamily(Notes):
         key = entry.number or ""
         child = entry.child_session_id
         new_child = child and self.children.get(key) != child
-        if self.statuses.get(key) != entry.status or new_child:
-            self.statuses[key] = entry.status
+        if self.changed(entry) or new_child:
             text = entry.status.label
             if child and new_child:  # the session to open: said once, whole
                 self.children[key] = child
@@ -310,15 +304,14 @@ class TextFamily(Notes):
         out = self.out
         prefix = f"{task_name(entry)} │ "
         room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
-        painter = Painter(color=out.color, width=room, markdown=False)
+        painter = PLAIN if out.plain else Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
             opened, closed = sgr(colour_of(entry.number or "?"))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
         lines = []
         for row in rows:
-            view = row_view(row, View())
-            for line in (row_text(view) if out.plain else painter.row(view)).split("\n"):
+            for line in painter.row(row_view(row, View())).split("\n"):
                 lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
         out.write("".join(lines))
 
@@ -329,36 +322,23 @@ class TextFamily(Notes):
         label = "retrying: " if retrying else "error: "
         self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
 
-    def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        self.last_line(self.ending(outcome, entries))
 
-
+@dataclass
 class TerminalReporter:
     """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
-    lets through), retries and the ending on stderr through `note(line, style)`; the
-    "following" line only when stderr is a terminal."""
+    lets through), retries and the ending on stderr through `note(line, style)`."""
 
-    def __init__(
-        self,
-        out: Target,
-        note: Callable[[str, str], None],
-        shown: Callable[[str], bool],
-        interval: float,
-        root: str = "",
-        view: View | None = None,
-        *,
-        stderr_tty: bool = False,
-    ) -> None:
-        self.out = out
-        self.note = note
-        self.shown = shown
-        self.view = view or View()
-        self.interval = interval
-        self.stderr_tty = stderr_tty
-        self.tip: str | None = None
-        self.root = root  # the CHILD_ID as given, until the first read names the task
-        self.count = 0
-        self.segments = Segments(None)
+    out: Target
+    note: Callable[[str, str], None]
+    shown: Callable[[str], bool]
+    interval: float
+    root: str = ""  # the CHILD_ID as given, until the first read names the task
+    view: View = field(default_factory=View)
+    _: KW_ONLY
+    stderr_tty: bool = False
+    tip: str | None = field(default=None, init=False)
+    count: int = field(default=0, init=False)
+    segments: Segments = field(default_factory=lambda: Segments(None), init=False)
 
     def state(self, task: TaskInfo) -> None:
         self.root = task.root_id
@@ -374,12 +354,7 @@ class TerminalReporter:
             self.note(f"warning: {item.message}", "bold yellow")
 
     def rows(self, rows: Sequence[Row]) -> None:
-        if self.out.plain:
-            self.out.write(rows_text(rows, self.view, self.segments))
-        else:
-            from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
-
-            terminal_rows.rows(self.out, rows, self.view, self.segments)
+        terminal_rows.rows(self.out, rows, self.view, self.segments, PLAIN if self.out.plain else None)
         self.count += len(rows)
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
