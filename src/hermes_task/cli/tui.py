@@ -1,11 +1,8 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
-The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`watch_family`), in a thread of its own, its reports posted as
-`core/events.py` events. The loop's `sleep` waits on the screen's stop event: `q` sets it, the
-loop ends at its next wait and the screen waits at most `STOP_WAIT` seconds for a request in
-flight. The exit status is the screen's (`livescreen.quit_status`). Without Textual the command
-says how to install it in one line and exits 2; no other command nor `--help` imports Textual.
+The screen (`render/livescreen.py`) is one more reporter of the parents' watch loop
+(`watch_family`), run in a thread of its own; `q` sets the stop event the loop's `sleep` waits
+on. No other command nor `--help` imports Textual.
 """
 
 from __future__ import annotations
@@ -74,9 +71,9 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
+    from hermes_task.cli.session import Session, shell  # lazy: the work (and Textual), off --help
 
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         screen = build(session, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
         try:
             code = screen.run()
@@ -86,14 +83,12 @@ def tui(
         if code:
             raise SystemExit(code)
 
-    run(Session(common), body)
-
 
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
-    """The screen over this session's client and store (the tests run it with `run_test`):
-    `start` runs `follower` on a parent in a thread of its own, its events to `emit`."""
+    """The screen over this session's client and store: `start` runs a parent's loop in a thread
+    of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
@@ -114,8 +109,8 @@ def build(
         def sleep(seconds: float) -> None:
             if env_sleep is not None:
                 env_sleep(seconds)  # the tests' clock
-            elif stop.wait(seconds):
-                raise KeyboardInterrupt
+            else:
+                stop.wait(seconds)
             if stop.is_set():
                 raise KeyboardInterrupt
 
@@ -154,11 +149,8 @@ def watch_family(
     sleep: Callable[[float], None],
     recursive: bool,
 ) -> FamilyFollower:
-    """The screen's loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
-    settle step (a child's end noticed without a parent row, usage), so its statuses, warnings
-    and proofs are theirs; `sleep` is the screen's (it ends the loop on quit). `recursive`: each
-    proven child's own tasks too, each conversation watched as the parent is, to `recover
-    --recursive`'s depth."""
+    """The screen's loop: `follow --parent`'s with `recover --watch`'s settle step, so statuses,
+    warnings and proofs are theirs; `recursive`: each proven child's own tasks too."""
     from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
     from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
     from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
@@ -180,9 +172,8 @@ def watch_family(
 
 
 def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
-    """`o`: one more batch of older rows of a child, as `hermes-task older` pages (a reader per
-    child, kept across presses, gated on the proven lineages the loop reads: the parent's and,
-    with --recursive, each nested conversation's)."""
+    """`o`: one more batch of a child's older rows, as `older` pages (a reader per child, kept
+    across presses, gated on the lineages the loop proved)."""
     from hermes_task.core.wire import PAGE_LIMIT  # lazy: the work, off --help
     from hermes_task.reading.hints import admit  # lazy: as PAGE_LIMIT
     from hermes_task.reading.reader import TaskReader  # lazy: as PAGE_LIMIT
