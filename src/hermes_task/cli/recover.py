@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import SharedDetails
-    from hermes_task.reading.family import OpenChild
-    from hermes_task.reading.polling import Outcome
+    from hermes_task.reading.family import Tagged
+    from hermes_task.reading.polling import Outcome, PollConfig
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
+    from hermes_task.reading.watcher import Watcher
     from hermes_task.render.rows import View
 
 INTERVAL = 2.0
@@ -373,11 +374,7 @@ def drive(
     `live_failure`."""
     from hermes_task.cli.session import QuietNotes, live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.reading.api import SharedDetails  # lazy: as the session
-    from hermes_task.reading.family import FamilyFollower  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
-    from hermes_task.reading.reader import TaskReader  # lazy: as the session
-    from hermes_task.reading.watcher import Watcher  # lazy: as the session
 
     common = session.common
     if limits["start_timeout"] is None:
@@ -398,19 +395,10 @@ def drive(
     with shell(session, report=report):
         parent = check_id(parent_id, what="PARENT_ID")
         files.append(JunitFile.checked(junit, parent))
-        with session.reading() as (client, _hints):
-            reader = TaskReader(client, parent, hint=False)
-            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
-            timing = settled_timing(session, shared, reporter, usage=rows is None)
-            watcher = (
-                Watcher(reader, reporter, config, **timing)
-                if rows is None
-                else FamilyFollower(
-                    reader, reporter, config, open_child(session, shared), rows=rows, **timing
-                )
-            )
+        with session.reading():
+            watcher = parent_loop(session, parent, reporter, config, family=rows is not None, rows=rows)
             outcome = watcher.run()
-            read = child_reader(session, {parent: reader.path}, pages=1)
+            read = child_reader(session, {parent: watcher.reader.path}, pages=1)
             stop = files[0].watched(outcome, watcher.entries, read)
             if stop is not None:  # the watch's `result` is written: end as the signal says
                 raise SystemExit(interrupt_status(stop))
@@ -418,19 +406,44 @@ def drive(
             raise SystemExit(outcome.exit_code)
 
 
-def open_child(session: Session, shared: SharedDetails) -> OpenChild:
-    """How `follow --parent` and `tui` read a proven child: as `follow CHILD` does, the detail
-    that proved it this cycle its first read."""
-    from hermes_task.reading.hints import admit  # lazy: the work, off --help
-    from hermes_task.reading.reader import TaskReader  # lazy: as admit
+def parent_loop(
+    session: Session,
+    parent: str,
+    reporter: Any,
+    config: PollConfig,
+    sleep: Callable[[float], None] | None = None,
+    *,
+    family: bool = True,
+    rows: RowFilter | None = None,
+    depth: int = 0,
+) -> Watcher:
+    """A parent's loop: `recover --watch`'s (not `family`), or with every proven child's rows
+    (`follow --parent`'s, `tui`'s: no usage reads with `rows`), each child read as `follow
+    CHILD` reads it, its first read the detail that proved it; `depth` levels of nested tasks."""
+    from hermes_task.core.projection import RowFilter  # lazy: the work, off --help
+    from hermes_task.reading.api import SharedDetails  # lazy: as RowFilter
+    from hermes_task.reading.family import FamilyFollower  # lazy: as RowFilter
+    from hermes_task.reading.hints import admit  # lazy: as RowFilter
+    from hermes_task.reading.reader import TaskReader  # lazy: as RowFilter
+    from hermes_task.reading.watcher import Watcher  # lazy: as RowFilter
 
     client, hints = session.client, session.hints
+    reader = TaskReader(client, parent, hint=False)
+    shared = SharedDetails(client)  # one cycle's details: the loop clears it each cycle
+    timing = settled_timing(session, shared, reporter, sleep, usage=rows is None)
+    if not family:
+        return Watcher(reader, reporter, config, **timing)
 
     def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
         gate = admit(parents, client.detail)
         return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
-    return open_child
+    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
+        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
+
+    return FamilyFollower(
+        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timing
+    )
 
 
 def settled_timing(

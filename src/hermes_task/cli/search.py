@@ -51,7 +51,7 @@ def search(
     common = Common.of(shared)
     from hermes_task.cli.session import Session, dropped, error_lines, shell, stderr_line  # lazy: the work
     from hermes_task.core.projection import PatternError, compile_pattern, search_status  # lazy: off --help
-    from hermes_task.core.sanitize import check_id, clean_line  # lazy: as the session
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.ui_strings import RECOVER  # lazy: as the session
     from hermes_task.reading.task_search import Query, Tally, search_parent  # lazy: as the session
     from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch  # lazy: as the session
@@ -87,7 +87,7 @@ def search(
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:
-            stderr_line(common, RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
+            stderr_line(common, RECOVER["no_tasks"].format(sid=parent), "dim")
         reporter.result(tally, status)
         if status:
             raise SystemExit(status)

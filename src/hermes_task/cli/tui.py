@@ -8,8 +8,7 @@ on. No other command nor `--help` imports Textual.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -20,9 +19,8 @@ if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, WarningItem
     from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter, Tagged
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.hints import StoreHints
-    from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader
     from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
 
@@ -91,10 +89,12 @@ def build(
     of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
+    from hermes_task.cli.recover import parent_loop  # lazy: as threading
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
     from hermes_task.core.sanitize import check_id  # lazy: as threading
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as threading
     from hermes_task.render.livescreen import EventFeed, Loop, TaskScreenApp  # lazy: as threading
 
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
@@ -116,7 +116,8 @@ def build(
 
         feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
         reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-        follower = watch_family(session, chosen, reporter, config, sleep, recursive)
+        depth = MAX_DEPTH if recursive else 0  # each proven child's own tasks, as `recover --recursive`
+        follower = cast("FamilyFollower", parent_loop(session, chosen, reporter, config, sleep, depth=depth))
 
         def loop() -> None:
             try:
@@ -138,36 +139,6 @@ def build(
         url=session.settings.url,
         interval=interval,
         exit_status=exit_status,
-    )
-
-
-def watch_family(
-    session: Session,
-    parent: str,
-    reporter: FamilyReporter,
-    config: PollConfig,
-    sleep: Callable[[float], None],
-    recursive: bool,
-) -> FamilyFollower:
-    """The screen's loop: `follow --parent`'s with `recover --watch`'s settle step, so statuses,
-    warnings and proofs are theirs; `recursive`: each proven child's own tasks too."""
-    from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
-    from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
-    from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
-    from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
-    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as settled_timing
-    from hermes_task.reading.watcher import Watcher  # lazy: as settled_timing
-
-    reader = TaskReader(session.client, parent, hint=False)
-    shared = SharedDetails(session.client)
-    timing = settled_timing(session, shared, reporter, sleep)
-
-    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
-
-    depth = MAX_DEPTH if recursive else 0
-    return FamilyFollower(
-        reader, reporter, config, open_child(session, shared), nest=nest, depth=depth, **timing
     )
 
 
