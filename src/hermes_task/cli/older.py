@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
     from hermes_task.core.lineage import Cursor
     from hermes_task.reading.reader import Snapshot, TaskReader
-    from hermes_task.reading.stream import LineageRows, Progress, StreamStats
+    from hermes_task.reading.stream import Progress, StreamStats
 
 app = command_app()
 
@@ -196,6 +196,15 @@ class _JsonRows:
         self.add([])
         self.common.env.write_stdout(rows_close(doc, self.rows))
 
+    def fail(self, exc: HermesError | KeyboardInterrupt) -> NoReturn:
+        """End the document as the error document of `exc`, its rows those written."""
+        from hermes_task.cli.session import error_document, error_lines, failure_of  # lazy: the work
+
+        error, status = failure_of(exc)
+        self.close(error_document(error))
+        error_lines(self.common, error)
+        raise SystemExit(status)
+
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
     """Write `older --all` streamed (module docstring); False (nothing written) if it cannot."""
@@ -260,22 +269,17 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
         except Unstreamable:
             return False
         except HermesError as exc:
-            _fail_read(common, exc, reader, lineage)
+            if not stats.pages or not common.json:
+                _unwritten(common, exc, reader)
+            out = _JsonRows(common)  # the rows read so far, then the error
+            lineage.read_so_far()
+            for rows in lineage.pages():
+                out.add(rows)
+            out.fail(exc)
         _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())
         return True
     finally:
         lineage.close()
-
-
-def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: LineageRows) -> None:
-    """A failure before anything was written: the rows read so far (`--json`), then exit."""
-    if not lineage.stats.pages or not common.json:
-        _unwritten(common, error, reader)
-    out = _JsonRows(common)
-    lineage.read_so_far()
-    for rows in lineage.pages():
-        out.add(rows)
-    _fail(common, error, out)
 
 
 def _write(
@@ -308,7 +312,7 @@ def _write(
                 if seek_goal and reader.goal is None:
                     reader.goal = goal_of(rows)
         except (HermesError, KeyboardInterrupt) as exc:
-            _fail(common, exc, out)
+            out.fail(exc)
     else:
         common.env.write_stdout(head_text(doc, session.target.columns))
         for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
@@ -324,13 +328,3 @@ def _write(
     emit_warnings(common, final.warnings)
     if cur is None and stats.older == 0:  # as the windowed path: no older page added a row
         nothing_older(common, final.task.root_id)
-
-
-def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:
-    """End the open document as the error document of `exc`, its rows those written."""
-    from hermes_task.cli.session import error_document, error_lines, failure_of  # lazy: the command's work
-
-    error, status = failure_of(exc)
-    out.close(error_document(error))
-    error_lines(common, error)
-    raise SystemExit(status)

@@ -168,7 +168,7 @@ def recover(
 
     with shell(Session(common)) as session:
         parent = check_id(parent_id, what="PARENT_ID")
-        junit_file = JunitFile.checked(junit, parent)
+        junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
             details = SharedDetails(client)  # one run, one answer per session
             try:
@@ -258,19 +258,18 @@ def child_reader(
 
 @dataclass
 class JunitFile:
-    """The `--junit FILE` of one run (`path` None: none), written once from what the run knows."""
+    """The `--junit FILE` of one run (`path` None: none), its place checked before any read,
+    written once from what the run knows."""
 
     path: str | None
     parent_id: str
     written: bool = False
 
-    @classmethod
-    def checked(cls, path: str | None, parent_id: str) -> JunitFile:
+    def __post_init__(self) -> None:
         from hermes_task.cli.session import check_target  # lazy: the work, off --help
 
-        if path is not None:
-            check_target(path)
-        return cls(path, parent_id)
+        if self.path is not None:
+            check_target(self.path)
 
     def write(
         self,
@@ -394,7 +393,7 @@ def drive(
 
     with shell(session, report=report):
         parent = check_id(parent_id, what="PARENT_ID")
-        files.append(JunitFile.checked(junit, parent))
+        files.append(JunitFile(junit, parent))
         with session.reading():
             watcher = parent_loop(session, parent, reporter, config, family=rows is not None, rows=rows)
             outcome = watcher.run()
