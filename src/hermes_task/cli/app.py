@@ -141,7 +141,7 @@ SchemaName = StrEnum("SchemaName", "transcript events tasks parents search error
 
 
 def completion_script(shell: str) -> str:
-    """The completion script for `shell`: typer's answer to `source_SHELL`, one newline."""
+    """The completion script for `shell` (tools/regen.py too): typer's answer to `source_SHELL`."""
     get_completion_inspect_parameters()  # registers typer's shell classes
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):

@@ -120,7 +120,8 @@ def older(
             return Snapshot(snap.new_keys, combine_warnings(snap.warnings, paged.warnings), snap.failure)
 
         def output(doc: TranscriptDoc) -> None:
-            more = () if all_pages else _more(pages or 1, min_text)
+            text = ("--min-text", str(min_text)) if min_text is not None else ()
+            more = () if all_pages else ("--pages", str((pages or 1) + 1), *text)  # one batch more
             output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc, more=more)
             if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
                 nothing_older(common, doc.task.root_id)
@@ -155,12 +156,6 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
             status.update(f"reading older rows: page {progress.page} ({progress.rows} rows known)")
 
         yield update
-
-
-def _more(pages: int, min_text: int | None) -> tuple[str, ...]:
-    """The options that read one batch more (the footer's suggestion)."""
-    text = ("--min-text", str(min_text)) if min_text is not None else ()
-    return ("--pages", str(pages + 1), *text)
 
 
 def nothing_older(common: Common, root_id: str) -> None:

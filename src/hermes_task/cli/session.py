@@ -348,7 +348,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     if common.json:
         env.write_stdout(document(doc))
         return
-    from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
+    from hermes_task.render.rows import View, transcript_chunks  # lazy: the row model, not on --json's path
 
     painted = View(**view)
     if common.output_format is OutputFormat.markdown:
@@ -357,8 +357,6 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
         for chunk in transcript_markdown(doc, painted):
             env.write_stdout(chunk)  # a document: never paged, never coloured
     elif (out := session.target).plain:
-        from hermes_task.render.rows import transcript_chunks  # lazy: as View
-
         for chunk in transcript_chunks(doc, painted, out.columns):
             env.write_stdout(chunk)  # written as it is formatted
     else:
