@@ -72,8 +72,7 @@ class LazyGroup(typer.core.TyperGroup):
         return super().resolve_command(ctx, args)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        """Usage errors spelled like every other failure: `error: invalid usage: …`, the usage
-        line and a hint."""
+        """Usage errors spelled like every other failure: `error: invalid usage: …`, usage, hint."""
         if kwargs.get("standalone_mode", True) is False:
             return super().main(*args, **kwargs)
         try:

@@ -130,8 +130,7 @@ def traces_url(endpoint: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 def otlp_headers(environ: Mapping[str, str]) -> dict[str, str]:
-    """The receiver's headers, as the OpenTelemetry SDK reads them; a malformed pair is a usage
-    error naming its place only."""
+    """The receiver's headers, as the OpenTelemetry SDK reads them; a bad pair names its place only."""
     raw = environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
     headers: dict[str, str] = {}
     for place, pair in enumerate(raw.split(","), start=1):

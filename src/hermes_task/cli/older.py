@@ -167,8 +167,7 @@ def nothing_older(common: Common, root_id: str) -> None:
 
 @dataclass
 class _JsonRows:
-    """`--json` written as it is read: `ROWS_OPEN` with the first page, each page's rows as
-    `rows` elements, then the rest of the document, a transcript or an error (`close`)."""
+    """`--json` as it is read: `ROWS_OPEN`, each page's rows as elements, then the rest (`close`)."""
 
     common: Common
     rows: int = 0
@@ -224,8 +223,7 @@ def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoRetu
 
 
 def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
-    """One segment, each page written as it is proven; piped, the pages are held until one
-    states the goal (its line comes before the rows)."""
+    """One segment, each page written as it is proven (piped: from the one stating the goal)."""
     from hermes_task.reading.reader import goal_of  # lazy: the work
     from hermes_task.reading.stream import StreamStats, Unstreamable, stream_pages  # lazy: the work
 

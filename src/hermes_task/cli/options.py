@@ -14,6 +14,7 @@ import sys
 import time
 import typing
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
@@ -134,11 +135,8 @@ def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
             resolved = settings.resolve(env=dict(current(ctx).environ), **given)
             if resolved.store is None:
                 return []
-            store = Store(resolved.store)
-            try:
+            with closing(Store(resolved.store)) as store:
                 found: list[str] = getattr(lineage, propose)(store.recent_with_parent(), resolved.profile, 50)
-            finally:
-                store.close()
             return [sid for sid in found if sid.startswith(incomplete)]
         except Exception:  # StoreUnavailable too: a completion never prints a traceback into the shell
             return []

@@ -201,8 +201,7 @@ def recover(
 def output(
     session: Session, doc: TasksDoc, status: list[TaskStatus], header: bool, read: Reader, view: View
 ) -> None:
-    """The task list as JSON, the Markdown report (children read through `read`), a table on a
-    terminal, or tab-separated lines; `--status` filters the tasks, never the summary."""
+    """The tasks as JSON, the Markdown report, a table or piped lines; `--status` filters them."""
     from msgspec.structs import replace  # lazy: the work, off --help
 
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
@@ -280,9 +279,8 @@ class JunitFile:
         failure: HermesError | None = None,
         unread: str = "",
     ) -> KeyboardInterrupt | None:
-        """The report of `tasks`; `still` says when a running task was seen, `read` reads a
-        task's child for its last rows (None: `unread` says why not). A stop signal while
-        reading ends the reading and is returned once the file is written."""
+        """The report of `tasks`, each not passed with its child's last rows (`read`; None:
+        `unread` says why); a stop signal ends the reading and is returned once written."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
         from hermes_task.render.report import document, failed_run, last_rows_text, suites_of  # lazy: as it
@@ -367,10 +365,8 @@ def drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Run the parent loop to its outcome in the shell: `recover --watch`'s, or with `rows` (each
-    task's rows, chosen as `follow CHILD` chooses them) `follow --parent`'s, without the usage
-    reads. A failure outside the loop's own handling: the JUnit file saying so, then as
-    `live_failure`."""
+    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the
+    shell; a failure outside the loop's own handling: the JUnit file saying so, `live_failure`."""
     from hermes_task.cli.session import QuietNotes, live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
@@ -416,9 +412,8 @@ def parent_loop(
     rows: RowFilter | None = None,
     depth: int = 0,
 ) -> Watcher:
-    """A parent's loop: `recover --watch`'s (not `family`), or with every proven child's rows
-    (`follow --parent`'s, `tui`'s: no usage reads with `rows`), each child read as `follow
-    CHILD` reads it, its first read the detail that proved it; `depth` levels of nested tasks."""
+    """A parent's loop: `recover --watch`'s, or (`family`) also each proven child's rows, read as
+    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks."""
     from hermes_task.core.projection import RowFilter  # lazy: the work, off --help
     from hermes_task.reading.api import SharedDetails  # lazy: as RowFilter
     from hermes_task.reading.family import FamilyFollower  # lazy: as RowFilter
@@ -453,9 +448,8 @@ def settled_timing(
     *,
     usage: bool = True,
 ) -> dict[str, Any]:
-    """What every parent loop waits and resolves by: the clock, the sleep, the jitter, `--debug`,
-    each cycle's children proposed by the store (proven against `shared`) and the settle step of
-    the tasks whose child ended unreported (with `usage`, their usage too)."""
+    """What every parent loop waits and resolves by: clock, sleep, jitter, `--debug`, the store's
+    children (proven against `shared`), the settle step of children ended unreported (`usage`)."""
     from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
     from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
     from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep

@@ -270,8 +270,7 @@ class Session:
         return Store(path, debug=self.debug), str(path)
 
     def parents(self, limit: int) -> tuple[list[ParentEntry], list[WarningItem]]:
-        """`parents`' newest `limit` chats: proposed by the store (read whole, not through
-        `hints`), proven by the dashboard."""
+        """`parents`' newest `limit` chats: proposed by the whole store, proven by the dashboard."""
         store, path = self.open_store()
         try:
             return find_parents(
@@ -445,17 +444,23 @@ def shell(session: Session, *, report: Report | None = None) -> Iterator[Session
             task = ending.doc.task if ending.doc is not None else None
             report_failure(session.common, ending.failure, ending.rows, task)
             raise SystemExit(int(ending.failure.exit_status))
-    except (HermesError, KeyboardInterrupt) as exc:
-        _end(session, *failure_of(exc), report)
     except BrokenPipeError:  # stdout pointed at /dev/null: the final flush cannot raise again
         quiet_pipe_exit(session.env.stdout)
     except SystemExit:  # `session.ending` and the commands that end with their own status
         raise
-    except Exception as exc:
-        if debug_enabled(session.common):
+    except (KeyboardInterrupt, Exception) as exc:
+        if isinstance(exc, HermesError | KeyboardInterrupt):
+            error, status = failure_of(exc)
+        elif debug_enabled(session.common):
             raise
-        internal = HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)")
-        _end(session, internal, 1, report)
+        else:
+            why = f"{type(exc).__name__} (rerun with --debug for the traceback)"
+            error, status = HermesError(Code.INTERNAL, why), 1
+        if report is not None:
+            report(error, status)
+        elif error.code is not Code.INTERRUPTED or session.common.json:  # a plain Ctrl-C says nothing
+            report_failure(session.common, error, session.known_rows())
+        raise SystemExit(status) from None
 
 
 def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
@@ -470,15 +475,6 @@ def live_failure(common: Common, reporter: Any, error: HermesError, status: int,
         reporter.result(
             Outcome("interrupted" if interrupted else "failed", "unknown", None, status), *entries
         )
-
-
-def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
-    """Report `error` (a plain interrupt without `--json` says nothing), then exit with `status`."""
-    if report is not None:
-        report(error, status)
-    elif error.code is not Code.INTERRUPTED or session.common.json:
-        report_failure(session.common, error, session.known_rows())
-    raise SystemExit(status)
 
 
 # `show`'s and `older`'s one read returns a `Transcript` that `finish` renders once. A `Step`
@@ -496,8 +492,7 @@ def read_transcript(
     step: Step | None = None,
     picked: RowFilter | None = None,
 ) -> Transcript:
-    """Read the task `child_id`, run `step`, and build the document; `picked` selects the rows
-    shown (and reported)."""
+    """Read the task, run `step`, build the document; `picked`: the rows shown (and reported)."""
     anchor = check_id(child_id, what="CHILD_ID")
     tips = [check_id(t, what="--tip") for t in tip or []]
     with session.reading() as (client, hints):
@@ -522,8 +517,7 @@ def read_transcript(
 
 
 def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc], None]) -> Transcript:
-    """`output` the document unless the error document replaces it (`--json`); the failure is
-    the shell's to report (`session.ending`)."""
+    """`output` the document unless the error document replaces it (the shell's to report)."""
     if reading.doc is not None and (reading.failure is None or not common.json):
         output(reading.doc)
     return reading

@@ -85,8 +85,7 @@ def tui(
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
-    """The screen over this session's client and store: `start` runs a parent's loop in a thread
-    of its own, its events to `emit`."""
+    """The screen: `start` runs a parent's loop in a thread of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
     from hermes_task.cli.recover import parent_loop  # lazy: as threading
