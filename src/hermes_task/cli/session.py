@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -373,10 +373,8 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
                 write=env.write_stdout,
                 encoding=getattr(env.stdout, "encoding", None) or "utf-8",
             )
-            try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+            with closing(stream):  # painted from sanitised text, about 200 rows at a time
                 terminal_rows.transcript(out.to(stream.feed), doc, painted)
-            finally:
-                stream.close()
     emit_warnings(common, doc.warnings)
 
 
