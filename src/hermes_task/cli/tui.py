@@ -18,11 +18,9 @@ from hermes_task.failures import HermesError
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, WarningItem
-    from hermes_task.dashboard.client import DashboardClient
     from hermes_task.reading.family import FamilyFollower, FamilyReporter
-    from hermes_task.reading.hints import StoreHints
     from hermes_task.reading.reader import TaskReader
-    from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
+    from hermes_task.render.livescreen import Emit, Loop, TaskScreenApp
 
 STOP_WAIT = 5.0  # seconds the screen waits, after q, for the loop's request in flight
 PARENTS = 50  # the parents listed when no PARENT_ID is given (`parents --limit`'s most)
@@ -92,7 +90,11 @@ def build(
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
     from hermes_task.core.sanitize import check_id  # lazy: as threading
+    from hermes_task.core.wire import PAGE_LIMIT  # lazy: as threading
+    from hermes_task.reading.hints import admit  # lazy: as threading
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.reading.reader import TaskReader  # lazy: as threading
+    from hermes_task.reading.stream import Plan, read_batches  # lazy: as threading
     from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as threading
     from hermes_task.render.livescreen import EventFeed, Loop, TaskScreenApp  # lazy: as threading
 
@@ -130,41 +132,29 @@ def build(
         thread.start()
         return Loop(stop, thread)
 
-    return TaskScreenApp(
-        start=start,
-        parent_id=parent,
-        parents=lambda: session.parents(PARENTS),
-        older=older_reader(client, hints, lineage),
-        url=session.settings.url,
-        interval=interval,
-        exit_status=exit_status,
-    )
+    readers: dict[str, TaskReader] = {}  # `o`'s, one per child, kept across presses
 
-
-def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
-    """`o`: one more batch of a child's older rows, as `older` pages (a reader per child, kept
-    across presses, gated on the lineages the loop proved)."""
-    from hermes_task.core.wire import PAGE_LIMIT  # lazy: the work, off --help
-    from hermes_task.reading.hints import admit  # lazy: as PAGE_LIMIT
-    from hermes_task.reading.reader import TaskReader  # lazy: as PAGE_LIMIT
-    from hermes_task.reading.stream import Plan, read_batches  # lazy: as PAGE_LIMIT
-
-    readers: dict[str, TaskReader] = {}
-
-    def read(child: str) -> tuple[list[Row], list[WarningItem], bool]:
+    def older(child: str) -> tuple[list[Row], list[WarningItem], bool]:
+        """One more batch of a child's older rows, as `older` pages, gated on the proven lineages."""
         reader = readers.get(child)
         warnings: list[WarningItem] = []
         if reader is None:
             parents = frozenset().union(*(loop.lineages() for loop in list(lineage.values())))
-            gate = admit(parents, client.detail)
-            reader = TaskReader(client, child, hint=True, store=hints, admit=gate)
+            reader = TaskReader(client, child, hint=True, store=hints, admit=admit(parents, client.detail))
             snap = reader.refresh()
             if snap.failure is not None:
                 raise snap.failure
             warnings += snap.warnings
             readers[child] = reader
         paged = read_batches(reader, Plan(batches=1, limit=PAGE_LIMIT))
-        warnings += paged.warnings
-        return reader.rows(), warnings, reader.reached_start
+        return reader.rows(), warnings + paged.warnings, reader.reached_start
 
-    return read
+    return TaskScreenApp(
+        start=start,
+        parent_id=parent,
+        parents=lambda: session.parents(PARENTS),
+        older=older,
+        url=session.settings.url,
+        interval=interval,
+        exit_status=exit_status,
+    )
