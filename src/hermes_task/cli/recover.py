@@ -1,6 +1,6 @@
 """`hermes-task recover`: the delegated tasks of a parent chat, once or (`--watch`) until every
 task is terminal; and the parent loops `follow --parent` and `tui` share (`drive`,
-`settled_timing`). The JUnit file: docs/commands.md "`--junit FILE`".
+`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`".
 """
 
 from __future__ import annotations
