@@ -298,8 +298,7 @@ parents_app = command_app()
 @with_common(pager=False)
 def parents(
     limit: Annotated[
-        int,
-        typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100)."),
+        int, typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100).")
     ] = 10,
     header: Header = False,
     utc: Utc = False,

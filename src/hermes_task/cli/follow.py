@@ -56,11 +56,7 @@ def follow(
     no_hint: NoHint = False,
     interval: Interval = 2.0,
     exit_status: Annotated[
-        bool,
-        typer.Option(
-            "--exit-status",
-            help="Exit 8 when the task did not close itself (agent_close).",
-        ),
+        bool, typer.Option("--exit-status", help="Exit 8 when the task did not close itself (agent_close).")
     ] = False,
     timeout: Annotated[
         float | None,
