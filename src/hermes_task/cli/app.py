@@ -286,8 +286,7 @@ def _config_text(doc: Any) -> str:
     shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
     key_w = max(len(k) for k in shown)
     val_w = max(len(v) for v in shown.values())
-    for key, value in shown.items():
-        lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
+    lines += [f"{k:<{key_w}}  {v:<{val_w}}  {doc.settings[k].source}".rstrip() for k, v in shown.items()]
     return "\n".join(lines) + "\n"
 
 

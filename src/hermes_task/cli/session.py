@@ -190,7 +190,6 @@ class Session:
         return output_target(self.common)
 
     def console(self, stderr: bool = False) -> Console:
-        """The rich console on stdout (or stderr), made on first use."""
         if stderr not in self._consoles:
             self._consoles[stderr] = rich_console(self.common, stderr=stderr)
         return self._consoles[stderr]
@@ -217,7 +216,6 @@ class Session:
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
-        """The `--debug` line writer, or None when debugging is off."""
         if not debug_enabled(self.common):
             return None
 
@@ -297,7 +295,7 @@ class Session:
             self.close()
 
     def close(self) -> None:
-        """Close the store, then the client; safe to call again."""
+        """Close the store, then the client (again: nothing)."""
         hints, client = self._hints, self._client
         self._hints = self._client = None
         try:
@@ -423,11 +421,8 @@ def stop_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-Report = Callable[["HermesError", int], None]
-
-
 @contextmanager
-def shell(session: Session, *, report: Report | None = None) -> Iterator[Session]:
+def shell(session: Session, *, report: Callable[[HermesError, int], None] | None = None) -> Iterator[Session]:
     """Every way the block can end becomes its exit status; the session is closed, then
     `session.ending` (a failure read past) reported. `report(error, status)` replaces the
     error document and line (the live commands write their events through it)."""
