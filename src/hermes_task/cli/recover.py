@@ -170,16 +170,10 @@ def recover(
         parent = check_id(parent_id, what="PARENT_ID")
         junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
-            details = SharedDetails(client)  # one run, one answer per session
+            details, debug = SharedDetails(client), session.debug  # one run, one answer per session
             try:
                 got = read_parent_tasks(
-                    client,
-                    hints,
-                    parent,
-                    shared=details,
-                    recursive=recursive,
-                    pages=pages,
-                    debug=session.debug,
+                    client, hints, parent, shared=details, recursive=recursive, pages=pages, debug=debug
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
