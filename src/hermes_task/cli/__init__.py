@@ -1,8 +1,6 @@
-"""The command-line interface: the typer app (`app.py`), the shared options and injected
-environment (`options.py`), the session and its shell (`session.py`), the pager, and one module
-per command; the only package that imports typer. `main` is still found here (console scripts
-of older versions import `hermes_task.cli:main`), imported only when asked for: `app.py`
-imports this package's modules, so this file must not import `app.py` first.
+"""The command-line interface (the only package that imports typer): the root app, the shared
+options, the session, the pager and one module per command. `main` is still found here for older
+console scripts, imported only when asked for (`app.py` imports this package first).
 """
 
 from __future__ import annotations

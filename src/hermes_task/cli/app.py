@@ -1,12 +1,6 @@
-"""The command tree: the typer app, its root options, and the commands that describe the tool
-itself (`completion`, `schema`, `config`) or list where a PARENT_ID comes from (`parents`).
-
-Commands live one per module, each a typer app of its own (`options.command_app()`), the
-body's heavy imports inside it. The root group is click's lazy group: a command's module is
-imported and converted only when that command is looked up, so `show` never pays for follow's,
-recover's or export's modules (issue 18). Invariant: importing this module imports typer and
-`options.py`, not rich, httpx, core or a command module. `config show` describes secrets,
-never prints them.
+"""The command tree: the root app (a lazy group: a command's module is imported only when that
+command is looked up), the commands that describe the tool itself (`completion`, `schema`,
+`config`) and `parents`. Invariant: importing this module imports typer and `options.py` only.
 """
 
 from __future__ import annotations
@@ -17,7 +11,7 @@ import io
 import os
 import sys
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from typer.completion import get_completion_inspect_parameters, shell_complete
@@ -34,9 +28,6 @@ from hermes_task.cli.options import (
     current,
     with_common,
 )
-
-if TYPE_CHECKING:
-    from hermes_task.cli.session import Session
 
 PROG = "hermes-task"
 COMPLETE_VAR = "_HERMES_TASK_COMPLETE"
@@ -56,17 +47,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("hermes_task.cli.app", "config_app"),
 }
 
-if os.environ.get(COMPLETE_VAR):
-    # A shell asks for completions: typer registers its bash/zsh/fish classes only when
-    # `add_completion` is on (it is off: no rc-file-editing --install-completion); this
-    # public function of typer's registers them as `add_completion` would.
+if os.environ.get(COMPLETE_VAR):  # a shell asks: register typer's shell classes (`add_completion` is off)
     get_completion_inspect_parameters()
 
 
 class LazyGroup(typer.core.TyperGroup):
-    """The root group: click's lazy-loading pattern (`list_commands`/`get_command`) over
-    `COMMANDS`. A command is imported and converted once, when looked up, then kept in
-    `self.commands` as `add_command` keeps any other."""
+    """The root group: click's lazy-loading pattern over `COMMANDS`, each converted once."""
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
@@ -80,15 +66,13 @@ class LazyGroup(typer.core.TyperGroup):
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         if args and args[0] not in self.list_commands(ctx):
-            # typer suggests close names ("Did you mean 'show'?") from the commands it holds:
-            # on an unknown name, every command is loaded first.
+            # typer suggests close names ("Did you mean 'show'?") from the commands it holds.
             for name in COMMANDS:
                 self.get_command(ctx, name)
         return super().resolve_command(ctx, args)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        """Usage errors spelled like every other failure: `error: invalid usage: …` first,
-        then the usage line and a hint (click's own `Error: …` comes last, capitalised)."""
+        """Usage errors spelled like every other failure: `error: invalid usage: …`, usage, hint."""
         if kwargs.get("standalone_mode", True) is False:
             return super().main(*args, **kwargs)
         try:
@@ -143,7 +127,6 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point."""
     try:
         app(obj=Environment())
     except BrokenPipeError:
@@ -157,9 +140,7 @@ SchemaName = StrEnum("SchemaName", "transcript events tasks parents search error
 
 
 def completion_script(shell: str) -> str:
-    """The completion script for `shell`, exactly as `hermes-task completion SHELL` prints it:
-    typer's template for the shell (the `source` answer of its completion protocol, which
-    typer's public `shell_complete` only echoes), stripped, one newline."""
+    """The completion script for `shell` (tools/regen.py too): typer's answer to `source_SHELL`."""
     get_completion_inspect_parameters()  # registers typer's shell classes
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -251,12 +232,12 @@ def config_show(**shared: Any) -> None:
     common = Common.of(shared)
     from hermes_task import settings  # lazy: the work, off --help
     from hermes_task.cli.pager import pager_setting  # lazy: as settings
-    from hermes_task.cli.session import Session, run  # lazy: as settings
+    from hermes_task.cli.session import Session, shell  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
     from hermes_task.render.jsontext import document, explain  # lazy: as settings
 
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         env = dict(common.env.environ)
         path = settings.config_path(env)
         invalid: HermesError | None = None
@@ -292,8 +273,6 @@ def config_show(**shared: Any) -> None:
         if invalid is not None:
             raise SystemExit(int(invalid.exit_status))
 
-    run(Session(common), body)
-
 
 def _config_text(doc: Any) -> str:
     from hermes_task.core.sanitize import clean_line  # lazy: the work, off --help
@@ -307,8 +286,7 @@ def _config_text(doc: Any) -> str:
     shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
     key_w = max(len(k) for k in shown)
     val_w = max(len(v) for v in shown.values())
-    for key, value in shown.items():
-        lines.append(f"{key:<{key_w}}  {value:<{val_w}}  {doc.settings[key].source}".rstrip())
+    lines += [f"{k:<{key_w}}  {v:<{val_w}}  {doc.settings[k].source}".rstrip() for k, v in shown.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -319,8 +297,7 @@ parents_app = command_app()
 @with_common(pager=False)
 def parents(
     limit: Annotated[
-        int,
-        typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100)."),
+        int, typer.Option("--limit", metavar="N", min=1, max=100, help="List at most N chats (1-100).")
     ] = 10,
     header: Header = False,
     utc: Utc = False,
@@ -335,11 +312,11 @@ def parents(
     words). Piped, one tab-separated line per chat. Without a store: exit 12.
     """
     common = Common.of(shared)
-    from hermes_task.cli.session import Session, emit_warnings, run, stderr_line  # lazy: the work
+    from hermes_task.cli.session import Session, emit_warnings, shell, stderr_line  # lazy: the work
     from hermes_task.core.documents import ParentsDoc  # lazy: as the session
     from hermes_task.render.jsontext import document  # lazy: as the session
 
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         entries, warnings = session.parents(limit)
         session.close()
         env = common.env
@@ -357,5 +334,3 @@ def parents(
                 lines = terminal.parent_lines(entries, header=header, utc=utc)
                 env.write_stdout("".join(line + "\n" for line in lines))
         emit_warnings(common, warnings)
-
-    run(Session(common), body)

@@ -1,11 +1,7 @@
-"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON).
-
-The reading is `reading/tasktree.py`, the mapping the pure `render/otlp.trace`; this module
-sends the result where it is asked to go: `--output FILE` (atomically; `-` is stdout),
-`--endpoint URL` (OTLP/HTTP: `POST URL/v1/traces`), else an endpoint the OpenTelemetry SDK's
-variables name (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, `OTEL_EXPORTER_OTLP_ENDPOINT` plus
-`/v1/traces`), else stdout. Headers (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else
-`OTEL_EXPORTER_OTLP_HEADERS`) are never printed: they may carry a receiver's API key.
+"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON),
+read by `reading/tasktree.py`, mapped by `render/otlp.trace`, sent where `--output`,
+`--endpoint` or the OpenTelemetry SDK's variables say. Headers are never printed: they may
+carry a receiver's API key.
 """
 
 from __future__ import annotations
@@ -92,15 +88,14 @@ def export(
     if output is not None and endpoint is not None:
         raise typer.BadParameter("choose one destination: --output FILE or --endpoint URL")
     from hermes_task import __version__  # lazy: the version, only when a trace is written
-    from hermes_task.cli.session import Session, check_target, run, write_atomic  # lazy: the command's work
+    from hermes_task.cli.session import Session, check_target, shell, write_atomic  # lazy: the command's work
     from hermes_task.core.sanitize import check_id  # lazy: as the reports
     from hermes_task.reading.tasktree import read_trace  # lazy: as the reports
     from hermes_task.render.jsontext import document, event  # lazy: as the reports
     from hermes_task.render.otlp import trace  # lazy: as the reports
 
     environ = common.env.environ
-
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         parent = check_id(parent_id, what="PARENT_ID")
         url = None if output is not None else traces_url(endpoint, environ)
         headers = otlp_headers(environ) if url is not None else {}
@@ -112,18 +107,14 @@ def export(
         if url is not None:
             post(session, url, headers, event(request).encode("ascii"))
         elif output not in (None, "-"):
-            try:
-                write_atomic(output, document(request))
-            except OSError as exc:
-                raise HermesError(Code.USAGE, f"--output {output}: {exc.strerror or exc}") from None
+            write_atomic(output, document(request), "--output")
         else:
             common.env.write_stdout(document(request))
 
-    run(Session(common), body)
-
 
 def traces_url(endpoint: str | None, environ: Mapping[str, str]) -> str | None:
-    """Where to POST (module docstring), or None for stdout; not http(s): a usage error."""
+    """Where to POST: `--endpoint` (plus /v1/traces), else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+    (as is), else `OTEL_EXPORTER_OTLP_ENDPOINT` plus /v1/traces; None: stdout."""
     if endpoint is not None:
         url = endpoint if endpoint.rstrip("/").endswith(TRACES_PATH) else endpoint.rstrip("/") + TRACES_PATH
     elif environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
@@ -139,8 +130,7 @@ def traces_url(endpoint: str | None, environ: Mapping[str, str]) -> str | None:
 
 
 def otlp_headers(environ: Mapping[str, str]) -> dict[str, str]:
-    """The receiver's headers (`key=value,...`, percent-decoded, as the OpenTelemetry SDK reads
-    them); a malformed pair is a usage error naming its place only."""
+    """The receiver's headers, as the OpenTelemetry SDK reads them; a bad pair names its place only."""
     raw = environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
     headers: dict[str, str] = {}
     for place, pair in enumerate(raw.split(","), start=1):
@@ -167,8 +157,7 @@ def shown(url: str) -> str:
 
 
 def post(session: Session, url: str, headers: dict[str, str], body: bytes) -> None:
-    """`POST url` with the request; a receiver that cannot be reached, times out or refuses
-    it is one failure line (exit 7; 6 for a 4xx: the receiver does not take this request)."""
+    """`POST url` with the request; a failure is one line (exit 7; 6 for a 4xx)."""
     import httpx  # lazy: only when a trace is sent
 
     common = session.common

@@ -1,17 +1,11 @@
-"""`hermes-task follow`: print each new row of a delegated task once, until the task ends; or,
-with `--parent`, every task of a parent chat.
-
-`follow CHILD`: the loop is `reading/polling.py`; its output the terminal (rows on stdout,
-notes on stderr, append-only, no redraw: `render/watchout.TerminalReporter`) or NDJSON events
-(flushed per line; the stream always ends with a `result` event, also on failure). `follow
---parent`: `recover --watch`'s loop (`recover.drive`), each proven child's rows prefixed with
-its task's number. Waiting between reads also watches stdout: a closed pipe ends the follow
-quietly even while nothing is printed.
+"""`hermes-task follow`: each new row of a delegated task once, until it ends (the loop:
+`reading/polling.py`); or, with `--parent`, every task of a parent chat (`recover.drive`).
+NDJSON always ends with a `result` event, also on failure.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -32,9 +26,6 @@ from hermes_task.cli.options import (
     seconds,
     with_common,
 )
-
-if TYPE_CHECKING:
-    from hermes_task.cli.session import Session
 
 app = command_app()
 
@@ -65,11 +56,7 @@ def follow(
     no_hint: NoHint = False,
     interval: Interval = 2.0,
     exit_status: Annotated[
-        bool,
-        typer.Option(
-            "--exit-status",
-            help="Exit 8 when the task did not close itself (agent_close).",
-        ),
+        bool, typer.Option("--exit-status", help="Exit 8 when the task did not close itself (agent_close).")
     ] = False,
     timeout: Annotated[
         float | None,
@@ -105,7 +92,7 @@ def follow(
         raise typer.BadParameter("give either CHILD_ID or --parent PARENT_ID")
     if parent is not None and tip:
         raise typer.BadParameter("--tip names a segment of one task: not with --parent")
-    from hermes_task.cli.session import Session, live_failure, run  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, live_failure, shell  # lazy: the work, off --help
     from hermes_task.core.projection import RowFilter  # lazy: as the session
     from hermes_task.render.watchout import JsonEvents  # lazy: as the session
 
@@ -140,7 +127,7 @@ def follow(
         stderr_tty=env.isatty(env.stderr),
     )
 
-    def body(session: Session) -> None:
+    with shell(session, report=lambda error, status: live_failure(common, reporter, error, status)):
         anchor = check_id(child_id, what="CHILD_ID")
         candidates = [check_id(t, what="--tip") for t in tip or []]
         with session.reading() as (client, hints):
@@ -149,5 +136,3 @@ def follow(
             follower = Follower(reader, reporter, config, clock=env.clock, sleep=sleep, debug=session.debug)
             outcome = follower.run()
         raise SystemExit(outcome.exit_code)
-
-    run(session, body, report=lambda error, status: live_failure(common, reporter, error, status))

@@ -1,19 +1,9 @@
-"""`hermes-task older`: the newest page plus older pages of a delegated task's transcript.
+"""`hermes-task older`: the newest page (read as `show` reads it), then `--pages N` load-older
+batches or `--all` to the start (`reading/stream.py`).
 
-One refresh (as `show`: `session.read_transcript`), then `--pages N` load-older batches
-(`reading/stream.py`), or `--all` to the start with the largest pages the backend allows.
-
-`--all` is written as its pages are proven where the output allows it (a terminal and
-`--format markdown` keep the whole-window path). Piped text: the goal line once the goal is
-known (pages before it are held), each page's rows as read, then the footer, the "nothing
-older" note and the warnings. `--json`: the document opens (`schema_version`, `rows`) with
-the first page and each page's rows follow as elements; what depends on how the read ends
-comes after `rows`: byte for byte the whole-window document, in memory of one page. A task of
-several segments is read whole first (spooled), then written the same way.
-
-A failure after rows were written (a page's error, Ctrl-C, SIGTERM, SIGHUP): piped rows stay
-and the error goes to stderr; with `--json` the open document ends as the error document,
-whose `rows` are those written. Either way the exit status is the failure's.
+`--all` piped or with `--json` is written as its pages are proven, byte for byte the
+whole-window output; a failure after rows were written ends the open document as the error
+document (docs/commands.md "`older`").
 """
 
 from __future__ import annotations
@@ -45,7 +35,7 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import Row, TranscriptDoc, WarningItem
     from hermes_task.core.lineage import Cursor
     from hermes_task.reading.reader import Snapshot, TaskReader
-    from hermes_task.reading.stream import LineageRows, Progress, StreamStats
+    from hermes_task.reading.stream import Progress, StreamStats
 
 app = command_app()
 
@@ -105,23 +95,16 @@ def older(
     )
     from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT  # lazy: as the session
     from hermes_task.reading.reader import Snapshot  # lazy: as the session
-    from hermes_task.reading.stream import (  # lazy: as the session
-        PagingOutcome,
-        Plan,
-        combine_warnings,
-        read_batches,
-    )
+    from hermes_task.reading.stream import PagingOutcome, Plan, combine_warnings, read_batches  # lazy: as it
 
     with shell(Session(common)) as session:
         if pages is not None and all_pages:
             raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
         if min_text is not None and all_pages:
             raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
-        plan = (
-            Plan(batches=None, limit=MAX_LIMIT)
-            if all_pages
-            else Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
-        )
+        plan = Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
+        if all_pages:
+            plan = Plan(batches=None, limit=MAX_LIMIT)
         paged = PagingOutcome()
         unique: list[int] = []  # the rows known after the batches, for --debug
 
@@ -137,7 +120,8 @@ def older(
             return Snapshot(snap.new_keys, combine_warnings(snap.warnings, paged.warnings), snap.failure)
 
         def output(doc: TranscriptDoc) -> None:
-            more = () if all_pages else _more(pages or 1, min_text)
+            text = ("--min-text", str(min_text)) if min_text is not None else ()
+            more = () if all_pages else ("--pages", str((pages or 1) + 1), *text)  # one batch more
             output_transcript(session, doc, reasoning=reasoning, full=full, utc=utc, more=more)
             if not common.json and paged.new_rows == 0 and not doc.coverage.has_older:
                 nothing_older(common, doc.task.root_id)
@@ -155,7 +139,7 @@ def older(
 
 @contextmanager
 def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
-    """A transient "page N" status on stderr, only when stderr is a terminal."""
+    """A transient "page N" status on stderr, only on a terminal."""
     if not common.env.isatty(common.env.stderr):
         yield None
         return
@@ -163,8 +147,7 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
 
     from hermes_task.cli.session import color_enabled  # lazy: the work, off --help
 
-    # Not `Session.err_console()`: with colour off it forces a non-terminal console, and a status
-    # line needs cursor movement even in monochrome.
+    # Not `Session.err_console()`: a status line needs cursor movement even without colour.
     color = color_enabled(common, common.env.stderr)
     err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
     with err.status("reading older rows", spinner="dots") as status:
@@ -175,25 +158,16 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
         yield update
 
 
-def _more(pages: int, min_text: int | None) -> tuple[str, ...]:
-    """`older`'s options that read one batch more than these did (the footer's suggestion)."""
-    text = ("--min-text", str(min_text)) if min_text is not None else ()
-    return ("--pages", str(pages + 1), *text)
-
-
 def nothing_older(common: Common, root_id: str) -> None:
-    """The note that no older page added a row (both paths of `older`, never with `--json`)."""
+    """The note that no older page added a row (never with `--json`)."""
     from hermes_task.cli.session import stderr_line  # lazy: the work, off --help
-    from hermes_task.core.sanitize import clean_line  # lazy: as stderr_line
 
-    text = f"note: nothing older: the newest page holds every row of task {clean_line(root_id)}"
-    stderr_line(common, text, "dim")
+    stderr_line(common, f"note: nothing older: the newest page holds every row of task {root_id}", "dim")
 
 
 @dataclass
 class _JsonRows:
-    """`--json` written as it is read: `ROWS_OPEN` with the first page, each page's rows as
-    `rows` elements, then the rest of the document (`rows_close`), a transcript or an error."""
+    """`--json` as it is read: `ROWS_OPEN`, each page's rows as elements, then the rest (`close`)."""
 
     common: Common
     rows: int = 0
@@ -211,11 +185,19 @@ class _JsonRows:
             self.common.env.write_stdout(text)
 
     def close(self, doc: Any) -> None:
-        """End the document as `doc` (its `rows` empty: those written are its rows)."""
         from hermes_task.render.jsontext import rows_close  # lazy: the command's work
 
         self.add([])
         self.common.env.write_stdout(rows_close(doc, self.rows))
+
+    def fail(self, exc: HermesError | KeyboardInterrupt) -> NoReturn:
+        """End the document as the error document of `exc`, its rows those written."""
+        from hermes_task.cli.session import error_document, error_lines, failure_of  # lazy: the work
+
+        error, status = failure_of(exc)
+        self.close(error_document(error))
+        error_lines(self.common, error)
+        raise SystemExit(status)
 
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
@@ -233,7 +215,7 @@ def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **
 
 
 def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
-    """A failure before anything was written: reported as without streaming, then exit."""
+    """A failure before anything was written: reported as without streaming."""
     from hermes_task.cli.session import report_failure  # lazy: the command's work
 
     report_failure(common, error, reader.rows())
@@ -241,8 +223,7 @@ def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoRetu
 
 
 def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
-    """One segment: rows written (piped text or `--json`) as each page is proven; piped, the
-    pages are held until one states the goal (the goal line comes before the rows)."""
+    """One segment, each page written as it is proven (piped: from the one stating the goal)."""
     from hermes_task.reading.reader import goal_of  # lazy: the work
     from hermes_task.reading.stream import StreamStats, Unstreamable, stream_pages  # lazy: the work
 
@@ -251,28 +232,21 @@ def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], 
     pages = stream_pages(reader, stats)
     try:
         held = [next(pages)]
+        reader.goal = goal_of(held[0]) if not reader.continues_parent else None
+        seek = reader.goal is None and not reader.continues_parent and not common.json
+        while seek and reader.goal is None and (page := next(pages, None)) is not None:
+            held.append(page)
+            reader.goal = goal_of(page)
     except Unstreamable:
         return False
     except HermesError as exc:
         _unwritten(common, exc, reader)
-    reader.goal = goal_of(held[0]) if not reader.continues_parent else None
-    seek = reader.goal is None and not reader.continues_parent and not common.json
-    while seek and reader.goal is None:
-        try:
-            page = next(pages)
-        except StopIteration:
-            break
-        except HermesError as exc:
-            _unwritten(common, exc, reader)
-        held.append(page)
-        reader.goal = goal_of(page)
     _write(session, reader, stats, warnings, held, pages, view)
     return True
 
 
 def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
-    """Several segments: every window read and spooled, then written in display order
-    (`reading/stream.py`); nothing is written before the last page is read."""
+    """Several segments: every window read and spooled, then written in display order."""
     from hermes_task.reading.stream import LineageRows, StreamStats, Unstreamable  # lazy: the work
 
     common = session.common
@@ -288,22 +262,17 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
         except Unstreamable:
             return False
         except HermesError as exc:
-            _fail_read(common, exc, reader, lineage)
+            if not stats.pages or not common.json:
+                _unwritten(common, exc, reader)
+            out = _JsonRows(common)  # the rows read so far, then the error
+            lineage.read_so_far()
+            for rows in lineage.pages():
+                out.add(rows)
+            out.fail(exc)
         _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())
         return True
     finally:
         lineage.close()
-
-
-def _fail_read(common: Common, error: HermesError, reader: TaskReader, lineage: LineageRows) -> None:
-    """A failure before anything was written: the rows read so far (`--json`), then exit."""
-    if not lineage.stats.pages or not common.json:
-        _unwritten(common, error, reader)
-    out = _JsonRows(common)
-    lineage.read_so_far()
-    for rows in lineage.pages():
-        out.add(rows)
-    _fail(common, error, out)
 
 
 def _write(
@@ -316,9 +285,8 @@ def _write(
     view: dict[str, Any],
     cur: Cursor | None = None,
 ) -> None:
-    """The document (its rows left out) with `first`, then `pages`, each page written as it
-    comes: piped text, or `--json`, whose goal is the first row stating one on any page (the
-    task head comes after the rows) unless the caller settled it."""
+    """The document with `first`, then `pages`, each page written as it comes; `--json`'s goal
+    is the first row stating one on any page (the task head comes after the rows)."""
     from msgspec.structs import replace  # lazy: the command's work
 
     from hermes_task.cli.session import emit_warnings  # lazy: the command's work
@@ -337,7 +305,7 @@ def _write(
                 if seek_goal and reader.goal is None:
                     reader.goal = goal_of(rows)
         except (HermesError, KeyboardInterrupt) as exc:
-            _fail(common, exc, out)
+            out.fail(exc)
     else:
         common.env.write_stdout(head_text(doc, session.target.columns))
         for rows in chain(first, pages):  # a failure: the rows written stay, the shell reports it
@@ -353,14 +321,3 @@ def _write(
     emit_warnings(common, final.warnings)
     if cur is None and stats.older == 0:  # as the windowed path: no older page added a row
         nothing_older(common, final.task.root_id)
-
-
-def _fail(common: Common, exc: HermesError | KeyboardInterrupt, out: _JsonRows) -> NoReturn:
-    """End the open document as the error document of `exc` (a page's failure, Ctrl-C or a
-    stop signal), its rows those written, say it on stderr and exit with its status."""
-    from hermes_task.cli.session import error_document, error_lines, failure_of  # lazy: the command's work
-
-    error, status = failure_of(exc)
-    out.close(error_document(error))
-    error_lines(common, error)
-    raise SystemExit(status)

@@ -1,17 +1,9 @@
-"""What a command is given: the `Environment` it runs in (injected, so tests replace it instead
-of patching), the options every reading command shares, declared once, and the `Common` object
-they fill; also the options and arguments several commands take (ids completed from the store).
+"""What a command is given: the `Environment` it runs in (a test passes its own as typer's
+context object instead of patching globals), the options every reading command shares,
+declared once (`with_common`: the same spelling, help and order everywhere), the `Common`
+they fill, and the options and arguments several commands take.
 
-`Environment` carries what the commands would otherwise take from globals: the environment
-variables, stdout and stderr, the tty test, the clock, the idle sleep and the HTTP transport;
-a test passes its own as typer's context object (`CliRunner().invoke(app, args,
-obj=Environment(...))`). No command reads `os.environ`, `sys.stdout`, `time.monotonic` or
-constructs an httpx transport except through it.
-
-Invariant: every reading command accepts exactly the same connection and output options
-(`with_common`), spelled and documented the same way, in the same order after its own options;
-importing this module imports typer and msgspec, nothing of the layers below the CLI (root
-`--help` imports it). Help is click's plain formatter everywhere: no rich panels.
+Invariant: importing this module imports typer and msgspec only (root `--help` imports it).
 """
 
 from __future__ import annotations
@@ -22,6 +14,7 @@ import sys
 import time
 import typing
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
@@ -41,10 +34,8 @@ def stream_isatty(stream: Any) -> bool:
 
 
 class Environment(Struct):
-    """What a command may touch of the outside world. `stdout`/`stderr` default to the
-    streams current at the time of use (CliRunner swaps `sys.stdout` per invocation);
-    `sleep` None means the idle sleep that also watches stdout for a closed pipe;
-    `variables` None means `os.environ` as it is when read."""
+    """What a command may touch of the outside world; None: the real one as it is when used
+    (CliRunner swaps `sys.stdout` per invocation; `sleep`: the idle sleep that watches stdout)."""
 
     variables: Mapping[str, str] | None = None
     stdout_stream: TextIO | None = None
@@ -76,8 +67,7 @@ class Environment(Struct):
 
 
 def current(ctx: Any) -> Environment:
-    """The Environment of the running command (`ctx` is typer's Context): its context
-    object, else the real one."""
+    """The Environment of the running command: typer's context object, else the real one."""
     obj = ctx.find_root().obj if ctx is not None else None
     return obj if isinstance(obj, Environment) else Environment()
 
@@ -85,7 +75,7 @@ def current(ctx: Any) -> Environment:
 ColorMode = StrEnum("ColorMode", "auto always never")
 # What `--format` names: text (a table or rows, the default), json (`--json`), markdown.
 OutputFormat = StrEnum("OutputFormat", "text json markdown")
-# The roles `--role` names (`core.rowfilter.ROLES`; a test keeps the two lists equal).
+# The roles `--role` names (a test keeps them `core.rowfilter.ROLES`).
 RoleName = StrEnum("RoleName", "user assistant tool system")
 
 
@@ -111,8 +101,7 @@ class Common(Struct, frozen=True):
 
     @classmethod
     def of(cls, shared: dict[str, Any]) -> Common:
-        """The `Common` of a command's `**shared` options (`with_common`), typer's context among
-        them. `--json` is `--format json`; the two disagreeing is a usage error (exit 2)."""
+        """The `Common` of a command's `**shared` options; `--json` is `--format json`."""
         picked = dict(shared)
         env = current(picked.pop("typer_context"))
         json_out, chosen = picked.pop("json_out", False), picked.pop("output_format", None)
@@ -125,19 +114,15 @@ class Common(Struct, frozen=True):
 
 
 def command_app(**settings: Any) -> typer.Typer:
-    """The typer app a command module declares its command (or group) in: help in click's
-    plain formatter (as the root), no `--install-completion` of its own (`hermes-task
-    completion` prints the script)."""
+    """A command's typer app: click's plain help (no rich panels), no `--install-completion`."""
     return typer.Typer(
         rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **settings
     )
 
 
 def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
-    """A shell completion from the local store: `core.lineage.<propose>(rows, profile, 50)`
-    over the store's newest rows with a parent (`Store.recent_with_parent`), for the store and
-    profile the command line names, filtered by what was typed; `[]` whenever that is not
-    possible. A completion makes no request: what it proposes is not proven over HTTP."""
+    """A shell completion from the local store the command line names: `core.lineage.<propose>`
+    over its newest rows with a parent; `[]` whenever that is not possible. No request."""
 
     def complete(ctx: typer.Context, incomplete: str) -> list[str]:
         from hermes_task import settings  # lazy: completion only (the config file, the store)
@@ -150,11 +135,8 @@ def _store_completer(propose: str) -> Callable[[typer.Context, str], list[str]]:
             resolved = settings.resolve(env=dict(current(ctx).environ), **given)
             if resolved.store is None:
                 return []
-            store = Store(resolved.store)
-            try:
+            with closing(Store(resolved.store)) as store:
                 found: list[str] = getattr(lineage, propose)(store.recent_with_parent(), resolved.profile, 50)
-            finally:
-                store.close()
             return [sid for sid in found if sid.startswith(incomplete)]
         except Exception:  # StoreUnavailable too: a completion never prints a traceback into the shell
             return []
@@ -169,19 +151,16 @@ complete_parent_id = _store_completer("propose_parents")
 
 
 def complete_gateway(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of --gateway: the gateway names of the config file."""
     from hermes_task.settings import gateway_names  # lazy: the config file, only when a shell completes
 
     return [name for name in gateway_names(dict(current(ctx).environ)) if name.startswith(incomplete)]
 
 
 def argument(metavar: str, help: str, complete: Callable[..., list[str]] | None = None) -> Any:
-    """An argument listed without a default."""
     return typer.Argument(metavar=metavar, help=help, show_default=False, autocompletion=complete)
 
 
 def seconds(flag: str, **option: Any) -> Any:
-    """An option of a duration in seconds (S, at least 0)."""
     return typer.Option(flag, metavar="S", min=0.0, **option)
 
 
@@ -262,14 +241,13 @@ Quiet = Annotated[
 
 
 def _option(name: str, kind: Any, default: Any, *flags: str, **option: Any) -> tuple[str, Any, Any]:
-    """A shared option as (parameter name, `Annotated` type, default); its flag `--NAME` unless `flags`."""
+    """A shared option as (parameter name, `Annotated` type, default); its flag `--NAME` by default."""
     return name, Annotated[kind, typer.Option(*flags or ("--" + name.replace("_", "-"),), **option)], default
 
 
 def _connection(
     name: str, metavar: str, help: str, kind: Any = str | None, **extra: Any
 ) -> tuple[str, Any, Any]:
-    """A connection option, None unless given, listed without a default (its help names it)."""
     return _option(name, kind, None, metavar=metavar, help=help, show_default=False, **extra)
 
 
@@ -348,11 +326,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def with_common(
     *, pager: bool = True, events: str | None = None, formats: bool = False, json: bool = True
 ) -> Callable[[F], F]:
-    """Append the shared options to the decorated command's signature; the command takes them
-    as `**shared` and builds its `Common.of(shared)` first. `pager` adds --pager/--no-pager;
-    `events` words --json as NDJSON events of that schema; `formats` adds `--format` after
-    --json; `json` False: no --json (`export` writes another format, `tui` a screen).
-    `--timeout` is never shared: it bounds a whole run; per request it is `--request-timeout`."""
+    """Append the shared options to the command's signature (it takes them as `**shared`):
+    --json (worded as NDJSON `events` of that schema) unless not `json`, `--format` with
+    `formats`, --pager/--no-pager with `pager`. `--timeout` is never shared: it bounds a run."""
 
     def decorate(func: F) -> F:
         hints = typing.get_type_hints(func, include_extras=True)
@@ -373,9 +349,8 @@ def with_common(
             *(inspect.Parameter(n, keyword, default=d, annotation=a) for n, a, d in shared + _SHARED),
             inspect.Parameter("typer_context", keyword, annotation=typer.Context),
         ]
-        # typer has no option groups and reads a command's parameters from `inspect.signature`,
-        # which honours `__signature__` (PEP 362, not a typer internal): typer calls the command
-        # itself, no wrapper frame in between.
+        # typer reads a command's parameters from `inspect.signature`, which honours
+        # `__signature__` (PEP 362): typer calls the command itself, no wrapper frame between.
         func.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         return func
 

@@ -1,11 +1,6 @@
-"""The pager for long `show`/`older` output on a terminal: choice (pure) and `Stream`.
-
-The command is `HERMES_TASK_PAGER`, then `PAGER`, then `less -FRX`; either variable set to
-an empty string or to `cat` turns paging off (gh's `GH_PAGER` rule). `less` gets `LESS=FRX`
-when `LESS` is unset, so the painters' colour codes show as colour and one screen of output does
-not wait for `q`. The caller decides the rest (never with `--json`, in `follow`, or when
-stdout is not a TTY). The pager only ever receives text that was already rendered from
-sanitised strings: nothing from the backend reaches it unfiltered.
+"""The pager for long `show`/`older` output on a terminal: its choice (docs/configuration.md
+"Colour, pager and debugging") and `Stream`. It only receives text rendered from sanitised
+strings.
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ PAGER_ENVS = ("HERMES_TASK_PAGER", "PAGER")
 
 
 def pager_setting(env: Mapping[str, str]) -> tuple[str | None, str]:
-    """(command line, None when paging is off; where it came from: an env name or "default")."""
+    """(command line, None when paging is off; an env name or "default")."""
     for name in PAGER_ENVS:
         if name in env:
             value = env[name].strip()
@@ -42,18 +37,15 @@ def pager_command(env: Mapping[str, str]) -> list[str] | None:
 
 
 def should_page(requested: bool | None, lines: int, height: int) -> bool:
-    """`--pager` pages always, `--no-pager` never; by default only output taller than the
-    screen is paged (the caller has already checked that stdout is a TTY)."""
+    """`--pager` pages always, `--no-pager` never, by default only output taller than the screen."""
     return requested if requested is not None else lines >= height
 
 
 @dataclass(kw_only=True)
 class Stream:
-    """Rendered text fed in pieces (`feed`) as it is formatted: held until it is taller than
-    the screen (or at once with --pager), then piped to the pager as it comes, so the pager
-    shows the start before the end is formatted; written directly when paging is off, the
-    pager cannot start, or the whole text fits. `close` ends the input and waits for the
-    pager (Ctrl-C meanwhile is the pager's)."""
+    """Rendered text fed in pieces: held until it is taller than the screen (or at once with
+    --pager), then piped to the pager as it comes; written directly when paging is off, the
+    pager cannot start, or the whole text fits."""
 
     requested: bool | None
     height: int
@@ -103,7 +95,7 @@ class Stream:
                 stdin.close()
 
     def close(self) -> bool:
-        """End the text; True when the pager showed it."""
+        """End the text and wait for the pager; True when it showed the text."""
         if self.proc is None:
             if self.held:
                 self.write("".join(self.held))

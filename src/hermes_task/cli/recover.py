@@ -1,16 +1,6 @@
-"""`hermes-task recover`: the delegated tasks of a parent chat, optionally as a nested tree,
-once or (`--watch`) until every task is terminal; and the parent loops that `follow --parent`
-and `tui` share (`drive`, `settled_timing`).
-
-`--watch`: NDJSON events with `--json`; else a table redrawn in place on a terminal or
-appended tab-separated task lines when piped (`render/watchout.py`). SIGTERM and SIGHUP stop
-it as Ctrl-C does, and the loop still writes its `result` (exit 143 / 129 / 130).
-
-The JUnit file is written however `recover` or its `--watch` ends once it has started
-reading: every task known so far, a run that failed as a failing testcase of its own. The
-last rows of a task that did not pass are read as `show` reads them, unless a signal stopped
-the watch; a signal while they are read ends the reading, the file is written with what was
-read, then the signal ends the command as usual.
+"""`hermes-task recover`: the delegated tasks of a parent chat, once or (`--watch`) until every
+task is terminal; and the parent loops `follow --parent` and `tui` share (`drive`,
+`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`".
 """
 
 from __future__ import annotations
@@ -32,10 +22,11 @@ if TYPE_CHECKING:
     from hermes_task.core.documents import TaskEntry, TasksDoc
     from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import SharedDetails
-    from hermes_task.reading.family import OpenChild
-    from hermes_task.reading.polling import Outcome
+    from hermes_task.reading.family import Tagged
+    from hermes_task.reading.polling import Outcome, PollConfig
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
+    from hermes_task.reading.watcher import Watcher
     from hermes_task.render.rows import View
 
 INTERVAL = 2.0
@@ -168,39 +159,31 @@ def recover(
         raise typer.BadParameter("--timeout bounds a --watch; the per-request timeout is --request-timeout")
     if start_timeout is not None:
         raise typer.BadParameter("--start-timeout bounds a --watch's wait for the parent: add --watch")
-    from hermes_task.cli.session import Session, run  # lazy: the work, off --help
+    from hermes_task.cli.session import Session, shell  # lazy: the work, off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.verdict import exit_status as verdict_exit  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
     from hermes_task.reading.tasktree import read_parent_tasks  # lazy: as the session
     from hermes_task.render.rows import View  # lazy: as the session
 
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         parent = check_id(parent_id, what="PARENT_ID")
-        junit_file = JunitFile.checked(junit, parent)
+        junit_file = JunitFile(junit, parent)
         with session.reading() as (client, hints):
-            # One run, one answer per session (reading/tasktree.py).
-            shared = SharedDetails(client)
+            details, debug = SharedDetails(client), session.debug  # one run, one answer per session
             try:
                 got = read_parent_tasks(
-                    client,
-                    hints,
-                    parent,
-                    shared=shared,
-                    recursive=recursive,
-                    pages=pages,
-                    debug=session.debug,
+                    client, hints, parent, shared=details, recursive=recursive, pages=pages, debug=debug
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
-                junit_file.write(
-                    [], still="", read=None, failure=exc if isinstance(exc, HermesError) else stop
-                )
+                failure = exc if isinstance(exc, HermesError) else stop
+                junit_file.write([], still="", read=None, failure=failure)
                 raise
             markdown = common.output_format is OutputFormat.markdown
-            # The report reads each child as asked (whole, or --pages); the JUnit file only
-            # the newest page of the tasks that did not pass (the report's read when it has one).
-            reader = child_reader(session, got.paths, pages=pages if markdown else 1, shared=shared)
+            # The report reads each child as asked; the JUnit file the newest page of a task
+            # that did not pass (the report's read when there is one).
+            reader = child_reader(session, got.paths, pages=pages if markdown else 1, shared=details)
             output(session, got.doc, status or [], header, reader, View(full=full, utc=utc))
             signal = junit_file.write(got.doc.tasks, still="still running when read", read=reader)
             if signal is not None:
@@ -208,14 +191,11 @@ def recover(
         if exit_status and (code := int(verdict_exit(got.doc.tasks))):
             raise SystemExit(code)
 
-    run(Session(common), body)
-
 
 def output(
     session: Session, doc: TasksDoc, status: list[TaskStatus], header: bool, read: Reader, view: View
 ) -> None:
-    """The task list as JSON, the Markdown report (children read through `read`), a table on a
-    terminal, or tab-separated lines; `--status` filters what is shown, never the summary."""
+    """The tasks as JSON, the Markdown report, a table or piped lines; `--status` filters them."""
     from msgspec.structs import replace  # lazy: the work, off --help
 
     from hermes_task.cli.session import emit_warnings  # lazy: as replace
@@ -255,8 +235,7 @@ def child_reader(
     pages: int | None,
     shared: SharedDetails | None = None,
 ) -> Reader:
-    """Each task's child read once (`ChildReads`, `pages` as `recover --pages`), owned by a
-    segment of its conversation's proven lineage (`paths`; one not read is its own id alone)."""
+    """Each task's child read once, owned by a segment of its conversation's proven lineage."""
     from hermes_task.core.ui_strings import RECOVER  # lazy: the work, off --help
     from hermes_task.reading.tasktree import ChildReads  # lazy: as RECOVER
 
@@ -272,20 +251,18 @@ def child_reader(
 
 @dataclass
 class JunitFile:
-    """The `--junit FILE` of one run (`path` None: none): `write` it once, from what the run knows."""
+    """The `--junit FILE` of one run (`path` None: none), its place checked before any read,
+    written once from what the run knows."""
 
     path: str | None
     parent_id: str
     written: bool = False
 
-    @classmethod
-    def checked(cls, path: str | None, parent_id: str) -> JunitFile:
-        """Before any read: the file of `--junit path`, once its place is writable (exit 2)."""
+    def __post_init__(self) -> None:
         from hermes_task.cli.session import check_target  # lazy: the work, off --help
 
-        if path is not None:
-            check_target(path)
-        return cls(path, parent_id)
+        if self.path is not None:
+            check_target(self.path)
 
     def write(
         self,
@@ -296,18 +273,11 @@ class JunitFile:
         failure: HermesError | None = None,
         unread: str = "",
     ) -> KeyboardInterrupt | None:
-        """The report of `tasks`; `still` says when a running task was seen, `read` reads a
-        task's child for its last rows (None: `unread` says why not), `failure` is how the run
-        failed. A stop signal while reading ends the reading and is returned once the file is
-        written; a file that cannot be written is a usage error (exit 2)."""
+        """The report of `tasks`, each not passed with its child's last rows (`read`; None:
+        `unread` says why); a stop signal ends the reading and is returned once written."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
-        from hermes_task.render.report import (  # lazy: as write_atomic
-            document,
-            failed_run,
-            last_rows_text,
-            suites_of,
-        )
+        from hermes_task.render.report import document, failed_run, last_rows_text, suites_of  # lazy: as it
 
         if self.written or self.path is None:
             return None
@@ -325,23 +295,17 @@ class JunitFile:
         suites = suites_of(self.parent_id, tasks, still, last_rows)
         if failure is not None:
             suites[0][1].append(failed_run(self.parent_id, failure.code.value, failure.message))
-        try:
-            write_atomic(self.path, document(suites))
-        except OSError as exc:
-            raise HermesError(Code.USAGE, f"--junit {self.path}: {exc.strerror or exc}") from None
+        write_atomic(self.path, document(suites), "--junit")
         return stopped[0] if stopped else None
 
     def watched(self, outcome: Outcome, entries: list[TaskEntry], read: Reader) -> KeyboardInterrupt | None:
-        """The file of a watch that ended: the last rows of the tasks that did not pass are read
-        unless a signal stopped the watch (or it failed: its reads would fail alike)."""
-        if outcome.ending == "timeout":
-            still = "still running when --timeout ran out"
-        elif outcome.ending == "interrupted":
-            still = f"still running when the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})"
-        elif outcome.ending == "failed" and outcome.failure is not None:
-            still = f"still running when the watch failed: {outcome.failure.message}"
-        else:
-            still = "still running when the watch ended"
+        """The file of a watch that ended; no last rows read after a signal or a failure."""
+        when = {
+            "timeout": "--timeout ran out",
+            "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
+            "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
+        }.get(outcome.ending)
+        still = f"still running when {when or 'the watch ended'}"
         quiet = outcome.ending in ("interrupted", "failed")
         unread = still.replace("still running when ", "not read: ") if quiet else ""
         return self.write(
@@ -349,8 +313,7 @@ class JunitFile:
         )
 
     def failed(self, error: HermesError, status: int) -> None:
-        """The run ended by `error` before its tasks were known: the file says so (not for a
-        usage error: nothing was read)."""
+        """The run ended by `error` before its tasks were known (not a usage error: no read)."""
         if error.exit_status is ExitStatus.USAGE:
             return
         if error.code is Code.INTERRUPTED:
@@ -396,17 +359,11 @@ def drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Run the parent loop to its outcome through the shell: `recover --watch`'s, or with `rows`
-    (each task's rows, chosen as `follow CHILD` chooses them) `follow --parent`'s, without
-    the usage reads. A failure outside the loop's own handling: the JUnit file saying so, the
-    error event or line, then (`--json`) `result`."""
-    from hermes_task.cli.session import QuietNotes, live_failure, run, stderr_line  # lazy: off --help
+    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the
+    shell; a failure outside the loop's own handling: the JUnit file saying so, `live_failure`."""
+    from hermes_task.cli.session import QuietNotes, live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.reading.api import SharedDetails  # lazy: as the session
-    from hermes_task.reading.family import FamilyFollower  # lazy: as the session
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
-    from hermes_task.reading.reader import TaskReader  # lazy: as the session
-    from hermes_task.reading.watcher import Watcher  # lazy: as the session
 
     common = session.common
     if limits["start_timeout"] is None:
@@ -416,29 +373,6 @@ def drive(
         reporter = QuietNotes(reporter)
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
-    def body(session: Session) -> None:
-        parent = check_id(parent_id, what="PARENT_ID")
-        junit_file = JunitFile.checked(junit, parent)
-        files.append(junit_file)
-        with session.reading() as (client, _hints):
-            reader = TaskReader(client, parent, hint=False)
-            shared = SharedDetails(client)  # one cycle's details: the watch clears it each cycle
-            timing = settled_timing(session, shared, reporter, usage=rows is None)
-            watcher = (
-                Watcher(reader, reporter, config, **timing)
-                if rows is None
-                else FamilyFollower(
-                    reader, reporter, config, open_child(session, shared), rows=rows, **timing
-                )
-            )
-            outcome = watcher.run()
-            read = child_reader(session, {parent: reader.path}, pages=1)
-            stop = junit_file.watched(outcome, watcher.entries, read)
-            if stop is not None:  # the watch's `result` is written: end as the signal says
-                raise SystemExit(interrupt_status(stop))
-        if outcome.exit_code:
-            raise SystemExit(outcome.exit_code)
-
     def report(error: HermesError, status: int) -> None:
         for junit_file in files:
             try:
@@ -447,22 +381,57 @@ def drive(
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
         live_failure(common, reporter, error, status, [])
 
-    run(session, body, report=report)
+    with shell(session, report=report):
+        parent = check_id(parent_id, what="PARENT_ID")
+        files.append(JunitFile(junit, parent))
+        with session.reading():
+            watcher = parent_loop(session, parent, reporter, config, family=rows is not None, rows=rows)
+            outcome = watcher.run()
+            read = child_reader(session, {parent: watcher.reader.path}, pages=1)
+            stop = files[0].watched(outcome, watcher.entries, read)
+            if stop is not None:  # the watch's `result` is written: end as the signal says
+                raise SystemExit(interrupt_status(stop))
+        if outcome.exit_code:
+            raise SystemExit(outcome.exit_code)
 
 
-def open_child(session: Session, shared: SharedDetails) -> OpenChild:
-    """How `follow --parent` and `tui` read a child, once proven: as `follow CHILD` reads it; the
-    detail its store proposal was proven with this cycle is its first read."""
-    from hermes_task.reading.hints import admit  # lazy: the work, off --help
-    from hermes_task.reading.reader import TaskReader  # lazy: as admit
+def parent_loop(
+    session: Session,
+    parent: str,
+    reporter: Any,
+    config: PollConfig,
+    sleep: Callable[[float], None] | None = None,
+    *,
+    family: bool = True,
+    rows: RowFilter | None = None,
+    depth: int = 0,
+) -> Watcher:
+    """A parent's loop: `recover --watch`'s, or (`family`) also each proven child's rows, read as
+    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks."""
+    from hermes_task.core.projection import RowFilter  # lazy: the work, off --help
+    from hermes_task.reading.api import SharedDetails  # lazy: as RowFilter
+    from hermes_task.reading.family import FamilyFollower  # lazy: as RowFilter
+    from hermes_task.reading.hints import admit  # lazy: as RowFilter
+    from hermes_task.reading.reader import TaskReader  # lazy: as RowFilter
+    from hermes_task.reading.watcher import Watcher  # lazy: as RowFilter
 
     client, hints = session.client, session.hints
+    reader = TaskReader(client, parent, hint=False)
+    shared = SharedDetails(client)  # one cycle's details: the loop clears it each cycle
+    timing = settled_timing(session, shared, reporter, sleep, usage=rows is None)
+    if not family:
+        return Watcher(reader, reporter, config, **timing)
 
     def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
         gate = admit(parents, client.detail)
         return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
-    return open_child
+    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
+        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
+
+    return FamilyFollower(
+        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timing
+    )
 
 
 def settled_timing(
@@ -473,10 +442,8 @@ def settled_timing(
     *,
     usage: bool = True,
 ) -> dict[str, Any]:
-    """What every parent loop waits and resolves by: the clock, the idle sleep (which watches
-    stdout), the jitter, `--debug`, each cycle's store proposals of children (proven against its
-    `shared` details) and the settle step of the tasks whose child ended unreported (with
-    `usage`, their usage too)."""
+    """What every parent loop waits and resolves by: clock, sleep, jitter, `--debug`, the store's
+    children (proven against `shared`), the settle step of children ended unreported (`usage`)."""
     from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
     from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
     from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep

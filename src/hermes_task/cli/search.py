@@ -1,27 +1,17 @@
-"""`hermes-task search`: a pattern looked for in every task's whole transcript of a parent chat.
-
-The reading is `hermes_task.reading.task_search` (the
-tasks as `recover` finds them, each child read as `older --all` reads it); the output
-`render/searchout.py`: NDJSON events with `--json`, tab-separated lines when piped, readable
-groups on a terminal. The exit status is grep's in this tool's numbers
-(`core/search.search_status`): 0 a line matched, 10 none did in a search that read
-everything, 11 none did but something was not read; failures to read the parent keep their
-usual codes. With `--json` a failure is an `error` event, then `result`.
+"""`hermes-task search`: a pattern in every task's whole transcript of a parent chat (read by
+`reading/task_search.py`, written by `render/searchout.py`); the exit status grep's in this
+tool's numbers (docs/exit-codes.md). With `--json` a failure is an `error` event, then `result`.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from hermes_task.cli.options import Common, Utc, argument, command_app, with_common
 from hermes_task.failures import Code, HermesError
-
-if TYPE_CHECKING:
-    from hermes_task.cli.session import Session
-    from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch
 
 app = command_app()
 
@@ -59,37 +49,34 @@ def search(
     Reads the parent's tasks as recover does (their child sessions proposed by the local store and proven over HTTP), then each child as older --all reads it: every proven segment, every row, tool output and tool call arguments included. Prints each matching line with its task number, child session, row id, role and time. Exit 0 when a line matched, 10 when none did and every transcript was searched whole, 11 when none did but not everything could be read (a task without a known child, an unreadable child, a bound).
     """
     common = Common.of(shared)
-    from hermes_task.cli.session import (  # lazy: the work
-        Session,
-        error_lines,
-        report_failure,
-        run,
-        stderr_line,
-    )
+    from hermes_task.cli.session import Session, dropped, error_lines, shell, stderr_line  # lazy: the work
     from hermes_task.core.projection import PatternError, compile_pattern, search_status  # lazy: off --help
-    from hermes_task.core.sanitize import check_id, clean_line  # lazy: as the session
+    from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.core.ui_strings import RECOVER  # lazy: as the session
     from hermes_task.reading.task_search import Query, Tally, search_parent  # lazy: as the session
-    from hermes_task.render.searchout import JsonSearch  # lazy: as the session
+    from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch  # lazy: as the session
 
     session = Session(common)
-    reporter = _reporter(session, utc=utc)
+    reporter: JsonSearch | LinesSearch | TerminalSearch
+    if common.json:
+        reporter = JsonSearch(common.env.write_stdout)
+    else:  # readable groups on a terminal, tab-separated lines off one
+        kind = TerminalSearch if session.target.tty else LinesSearch
+        notes = partial(stderr_line, common)
+        reporter = kind(session.target, notes, lambda code: not dropped(common.quiet, code), utc=utc)
     tally = Tally()
 
     def report(error: HermesError, status: int) -> None:
-        """A failure of the whole search: its lines on stderr; with --json an `error` event
-        (not when interrupted) and the `result` with what was found so far."""
-        interrupted = error.code is Code.INTERRUPTED
-        if not isinstance(reporter, JsonSearch):
-            if not interrupted:
-                report_failure(common, error)
-            return
-        if not interrupted:
-            reporter.error(error)
+        """A failure of the whole search: its lines on stderr (not when interrupted); with --json
+        an `error` event before them and the `result` with what was found so far."""
+        if error.code is not Code.INTERRUPTED:
+            if isinstance(reporter, JsonSearch):
+                reporter.error(error)
             error_lines(common, error)
-        reporter.result(tally, status)
+        if isinstance(reporter, JsonSearch):
+            reporter.result(tally, status)
 
-    def body(session: Session) -> None:
+    with shell(session, report=report):
         try:
             compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
         except PatternError as exc:
@@ -100,23 +87,7 @@ def search(
             search_parent(client, parent, hints, query, reporter, tally)
         status = int(search_status(tally.matches, complete=tally.complete))
         if tally.tasks == 0 and not common.json:
-            stderr_line(common, RECOVER["no_tasks"].format(sid=clean_line(parent)), "dim")
+            stderr_line(common, RECOVER["no_tasks"].format(sid=parent), "dim")
         reporter.result(tally, status)
         if status:
             raise SystemExit(status)
-
-    run(session, body, report=report)
-
-
-def _reporter(session: Session, *, utc: bool) -> JsonSearch | LinesSearch | TerminalSearch:
-    """NDJSON with --json; else readable groups on a terminal, tab-separated lines off one."""
-    from hermes_task.cli.session import dropped, stderr_line  # lazy: the work, off --help
-    from hermes_task.render.searchout import JsonSearch, LinesSearch, TerminalSearch  # lazy: as dropped
-
-    common = session.common
-    if common.json:
-        return JsonSearch(common.env.write_stdout)
-    kind = TerminalSearch if session.target.tty else LinesSearch
-    return kind(
-        session.target, partial(stderr_line, common), lambda code: not dropped(common.quiet, code), utc=utc
-    )

@@ -1,18 +1,10 @@
-"""One command's run: its session (gh's Factory, httpie's Environment), the shell around it,
-and how its output and failures are written.
+"""One command's run: its `Session` (gh's Factory: the options, the settings resolved once, the
+`--debug` writer and, made on first use, the client, the store's hints and the outputs), the
+`shell` around it, and how its output and failures are written.
 
-The `Session` holds the command's options, the settings resolved once, the `--debug` writer,
-and, made on first use, the dashboard client, the local store (read-only; all it proposes is
-proven over HTTP before use) and the outputs (stdout as the painters' `Target`, rich consoles).
-
-`shell` is the only place an exception becomes an exit status: a `HermesError` its documented
-status (with `--json` its error document); Ctrl-C 130, SIGTERM 143, SIGHUP 129; a closed stdout
-a quiet 0 (stdout pointed at /dev/null, so the final flush cannot raise again); anything else
-an internal error, its traceback only under `--debug`. Invariant: however a command ends,
-stdout carries at most one complete JSON document (or complete NDJSON lines) and stderr one
-line per failure (`clean_line`: a message quoting the backend can add neither a line nor an
-escape), coloured only when stderr takes colour. `--quiet` keeps the warnings about the setup
-(`legacy_backend`, `store_unavailable`) off the terminal; JSON keeps every warning.
+`shell` is the only place an exception becomes an exit status (docs/exit-codes.md). However a
+command ends, stdout carries at most one complete JSON document (or whole NDJSON lines) and
+stderr one `clean_line` per failure, coloured only when stderr takes colour.
 """
 
 from __future__ import annotations
@@ -26,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -77,8 +69,7 @@ def color_enabled(common: Common, stream: Any) -> bool:
 
 
 def output_target(common: Common) -> Target:
-    """stdout as the painters' output (`render/__init__.py`): its size a terminal's, else
-    `columns` and 25 lines."""
+    """stdout as the painters' output: its size a terminal's, else `columns` and 25 lines."""
     env = common.env
     tty = env.isatty(env.stdout)
     width, height = terminal_size(env.environ, env.stdout) if tty else (columns(env.environ), 25)
@@ -87,11 +78,8 @@ def output_target(common: Common) -> Target:
 
 
 def rich_console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr): no markup from data, no terminal line padded with
-    trailing spaces, never a stderr message broken into lines (the terminal wraps it, a copied
-    message stays one line), a closed pipe a quiet exit. Its width: `columns` off a terminal;
-    on one, None (rich follows the terminal as it changes) unless COLUMNS is set but not sane
-    (rich would take `COLUMNS=0` as it is), then `terminal_size`'s."""
+    """A rich console on stdout (or stderr): no markup from data, no line padded with spaces, a
+    closed pipe a quiet exit. On a terminal rich follows its width, unless COLUMNS is not sane."""
     from hermes_task.render.terminal import QuietConsole  # lazy: rich, only for what rich draws
 
     env = common.env
@@ -117,15 +105,12 @@ def rich_console(common: Common, *, stderr: bool = False) -> Console:
 
 
 def columns(environ: Mapping[str, str]) -> int:
-    """The width for a non-terminal: `COLUMNS` when it is a sane number, else 100 (a broken
-    COLUMNS must never cost the error message it was about to print)."""
+    """The width off a terminal: a sane `COLUMNS`, else 100 (never an error of its own)."""
     return sane_width(environ.get("COLUMNS")) or 100
 
 
 def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
-    """(columns, lines) of the terminal `stream` is: `COLUMNS` and `LINES` when sane, else
-    what the terminal reports, else 80 and 25 (`COLUMNS=0` or 99999 must not leave a
-    zero-wide or absurd screen)."""
+    """(columns, lines) of the terminal `stream`: sane `COLUMNS`/`LINES`, else measured, else 80x25."""
     try:
         size = os.get_terminal_size(stream.fileno())
         measured_width, measured_height = size.columns, size.lines
@@ -167,31 +152,26 @@ def error_lines(common: Common, error: HermesError) -> None:
         stderr_line(common, f"hint: {error.hint}", "dim")
 
 
-# The SGR parameters of the styles stderr lines are written in.
 STDERR_STYLES = {"bold red": "1;31", "bold yellow": "1;33", "yellow": "33", "dim": "2", "": ""}
 
 
 def stderr_line(common: Common, line: str, style: str) -> None:
     """`line` on stderr, sanitised to one line, in `style` when stderr takes colour."""
-    stream = common.env.stderr
-    line = clean_line(line)
-    code = STDERR_STYLES[style]
-    if code and color_enabled(common, stream):
+    line, code = clean_line(line), STDERR_STYLES[style]
+    if code and color_enabled(common, common.env.stderr):
         line = f"\x1b[{code}m{line}\x1b[0m"
-    stream.write(line + "\n")
-    stream.flush()
+    common.env.write_stderr(line + "\n")
 
 
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
 def debug_enabled(common: Common) -> bool:
-    """`--debug`, or HERMES_TASK_DEBUG set (and not 0)."""
     return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
 
 
 class Session:
-    """What one run of a command works with (module docstring)."""
+    """What one run of a command works with."""
 
     def __init__(self, common: Common) -> None:
         self.common = common
@@ -201,8 +181,7 @@ class Session:
         self._client: DashboardClient | None = None
         self._hints: StoreHints | None = None
         self._consoles: dict[bool, Console] = {}
-        # Where `--debug` lines go while a live display holds the terminal (`recover --watch`):
-        # above it, not into the region it redraws. None: straight to stderr.
+        # While a live table holds the terminal (`recover --watch`), `--debug` lines go above it.
         self.debug_above: Callable[[str], None] | None = None
 
     @cached_property
@@ -210,17 +189,13 @@ class Session:
         """stdout as the painters' output, as it was when the command first wrote."""
         return output_target(self.common)
 
-    def console(self) -> Console:
-        """The rich console on stdout (`rich_console`), made on first use."""
-        return self._console(False)
-
-    def err_console(self) -> Console:
-        return self._console(True)
-
-    def _console(self, stderr: bool) -> Console:
+    def console(self, stderr: bool = False) -> Console:
         if stderr not in self._consoles:
             self._consoles[stderr] = rich_console(self.common, stderr=stderr)
         return self._consoles[stderr]
+
+    def err_console(self) -> Console:
+        return self.console(True)
 
     @cached_property
     def settings(self) -> settings_module.Settings:
@@ -241,7 +216,6 @@ class Session:
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
-        """The `--debug` line writer, or None when debugging is off."""
         if not debug_enabled(self.common):
             return None
 
@@ -271,8 +245,7 @@ class Session:
             follow_redirects=False,
             headers={"User-Agent": f"hermes-task/{__version__}", "Accept": "application/json"},
             trust_env=False,
-            # Certificates are verified for https://; a plain-http URL needs no TLS context, and
-            # building one loads the CA bundle (about 35 ms of every run).
+            # Plain http needs no TLS context (building one loads the CA bundle: 35 ms a run).
             verify=resolved.url.startswith("https://"),
             transport=self.env.transport,
         )
@@ -286,8 +259,7 @@ class Session:
         return client
 
     def open_store(self) -> tuple[Store | None, str | None]:
-        """The local store the settings chose, opened read-only (None without one; the caller
-        closes it), and its path."""
+        """The settings' local store opened read-only (the caller closes it), and its path."""
         path = self.settings.store
         if path is None:
             return None, None
@@ -296,8 +268,7 @@ class Session:
         return Store(path, debug=self.debug), str(path)
 
     def parents(self, limit: int) -> tuple[list[ParentEntry], list[WarningItem]]:
-        """`hermes-task parents`' newest `limit` chats: proposed by the store (opened for this
-        read alone: it is read whole, not through `hints`), proven by the dashboard."""
+        """`parents`' newest `limit` chats: proposed by the whole store, proven by the dashboard."""
         store, path = self.open_store()
         try:
             return find_parents(
@@ -309,7 +280,7 @@ class Session:
 
     @property
     def hints(self) -> StoreHints:
-        """The store's hints (or why there is no store); made on first use."""
+        """The store's hints (or why there is no store), made on first use."""
         if self._hints is None:
             store, path = self.open_store()
             self._hints = StoreHints(store, self.settings.store_off, debug=self.debug, path=path)
@@ -324,7 +295,7 @@ class Session:
             self.close()
 
     def close(self) -> None:
-        """Close what was opened (the store, then the client); safe to call again."""
+        """Close the store, then the client (again: nothing)."""
         hints, client = self._hints, self._client
         self._hints = self._client = None
         try:
@@ -336,22 +307,22 @@ class Session:
 
 
 def dropped(quiet: bool, code: str) -> bool:
-    """Does `--quiet` keep this warning off the terminal?"""
+    """Does `--quiet` keep this warning (about the setup) off the terminal? JSON keeps it."""
     return quiet and code in SETUP_WARNINGS
 
 
 @dataclass
 class QuietNotes:
-    """A terminal reporter (watch, follow --parent) without the repeating warnings."""
+    """A terminal reporter (watch, follow --parent) without the setup warnings."""
 
     inner: Any
 
     def warning(self, item: Any) -> None:
-        if not dropped(True, item.code):
+        if item.code not in SETUP_WARNINGS:
             self.inner.warning(item)
 
     def child_warning(self, entry: Any, item: Any) -> None:
-        if not dropped(True, item.code):
+        if item.code not in SETUP_WARNINGS:
             self.inner.child_warning(entry, item)
 
     def __getattr__(self, name: str) -> Any:
@@ -359,7 +330,7 @@ class QuietNotes:
 
 
 def emit_warnings(common: Common, warnings: list[Any]) -> None:
-    """Warnings as `warning: ...` lines on stderr, but for those `--quiet` drops (not with --json)."""
+    """Warnings as `warning: ...` lines on stderr (not with --json), but those `--quiet` drops."""
     if common.json:
         return
     for warning in warnings:
@@ -374,7 +345,7 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
     if common.json:
         env.write_stdout(document(doc))
         return
-    from hermes_task.render.rows import View  # lazy: the row model (2 ms), not on --json's path
+    from hermes_task.render.rows import View, transcript_chunks  # lazy: the row model, not on --json's path
 
     painted = View(**view)
     if common.output_format is OutputFormat.markdown:
@@ -382,15 +353,12 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
 
         for chunk in transcript_markdown(doc, painted):
             env.write_stdout(chunk)  # a document: never paged, never coloured
-    elif session.target.plain:
-        from hermes_task.render.rows import transcript_chunks  # lazy: as View
-
-        for chunk in transcript_chunks(doc, painted, session.target.columns):
+    elif (out := session.target).plain:
+        for chunk in transcript_chunks(doc, painted, out.columns):
             env.write_stdout(chunk)  # written as it is formatted
     else:
         from hermes_task.render import terminal_rows  # lazy: rich's cell widths, only on a terminal
 
-        out = session.target
         if common.pager is False or not out.tty:
             terminal_rows.transcript(out, doc, painted)
         else:
@@ -403,16 +371,14 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
                 write=env.write_stdout,
                 encoding=getattr(env.stdout, "encoding", None) or "utf-8",
             )
-            try:  # painted from sanitised text, about 200 rows at a time: all the pager sees
+            with closing(stream):  # painted from sanitised text, about 200 rows at a time
                 terminal_rows.transcript(out.to(stream.feed), doc, painted)
-            finally:
-                stream.close()
     emit_warnings(common, doc.warnings)
 
 
 def idle_sleep(stream: Any) -> Callable[[float], None]:
-    """A sleep that returns early with BrokenPipeError once `stream`'s reader has gone (poll
-    reports POLLERR/POLLHUP on the write end of a closed pipe); plain sleep otherwise."""
+    """A sleep that raises BrokenPipeError once `stream`'s reader has gone (poll reports
+    POLLERR/POLLHUP on a closed pipe's write end); plain sleep otherwise."""
     try:
         fd = stream.fileno()
         poller = select.poll()
@@ -455,15 +421,11 @@ def stop_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-Report = Callable[["HermesError", int], None]
-
-
 @contextmanager
-def shell(session: Session, *, report: Report | None = None) -> Iterator[Session]:
-    """The shell around a command's work: every way the block can end becomes its exit status
-    (module docstring). The session is closed however the block ends; `session.ending` (a
-    failure read past) is reported after that. `report(error, status)` replaces the default
-    failure report (the error document and line): `follow` writes its events through it."""
+def shell(session: Session, *, report: Callable[[HermesError, int], None] | None = None) -> Iterator[Session]:
+    """Every way the block can end becomes its exit status; the session is closed, then
+    `session.ending` (a failure read past) reported. `report(error, status)` replaces the
+    error document and line (the live commands write their events through it)."""
     try:
         with stop_signals():
             try:
@@ -475,27 +437,28 @@ def shell(session: Session, *, report: Report | None = None) -> Iterator[Session
             task = ending.doc.task if ending.doc is not None else None
             report_failure(session.common, ending.failure, ending.rows, task)
             raise SystemExit(int(ending.failure.exit_status))
-    except (HermesError, KeyboardInterrupt) as exc:
-        _end(session, *failure_of(exc), report)
-    except BrokenPipeError:
+    except BrokenPipeError:  # stdout pointed at /dev/null: the final flush cannot raise again
         quiet_pipe_exit(session.env.stdout)
     except SystemExit:  # `session.ending` and the commands that end with their own status
         raise
-    except Exception as exc:
-        if debug_enabled(session.common):
+    except (KeyboardInterrupt, Exception) as exc:
+        if isinstance(exc, HermesError | KeyboardInterrupt):
+            error, status = failure_of(exc)
+        elif debug_enabled(session.common):
             raise
-        internal = HermesError(Code.INTERNAL, f"{type(exc).__name__} (rerun with --debug for the traceback)")
-        _end(session, internal, 1, report)
-
-
-def run(session: Session, body: Callable[[Session], None], *, report: Report | None = None) -> None:
-    with shell(session, report=report):
-        body(session)
+        else:
+            why = f"{type(exc).__name__} (rerun with --debug for the traceback)"
+            error, status = HermesError(Code.INTERNAL, why), 1
+        if report is not None:
+            report(error, status)
+        elif error.code is not Code.INTERRUPTED or session.common.json:  # a plain Ctrl-C says nothing
+            report_failure(session.common, error, session.known_rows())
+        raise SystemExit(status) from None
 
 
 def live_failure(common: Common, reporter: Any, error: HermesError, status: int, *entries: Any) -> None:
-    """A live loop's failure outside its own handling: the error event or line (an interrupt says
-    nothing), then with `--json` the `result` event (`entries`: the tasks a watch's names)."""
+    """A live loop's failure outside its own handling: the error event or line (not for an
+    interrupt), then with `--json` the `result` event (`entries`: the tasks a watch names)."""
     from hermes_task.reading.polling import Outcome  # lazy: the live commands only
 
     interrupted = error.code is Code.INTERRUPTED
@@ -507,20 +470,9 @@ def live_failure(common: Common, reporter: Any, error: HermesError, status: int,
         )
 
 
-def _end(session: Session, error: HermesError, status: int, report: Report | None) -> NoReturn:
-    """Report `error` (a plain interrupt without `--json` says nothing), then exit with `status`."""
-    if report is not None:
-        report(error, status)
-    elif error.code is not Code.INTERRUPTED or session.common.json:
-        report_failure(session.common, error, session.known_rows())
-    raise SystemExit(status)
-
-
-# The one transcript read of `show` and `older` returns its outcome (a `Transcript`: the document,
-# None when a step failed before it was built, the rows verified, the failure to report after
-# them) and `finish` renders it once: the two cannot write different documents for one failure.
-# A command's own `Step` after the fill (`--around` windows, older batches) returns the snapshot
-# the document carries, or None when it wrote the output itself (`older --all` streamed).
+# `show`'s and `older`'s one read returns a `Transcript` that `finish` renders once. A `Step`
+# after the fill (`--around`, older's batches) returns the document's snapshot, or None when
+# it wrote the output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
@@ -533,16 +485,14 @@ def read_transcript(
     step: Step | None = None,
     picked: RowFilter | None = None,
 ) -> Transcript:
-    """Read the task `child_id` (its `--tip` candidates, the hint unless `no_hint`), run
-    `step`, and build the document; `picked` selects the rows shown (and reported)."""
+    """Read the task, run `step`, build the document; `picked`: the rows shown (and reported)."""
     anchor = check_id(child_id, what="CHILD_ID")
     tips = [check_id(t, what="--tip") for t in tip or []]
     with session.reading() as (client, hints):
         reader = TaskReader(client, anchor, tips=tips, hint=not no_hint, store=hints)
         session.known_rows = shown = reader.rows if picked is None else (lambda: picked.select(reader.rows()))
         try:
-            # The task's first detail, read here and handed to the first refresh as its read of
-            # it (the same request, one frame nearer `main`: tests/unit/test_frames.py).
+            # The first detail read here: one frame nearer `main` (tests/unit/test_frames.py).
             snap = reader.refresh(client.detail(anchor))
             reader.fill()
             if step is not None:
@@ -560,8 +510,7 @@ def read_transcript(
 
 
 def finish(common: Common, reading: Transcript, output: Callable[[TranscriptDoc], None]) -> Transcript:
-    """`output` the document unless a failure's error document replaces it (`--json`); the
-    reading is the shell's to report (`session.ending`)."""
+    """`output` the document unless the error document replaces it (the shell's to report)."""
     if reading.doc is not None and (reading.failure is None or not common.json):
         output(reading.doc)
     return reading
@@ -578,12 +527,13 @@ def check_target(path: str, option: str = "--junit") -> None:
         raise HermesError(Code.USAGE, f"{option} {path}: the directory {directory} is not writable")
 
 
-def write_atomic(path: str, text: str) -> None:
-    """`text` (UTF-8) as the file `path`, atomically (a temporary file beside it, flushed to disk,
-    renamed over it: a reader never sees half a file), with a new file's permissions."""
+def write_atomic(path: str, text: str, option: str) -> None:
+    """`text` as the file `path`, atomically (a temporary file beside it, renamed over it), with
+    a new file's permissions; one that cannot be written is a usage error of `option`."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    temporary = ""  # none yet: unlinking it fails quietly
     try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -592,7 +542,9 @@ def write_atomic(path: str, text: str) -> None:
         os.umask(mask)
         os.chmod(temporary, 0o666 & ~mask)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         with suppress(OSError):
             os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise HermesError(Code.USAGE, f"{option} {path}: {exc.strerror or exc}") from None
         raise

@@ -55,7 +55,6 @@ def show(
     common = Common.of(shared)
     from hermes_task.cli.session import (  # lazy: the work, off --help
         Session,
-        Step,
         finish,
         output_transcript,
         read_transcript,
@@ -65,7 +64,7 @@ def show(
     from hermes_task.reading.reader import read_around  # lazy: as the session
 
     with shell(Session(common)) as session:
-        step: Step | None = (lambda reader, snap: read_around(reader, around, snap)) if around else None
+        step = (lambda reader, snap: read_around(reader, around, snap)) if around else None
         picked = RowFilter.of(role, tail)  # what is printed, in the error document too
         reading = read_transcript(
             session, child_id=child_id, tip=tip, no_hint=no_hint, step=step, picked=picked

@@ -1,18 +1,14 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
-The screen (`render/livescreen.py`) is one more reporter of the watch loop `recover --watch`
-and `follow --parent` run (`watch_family`), in a thread of its own, its reports posted as
-`core/events.py` events. The loop's `sleep` waits on the screen's stop event: `q` sets it, the
-loop ends at its next wait and the screen waits at most `STOP_WAIT` seconds for a request in
-flight. The exit status is the screen's (`livescreen.quit_status`). Without Textual the command
-says how to install it in one line and exits 2; no other command nor `--help` imports Textual.
+The screen (`render/livescreen.py`) is one more reporter of the parents' watch loop
+(`watch_family`), run in a thread of its own; `q` sets the stop event the loop's `sleep` waits
+on. No other command nor `--help` imports Textual.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -22,12 +18,9 @@ from hermes_task.failures import HermesError
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, WarningItem
-    from hermes_task.dashboard.client import DashboardClient
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter, Tagged
-    from hermes_task.reading.hints import StoreHints
-    from hermes_task.reading.polling import PollConfig
+    from hermes_task.reading.family import FamilyFollower, FamilyReporter
     from hermes_task.reading.reader import TaskReader
-    from hermes_task.render.livescreen import Emit, Loop, ReadOlder, TaskScreenApp
+    from hermes_task.render.livescreen import Emit, Loop, TaskScreenApp
 
 STOP_WAIT = 5.0  # seconds the screen waits, after q, for the loop's request in flight
 PARENTS = 50  # the parents listed when no PARENT_ID is given (`parents --limit`'s most)
@@ -74,9 +67,9 @@ def tui(
     if importlib.util.find_spec("textual") is None:
         common.env.stderr.write(INSTALL + "\n")
         raise typer.Exit(2)
-    from hermes_task.cli.session import Session, run  # lazy: the work (and Textual), off --help
+    from hermes_task.cli.session import Session, shell  # lazy: the work (and Textual), off --help
 
-    def body(session: Session) -> None:
+    with shell(Session(common)) as session:
         screen = build(session, parent_id, interval=interval, exit_status=exit_status, recursive=recursive)
         try:
             code = screen.run()
@@ -86,20 +79,23 @@ def tui(
         if code:
             raise SystemExit(code)
 
-    run(Session(common), body)
-
 
 def build(
     session: Session, parent_id: str | None, *, interval: float, exit_status: bool, recursive: bool = False
 ) -> TaskScreenApp:
-    """The screen over this session's client and store (the tests run it with `run_test`):
-    `start` runs `follower` on a parent in a thread of its own, its events to `emit`."""
+    """The screen: `start` runs a parent's loop in a thread of its own, its events to `emit`."""
     import threading  # lazy: the work (and Textual), off --help
 
+    from hermes_task.cli.recover import parent_loop  # lazy: as threading
     from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
     from hermes_task.core.sanitize import check_id  # lazy: as threading
+    from hermes_task.core.wire import PAGE_LIMIT  # lazy: as threading
+    from hermes_task.reading.hints import admit  # lazy: as threading
     from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.reading.reader import TaskReader  # lazy: as threading
+    from hermes_task.reading.stream import Plan, read_batches  # lazy: as threading
+    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as threading
     from hermes_task.render.livescreen import EventFeed, Loop, TaskScreenApp  # lazy: as threading
 
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
@@ -114,14 +110,15 @@ def build(
         def sleep(seconds: float) -> None:
             if env_sleep is not None:
                 env_sleep(seconds)  # the tests' clock
-            elif stop.wait(seconds):
-                raise KeyboardInterrupt
+            else:
+                stop.wait(seconds)
             if stop.is_set():
                 raise KeyboardInterrupt
 
         feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
         reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
-        follower = watch_family(session, chosen, reporter, config, sleep, recursive)
+        depth = MAX_DEPTH if recursive else 0  # each proven child's own tasks, as `recover --recursive`
+        follower = cast("FamilyFollower", parent_loop(session, chosen, reporter, config, sleep, depth=depth))
 
         def loop() -> None:
             try:
@@ -135,75 +132,29 @@ def build(
         thread.start()
         return Loop(stop, thread)
 
-    return TaskScreenApp(
-        start=start,
-        parent_id=parent,
-        parents=lambda: session.parents(PARENTS),
-        older=older_reader(client, hints, lineage),
-        url=session.settings.url,
-        interval=interval,
-        exit_status=exit_status,
-    )
+    readers: dict[str, TaskReader] = {}  # `o`'s, one per child, kept across presses
 
-
-def watch_family(
-    session: Session,
-    parent: str,
-    reporter: FamilyReporter,
-    config: PollConfig,
-    sleep: Callable[[float], None],
-    recursive: bool,
-) -> FamilyFollower:
-    """The screen's loop: `follow --parent`'s (every proven child's rows) with `recover --watch`'s
-    settle step (a child's end noticed without a parent row, usage), so its statuses, warnings
-    and proofs are theirs; `sleep` is the screen's (it ends the loop on quit). `recursive`: each
-    proven child's own tasks too, each conversation watched as the parent is, to `recover
-    --recursive`'s depth."""
-    from hermes_task.cli.recover import open_child, settled_timing  # lazy: the work, off --help
-    from hermes_task.reading.api import SharedDetails  # lazy: as settled_timing
-    from hermes_task.reading.family import FamilyFollower  # lazy: as settled_timing
-    from hermes_task.reading.reader import TaskReader  # lazy: as settled_timing
-    from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as settled_timing
-    from hermes_task.reading.watcher import Watcher  # lazy: as settled_timing
-
-    reader = TaskReader(session.client, parent, hint=False)
-    shared = SharedDetails(session.client)
-    timing = settled_timing(session, shared, reporter, sleep)
-
-    def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
-
-    depth = MAX_DEPTH if recursive else 0
-    return FamilyFollower(
-        reader, reporter, config, open_child(session, shared), nest=nest, depth=depth, **timing
-    )
-
-
-def older_reader(client: DashboardClient, hints: StoreHints, lineage: dict[str, FamilyFollower]) -> ReadOlder:
-    """`o`: one more batch of older rows of a child, as `hermes-task older` pages (a reader per
-    child, kept across presses, gated on the proven lineages the loop reads: the parent's and,
-    with --recursive, each nested conversation's)."""
-    from hermes_task.core.wire import PAGE_LIMIT  # lazy: the work, off --help
-    from hermes_task.reading.hints import admit  # lazy: as PAGE_LIMIT
-    from hermes_task.reading.reader import TaskReader  # lazy: as PAGE_LIMIT
-    from hermes_task.reading.stream import Plan, read_batches  # lazy: as PAGE_LIMIT
-
-    readers: dict[str, TaskReader] = {}
-
-    def read(child: str) -> tuple[list[Row], list[WarningItem], bool]:
+    def older(child: str) -> tuple[list[Row], list[WarningItem], bool]:
+        """One more batch of a child's older rows, as `older` pages, gated on the proven lineages."""
         reader = readers.get(child)
         warnings: list[WarningItem] = []
         if reader is None:
             parents = frozenset().union(*(loop.lineages() for loop in list(lineage.values())))
-            gate = admit(parents, client.detail)
-            reader = TaskReader(client, child, hint=True, store=hints, admit=gate)
+            reader = TaskReader(client, child, hint=True, store=hints, admit=admit(parents, client.detail))
             snap = reader.refresh()
             if snap.failure is not None:
                 raise snap.failure
             warnings += snap.warnings
             readers[child] = reader
         paged = read_batches(reader, Plan(batches=1, limit=PAGE_LIMIT))
-        warnings += paged.warnings
-        return reader.rows(), warnings, reader.reached_start
+        return reader.rows(), warnings + paged.warnings, reader.reached_start
 
-    return read
+    return TaskScreenApp(
+        start=start,
+        parent_id=parent,
+        parents=lambda: session.parents(PARENTS),
+        older=older,
+        url=session.settings.url,
+        interval=interval,
+        exit_status=exit_status,
+    )
