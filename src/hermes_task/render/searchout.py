@@ -83,13 +83,12 @@ class SearchNotes:
         self.tasks_with_hits = 0
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
-        if task is None:
-            if self.shown(item.code):
-                self.note(f"warning: {item.message}", "bold yellow")
-            return
-        self.warned.add(item.code)
-        text = SEARCH["task_warning"].format(number=clean_line(number_of(task)), message=item.message)
-        self.note(f"warning: {text}", "bold yellow")
+        text = item.message
+        if task is not None:
+            self.warned.add(item.code)
+            text = SEARCH["task_warning"].format(number=clean_line(number_of(task)), message=text)
+        if task is not None or self.shown(item.code):
+            self.note(f"warning: {text}", "bold yellow")
 
     def task(self, outcome: TaskSearch) -> None:
         said, self.warned = self.warned, set()
