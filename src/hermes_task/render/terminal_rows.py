@@ -181,7 +181,15 @@ class Painter(Plain):
         spans = breaks(text, self.width - width_of(indent), self.width - width_of(hang))
         if len(spans) == 1 and len(text) == len(whole):
             return [indent + self.paint(pieces)]
-        cut = [_slice(pieces, start, end) for start, end in spans]
+        starts = [0, *accumulate(len(text) for text, _ in pieces)]  # each piece's first character
+        cut = [
+            [
+                (t[max(s - at, 0) : e - at], what)
+                for (t, what), at in zip(pieces, starts, strict=False)
+                if at + len(t) > s and at < e
+            ]
+            for s, e in spans
+        ]
         return [indent + self.paint(cut[0])] + [hang + self.paint(part) for part in cut[1:]]
 
     def line(self, text: str, what: str) -> str:
@@ -232,18 +240,6 @@ class Painter(Plain):
             lines.pop()
         start = next((i for i, line in enumerate(lines) if line), len(lines))
         return [BODY + line if line else "" for line in lines[start:]] or [""]
-
-
-def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
-    """The pieces' characters from `start` to `end` of their joined text, each keeping its part."""
-    out = []
-    offset = 0
-    for text, what in pieces:
-        after = offset + len(text)
-        if after > start and offset < end:
-            out.append((text[max(start - offset, 0) : end - offset], what))
-        offset = after
-    return out
 
 
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
