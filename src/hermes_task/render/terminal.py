@@ -278,8 +278,7 @@ def _text(entry: ParentEntry) -> tuple[str, str]:
 
 
 def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
-    """The chats' table (`delegated by` when one is itself a delegated child), a count line and
-    how to open one."""
+    """The chats' table (`delegated by` when one was delegated), a count line, how to open one."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),
