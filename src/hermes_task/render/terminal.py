@@ -7,14 +7,14 @@ wrapped; every backend string is `clean_line`d, then only ever wrapped in `Text`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from msgspec import Struct
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from hermes_task.core.documents import TaskEntry, TasksDoc
+from hermes_task.core.documents import ParentEntry, TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render.rows import (
@@ -180,10 +180,6 @@ def _labelled(column: Column, text: str, style: str, label_width: int, width: in
 def lines(table: Table, width: int) -> Iterator[Text]:
     widths = layout(table.columns, table.rows, width)
     return block_lines(table, width) if widths is None else table_lines(table, widths)
-
-
-if TYPE_CHECKING:  # `parents`' entries: only named in annotations, so the painter loads no delegation rules
-    from hermes_task.core.documents import ParentEntry
 
 
 def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
