@@ -1,13 +1,8 @@
 """Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
 GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML (docs/commands.md
 "Markdown (`--format markdown`)", "`--format markdown`: the report of a parent" and "`--junit
-FILE`: JUnit XML for CI").
-
-Invariant: every backend string reaches a Markdown output only through the escaping the docs
-describe: controls stripped (`core/sanitize.py`), then a backslash wherever a character could
-start something (`_` unless between two letters or digits; at a line's start, a punctuation
-character or the `.`/`)` after digits), `@name` defanged with a word joiner. JUnit strings are
-`clean`ed, stripped of what XML 1.0 forbids, and escaped by ElementTree.
+FILE`: JUnit XML for CI"). Every backend string reaches Markdown only through the escaping
+that "Markdown" describes (`escaped` and its kin), and JUnit only through `xml_text`.
 """
 
 from __future__ import annotations
@@ -126,14 +121,12 @@ def code(text: str, *, cell: bool = False) -> str:
 
 
 def fence(text: str) -> str:
-    """`text` as a fenced code block (no newline after it)."""
     body = clean(text)
     ticks = _ticks(body, 3)
     return f"{ticks}\n{body}{ticks}" if body.endswith("\n") else f"{ticks}\n{body}\n{ticks}"
 
 
 def html_text(text: str) -> str:
-    """One line of backend text inside raw HTML."""
     return _defanged(html.escape(clean_line(text).strip(), quote=True))
 
 
@@ -178,7 +171,6 @@ MARKDOWN = MarkdownPainter()
 
 
 def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
-    """Warnings as one quote, a line each (empty when there are none)."""
     lines = [f"> **warning:** {inline(item.message)}" for item in warnings]
     return "\\\n".join(lines) + "\n\n" if lines else ""
 
@@ -257,7 +249,6 @@ def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
 
 
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
-    """One task as a collapsible `<details>` block."""
     title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
     yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
@@ -334,7 +325,6 @@ class Case(Struct, frozen=True):
 
 
 def xml_text(text: str) -> str:
-    """`text` as XML 1.0 may carry it, line breaks and tabs kept."""
     return _NOT_XML.sub(lambda m: f"<U+{ord(m.group()):04X}>", clean(text))
 
 
@@ -383,7 +373,6 @@ def suites_of(
 
 
 def failed_run(parent_id: str, code: str, message: str) -> Case:
-    """The `testcase` of a run that failed itself: reading `parent_id`."""
     return Case(
         f"read {parent_id}", parent_id, None, "error", code, first_line(message, MESSAGE_WIDTH), message
     )

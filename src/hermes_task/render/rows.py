@@ -188,7 +188,6 @@ def row_view(row: Row, view: View) -> RowView:
 
 
 def clip(text: str, width: int) -> str:
-    """`text` cut to `width` characters, its last `…`."""
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -338,10 +337,7 @@ class Plain:
         else:
             head = "".join([text for text, _ in view.header])
             body = [block[0][0] if len(block) == 1 else "".join([t for t, _ in block]) for block in view.body]
-            joined = "\n".join(body)
-            if "\n" in joined:
-                joined = joined.replace("\n", "\n  ")
-            text = f"{head}\n  {joined}"
+            text = f"{head}\n  " + "\n".join(body).replace("\n", "\n  ")
         if "\t" in text:  # rare: rich measures cells only then
             text = "\n".join(expand_tabs(line) if "\t" in line else line for line in text.split("\n"))
         return text

@@ -13,7 +13,6 @@ from msgspec.structs import asdict
 from hermes_task.core.documents import TaskEntry, WarningItem
 from hermes_task.core.events import (
     ErrorEvent,
-    SearchEvent,
     SearchMatch,
     SearchResult,
     SearchTask,
@@ -27,38 +26,23 @@ from hermes_task.failures import HermesError
 from hermes_task.reading.task_search import Tally, TaskSearch
 from hermes_task.render import Target
 from hermes_task.render.jsontext import event
-from hermes_task.render.rows import View, header, plural, when
-from hermes_task.render.terminal_rows import Painter, sgr, width_of
+from hermes_task.render.rows import View, header, number_of, plural, when
+from hermes_task.render.terminal_rows import Painter, width_of
 
 Write = Callable[[str], None]
 Note = Callable[[str, str], None]  # (line, style): one line on stderr
 MAX_SHOWN = 300  # a longer line is shown on a terminal around its first match
 SHOWN_BEFORE = 100
 MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
-STYLES = {
-    "match": "bold red",
-    "number": "green",
-    "mark": "cyan",
-    "label": "dim",
-    "heading": "bold",
-    "segment": "dim",
-}
 
 
 def _ref(task: TaskEntry) -> TaskRef:
     return TaskRef(number=task.number, child_session_id=task.child_session_id or "")
 
 
-def _number(task: TaskEntry) -> str:
-    return clean_line(task.number or "?")
-
-
 class JsonSearch:
     def __init__(self, write: Write) -> None:
         self.write = write
-
-    def _event(self, payload: SearchEvent) -> None:
-        self.write(event(payload))
 
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
         ref = _ref(task)
@@ -66,23 +50,23 @@ class JsonSearch:
             found = asdict(hit)
             row = found.pop("row")
             found.update(session_id=row.session_id, row_id=row.id, role=row.role, kind=row.kind)
-            self._event(SearchMatch(task=ref, timestamp=row.timestamp, **found))
+            self.write(event(SearchMatch(task=ref, timestamp=row.timestamp, **found)))
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
         ref = None if task is None else _ref(task)
-        self._event(SearchWarning(code=item.code, message=item.message, task=ref))
+        self.write(event(SearchWarning(code=item.code, message=item.message, task=ref)))
 
     def task(self, outcome: TaskSearch) -> None:
         found = asdict(outcome)
         task = found.pop("task")
         found.update(number=task.number, goal=task.goal, child_session_id=task.child_session_id)
-        self._event(SearchTask(status=task.status, **found))
+        self.write(event(SearchTask(status=task.status, **found)))
 
     def error(self, error: HermesError) -> None:
-        self._event(ErrorEvent(code=error.code.value, message=error.message, retryable=error.retryable))
+        self.write(event(ErrorEvent(code=error.code.value, message=error.message, retryable=error.retryable)))
 
     def result(self, tally: Tally, exit_code: int) -> None:
-        self._event(SearchResult(**asdict(tally), exit_code=exit_code))
+        self.write(event(SearchResult(**asdict(tally), exit_code=exit_code)))
 
 
 class SearchNotes:
@@ -94,46 +78,38 @@ class SearchNotes:
         self.shown = shown
         self.view = View(utc=utc)
         self.warned: set[str] = set()  # the warning codes said about the current task
-        self.painter = Painter(color=out.color, width=None, markdown=False)  # a terminal's
+        self.painter = Painter(color=out.color, width=None, markdown=False)
         self.heading: str | None = None  # the task whose heading was written last
         self.tasks_with_hits = 0
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
-        if task is None:
-            if self.shown(item.code):
-                self.note(f"warning: {item.message}", "bold yellow")
-            return
-        self.warned.add(item.code)
-        text = SEARCH["task_warning"].format(number=_number(task), message=item.message)
-        self.note(f"warning: {text}", "bold yellow")
+        text = item.message
+        if task is not None:
+            self.warned.add(item.code)
+            text = SEARCH["task_warning"].format(number=clean_line(number_of(task)), message=text)
+        if task is not None or self.shown(item.code):
+            self.note(f"warning: {text}", "bold yellow")
 
     def task(self, outcome: TaskSearch) -> None:
         said, self.warned = self.warned, set()
         if outcome.searched == "whole" or outcome.code in said:
             return  # a warning of its read already said why
         key = "not_searched" if outcome.searched == "no" else "in_part"
-        text = SEARCH[key].format(number=_number(outcome.task), reason=outcome.message or outcome.code)
+        text = SEARCH[key].format(
+            number=clean_line(number_of(outcome.task)), reason=outcome.message or outcome.code
+        )
         self.note(f"warning: {text}", "bold yellow")
+
+    def marked(self, text: str, spans: Sequence[Span], escape: Callable[[str], str]) -> str:
+        out, at = [], 0
+        for start, end in spans:
+            out += [escape(text[at:start]), self.painter.paint([(escape(text[start:end]), "match")])]
+            at = end
+        return "".join([*out, escape(text[at:])])
 
 
 def escape_field(text: str) -> str:
     return clean(text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
-
-
-def _sgr(text: str, what: str, color: bool) -> str:
-    if not (color and text):
-        return text
-    opened, closed = sgr(STYLES[what])
-    return opened + text + closed
-
-
-def _marked(text: str, spans: Sequence[Span], color: bool, escape: Callable[[str], str]) -> str:
-    """`text` escaped piece by piece, its matched `spans` coloured."""
-    out, at = [], 0
-    for start, end in spans:
-        out += [escape(text[at:start]), _sgr(escape(text[start:end]), "match", color)]
-        at = end
-    return "".join([*out, escape(text[at:])])
 
 
 class LinesSearch(SearchNotes):
@@ -147,7 +123,7 @@ class LinesSearch(SearchNotes):
             )
             for line in group.lines:
                 mark = "-" if line.spans is None else ":"
-                text = _marked(line.text, line.spans or (), self.out.color, escape_field)
+                text = self.marked(line.text, line.spans or (), escape_field)
                 lines.append(f"{head}\t{line.number}\t{mark}\t{text}\n")
         self.out.write("".join(lines))
 
@@ -156,10 +132,7 @@ class LinesSearch(SearchNotes):
 
 
 class TerminalSearch(SearchNotes):
-    """A summary line on stderr at the end."""
-
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
-        color = self.out.color
         out: list[str] = []
         key = task.number or ""
         if self.heading != key:
@@ -167,31 +140,30 @@ class TerminalSearch(SearchNotes):
                 out.append("\n")
             self.heading = key
             self.tasks_with_hits += 1
-            ids = f"{_number(task)}  {clean_line(task.child_session_id or '')}  "
+            ids = f"{clean_line(number_of(task))}  {clean_line(task.child_session_id or '')}  "
             goal = " ".join(clean_line(task.goal or "").split())
             room = max(MIN_GOAL, self.out.columns - width_of(ids))  # the ids are never cut
             if width_of(goal) > room:
                 goal = goal[: room - 1].rstrip() + "…"
-            out.append(_sgr(ids + goal, "heading", color) + "\n")
+            out.append(self.painter.paint([(ids + goal, "heading")]) + "\n")
         previous: Group | None = None
         for group in groups(hits):
             if previous is None:  # the row's header, as `show` draws it
                 row = group.row
                 head = self.painter.paint(header(row, self.view))
                 if row.session_id != task.child_session_id:
-                    head += "  " + _sgr(f"segment {clean_line(row.session_id)}", "segment", color)
+                    head += "  " + self.painter.paint([(f"segment {clean_line(row.session_id)}", "segment")])
                 out.append(head + "\n")
             if previous is None or (previous.field, previous.part) != (group.field, group.part):
-                out.append("  " + _sgr(_label(group), "label", color) + "\n")
+                out.append("  " + self.painter.paint([(_label(group), "label")]) + "\n")
             else:
-                out.append("    " + _sgr("--", "mark", color) + "\n")
+                out.append("    " + self.painter.paint([("--", "mark")]) + "\n")
             width = len(str(group.lines[-1].number))
             out += [self._line(line, width) + "\n" for line in group.lines]
             previous = group
         self.out.write("".join(out))
 
     def _line(self, line: GroupLine, width: int) -> str:
-        color = self.out.color
         mark = "-" if line.spans is None else ":"
         text, spans = line.text, line.spans or ()
         left = right = ""
@@ -203,8 +175,8 @@ class TerminalSearch(SearchNotes):
                 (max(s, start) - start, min(e, end) - start) for s, e in spans if e > start and s < end
             )
             text = text[start:end]
-        body = _marked(text, spans, color, clean)
-        number = _sgr(f"{line.number:>{width}}", "number", color) + _sgr(mark, "mark", color)
+        body = self.marked(text, spans, clean)
+        number = self.painter.paint([(f"{line.number:>{width}}", "number"), (mark, "mark")])
         return f"    {number} {left}{body}{right}".rstrip(" ")
 
     def result(self, tally: Tally, exit_code: int) -> None:

@@ -1,24 +1,20 @@
-"""Our table for a terminal, ids whole at any width: `recover`'s tasks (and `recover --watch`'s
-live table), `parents` (and its piped lines); and the filter that keeps rich's line-end padding
-off a terminal. `layout` gives way as docs/commands.md "Narrow terminals" says: `wrap` columns
-shrink to their `least`, then `cut` ones; then the `drop` columns leave, rank 1 first, and
-that is tried again; then each row becomes a block. A row with text only in columns that left
-is not drawn. Invariants: a `whole` cell is never cut or wrapped, nor dropped without a `drop`
-rank; rich never folds a table's lines; every backend string is `clean_line`d, then only ever
-wrapped in `Text`.
+"""Our table for a terminal, ids whole at any width (docs/commands.md "Narrow terminals"):
+`recover`'s tasks (and `recover --watch`'s live table), `parents` (and its piped lines); and
+the filter that keeps rich's line-end padding off a terminal. A `whole` cell is never cut or
+wrapped; every backend string is `clean_line`d, then only ever wrapped in `Text`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from msgspec import Struct
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from hermes_task.core.documents import TaskEntry, TasksDoc
+from hermes_task.core.documents import ParentEntry, TaskEntry, TasksDoc
 from hermes_task.core.sanitize import clean_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render.rows import (
@@ -45,8 +41,6 @@ Fit = Literal["whole", "wrap", "cut"]
 
 
 class Column(Struct, frozen=True):
-    """One column: how its cells give way when the width is short (module docstring)."""
-
     header: str
     fit: Fit = "whole"
     cap: int | None = None  # the widest a `wrap` or `cut` column is drawn
@@ -64,8 +58,6 @@ class Row(Struct, frozen=True):
 
 
 class Table(Struct, frozen=True):
-    """A table drawn at the width rich gives it: columns, or blocks when they cannot fit."""
-
     columns: Sequence[Column]
     rows: Sequence[Row]
 
@@ -74,15 +66,15 @@ class Table(Struct, frozen=True):
 
 
 def layout(columns: Sequence[Column], rows: Sequence[Row], width: int) -> list[int | None] | None:
-    """Each column's drawn width (None: dropped), or None when no table fits (blocks)."""
+    """Each column's drawn width (None: dropped), or None when no table fits (blocks): `wrap`
+    columns shrink to their `least`, then `cut` ones; then the `drop` columns leave, rank 1
+    first, and that is tried again."""
     natural = []
     for i, column in enumerate(columns):
         widest = max([width_of(column.header), *(width_of(row.cells[i][0]) for row in rows)])
         natural.append(widest if column.fit == "whole" or column.cap is None else min(widest, column.cap))
     kept = list(range(len(columns)))
     drops = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop)
-    # `wrap` columns give way first (wrapping loses nothing), then `cut` ones; at the same
-    # fit, the one that drops earlier first.
     order = sorted(
         range(len(columns)), key=lambda i: (columns[i].fit == "cut", columns[i].drop == 0, columns[i].drop)
     )
@@ -190,10 +182,6 @@ def lines(table: Table, width: int) -> Iterator[Text]:
     return block_lines(table, width) if widths is None else table_lines(table, widths)
 
 
-if TYPE_CHECKING:  # `parents`' entries: only named in annotations, so the painter loads no delegation rules
-    from hermes_task.core.documents import ParentEntry
-
-
 def strip_line_ends(segments: Iterable[Segment]) -> Iterator[Segment]:
     """`segments` (a rich render) with the spaces before every newline removed, control
     segments kept in order, an unfinished last line passed on (a later print may continue it)."""
@@ -230,7 +218,6 @@ USAGE = [c.header for c in TASK_COLUMNS].index("usage")
 
 
 def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
-    """One row per task, then its gap and its nested tasks, indented."""
     for entry in entries:
         cells = [
             ("  " * depth + ("↳ " if depth else "") + number_of(entry), ""),
@@ -287,8 +274,7 @@ def _text(entry: ParentEntry) -> tuple[str, str]:
 
 
 def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
-    """The chats' table (`delegated by` when one is itself a delegated child), a count line and
-    how to open one."""
+    """The chats' table (`delegated by` when one was delegated), a count line, how to open one."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),
@@ -316,7 +302,6 @@ def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> 
 
 
 def parent_lines(entries: Sequence[ParentEntry], *, header: bool = False, utc: bool = False) -> list[str]:
-    """The chats as tab-separated lines (`PIPED_COLUMNS`)."""
     out = ["\t".join(PIPED_COLUMNS)] if header else []
     for entry in entries:
         title = _text(entry)[0]

@@ -1,12 +1,8 @@
 """The terminal painter (docs/commands.md "Rows on a terminal"): the plain layout plus colour
 when allowed (SGR codes opened and reset on every screen line: a pager shows any line alone)
 and, on a terminal, wrapping and Markdown prose rendered by rich; and the cell measures a
-terminal needs. Coloured but not a terminal (`--color always | less -R`): the plain layout
-in colour.
-
-Invariants: every character written comes from the model (sanitised there), the palette's
-codes, or rich's rendering of sanitised Markdown; `breaks` covers every character of a line
-in order but the spaces it drops, and no line is wider than its width unless one character is.
+terminal needs. Every character written comes from the model (sanitised there), the
+palette's codes, or rich's rendering of sanitised Markdown.
 """
 
 from __future__ import annotations
@@ -103,7 +99,6 @@ def _markdown_kit(color: bool, width: int) -> tuple[Any, Any, Console, ConsoleOp
 
 
 def unpadded(line: list[Segment]) -> list[Segment]:
-    """One line of segments without the spaces rich pads it with; control segments kept."""
     kept: list[Segment] = []
     stripping = True
     for segment in reversed(line):
@@ -123,12 +118,13 @@ def unpadded(line: list[Segment]) -> list[Segment]:
 PALETTE = {
     **{"user": "bold cyan", "assistant": "bold green", "tool": "bold yellow", "system": "bold magenta"},
     **dict.fromkeys(
-        ("call_id", "row_id", "status", "reasoning", "hidden", "quiet", "segment", "footer"), "dim"
+        ("call_id", "row_id", "status", "reasoning", "hidden", "quiet", "segment", "footer", "label"), "dim"
     ),
     **dict.fromkeys(("archived", "cut", "reasoning_label", "empty"), "dim italic"),
     **dict.fromkeys(("tool_name", "call", "arguments"), "yellow"),
     **{"role": "bold", "goal": "bold", "kind": "italic", "prose": "", "output": "", "steer": "cyan"},
     **{"call_id_in_call": "dim yellow", "no_arguments": "dim italic yellow"},
+    **{"match": "bold red", "number": "green", "mark": "cyan", "heading": "bold"},  # search's
 }
 
 
@@ -154,10 +150,6 @@ class Painter(Plain):
         self.color = color
         self.width = width
         self.markdown = markdown and width is not None
-
-    @classmethod
-    def of(cls, target: Target) -> Painter:
-        return cls(color=target.color, width=target.width, markdown=target.tty)
 
     def paint(self, pieces: Iterable[Piece]) -> str:
         """One screen line of pieces, each run of one colour opened and reset once."""
@@ -189,7 +181,15 @@ class Painter(Plain):
         spans = breaks(text, self.width - width_of(indent), self.width - width_of(hang))
         if len(spans) == 1 and len(text) == len(whole):
             return [indent + self.paint(pieces)]
-        cut = [_slice(pieces, start, end) for start, end in spans]
+        starts = [0, *accumulate(len(text) for text, _ in pieces)]  # each piece's first character
+        cut = [
+            [
+                (t[max(s - at, 0) : e - at], what)
+                for (t, what), at in zip(pieces, starts, strict=False)
+                if at + len(t) > s and at < e
+            ]
+            for s, e in spans
+        ]
         return [indent + self.paint(cut[0])] + [hang + self.paint(part) for part in cut[1:]]
 
     def line(self, text: str, what: str) -> str:
@@ -242,21 +242,9 @@ class Painter(Plain):
         return [BODY + line if line else "" for line in lines[start:]] or [""]
 
 
-def _slice(pieces: Sequence[Piece], start: int, end: int) -> list[Piece]:
-    """The pieces' characters from `start` to `end` of their joined text, each keeping its part."""
-    out = []
-    offset = 0
-    for text, what in pieces:
-        after = offset + len(text)
-        if after > start and offset < end:
-            out.append((text[max(start - offset, 0) : end - offset], what))
-        offset = after
-    return out
-
-
 def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter | None = None) -> None:
     """The transcript, written about every `BATCH` rows (a pager starts before the end)."""
-    painter = painter or Painter.of(target)
+    painter = painter or Painter(color=target.color, width=target.width, markdown=target.tty)
     for chunk in transcript_chunks(doc, view, target.columns, batch=BATCH, painter=painter):
         target.write(chunk)
 
@@ -264,6 +252,6 @@ def transcript(target: Target, doc: TranscriptDoc, view: View, painter: Painter 
 def rows(
     target: Target, items: Iterable[Row], view: View, segments: Segments, painter: Plain | None = None
 ) -> None:
-    """Rows appended to the output, as `rows.painted` walks them."""
-    for chunk in painted(items, view, segments, painter or Painter.of(target), BATCH):
+    painter = painter or Painter(color=target.color, width=target.width, markdown=target.tty)
+    for chunk in painted(items, view, segments, painter, BATCH):
         target.write(chunk)

@@ -115,7 +115,7 @@ class JsonEvents:
 
 
 class Notes:
-    """Warnings, retries and the ending as lines on stderr (the watches' base)."""
+    """The watches' base: warnings, retries and the ending as lines on stderr."""
 
     naming_unreported = True  # the ending names the tasks that ended with no outcome known
 
@@ -138,9 +138,9 @@ class Notes:
     def tasks(self, entries: Sequence[TaskEntry]) -> None:
         pass
 
-    def note(self, prefix: str, text: str, style: str) -> None:
+    def note(self, prefix: str, text: str, style: str, text_style: str | None = None) -> None:
         line = Text(prefix, style=style)
-        line.append(text)
+        line.append(text, style=text_style)
         self.err().print(line)
 
     def warning(self, item: WarningItem) -> None:
@@ -203,12 +203,12 @@ class LiveWatch(Notes):
         doc = TasksDoc(parent_id=self.parent_id, tasks=list(self.entries), summary=summarize(self.entries))
         return tasks_renderable(doc, note=note)
 
-    def note(self, prefix: str, text: str, style: str) -> None:
+    def note(self, prefix: str, text: str, style: str, text_style: str | None = None) -> None:
         live, self.live = self.live, None
         if live is not None:
             live.stop()  # `transient`: the region is erased, the note takes its place
         try:
-            super().note(prefix, text, style)
+            super().note(prefix, text, style, text_style)
         finally:
             if live is not None:
                 self._open(live.renderable)  # and the table comes back below it
@@ -275,10 +275,8 @@ class TextFamily(Notes):
         self.children: dict[str, str] = {}  # task number -> the child session id said
         self.gaps: dict[str, str] = {}
 
-    def _say(self, entry: TaskEntry, text: str, style: str = "") -> None:
-        line = Text(f"{task_name(entry)} │ ", style=colour_of(entry.number or "?"))
-        line.append(text, style=style or None)
-        self.err().print(line)
+    def _say(self, entry: TaskEntry, text: str, style: str | None = None) -> None:
+        self.note(f"{task_name(entry)} │ ", text, colour_of(entry.number or "?"), style)
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
