@@ -1,31 +1,22 @@
 """The delegated tasks of one conversation, recovered from its transcript rows, with their
-outcomes (pure, sanitised). What counts and the statuses: docs/commands.md (`recover`, "What
-counts", "Statuses"); the store's record: docs/identity.md ("Completions the parent has not
-received"). Beyond them:
+outcomes (pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What
+counts", "Statuses", "Child sessions"), and for `propose` docs/identity.md ("Completions the
+parent has not received"). Beyond them:
 
-- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested` status)
-  is never a spawn result, even under a spawn call's id; a spawn answered by an error payload
-  spawned nothing. A `dispatched` result's tasks (its `goals`, with iot's `subagent_ids` and
-  per-unit `delegation_id`s) are `running`, without a child reference.
-- Completion rows update the tasks of a delegation known from a spawn result; a crashed batch
-  (`--- ERROR ---`, no task blocks) makes them `error`. A row whose `display_metadata` names
-  another delegation than its header is ignored; a task's known goal is skipped before its
-  status is read, so a goal cannot forge a status; the first block of an index wins.
-- A child reference is only a valid `child_session_id` of a `results` entry, never a nested
-  `session_id`, task number, goal or log path (else `no_durable_child_reference`).
-- A task's outcome (`TaskResult`) comes from a `results` entry or a completion row's text (each
-  parser below names its form). Every field is typed or null (a number finite and non-negative,
-  a count a non-negative int, never a bool), every string `clean`ed (`clean_line` for one-line
-  fields); merging two results only fills null fields (the first source wins).
-- `propose`: the record's entry for a task is the `results` item with its `task_index` (else the
-  one at its position); a unit without `results` is one task, the document itself; a crashed
-  batch gives each task its status and error; `event_json` is read before `result_json`, and
-  `delivery_state` is kept only when it is one short word.
+- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested`
+  status) is never a spawn result, even under a spawn call's id. A `dispatched` result's
+  tasks (its `goals`, iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
+- A completion row whose `display_metadata` names another delegation than its header is
+  ignored; a task's known goal is skipped before its status is read, so a goal cannot forge
+  a status; a crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
+- Every outcome field is typed or null (numbers finite and non-negative, counts never
+  bools); merging two results only fills null fields (the first source wins).
+- `propose`: a unit without `results` is one task, the document itself; a crashed batch
+  gives each task its status and error; `delivery_state` is kept only when one short word.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
@@ -38,7 +29,7 @@ from hermes_task.core.lineage import json_value, normalise_goal
 from hermes_task.core.projection import content_text
 from hermes_task.core.sanitize import clean, clean_line, is_valid_id
 from hermes_task.core.ui_strings import TaskStatus
-from hermes_task.core.wire import WireMessage
+from hermes_task.core.wire import WireMessage, amount, count
 
 
 class TaskResult(Struct, frozen=True):
@@ -66,48 +57,27 @@ class TaskResult(Struct, frozen=True):
 EMPTY = TaskResult()
 
 
-def _count(value: object) -> int | None:  # a count or an index
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _seconds(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) and number >= 0 else None
-
-
 def _prose(value: object, *, line: bool = False) -> str | None:
     """`value` cleaned (`clean_line` for a one-line field) and stripped; None unless text."""
     text = (clean_line if line else clean)(value).strip() if isinstance(value, str) else ""
     return text or None
 
 
-def _tokens(value: object) -> TaskTokens | None:
-    if not isinstance(value, dict):
-        return None
-    given, taken = _count(value.get("input")), _count(value.get("output"))
-    return None if given is None and taken is None else TaskTokens(input=given, output=taken)
-
-
-def _trace(value: object) -> ToolTraceCounts | None:
-    if not isinstance(value, list):
-        return None
-    steps = [step for step in value if isinstance(step, dict)]
-    errors = sum(1 for step in steps if step.get("status") not in (None, "ok"))
-    return ToolTraceCounts(calls=len(steps), errors=errors)
-
-
 def from_entry(entry: dict[str, Any]) -> TaskResult:
+    """The outcome a `results` entry (or a store record's) reports."""
+    tokens, trace = entry.get("tokens"), entry.get("tool_trace")
+    given, taken = (count(tokens.get(k)) if isinstance(tokens, dict) else None for k in ("input", "output"))
+    steps = [step for step in trace if isinstance(step, dict)] if isinstance(trace, list) else None
+    errors = sum(step.get("status") not in (None, "ok") for step in steps or ())
     return TaskResult(
         summary=_prose(entry.get("summary")),
-        duration_seconds=_seconds(entry.get("duration_seconds")),
+        duration_seconds=amount(entry.get("duration_seconds")),
         exit_reason=_prose(entry.get("exit_reason"), line=True),
-        api_calls=_count(entry.get("api_calls")),
+        api_calls=count(entry.get("api_calls")),
         model=_prose(entry.get("model"), line=True),
-        tokens=_tokens(entry.get("tokens")),
+        tokens=None if given is None and taken is None else TaskTokens(input=given, output=taken),
         error=_prose(entry.get("error")),
-        tool_trace=_trace(entry.get("tool_trace")),
+        tool_trace=None if steps is None else ToolTraceCounts(calls=len(steps), errors=errors),
     )
 
 
@@ -130,26 +100,16 @@ def unit_model(preamble: str) -> str | None:
     return _prose(found[-1].group(1), line=True) if found else None
 
 
-def _number(text: str | None) -> float | None:
-    return None if text is None else _seconds(float(text))
-
-
 def _text_result(head: re.Match[str], summary: str, model: str | None, error: str | None) -> TaskResult:
     """The outcome of a status header (its groups: status, API calls, seconds) and its body."""
-    calls = head.group(2)
+    calls, seconds = head.group(2, 3)
     return TaskResult(
         summary=_prose(summary),
-        duration_seconds=_number(head.group(3)),
+        duration_seconds=None if seconds is None else amount(float(seconds)),
         api_calls=None if calls is None else int(calls),
         model=model,
         error=_prose(error),
     )
-
-
-def _timed(result: TaskResult, meta: object) -> TaskResult:
-    """`result` with iot's `display_metadata.duration_seconds` when the text gave none."""
-    seconds = meta.get("duration_seconds") if isinstance(meta, dict) else None
-    return result.merged(TaskResult(duration_seconds=_seconds(seconds)))
 
 
 def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
@@ -218,9 +178,13 @@ def parse_completion(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
     body = text[head.end() :]
     if kind == "TASK FAILED":
         return _task_failed(delegation_id, int(head.group(3)) - 1, body, goal_of)
-    if kind == "COMPLETE":
-        return _single(delegation_id, body, meta, goal_of)
-    return _batch(delegation_id, body, meta, goal_of)
+    done = (_single if kind == "COMPLETE" else _batch)(delegation_id, body, goal_of)
+    seconds = amount(meta.get("duration_seconds")) if isinstance(meta, dict) else None
+    if done is None or len(done.updates) != 1 or seconds is None:
+        return done
+    # iot's `display_metadata` times a one-task unit whose text gave no duration
+    ((index, status, result),) = done.updates
+    return replace(done, updates=((index, status, result.merged(TaskResult(duration_seconds=seconds))),))
 
 
 def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> Completion | None:
@@ -233,11 +197,11 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
     if line is not None:  # its duration and `Error:` line
         after = rest[line.end() :]
         error = after[len("\nError: ") :].split("\n", 1)[0] if after.startswith("\nError: ") else None
-        result = TaskResult(duration_seconds=_number(line.group(3)), error=_prose(error))
+        result = TaskResult(duration_seconds=amount(float(line.group(3))), error=_prose(error))
     return Completion(delegation_id, "task_failed", ((index, notice.group(1) if notice else None, result),))
 
 
-def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
+def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
     """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
     `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
@@ -257,10 +221,10 @@ def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Com
                     error = reason[len(lead) :]
                     break
         result = _text_result(found, summary, model, error)
-    return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
+    return Completion(delegation_id, "single", ((0, said, result),))
 
 
-def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
+def _batch(delegation_id: str, body: str, goal_of: GoalOf) -> Completion | None:
     """The batch form: one update per task block (the first block of an index wins), or the
     whole unit's `--- ERROR ---`; None when the body has neither."""
     blocks = list(_BLOCK.finditer(body))
@@ -276,9 +240,6 @@ def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Comp
         rest = _after(text, ": ", goal_of(delegation_id, index), anywhere=False)
         rest = rest[max(rest.find("  (status="), 0) :]  # an unknown goal: skip to its header's status
         updates[index] = block_result(rest, model)
-    if len(updates) == 1:
-        ((index, (status, result)),) = updates.items()
-        updates[index] = (status, _timed(result, meta))
     return Completion(delegation_id, "batch", tuple((i, *update) for i, update in updates.items()))
 
 
@@ -363,7 +324,7 @@ def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Tas
     for position, entry in enumerate(results):
         if not isinstance(entry, dict):
             continue
-        index = _count(entry.get("task_index"))
+        index = count(entry.get("task_index"))
         task = call.task(position if index is None else index)
         task.goal = task.goal or _text(entry.get("goal"))
         task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
@@ -386,7 +347,7 @@ def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterat
     for unit in payload["units"] if isinstance(payload.get("units"), list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
             for i in unit["task_indexes"]:
-                if _count(i) is not None:
+                if count(i) is not None:
                     units[i] = _ident(unit.get("delegation_id"))
     sids = payload.get("subagent_ids")
     sids = sids if isinstance(sids, list) else []

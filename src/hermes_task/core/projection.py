@@ -7,8 +7,7 @@ Projection: `display_content` and `display_reasoning` are authoritative whenever
 even empty or null; `display_commentary` is public prose, never recovered from raw
 `codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
 stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
-`kind` to a row the server gave none, never changing its text. Search `spans` are the
-code-point offsets of the non-empty matches `re.finditer` finds.
+`kind` to a row the server gave none, never changing its text. Search `spans`: docs/json.md.
 """
 
 from __future__ import annotations
@@ -111,9 +110,7 @@ def commentary(msg: WireMessage) -> list[str]:
     value = msg.display_commentary
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)]
-    if isinstance(value, str) and value:
-        return [value]
-    return []
+    return [value] if isinstance(value, str) and value else []
 
 
 def project(msg: WireMessage) -> Row | None:
@@ -151,8 +148,7 @@ def counts_as_text(row: Row) -> bool:
 
 
 def states_goal(row: Row) -> bool:
-    """A row that can state a task's goal: a user row of prose (`counts_as_text`). The goal
-    is the first such row of the task's root segment (`TaskInfo.goal`)."""
+    """A row that can state a task's goal (`TaskInfo.goal`): a user row of prose."""
     return row.role == "user" and counts_as_text(row)
 
 
@@ -204,8 +200,7 @@ def looks_like_markdown(text: str) -> bool:
 
 
 class ToolText(NamedTuple):
-    """A tool result laid out for reading: `body` with real line breaks, and one `status`
-    line (exit code, error, status) or None."""
+    """A tool result laid out for reading: `body` with real line breaks, one `status` line or None."""
 
     body: str
     status: str | None
@@ -241,9 +236,7 @@ def tool_text(text: str) -> ToolText | None:
     others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
     if others:
         parts.append(json.dumps(others, ensure_ascii=False, indent=2))
-    status: list[str] = []
-    if "exit_code" in value:
-        status.append(f"exit {_as_text(value['exit_code'])}")
+    status = [f"exit {_as_text(value['exit_code'])}"] if "exit_code" in value else []
     if isinstance(value.get("status"), str | int | float | bool):
         status.append(f"status {value['status']}")
     if value.get("error") not in (None, "", False):
@@ -448,6 +441,4 @@ def groups(hits: Sequence[Hit]) -> list[Group]:
 
 def search_status(matches: int, *, complete: bool) -> ExitStatus:
     """grep's exit status in this tool's numbers (docs/exit-codes.md)."""
-    if matches:
-        return ExitStatus.OK
-    return ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE
+    return ExitStatus.OK if matches else ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE

@@ -64,11 +64,13 @@ class Figures(Struct, frozen=True, kw_only=True):
 NO_FIGURES = Figures()
 
 
-def _count(value: object) -> int | None:
+def count(value: object) -> int | None:
+    """A JSON count (a non-negative int, never a bool), else None."""
     return value if type(value) is int and value >= 0 else None
 
 
-def _amount(value: object) -> float | None:
+def amount(value: object) -> float | None:
+    """A JSON number as a finite non-negative float (never a bool), else None."""
     if type(value) not in (int, float):
         return None
     try:
@@ -82,10 +84,10 @@ def figures_of(body: Mapping[str, Any]) -> Figures:
     """The usage figures of a detail body's keys (module docstring: absent or unusable is None)."""
     status = body.get("cost_status")
     return Figures(
-        **{name: _count(body.get(name)) for name in TOKENS},
-        api_calls=_count(body.get("api_call_count")),
-        estimated_cost_usd=_amount(body.get("estimated_cost_usd")),
-        actual_cost_usd=_amount(body.get("actual_cost_usd")),
+        **{name: count(body.get(name)) for name in TOKENS},
+        api_calls=count(body.get("api_call_count")),
+        estimated_cost_usd=amount(body.get("estimated_cost_usd")),
+        actual_cost_usd=amount(body.get("actual_cost_usd")),
         cost_status=status if isinstance(status, str) else None,
     )
 
