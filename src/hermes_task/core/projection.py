@@ -30,8 +30,7 @@ _TEXT_KEYS = ("text", "summary_text", "summary", "content")
 
 
 def content_text(content: Any) -> str | None:
-    """Display text of a `content` value: a string as is; a list of parts joined, with
-    image parts as alt text; anything else (null, numbers, objects) as null."""
+    """Display text of a `content` value: a string, or a list of parts joined (images as alt text)."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -60,8 +59,7 @@ def _decode(value: Any) -> Any:
 
 
 def _readable(item: Any, out: list[str]) -> None:
-    """Collect readable text/summary strings from a reasoning sidecar, skipping encrypted
-    payloads (`data`, `encrypted_content`, `signature`)."""
+    """Collect a reasoning sidecar's readable strings (never `data`, `encrypted_content`, `signature`)."""
     if isinstance(item, list):
         for sub in item:
             _readable(sub, out)
@@ -75,8 +73,7 @@ def _readable(item: Any, out: list[str]) -> None:
 
 
 def reasoning_text(msg: WireMessage) -> str | None:
-    """Projected reasoning when the server sent one (authoritative, even null/empty);
-    otherwise the first readable source among the raw fields, duplicates dropped."""
+    """Projected reasoning when sent, else the raw fields' readable text, duplicates dropped."""
     if msg.display_reasoning is not UNSET:
         value = msg.display_reasoning
         return value if isinstance(value, str) else None
@@ -140,8 +137,8 @@ def project(msg: WireMessage) -> Row | None:
 
 
 def counts_as_text(row: Row) -> bool:
-    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
-    compaction boilerplate and status notices (drawn as one dim line) are not prose."""
+    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary,
+    never boilerplate or a status notice."""
     quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
     prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
@@ -207,8 +204,8 @@ class ToolText(NamedTuple):
 
 
 def split_steers(text: str) -> tuple[str, list[str]]:
-    """`text` without the steers appended to its end, and their messages, oldest first.
-    Only whole marked blocks at the very end count; anything else stays output."""
+    """`text` without the steers appended to its end (whole marked blocks only), and their
+    messages, oldest first."""
     steers: list[str] = []
     while text.endswith(STEER_CLOSE):
         blocks = list(STEER_OPEN.finditer(text))
@@ -258,9 +255,7 @@ class Cut(NamedTuple):
 
 
 def cut(text: str, *, lines: int = 12, chars: int = 2000) -> Cut:
-    """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
-    else its first lines (a third of both) and its last lines (the rest), whole lines only;
-    a first or last line longer than its share is cut to it (docs/commands.md, `show`)."""
+    """`text` cut to its first third and last two thirds of `lines` and `chars` (docs/commands.md, `show`)."""
     if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
         return Cut(text, "", 0, 0, False)
     head_lines, head_chars = lines // 3, chars // 3
@@ -325,8 +320,7 @@ class PatternError(ValueError):
 
 
 def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    """PATTERN compiled as docs/commands.md (`search`) says; a line break in it could never
-    match a line, so it is refused."""
+    """PATTERN compiled as docs/commands.md (`search`) says; one with a line break is refused."""
     if "\n" in pattern:
         raise PatternError("holds a line break, but lines are searched one at a time")
     source = pattern if regex else re.escape(pattern)
@@ -383,8 +377,7 @@ class Hit(Struct, frozen=True):
 
 
 def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
-    """Every line of the row's blocks in which `pattern` is found, in order, each with
-    `context` lines before and after it from its block."""
+    """Every line of the row's blocks in which `pattern` is found, with `context` lines around it."""
     return [
         Hit(
             row,
@@ -422,8 +415,7 @@ class Group(Struct, frozen=True):
 
 
 def groups(hits: Sequence[Hit]) -> list[Group]:
-    """`hits` merged as grep merges them: a hit whose context touches the previous group of
-    its block joins it; a matched line is never printed as context, no line twice."""
+    """`hits` merged as grep merges them: no line twice, a matched line never as context."""
     runs: list[tuple[tuple[str, int, str, int], Hit, dict[int, GroupLine]]] = []
     for hit in hits:
         first = hit.line_number - len(hit.before)

@@ -1,10 +1,7 @@
 """Untrusted strings: session ids accepted unchanged or rejected (the rule: docs/exit-codes.md),
-backend text neutralised.
-
-Path segments built from an id are percent-encoded with nothing left unescaped. Every backend
-string passes through `clean` before it reaches a terminal: each unsafe character (below) gets a
-visible, inert spelling (`^[`, `^M`, `<U+202E>`), so an escape sequence shows up as text. Rich
-strips only a few controls itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through.
+backend text neutralised: every backend string passes through `clean` before it reaches a
+terminal, since Rich strips only a few controls itself (BEL, BS, VT, FF, CR) and passes
+ESC/CSI/OSC through.
 """
 
 from __future__ import annotations
@@ -61,10 +58,6 @@ SessionId = NewType("SessionId", str)
 MAX_UTF16_UNITS = 512
 
 
-def _has_control(value: str) -> bool:
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value)
-
-
 def check_id(value: str, *, what: str = "id") -> SessionId:
     """Return `value` as a SessionId, or raise `invalid_id` naming the broken rule."""
     if not value:
@@ -73,7 +66,7 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
         raise HermesError(Code.INVALID_ID, f"{what} may not be '.' or '..'")
     if value != value.strip():
         raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
-    if _has_control(value):
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value):
         raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
     # UTF-16 units: an astral character counts twice, a lone surrogate (an undecodable argv byte) once
     if len(value.encode("utf-16-le", "surrogatepass")) // 2 > MAX_UTF16_UNITS:

@@ -1,11 +1,7 @@
-"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
-
-The contract (docs/decisions.md, entry 7): extra keys ignored, a missing or mistyped key this
-tool relies on makes the response incompatible (`WireError`), never guessed; `UNSET` marks a
-key whose absence decides something; a body msgspec's parser refuses is read by `json.loads`
-and held to the same model. An int timestamp must fit a float. Usage figures (`Figures`,
-issue 28) are read permissively: one not sent, null, mistyped, negative or not finite is
-None, never 0, and never makes the detail incompatible.
+"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes. The
+contract: docs/decisions.md, entries 1 and 7 (a missing or mistyped key this tool relies on
+is a `WireError`, never guessed; `UNSET` marks a key whose absence decides something); usage
+figures are read permissively (docs/json.md, "Usage").
 """
 
 from __future__ import annotations
@@ -64,13 +60,11 @@ class Figures(Struct, frozen=True, kw_only=True):
 NO_FIGURES = Figures()
 
 
-def count(value: object) -> int | None:
-    """A JSON count (a non-negative int, never a bool), else None."""
+def count(value: object) -> int | None:  # a non-negative int, never a bool
     return value if type(value) is int and value >= 0 else None
 
 
-def amount(value: object) -> float | None:
-    """A JSON number as a finite non-negative float (never a bool), else None."""
+def amount(value: object) -> float | None:  # a finite non-negative float, never a bool
     if type(value) not in (int, float):
         return None
     try:
@@ -81,7 +75,7 @@ def amount(value: object) -> float | None:
 
 
 def figures_of(body: Mapping[str, Any]) -> Figures:
-    """The usage figures of a detail body's keys (module docstring: absent or unusable is None)."""
+    """The usage figures of a detail body's keys (absent or unusable: None)."""
     status = body.get("cost_status")
     return Figures(
         **{name: count(body.get(name)) for name in TOKENS},
