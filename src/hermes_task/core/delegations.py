@@ -94,8 +94,7 @@ _LIVE = re.compile(r"(?m)^Full live transcript \(complete tool/assistant trace\)
 
 
 def unit_model(preamble: str) -> str | None:
-    """The unit's model: the last `Role: … Model: …` line of the text before the first task
-    block (a context or goal quoted earlier cannot win)."""
+    """The last `Role: … Model: …` line before the first task block (a quoted one cannot win)."""
     found = list(_MODEL.finditer(preamble))
     return _prose(found[-1].group(1), line=True) if found else None
 
@@ -113,8 +112,7 @@ def _text_result(head: re.Match[str], summary: str, model: str | None, error: st
 
 
 def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
-    """A batch block after its goal (`  (status=…) ---` and the body up to the next block):
-    its raw status and result. A block whose header cannot be read has neither."""
+    """A batch block's raw status and result, from its `  (status=…) ---` header on (none unreadable)."""
     head = _BLOCK_HEAD.match(rest)
     if head is None:
         return None, EMPTY
@@ -154,8 +152,7 @@ class Completion(Struct, frozen=True):
 
 
 def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
-    """`text` after `label + goal` when the known goal is there (only at the very start
-    unless `anywhere`), so that a goal's own words are never read as a status."""
+    """`text` after `label + goal` (at its start unless `anywhere`), so a goal is never read as a status."""
     if goal:
         at = text.find(label + goal) if anywhere else (0 if text.startswith(label + goal) else -1)
         if at >= 0:
@@ -164,8 +161,7 @@ def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
 
 
 def parse_completion(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
-    """The completion a user row reports, or None when it is not one (or is inconsistent).
-    `goal_of(delegation_id, index)` gives a task's known goal, to skip it."""
+    """The completion a user row reports, or None; `goal_of(delegation_id, index)`: a known goal."""
     text = content_text(msg.content) if msg.role == "user" else None
     head = _HEADER.match(text or "")
     if text is None or head is None:
@@ -243,17 +239,14 @@ def _batch(delegation_id: str, body: str, goal_of: GoalOf) -> Completion | None:
     return Completion(delegation_id, "batch", tuple((i, *update) for i, update in updates.items()))
 
 
-TOOL = "delegate_task"
 # the statuses a parent records that end a task (`ended_unreported` is proven from the child)
 TERMINAL_STATUSES = frozenset(s for s in TaskStatus if s.ends) - {TaskStatus.ended_unreported}
 NO_REFERENCE = "no_durable_child_reference"
 RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
-_CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
 
 
 def number_order(number: str) -> tuple[tuple[int, int, str], ...]:
-    """The sort key of a task number (`CALL.TASK`, or a nested `1.2.3`): its parts as numbers,
-    so 1.9 comes before 1.10 (a part that is not a number sorts after the numbers, as text)."""
+    """The sort key of a task number (`1.2.3`): 1.9 before 1.10, a part not a number last."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in number.split("."))
 
 
@@ -266,8 +259,7 @@ def _ident(value: object) -> str | None:
 
 
 def status_of(raw: object) -> TaskStatus:
-    """A recognised terminal status or `running` as is; anything else (missing, `queued`,
-    `success`, ...) `unknown`."""
+    """A recognised terminal status or `running` as is; anything else `unknown`."""
     if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
         return TaskStatus[raw]  # a member's name is its value
     return TaskStatus.unknown
@@ -371,7 +363,7 @@ class _Recovery:
         fn = call.get("function")
         name, arguments = (fn.get("name"), fn.get("arguments")) if isinstance(fn, dict) else (None, None)
         call_id = _text(call.get("id"))
-        if name != TOOL:
+        if name != "delegate_task":
             return
         if call_id is not None:
             if call_id in self.sessions:  # the same call on a cloned row counts once
@@ -401,7 +393,7 @@ class _Recovery:
         if (
             (action is not None and action != "spawn")
             or "subagents" in payload
-            or payload.get("status") in _CONTROL_STATUSES
+            or payload.get("status") in ("queued", "interrupt_requested")
         ):
             return  # a control acknowledgement
         results = payload.get("results")
@@ -484,12 +476,8 @@ def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
 
 
 def call_sessions(messages: Sequence[WireMessage]) -> dict[str, frozenset[str]]:
-    """For each delegate_task call id, the session ids of the rows that carry it: the
-    segments a child spawned by that call may name as its parent."""
+    """For each delegate_task call id, the segments carrying it (a child's possible parents)."""
     return {k: frozenset(v) for k, v in _walk(messages, whole=False).sessions.items()}
-
-
-_WORD = re.compile(r"[a-z_]{1,32}")
 
 
 class LedgerRecord(Struct, frozen=True):
@@ -554,6 +542,6 @@ def propose(
         if not (_goal_agrees(doc, task_index, goal) and _goal_agrees(entry, 0, goal)):
             return None
         delivery = record.delivery_state
-        word = delivery if isinstance(delivery, str) and _WORD.fullmatch(delivery) else None
+        word = delivery if isinstance(delivery, str) and re.fullmatch(r"[a-z_]{1,32}", delivery) else None
         return Proposal(status=status, result=from_entry(entry), delivery_state=word)
     return None

@@ -26,8 +26,6 @@ from hermes_task.core.documents import Row, ToolCall, TranscriptDoc
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus
 
-_TEXT_KEYS = ("text", "summary_text", "summary", "content")
-
 
 def content_text(content: Any) -> str | None:
     """Display text of a `content` value: a string, or a list of parts joined (images as alt text)."""
@@ -64,7 +62,7 @@ def _readable(item: Any, out: list[str]) -> None:
         for sub in item:
             _readable(sub, out)
     elif isinstance(item, dict):
-        for key in _TEXT_KEYS:
+        for key in ("text", "summary_text", "summary", "content"):
             value = item.get(key)
             if isinstance(value, str) and value.strip():
                 out.append(value)

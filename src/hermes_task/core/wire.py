@@ -26,13 +26,11 @@ MAX_LIMIT = 500  # the largest page the dashboards accept
 
 
 class WireError(ValueError):
-    """A response body that does not have the shape this tool relies on; the message names
-    the path (`Expected `int`, got `str` - at `$.messages[3].id``)."""
+    """A response body without the shape this tool relies on; the message names the path."""
 
 
 def _fits_float(value: Timestamp, key: str) -> None:
-    # msgspec keeps an over-wide JSON int as a Python int; `10**400` would overflow every
-    # later comparison with a float.
+    # msgspec keeps an over-wide JSON int, which would overflow every comparison with a float
     if type(value) is int:
         try:
             float(value)
@@ -219,10 +217,8 @@ _DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {
 
 
 def decode(raw: bytes, model: type[M]) -> M:
-    """`raw` (a response body) as `model`. `WireError` when the body is JSON without the
-    shape `model` needs; `ValueError` (or `RecursionError`, nested past the parser's limit)
-    when it is not JSON at all. Invariant: a body both parsers read decodes to the same
-    value either way (the fallback only widens what is read as JSON, never the model)."""
+    """`raw` as `model`: `WireError` for JSON without its shape, `ValueError` (or `RecursionError`)
+    for no JSON. A body msgspec refuses is read by `json.loads`, held to the same model."""
     decoder = _DECODERS.get(model) or msgspec.json.Decoder(model)
     try:
         return decoder.decode(raw)  # type: ignore[no-any-return]
