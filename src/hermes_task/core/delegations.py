@@ -334,15 +334,13 @@ def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterat
         # goal the call's arguments gave for that task stays.
         known = call.goals
         call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
-        call.tasks = {}
     units: dict[int, str | None] = {}  # task index -> its unit's delegation id (the last unit wins)
     for unit in payload["units"] if isinstance(payload.get("units"), list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
             for i in unit["task_indexes"]:
                 if count(i) is not None:
                     units[i] = _ident(unit.get("delegation_id"))
-    sids = payload.get("subagent_ids")
-    sids = sids if isinstance(sids, list) else []
+    sids = payload["subagent_ids"] if isinstance(payload.get("subagent_ids"), list) else []
     for i in range(len(call.goals)):
         task = call.task(i)
         task.delegation_id = units.get(i) or top

@@ -395,9 +395,7 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
 
 def with_missing(usage: Usage | None, *reasons: Missing) -> Usage | None:
     """`usage` with `reasons` added to what it lacks (None stays None)."""
-    if usage is None or not reasons:
-        return usage
-    return combine([usage], extra=reasons)
+    return combine([usage], extra=reasons) if reasons else usage
 
 
 class ConfigValue(Struct, frozen=True, kw_only=True):
