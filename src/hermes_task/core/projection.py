@@ -225,9 +225,8 @@ def tool_text(text: str) -> ToolText | None:
     value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
-    parts = [_as_text(value[k]) for k in ("output", "stdout", "result") if value.get(k) not in (None, "")]
-    if value.get("stderr") not in (None, ""):
-        parts.append("stderr:\n" + _as_text(value["stderr"]))
+    shown = (("output", ""), ("stdout", ""), ("result", ""), ("stderr", "stderr:\n"))
+    parts = [label + _as_text(value[k]) for k, label in shown if value.get(k) not in (None, "")]
     others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
     if others:
         parts.append(json.dumps(others, ensure_ascii=False, indent=2))

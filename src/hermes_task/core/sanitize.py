@@ -25,8 +25,7 @@ _UNSAFE_LINE = re.compile(_UNSAFE.pattern[:-1] + "\t\n]")
 
 
 def _visible(match: re.Match[str]) -> str:
-    ch = match.group()
-    code = ord(ch)
+    code = ord(match.group())
     if code < 0x20:
         return "^" + chr(code + 0x40)
     if code == 0x7F:
