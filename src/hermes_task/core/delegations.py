@@ -498,7 +498,7 @@ class Proposal(Struct, frozen=True):
 
 
 def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
-    """The task's own outcome in one document of the record, or None when it has none."""
+    """The task's own outcome in one record document (by `task_index`, else position), or None."""
     found = doc.get("results")
     if not isinstance(found, list):
         return doc if index == 0 and "status" in doc else None

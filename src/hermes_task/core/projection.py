@@ -340,8 +340,7 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
     """The row's searched blocks, in the order the row is drawn (module docstring)."""
     if reasoning and row.reasoning:
         yield Block("reasoning", 0, row.reasoning)
-    for index, note in enumerate(row.commentary):
-        yield Block("commentary", index, note)
+    yield from (Block("commentary", index, note) for index, note in enumerate(row.commentary))
     if row.text and row.role == "tool":
         output, steers = split_steers(row.text)
         decoded = tool_text(output)
@@ -350,13 +349,12 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
             yield Block("output", 0, body)
         if decoded is not None and decoded.status:
             yield Block("status", 0, decoded.status)
-        for index, steer in enumerate(steers):
-            yield Block("steer", index, steer)
+        yield from (Block("steer", index, steer) for index, steer in enumerate(steers))
     elif row.text:
         yield Block("text", 0, row.text)
-    for index, call in enumerate(row.tool_calls):
-        if call.arguments:
-            yield Block("arguments", index, call.arguments)
+    yield from (
+        Block("arguments", i, call.arguments) for i, call in enumerate(row.tool_calls) if call.arguments
+    )
 
 
 class Hit(Struct, frozen=True):
