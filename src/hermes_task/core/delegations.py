@@ -18,7 +18,7 @@ parent has not received"). Beyond them:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from msgspec import Struct, field
@@ -311,7 +311,7 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
     return [goal] if isinstance(goal, str) and goal.strip() else []
 
 
-def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Task]:
+def _finished(call: _Call, results: list[Any], top: str | None) -> None:
     """A blocking spawn's result: one entry per task, in order or by `task_index`."""
     for position, entry in enumerate(results):
         if not isinstance(entry, dict):
@@ -323,10 +323,9 @@ def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Tas
         task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
         task.child = task.child or _ident(entry.get("child_session_id"))
         task.update(status_of(entry.get("status")), from_entry(entry))
-        yield task
 
 
-def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterator[_Task]:
+def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> None:
     """A background spawn's dispatch: every task running, under its unit's delegation."""
     goals = payload.get("goals")
     if isinstance(goals, list) and goals:
@@ -346,14 +345,13 @@ def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterat
         task.delegation_id = units.get(i) or top
         task.subagent_id = _ident(sids[i]) if i < len(sids) else None
         task.update(TaskStatus.running)
-        yield task
 
 
 class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.order: list[_Call] = []
-        # delegation id -> task index -> its tasks, each once (by identity, never compared), in order
+        # delegation id -> task index -> its tasks, each once (never compared: issue 29), in order
         self.delegated: dict[str, dict[int, list[_Task]]] = {}
         self.sessions: dict[str, set[str]] = {}
 
@@ -376,14 +374,6 @@ class _Recovery:
         if call_id is not None:
             self.calls[call_id] = entry
 
-    def _register(self, delegation_id: str | None, *tasks: _Task) -> None:
-        if delegation_id is not None:
-            table = self.delegated.setdefault(delegation_id, {})
-            for task in tasks:
-                same = table.setdefault(task.index, [])
-                if not any(known is task for known in same):
-                    same.append(task)
-
     def add_result(self, call: _Call, payload: Any) -> None:
         if call.answered or call.failed or not isinstance(payload, dict):
             return
@@ -400,12 +390,13 @@ class _Recovery:
             return
         call.answered = True
         top = _ident(payload.get("delegation_id"))
-        tasks = (
-            _finished(call, results, top) if isinstance(results, list) else _dispatched(call, payload, top)
-        )
-        for task in tasks:  # each registered as soon as it is built
-            self._register(task.delegation_id, task)
-        self._register(top, *call.tasks.values())
+        if isinstance(results, list):
+            _finished(call, results, top)
+        else:
+            _dispatched(call, payload, top)
+        for task in call.tasks.values():  # under its own delegation and the result's: each once
+            for key in filter(None, {task.delegation_id, top}):
+                self.delegated.setdefault(key, {}).setdefault(task.index, []).append(task)
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
         return next((t.goal for t in self.delegated.get(delegation_id, {}).get(index, [])), None)
