@@ -408,16 +408,12 @@ class _Recovery:
         tasks = [task for same in table.values() for task in same]
         if done is None or not tasks:
             return
-        if done.kind == "batch_error":
-            for task in tasks:
-                task.update(TaskStatus.error)
-        elif done.kind == "single":
-            if len(tasks) == 1:
-                tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
-        else:
-            for index, status, result in done.updates:
-                for task in table.get(index, []):
-                    task.update(status_of(status), result)
+        if done.kind == "single":  # it names no index: only a one-task delegation's task
+            table = {0: tasks} if len(tasks) == 1 else {}
+        updates = [(i, "error", EMPTY) for i in table] if done.kind == "batch_error" else done.updates
+        for index, status, result in updates:
+            for task in table.get(index, []):
+                task.update(status_of(status), result)
 
     def entries(self) -> list[TaskEntry]:
         return [
