@@ -299,8 +299,7 @@ class _Call(Struct):
 def _spawn_goals(arguments: Any) -> list[str | None] | None:
     """The goals of a spawn call's arguments, or None when the call is not a spawn."""
     args = json_value(arguments)
-    if not isinstance(args, dict):
-        args = {}  # unreadable arguments: the action is omitted, so it is a spawn
+    args = args if isinstance(args, dict) else {}  # unreadable: the action is omitted, so a spawn
     action = args.get("action")
     if action is not None and not (isinstance(action, str) and action.strip().lower() in ("", "spawn")):
         return None
