@@ -169,10 +169,8 @@ MARKDOWN_SYNTAX = re.compile(
     r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
     re.M,
 )
-# How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
-# the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
-# agent/prompt_builder.py; the words after the dash differ between versions, and
-# fixtures/*/delegated_task_dashboard.json hold one of each).
+# How Hermes appends a mid-turn steer to a tool result (format_steer_marker in the backends'
+# agent/prompt_builder.py; the words after the dash differ between versions).
 STEER_OPEN = re.compile(r"\n\n\[OUT-OF-BAND USER MESSAGE(?: — [^\n\]]*)?\]\n")
 STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
 
@@ -358,8 +356,7 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
 
 
 class Hit(Struct, frozen=True):
-    """One matching line of one block of `row` (`line_number` 1-based), with up to N lines of
-    context from the same block (`before` ends just above the line, `after` starts below it)."""
+    """One matching line of a block of `row` (`line_number` 1-based) and the block's lines around it."""
 
     row: Row
     field: SearchField
@@ -392,8 +389,7 @@ def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasonin
 
 
 class GroupLine(Struct, frozen=True):
-    """One printed line of a group: its number in the block, its text, and its spans when it
-    matched (None: a context line)."""
+    """One printed line of a group: its number in the block, its text, its spans (None: context)."""
 
     number: int
     text: str

@@ -99,8 +99,7 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     profile_name: str | None = None
     title: str | None = None
     is_default_profile: JSON | UnsetType = UNSET
-    # The usage figures (Hermes' `SessionDB.update_token_counts` writes them per segment),
-    # kept as sent (any JSON value): `figures` reads them permissively.
+    # The segment's usage figures, kept as sent (any JSON value): `figures` reads them.
     input_tokens: JSON = None
     output_tokens: JSON = None
     cache_read_tokens: JSON = None
