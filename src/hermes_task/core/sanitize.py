@@ -57,6 +57,10 @@ SessionId = NewType("SessionId", str)
 MAX_UTF16_UNITS = 512
 
 
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value)
+
+
 def check_id(value: str, *, what: str = "id") -> SessionId:
     """Return `value` as a SessionId, or raise `invalid_id` naming the broken rule."""
     if not value:
@@ -65,7 +69,7 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
         raise HermesError(Code.INVALID_ID, f"{what} may not be '.' or '..'")
     if value != value.strip():
         raise HermesError(Code.INVALID_ID, f"{what} has surrounding whitespace")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in value):
+    if _has_control(value):
         raise HermesError(Code.INVALID_ID, f"{what} contains a control or format character")
     # UTF-16 units: an astral character counts twice, a lone surrogate (an undecodable argv byte) once
     if len(value.encode("utf-16-le", "surrogatepass")) // 2 > MAX_UTF16_UNITS:
