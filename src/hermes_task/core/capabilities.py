@@ -31,8 +31,7 @@ class Capabilities(Struct):
         return None if self.order is None else not self.order
 
     def learn(self, page: MessagesPage) -> None:
-        """Record what one `/messages` answer showed: its envelope, and whether it carried
-        another session's rows (a merged ancestor; a redirect names its own session)."""
+        """Record what one `/messages` answer showed: its envelope, and rows of a merged ancestor."""
         self.pagination = page.paginated
         self.order = page.ordered
         if any(m.session_id != page.session_id for m in page.messages):

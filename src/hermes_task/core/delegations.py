@@ -1,33 +1,24 @@
 """The delegated tasks of one conversation, recovered from its transcript rows, with their
-outcomes (pure, sanitised). What counts and the statuses: docs/commands.md (`recover`, "What
-counts", "Statuses"); the store's record: docs/identity.md ("Completions the parent has not
-received"). Beyond them:
+outcomes (pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What
+counts", "Statuses", "Child sessions"), and for `propose` docs/identity.md ("Completions the
+parent has not received"). Beyond them:
 
-- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested` status)
-  is never a spawn result, even under a spawn call's id; a spawn answered by an error payload
-  spawned nothing. A `dispatched` result's tasks (its `goals`, with iot's `subagent_ids` and
-  per-unit `delegation_id`s) are `running`, without a child reference.
-- Completion rows update the tasks of a delegation known from a spawn result; a crashed batch
-  (`--- ERROR ---`, no task blocks) makes them `error`. A row whose `display_metadata` names
-  another delegation than its header is ignored; a task's known goal is skipped before its
-  status is read, so a goal cannot forge a status; the first block of an index wins.
-- A child reference is only a valid `child_session_id` of a `results` entry, never a nested
-  `session_id`, task number, goal or log path (else `no_durable_child_reference`).
-- A task's outcome (`TaskResult`) comes from a `results` entry or a completion row's text (each
-  parser below names its form). Every field is typed or null (a number finite and non-negative,
-  a count a non-negative int, never a bool), every string `clean`ed (`clean_line` for one-line
-  fields); merging two results only fills null fields (the first source wins).
-- `propose`: the record's entry for a task is the `results` item with its `task_index` (else the
-  one at its position); a unit without `results` is one task, the document itself; a crashed
-  batch gives each task its status and error; `event_json` is read before `result_json`, and
-  `delivery_state` is kept only when it is one short word.
+- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested`
+  status) is never a spawn result, even under a spawn call's id. A `dispatched` result's
+  tasks (its `goals`, iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
+- A completion row whose `display_metadata` names another delegation than its header is
+  ignored; a task's known goal is skipped before its status is read, so a goal cannot forge
+  a status; a crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
+- Every outcome field is typed or null (numbers finite and non-negative, counts never
+  bools); merging two results only fills null fields (the first source wins).
+- `propose`: a unit without `results` is one task, the document itself; a crashed batch
+  gives each task its status and error; `delivery_state` is kept only when one short word.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from msgspec import Struct, field
@@ -38,7 +29,7 @@ from hermes_task.core.lineage import json_value, normalise_goal
 from hermes_task.core.projection import content_text
 from hermes_task.core.sanitize import clean, clean_line, is_valid_id
 from hermes_task.core.ui_strings import TaskStatus
-from hermes_task.core.wire import WireMessage
+from hermes_task.core.wire import WireMessage, amount, count
 
 
 class TaskResult(Struct, frozen=True):
@@ -66,48 +57,27 @@ class TaskResult(Struct, frozen=True):
 EMPTY = TaskResult()
 
 
-def _count(value: object) -> int | None:  # a count or an index
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _seconds(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) and number >= 0 else None
-
-
 def _prose(value: object, *, line: bool = False) -> str | None:
     """`value` cleaned (`clean_line` for a one-line field) and stripped; None unless text."""
     text = (clean_line if line else clean)(value).strip() if isinstance(value, str) else ""
     return text or None
 
 
-def _tokens(value: object) -> TaskTokens | None:
-    if not isinstance(value, dict):
-        return None
-    given, taken = _count(value.get("input")), _count(value.get("output"))
-    return None if given is None and taken is None else TaskTokens(input=given, output=taken)
-
-
-def _trace(value: object) -> ToolTraceCounts | None:
-    if not isinstance(value, list):
-        return None
-    steps = [step for step in value if isinstance(step, dict)]
-    errors = sum(1 for step in steps if step.get("status") not in (None, "ok"))
-    return ToolTraceCounts(calls=len(steps), errors=errors)
-
-
 def from_entry(entry: dict[str, Any]) -> TaskResult:
+    """The outcome a `results` entry (or a store record's) reports."""
+    tokens, trace = entry.get("tokens"), entry.get("tool_trace")
+    given, taken = (count(tokens.get(k)) if isinstance(tokens, dict) else None for k in ("input", "output"))
+    steps = [step for step in trace if isinstance(step, dict)] if isinstance(trace, list) else None
+    errors = sum(step.get("status") not in (None, "ok") for step in steps or ())
     return TaskResult(
         summary=_prose(entry.get("summary")),
-        duration_seconds=_seconds(entry.get("duration_seconds")),
+        duration_seconds=amount(entry.get("duration_seconds")),
         exit_reason=_prose(entry.get("exit_reason"), line=True),
-        api_calls=_count(entry.get("api_calls")),
+        api_calls=count(entry.get("api_calls")),
         model=_prose(entry.get("model"), line=True),
-        tokens=_tokens(entry.get("tokens")),
+        tokens=None if given is None and taken is None else TaskTokens(input=given, output=taken),
         error=_prose(entry.get("error")),
-        tool_trace=_trace(entry.get("tool_trace")),
+        tool_trace=None if steps is None else ToolTraceCounts(calls=len(steps), errors=errors),
     )
 
 
@@ -124,37 +94,25 @@ _LIVE = re.compile(r"(?m)^Full live transcript \(complete tool/assistant trace\)
 
 
 def unit_model(preamble: str) -> str | None:
-    """The unit's model: the last `Role: … Model: …` line of the text before the first task
-    block (a context or goal quoted earlier cannot win)."""
+    """The last `Role: … Model: …` line before the first task block (a quoted one cannot win)."""
     found = list(_MODEL.finditer(preamble))
     return _prose(found[-1].group(1), line=True) if found else None
 
 
-def _number(text: str | None) -> float | None:
-    return None if text is None else _seconds(float(text))
-
-
 def _text_result(head: re.Match[str], summary: str, model: str | None, error: str | None) -> TaskResult:
     """The outcome of a status header (its groups: status, API calls, seconds) and its body."""
-    calls = head.group(2)
+    calls, seconds = head.group(2, 3)
     return TaskResult(
         summary=_prose(summary),
-        duration_seconds=_number(head.group(3)),
+        duration_seconds=None if seconds is None else amount(float(seconds)),
         api_calls=None if calls is None else int(calls),
         model=model,
         error=_prose(error),
     )
 
 
-def _timed(result: TaskResult, meta: object) -> TaskResult:
-    """`result` with iot's `display_metadata.duration_seconds` when the text gave none."""
-    seconds = meta.get("duration_seconds") if isinstance(meta, dict) else None
-    return result.merged(TaskResult(duration_seconds=_seconds(seconds)))
-
-
 def block_result(rest: str, model: str | None) -> tuple[str | None, TaskResult]:
-    """A batch block after its goal (`  (status=…) ---` and the body up to the next block):
-    its raw status and result. A block whose header cannot be read has neither."""
+    """A batch block's raw status and result, from its `  (status=…) ---` header on (none unreadable)."""
     head = _BLOCK_HEAD.match(rest)
     if head is None:
         return None, EMPTY
@@ -194,8 +152,7 @@ class Completion(Struct, frozen=True):
 
 
 def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
-    """`text` after `label + goal` when the known goal is there (only at the very start
-    unless `anywhere`), so that a goal's own words are never read as a status."""
+    """`text` after `label + goal` (at its start unless `anywhere`), so a goal is never read as a status."""
     if goal:
         at = text.find(label + goal) if anywhere else (0 if text.startswith(label + goal) else -1)
         if at >= 0:
@@ -204,8 +161,7 @@ def _after(text: str, label: str, goal: str | None, *, anywhere: bool) -> str:
 
 
 def parse_completion(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
-    """The completion a user row reports, or None when it is not one (or is inconsistent).
-    `goal_of(delegation_id, index)` gives a task's known goal, to skip it."""
+    """The completion a user row reports, or None; `goal_of(delegation_id, index)`: a known goal."""
     text = content_text(msg.content) if msg.role == "user" else None
     head = _HEADER.match(text or "")
     if text is None or head is None:
@@ -218,9 +174,13 @@ def parse_completion(msg: WireMessage, goal_of: GoalOf) -> Completion | None:
     body = text[head.end() :]
     if kind == "TASK FAILED":
         return _task_failed(delegation_id, int(head.group(3)) - 1, body, goal_of)
-    if kind == "COMPLETE":
-        return _single(delegation_id, body, meta, goal_of)
-    return _batch(delegation_id, body, meta, goal_of)
+    done = (_single if kind == "COMPLETE" else _batch)(delegation_id, body, goal_of)
+    seconds = amount(meta.get("duration_seconds")) if isinstance(meta, dict) else None
+    if done is None or len(done.updates) != 1 or seconds is None:
+        return done
+    # iot's `display_metadata` times a one-task unit whose text gave no duration
+    ((index, status, result),) = done.updates
+    return replace(done, updates=((index, status, result.merged(TaskResult(duration_seconds=seconds))),))
 
 
 def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> Completion | None:
@@ -233,11 +193,11 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
     if line is not None:  # its duration and `Error:` line
         after = rest[line.end() :]
         error = after[len("\nError: ") :].split("\n", 1)[0] if after.startswith("\nError: ") else None
-        result = TaskResult(duration_seconds=_number(line.group(3)), error=_prose(error))
+        result = TaskResult(duration_seconds=amount(float(line.group(3))), error=_prose(error))
     return Completion(delegation_id, "task_failed", ((index, notice.group(1) if notice else None, result),))
 
 
-def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion:
+def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
     """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
     `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
@@ -257,10 +217,10 @@ def _single(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Com
                     error = reason[len(lead) :]
                     break
         result = _text_result(found, summary, model, error)
-    return Completion(delegation_id, "single", ((0, said, _timed(result, meta)),))
+    return Completion(delegation_id, "single", ((0, said, result),))
 
 
-def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Completion | None:
+def _batch(delegation_id: str, body: str, goal_of: GoalOf) -> Completion | None:
     """The batch form: one update per task block (the first block of an index wins), or the
     whole unit's `--- ERROR ---`; None when the body has neither."""
     blocks = list(_BLOCK.finditer(body))
@@ -276,23 +236,17 @@ def _batch(delegation_id: str, body: str, meta: object, goal_of: GoalOf) -> Comp
         rest = _after(text, ": ", goal_of(delegation_id, index), anywhere=False)
         rest = rest[max(rest.find("  (status="), 0) :]  # an unknown goal: skip to its header's status
         updates[index] = block_result(rest, model)
-    if len(updates) == 1:
-        ((index, (status, result)),) = updates.items()
-        updates[index] = (status, _timed(result, meta))
     return Completion(delegation_id, "batch", tuple((i, *update) for i, update in updates.items()))
 
 
-TOOL = "delegate_task"
 # the statuses a parent records that end a task (`ended_unreported` is proven from the child)
 TERMINAL_STATUSES = frozenset(s for s in TaskStatus if s.ends) - {TaskStatus.ended_unreported}
 NO_REFERENCE = "no_durable_child_reference"
 RESULT_FIELDS = tuple(f.name for f in fields(TaskResult))
-_CONTROL_STATUSES = frozenset({"queued", "interrupt_requested"})
 
 
 def number_order(number: str) -> tuple[tuple[int, int, str], ...]:
-    """The sort key of a task number (`CALL.TASK`, or a nested `1.2.3`): its parts as numbers,
-    so 1.9 comes before 1.10 (a part that is not a number sorts after the numbers, as text)."""
+    """The sort key of a task number (`1.2.3`): 1.9 before 1.10, a part not a number last."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in number.split("."))
 
 
@@ -305,8 +259,7 @@ def _ident(value: object) -> str | None:
 
 
 def status_of(raw: object) -> TaskStatus:
-    """A recognised terminal status or `running` as is; anything else (missing, `queued`,
-    `success`, ...) `unknown`."""
+    """A recognised terminal status or `running` as is; anything else `unknown`."""
     if isinstance(raw, str) and (raw in TERMINAL_STATUSES or raw == "running"):
         return TaskStatus[raw]  # a member's name is its value
     return TaskStatus.unknown
@@ -346,8 +299,7 @@ class _Call(Struct):
 def _spawn_goals(arguments: Any) -> list[str | None] | None:
     """The goals of a spawn call's arguments, or None when the call is not a spawn."""
     args = json_value(arguments)
-    if not isinstance(args, dict):
-        args = {}  # unreadable arguments: the action is omitted, so it is a spawn
+    args = args if isinstance(args, dict) else {}  # unreadable: the action is omitted, so a spawn
     action = args.get("action")
     if action is not None and not (isinstance(action, str) and action.strip().lower() in ("", "spawn")):
         return None
@@ -358,22 +310,21 @@ def _spawn_goals(arguments: Any) -> list[str | None] | None:
     return [goal] if isinstance(goal, str) and goal.strip() else []
 
 
-def _finished(call: _Call, results: list[Any], top: str | None) -> Iterator[_Task]:
+def _finished(call: _Call, results: list[Any], top: str | None) -> None:
     """A blocking spawn's result: one entry per task, in order or by `task_index`."""
     for position, entry in enumerate(results):
         if not isinstance(entry, dict):
             continue
-        index = _count(entry.get("task_index"))
+        index = count(entry.get("task_index"))
         task = call.task(position if index is None else index)
         task.goal = task.goal or _text(entry.get("goal"))
         task.delegation_id = task.delegation_id or _ident(entry.get("delegation_id")) or top
         task.subagent_id = task.subagent_id or _ident(entry.get("subagent_id"))
         task.child = task.child or _ident(entry.get("child_session_id"))
         task.update(status_of(entry.get("status")), from_entry(entry))
-        yield task
 
 
-def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterator[_Task]:
+def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> None:
     """A background spawn's dispatch: every task running, under its unit's delegation."""
     goals = payload.get("goals")
     if isinstance(goals, list) and goals:
@@ -381,28 +332,25 @@ def _dispatched(call: _Call, payload: dict[str, Any], top: str | None) -> Iterat
         # goal the call's arguments gave for that task stays.
         known = call.goals
         call.goals = [_text(g) or (known[i] if i < len(known) else None) for i, g in enumerate(goals)]
-        call.tasks = {}
     units: dict[int, str | None] = {}  # task index -> its unit's delegation id (the last unit wins)
     for unit in payload["units"] if isinstance(payload.get("units"), list) else []:
         if isinstance(unit, dict) and isinstance(unit.get("task_indexes"), list):
             for i in unit["task_indexes"]:
-                if _count(i) is not None:
+                if count(i) is not None:
                     units[i] = _ident(unit.get("delegation_id"))
-    sids = payload.get("subagent_ids")
-    sids = sids if isinstance(sids, list) else []
+    sids = payload["subagent_ids"] if isinstance(payload.get("subagent_ids"), list) else []
     for i in range(len(call.goals)):
         task = call.task(i)
         task.delegation_id = units.get(i) or top
         task.subagent_id = _ident(sids[i]) if i < len(sids) else None
         task.update(TaskStatus.running)
-        yield task
 
 
 class _Recovery:
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}
         self.order: list[_Call] = []
-        # delegation id -> task index -> its tasks, each once (by identity, never compared), in order
+        # delegation id -> task index -> its tasks, each once (never compared: issue 29), in order
         self.delegated: dict[str, dict[int, list[_Task]]] = {}
         self.sessions: dict[str, set[str]] = {}
 
@@ -410,7 +358,7 @@ class _Recovery:
         fn = call.get("function")
         name, arguments = (fn.get("name"), fn.get("arguments")) if isinstance(fn, dict) else (None, None)
         call_id = _text(call.get("id"))
-        if name != TOOL:
+        if name != "delegate_task":
             return
         if call_id is not None:
             if call_id in self.sessions:  # the same call on a cloned row counts once
@@ -425,14 +373,6 @@ class _Recovery:
         if call_id is not None:
             self.calls[call_id] = entry
 
-    def _register(self, delegation_id: str | None, *tasks: _Task) -> None:
-        if delegation_id is not None:
-            table = self.delegated.setdefault(delegation_id, {})
-            for task in tasks:
-                same = table.setdefault(task.index, [])
-                if not any(known is task for known in same):
-                    same.append(task)
-
     def add_result(self, call: _Call, payload: Any) -> None:
         if call.answered or call.failed or not isinstance(payload, dict):
             return
@@ -440,7 +380,7 @@ class _Recovery:
         if (
             (action is not None and action != "spawn")
             or "subagents" in payload
-            or payload.get("status") in _CONTROL_STATUSES
+            or payload.get("status") in ("queued", "interrupt_requested")
         ):
             return  # a control acknowledgement
         results = payload.get("results")
@@ -449,12 +389,13 @@ class _Recovery:
             return
         call.answered = True
         top = _ident(payload.get("delegation_id"))
-        tasks = (
-            _finished(call, results, top) if isinstance(results, list) else _dispatched(call, payload, top)
-        )
-        for task in tasks:  # each registered as soon as it is built
-            self._register(task.delegation_id, task)
-        self._register(top, *call.tasks.values())
+        if isinstance(results, list):
+            _finished(call, results, top)
+        else:
+            _dispatched(call, payload, top)
+        for task in call.tasks.values():  # under its own delegation and the result's: each once
+            for key in filter(None, {task.delegation_id, top}):
+                self.delegated.setdefault(key, {}).setdefault(task.index, []).append(task)
 
     def goal_of(self, delegation_id: str, index: int) -> str | None:
         return next((t.goal for t in self.delegated.get(delegation_id, {}).get(index, [])), None)
@@ -466,16 +407,12 @@ class _Recovery:
         tasks = [task for same in table.values() for task in same]
         if done is None or not tasks:
             return
-        if done.kind == "batch_error":
-            for task in tasks:
-                task.update(TaskStatus.error)
-        elif done.kind == "single":
-            if len(tasks) == 1:
-                tasks[0].update(status_of(done.updates[0][1]), done.updates[0][2])
-        else:
-            for index, status, result in done.updates:
-                for task in table.get(index, []):
-                    task.update(status_of(status), result)
+        if done.kind == "single":  # it names no index: only a one-task delegation's task
+            table = {0: tasks} if len(tasks) == 1 else {}
+        updates = [(i, "error", EMPTY) for i in table] if done.kind == "batch_error" else done.updates
+        for index, status, result in updates:
+            for task in table.get(index, []):
+                task.update(status_of(status), result)
 
     def entries(self) -> list[TaskEntry]:
         return [
@@ -523,12 +460,8 @@ def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
 
 
 def call_sessions(messages: Sequence[WireMessage]) -> dict[str, frozenset[str]]:
-    """For each delegate_task call id, the session ids of the rows that carry it: the
-    segments a child spawned by that call may name as its parent."""
+    """For each delegate_task call id, the segments carrying it (a child's possible parents)."""
     return {k: frozenset(v) for k, v in _walk(messages, whole=False).sessions.items()}
-
-
-_WORD = re.compile(r"[a-z_]{1,32}")
 
 
 class LedgerRecord(Struct, frozen=True):
@@ -551,7 +484,7 @@ class Proposal(Struct, frozen=True):
 
 
 def _entry(doc: dict[str, Any], index: int) -> dict[str, Any] | None:
-    """The task's own outcome in one document of the record, or None when it has none."""
+    """The task's own outcome in one record document (by `task_index`, else position), or None."""
     found = doc.get("results")
     if not isinstance(found, list):
         return doc if index == 0 and "status" in doc else None
@@ -593,6 +526,6 @@ def propose(
         if not (_goal_agrees(doc, task_index, goal) and _goal_agrees(entry, 0, goal)):
             return None
         delivery = record.delivery_state
-        word = delivery if isinstance(delivery, str) and _WORD.fullmatch(delivery) else None
+        word = delivery if isinstance(delivery, str) and re.fullmatch(r"[a-z_]{1,32}", delivery) else None
         return Proposal(status=status, result=from_entry(entry), delivery_state=word)
     return None

@@ -278,7 +278,6 @@ MISSING: dict[Missing, str] = {
     "tasks": "a task has no proven usage",
     "nested": "nested tasks were not read",
 }
-COST_ROUND = 10  # decimal places kept of a summed cost (float noise only)
 
 
 class Usage(Struct, frozen=True, kw_only=True):
@@ -359,9 +358,8 @@ class HasFigures(Protocol):
 def lineage_usage(
     path: Sequence[str], details: Mapping[str, HasFigures], *, later: bool = False, earlier: bool = False
 ) -> Usage:
-    """The usage of a proven lineage `path` from the details its proof read (`details`; a
-    segment not held counts as one that sent nothing). `later`: a newer segment may exist
-    unproven; `earlier`: segments before `path[0]` are not included."""
+    """The usage of a proven lineage `path` from its `details` (one not held sent nothing);
+    `later`, `earlier`: later or earlier segments may be missing."""
     parts = [segment_usage(details[sid].figures if sid in details else NO_FIGURES) for sid in path]
     flags = {"later_segments": later, "earlier_segments": earlier}
     total = combine(parts, extra=[m for m in MISSING if flags.get(m)])
@@ -375,8 +373,7 @@ def _sum(values: Iterable[int | None]) -> int | None:
 
 
 def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> Usage | None:
-    """The sum of `parts` (segments, or tasks: a None part is a task without usage, `tasks`
-    missing); None when no part has usage. `extra`: what else the sum lacks."""
+    """The sum of `parts` (a None part: a task without usage) and `extra` missing; None: no usage."""
     known = [p for p in parts if p is not None]
     if not known:
         return None
@@ -388,7 +385,7 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
     ordered = [m for m in MISSING if m in missing]
     return Usage(
         **{name: _sum(getattr(p, name) for p in known) for name in COUNTS},
-        cost_usd=round(math.fsum(costs), COST_ROUND) if costs else None,
+        cost_usd=round(math.fsum(costs), 10) if costs else None,  # float noise dropped
         cost_kind=None if not kinds else "actual" if kinds == {"actual"} else "estimated",
         complete=not ordered,
         segments=sum(p.segments for p in known),
@@ -398,9 +395,7 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
 
 def with_missing(usage: Usage | None, *reasons: Missing) -> Usage | None:
     """`usage` with `reasons` added to what it lacks (None stays None)."""
-    if usage is None or not reasons:
-        return usage
-    return combine([usage], extra=reasons)
+    return combine([usage], extra=reasons) if reasons else usage
 
 
 class ConfigValue(Struct, frozen=True, kw_only=True):

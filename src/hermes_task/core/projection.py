@@ -7,8 +7,7 @@ Projection: `display_content` and `display_reasoning` are authoritative whenever
 even empty or null; `display_commentary` is public prose, never recovered from raw
 `codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
 stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
-`kind` to a row the server gave none, never changing its text. Search `spans` are the
-code-point offsets of the non-empty matches `re.finditer` finds.
+`kind` to a row the server gave none, never changing its text. Search `spans`: docs/json.md.
 """
 
 from __future__ import annotations
@@ -27,12 +26,9 @@ from hermes_task.core.documents import Row, ToolCall, TranscriptDoc
 from hermes_task.core.wire import WireMessage
 from hermes_task.failures import ExitStatus
 
-_TEXT_KEYS = ("text", "summary_text", "summary", "content")
-
 
 def content_text(content: Any) -> str | None:
-    """Display text of a `content` value: a string as is; a list of parts joined, with
-    image parts as alt text; anything else (null, numbers, objects) as null."""
+    """Display text of a `content` value: a string, or a list of parts joined (images as alt text)."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -61,13 +57,12 @@ def _decode(value: Any) -> Any:
 
 
 def _readable(item: Any, out: list[str]) -> None:
-    """Collect readable text/summary strings from a reasoning sidecar, skipping encrypted
-    payloads (`data`, `encrypted_content`, `signature`)."""
+    """Collect a reasoning sidecar's readable strings (never `data`, `encrypted_content`, `signature`)."""
     if isinstance(item, list):
         for sub in item:
             _readable(sub, out)
     elif isinstance(item, dict):
-        for key in _TEXT_KEYS:
+        for key in ("text", "summary_text", "summary", "content"):
             value = item.get(key)
             if isinstance(value, str) and value.strip():
                 out.append(value)
@@ -76,8 +71,7 @@ def _readable(item: Any, out: list[str]) -> None:
 
 
 def reasoning_text(msg: WireMessage) -> str | None:
-    """Projected reasoning when the server sent one (authoritative, even null/empty);
-    otherwise the first readable source among the raw fields, duplicates dropped."""
+    """Projected reasoning when sent, else the raw fields' readable text, duplicates dropped."""
     if msg.display_reasoning is not UNSET:
         value = msg.display_reasoning
         return value if isinstance(value, str) else None
@@ -111,9 +105,7 @@ def commentary(msg: WireMessage) -> list[str]:
     value = msg.display_commentary
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)]
-    if isinstance(value, str) and value:
-        return [value]
-    return []
+    return [value] if isinstance(value, str) and value else []
 
 
 def project(msg: WireMessage) -> Row | None:
@@ -143,16 +135,15 @@ def project(msg: WireMessage) -> Row | None:
 
 
 def counts_as_text(row: Row) -> bool:
-    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary;
-    compaction boilerplate and status notices (drawn as one dim line) are not prose."""
+    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary,
+    never boilerplate or a status notice."""
     quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
     prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
 
 
 def states_goal(row: Row) -> bool:
-    """A row that can state a task's goal: a user row of prose (`counts_as_text`). The goal
-    is the first such row of the task's root segment (`TaskInfo.goal`)."""
+    """A row that can state a task's goal (`TaskInfo.goal`): a user row of prose."""
     return row.role == "user" and counts_as_text(row)
 
 
@@ -178,10 +169,8 @@ MARKDOWN_SYNTAX = re.compile(
     r"|^[ :|-]*(?:-[ :]*\||\|[ :]*-)[ :|-]*$",
     re.M,
 )
-# How Hermes appends a mid-turn steer to a tool result: "\n\n[OUT-OF-BAND USER MESSAGE — …]\n",
-# the message, "\n[/OUT-OF-BAND USER MESSAGE]" (format_steer_marker in the backends'
-# agent/prompt_builder.py; the words after the dash differ between versions, and
-# fixtures/*/delegated_task_dashboard.json hold one of each).
+# How Hermes appends a mid-turn steer to a tool result (format_steer_marker in the backends'
+# agent/prompt_builder.py; the words after the dash differ between versions).
 STEER_OPEN = re.compile(r"\n\n\[OUT-OF-BAND USER MESSAGE(?: — [^\n\]]*)?\]\n")
 STEER_CLOSE = "\n[/OUT-OF-BAND USER MESSAGE]"
 
@@ -204,16 +193,15 @@ def looks_like_markdown(text: str) -> bool:
 
 
 class ToolText(NamedTuple):
-    """A tool result laid out for reading: `body` with real line breaks, and one `status`
-    line (exit code, error, status) or None."""
+    """A tool result laid out for reading: `body` with real line breaks, one `status` line or None."""
 
     body: str
     status: str | None
 
 
 def split_steers(text: str) -> tuple[str, list[str]]:
-    """`text` without the steers appended to its end, and their messages, oldest first.
-    Only whole marked blocks at the very end count; anything else stays output."""
+    """`text` without the steers appended to its end (whole marked blocks only), and their
+    messages, oldest first."""
     steers: list[str] = []
     while text.endswith(STEER_CLOSE):
         blocks = list(STEER_OPEN.finditer(text))
@@ -235,15 +223,12 @@ def tool_text(text: str) -> ToolText | None:
     value = _decode(text)
     if not isinstance(value, dict) or not RESULT_FIELDS.intersection(value):
         return None
-    parts = [_as_text(value[k]) for k in ("output", "stdout", "result") if value.get(k) not in (None, "")]
-    if value.get("stderr") not in (None, ""):
-        parts.append("stderr:\n" + _as_text(value["stderr"]))
+    shown = (("output", ""), ("stdout", ""), ("result", ""), ("stderr", "stderr:\n"))
+    parts = [label + _as_text(value[k]) for k, label in shown if value.get(k) not in (None, "")]
     others = {k: v for k, v in value.items() if k not in RESULT_FIELDS}
     if others:
         parts.append(json.dumps(others, ensure_ascii=False, indent=2))
-    status: list[str] = []
-    if "exit_code" in value:
-        status.append(f"exit {_as_text(value['exit_code'])}")
+    status = [f"exit {_as_text(value['exit_code'])}"] if "exit_code" in value else []
     if isinstance(value.get("status"), str | int | float | bool):
         status.append(f"status {value['status']}")
     if value.get("error") not in (None, "", False):
@@ -265,9 +250,7 @@ class Cut(NamedTuple):
 
 
 def cut(text: str, *, lines: int = 12, chars: int = 2000) -> Cut:
-    """`text` kept whole when it has fewer than `lines` lines and at most `chars` characters;
-    else its first lines (a third of both) and its last lines (the rest), whole lines only;
-    a first or last line longer than its share is cut to it (docs/commands.md, `show`)."""
+    """`text` cut to its first third and last two thirds of `lines` and `chars` (docs/commands.md, `show`)."""
     if len(text) <= chars and text.count("\n") < lines:  # short already: kept whole
         return Cut(text, "", 0, 0, False)
     head_lines, head_chars = lines // 3, chars // 3
@@ -332,8 +315,7 @@ class PatternError(ValueError):
 
 
 def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Pattern[str]:
-    """PATTERN compiled as docs/commands.md (`search`) says; a line break in it could never
-    match a line, so it is refused."""
+    """PATTERN compiled as docs/commands.md (`search`) says; one with a line break is refused."""
     if "\n" in pattern:
         raise PatternError("holds a line break, but lines are searched one at a time")
     source = pattern if regex else re.escape(pattern)
@@ -356,8 +338,7 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
     """The row's searched blocks, in the order the row is drawn (module docstring)."""
     if reasoning and row.reasoning:
         yield Block("reasoning", 0, row.reasoning)
-    for index, note in enumerate(row.commentary):
-        yield Block("commentary", index, note)
+    yield from (Block("commentary", index, note) for index, note in enumerate(row.commentary))
     if row.text and row.role == "tool":
         output, steers = split_steers(row.text)
         decoded = tool_text(output)
@@ -366,18 +347,16 @@ def blocks(row: Row, *, reasoning: bool = False) -> Iterator[Block]:
             yield Block("output", 0, body)
         if decoded is not None and decoded.status:
             yield Block("status", 0, decoded.status)
-        for index, steer in enumerate(steers):
-            yield Block("steer", index, steer)
+        yield from (Block("steer", index, steer) for index, steer in enumerate(steers))
     elif row.text:
         yield Block("text", 0, row.text)
-    for index, call in enumerate(row.tool_calls):
-        if call.arguments:
-            yield Block("arguments", index, call.arguments)
+    yield from (
+        Block("arguments", i, call.arguments) for i, call in enumerate(row.tool_calls) if call.arguments
+    )
 
 
 class Hit(Struct, frozen=True):
-    """One matching line of one block of `row` (`line_number` 1-based), with up to N lines of
-    context from the same block (`before` ends just above the line, `after` starts below it)."""
+    """One matching line of a block of `row` (`line_number` 1-based) and the block's lines around it."""
 
     row: Row
     field: SearchField
@@ -390,8 +369,7 @@ class Hit(Struct, frozen=True):
 
 
 def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasoning: bool = False) -> list[Hit]:
-    """Every line of the row's blocks in which `pattern` is found, in order, each with
-    `context` lines before and after it from its block."""
+    """Every line of the row's blocks in which `pattern` is found, with `context` lines around it."""
     return [
         Hit(
             row,
@@ -411,8 +389,7 @@ def search_row(row: Row, pattern: re.Pattern[str], *, context: int = 0, reasonin
 
 
 class GroupLine(Struct, frozen=True):
-    """One printed line of a group: its number in the block, its text, and its spans when it
-    matched (None: a context line)."""
+    """One printed line of a group: its number in the block, its text, its spans (None: context)."""
 
     number: int
     text: str
@@ -429,8 +406,7 @@ class Group(Struct, frozen=True):
 
 
 def groups(hits: Sequence[Hit]) -> list[Group]:
-    """`hits` merged as grep merges them: a hit whose context touches the previous group of
-    its block joins it; a matched line is never printed as context, no line twice."""
+    """`hits` merged as grep merges them: no line twice, a matched line never as context."""
     runs: list[tuple[tuple[str, int, str, int], Hit, dict[int, GroupLine]]] = []
     for hit in hits:
         first = hit.line_number - len(hit.before)
@@ -448,6 +424,4 @@ def groups(hits: Sequence[Hit]) -> list[Group]:
 
 def search_status(matches: int, *, complete: bool) -> ExitStatus:
     """grep's exit status in this tool's numbers (docs/exit-codes.md)."""
-    if matches:
-        return ExitStatus.OK
-    return ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE
+    return ExitStatus.OK if matches else ExitStatus.NO_MATCH if complete else ExitStatus.NO_MATCH_INCOMPLETE

@@ -1,10 +1,7 @@
 """Untrusted strings: session ids accepted unchanged or rejected (the rule: docs/exit-codes.md),
-backend text neutralised.
-
-Path segments built from an id are percent-encoded with nothing left unescaped. Every backend
-string passes through `clean` before it reaches a terminal: each unsafe character (below) gets a
-visible, inert spelling (`^[`, `^M`, `<U+202E>`), so an escape sequence shows up as text. Rich
-strips only a few controls itself (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through.
+backend text neutralised: every backend string passes through `clean` before it reaches a
+terminal, since Rich strips only a few controls itself (BEL, BS, VT, FF, CR) and passes
+ESC/CSI/OSC through.
 """
 
 from __future__ import annotations
@@ -28,8 +25,7 @@ _UNSAFE_LINE = re.compile(_UNSAFE.pattern[:-1] + "\t\n]")
 
 
 def _visible(match: re.Match[str]) -> str:
-    ch = match.group()
-    code = ord(ch)
+    code = ord(match.group())
     if code < 0x20:
         return "^" + chr(code + 0x40)
     if code == 0x7F:

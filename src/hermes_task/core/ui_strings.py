@@ -275,12 +275,12 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.TERMINATED: "interrupted (SIGTERM)",
 }
 
-PRE_PAGINATION_WARNING = (
-    "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
-    "HTTP; every active row is read in one answer"
-)
-
 
 def legacy_warning(*, paginated: bool) -> str:
     """The `legacy_backend` text: what the backend's messages route cannot do."""
-    return WarningCode.legacy_backend.text if paginated else PRE_PAGINATION_WARNING
+    if paginated:
+        return WarningCode.legacy_backend.text
+    return (
+        "legacy backend (hermes-agent 0.18.x or older): no paging, `order` or archived rows over "
+        "HTTP; every active row is read in one answer"
+    )

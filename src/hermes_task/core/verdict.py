@@ -27,8 +27,7 @@ def flatten(tasks: Iterable[TaskEntry]) -> list[TaskEntry]:
 
 
 def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
-    """Counts over the whole tree (`running` while any task is non-terminal, else `finished`)
-    and every task's own usage summed."""
+    """Counts and every task's own usage, over the whole tree."""
     every = flatten(tasks)
     terminal = sum(1 for t in every if t.terminal)
     return TasksSummary(
@@ -70,9 +69,8 @@ def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
 
 
 def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:
-    """The tasks whose status is one of `statuses` (all tasks when empty); a kept task keeps
-    only its matching descendants, and a task that does not match is kept when one of its
-    descendants does, so the tree's shape stays readable."""
+    """The tasks whose status is one of `statuses` (all when empty), with the ancestors of a
+    match kept (docs/commands.md, `--status`)."""
     if not statuses:
         return list(tasks)
     out: list[TaskEntry] = []

@@ -1,11 +1,7 @@
-"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes.
-
-The contract (docs/decisions.md, entry 7): extra keys ignored, a missing or mistyped key this
-tool relies on makes the response incompatible (`WireError`), never guessed; `UNSET` marks a
-key whose absence decides something; a body msgspec's parser refuses is read by `json.loads`
-and held to the same model. An int timestamp must fit a float. Usage figures (`Figures`,
-issue 28) are read permissively: one not sent, null, mistyped, negative or not finite is
-None, never 0, and never makes the detail incompatible.
+"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes. The
+contract: docs/decisions.md, entries 1 and 7 (a missing or mistyped key this tool relies on
+is a `WireError`, never guessed; `UNSET` marks a key whose absence decides something); usage
+figures are read permissively (docs/json.md, "Usage").
 """
 
 from __future__ import annotations
@@ -30,13 +26,11 @@ MAX_LIMIT = 500  # the largest page the dashboards accept
 
 
 class WireError(ValueError):
-    """A response body that does not have the shape this tool relies on; the message names
-    the path (`Expected `int`, got `str` - at `$.messages[3].id``)."""
+    """A response body without the shape this tool relies on; the message names the path."""
 
 
 def _fits_float(value: Timestamp, key: str) -> None:
-    # msgspec keeps an over-wide JSON int as a Python int; `10**400` would overflow every
-    # later comparison with a float.
+    # msgspec keeps an over-wide JSON int, which would overflow every comparison with a float
     if type(value) is int:
         try:
             float(value)
@@ -64,11 +58,11 @@ class Figures(Struct, frozen=True, kw_only=True):
 NO_FIGURES = Figures()
 
 
-def _count(value: object) -> int | None:
+def count(value: object) -> int | None:  # a non-negative int, never a bool
     return value if type(value) is int and value >= 0 else None
 
 
-def _amount(value: object) -> float | None:
+def amount(value: object) -> float | None:  # a finite non-negative float, never a bool
     if type(value) not in (int, float):
         return None
     try:
@@ -79,13 +73,13 @@ def _amount(value: object) -> float | None:
 
 
 def figures_of(body: Mapping[str, Any]) -> Figures:
-    """The usage figures of a detail body's keys (module docstring: absent or unusable is None)."""
+    """The usage figures of a detail body's keys (absent or unusable: None)."""
     status = body.get("cost_status")
     return Figures(
-        **{name: _count(body.get(name)) for name in TOKENS},
-        api_calls=_count(body.get("api_call_count")),
-        estimated_cost_usd=_amount(body.get("estimated_cost_usd")),
-        actual_cost_usd=_amount(body.get("actual_cost_usd")),
+        **{name: count(body.get(name)) for name in TOKENS},
+        api_calls=count(body.get("api_call_count")),
+        estimated_cost_usd=amount(body.get("estimated_cost_usd")),
+        actual_cost_usd=amount(body.get("actual_cost_usd")),
         cost_status=status if isinstance(status, str) else None,
     )
 
@@ -105,8 +99,7 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
     profile_name: str | None = None
     title: str | None = None
     is_default_profile: JSON | UnsetType = UNSET
-    # The usage figures (Hermes' `SessionDB.update_token_counts` writes them per segment),
-    # kept as sent (any JSON value): `figures` reads them permissively.
+    # The segment's usage figures, kept as sent (any JSON value): `figures` reads them.
     input_tokens: JSON = None
     output_tokens: JSON = None
     cache_read_tokens: JSON = None
@@ -223,10 +216,8 @@ _DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {
 
 
 def decode(raw: bytes, model: type[M]) -> M:
-    """`raw` (a response body) as `model`. `WireError` when the body is JSON without the
-    shape `model` needs; `ValueError` (or `RecursionError`, nested past the parser's limit)
-    when it is not JSON at all. Invariant: a body both parsers read decodes to the same
-    value either way (the fallback only widens what is read as JSON, never the model)."""
+    """`raw` as `model`: `WireError` for JSON without its shape, `ValueError` (or `RecursionError`)
+    for no JSON. A body msgspec refuses is read by `json.loads`, held to the same model."""
     decoder = _DECODERS.get(model) or msgspec.json.Decoder(model)
     try:
         return decoder.decode(raw)  # type: ignore[no-any-return]
