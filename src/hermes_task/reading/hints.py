@@ -1,13 +1,6 @@
-"""The local store as the reading layer uses it: ids the store proposes, proven over HTTP.
-
-Invariant: nothing read from the store is shown or trusted (docs/identity.md, "The local
-store"). `StoreHints` wraps an optional `Store` and turns the first failure into one
-`store_unavailable` warning. `find_children` proposes each task's child from the store and
-assigns it only by what HTTP shows ("A parent's tasks": store proposals, the store's bound).
-`owned_by` proves a child's ownership from exact-id details before any row of it is read
-(Hermes' `delegate_task` names the spawning session as `parent_session_id` and as
-`_delegate_from`, backend.md §4). `find_parents` is `hermes-task parents` ("Where a parent id
-comes from"). Debug lines name what was dropped and why, never content.
+"""The local store as the reading layer uses it: ids it proposes, proven over HTTP; nothing
+read from it is shown or trusted (docs/identity.md, "The local store", "A parent's tasks",
+"Where a parent id comes from"). Debug lines name what was dropped and why, never content.
 """
 
 from __future__ import annotations
@@ -61,7 +54,7 @@ T = TypeVar("T")
 
 @dataclass(eq=False)
 class StoreHints:
-    """An optional store; every lookup answers `None` once the store is off or failed."""
+    """An optional store; every lookup answers `None` once it is off or failed (one warning)."""
 
     store: StoreAPI | None
     off: str | None = None
@@ -109,8 +102,7 @@ class StoreHints:
                 return None
 
     def children(self, session_id: str) -> list[StoreSession] | None:
-        """The store's children of a session the dashboard showed (the newest `MAX_CHILDREN`);
-        None (and the warning) when the store is unavailable or another dashboard's."""
+        """The store's newest `MAX_CHILDREN` children of a session; None when unavailable or foreign."""
         found = self._call(lambda s: s.children(session_id))
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
@@ -126,7 +118,6 @@ class StoreHints:
         return normalise_goal(self._call(lambda s: s.first_user_text(session_id)))
 
     def delegation(self, delegation_id: str) -> LedgerRecord | None:
-        """The store's `async_delegations` record (a held completion), if any."""
         return self._call(lambda s: s.delegation(delegation_id))
 
     def say(self, line: str) -> None:
@@ -134,7 +125,7 @@ class StoreHints:
             self.debug(line)
 
     def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
-        """Note the tasks still without a child whose segment had children cut off by the bound."""
+        """Note the tasks still without a child whose segment the bound cut children off."""
         for spawn in spawns:
             task = tasks[spawn.key]
             if task.child_session_id is None and spawn.segments & self.cut:
@@ -153,7 +144,7 @@ class StoreHints:
         return out
 
     def _kept(self, task: TaskEntry) -> TaskEntry:
-        """The task with the child its transcript names, or the one proven earlier in the run."""
+        """The task with the child its transcript names, or the one proven earlier."""
         if task.child_session_id:
             return replace(task, child_ref_source="transcript")
         earlier = self.assigned.get((task.call_id or "", task.task_index))
@@ -162,7 +153,7 @@ class StoreHints:
         return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
 
     def _delegated(self, client: DashboardAPI, spawns: Sequence[Spawn]) -> list[StoreSession] | None:
-        """The store's delegated children of every segment carrying a spawn call; None: it cannot say."""
+        """The store's delegated children of the spawn calls' segments; None: it cannot say."""
         rows: list[StoreSession] = []
         for segment in sorted({s for spawn in spawns for s in spawn.segments}):
             found = self.children(segment)
@@ -183,8 +174,8 @@ class StoreHints:
         segments: frozenset[str],
         shared: SharedDetails | None,
     ) -> tuple[list[StoreSession], dict[int, str]]:
-        """The proposed children as HTTP shows them, in the store's order (those proven earlier in
-        the run are not asked again), and the tasks whose proof failed for now (key -> its code)."""
+        """The proposed children as HTTP shows them, in the store's order (each asked once a
+        run), and the tasks whose proof failed for now (key -> its code)."""
         details = shared or client.detail
         ask = [row.id for row in rows if row.id in proposed and row.id not in self.shown]
         jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
@@ -223,7 +214,6 @@ class StoreHints:
 
 
 def _shown(detail: SessionDetail, parent: str) -> StoreSession:
-    """The columns the matching rules read, as the dashboard showed them."""
     raw = detail.model_config_raw
     return StoreSession(
         id=detail.id,
@@ -240,8 +230,8 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | HermesError:
-    """What the dashboard shows of a proposed child (its columns and goal: None when HTTP
-    does not serve it, `goal_hidden`), or why it is not used. Run side by side."""
+    """What the dashboard shows of a proposed child (its goal None when HTTP does not serve
+    it), or why it is not used."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -254,7 +244,7 @@ def _over_http(
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
             return exc
         raise
-    if goal_hidden(first):
+    if first is not None and first.kind == "compaction_summary":  # archived rows are hidden
         return _shown(detail, parent), None
     goal = normalise_goal(first.text if first is not None and first.role == "user" else None)
     if goal is None:
@@ -269,8 +259,7 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store and assigned by what HTTP shows;
-    `child_ref_source` says where every id came from."""
+    """`tasks` with each missing child id proposed by the store, assigned by what HTTP shows."""
     from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
 
     out = [hints._kept(t) for t in tasks]
@@ -340,9 +329,8 @@ def delegation_parent(detail: SessionDetail) -> str | None:
 def owned_by(
     detail: SessionDetail, parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> bool:
-    """Is `detail` a delegated child of one of `parents` (segments of a proven lineage), or,
-    with `read` (exact-id detail reads), a proven later segment of one (a hop keeps the
-    `_delegate_from` marker unchanged)?"""
+    """Is `detail` a delegated child of one of `parents` or, with `read`, a proven later
+    segment of one (a hop keeps the `_delegate_from` marker)?"""
     claimed = _delegate_from(detail)
     if claimed is None or claimed not in parents:
         return False
@@ -382,8 +370,7 @@ def admit(
 
 
 def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
-    """The root's oldest visible row when it is the root's own (from `oldest`, the page read
-    already, else one one-row read); None when the dashboard shows none."""
+    """The root's oldest visible row if its own (from `oldest`, else a one-row read), or None."""
     try:
         page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
     except HermesError as exc:
@@ -397,12 +384,6 @@ def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = No
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
     row = oldest_row(client, root, oldest)
     return row.text if row is not None and row.role == "user" else None
-
-
-def goal_hidden(row: Row | None) -> bool:
-    """Does the root's oldest visible row show that its goal row is not served (a compaction
-    summary first: archived rows are hidden, backend.md section 11)?"""
-    return row is not None and row.kind == "compaction_summary"
 
 
 SCAN = 2000  # the newest store rows with a parent that are read for proposals
@@ -479,8 +460,8 @@ def find_parents(
     path: str | None = None,
     debug: DebugWriter | None = None,
 ) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """The newest `limit` proven parents, most recent delegation first, and the warnings.
-    Raises `store_unavailable` when there is no store, it cannot be read, or it is foreign."""
+    """The newest `limit` proven parents, latest delegation first, and the warnings; raises
+    `store_unavailable` when there is no store, it cannot be read, or it is foreign."""
     say = debug or (lambda _line: None)
     if store is None:
         raise store_failure(off or "disabled", path)

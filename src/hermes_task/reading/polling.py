@@ -1,15 +1,10 @@
-"""The one poll loop of every live command (`follow CHILD`, `recover --watch`, `follow --parent`,
-the TUI's; `PollLoop`) and `Follower`, one task followed until it ends. Pure of typer and rich:
-clock, sleep and jitter are parameters. `PollLoop.run()` writes every rule of pacing, failure
-and ending once (docs/decisions.md entry 11): the interval, the streak and its back-off,
-`--start-timeout`, the final read and its retries, `--timeout`, the result reported once, last
-(docs/commands.md, `follow`; docs/exit-codes.md). Only `Follower` decides exits 4, 7 and 9.
+"""`PollLoop`, the one poll loop of every live command, and `Follower`, one task followed until
+it ends; clock, sleep and jitter are parameters. `PollLoop.run()` writes every rule of pacing,
+failure and ending once (docs/decisions.md entry 11; docs/commands.md, `follow`).
 
-`Follower` invariants: a row identity, and a durable row (`message_uid`: any copy of it), is
-reported at most once, in window order, only after a cycle finished successfully, and only
-from the reader's window (rows of verified segments, also after a failed cycle); a gap is
-filled with older pages before the cycle reports, so output stays in order; `config.rows`
-(`--role`, `--tail`) only chooses which rows are reported: a row it drops is still seen.
+`Follower`: a row (and a durable row, any copy of it) is reported at most once, in window
+order, after a good cycle, from the reader's window only, a gap filled first; `config.rows`
+only chooses which rows are reported: a row it drops is still seen.
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
 
 class PollConfig(Struct, frozen=True):
-    """Timing and exit policy of one live run (`follow`, `recover --watch`, `follow --parent`)."""
+    """Timing and exit policy of one live run."""
 
     interval: float = 2.0
     timeout: float | None = None
@@ -72,7 +67,6 @@ class Streak:  # the transient failures in a row
         self.failures, self.code, self.last, self.missing_since = 0, None, None, None
 
     def count(self, err: HermesError, started: float) -> None:
-        """A read that began at `started` failed with the transient `err`."""
         self.last, self.failures = err, self.failures + 1
         if err.code is not Code.NOT_FOUND:
             self.missing_since = None
@@ -81,19 +75,15 @@ class Streak:  # the transient failures in a row
 
 
 class Reports(Protocol):
-    """What every loop reports to, besides its own news."""
-
     def warning(self, item: WarningItem) -> None: ...
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
 
 
 @dataclass(eq=False)
 class PollLoop:
-    """The loop (module doc) over one `TaskReader`. A subclass gives `cycle` (one cycle's reads;
-    raises `HermesError`, or returns a failure that still delivered what was verified), `settle`
-    (after a good cycle: the ending `Outcome`, True for a final read at once, False to wait),
-    `failed` (a final failure's outcome), `timed_out` (after a good read) and `finish` (report
-    the result, once, last)."""
+    """The loop over one `TaskReader`. A subclass gives `cycle` (raises, or returns a failure
+    that still delivered what was verified), `settle` (the ending `Outcome`, True for a final
+    read at once, False to wait), `failed`, `timed_out` and `finish` (the result, once, last)."""
 
     label: ClassVar[str]  # the first word of each --debug line
     reader: TaskReader
@@ -127,7 +117,7 @@ class PollLoop:
         return False
 
     def unsettle(self) -> None:
-        """A cycle delivered but failed part-way (an unreadable `--tip`): no ending yet."""
+        """A cycle delivered but failed part-way: no ending yet."""
 
     def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
         self.reporter.error(err, retrying=retrying, delay=delay)
@@ -195,8 +185,8 @@ class PollLoop:
         return None
 
     def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """After a failed read: report it when it starts a streak (a final read's, every time);
-        the wait before the next read, never past `--start-timeout`."""
+        """Report a failed read starting a streak (a final read's, always); the wait before
+        the next read, never past `--start-timeout`."""
         config = self.config
         final = self.finishing()
         delay = None  # every interval for a 404 unless final, else backed off
@@ -213,8 +203,7 @@ class PollLoop:
         return wait
 
     def _ran_out(self, last: HermesError | None) -> Outcome:
-        """`--timeout` ran out: after a failed read, that failure (a final read's:
-        `final_read_failed`) with the last good read's age; else the subclass's."""
+        """`--timeout` ran out: the last failure (with the last good read's age), if any."""
         if last is None:
             return self.timed_out()
         if self.finishing():  # the task ended, but its final read kept failing
@@ -231,7 +220,7 @@ class PollLoop:
         return self.failed(err, age)
 
     def _wait(self, wait: float, deadline: float | None) -> bool:
-        """Sleep `wait` seconds, never past `deadline`; True when the deadline has passed."""
+        """Sleep `wait`, never past `deadline`; True when it has passed."""
         if deadline is not None:
             wait = min(wait, max(0.0, deadline - self.clock()))
         self._note(f"wait {wait:.2f}s")
@@ -260,7 +249,7 @@ SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
 class Reporter(Reports, Protocol):
-    """Where the follow loop reports; each method is called only for news."""
+    """Where the follow loop reports news."""
 
     def state(self, task: TaskInfo) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
@@ -279,7 +268,7 @@ Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join
 
 @dataclass(eq=False)
 class Follower(PollLoop):
-    """One follow of one task. `run()` reports a result exactly once and returns it."""
+    """One follow of one task."""
 
     label = "follow"
     reporter: Reporter
@@ -300,8 +289,8 @@ class Follower(PollLoop):
         return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The newest verified segment seen ended (or paused on partial history): one final read
-        at once; the follow ends after a read that saw the same ending again."""
+        """The newest segment seen ended (or paused on partial history): a final read at once;
+        the follow ends after a read that saw the same ending again."""
         tip = self.reader.tip
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -341,15 +330,14 @@ class Follower(PollLoop):
         return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """One cycle's reads, reporting nothing (`follow --parent` fetches children side by side,
-        then `deliver`s them in order). `probe`: the tip's detail read just before."""
+        """One cycle's reads, reporting nothing; `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
 
     def deliver(self, fetched: Fetched) -> Snapshot:
-        """Report what one `fetch` brought: the task's state when it changed (an `ended` one is
-        held), the warnings not reported in the cycle before (`gap` every time), the new rows."""
+        """Report what a `fetch` brought: the state when it changed (an `ended` one held), the
+        warnings not reported in the cycle before (`gap` every time), the new rows."""
         snap, connected = fetched
         warnings = [w for w in snap.warnings if w.code != "gap"]
         if not connected and self.gap:
@@ -373,9 +361,8 @@ class Follower(PollLoop):
         return snap
 
     def _fill(self) -> bool:
-        """Read older pages until the window being paged reaches rows already reported (True),
-        or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False). Across a
-        rotation this reads the previous segment's rows written since the last read."""
+        """Older pages until the paged window reaches reported rows (True), or the start, no
+        progress or `MAX_FILL_PAGES` stop it (False); across a rotation, the previous segment's."""
         if not self.seen:
             return True
         for pages in range(MAX_FILL_PAGES + 1):
@@ -399,7 +386,6 @@ class Follower(PollLoop):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row once."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -416,7 +402,6 @@ class Follower(PollLoop):
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state (an `ended` one is held until the follow ends)."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None

@@ -19,7 +19,7 @@ from hermes_task.core.projection import Hit, search_row
 from hermes_task.core.ui_strings import SEARCH
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.hints import StoreHints, find_children
-from hermes_task.reading.reader import INCOMPLETE
+from hermes_task.reading.reader import INCOMPLETE, TaskReader
 from hermes_task.reading.tasktree import MAX_READS, RUN_WIDE, build, read_child, read_conversation, unread
 
 MAX_TASKS = MAX_READS
@@ -82,10 +82,10 @@ class _Run:
                 self.reporter.warning(item, None)
 
     def search(self, parent_id: str, max_tasks: int) -> None:
-        parent = read_conversation(self.client, parent_id, hint=False)
+        parent = read_conversation(TaskReader(self.client, parent_id, hint=False))
         tasks, warnings = build(
             parent,
-            lambda sid: read_conversation(self.client, sid, hint=True, store=self.hints),
+            lambda sid: read_conversation(TaskReader(self.client, sid, hint=True, store=self.hints)),
             recursive=False,
             resolve=lambda conv, found: find_children(self.client, self.hints, conv.messages, found),
             read_detail=self.client.detail,
