@@ -51,8 +51,6 @@ class Nested(Struct):
 
 @dataclass(eq=False)
 class FamilyFollower(Watcher):
-    """The parent's watch, plus its children's rows."""
-
     reporter: FamilyReporter
     open_child: OpenChild  # a reader for a child id, gated on the parent's segments
     _: KW_ONLY

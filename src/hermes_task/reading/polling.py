@@ -33,8 +33,6 @@ Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
 
 class PollConfig(Struct, frozen=True):
-    """Timing and exit policy of one live run."""
-
     interval: float = 2.0
     timeout: float | None = None
     start_timeout: float = START_TIMEOUT
@@ -119,9 +117,6 @@ class PollLoop:
     def unsettle(self) -> None:
         """A cycle delivered but failed part-way: no ending yet."""
 
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
-
     def interrupted(self, outcome: Outcome) -> Outcome:
         return outcome
 
@@ -161,17 +156,19 @@ class PollLoop:
                 if not err.retryable:
                     return self.fail(err)
                 streak.count(err, started)
-                ends = self._ends(streak, err, opened, final=raised and final)
-                if ends is not None:
-                    return self.fail(ends)
-                if not raised:
-                    self.unsettle()
-                wait = self._retry_wait(streak, err, opened)
+                retry = self._retry(streak, err, opened, raised=raised, final_read=raised and final)
+                if isinstance(retry, HermesError):
+                    return self.fail(retry)
+                wait = retry
             if self._wait(wait, deadline):
                 return self._ran_out(streak.last)
 
-    def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
-        """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
+    def _retry(
+        self, streak: Streak, err: HermesError, opened: float, *, raised: bool, final_read: bool
+    ) -> HermesError | float:
+        """After a transient failure: the one that ends the run (past `--start-timeout`, a final
+        read out of retries), else the wait before the next read, never past `--start-timeout`
+        (the failure reported when it starts a streak; a final read's, always)."""
         config = self.config
         # what `--start-timeout` bounds: the run while no read succeeded yet, else a streak of 404s
         since = opened if self.read_at is None else streak.missing_since
@@ -180,24 +177,19 @@ class PollLoop:
             waited = f"{why} --start-timeout {config.start_timeout:g}s"
             detail = f"{err.detail}; {waited}" if err.detail else waited
             return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
-        if final and streak.failures > config.final_retries:
+        if final_read and streak.failures > config.final_retries:
             return HermesError(Code.FINAL_READ_FAILED, err.code.value)
-        return None
-
-    def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """Report a failed read starting a streak (a final read's, always); the wait before
-        the next read, never past `--start-timeout`."""
-        config = self.config
+        if not raised:
+            self.unsettle()
         final = self.finishing()
         delay = None  # every interval for a 404 unless final, else backed off
         if final or err.code is not Code.NOT_FOUND:
             backoff = min(config.backoff_cap, config.backoff_base * 2.0 ** (streak.failures - 1))
             delay = max(config.interval, backoff * (0.5 + 0.5 * self.jitter()))
         if final or err.code is not streak.code:
-            self.error(err, retrying=True, delay=delay)
+            self.reporter.error(err, retrying=True, delay=delay)
         streak.code = err.code
         wait = config.interval if delay is None else delay
-        since = opened if self.read_at is None else streak.missing_since
         if since is not None:
             wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
         return wait
@@ -215,7 +207,7 @@ class PollLoop:
         return self.fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
 
     def fail(self, err: HermesError) -> Outcome:
-        self.error(err, retrying=False, delay=None)
+        self.reporter.error(err, retrying=False, delay=None)
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
         return self.failed(err, age)
 
@@ -249,8 +241,6 @@ SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
 class Reporter(Reports, Protocol):
-    """Where the follow loop reports news."""
-
     def state(self, task: TaskInfo) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
     def result(self, outcome: Outcome) -> None: ...
@@ -268,8 +258,6 @@ Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join
 
 @dataclass(eq=False)
 class Follower(PollLoop):
-    """One follow of one task."""
-
     label = "follow"
     reporter: Reporter
 

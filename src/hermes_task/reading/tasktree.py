@@ -99,7 +99,6 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
 
 
 def read_conversation(reader: TaskReader, pages: int | None = None) -> Conversation:
-    """`read_history`, then the reader's view: rows of the proven lineage only."""
     warnings = read_history(reader, pages)
     view = reader.view()
     assert reader.anchor is not None
@@ -130,10 +129,6 @@ class _Walk:
     deep: int = 0  # tasks at the depth bound whose child was not read
     cut: int = 0  # tasks past the conversation bound whose child was not read
     unread: set[str] = field(default_factory=set)  # children a bound or a failed read left unread
-
-    def warn(self, item: WarningItem) -> None:
-        if item not in self.warnings:
-            self.warnings.append(item)
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
         """The conversation's tasks, their children read side by side, expanded in task order;
@@ -175,8 +170,7 @@ class _Walk:
         lineage = {*got.path, *(m.session_id for m in got.messages)}
         covered.update(lineage)
         self.visited |= lineage
-        for item in (w for w in got.warnings if w.code == "bound_reached"):
-            self.warn(item)
+        self.warnings += [w for w in got.warnings if w.code == "bound_reached"]
         kids = self.expand(got, depth + 1)
         # A nested child left unread makes the sum lack `nested`, even when its task has no usage.
         lacks: tuple[Missing, ...] = (
@@ -225,10 +219,10 @@ def build(
     walk.warnings = list(parent.warnings)
     tasks = walk.expand(parent, 0)
     if walk.deep:
-        walk.warn(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
+        walk.warnings.append(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
     if walk.cut:
-        walk.warn(_bound(RECOVER["visit_bound"].format(n=max_conversations, left=walk.cut)))
-    return tasks, walk.warnings
+        walk.warnings.append(_bound(RECOVER["visit_bound"].format(n=max_conversations, left=walk.cut)))
+    return tasks, list(dict.fromkeys(walk.warnings))  # each once
 
 
 RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})  # said once for a run, not per child
@@ -236,8 +230,6 @@ MAX_READS = 100  # whole transcripts read for one search or report
 
 
 class Unread(Struct, frozen=True):
-    """Why a task's child was not read."""
-
     code: str
     message: str
 
@@ -251,7 +243,6 @@ def read_child(
     pages: int | None = None,
     shared: SharedDetails | None = None,
 ) -> Transcript:
-    """Read `child_id`, a delegated child of one of `parents`."""
     detail = shared or client.detail
     reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, detail), shared=shared)
     try:
@@ -490,8 +481,6 @@ def _linked(task: TaskEntry, *, terminal: bool) -> bool:
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document, each conversation's proven lineage, the parent's transcript."""
-
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
     transcript: TranscriptDoc | None = None
@@ -539,8 +528,6 @@ def read_parent_tasks(
 
 
 class TraceSource(Struct, frozen=True, kw_only=True):
-    """`recover`'s tasks, the parent's transcript, and each task's child read (or why not)."""
-
     tasks: TasksDoc
     parent: TranscriptDoc
     children: dict[str, Transcript | Unread]

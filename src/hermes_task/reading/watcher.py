@@ -39,8 +39,6 @@ class Recheck(Protocol):
 
 @dataclass(eq=False)
 class Watcher(PollLoop):
-    """One watch of one parent chat."""
-
     label = "watch"
     reporter: WatchReporter
     _: KW_ONLY
@@ -99,7 +97,6 @@ class Watcher(PollLoop):
         return entries
 
     def settled(self) -> bool:
-        """Besides every task being terminal, may the watch end?"""
         return self.recheck is None or self.recheck.steady()
 
     def cycle(self) -> HermesError | None:
@@ -137,7 +134,6 @@ class Watcher(PollLoop):
         return None
 
     def _report(self, entries: list[TaskEntry]) -> bool:
-        """Report each changed task; True when any was."""
         changed = [e for e in entries if self.known.get(e.number or "") != e]
         self.entries = entries
         for entry in changed:
