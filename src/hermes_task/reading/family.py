@@ -64,7 +64,7 @@ class FamilyFollower(Watcher):
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
-        self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
+        self.first: frozenset[str] | None = None
         self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
         self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
@@ -89,9 +89,8 @@ class FamilyFollower(Watcher):
         if self.depth:
             self._nest()
         ended = all_terminal(self.entries) and not self._unnested()
-        if self.first is None:
+        if self.first is None:  # the tasks of the first read: --tail cuts their backlog
             self.first = frozenset(entry.number or "" for entry in self.entries)
-        first = self.first
         for entry in self.entries:
             key, child_id = entry.number or "", entry.child_session_id
             child = self.children.get(key)
@@ -116,8 +115,7 @@ class FamilyFollower(Watcher):
                     continue  # its conversation is read elsewhere (recover --recursive's rule)
                 reader = self.open_child(child_id, parents)
                 tagged = Tagged(self.reporter, entry, self._setup_warning)
-                rows = self.rows if key in first else RowFilter(self.rows.roles)
-                config = PollConfig(rows=rows)
+                config = PollConfig(rows=self.rows if key in self.first else RowFilter(self.rows.roles))
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
                 child = self.children[key] = Child(child_id, tagged, follower)
             child.tagged.entry = entry
@@ -220,7 +218,7 @@ class FamilyFollower(Watcher):
         for child, got in zip(probed, probes, strict=True):
             if isinstance(got, HermesError):
                 self._failed(child, got, final=False)  # read in full on its next turn
-            elif child.moved(got):
+            elif (basis := child.follower.reader.basis) is None or got.message_count is None or got != basis:
                 changed.append((child, got))
         order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
@@ -347,8 +345,3 @@ class Child(Struct):
         return (
             self.read and not self.final and self.ended is None and self.streak.code is None and not partial
         )
-
-    def moved(self, probe: SessionDetail) -> bool:
-        """Does the probe show anything its last page was not read under?"""
-        basis = self.follower.reader.basis
-        return basis is None or probe.message_count is None or probe != basis

@@ -236,7 +236,7 @@ def _over_http(
         detail = details(child_id)
         parent = delegation_parent(detail)
         if parent is None or parent not in segments:
-            return NOT_OWNED
+            return "names_another_parent"
         first = oldest_row(client, child_id)
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
@@ -306,9 +306,6 @@ def find_children(
             )
     hints.left_without_child(out, spawns)
     return out
-
-
-NOT_OWNED = "names_another_parent"
 
 
 def _delegate_from(detail: SessionDetail) -> str | None:
@@ -413,10 +410,6 @@ def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
         raise
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
 NOT_SHOWN = "not_shown"
 NO_CHILD = "no_child_shown"
 
@@ -438,8 +431,8 @@ def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry 
     return ParentEntry(
         id=detail.id,
         source=clean_line(detail.source) if detail.source is not None else None,
-        started_at=_seconds(detail.started_at),
-        ended_at=_seconds(detail.ended_at),
+        started_at=None if detail.started_at is None else float(detail.started_at),
+        ended_at=None if detail.ended_at is None else float(detail.ended_at),
         end_reason=clean_line(detail.end_reason) if detail.end_reason is not None else None,
         state="open" if detail.ended_at is None else "ended",
         title=title,
