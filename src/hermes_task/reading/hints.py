@@ -62,7 +62,6 @@ class StoreHints:
     debug: DebugWriter | None = None
     path: str | None = None  # named in the warning (a missing file, ...)
     warning: WarningItem | None = field(default=None, init=False)
-    reason: str | None = field(default=None, init=False)
     failed: bool = field(default=False, init=False)
     tried: int = field(default=0, init=False)
     unknown: int = field(default=0, init=False)
@@ -85,7 +84,6 @@ class StoreHints:
         else:
             self.failed = self.failed or reason != "foreign"
         if self.warning is None:
-            self.reason = reason
             self.warning = WarningItem(
                 code=WarningCode.store_unavailable, message=store_warning(reason, self.path)
             )
@@ -123,15 +121,6 @@ class StoreHints:
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
-
-    def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
-        """Note the tasks still without a child whose segment the bound cut children off."""
-        for spawn in spawns:
-            task = tasks[spawn.key]
-            if task.child_session_id is None and spawn.segments & self.cut:
-                self.left_out.add(task.number or "?")
-            else:
-                self.left_out.discard(task.number or "?")
 
     def warnings(self) -> list[WarningItem]:
         if self.tried and self.tried == self.unknown:  # every proposal unknown: a foreign store
@@ -304,7 +293,12 @@ def find_children(
             out[key] = replace(
                 task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
             )
-    hints.left_without_child(out, spawns)
+    for spawn in spawns:  # the tasks still without a child whose segment the bound cut children off
+        task = out[spawn.key]
+        if task.child_session_id is None and spawn.segments & hints.cut:
+            hints.left_out.add(task.number or "?")
+        else:
+            hints.left_out.discard(task.number or "?")
     return out
 
 
