@@ -6,7 +6,7 @@ search still reports what it found.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from msgspec import Struct
@@ -20,7 +20,6 @@ from hermes_task.reading.hints import StoreHints, find_children
 from hermes_task.reading.reader import INCOMPLETE, TaskReader, Transcript
 from hermes_task.reading.tasktree import MAX_READS, RUN_WIDE, build, read_child, read_conversation, unread
 
-MAX_TASKS = MAX_READS
 Searched = Literal["whole", "partial", "no"]
 
 
@@ -66,7 +65,7 @@ def search_parent(
     reporter: SearchReporter,
     tally: Tally,
     *,
-    max_tasks: int = MAX_TASKS,
+    max_tasks: int = MAX_READS,
 ) -> Tally:
     """Search every task of `parent_id`; a failure to read the parent itself raises
     `HermesError`, a task's child that fails is reported on its task."""
@@ -105,7 +104,10 @@ def search_parent(
         else:
             read += 1
             child = read_child(client, task.child_session_id or "", frozenset(parent.path), hints)
-            outcome = _search_task(task, child, query, reporter, tally, run_warnings)
+            outcome = _search_task(task, child, query, reporter, tally)
+            run_warnings([w for w in child.warnings if w.code in RUN_WIDE])
+            for item in (w for w in child.warnings if w.code not in RUN_WIDE):
+                reporter.warning(item, task)
             tally.searched += outcome.searched == "whole"
         reporter.task(outcome)
     tally.complete = whole and tally.searched == len(tasks)
@@ -113,14 +115,9 @@ def search_parent(
 
 
 def _search_task(
-    task: TaskEntry,
-    read: Transcript,
-    query: Query,
-    reporter: SearchReporter,
-    tally: Tally,
-    run_warnings: Callable[[Sequence[WarningItem]], None],
+    task: TaskEntry, read: Transcript, query: Query, reporter: SearchReporter, tally: Tally
 ) -> TaskSearch:
-    """Search the child's rows (read whole, as `older --all`), report its hits and warnings."""
+    """Search the child's rows (read whole, as `older --all`), reporting its hits."""
     matches = 0
     for row in read.rows:
         hits = search_row(row, query.pattern, context=query.context, reasoning=query.reasoning)
@@ -128,9 +125,6 @@ def _search_task(
             matches += len(hits)
             tally.matches += len(hits)
             reporter.hits(task, hits)
-    run_warnings([w for w in read.warnings if w.code in RUN_WIDE])
-    for item in (w for w in read.warnings if w.code not in RUN_WIDE):
-        reporter.warning(item, task)
     base = TaskSearch(
         task=task, searched="whole", segments=read.segments, rows=len(read.rows), matches=matches
     )
