@@ -404,22 +404,18 @@ def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
         raise
 
 
-NOT_SHOWN = "not_shown"
-NO_CHILD = "no_child_shown"
-
-
 def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry | str:
-    """The entry of one proposed parent, or why HTTP does not prove it (`NOT_SHOWN`, `NO_CHILD`)."""
+    """The entry of one proposed parent, or why HTTP does not prove it."""
     detail = _detail_shown(client, parent)
     if detail is None:
-        return NOT_SHOWN
+        return "not_shown"
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
     cut = len(rows) > lineage.MAX_CHILDREN
     proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
     shown = (_detail_shown(client, row.id) for row in proposed[:CHILD_CHECKS])
     proven = [child for child in shown if child is not None and delegation_parent(child) == parent]
     if not proven:
-        return NO_CHILD
+        return "no_child_shown"
     title = " ".join(clean_line(detail.title or "").split()) or None
     starts = [float(c.started_at) for c in proven if c.started_at is not None]
     return ParentEntry(
@@ -467,7 +463,7 @@ def find_parents(
                 break
     except StoreUnavailable as exc:
         raise store_failure(exc.reason, path) from None
-    if dropped and not entries and set(dropped) == {NOT_SHOWN}:
+    if dropped and not entries and set(dropped) == {"not_shown"}:
         raise store_failure("foreign", path)
     entries.sort(key=lambda e: -e.last_delegated_at if e.last_delegated_at is not None else float("inf"))
     warnings: list[WarningItem] = []

@@ -61,14 +61,10 @@ class Watcher(PollLoop):
         self.after_cycle()
         if not all_terminal(self.entries) or not self.settled():
             return False
-        # A child proof failing for now gets `FINAL_RETRIES` more cycles (docs/identity.md,
-        # "Proven stays proven").
-        if any(e.unavailable_reason in RETRYING for e in self.entries):
-            self.retried += 1
-            if self.retried <= FINAL_RETRIES:
-                return False
-        else:
-            self.retried = 0
+        # A child proof failing for now: `FINAL_RETRIES` more cycles (identity.md, "Proven stays proven").
+        self.retried = self.retried + 1 if any(e.unavailable_reason in RETRYING for e in self.entries) else 0
+        if 0 < self.retried <= FINAL_RETRIES:
+            return False
         return self._ended("ended")
 
     def _ended(self, how: Ending) -> Outcome:
