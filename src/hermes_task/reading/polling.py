@@ -81,7 +81,7 @@ class Reports(Protocol):
 class PollLoop:
     """The loop over one `TaskReader`. A subclass gives `cycle` (raises, or returns a failure
     that still delivered what was verified), `settle` (the ending `Outcome`, True for a final
-    read at once, False to wait), `failed`, `timed_out` and `finish` (the result, once, last)."""
+    read at once, False to wait), `timed_out` and `finish` (the result, once, last)."""
 
     label: ClassVar[str]  # the first word of each --debug line
     reader: TaskReader
@@ -101,9 +101,6 @@ class PollLoop:
     def settle(self) -> Outcome | bool:
         raise NotImplementedError
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        raise NotImplementedError
-
     def timed_out(self) -> Outcome:
         raise NotImplementedError
 
@@ -117,15 +114,15 @@ class PollLoop:
     def unsettle(self) -> None:
         """A cycle delivered but failed part-way: no ending yet."""
 
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        return outcome
+    def outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
+        """How the run ended (a watch's: its state and end reason unknown)."""
+        return Outcome(ending, "unknown", None, code, failure)
 
     def run(self) -> Outcome:
         try:
             outcome = self._loop()
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
-            outcome = Outcome("interrupted", "unknown", None, interrupt_status(exc))
-            outcome = self.interrupted(outcome)
+            outcome = self.outcome("interrupted", interrupt_status(exc))
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
         self.finish(outcome)
         return outcome
@@ -209,7 +206,7 @@ class PollLoop:
     def fail(self, err: HermesError) -> Outcome:
         self.reporter.error(err, retrying=False, delay=None)
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
-        return self.failed(err, age)
+        return replace(self.outcome("failed", int(err.exit_status), err), last_read_age=age)
 
     def _wait(self, wait: float, deadline: float | None) -> bool:
         """Sleep `wait`, never past `deadline`; True when it has passed."""
@@ -287,8 +284,8 @@ class Follower(PollLoop):
             self.final = seen
             return seen is not None
         if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
-            return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
-        return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
+            return self.outcome("partial_history", int(ExitStatus.STILL_RUNNING))
+        return self.outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
     def finishing(self) -> bool:
         return self.final is not None
@@ -300,20 +297,14 @@ class Follower(PollLoop):
         self._release_state()  # the state the follow knew, before its error
         return super().fail(err)
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        return replace(self._outcome("failed", int(err.exit_status), err), last_read_age=age)
-
     def timed_out(self) -> Outcome:
-        return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
-
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        return self._outcome("interrupted", outcome.exit_code)
+        return self.outcome("timeout", int(ExitStatus.STILL_RUNNING))
 
     def finish(self, outcome: Outcome) -> None:
         self._release_state()
         self.reporter.result(outcome)
 
-    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
+    def outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
         return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 

@@ -71,9 +71,6 @@ class Watcher(PollLoop):
         code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
         return Outcome(how, "ended", verdict(self.entries), int(code))
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
-
     def timed_out(self) -> Outcome:
         """--timeout ran out after a good read: exit 9 only when a task is still running."""
         if all_terminal(self.entries):
