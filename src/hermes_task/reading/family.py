@@ -301,8 +301,7 @@ class FamilyReporter(WatchReporter, Protocol):
 
 @dataclass(eq=False)
 class Tagged:
-    """A `follow.Reporter` for one child (with `tui --recursive`, also its own tasks' watch's
-    reporter): its rows, warnings and errors, tagged with the task."""
+    """One child's (and its own tasks' watch's) reporter: its news tagged with the task."""
 
     reporter: FamilyReporter
     entry: TaskEntry
@@ -338,8 +337,7 @@ class Child(Struct):
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
-        """Does a probe decide this child's next read (read before, running, no final read or
-        retry due, its newest segment not ended by compression: a newer one is found by a read)?"""
+        """Does a probe decide the next read (not after a compression: a read finds the newer one)?"""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
         return (

@@ -48,7 +48,6 @@ from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gather
 
-DebugWriter = Callable[[str], None]
 T = TypeVar("T")
 
 
@@ -59,7 +58,7 @@ class StoreHints:
     store: StoreAPI | None
     off: str | None = None
     _: KW_ONLY
-    debug: DebugWriter | None = None
+    debug: Callable[[str], None] | None = None
     path: str | None = None  # named in the warning (a missing file, ...)
     warning: WarningItem | None = field(default=None, init=False)
     failed: bool = field(default=False, init=False)
@@ -163,13 +162,11 @@ class StoreHints:
         segments: frozenset[str],
         shared: SharedDetails | None,
     ) -> tuple[list[StoreSession], dict[int, str]]:
-        """The proposed children as HTTP shows them, in the store's order (each asked once a
-        run), and the tasks whose proof failed for now (key -> its code)."""
+        """The proposed children as HTTP shows them, and the tasks whose proof failed for now."""
         details = shared or client.detail
         ask = [row.id for row in rows if row.id in proposed and row.id not in self.shown]
         jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
-        proofs = gather(jobs, what="child proofs", debug=self.debug)
-        answers = dict(zip(ask, proofs, strict=True))
+        answers = dict(zip(ask, gather(jobs, what="child proofs", debug=self.debug), strict=True))
         shown: list[StoreSession] = []
         pending: dict[int, str] = {}
         for row in rows:
@@ -219,8 +216,7 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | HermesError:
-    """What the dashboard shows of a proposed child (its goal None when HTTP does not serve
-    it), or why it is not used."""
+    """What HTTP shows of a proposed child (its goal None when not served), or why it is not used."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
@@ -360,15 +356,23 @@ def admit(
     return check
 
 
-def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
-    """The root's oldest visible row if its own (from `oldest`, else a one-row read), or None."""
+def _unless(codes: Collection[Code], call: Callable[[str], T], sid: str) -> T | None:
+    """`call(sid)`, or None when it fails with one of `codes` (the dashboard does not show it)."""
     try:
-        page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
+        return call(sid)
     except HermesError as exc:
-        if exc.code in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED):
+        if exc.code in codes:
             return None
         raise
-    first = page.messages[0] if page.messages else None
+
+
+def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
+    """The root's oldest visible row if its own (from `oldest`, else a one-row read), or None."""
+    unserved = (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED)
+    page = oldest or _unless(
+        unserved, lambda sid: client.messages(sid, offset=0, limit=1, order="oldest"), root
+    )
+    first = page.messages[0] if page is not None and page.messages else None
     return project(first) if first is not None and first.session_id == root else None
 
 
@@ -395,24 +399,15 @@ def store_failure(reason: str, path: str | None) -> HermesError:
     )
 
 
-def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
-    try:
-        return client.detail(sid)
-    except HermesError as exc:
-        if exc.code in UNSHOWN:
-            return None
-        raise
-
-
 def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry | str:
     """The entry of one proposed parent, or why HTTP does not prove it."""
-    detail = _detail_shown(client, parent)
+    detail = _unless(UNSHOWN, client.detail, parent)
     if detail is None:
         return "not_shown"
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
     cut = len(rows) > lineage.MAX_CHILDREN
     proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
-    shown = (_detail_shown(client, row.id) for row in proposed[:CHILD_CHECKS])
+    shown = (_unless(UNSHOWN, client.detail, row.id) for row in proposed[:CHILD_CHECKS])
     proven = [child for child in shown if child is not None and delegation_parent(child) == parent]
     if not proven:
         return "no_child_shown"
@@ -441,10 +436,9 @@ def find_parents(
     *,
     off: str | None = None,
     path: str | None = None,
-    debug: DebugWriter | None = None,
+    debug: Callable[[str], None] | None = None,
 ) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """The newest `limit` proven parents, latest delegation first, and the warnings; raises
-    `store_unavailable` when there is no store, it cannot be read, or it is foreign."""
+    """The newest `limit` proven parents, latest delegation first, and the warnings."""
     say = debug or (lambda _line: None)
     if store is None:
         raise store_failure(off or "disabled", path)

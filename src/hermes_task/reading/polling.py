@@ -1,10 +1,7 @@
-"""`PollLoop`, the one poll loop of every live command, and `Follower`, one task followed until
-it ends; clock, sleep and jitter are parameters. `PollLoop.run()` writes every rule of pacing,
-failure and ending once (docs/decisions.md entry 11; docs/commands.md, `follow`).
-
-`Follower`: a row (and a durable row, any copy of it) is reported at most once, in window
-order, after a good cycle, from the reader's window only, a gap filled first; `config.rows`
-only chooses which rows are reported: a row it drops is still seen.
+"""`PollLoop`, the one poll loop of every live command: every rule of pacing, failure and ending
+once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: a
+row (any copy of a durable one) is reported at most once, in window order, after a good cycle,
+a gap filled first; `config.rows` only chooses which rows are reported: a dropped one is seen.
 """
 
 from __future__ import annotations
@@ -163,9 +160,8 @@ class PollLoop:
     def _retry(
         self, streak: Streak, err: HermesError, opened: float, *, raised: bool, final_read: bool
     ) -> HermesError | float:
-        """After a transient failure: the one that ends the run (past `--start-timeout`, a final
-        read out of retries), else the wait before the next read, never past `--start-timeout`
-        (the failure reported when it starts a streak; a final read's, always)."""
+        """After a transient failure: the error that ends the run, else the wait before the next
+        read (the failure reported when it starts a streak; a final read's, always)."""
         config = self.config
         # what `--start-timeout` bounds: the run while no read succeeded yet, else a streak of 404s
         since = opened if self.read_at is None else streak.missing_since
@@ -274,8 +270,7 @@ class Follower(PollLoop):
         return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The newest segment seen ended (or paused on partial history): a final read at once;
-        the follow ends after a read that saw the same ending again."""
+        """A final read at once on an ending; the follow ends when it sees the same ending again."""
         tip = self.reader.tip
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -315,8 +310,7 @@ class Follower(PollLoop):
         return snap, self._fill()
 
     def deliver(self, fetched: Fetched) -> Snapshot:
-        """Report what a `fetch` brought: the state when it changed (an `ended` one held), the
-        warnings not reported in the cycle before (`gap` every time), the new rows."""
+        """Report what a `fetch` brought: a changed state (an `ended` one held), warnings, new rows."""
         snap, connected = fetched
         warnings = [w for w in snap.warnings if w.code != "gap"]
         if not connected and self.gap:

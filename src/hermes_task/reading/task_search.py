@@ -24,8 +24,7 @@ Searched = Literal["whole", "partial", "no"]
 
 
 class TaskSearch(Struct, frozen=True, kw_only=True):
-    """How one task's transcript was searched (whole, in part, not), why not whole, the
-    proven segments read and the counts."""
+    """How one task's transcript was searched, why not whole, the segments read, the counts."""
 
     task: TaskEntry
     searched: Searched
@@ -67,14 +66,12 @@ def search_parent(
     *,
     max_tasks: int = MAX_READS,
 ) -> Tally:
-    """Search every task of `parent_id`; a failure to read the parent itself raises
-    `HermesError`, a task's child that fails is reported on its task."""
+    """Search every task of `parent_id`; only a failure to read the parent itself raises."""
     said: set[tuple[str, str]] = set()
     whole = True  # no run-wide reason (a parent read in part, rows not served) says otherwise
 
     def run_warnings(items: Sequence[WarningItem]) -> None:
-        """Warnings about the run, each once; one saying rows were not read or served leaves
-        the search incomplete."""
+        """Warnings about the run, each once; rows not read or served leave the search incomplete."""
         nonlocal whole
         for item in items:
             if item.code in INCOMPLETE or item.code == "legacy_backend":

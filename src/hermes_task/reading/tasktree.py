@@ -71,8 +71,7 @@ def _bound(detail: str) -> WarningItem:
 
 
 def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
-    """The reader's first cycle, then older pages until none is left, `pages` were read or
-    `MAX_IDLE_PAGES` in a row brought nothing new; the read's warnings."""
+    """The first cycle, then older pages until the start, `pages` or `MAX_IDLE_PAGES` idle ones."""
     warnings = list(reader.refresh().warnings)
     read, idle = 1, 0
     while pages is None or read < pages:
@@ -131,8 +130,7 @@ class _Walk:
     unread: set[str] = field(default_factory=set)  # children a bound or a failed read left unread
 
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
-        """The conversation's tasks, their children read side by side, expanded in task order;
-        a task whose child is not read (a bound, visited) is settled without it."""
+        """The conversation's tasks, their children read side by side, expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
         chosen: list[int] = []
         for i, task in enumerate(out):
@@ -210,8 +208,7 @@ def build(
     max_conversations: int = MAX_CONVERSATIONS,
     debug: Callable[[str], None] | None = None,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
-    """The parent's tasks (nested when `recursive`) and the read's warnings; `read_detail`
-    checks a child's parent before `read_child`."""
+    """The parent's tasks (nested when `recursive`) and the read's warnings."""
     if not recursive:
         return resolve(parent, recover(parent.messages)), list(parent.warnings)
     walk = _Walk(read_child, resolve, read_detail, max_depth, max_conversations, debug)
@@ -299,9 +296,8 @@ MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in
 
 @dataclass(eq=False)
 class Unreported:
-    """A conversation's tasks as their children's proven ends make them; a watch's cycles
-    (`again`) keep each proof. Not `steady()` right after a task became `ended_unreported`
-    (the store is looked at once more) nor while a terminal task's child is unchecked."""
+    """A conversation's tasks as their children's proven ends make them, each proof kept across
+    `again`; not `steady()` right after a task ended unreported (the store is asked once more)."""
 
     client: DashboardAPI
     hints: StoreHints
