@@ -268,8 +268,7 @@ class FamilyFollower(Watcher):
         """Report a child unreadable once: its error, and its code as the task's `gap`."""
         child.done = True
         child.tagged.error(err, retrying=False, delay=None)
-        entry = child.tagged.entry
-        key = entry.number or ""
+        key = child.tagged.entry.number or ""
         self.gaps[key] = (child.sid, err.code.value)
         self.entries = self.amend(self.entries)
         for amended in self.entries:

@@ -124,12 +124,10 @@ class StoreHints:
     def warnings(self) -> list[WarningItem]:
         if self.tried and self.tried == self.unknown:  # every proposal unknown: a foreign store
             self._unavailable("foreign")
-        out = [self.warning] if self.warning is not None else []
-        if self.left_out:
-            tasks = ", ".join(sorted(self.left_out, key=number_order))
-            detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
-            out.append(warning(WarningCode.bound_reached, detail))
-        return out
+        tasks = ", ".join(sorted(self.left_out, key=number_order))
+        detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
+        bound = [warning(WarningCode.bound_reached, detail)] if tasks else []
+        return ([self.warning] if self.warning is not None else []) + bound
 
     def _kept(self, task: TaskEntry) -> TaskEntry:
         """The task with the child its transcript names, or the one proven earlier."""

@@ -92,8 +92,7 @@ def search_parent(
     run_warnings([*warnings, *hints.warnings()])
     read = 0
     for task in tasks:
-        missing = unread(task)
-        if missing is not None:
+        if (missing := unread(task)) is not None:
             outcome = TaskSearch(task=task, searched="no", code=missing.code, message=missing.message)
         elif read >= max_tasks:
             bound = SEARCH["task_bound"].format(n=max_tasks)

@@ -277,8 +277,7 @@ class ChildReads:
     done: dict[str, Transcript] = field(default_factory=dict, init=False)
 
     def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
-        missing = unread(task)
-        if missing is not None:
+        if (missing := unread(task)) is not None:
             return missing
         child = task.child_session_id or ""
         if child not in self.done:
@@ -355,11 +354,9 @@ class Unreported:
         return not self.fresh_ends and not unchecked and not self.locked
 
     def warnings(self) -> list[WarningItem]:
-        if not self.unproven:
-            return []
         tasks = ", ".join(sorted(self.unproven, key=number_order))
         detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=tasks)
-        return [warning(WarningCode.bound_reached, detail)]
+        return [warning(WarningCode.bound_reached, detail)] if tasks else []
 
     def _admit(self, task: TaskEntry) -> bool:
         ref = task.child_session_id or ""
