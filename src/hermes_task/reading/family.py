@@ -1,12 +1,7 @@
-"""`follow --parent` and `tui`: every delegated task's new rows in one stream (pure of typer/rich).
-
-`FamilyFollower` is the watch loop (watcher.py) on the parent plus, after each good read of the
-parent, its children's turn (a polling.py `Follower` each): probes, then bounded reads, then
-final reads (docs/commands.md, "`--parent`" and its "Request rate"; `tui --recursive`'s nested
-watches: "`tui`"). Invariants: a child is read only once its id is known and its detail proved
-it the parent's (the reader's gate); its rows are reported once each, in order, tagged with the
-task; a child that cannot be read is reported once, its code the task's `gap`; different
-children's reads run side by side, their results used in the children's order by this thread.
+"""`follow --parent` and `tui`: the parent's watch (watcher.py) plus, after each good read of
+it, its children's turn (a `Follower` each): probes, bounded reads, final reads (docs/commands.md,
+"`--parent`", "Request rate", "`tui`"). A child is read only once proven the parent's; its rows
+are reported once, in order, tagged with the task; an unreadable child once, as the task's `gap`.
 """
 
 from __future__ import annotations
@@ -41,8 +36,6 @@ Nest = Callable[[TaskReader, "Tagged"], Watcher]
 
 
 class Nested(Struct):
-    """A proven child's own tasks, watched."""
-
     sid: str
     watch: Watcher
     mark: object = None  # the child's newest row when `watch` last read: a new one reads again
@@ -50,7 +43,7 @@ class Nested(Struct):
     streak: Streak = msgspec.field(default_factory=Streak)
 
     def quiet(self, mark: object) -> bool:
-        """Nothing to read: read once, its tasks terminal and settled, no row since."""
+        """Read once, its tasks terminal and settled, no row since (or failed for good)."""
         watch = self.watch
         closed = all(e.terminal for e in watch.entries) and watch.settled()
         return self.done or (watch.built and closed and mark == self.mark)
@@ -58,8 +51,6 @@ class Nested(Struct):
 
 @dataclass(eq=False)
 class FamilyFollower(Watcher):
-    """The parent's watch, plus its children's rows."""
-
     reporter: FamilyReporter
     open_child: OpenChild  # a reader for a child id, gated on the parent's segments
     _: KW_ONLY
@@ -73,13 +64,13 @@ class FamilyFollower(Watcher):
         self.gaps: dict[str, tuple[str, str]] = {}  # task number -> (child id, gap code)
         self.listed: set[str] = set()
         self.turn = 0
-        self.first: frozenset[str] | None = None  # the tasks of the first read: --tail cuts their backlog
+        self.first: frozenset[str] | None = None
         self.nested: dict[str, Nested] = {}  # task number -> its child's own tasks
         self.cut: dict[str, bool] = {}  # tasks whose child a bound left unexpanded -> the depth's
 
     def amend(self, entries: list[TaskEntry], prefix: str = "") -> list[TaskEntry]:
-        """The parent's tasks (a nested one given back is dropped: rebuilt from its watch),
-        each with its gap, each followed by its child's own tasks, renumbered under it."""
+        """The parent's tasks (nested ones rebuilt from their watch), each with its gap and
+        followed by its child's own tasks, renumbered under it."""
         out: list[TaskEntry] = []
         for entry in entries if prefix else [e for e in entries if "/" not in (e.number or "")]:
             if prefix:
@@ -98,9 +89,8 @@ class FamilyFollower(Watcher):
         if self.depth:
             self._nest()
         ended = all_terminal(self.entries) and not self._unnested()
-        if self.first is None:
+        if self.first is None:  # the tasks of the first read: --tail cuts their backlog
             self.first = frozenset(entry.number or "" for entry in self.entries)
-        first = self.first
         for entry in self.entries:
             key, child_id = entry.number or "", entry.child_session_id
             child = self.children.get(key)
@@ -118,12 +108,14 @@ class FamilyFollower(Watcher):
                 if self.gaps.get(key, ("", ""))[0] == child_id:
                     continue  # this child was reported unreadable
                 parents = self._lineage(key)
-                if parents is None or ("/" in key and self._visited(key, child_id)):
+                visited = child_id in self.reader.path or any(
+                    c.sid == child_id for k, c in self.children.items() if k != key
+                )
+                if parents is None or ("/" in key and visited):
                     continue  # its conversation is read elsewhere (recover --recursive's rule)
                 reader = self.open_child(child_id, parents)
                 tagged = Tagged(self.reporter, entry, self._setup_warning)
-                rows = self.rows if key in first else RowFilter(self.rows.roles)
-                config = PollConfig(rows=rows)
+                config = PollConfig(rows=self.rows if key in self.first else RowFilter(self.rows.roles))
                 follower = Follower(reader, tagged, config, clock=self.clock, sleep=self.sleep)
                 child = self.children[key] = Child(child_id, tagged, follower)
             child.tagged.entry = entry
@@ -142,13 +134,8 @@ class FamilyFollower(Watcher):
         nested = self.nested.get(above)
         return None if nested is None else frozenset(nested.watch.reader.path)
 
-    def _visited(self, key: str, sid: str) -> bool:
-        """Is `sid` the parent's own chat, or another task's child (the first one keeps it)?"""
-        return sid in self.reader.path or any(c.sid == sid for k, c in self.children.items() if k != key)
-
     def _nest(self) -> None:
-        """Each proven child's own tasks: opened once its child was read, read again while
-        they may change; the changed ones reported."""
+        """Each proven child's own tasks: watched once its child was read, read while they may change."""
         for key, child in self.children.items():
             nested = self.nested.get(key)
             if not child.read or (nested is not None and nested.sid == child.sid):
@@ -181,8 +168,7 @@ class FamilyFollower(Watcher):
         self._report(self.amend(self.entries))
 
     def _unnested(self) -> bool:
-        """Has a proven child's own task list never been read (nor left to a bound)? Then the
-        tree's verdict is not in."""
+        """Is a read child's own task list never read (nor left to a bound): no verdict yet?"""
         nested = self.nested
         return bool(self.depth) and any(
             c.read
@@ -193,7 +179,6 @@ class FamilyFollower(Watcher):
         )
 
     def _nest_failed(self, child: Child, nested: Nested, err: HermesError, *, final: bool) -> None:
-        """A child's own tasks could not be read: retried, or (final) kept as last read."""
         streak = nested.streak
         streak.failures += 1
         if not err.retryable or (final and streak.failures > FINAL_RETRIES):
@@ -204,7 +189,7 @@ class FamilyFollower(Watcher):
         streak.code = err.code
 
     def _bound(self, key: str, *, deep: bool) -> None:
-        """A task whose child's own tasks a bound leaves unread: `recover`'s warning."""
+        """`recover`'s warning for a task whose child's own tasks a bound leaves unread."""
         if key in self.cut:
             return
         self.cut[key] = deep
@@ -214,7 +199,6 @@ class FamilyFollower(Watcher):
         self.reporter.warning(warning(WarningCode.bound_reached, detail))
 
     def _setup_warning(self, item: WarningItem) -> None:
-        """A child's warning about the setup: reported as the parent's, once per run."""
         if item.code not in self.warned:
             self.warned.add(item.code)
             self.reporter.warning(item)
@@ -224,11 +208,17 @@ class FamilyFollower(Watcher):
         pending = [c for c in self.children.values() if not c.done]
         probed, self.turn = in_turn([c for c in pending if c.probed()], MAX_PROBES_PER_CYCLE, self.turn)
         rest = [c for c in pending if not c.probed()]  # decided before any probe of this cycle
+        # This cycle's details (`shared`): a child whose end the undelivered-completion check
+        # just looked at is probed with that same answer, not asked twice.
+        jobs = [
+            lambda r=c.follower.reader: caught(self.shared or r.client.detail, r.path[-1]) for c in probed
+        ]
+        probes = gather(jobs, what="child change probes", debug=self.debug)
         changed: list[tuple[Child, SessionDetail | None]] = []
-        for child, got in zip(probed, self._probe_all(probed), strict=True):
+        for child, got in zip(probed, probes, strict=True):
             if isinstance(got, HermesError):
                 self._failed(child, got, final=False)  # read in full on its next turn
-            elif child.moved(got):
+            elif (basis := child.follower.reader.basis) is None or got.message_count is None or got != basis:
                 changed.append((child, got))
         order = [c for c in rest if c.read and (c.final or c.ended)]  # final reads due
         order += [c for c in rest if not c.read] + [c for c in rest if c.read and not (c.final or c.ended)]
@@ -236,15 +226,6 @@ class FamilyFollower(Watcher):
         self._read_all(due)
         ending = [c for c, _ in due if not c.done and c.ended is not None and c.streak.code is None]
         self._read_all([(c, None) for c in ending[: max(0, MAX_READS_PER_CYCLE - len(due))]])
-
-    def _probe_all(self, children: list[Child]) -> list[SessionDetail | HermesError]:
-        # This cycle's details (`shared`): a child whose end the undelivered-completion check
-        # just looked at is probed with that same answer, not asked twice.
-        def probe(reader: TaskReader) -> SessionDetail:
-            return (self.shared or reader.client.detail)(reader.path[-1])
-
-        jobs = [lambda c=c: caught(probe, c.follower.reader) for c in children]
-        return gather(jobs, what="child change probes", debug=self.debug)
 
     def _read_all(self, due: list[tuple[Child, SessionDetail | None]]) -> None:
         """Fetch `due` side by side, then deliver and settle each in order."""
@@ -287,8 +268,7 @@ class FamilyFollower(Watcher):
         """Report a child unreadable once: its error, and its code as the task's `gap`."""
         child.done = True
         child.tagged.error(err, retrying=False, delay=None)
-        entry = child.tagged.entry
-        key = entry.number or ""
+        key = child.tagged.entry.number or ""
         self.gaps[key] = (child.sid, err.code.value)
         self.entries = self.amend(self.entries)
         for amended in self.entries:
@@ -320,8 +300,7 @@ class FamilyReporter(WatchReporter, Protocol):
 
 @dataclass(eq=False)
 class Tagged:
-    """A `follow.Reporter` for one child (with `tui --recursive`, also its own tasks' watch's
-    reporter): its rows, warnings and errors, tagged with the task."""
+    """One child's (and its own tasks' watch's) reporter: its news tagged with the task."""
 
     reporter: FamilyReporter
     entry: TaskEntry
@@ -357,15 +336,9 @@ class Child(Struct):
     read: bool = False  # a read succeeded: later ones wait for a probe that shows a change
 
     def probed(self) -> bool:
-        """Does a probe decide this child's next read (read before, running, no final read or
-        retry due, its newest segment not ended by compression: a newer one is found by a read)?"""
+        """Does a probe decide the next read (not after a compression: a read finds the newer one)?"""
         tip = self.follower.reader.tip
         partial = tip is not None and tip.end_reason == "compression"
         return (
             self.read and not self.final and self.ended is None and self.streak.code is None and not partial
         )
-
-    def moved(self, probe: SessionDetail) -> bool:
-        """Does the probe show anything its last page was not read under?"""
-        basis = self.follower.reader.basis
-        return basis is None or probe.message_count is None or probe != basis

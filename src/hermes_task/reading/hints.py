@@ -1,13 +1,6 @@
-"""The local store as the reading layer uses it: ids the store proposes, proven over HTTP.
-
-Invariant: nothing read from the store is shown or trusted (docs/identity.md, "The local
-store"). `StoreHints` wraps an optional `Store` and turns the first failure into one
-`store_unavailable` warning. `find_children` proposes each task's child from the store and
-assigns it only by what HTTP shows ("A parent's tasks": store proposals, the store's bound).
-`owned_by` proves a child's ownership from exact-id details before any row of it is read
-(Hermes' `delegate_task` names the spawning session as `parent_session_id` and as
-`_delegate_from`, backend.md §4). `find_parents` is `hermes-task parents` ("Where a parent id
-comes from"). Debug lines name what was dropped and why, never content.
+"""The local store as the reading layer uses it: ids it proposes, proven over HTTP; nothing
+read from it is shown or trusted (docs/identity.md, "The local store", "A parent's tasks",
+"Where a parent id comes from"). Debug lines name what was dropped and why, never content.
 """
 
 from __future__ import annotations
@@ -55,21 +48,19 @@ from hermes_task.core.wire import MessagesPage, SessionDetail, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI, SharedDetails, StoreAPI, gather
 
-DebugWriter = Callable[[str], None]
 T = TypeVar("T")
 
 
 @dataclass(eq=False)
 class StoreHints:
-    """An optional store; every lookup answers `None` once the store is off or failed."""
+    """An optional store; every lookup answers `None` once it is off or failed (one warning)."""
 
     store: StoreAPI | None
     off: str | None = None
     _: KW_ONLY
-    debug: DebugWriter | None = None
+    debug: Callable[[str], None] | None = None
     path: str | None = None  # named in the warning (a missing file, ...)
     warning: WarningItem | None = field(default=None, init=False)
-    reason: str | None = field(default=None, init=False)
     failed: bool = field(default=False, init=False)
     tried: int = field(default=0, init=False)
     unknown: int = field(default=0, init=False)
@@ -92,7 +83,6 @@ class StoreHints:
         else:
             self.failed = self.failed or reason != "foreign"
         if self.warning is None:
-            self.reason = reason
             self.warning = WarningItem(
                 code=WarningCode.store_unavailable, message=store_warning(reason, self.path)
             )
@@ -109,8 +99,7 @@ class StoreHints:
                 return None
 
     def children(self, session_id: str) -> list[StoreSession] | None:
-        """The store's children of a session the dashboard showed (the newest `MAX_CHILDREN`);
-        None (and the warning) when the store is unavailable or another dashboard's."""
+        """The store's newest `MAX_CHILDREN` children of a session; None when unavailable or foreign."""
         found = self._call(lambda s: s.children(session_id))
         if found == [] and self._call(lambda s: s.knows(session_id)) is False:
             self._unavailable("foreign")
@@ -126,34 +115,22 @@ class StoreHints:
         return normalise_goal(self._call(lambda s: s.first_user_text(session_id)))
 
     def delegation(self, delegation_id: str) -> LedgerRecord | None:
-        """The store's `async_delegations` record (a held completion), if any."""
         return self._call(lambda s: s.delegation(delegation_id))
 
     def say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
 
-    def left_without_child(self, tasks: Sequence[TaskEntry], spawns: Sequence[Spawn]) -> None:
-        """Note the tasks still without a child whose segment had children cut off by the bound."""
-        for spawn in spawns:
-            task = tasks[spawn.key]
-            if task.child_session_id is None and spawn.segments & self.cut:
-                self.left_out.add(task.number or "?")
-            else:
-                self.left_out.discard(task.number or "?")
-
     def warnings(self) -> list[WarningItem]:
         if self.tried and self.tried == self.unknown:  # every proposal unknown: a foreign store
             self._unavailable("foreign")
-        out = [self.warning] if self.warning is not None else []
-        if self.left_out:
-            tasks = ", ".join(sorted(self.left_out, key=number_order))
-            detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
-            out.append(warning(WarningCode.bound_reached, detail))
-        return out
+        tasks = ", ".join(sorted(self.left_out, key=number_order))
+        detail = RECOVER["store_bound"].format(n=lineage.MAX_CHILDREN, tasks=tasks)
+        bound = [warning(WarningCode.bound_reached, detail)] if tasks else []
+        return ([self.warning] if self.warning is not None else []) + bound
 
     def _kept(self, task: TaskEntry) -> TaskEntry:
-        """The task with the child its transcript names, or the one proven earlier in the run."""
+        """The task with the child its transcript names, or the one proven earlier."""
         if task.child_session_id:
             return replace(task, child_ref_source="transcript")
         earlier = self.assigned.get((task.call_id or "", task.task_index))
@@ -162,7 +139,7 @@ class StoreHints:
         return replace(task, child_session_id=earlier, child_ref_source="store", unavailable_reason=None)
 
     def _delegated(self, client: DashboardAPI, spawns: Sequence[Spawn]) -> list[StoreSession] | None:
-        """The store's delegated children of every segment carrying a spawn call; None: it cannot say."""
+        """The store's delegated children of the spawn calls' segments; None: it cannot say."""
         rows: list[StoreSession] = []
         for segment in sorted({s for spawn in spawns for s in spawn.segments}):
             found = self.children(segment)
@@ -183,13 +160,11 @@ class StoreHints:
         segments: frozenset[str],
         shared: SharedDetails | None,
     ) -> tuple[list[StoreSession], dict[int, str]]:
-        """The proposed children as HTTP shows them, in the store's order (those proven earlier in
-        the run are not asked again), and the tasks whose proof failed for now (key -> its code)."""
+        """The proposed children as HTTP shows them, and the tasks whose proof failed for now."""
         details = shared or client.detail
         ask = [row.id for row in rows if row.id in proposed and row.id not in self.shown]
         jobs = [lambda sid=sid: _over_http(client, details, sid, segments) for sid in ask]
-        proofs = gather(jobs, what="child proofs", debug=self.debug)
-        answers = dict(zip(ask, proofs, strict=True))
+        answers = dict(zip(ask, gather(jobs, what="child proofs", debug=self.debug), strict=True))
         shown: list[StoreSession] = []
         pending: dict[int, str] = {}
         for row in rows:
@@ -223,7 +198,6 @@ class StoreHints:
 
 
 def _shown(detail: SessionDetail, parent: str) -> StoreSession:
-    """The columns the matching rules read, as the dashboard showed them."""
     raw = detail.model_config_raw
     return StoreSession(
         id=detail.id,
@@ -240,13 +214,12 @@ def _shown(detail: SessionDetail, parent: str) -> StoreSession:
 def _over_http(
     client: DashboardAPI, details: Callable[[str], SessionDetail], child_id: str, segments: frozenset[str]
 ) -> tuple[StoreSession, str | None] | str | HermesError:
-    """What the dashboard shows of a proposed child (its columns and goal: None when HTTP
-    does not serve it, `goal_hidden`), or why it is not used. Run side by side."""
+    """What HTTP shows of a proposed child (its goal None when not served), or why it is not used."""
     try:
         detail = details(child_id)
         parent = delegation_parent(detail)
         if parent is None or parent not in segments:
-            return NOT_OWNED
+            return "names_another_parent"
         first = oldest_row(client, child_id)
     except HermesError as exc:
         if exc.code in (Code.NOT_FOUND, Code.IDENTITY_MISMATCH, Code.PROFILE_MISMATCH, Code.INCOMPATIBLE):
@@ -254,7 +227,7 @@ def _over_http(
         if exc.retryable:  # this child's failure, not the parent's: asked again next time
             return exc
         raise
-    if goal_hidden(first):
+    if first is not None and first.kind == "compaction_summary":  # archived rows are hidden
         return _shown(detail, parent), None
     goal = normalise_goal(first.text if first is not None and first.role == "user" else None)
     if goal is None:
@@ -269,8 +242,7 @@ def find_children(
     tasks: Sequence[TaskEntry],
     shared: SharedDetails | None = None,
 ) -> list[TaskEntry]:
-    """`tasks` with each missing child id proposed by the store and assigned by what HTTP shows;
-    `child_ref_source` says where every id came from."""
+    """`tasks` with each missing child id proposed by the store, assigned by what HTTP shows."""
     from hermes_task.core.delegations import call_sessions  # lazy: recover's parsing, not on show's path
 
     out = [hints._kept(t) for t in tasks]
@@ -315,11 +287,13 @@ def find_children(
             out[key] = replace(
                 task, child_session_id=proposal, child_ref_source="store", unavailable_reason=None
             )
-    hints.left_without_child(out, spawns)
+    for spawn in spawns:  # the tasks still without a child whose segment the bound cut children off
+        task = out[spawn.key]
+        if task.child_session_id is None and spawn.segments & hints.cut:
+            hints.left_out.add(task.number or "?")
+        else:
+            hints.left_out.discard(task.number or "?")
     return out
-
-
-NOT_OWNED = "names_another_parent"
 
 
 def _delegate_from(detail: SessionDetail) -> str | None:
@@ -340,9 +314,8 @@ def delegation_parent(detail: SessionDetail) -> str | None:
 def owned_by(
     detail: SessionDetail, parents: Collection[str], read: Callable[[str], SessionDetail] | None = None
 ) -> bool:
-    """Is `detail` a delegated child of one of `parents` (segments of a proven lineage), or,
-    with `read` (exact-id detail reads), a proven later segment of one (a hop keeps the
-    `_delegate_from` marker unchanged)?"""
+    """Is `detail` a delegated child of one of `parents` or, with `read`, a proven later
+    segment of one (a hop keeps the `_delegate_from` marker)?"""
     claimed = _delegate_from(detail)
     if claimed is None or claimed not in parents:
         return False
@@ -381,28 +354,29 @@ def admit(
     return check
 
 
-def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
-    """The root's oldest visible row when it is the root's own (from `oldest`, the page read
-    already, else one one-row read); None when the dashboard shows none."""
+def _unless(codes: Collection[Code], call: Callable[[str], T], sid: str) -> T | None:
+    """`call(sid)`, or None when it fails with one of `codes` (the dashboard does not show it)."""
     try:
-        page = oldest or client.messages(root, offset=0, limit=1, order="oldest")
+        return call(sid)
     except HermesError as exc:
-        if exc.code in (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED):
+        if exc.code in codes:
             return None
         raise
-    first = page.messages[0] if page.messages else None
+
+
+def oldest_row(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> Row | None:
+    """The root's oldest visible row if its own (from `oldest`, else a one-row read), or None."""
+    unserved = (Code.NOT_FOUND, Code.INCOMPATIBLE, Code.BAD_REQUEST, Code.UNSUPPORTED)
+    page = oldest or _unless(
+        unserved, lambda sid: client.messages(sid, offset=0, limit=1, order="oldest"), root
+    )
+    first = page.messages[0] if page is not None and page.messages else None
     return project(first) if first is not None and first.session_id == root else None
 
 
 def read_goal(client: DashboardAPI, root: str, oldest: MessagesPage | None = None) -> str | None:
     row = oldest_row(client, root, oldest)
     return row.text if row is not None and row.role == "user" else None
-
-
-def goal_hidden(row: Row | None) -> bool:
-    """Does the root's oldest visible row show that its goal row is not served (a compaction
-    summary first: archived rows are hidden, backend.md section 11)?"""
-    return row is not None and row.kind == "compaction_summary"
 
 
 SCAN = 2000  # the newest store rows with a parent that are read for proposals
@@ -423,42 +397,25 @@ def store_failure(reason: str, path: str | None) -> HermesError:
     )
 
 
-def _detail_shown(client: DashboardAPI, sid: str) -> SessionDetail | None:
-    try:
-        return client.detail(sid)
-    except HermesError as exc:
-        if exc.code in UNSHOWN:
-            return None
-        raise
-
-
-def _seconds(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-NOT_SHOWN = "not_shown"
-NO_CHILD = "no_child_shown"
-
-
 def prove(client: DashboardAPI, store: ParentStore, parent: str) -> ParentEntry | str:
-    """The entry of one proposed parent, or why HTTP does not prove it (`NOT_SHOWN`, `NO_CHILD`)."""
-    detail = _detail_shown(client, parent)
+    """The entry of one proposed parent, or why HTTP does not prove it."""
+    detail = _unless(UNSHOWN, client.detail, parent)
     if detail is None:
-        return NOT_SHOWN
+        return "not_shown"
     rows = store.children(parent)  # newest first; more than the bound: older ones were cut off
     cut = len(rows) > lineage.MAX_CHILDREN
     proposed = children_of(rows[: lineage.MAX_CHILDREN], parent, client.profile)
-    shown = (_detail_shown(client, row.id) for row in proposed[:CHILD_CHECKS])
+    shown = (_unless(UNSHOWN, client.detail, row.id) for row in proposed[:CHILD_CHECKS])
     proven = [child for child in shown if child is not None and delegation_parent(child) == parent]
     if not proven:
-        return NO_CHILD
+        return "no_child_shown"
     title = " ".join(clean_line(detail.title or "").split()) or None
     starts = [float(c.started_at) for c in proven if c.started_at is not None]
     return ParentEntry(
         id=detail.id,
         source=clean_line(detail.source) if detail.source is not None else None,
-        started_at=_seconds(detail.started_at),
-        ended_at=_seconds(detail.ended_at),
+        started_at=None if detail.started_at is None else float(detail.started_at),
+        ended_at=None if detail.ended_at is None else float(detail.ended_at),
         end_reason=clean_line(detail.end_reason) if detail.end_reason is not None else None,
         state="open" if detail.ended_at is None else "ended",
         title=title,
@@ -477,10 +434,9 @@ def find_parents(
     *,
     off: str | None = None,
     path: str | None = None,
-    debug: DebugWriter | None = None,
+    debug: Callable[[str], None] | None = None,
 ) -> tuple[list[ParentEntry], list[WarningItem]]:
-    """The newest `limit` proven parents, most recent delegation first, and the warnings.
-    Raises `store_unavailable` when there is no store, it cannot be read, or it is foreign."""
+    """The newest `limit` proven parents, latest delegation first, and the warnings."""
     say = debug or (lambda _line: None)
     if store is None:
         raise store_failure(off or "disabled", path)
@@ -499,7 +455,7 @@ def find_parents(
                 break
     except StoreUnavailable as exc:
         raise store_failure(exc.reason, path) from None
-    if dropped and not entries and set(dropped) == {NOT_SHOWN}:
+    if dropped and not entries and set(dropped) == {"not_shown"}:
         raise store_failure("foreign", path)
     entries.sort(key=lambda e: -e.last_delegated_at if e.last_delegated_at is not None else float("inf"))
     warnings: list[WarningItem] = []

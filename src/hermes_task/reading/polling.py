@@ -1,15 +1,7 @@
-"""The one poll loop of every live command (`follow CHILD`, `recover --watch`, `follow --parent`,
-the TUI's; `PollLoop`) and `Follower`, one task followed until it ends. Pure of typer and rich:
-clock, sleep and jitter are parameters. `PollLoop.run()` writes every rule of pacing, failure
-and ending once (docs/decisions.md entry 11): the interval, the streak and its back-off,
-`--start-timeout`, the final read and its retries, `--timeout`, the result reported once, last
-(docs/commands.md, `follow`; docs/exit-codes.md). Only `Follower` decides exits 4, 7 and 9.
-
-`Follower` invariants: a row identity, and a durable row (`message_uid`: any copy of it), is
-reported at most once, in window order, only after a cycle finished successfully, and only
-from the reader's window (rows of verified segments, also after a failed cycle); a gap is
-filled with older pages before the cycle reports, so output stays in order; `config.rows`
-(`--role`, `--tail`) only chooses which rows are reported: a row it drops is still seen.
+"""`PollLoop`, the one poll loop of every live command: every rule of pacing, failure and ending
+once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: a
+row (any copy of a durable one) is reported at most once, in window order, after a good cycle,
+a gap filled first; `config.rows` only chooses which rows are reported: a dropped one is seen.
 """
 
 from __future__ import annotations
@@ -38,8 +30,6 @@ Ending = Literal["ended", "partial_history", "timeout", "failed", "interrupted"]
 
 
 class PollConfig(Struct, frozen=True):
-    """Timing and exit policy of one live run (`follow`, `recover --watch`, `follow --parent`)."""
-
     interval: float = 2.0
     timeout: float | None = None
     start_timeout: float = START_TIMEOUT
@@ -72,7 +62,6 @@ class Streak:  # the transient failures in a row
         self.failures, self.code, self.last, self.missing_since = 0, None, None, None
 
     def count(self, err: HermesError, started: float) -> None:
-        """A read that began at `started` failed with the transient `err`."""
         self.last, self.failures = err, self.failures + 1
         if err.code is not Code.NOT_FOUND:
             self.missing_since = None
@@ -81,19 +70,15 @@ class Streak:  # the transient failures in a row
 
 
 class Reports(Protocol):
-    """What every loop reports to, besides its own news."""
-
     def warning(self, item: WarningItem) -> None: ...
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None: ...
 
 
 @dataclass(eq=False)
 class PollLoop:
-    """The loop (module doc) over one `TaskReader`. A subclass gives `cycle` (one cycle's reads;
-    raises `HermesError`, or returns a failure that still delivered what was verified), `settle`
-    (after a good cycle: the ending `Outcome`, True for a final read at once, False to wait),
-    `failed` (a final failure's outcome), `timed_out` (after a good read) and `finish` (report
-    the result, once, last)."""
+    """The loop over one `TaskReader`. A subclass gives `cycle` (raises, or returns a failure
+    that still delivered what was verified), `settle` (the ending `Outcome`, True for a final
+    read at once, False to wait), `timed_out` and `finish` (the result, once, last)."""
 
     label: ClassVar[str]  # the first word of each --debug line
     reader: TaskReader
@@ -113,9 +98,6 @@ class PollLoop:
     def settle(self) -> Outcome | bool:
         raise NotImplementedError
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        raise NotImplementedError
-
     def timed_out(self) -> Outcome:
         raise NotImplementedError
 
@@ -127,20 +109,17 @@ class PollLoop:
         return False
 
     def unsettle(self) -> None:
-        """A cycle delivered but failed part-way (an unreadable `--tip`): no ending yet."""
+        """A cycle delivered but failed part-way: no ending yet."""
 
-    def error(self, err: HermesError, *, retrying: bool, delay: float | None) -> None:
-        self.reporter.error(err, retrying=retrying, delay=delay)
-
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        return outcome
+    def outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
+        """How the run ended (a watch's: its state and end reason unknown)."""
+        return Outcome(ending, "unknown", None, code, failure)
 
     def run(self) -> Outcome:
         try:
             outcome = self._loop()
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
-            outcome = Outcome("interrupted", "unknown", None, interrupt_status(exc))
-            outcome = self.interrupted(outcome)
+            outcome = self.outcome("interrupted", interrupt_status(exc))
         self._note(f"stop {outcome.ending} exit={outcome.exit_code}")
         self.finish(outcome)
         return outcome
@@ -171,17 +150,18 @@ class PollLoop:
                 if not err.retryable:
                     return self.fail(err)
                 streak.count(err, started)
-                ends = self._ends(streak, err, opened, final=raised and final)
-                if ends is not None:
-                    return self.fail(ends)
-                if not raised:
-                    self.unsettle()
-                wait = self._retry_wait(streak, err, opened)
+                retry = self._retry(streak, err, opened, raised=raised, final_read=raised and final)
+                if isinstance(retry, HermesError):
+                    return self.fail(retry)
+                wait = retry
             if self._wait(wait, deadline):
                 return self._ran_out(streak.last)
 
-    def _ends(self, streak: Streak, err: HermesError, opened: float, *, final: bool) -> HermesError | None:
-        """The failure that outlived `--start-timeout`, or a final read's out of retries; else None."""
+    def _retry(
+        self, streak: Streak, err: HermesError, opened: float, *, raised: bool, final_read: bool
+    ) -> HermesError | float:
+        """After a transient failure: the error that ends the run, else the wait before the next
+        read (the failure reported when it starts a streak; a final read's, always)."""
         config = self.config
         # what `--start-timeout` bounds: the run while no read succeeded yet, else a streak of 404s
         since = opened if self.read_at is None else streak.missing_since
@@ -190,31 +170,25 @@ class PollLoop:
             waited = f"{why} --start-timeout {config.start_timeout:g}s"
             detail = f"{err.detail}; {waited}" if err.detail else waited
             return HermesError(err.code, detail, retryable=False, status=err.status, hint=err.hint)
-        if final and streak.failures > config.final_retries:
+        if final_read and streak.failures > config.final_retries:
             return HermesError(Code.FINAL_READ_FAILED, err.code.value)
-        return None
-
-    def _retry_wait(self, streak: Streak, err: HermesError, opened: float) -> float:
-        """After a failed read: report it when it starts a streak (a final read's, every time);
-        the wait before the next read, never past `--start-timeout`."""
-        config = self.config
+        if not raised:
+            self.unsettle()
         final = self.finishing()
         delay = None  # every interval for a 404 unless final, else backed off
         if final or err.code is not Code.NOT_FOUND:
             backoff = min(config.backoff_cap, config.backoff_base * 2.0 ** (streak.failures - 1))
             delay = max(config.interval, backoff * (0.5 + 0.5 * self.jitter()))
         if final or err.code is not streak.code:
-            self.error(err, retrying=True, delay=delay)
+            self.reporter.error(err, retrying=True, delay=delay)
         streak.code = err.code
         wait = config.interval if delay is None else delay
-        since = opened if self.read_at is None else streak.missing_since
         if since is not None:
             wait = min(wait, max(0.0, since + config.start_timeout - self.clock()))
         return wait
 
     def _ran_out(self, last: HermesError | None) -> Outcome:
-        """`--timeout` ran out: after a failed read, that failure (a final read's:
-        `final_read_failed`) with the last good read's age; else the subclass's."""
+        """`--timeout` ran out: the last failure (with the last good read's age), if any."""
         if last is None:
             return self.timed_out()
         if self.finishing():  # the task ended, but its final read kept failing
@@ -226,12 +200,12 @@ class PollLoop:
         return self.fail(HermesError(last.code, detail, status=last.status, hint=last.hint))
 
     def fail(self, err: HermesError) -> Outcome:
-        self.error(err, retrying=False, delay=None)
+        self.reporter.error(err, retrying=False, delay=None)
         age = None if self.read_at is None else round(self.clock() - self.read_at, 3)
-        return self.failed(err, age)
+        return replace(self.outcome("failed", int(err.exit_status), err), last_read_age=age)
 
     def _wait(self, wait: float, deadline: float | None) -> bool:
-        """Sleep `wait` seconds, never past `deadline`; True when the deadline has passed."""
+        """Sleep `wait`, never past `deadline`; True when it has passed."""
         if deadline is not None:
             wait = min(wait, max(0.0, deadline - self.clock()))
         self._note(f"wait {wait:.2f}s")
@@ -260,8 +234,6 @@ SUCCESS_END_REASONS = frozenset({"agent_close"})
 
 
 class Reporter(Reports, Protocol):
-    """Where the follow loop reports; each method is called only for news."""
-
     def state(self, task: TaskInfo) -> None: ...
     def rows(self, rows: Sequence[Row]) -> None: ...
     def result(self, outcome: Outcome) -> None: ...
@@ -279,8 +251,6 @@ Fetched = tuple[Snapshot, bool]  # a cycle's snapshot, and whether its rows join
 
 @dataclass(eq=False)
 class Follower(PollLoop):
-    """One follow of one task. `run()` reports a result exactly once and returns it."""
-
     label = "follow"
     reporter: Reporter
 
@@ -300,8 +270,7 @@ class Follower(PollLoop):
         return self.deliver(self.fetch()).failure
 
     def settle(self) -> Outcome | bool:
-        """The newest verified segment seen ended (or paused on partial history): one final read
-        at once; the follow ends after a read that saw the same ending again."""
+        """A final read at once on an ending; the follow ends when it sees the same ending again."""
         tip = self.reader.tip
         assert tip is not None
         done = self.reader.state() == "ended" or tip.end_reason == COMPRESSION
@@ -310,8 +279,8 @@ class Follower(PollLoop):
             self.final = seen
             return seen is not None
         if tip.end_reason == COMPRESSION:  # not seen ending: 0 would not be true
-            return self._outcome("partial_history", int(ExitStatus.STILL_RUNNING))
-        return self._outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
+            return self.outcome("partial_history", int(ExitStatus.STILL_RUNNING))
+        return self.outcome("ended", ending_exit_code(tip.end_reason, exit_status=self.config.exit_status))
 
     def finishing(self) -> bool:
         return self.final is not None
@@ -323,33 +292,25 @@ class Follower(PollLoop):
         self._release_state()  # the state the follow knew, before its error
         return super().fail(err)
 
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        return replace(self._outcome("failed", int(err.exit_status), err), last_read_age=age)
-
     def timed_out(self) -> Outcome:
-        return self._outcome("timeout", int(ExitStatus.STILL_RUNNING))
-
-    def interrupted(self, outcome: Outcome) -> Outcome:
-        return self._outcome("interrupted", outcome.exit_code)
+        return self.outcome("timeout", int(ExitStatus.STILL_RUNNING))
 
     def finish(self, outcome: Outcome) -> None:
         self._release_state()
         self.reporter.result(outcome)
 
-    def _outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
+    def outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:
         tip = self.reader.tip
         return Outcome(ending, self.reader.state(), tip.end_reason if tip else None, code, failure)
 
     def fetch(self, probe: SessionDetail | None = None) -> Fetched:
-        """One cycle's reads, reporting nothing (`follow --parent` fetches children side by side,
-        then `deliver`s them in order). `probe`: the tip's detail read just before."""
+        """One cycle's reads, reporting nothing; `probe`: the tip's detail read just before."""
         snap = self.reader.refresh(probe)
         self.gap = self.gap or any(w.code == "gap" for w in snap.warnings)
         return snap, self._fill()
 
     def deliver(self, fetched: Fetched) -> Snapshot:
-        """Report what one `fetch` brought: the task's state when it changed (an `ended` one is
-        held), the warnings not reported in the cycle before (`gap` every time), the new rows."""
+        """Report what a `fetch` brought: a changed state (an `ended` one held), warnings, new rows."""
         snap, connected = fetched
         warnings = [w for w in snap.warnings if w.code != "gap"]
         if not connected and self.gap:
@@ -373,9 +334,8 @@ class Follower(PollLoop):
         return snap
 
     def _fill(self) -> bool:
-        """Read older pages until the window being paged reaches rows already reported (True),
-        or the lineage's start, no progress or `MAX_FILL_PAGES` stop it (False). Across a
-        rotation this reads the previous segment's rows written since the last read."""
+        """Older pages until the paged window reaches reported rows (True), or the start, no
+        progress or `MAX_FILL_PAGES` stop it (False); across a rotation, the previous segment's."""
         if not self.seen:
             return True
         for pages in range(MAX_FILL_PAGES + 1):
@@ -399,7 +359,6 @@ class Follower(PollLoop):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unreported(self) -> list[Row]:
-        """The view's rows not seen before, in order, now seen; a durable row once."""
         fresh: list[Row] = []
         view = self.reader.view()  # earlier segments' windows first: rows of a rotated segment lead
         for row_key in view.keys:
@@ -416,7 +375,6 @@ class Follower(PollLoop):
         return fresh
 
     def _release_state(self) -> None:
-        """Report the held state (an `ended` one is held until the follow ends)."""
         if self.held_state is not None:
             self.reporter.state(self.held_state)
             self.held_state = None

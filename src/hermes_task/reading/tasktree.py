@@ -1,11 +1,7 @@
-"""A parent chat's tasks as `recover` reads them (`read_parent_tasks`; `build`, nested with
-`recursive`: docs/commands.md, "`--recursive`"), `Unreported` (docs/identity.md, "Completions
-the parent has not received"), and the child reads of `search`, `--format markdown`, `--junit`
-and `export` (`read_child`, `ChildReads`, `read_trace`). GET only.
-
-Invariants: tasks come only from the proven lineage's rows; a child is read only once its detail
-names a segment of that lineage as delegation parent (reading/hints.py), else it is one `gap`;
-each conversation is read once a run, children side by side, their results used in task order.
+"""A parent chat's tasks as `recover` reads them (docs/commands.md, "`--recursive`"), their
+unreported ends (docs/identity.md, "Completions the parent has not received") and the child
+reads of `search`, the reports and `export`. GET only. Tasks come only from the proven lineage's
+rows; a child is read once a run, only once proven the parent's (reading/hints.py), else a `gap`.
 """
 
 from __future__ import annotations
@@ -74,16 +70,8 @@ def _bound(detail: str) -> WarningItem:
     return warning(WarningCode.bound_reached, detail)
 
 
-def read_conversation(
-    client: DashboardAPI, session_id: str, *, hint: bool, store: StoreHints | None = None
-) -> Conversation:
-    reader = TaskReader(client, session_id, hint=hint, store=store)
-    return conversation_of(reader, read_history(reader))
-
-
 def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningItem]:
-    """The reader's first cycle, then older pages until none is left, `pages` pages were read
-    or `MAX_IDLE_PAGES` pages in a row brought nothing new; the warnings of the read."""
+    """The first cycle, then older pages until the start, `pages` or `MAX_IDLE_PAGES` idle ones."""
     warnings = list(reader.refresh().warnings)
     read, idle = 1, 0
     while pages is None or read < pages:
@@ -109,8 +97,8 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
     return warnings
 
 
-def conversation_of(reader: TaskReader, warnings: Sequence[WarningItem]) -> Conversation:
-    """The reader's path-filtered view: rows of the proven lineage only."""
+def read_conversation(reader: TaskReader, pages: int | None = None) -> Conversation:
+    warnings = read_history(reader, pages)
     view = reader.view()
     assert reader.anchor is not None
     return Conversation(
@@ -141,24 +129,9 @@ class _Walk:
     cut: int = 0  # tasks past the conversation bound whose child was not read
     unread: set[str] = field(default_factory=set)  # children a bound or a failed read left unread
 
-    def warn(self, item: WarningItem) -> None:
-        if item not in self.warnings:
-            self.warnings.append(item)
-
     def expand(self, conv: Conversation, depth: int) -> list[TaskEntry]:
         """The conversation's tasks, their children read side by side, expanded in task order."""
         out = self.resolve(conv, recover(conv.messages))
-        chosen = self._choose(out, depth)
-        parents = frozenset(conv.path)  # the segments whose rows carry every spawn call
-        jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
-        covered: set[str] = set()  # the lineages of the siblings expanded before
-        for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
-            out[i] = self._with_child(out[i], got, covered, depth)
-        return out
-
-    def _choose(self, out: list[TaskEntry], depth: int) -> list[int]:
-        """The indexes of the tasks whose child is read within the bounds (marked visited,
-        counted); every other task is settled in `out` here, without its child."""
         chosen: list[int] = []
         for i, task in enumerate(out):
             ref = task.child_session_id
@@ -174,7 +147,12 @@ class _Walk:
                 self.visited.add(ref)
                 self.reads += 1
                 chosen.append(i)
-        return chosen
+        parents = frozenset(conv.path)  # the segments whose rows carry every spawn call
+        jobs = [lambda ref=out[i].child_session_id: self._child(ref or "", parents) for i in chosen]
+        covered: set[str] = set()  # the lineages of the siblings expanded before
+        for i, got in zip(chosen, gather(jobs, what="child conversations", debug=self.debug), strict=True):
+            out[i] = self._with_child(out[i], got, covered, depth)
+        return out
 
     def _with_child(
         self, task: TaskEntry, got: Conversation | str, covered: set[str], depth: int
@@ -190,8 +168,7 @@ class _Walk:
         lineage = {*got.path, *(m.session_id for m in got.messages)}
         covered.update(lineage)
         self.visited |= lineage
-        for item in (w for w in got.warnings if w.code == "bound_reached"):
-            self.warn(item)
+        self.warnings += [w for w in got.warnings if w.code == "bound_reached"]
         kids = self.expand(got, depth + 1)
         # A nested child left unread makes the sum lack `nested`, even when its task has no usage.
         lacks: tuple[Missing, ...] = (
@@ -201,8 +178,7 @@ class _Walk:
         return replace(task, children=kids, usage=got.usage, usage_with_children=whole)
 
     def _child(self, ref: str, parents: frozenset[str]) -> Conversation | str:
-        """One child read as its own conversation, or the code of its `gap` (on a worker
-        thread: it touches nothing but its own reads). Ownership first, before any message."""
+        """The child's conversation, or its `gap` code (a worker thread's: touches only its reads)."""
         try:
             if self.detail is not None and not owned_by(self.detail(ref), parents, self.detail):
                 return Code.IDENTITY_MISMATCH.value
@@ -217,8 +193,7 @@ class _Walk:
 
 
 def _nested(task: TaskEntry, reason: Missing | None) -> TaskEntry:
-    """A task whose child was not descended into: `usage_with_children` is its own `usage`,
-    lacking its nested tasks (`reason`) when they may exist unread."""
+    """A task not descended into: its own `usage`, lacking `reason` (nested tasks unread)."""
     return replace(task, usage_with_children=with_missing(task.usage, reason) if reason else task.usage)
 
 
@@ -233,19 +208,18 @@ def build(
     max_conversations: int = MAX_CONVERSATIONS,
     debug: Callable[[str], None] | None = None,
 ) -> tuple[list[TaskEntry], list[WarningItem]]:
-    """The parent's tasks (nested when `recursive`) and the warnings of the whole read.
-    `read_detail` checks a child's parent before `read_child`; both may run side by side."""
+    """The parent's tasks (nested when `recursive`) and the read's warnings."""
     if not recursive:
         return resolve(parent, recover(parent.messages)), list(parent.warnings)
     walk = _Walk(read_child, resolve, read_detail, max_depth, max_conversations, debug)
     walk.visited = {parent.session_id, *parent.path, *(m.session_id for m in parent.messages)}
     walk.warnings = list(parent.warnings)
     tasks = walk.expand(parent, 0)
-    if walk.deep:  # a bound that cut the tree says how many tasks' children it left unread
-        walk.warn(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
+    if walk.deep:
+        walk.warnings.append(_bound(RECOVER["depth_bound"].format(depth=max_depth, left=walk.deep)))
     if walk.cut:
-        walk.warn(_bound(RECOVER["visit_bound"].format(n=max_conversations, left=walk.cut)))
-    return tasks, walk.warnings
+        walk.warnings.append(_bound(RECOVER["visit_bound"].format(n=max_conversations, left=walk.cut)))
+    return tasks, list(dict.fromkeys(walk.warnings))  # each once
 
 
 RUN_WIDE = frozenset({"legacy_backend", "store_unavailable"})  # said once for a run, not per child
@@ -253,8 +227,6 @@ MAX_READS = 100  # whole transcripts read for one search or report
 
 
 class Unread(Struct, frozen=True):
-    """A task whose child was not read: why (a code, and the words for it)."""
-
     code: str
     message: str
 
@@ -268,7 +240,6 @@ def read_child(
     pages: int | None = None,
     shared: SharedDetails | None = None,
 ) -> Transcript:
-    """Read `child_id`, a delegated child of one of `parents`; `shared`: the run's details."""
     detail = shared or client.detail
     reader = TaskReader(client, child_id, hint=True, store=hints, admit=admit(parents, detail), shared=shared)
     try:
@@ -285,7 +256,7 @@ def read_child(
 
 
 def unread(task: TaskEntry) -> Unread | None:
-    """Why `task`'s child cannot be read (no child id is known), or None."""
+    """Why `task`'s child cannot be read (no id known), or None."""
     if task.child_session_id is not None:
         return None
     code = task.unavailable_reason or "no_durable_child_reference"
@@ -294,7 +265,7 @@ def unread(task: TaskEntry) -> Unread | None:
 
 @dataclass(eq=False)
 class ChildReads:
-    """The children of one run, each read once, at most `max_reads` (`bound`: the words past it)."""
+    """A run's children, each read once, at most `max_reads` (`bound`: the words past it)."""
 
     client: DashboardAPI
     hints: StoreHints | None
@@ -306,8 +277,7 @@ class ChildReads:
     done: dict[str, Transcript] = field(default_factory=dict, init=False)
 
     def read(self, task: TaskEntry, parents: frozenset[str]) -> Transcript | Unread:
-        missing = unread(task)
-        if missing is not None:
+        if (missing := unread(task)) is not None:
             return missing
         child = task.child_session_id or ""
         if child not in self.done:
@@ -325,16 +295,14 @@ MAX_USAGE_CHILDREN = 100  # children of terminal tasks proven for their usage in
 
 @dataclass(eq=False)
 class Unreported:
-    """A conversation's tasks as their children's proven ends make them. A watch's cycles
-    (`again`) keep each child's proof; `steady()` is False right after a task became
-    `ended_unreported` (the store is looked at once more) and while a terminal task's child
-    was never checked. With `usage`, terminal tasks' children are proven too, for their usage."""
+    """A conversation's tasks as their children's proven ends make them, each proof kept across
+    `again`; not `steady()` right after a task ended unreported (the store is asked once more)."""
 
     client: DashboardAPI
     hints: StoreHints
     _: KW_ONLY
     per_cycle: int | None = None
-    usage: bool = False  # also prove the children of terminal tasks, for their usage
+    usage: bool = False  # prove terminal tasks' children too, for their usage
     debug: Callable[[str], None] | None = None
     warn: Callable[[WarningItem], None] | None = None  # a watch's reporter: told `warnings()` once
     shared: SharedDetails | None = None
@@ -348,19 +316,18 @@ class Unreported:
     admitted: set[str] = field(default_factory=set, init=False)  # children proven for a terminal task's usage
     unproven: set[str] = field(default_factory=set, init=False)  # tasks the bound left without usage
     warned: bool = field(default=False, init=False)
-    # a child's transient failures in a row
-    failures: Counter[str] = field(default_factory=Counter, init=False)
+    failures: Counter[str] = field(default_factory=Counter, init=False)  # transient, in a row
     locked: bool = field(default=False, init=False)  # the last look at the store's records met a lock
     store_locks: int = field(default=0, init=False)  # looks at the store's records that met a lock
 
     def __call__(self, messages: Sequence[WireMessage], tasks: Sequence[TaskEntry]) -> list[TaskEntry]:
-        """The tasks of `messages` (already resolved), settled; kept for `again`."""
+        """The (resolved) tasks of `messages`, settled; kept for `again`."""
         self.base = list(tasks)
         self.segments = call_sessions(messages)
         return self.again()
 
     def again(self) -> list[TaskEntry]:
-        """The last tasks given, their children checked once more (at most `per_cycle`)."""
+        """The last tasks, their children checked once more (at most `per_cycle`)."""
         self.records = {}
         self.store_locks += self.locked  # the store met a lock last time: counted, so a lasting one ends
         self.locked = False
@@ -387,14 +354,11 @@ class Unreported:
         return not self.fresh_ends and not unchecked and not self.locked
 
     def warnings(self) -> list[WarningItem]:
-        if not self.unproven:
-            return []
         tasks = ", ".join(sorted(self.unproven, key=number_order))
         detail = RECOVER["usage_bound"].format(n=MAX_USAGE_CHILDREN, tasks=tasks)
-        return [warning(WarningCode.bound_reached, detail)]
+        return [warning(WarningCode.bound_reached, detail)] if tasks else []
 
     def _admit(self, task: TaskEntry) -> bool:
-        """May this terminal task's child be proven for its usage (`MAX_USAGE_CHILDREN`)?"""
         ref = task.child_session_id or ""
         proven = ref in self.children and self.children[ref].state is not None
         if proven or ref in self.admitted or len(self.admitted) < MAX_USAGE_CHILDREN:
@@ -487,7 +451,7 @@ class Unreported:
 
 
 def caught(call: Callable[[A], T], arg: A) -> T | HermesError:
-    """`call(arg)`, or its failure (a job of `gather`: one child's failure is that child's)."""
+    """`call(arg)`, or its failure (a `gather` job: one child's failure is that child's)."""
     try:
         return call(arg)
     except HermesError as err:
@@ -504,14 +468,12 @@ def in_turn(items: list[T], limit: int | None, turn: int) -> tuple[list[T], int]
 
 
 def _linked(task: TaskEntry, *, terminal: bool) -> bool:
-    """Does the task name its child and its spawn call, and is it terminal (`terminal`) or not?"""
+    """Does the task name its child and spawn call, with its terminal state `terminal`?"""
     named = task.child_session_id is not None and bool(task.call_id)
     return named and (task.status in TERMINAL_STATUSES) is terminal
 
 
 class ParentTasks(Struct, frozen=True, kw_only=True):
-    """The tasks document, each read conversation's proven lineage, and the parent's transcript."""
-
     doc: TasksDoc
     paths: dict[str, tuple[str, ...]]
     transcript: TranscriptDoc | None = None
@@ -528,19 +490,17 @@ def read_parent_tasks(
     debug: Callable[[str], None] | None = None,
     transcript: bool = False,
 ) -> ParentTasks:
-    """The tasks of `parent` (`transcript`: and its transcript); the parent's failures raise."""
+    """The tasks of `parent` (and its transcript); the parent's failures raise."""
     paths: dict[str, tuple[str, ...]] = {}
     documents: dict[str, TranscriptDoc] = {}
 
     def read(sid: str, *, is_parent: bool = False) -> Conversation:
-        reader = TaskReader(
-            client, sid, hint=not is_parent, store=None if is_parent else hints, shared=shared
-        )
-        warnings = read_history(reader, pages)
-        conversation = conversation_of(reader, warnings)
+        store = None if is_parent else hints
+        reader = TaskReader(client, sid, hint=not is_parent, store=store, shared=shared)
+        conversation = read_conversation(reader, pages)
         paths[conversation.session_id] = conversation.path
         if is_parent and transcript:
-            documents[sid] = reader.document(warnings)
+            documents[sid] = reader.document(conversation.warnings)
         return conversation
 
     # With `recursive` a task's usage comes from its child's own read (`build`).
@@ -561,8 +521,6 @@ def read_parent_tasks(
 
 
 class TraceSource(Struct, frozen=True, kw_only=True):
-    """`recover`'s tasks, the parent's transcript, and each task's child read (or why not)."""
-
     tasks: TasksDoc
     parent: TranscriptDoc
     children: dict[str, Transcript | Unread]
@@ -585,7 +543,6 @@ def read_trace(
     children: dict[str, Transcript | Unread] = {}
 
     def walk(tasks: Sequence[TaskEntry], owners: frozenset[str]) -> None:
-        """Each task's child read once (owned by a segment of `owners`), then its nested tasks'."""
         for task in tasks:
             child = task.child_session_id
             if child is None or child in children:

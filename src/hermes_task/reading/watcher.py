@@ -1,10 +1,7 @@
-"""The watch loop of `recover --watch`: poll a parent chat until every delegated task is terminal.
-
-`Watcher` is the cycle of the one poll loop (reading/polling.py) over one `TaskReader` anchored
-at the parent (docs/commands.md, "`--watch`: wait for every task"). Invariants: the history is
-read once, then one refresh a cycle plus at most `MAX_FILL_PAGES` older pages to close a gap;
-the task list is rebuilt only from new rows of the proven lineage, else `recheck` looks at the
-known children again; a task is reported when it appears and when its entry changes.
+"""`recover --watch`: the poll loop (polling.py) on a parent chat until every task is terminal
+(docs/commands.md, "`--watch`: wait for every task"). The history is read once, then a refresh
+a cycle (a gap filled by older pages); the task list is rebuilt only from new rows of the proven
+lineage, else `recheck` looks at the children again; a task is reported when it appears or changes.
 """
 
 from __future__ import annotations
@@ -30,12 +27,11 @@ class WatchReporter(Reports, Protocol):
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None: ...
 
 
-# Child ids the transcript lacks, proposed by the store and proven (reading/hints.py `find_children`).
 Resolve = Callable[[Sequence[WireMessage], list[TaskEntry]], list[TaskEntry]]
 
 
 class Recheck(Protocol):
-    """Tasks that change without new parent rows: a child's proven end (reading/tasktree.py)."""
+    """Tasks that change without new parent rows: a child's proven end."""
 
     def again(self) -> list[TaskEntry]: ...  # the last resolved tasks, checked once more
     def steady(self) -> bool: ...  # may the watch end on what the last check found?
@@ -43,15 +39,13 @@ class Recheck(Protocol):
 
 @dataclass(eq=False)
 class Watcher(PollLoop):
-    """One watch of one parent chat. `run()` reports a result exactly once and returns it."""
-
     label = "watch"
     reporter: WatchReporter
     _: KW_ONLY
     resolve: Resolve | None = None
     recheck: Recheck | None = None
-    shared: SharedDetails | None = None  # one cycle's details (`resolve`, `recheck`): cleared as each starts
-    notes: Callable[[], list[WarningItem]] = list  # the run's own warnings (the store's), once each
+    shared: SharedDetails | None = None  # one cycle's details: cleared as each starts
+    notes: Callable[[], list[WarningItem]] = list  # the run's own warnings (the store's)
 
     def __post_init__(self) -> None:
         self.built = False  # the task list is built from every row held (a failed build: issue 35)
@@ -65,16 +59,17 @@ class Watcher(PollLoop):
         if self.changed:
             self.reporter.tasks(self.entries)
         self.after_cycle()
-        if all_terminal(self.entries) and self.settled() and self._proofs_settled():
-            return self._ended("ended")
-        return False
+        if not all_terminal(self.entries) or not self.settled():
+            return False
+        # A child proof failing for now: `FINAL_RETRIES` more cycles (identity.md, "Proven stays proven").
+        self.retried = self.retried + 1 if any(e.unavailable_reason in RETRYING for e in self.entries) else 0
+        if 0 < self.retried <= FINAL_RETRIES:
+            return False
+        return self._ended("ended")
 
     def _ended(self, how: Ending) -> Outcome:
         code = exit_status(self.entries) if self.config.exit_status else ExitStatus.OK
         return Outcome(how, "ended", verdict(self.entries), int(code))
-
-    def failed(self, err: HermesError, age: float | None) -> Outcome:
-        return Outcome("failed", "unknown", None, int(err.exit_status), err, age)
 
     def timed_out(self) -> Outcome:
         """--timeout ran out after a good read: exit 9 only when a task is still running."""
@@ -87,28 +82,18 @@ class Watcher(PollLoop):
     def finish(self, outcome: Outcome) -> None:
         self.reporter.result(outcome, self.entries)
 
-    def _proofs_settled(self) -> bool:
-        """No task waits on a child proof that failed for now, or it had `FINAL_RETRIES` more
-        cycles once every task was terminal (docs/identity.md, "Proven stays proven")."""
-        if not any(e.unavailable_reason in RETRYING for e in self.entries):
-            self.retried = 0
-            return True
-        self.retried += 1
-        return self.retried > FINAL_RETRIES
-
     def after_cycle(self) -> None:
-        """After each successful read of the parent (`follow --parent` reads children here)."""
+        """After each good read of the parent (`follow --parent` reads children here)."""
 
     def amend(self, entries: list[TaskEntry]) -> list[TaskEntry]:
         """The task list as reported (`follow --parent`: with the gaps its children left)."""
         return entries
 
     def settled(self) -> bool:
-        """Besides every task being terminal, may the watch end (`recheck` steady)?"""
         return self.recheck is None or self.recheck.steady()
 
     def cycle(self) -> HermesError | None:
-        """One read; `changed`: the task list changed (new rows, or a child's end rechecked)."""
+        """One read; `changed`: the task list changed."""
         if self.shared is not None:
             self.shared.clear()
         reader = self.reader
@@ -142,7 +127,6 @@ class Watcher(PollLoop):
         return None
 
     def _report(self, entries: list[TaskEntry]) -> bool:
-        """Each changed task reported; True when any was."""
         changed = [e for e in entries if self.known.get(e.number or "") != e]
         self.entries = entries
         for entry in changed:
@@ -151,9 +135,8 @@ class Watcher(PollLoop):
         return bool(changed)
 
     def _fill(self, known: set[tuple[str, int]], warnings: list[WarningItem]) -> bool:
-        """Older pages until the newest block reaches rows known before this cycle (True), or
-        the start, no progress or `MAX_FILL_PAGES` stop it (False: a gap); a refresh's warnings
-        while paging join `warnings`, but its gap."""
+        """Older pages until the newest block reaches rows known before (True), or the start,
+        no progress or `MAX_FILL_PAGES` stop it (False: a gap); paging's warnings join `warnings`."""
         for _ in range(MAX_FILL_PAGES):
             window = self.reader.window
             block = window.keys[window.block_start :]
