@@ -74,7 +74,8 @@ def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _names_direct_parent(node: SessionDetail) -> bool:
+def names_direct_parent(node: SessionDetail) -> bool:
+    """Does `node`'s model config name its parent (a delegation, branch or reset root)?"""
     try:
         markers = parse_model_config(node) or {}
     except LineageRejected:
@@ -154,7 +155,7 @@ def prove(
             raise LineageRejected("cycle", parent_id)
         if len(chain) + 1 > max_nodes:
             raise BoundReached(f"lineage path longer than {max_nodes} nodes")
-        if parent_id != anchor.id and _names_direct_parent(node):
+        if parent_id != anchor.id and names_direct_parent(node):
             # A delegation (branch, reset) root that is not the anchor: the walk left the task.
             raise LineageRejected("foreign_root", node.id)
         parent = anchor if parent_id == anchor.id else read(parent_id)

@@ -32,6 +32,7 @@ from hermes_task.core.lineage import (
     combine,
     continues_parent,
     is_continuation,
+    names_direct_parent,
     parse_model_config,
     prove,
     same_profile,
@@ -199,15 +200,7 @@ class LineageProof:
         """Does the anchor itself continue an earlier segment (a cold open of a later one)? One
         exact-id read of the parent's detail; None: the read budget ran out first."""
         parent_id = anchor.parent_session_id
-        try:
-            markers = parse_model_config(anchor) or {}
-        except LineageRejected:
-            markers = {}
-        if (
-            parent_id is None
-            or any(markers.get(m) == parent_id for m in MARKERS)
-            or not is_valid_id(parent_id)
-        ):
+        if parent_id is None or names_direct_parent(anchor) or not is_valid_id(parent_id):
             return False
         try:
             parent = reader(parent_id)
