@@ -405,6 +405,12 @@ def held(sid: str, windows: Sequence[Window]) -> int:
     return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
+def must_read(have: int, total: int | None) -> bool:
+    """Is an earlier segment read on its own? Only when the newer windows hold none of its `have`
+    active rows, or fewer than its detail's `message_count` (`total`, None: unknown)."""
+    return not have or (total is not None and have < total)
+
+
 def _at_start(window: Window) -> bool:
     return window.at_start and not (window.fresh and not window.empty)
 
@@ -416,8 +422,7 @@ def cursor(
     blocked: frozenset[str] = frozenset(),
     counts: Mapping[str, int | None] | None = None,
 ) -> Cursor:
-    """The next older read of the history; `counts`: the segments' detail `message_count` (a
-    segment whose rows the windows hold, any when unknown, is not read)."""
+    """The next older read of the history; `counts`: the segments' detail `message_count`."""
     counts = counts or {}
     current = tip
     windows = [tip, *earlier.values()]
@@ -429,10 +434,8 @@ def cursor(
         if sid in earlier:
             current = earlier[sid]
             continue
-        have, total = held(sid, windows), counts.get(sid)
-        if have and (total is None or have >= total):
-            continue  # a newer segment's pages already include this segment's rows
-        return Cursor("first", sid, current)
+        if must_read(held(sid, windows), counts.get(sid)):
+            return Cursor("first", sid, current)
     if not _at_start(current):
         return Cursor("page", current.canonical, current)
     return Cursor("start", path[0], current)

@@ -1,16 +1,12 @@
-"""The transcript window (pure): rows keyed by durable identity, display order and paging
-coverage; how a page merges into it, and where the next anchored older page is read.
-
-Identity is (`session_id`, `id`) and order is the server's (docs/identity.md, "Row
-identity"): every page is a contiguous chronological slice, and a merge places new rows beside
-the rows they share with the window.
+"""The transcript window (pure): rows keyed by (`session_id`, `id`) in the server's order
+(docs/identity.md, "Row identity"), paging coverage, how a page merges into it (beside the rows
+it shares with the window), and where the next anchored older page is read.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
 every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
-counts its unique fetched identities (hidden rows included), so the next older offset never
-double-counts rows appended meanwhile. An older page always ends with the block's first known
-row (the anchor), so a page that shifted because the task kept writing is detected, not merged.
+counts its unique fetched identities, so the next older offset never double-counts rows appended
+meanwhile, and an older page that misses the block's first row (the anchor) is never merged.
 
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once

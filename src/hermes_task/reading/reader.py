@@ -1,13 +1,10 @@
 """One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read) and the document's history parts. The rules (the proof,
-redirected answers, the whole task's windows, `at_start`, `partial_ancestors`, `foreign_rows`)
-are docs/identity.md, "Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
+cycle), `Transcript` (a whole read) and the document's history parts. The rules: docs/identity.md,
+"Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
 
-Invariants: failures raise `HermesError`, and what was verified before stays in `window`; every
-shown row comes from the composed history view (`core/lineage.py`), so it belongs to a proven
-segment and a dropped foreign row is always counted; a refresh made in the middle of an older
-read (a restart, a re-anchor) is never lost: its rows, warnings and gap travel with the older
-read's result (`with_refreshes`).
+Invariants: failures raise `HermesError`, and what was verified before stays in `window`; shown
+rows come from the composed history view (`core/lineage.compose`); a refresh made in the middle
+of an older read is never lost: it travels with the older read's result (`with_refreshes`).
 """
 
 from __future__ import annotations
@@ -73,9 +70,9 @@ class TaskReader(LineageProof):
         self.detail_budget = MAX_DETAIL_READS
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: pending candidates proven, the newest verified segment's detail, newest
-        page and a fresh detail (a compression finished meanwhile?); a spent detail budget ends it
-        with `bound_reached`. `probe`: that detail read just before (`follow --parent`)."""
+        """One read cycle: candidates proven, the newest segment's detail, newest page and a fresh
+        detail; a spent detail budget ends it with `bound_reached`. `probe`: that detail read just
+        before (`follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -131,8 +128,7 @@ class TaskReader(LineageProof):
         return newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page; a redirected answer is proven for
-        each rotation during the cycle, at most `MAX_REDIRECTS` times (docs/identity.md)."""
+        """The newest verified segment and its newest page, a redirected answer proven first."""
         tip = reader(self.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)
@@ -155,8 +151,8 @@ class TaskReader(LineageProof):
         raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
-        """Up to `limit` rows older than the history's oldest read row; None at the start. The tip
-        window's older rows first, then (`across`) the previous proven segments, one by one."""
+        """Up to `limit` rows older than the history's oldest read row (`across`: earlier segments
+        too); None at the start."""
         if self.tip is None:
             self.refresh()
         cur = self.cursor()
@@ -168,9 +164,8 @@ class TaskReader(LineageProof):
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next older page, anchored on the block's first row: a page of another
-        session or generation is never merged (paging restarts at the newest page); one that
-        misses its anchor is retried once after a refresh joined the head, then paging restarts."""
+        """The tip window's next anchored older page; a page of another session or generation
+        restarts paging, one that misses its anchor is retried once after a refresh."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -199,7 +194,7 @@ class TaskReader(LineageProof):
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read goes (`blocked` too when the tip answers for another session)."""
+        """Where the next older read goes (`blocked` when the tip answers for another session)."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
@@ -218,11 +213,9 @@ class TaskReader(LineageProof):
         return self.cursor().kind in ("start", "blocked")
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
-        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else up to `limit` rows older
-        than its window, merged only from an answer naming it (anchored, `core/window.py`). None
-        when nothing was merged: its messages answer for a newer segment or another session, no
-        way to page further back (a legacy window without offsets), or the ended segment changed
-        under us; it is blocked then, never read again."""
+        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else its next anchored older
+        page, merged only from an answer naming it; None (and the segment blocked for good) when
+        nothing could be merged."""
         sid, windows = cur.sid, self.earlier
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
@@ -248,8 +241,8 @@ class TaskReader(LineageProof):
         return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` shown rows from the previous proven segments: their
-        newest pages, then at most `FILL_OLDER` older ones where copies of a durable row merged."""
+        """Fill the newest page up to `rows` shown rows from earlier segments: their newest pages,
+        then at most `FILL_OLDER` older ones."""
         for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
@@ -295,8 +288,7 @@ class TaskReader(LineageProof):
         return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
-        """From the details read: a later segment may exist while the tip ended by compression, an
-        earlier one unless the anchor is known not to continue one."""
+        """From the details read (docs/identity.md, "Usage and cost")."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
@@ -344,8 +336,7 @@ INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 
 
 class Transcript(Struct, frozen=True, kw_only=True):
-    """What reading one task's transcript came to (reading raises nothing it knows, Ctrl-C
-    aside): the rows verified (also before a failure), the document (None when a failure came
+    """What reading one task came to: the rows verified, the document (None when a failure came
     first), the failure to report after the rows, and the proven segments (the anchor first)."""
 
     rows: list[Row] = field(default_factory=list)
@@ -366,8 +357,7 @@ class Transcript(Struct, frozen=True, kw_only=True):
         return self.doc is None or self.doc.coverage.has_older
 
     def shortfall(self) -> tuple[str, str] | None:
-        """(code, message) of why fewer rows were read than asked for: the failure, else the
-        first `INCOMPLETE` warning."""
+        """(code, message): the failure, else the first `INCOMPLETE` warning."""
         if self.failure is not None:
             return self.failure.code.value, self.failure.message
         item = next((w for code in INCOMPLETE for w in self.warnings if w.code == code), None)
@@ -418,8 +408,7 @@ ANCESTORS: dict[str, str] = {
 
 
 def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
-    """The warnings the history itself implies (added once to whatever a cycle reported); a tip
-    segment that cannot be read is not about ancestors."""
+    """The warnings the history itself implies; a tip that cannot be read is not about ancestors."""
     out: list[WarningItem] = []
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
@@ -432,9 +421,8 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
 
 
 def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
-    """The reported warnings with `partial_history` as the task stands now (`partial`: the
-    newest verified segment ended by compression): none stale after a refresh proved a newer
-    segment (a restart while paging), else once, after `legacy_backend`."""
+    """The reported warnings with `partial_history` as the task stands now (`partial`): once,
+    after `legacy_backend`."""
     kept = [w for w in reported if w.code != "partial_history"]
     if partial:
         at = 1 if kept and kept[0].code == "legacy_backend" else 0
@@ -453,9 +441,8 @@ def goal_of(rows: Iterable[Row]) -> str | None:
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
-    """Replace the reader's window with the union of the windows around `row_ids`: each starts
-    at a user prompt of the canonical segment at its absolute offset, so they are unioned in
-    offset order (overlapping ones aligned on shared identities, disjoint ones a `gap`)."""
+    """Replace the reader's window with the union, in offset order, of the windows around
+    `row_ids` (each starts at a user prompt of the canonical segment; disjoint ones a `gap`)."""
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []

@@ -1,13 +1,10 @@
 """`older --all` streamed in bounded memory (`stream_pages`: one segment; `LineageRows`: several),
-and the load-older batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
-The rules (anchors, the boundary, oldest-first answers, when nothing may be written yet, the
-batches' stops) are docs/commands.md, `older`.
+and the load-older batches over `TaskReader.read_older` (`read_batches`). The rules: docs/commands.md,
+`older`.
 
-Invariants: a segment's rows are read only once it is proven; a page without its anchor fails,
-never guessed around; what the windowed path must decide raises `Unstreamable` before anything
-is written. Memory: one page, the newest page and identities, never the transcript;
-`LineageRows` spools each window to an unlinked temporary file, then replays them in display
-order through `shown_once` (the rule `core/lineage.compose` applies in memory).
+Invariants: a page without its anchor fails, never guessed around; what the windowed path must
+decide raises `Unstreamable` before anything is written; `LineageRows` replays its spooled windows
+through `shown_once`, the rule `core/lineage.compose` applies in memory.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem, warning
-from hermes_task.core.lineage import Cursor, View, earliest, shown_once
+from hermes_task.core.lineage import Cursor, View, earliest, must_read, shown_once
 from hermes_task.core.projection import counts_as_text, project, states_goal
 from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, RowKey, Window, key_of
@@ -101,8 +98,7 @@ def oldest_pages(
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
     """Segment `sid`'s raw rows oldest first, a list per page, up to (not including) `boundary`,
-    which must come, else to a short page. `redirected`: a first page of another session raises
-    `Redirected`; `held`: rows the caller holds (`stats.held_max`)."""
+    which must come, else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
@@ -150,7 +146,7 @@ def _check(page: MessagesPage, sid: str, *, first: bool, redirected: bool) -> No
 
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
     """The shown rows of the tip segment, oldest first, one list per page, then the held newest
-    page; the earliest copy of a `message_uid` is shown."""
+    page."""
     window = reader.window
     sid = window.canonical or reader.path[0]
     held = [window.messages[k] for k in window.keys[window.block_start :]]
@@ -188,8 +184,7 @@ def finish(
     warnings: list[WarningItem],
     cur: Cursor | None = None,
 ) -> TranscriptDoc:
-    """The streamed document, `rows` left out (written one by one): each segment's `rows_shown`,
-    and the coverage and warnings of the history read to `cur` (default: the lineage's start)."""
+    """The streamed document without `rows`, its history read to `cur` (default: the start)."""
     cur = cur or Cursor("start", None, reader.window)
     streamed = reader.document(warnings, View((), {}, stats.foreign), cur)
     segments = [replace(s, rows_shown=stats.shown[s.id]) for s in doc.task.segments]
@@ -235,9 +230,8 @@ class PagingOutcome(Struct):
 
 
 class _Run(Struct):
-    """Restarts (the canonical segment changed, a page missed its anchor twice) re-read the newest
-    page: not pages, bounded by `MAX_RESTARTS`. A gap or a restart is a `gap` warning only if the
-    paging ended before the block reached the rows known before it (`pending`)."""
+    """Restarts are not pages, bounded by `MAX_RESTARTS`; a gap or a restart is a `gap` warning
+    only if paging ended before the block reached the rows known before it (`pending`)."""
 
     reader: TaskReader
     plan: Plan
@@ -265,9 +259,7 @@ class _Run(Struct):
             text += self._count_page(result)
             if reader.reached_start:
                 return "start"
-            if not result.new_keys and not result.window.at_start:
-                # A page of its anchor alone that reached its segment's start is progress: the
-                # next read goes on to the segment before it.
+            if not result.new_keys and not result.window.at_start:  # at_start: the next segment
                 return "no_progress"
             if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
                 return "target"
@@ -324,9 +316,8 @@ class _Run(Struct):
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
 ) -> PagingOutcome:
-    """Read `plan` older batches into `reader.window` (after its first refresh). Invariants: rows
-    are only ever added to the window (unique by identity, server order); every stop before the
-    start leaves `window.has_older` true; a text target counts only rows older pages added."""
+    """Read `plan` older batches into `reader.window` (after its first refresh); every stop
+    before the start leaves `window.has_older` true."""
     return _Run(reader, plan, on_page).run()
 
 
@@ -369,16 +360,14 @@ class LineageRows:
         self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
 
     def read(self) -> LineagePlan:
-        """Every window the windowed path would read, tip first: an earlier segment is read on its
-        own only when the newer windows hold fewer of its active rows than its detail counts; one
-        the reader saw redirected, or whose first answer names another session, is `blocked`."""
+        """Every window the windowed path would read (`core/lineage.must_read`), tip first; one the
+        reader saw redirected, or whose first answer names another session, is `blocked`."""
         tip = self.path[-1]
         self._window(tip, key_of(self.newest[0]), self.newest)
         read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
-            have, total = len(self.held[sid]), counts.get(sid)
-            if have and (total is None or have >= total):
+            if not must_read(len(self.held[sid]), counts.get(sid)):
                 continue
             if sid in self.reader.redirects:
                 blocked = sid
@@ -416,7 +405,7 @@ class LineageRows:
             if self.digests.setdefault(key, digest) != digest:
                 raise Unstreamable  # read twice with different contents: the windowed path decides
             spool.write(line + b"\n")
-            if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
+            if msg.session_id in self.held and msg.active != 0:
                 self.held[msg.session_id].add(key)
             earliest(self.earliest, msg.message_uid, self.index.get(msg.session_id))
 
