@@ -133,10 +133,8 @@ def prove(
     max_nodes: int = MAX_PATH_NODES,
     verified: Sequence[str] = (),
 ) -> Proof:
-    """Walk from `candidate` back to `anchor`, or to a segment of `verified` (a path already
-    proven, `verified[0]` the anchor). `read(id)` returns an exact-id, profile-checked detail
-    (and may raise `BoundReached` when its read budget is spent). The path: the verified
-    prefix up to where the walk ended, then the walked segments."""
+    """Walk from `candidate` back to `anchor`, or to a segment of the proven path `verified`, over
+    `read` (exact-id, profile-checked details; may raise `BoundReached`)."""
     proven = tuple(verified) if verified and verified[0] == anchor.id else (anchor.id,)
     at = {sid: i for i, sid in enumerate(proven)}
     if candidate in at:  # already proven (a late reference to a verified segment)
@@ -170,8 +168,7 @@ def prove(
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
-    """The longer of two proven paths when one extends the other; a late ancestor
-    reference never replaces a verified newer segment; anything else is a fork."""
+    """The longer of two proven paths when one extends the other, else a fork."""
     a, b = tuple(current), tuple(other)
     if b[: len(a)] == a:
         return b
@@ -191,8 +188,7 @@ def continues_parent(
     return True
 
 
-# The children of one session the store proposes: the newest ones. The reader returns one more
-# row so its callers know when the bound cut older children off (and say so).
+# The newest children of one session the store proposes; one more row read says the bound cut some.
 MAX_CHILDREN = 1000
 AMBIGUOUS = "ambiguous_match"
 
@@ -232,8 +228,7 @@ class Spawn(Struct, frozen=True):
 
 @lru_cache(maxsize=4096)
 def config_markers(raw: str) -> tuple[Any, ...] | None:
-    """The markers of one `model_config` text (cached: siblings mostly share theirs); None when
-    it is not a JSON object or null."""
+    """The markers of one `model_config` text (cached: siblings share theirs); None: not an object."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -274,23 +269,11 @@ def normalise_goal(text: object) -> str | None:
     return flat or None
 
 
-def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
-    """Could `child` (with first user row `goal`) be the child of `spawn`?"""
-    parent = child.parent_session_id
-    if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
-        return False
-    wanted = normalise_goal(spawn.goal)
-    if wanted is None or goal is None or wanted != goal:
-        return False
-    spawned, started = spawn.spawned_at, child.started_at
-    return _finite(spawned) and _finite(started) and started >= spawned
-
-
 def pairs(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> Iterator[tuple[Spawn, StoreSession]]:
-    """Every (task, child) that `fits`, in task order; each task asks only the children indexed
-    under its own (segment, goal) keys."""
+    """Every (task, child) where a delegated child of one of the task's segments, with the task's
+    goal, started after its spawn; in task order, each task asking only its (segment, goal) keys."""
     index: dict[tuple[str, str], list[StoreSession]] = {}
     seen: set[str] = set()
     for child in children:
@@ -305,7 +288,8 @@ def pairs(
             continue
         for segment in sorted(spawn.segments):
             for child in index.get((segment, wanted), ()):
-                if fits(spawn, child, goals.get(child.id)):
+                spawned, started = spawn.spawned_at, child.started_at
+                if _finite(spawned) and _finite(started) and started >= spawned:
                     yield spawn, child
 
 
@@ -326,9 +310,8 @@ def match(
 
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
-    """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
-    profile, the child's id (and with `parents` the parent's) passing the id check; at most `limit`,
-    each once."""
+    """The valid ids (`parents`: the parents' ids) of this profile's delegated children among
+    `rows`, each once, at most `limit`."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
@@ -348,8 +331,7 @@ def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: 
 
 
 def json_value(value: Any) -> Any:
-    """A JSON text's value (None when it is not JSON, or nests past the parser's limit); any
-    other value as it is (a row's field may come decoded or as text)."""
+    """A JSON text's value (None when it does not parse); any other value as it is."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -389,10 +371,8 @@ def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) 
 
 
 class Cursor(Struct, frozen=True):
-    """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
-    `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
-    row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
-    `window` is the last window looked at."""
+    """Where the next older read goes: `page` (older rows of `window`), `first` (segment `sid`'s
+    newest page), `start` (the lineage's first row is held) or `blocked` (`sid` cannot be read)."""
 
     kind: Literal["page", "first", "start", "blocked"]
     sid: str | None
@@ -400,8 +380,7 @@ class Cursor(Struct, frozen=True):
 
 
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Active rows of segment `sid` held by any of `windows`, as its detail's `message_count`
-    counts them (an archived row, `active` 0 or false, is shown but not counted)."""
+    """Active rows of segment `sid` held by any of `windows` (what its `message_count` counts)."""
     return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
 
 
@@ -442,8 +421,7 @@ def cursor(
 
 
 class View(Struct, frozen=True):
-    """The shown identities in display order, every known message, and how many identities
-    named a session outside the lineage."""
+    """The shown identities in display order, every known message, and the foreign identities."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -475,9 +453,9 @@ def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
     """The identities of `entries` (key, `message_uid`) in display order, each once: (key, True)
-    for a row shown, (key, False) for a row outside the lineage (`owned`: segment -> index). A
-    uid is one row (docs/identity.md, "Durable identity"), shown as its copy in the earliest
-    segment holding it (`first`, built by `earliest` over the same entries; consumed here)."""
+    for a row shown, (key, False) for a row outside the lineage (`owned`: segment -> index); a uid
+    is shown as its copy in its earliest segment (docs/identity.md, "Durable identity"; `first`,
+    built by `earliest` over the same entries, is consumed)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:

@@ -91,11 +91,9 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
 
 class MergeResult(Struct, frozen=True):
-    """The window after a merge. `stale`: the response belonged to an older generation and
-    was dropped; `detached`: an older page missed its anchor (rows were added or removed
-    meanwhile) and was dropped; `gap`: a latest page shared no row with the block.
-    `TaskReader.read_older` fills in `returned` (raw rows of the merged older page; 0 when
-    none was merged), `restarted` (a refresh was needed) and `warnings` (that refresh's)."""
+    """The window after a merge. Dropped: `stale` (an older generation's answer), `detached` (an
+    older page missed its anchor); `gap`: a latest page shared no row with the block.
+    `TaskReader.read_older` fills in `returned` (raw rows merged), `restarted` and `warnings`."""
 
     window: Window
     new_keys: tuple[RowKey, ...]
@@ -108,9 +106,8 @@ class MergeResult(Struct, frozen=True):
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Verified advancement to a new canonical segment (or a restart of the same one):
-    rows of the same branch are kept, generation moves on, coverage and the start mark
-    reset together, and the next read is the newest page at offset 0."""
+    """Move to a new canonical segment (or restart the same one): rows are kept, the generation
+    moves on, and the next read is the newest page."""
     return replace(
         window,
         canonical=canonical,
@@ -132,8 +129,7 @@ def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
 
 
 def _splice(keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[RowKey]) -> tuple[RowKey, ...]:
-    """Place the page's unknown keys next to the keys it shares with `keys`; a page that
-    shares none goes at the end. Known keys keep their places."""
+    """Place the page's unknown keys next to the keys it shares with `keys` (none: at the end)."""
     head: list[RowKey] = []
     after: dict[int, list[RowKey]] = {}
     first: int | None = None
@@ -158,8 +154,7 @@ def _splice(keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[Ro
 
 
 def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozenset[RowKey]:
-    """Every key whose predecessor is known adjacent by no evidence: neither this page nor
-    the old order (where it was not a break)."""
+    """Every key whose predecessor neither this page nor the old order shows adjacent."""
     page_pred = dict(zip(page[1:], page, strict=False))
     old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
     return frozenset(
@@ -172,9 +167,8 @@ def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozen
 def _first_read(
     window: Window, msgs: list[WireMessage], *, exhausted: bool, offset: int | None
 ) -> MergeResult:
-    """The first read of a canonical segment: its page defines the block and the order of
-    its rows; retained rows (other segments, earlier generations) stay before it, each its
-    own run, because their old adjacency says nothing about this segment's offsets."""
+    """The first read of a canonical segment defines the block; retained rows stay before it,
+    each its own run (their old adjacency says nothing about this segment's offsets)."""
     page = [key_of(m) for m in msgs]
     new = tuple(k for k in page if k not in window.messages)
     if not page:
@@ -208,8 +202,7 @@ def _merge(
     messages = {**window.messages, **{key_of(m): m for m in msgs}}
     at = window.block_start
     if new and len(new) < len(page) and page[len(new) :] == list(window.keys[at : at + len(page) - len(new)]):
-        # The common older page: unknown rows, then the block's first rows. Same result
-        # as the general rule below, without walking the whole window per page.
+        # The common older page (unknown rows, then the block's first ones), without a full walk
         keys = window.keys[:at] + new + window.keys[at:]
         breaks = (window.breaks - {window.keys[at]}) | ({new[0]} if at else set())
     else:
@@ -229,10 +222,8 @@ def _merge(
 def merge_latest(
     window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment; known older rows are kept. The first
-    read of a segment (a new window, or after `advance`) starts its block; an exhausted read
-    shows the segment's start. A later page that shares no row with the block is a gap: its
-    rows go after the known ones, coverage restarts at the page and older reads fill the gap."""
+    """Merge the newest page of the canonical segment (an exhausted one shows its start). A later
+    page that shares no row with the block is a gap: coverage restarts at the page."""
     msgs = _dedupe(page)
     if window.fresh:
         return _first_read(window, msgs, exhausted=exhausted, offset=offset)
@@ -244,8 +235,7 @@ def merge_latest(
 
 
 class OlderRequest(Struct, frozen=True):
-    """Where the next older page is read: current backends count `offset` back from the
-    newest row, legacy ones from the oldest."""
+    """The next older page: `offset` counts back from the newest row (`legacy`: the oldest)."""
 
     offset: int
     limit: int
@@ -258,8 +248,8 @@ class OlderRequest(Struct, frozen=True):
 
 
 def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
-    """The anchored read of up to `limit` rows older than the block (one more row, within
-    `cap`, re-reads the anchor); None when the block reaches the start or is empty."""
+    """The read of up to `limit` rows older than the block, plus the anchor (within `cap`); None
+    when the block reaches the start or is empty."""
     if window.fresh or window.at_start or not window.coverage:
         return None
     size = max(2, min(limit + 1, cap))
@@ -274,9 +264,8 @@ def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> Olde
 
 
 def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
-    """Merge the answer to `request` unless it is `stale` or `detached` (`MergeResult`). On a
-    current backend the anchor's place in the page measures the rows appended since the
-    block's newest row was read (`head`), so the next offset still lands on the anchor."""
+    """Merge the answer to `request` unless it is `stale` or `detached`. On a current backend the
+    anchor's place measures the rows appended meanwhile (`head`), so the next offset lands on it."""
     if request.generation != window.generation:
         return MergeResult(window, (), stale=True)
     msgs = _dedupe(page)
