@@ -120,7 +120,7 @@ def advance(window: Window, canonical: str) -> Window:
     )
 
 
-def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
+def dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
     """The page without repeated identities (the first occurrence keeps its place)."""
     first: dict[RowKey, WireMessage] = {}
     for msg in page:
@@ -224,7 +224,7 @@ def merge_latest(
 ) -> MergeResult:
     """Merge the newest page of the canonical segment (an exhausted one shows its start). A later
     page that shares no row with the block is a gap: coverage restarts at the page."""
-    msgs = _dedupe(page)
+    msgs = dedupe(page)
     if window.fresh:
         return _first_read(window, msgs, exhausted=exhausted, offset=offset)
     block = set(window.keys[window.block_start :])
@@ -268,7 +268,7 @@ def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMes
     anchor's place measures the rows appended meanwhile (`head`), so the next offset lands on it."""
     if request.generation != window.generation:
         return MergeResult(window, (), stale=True)
-    msgs = _dedupe(page)
+    msgs = dedupe(page)
     keys = [key_of(m) for m in msgs]
     anchor = window.keys[window.block_start] if window.coverage else None
     if anchor is None or anchor not in keys:

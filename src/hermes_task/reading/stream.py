@@ -24,8 +24,8 @@ from hermes_task.core.documents import Row, TranscriptDoc, WarningItem, warning
 from hermes_task.core.lineage import Cursor, View, earliest, must_read, shown_once
 from hermes_task.core.projection import counts_as_text, project, states_goal
 from hermes_task.core.ui_strings import WarningCode
-from hermes_task.core.window import MergeResult, RowKey, Window, key_of
-from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage
+from hermes_task.core.window import MergeResult, RowKey, Window, dedupe, key_of
+from hermes_task.core.wire import MAX_LIMIT, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
@@ -103,7 +103,14 @@ def oldest_pages(
     anchor: RowKey | None = None
     while True:
         page = client.messages(sid, offset=offset, limit=limit, order="oldest")
-        _check(page, sid, first=anchor is None, redirected=redirected)
+        if page.session_id != sid:
+            if anchor is None and redirected:
+                raise Redirected
+            raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
+        if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
+            if anchor is None:  # nothing of this segment read: the caller decides
+                raise Unstreamable
+            raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
         stats.pages += 1
         msgs = list(page.messages)
         stats.held_max = max(stats.held_max, len(msgs) + held)
@@ -114,13 +121,10 @@ def oldest_pages(
                 "older rows were added or removed while streaming; run the command again",
             )
         start = 0 if anchor is None else 1
-        out: dict[RowKey, WireMessage] = {}  # a page holds an identity once, at its first place
-        for msg, key in zip(msgs[start:], keys[start:], strict=True):
-            if key == boundary:
-                yield list(out.values())
-                return
-            out.setdefault(key, msg)
-        yield list(out.values())
+        end = keys.index(boundary, start) if boundary in keys[start:] else None
+        yield dedupe(msgs[start:end])
+        if end is not None:
+            return
         returned = page.pagination.returned
         if returned < limit or not msgs:
             if boundary is None:
@@ -133,17 +137,6 @@ def oldest_pages(
         offset += returned - 1
 
 
-def _check(page: MessagesPage, sid: str, *, first: bool, redirected: bool) -> None:
-    if page.session_id != sid:
-        if first and redirected:
-            raise Redirected
-        raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
-    if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
-        if first:  # nothing of this segment read: the caller decides
-            raise Unstreamable
-        raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
-
-
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
     """The shown rows of the tip segment, oldest first, one list per page, then the held newest
     page."""
@@ -154,9 +147,10 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
         reader.client, sid, stats, limit=limit or STREAM_LIMIT, boundary=key_of(held[0]), held=len(held)
     )
     uids: set[str] = set()
-
-    def shown(msgs: list[WireMessage]) -> list[Row]:
-        out: list[Row] = []
+    for msgs in itertools.chain(raw, [held]):
+        if msgs is held:
+            stats.older = stats.unique
+        rows: list[Row] = []
         for msg in msgs:
             ours, uid = msg.session_id == sid, msg.message_uid
             if ours and uid:
@@ -164,17 +158,9 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
                     continue
                 uids.add(uid)
             if (row := stats.count(msg, ours)) is not None:
-                out.append(row)
-        return out
-
-    def pages() -> Iterator[list[Row]]:
-        for msgs in raw:
-            yield shown(msgs)
-        stats.older = stats.unique
-        if last := shown(held):
-            yield last
-
-    return pages()
+                rows.append(row)
+        if rows or msgs is not held:
+            yield rows
 
 
 def finish(
