@@ -305,7 +305,11 @@ class TaskReader(LineageProof):
         cold = self.continues_parent
         # `cold` None: not known whether the anchor continues a segment; the start not claimed
         has_older, at_start = cur.kind in ("page", "first"), cur.kind == "start" and cold is False
-        reported = state_warnings(warnings, partial=tip.end_reason == "compression")
+        # `partial_history` as the task stands now: once, after `legacy_backend`
+        reported = [w for w in warnings if w.code != "partial_history"]
+        if tip.end_reason == "compression":
+            at = 1 if reported and reported[0].code == "legacy_backend" else 0
+            reported.insert(at, warning(WarningCode.partial_history))
         rows = shown_rows(view)
         counts = Counter(row.session_id for row in rows)
         segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]
@@ -418,16 +422,6 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
     if view.foreign:
         out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out
-
-
-def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
-    """The reported warnings with `partial_history` as the task stands now (`partial`): once,
-    after `legacy_backend`."""
-    kept = [w for w in reported if w.code != "partial_history"]
-    if partial:
-        at = 1 if kept and kept[0].code == "legacy_backend" else 0
-        kept.insert(at, warning(WarningCode.partial_history))
-    return kept
 
 
 def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
