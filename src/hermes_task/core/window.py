@@ -34,26 +34,18 @@ def key_of(msg: WireMessage) -> RowKey:
 
 
 class Window(Struct, frozen=True, dict=True):  # dict: room for the cached properties
-    """Rows of one task as known so far, and the paging state of its canonical segment.
-
-    `breaks`: the keys whose predecessor is not known adjacent (a gap, or a segment boundary).
-    `start`: the canonical segment's first row once an exhausted read showed it; `empty`: an
-    exhausted first read had no rows. `fresh`: nothing of the canonical segment merged since
-    `advance` (the block is empty, the next read is the newest page). `legacy_low`: the
-    oldest-first offset of the block's first row (legacy backends); `head`: rows the last
-    anchored read found newer than the window's newest row, which newest-first offsets skip.
-    """
+    """Rows of one task as known so far, and the paging state of its canonical segment."""
 
     keys: tuple[RowKey, ...] = ()
     messages: Mapping[RowKey, WireMessage] = field(default_factory=dict)
-    breaks: frozenset[RowKey] = frozenset()
-    start: RowKey | None = None
-    empty: bool = False
+    breaks: frozenset[RowKey] = frozenset()  # keys whose predecessor is not known adjacent
+    start: RowKey | None = None  # the canonical segment's first row, once an exhausted read showed it
+    empty: bool = False  # an exhausted first read had no rows
     canonical: str | None = None
     generation: int = 0
-    fresh: bool = True
-    legacy_low: int | None = None
-    head: int = 0
+    fresh: bool = True  # nothing of the canonical segment merged since `advance` (the block is empty)
+    legacy_low: int | None = None  # the oldest-first offset of the block's first row (legacy backends)
+    head: int = 0  # rows the last anchored read found newer than the newest row (offsets skip them)
 
     @cached_property
     def position(self) -> dict[RowKey, int]:
@@ -91,18 +83,16 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
 
 class MergeResult(Struct, frozen=True):
-    """The window after a merge. Dropped: `stale` (an older generation's answer), `detached` (an
-    older page missed its anchor); `gap`: a latest page shared no row with the block.
-    `TaskReader.read_older` fills in `returned` (raw rows merged), `restarted` and `warnings`."""
+    """The window after a merge; `TaskReader.read_older` fills in the last three fields."""
 
     window: Window
     new_keys: tuple[RowKey, ...]
-    gap: bool = False
-    stale: bool = False
-    detached: bool = False
-    returned: int = 0
-    restarted: bool = False
-    warnings: tuple[WarningItem, ...] = ()
+    gap: bool = False  # a latest page shared no row with the block
+    stale: bool = False  # dropped: the answer of an older generation
+    detached: bool = False  # dropped: an older page missed its anchor
+    returned: int = 0  # raw rows of the merged older page
+    restarted: bool = False  # a refresh was needed
+    warnings: tuple[WarningItem, ...] = ()  # that refresh's
 
 
 def advance(window: Window, canonical: str) -> Window:
@@ -164,32 +154,6 @@ def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozen
     )
 
 
-def _first_read(
-    window: Window, msgs: list[WireMessage], *, exhausted: bool, offset: int | None
-) -> MergeResult:
-    """The first read of a canonical segment defines the block; retained rows stay before it,
-    each its own run (their old adjacency says nothing about this segment's offsets)."""
-    page = [key_of(m) for m in msgs]
-    new = tuple(k for k in page if k not in window.messages)
-    if not page:
-        return MergeResult(replace(window, empty=exhausted), new)
-    in_page = set(page)
-    rest = tuple(k for k in window.keys if k not in in_page)
-    messages = {**window.messages, **{key_of(m): m for m in msgs}}
-    breaks = frozenset(rest[1:] + ((page[0],) if rest else ()))
-    merged = replace(
-        window,
-        keys=rest + tuple(page),
-        messages=messages,
-        breaks=breaks,
-        start=page[0] if exhausted else None,
-        empty=False,
-        fresh=False,
-        legacy_low=offset,
-    )
-    return MergeResult(merged, new)
-
-
 def _merge(
     window: Window,
     msgs: list[WireMessage],
@@ -222,16 +186,33 @@ def _merge(
 def merge_latest(
     window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment (an exhausted one shows its start). A later
-    page that shares no row with the block is a gap: coverage restarts at the page."""
+    """Merge the newest page of the canonical segment (an exhausted one shows its start). The first
+    read of a segment defines the block; retained rows stay before it, each its own run (their old
+    adjacency says nothing about this segment's offsets). A later page that shares no row with the
+    block is a gap: coverage restarts at the page."""
     msgs = dedupe(page)
-    if window.fresh:
-        return _first_read(window, msgs, exhausted=exhausted, offset=offset)
-    block = set(window.keys[window.block_start :])
-    gap = bool(msgs) and not any(key_of(m) in block for m in msgs)
-    start = key_of(msgs[0]) if exhausted and msgs else None
-    merged, new = _merge(window, msgs, start=start, offset=offset)
-    return MergeResult(replace(merged, head=0), new, gap=gap)
+    keys = [key_of(m) for m in msgs]
+    start = keys[0] if exhausted and keys else None
+    if not window.fresh:
+        gap = bool(keys) and set(window.keys[window.block_start :]).isdisjoint(keys)
+        merged, new = _merge(window, msgs, start=start, offset=offset)
+        return MergeResult(replace(merged, head=0), new, gap=gap)
+    new = tuple(k for k in keys if k not in window.messages)
+    if not keys:
+        return MergeResult(replace(window, empty=exhausted), new)
+    in_page = set(keys)
+    rest = tuple(k for k in window.keys if k not in in_page)
+    merged = replace(
+        window,
+        keys=rest + tuple(keys),
+        messages={**window.messages, **dict(zip(keys, msgs, strict=True))},
+        breaks=frozenset(rest[1:] + ((keys[0],) if rest else ())),
+        start=start,
+        empty=False,
+        fresh=False,
+        legacy_low=offset,
+    )
+    return MergeResult(merged, new)
 
 
 class OlderRequest(Struct, frozen=True):

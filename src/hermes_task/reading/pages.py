@@ -16,16 +16,12 @@ MAX_LEGACY_FORWARD_PAGES = 100
 
 
 class NewestPage(Struct, frozen=True):
-    """`page` is the first answer (its envelope names the session that answered); `offset`
-    is the legacy oldest-first offset of `rows[0]` (None on current backends); `bound_hit`:
-    newer rows than `MAX_LEGACY_FORWARD_PAGES` pages were left unread."""
-
-    page: MessagesPage
+    page: MessagesPage  # the first answer (its envelope names the session that answered)
     rows: list[WireMessage]
     exhausted: bool
-    offset: int | None
+    offset: int | None  # the legacy oldest-first offset of `rows[0]` (None on current backends)
     legacy: bool
-    bound_hit: bool = False
+    bound_hit: bool = False  # rows newer than `MAX_LEGACY_FORWARD_PAGES` pages were left unread
 
 
 def newest_page(

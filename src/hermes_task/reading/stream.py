@@ -186,12 +186,9 @@ FINAL_STOPS = frozenset({"start", "no_progress", "restart_bound"})
 
 
 class Plan(Struct, frozen=True):
-    """`batches` None reads to the start (`--all`); `min_text` makes batches text-aware;
-    `limit` is the number of older rows asked for per page."""
-
-    batches: int | None = 1
-    min_text: int | None = None
-    limit: int = 50
+    batches: int | None = 1  # None: to the start (`--all`)
+    min_text: int | None = None  # text rows a batch reads for
+    limit: int = 50  # older rows asked for per page
 
 
 class Progress(Struct, frozen=True):
@@ -203,15 +200,14 @@ class Progress(Struct, frozen=True):
 
 
 class PagingOutcome(Struct):
-    """What the batches did (`text_rows` is counted only for a text target); `stop` is why the
-    last batch ended (the `--debug` line's reasons, docs/commands.md, `older`)."""
+    """What the batches did."""
 
     pages: int = 0
     new_rows: int = 0
-    text_rows: int = 0
+    text_rows: int = 0  # counted only for a text target
     restarts: int = 0
     batches: int = 0
-    stop: str = "page"
+    stop: str = "page"  # why the last batch ended (the `--debug` line's reasons)
     warnings: list[WarningItem] = field(default_factory=list)
 
 
@@ -320,11 +316,10 @@ _DECODE = msgspec.json.Decoder(WireMessage)
 
 
 class LineagePlan(Struct):
-    """The windows the windowed path would read, in display order (earlier segments oldest
-    first, then the tip), and the segment its history is blocked at (None: the start)."""
+    """The windows the windowed path would read, in display order, and where it is blocked."""
 
     windows: list[str] = field(default_factory=list)
-    blocked: str | None = None
+    blocked: str | None = None  # None: it reaches the start
 
 
 class LineageRows:
