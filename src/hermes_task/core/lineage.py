@@ -217,13 +217,12 @@ class StoreSession(Struct, frozen=True):
 
 
 class Spawn(Struct, frozen=True):
-    """One task that may own a child: `key` identifies it to the caller; `segments` are the
-    parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""
+    """One task that may own a child."""
 
-    key: int
+    key: int  # identifies it to the caller
     goal: str | None
-    segments: frozenset[str]
-    spawned_at: float | None
+    segments: frozenset[str]  # the parent segments whose rows carry the spawn call
+    spawned_at: float | None  # that row's timestamp
 
 
 @lru_cache(maxsize=4096)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -159,7 +159,6 @@ def gather(
         results = [run(job) for job in jobs]
     else:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-task-read")
-        futures: list[Future[T]] = []
         try:
             futures = [pool.submit(run, job) for job in jobs]
             for future in futures:

@@ -340,13 +340,12 @@ INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 
 
 class Transcript(Struct, frozen=True, kw_only=True):
-    """What reading one task came to: the rows verified, the document (None when a failure came
-    first), the failure to report after the rows, and the proven segments (the anchor first)."""
+    """What reading one task came to."""
 
-    rows: list[Row] = field(default_factory=list)
-    doc: TranscriptDoc | None = None
-    failure: HermesError | None = None
-    segments: tuple[str, ...] = ()
+    rows: list[Row] = field(default_factory=list)  # the rows verified
+    doc: TranscriptDoc | None = None  # None when a failure came first
+    failure: HermesError | None = None  # to report after the rows
+    segments: tuple[str, ...] = ()  # the proven segments, the anchor first
 
     @property
     def child_id(self) -> str:
