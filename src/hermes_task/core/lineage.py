@@ -295,8 +295,7 @@ def pairs(
 def match(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> dict[int, str]:
-    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits; `goals`: a child
-    id's normalised first user row (None when unknown)."""
+    """`{spawn.key: child id or AMBIGUOUS}`; `goals`: a child id's normalised first user row."""
     found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
     for spawn, child in pairs(spawns, children, goals):
@@ -340,8 +339,7 @@ def json_value(value: Any) -> Any:
 
 
 def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
-    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it
-    (a cloned row in a later segment keeps the original's time or a later one)."""
+    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it."""
     out: dict[str, float] = {}
     for msg in messages:
         if msg.role == "tool" or not _finite(msg.timestamp):
@@ -428,8 +426,8 @@ class View(Struct, frozen=True):
 
 
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
-    """Earlier windows (oldest segment first), then the tip window; each identity once
-    (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
+    """Earlier windows (oldest segment first), then the tip window, each identity once; a later
+    window's copy of a message replaces an earlier one's."""
     owned = {sid: i for i, sid in enumerate(path)}
     windows = [*(earlier[sid] for sid in path if sid in earlier and sid != tip.canonical), tip]
     messages = {key: msg for window in windows for key, msg in window.messages.items()}

@@ -96,8 +96,7 @@ class MergeResult(Struct, frozen=True):
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Move to a new canonical segment (or restart the same one): rows are kept, the generation
-    moves on, and the next read is the newest page."""
+    """Move to a new canonical segment (or restart it): rows kept, the next read the newest page."""
     return replace(
         window,
         canonical=canonical,
@@ -229,8 +228,7 @@ class OlderRequest(Struct, frozen=True):
 
 
 def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
-    """The read of up to `limit` rows older than the block, plus the anchor (within `cap`); None
-    when the block reaches the start or is empty."""
+    """Up to `limit` rows older than the block, plus the anchor (within `cap`); None: nothing to read."""
     if window.fresh or window.at_start or not window.coverage:
         return None
     size = max(2, min(limit + 1, cap))

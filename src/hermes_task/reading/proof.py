@@ -355,8 +355,7 @@ class ChildProof(LineageProof):
         self.usage: Usage | None = None  # None until a check proved the child the task's
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
-        """Prove the lineage to the newest segment, read its state and sum its usage; None when
-        the child is not proven the task's."""
+        """Prove the lineage, read its state and sum its usage; None: not proven the task's."""
         reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:

@@ -47,8 +47,7 @@ MAX_REDIRECTS = 4
 
 @dataclass(eq=False)
 class TaskReader(LineageProof):
-    """The read-only controller of one task, anchored at its first durable reference; its proven
-    lineage (`path`, `caps`, `candidate`) is its own (`LineageProof`)."""
+    """The read-only controller of one task, anchored at its first durable reference."""
 
     _: KW_ONLY
     # Sees the anchor's first detail before any messages request; may raise.
@@ -70,9 +69,7 @@ class TaskReader(LineageProof):
         self.detail_budget = MAX_DETAIL_READS
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: candidates proven, the newest segment's detail, newest page and a fresh
-        detail; a spent detail budget ends it with `bound_reached`. `probe`: that detail read just
-        before (`follow --parent`)."""
+        """One read cycle (`probe`: a detail read just before, `follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -151,8 +148,7 @@ class TaskReader(LineageProof):
         raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
-        """Up to `limit` rows older than the history's oldest read row (`across`: earlier segments
-        too); None at the start."""
+        """Up to `limit` rows older than the oldest read (`across`: in earlier segments too)."""
         if self.tip is None:
             self.refresh()
         cur = self.cursor()
@@ -164,8 +160,7 @@ class TaskReader(LineageProof):
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next anchored older page; a page of another session or generation
-        restarts paging, one that misses its anchor is retried once after a refresh."""
+        """The tip window's next older page; one that misses its anchor is retried after a refresh."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -213,9 +208,8 @@ class TaskReader(LineageProof):
         return self.cursor().kind in ("start", "blocked")
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
-        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else its next anchored older
-        page, merged only from an answer naming it; None (and the segment blocked for good) when
-        nothing could be merged."""
+        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else its next older page; None
+        (and the segment blocked for good) when nothing could be merged."""
         sid, windows = cur.sid, self.earlier
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
@@ -241,8 +235,7 @@ class TaskReader(LineageProof):
         return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` shown rows from earlier segments: their newest pages,
-        then at most `FILL_OLDER` older ones."""
+        """Fill the newest page up to `rows` shown rows from earlier segments."""
         for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
@@ -434,8 +427,7 @@ def goal_of(rows: Iterable[Row]) -> str | None:
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
-    """Replace the reader's window with the union, in offset order, of the windows around
-    `row_ids` (each starts at a user prompt of the canonical segment; disjoint ones a `gap`)."""
+    """Replace the reader's window with the union of the windows around `row_ids`, in offset order."""
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []

@@ -97,8 +97,8 @@ def oldest_pages(
     redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
-    """Segment `sid`'s raw rows oldest first, a list per page, up to (not including) `boundary`,
-    which must come, else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
+    """Segment `sid`'s raw rows oldest first, a list per page, up to `boundary` (which must come),
+    else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
@@ -138,8 +138,7 @@ def oldest_pages(
 
 
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
-    """The shown rows of the tip segment, oldest first, one list per page, then the held newest
-    page."""
+    """The shown rows of the tip segment, oldest first, a list per page, then the newest page."""
     window = reader.window
     sid = window.canonical or reader.path[0]
     held = [window.messages[k] for k in window.keys[window.block_start :]]
@@ -298,8 +297,7 @@ class _Run(Struct):
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
 ) -> PagingOutcome:
-    """Read `plan` older batches into `reader.window` (after its first refresh); every stop
-    before the start leaves `window.has_older` true."""
+    """Read `plan` older batches into `reader.window` (after its first refresh)."""
     return _Run(reader, plan, on_page).run()
 
 
