@@ -382,8 +382,7 @@ def held(sid: str, windows: Sequence[Window]) -> int:
 
 
 def must_read(have: int, total: int | None) -> bool:
-    """Is an earlier segment read on its own? Only when the newer windows hold none of its `have`
-    active rows, or fewer than its detail's `message_count` (`total`, None: unknown)."""
+    """Is an earlier segment read on its own: the windows hold fewer of its active rows than `total`?"""
     return not have or (total is not None and have < total)
 
 
@@ -449,10 +448,9 @@ def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
 def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
-    """The identities of `entries` (key, `message_uid`) in display order, each once: (key, True)
-    for a row shown, (key, False) for a row outside the lineage (`owned`: segment -> index); a uid
-    is shown as its copy in its earliest segment (docs/identity.md, "Durable identity"; `first`,
-    built by `earliest` over the same entries, is consumed)."""
+    """Each identity of `entries` (key, `message_uid`) once, in order: (key, shown); a row outside
+    the lineage (`owned`) is not shown, a uid only as its copy in the earliest segment `first` names
+    (docs/identity.md, "Durable identity"; `first`, from `earliest` over the same entries, is consumed)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:

@@ -185,10 +185,8 @@ def _merge(
 def merge_latest(
     window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment (an exhausted one shows its start). The first
-    read of a segment defines the block; retained rows stay before it, each its own run (their old
-    adjacency says nothing about this segment's offsets). A later page that shares no row with the
-    block is a gap: coverage restarts at the page."""
+    """Merge the newest page of the canonical segment. A first read defines the block; retained rows
+    stay before it, each its own run (their adjacency says nothing about this segment's offsets)."""
     msgs = dedupe(page)
     keys = [key_of(m) for m in msgs]
     start = keys[0] if exhausted and keys else None

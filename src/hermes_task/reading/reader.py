@@ -264,13 +264,13 @@ class TaskReader(LineageProof):
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
-        tip = self.tip
+        tip, anchor = self.tip, self.anchor
         assert tip is not None
-        assert self.anchor is not None
+        assert anchor is not None
         if tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.anchor_continues(reader, self.anchor)
+            self.continues_parent = self.anchor_continues(reader, anchor)
         if self.bound_hit:
             out.append(warning(WarningCode.bound_reached))
         if self.store is not None:
@@ -290,9 +290,9 @@ class TaskReader(LineageProof):
         self, warnings: Sequence[WarningItem], view: View | None = None, cur: Cursor | None = None
     ) -> TranscriptDoc:
         """The document of the history `view` read to `cur` (default: the reader's)."""
-        tip = self.tip
+        tip, anchor = self.tip, self.anchor
         assert tip is not None
-        assert self.anchor is not None
+        assert anchor is not None
         view = self.view() if view is None else view
         cur = self.cursor() if cur is None else cur
         cold = self.continues_parent
@@ -313,7 +313,7 @@ class TaskReader(LineageProof):
                 lineage=list(self.path),
                 candidate=self.candidate,
                 profile=self.client.profile,
-                source=self.anchor.source,
+                source=anchor.source,
                 state=self.state(),
                 end_reason=tip.end_reason,
                 notes=sorted(self.notes),
