@@ -1,10 +1,8 @@
-"""A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
-children or continuations, and one window over the proven segments.
-
-The rules are docs/identity.md's: "Lineage and segments" (the proof, forks, the whole task's
-windows), "A parent's tasks", "Where a parent id comes from" and "The local store" (what the
-store proposes; linear matching). Beyond them: a hop X -> Y also needs the same `profile_name`
-where both record one; a task root other than the anchor ends the walk (`foreign_root`).
+"""A task's lineage (pure): the proof that a segment continues it, the store's proposals (children,
+continuations) and one window over the proven segments. The rules: docs/identity.md, "Lineage and
+segments", "A parent's tasks", "Where a parent id comes from" and "The local store". Beyond them: a
+hop also needs the same `profile_name` where both record one; a task root other than the anchor
+ends the walk (`foreign_root`).
 """
 
 from __future__ import annotations
@@ -144,7 +142,7 @@ def prove(
     if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
         raise LineageRejected("bad_timestamps", node.id)  # the candidate's own timestamps
     chain = [node]
-    notes: list[str] = []
+    notes: list[str | None] = []
     while True:
         parent_id = node.parent_session_id
         if parent_id is None:
@@ -157,14 +155,13 @@ def prove(
             # A delegation (branch, reset) root that is not the anchor: the walk left the task.
             raise LineageRejected("foreign_root", node.id)
         parent = anchor if parent_id == anchor.id else read(parent_id)
-        note = check_hop(node, parent, rewrites_source=rewrites_source)
-        if note and note not in notes:
-            notes.append(note)
+        notes.append(check_hop(node, parent, rewrites_source=rewrites_source))
         if parent.id in at:
             break
         chain.append(parent)
         node = parent
-    return Proof(proven[: at[parent.id] + 1] + tuple(d.id for d in reversed(chain)), tuple(notes))
+    walked = tuple(d.id for d in reversed(chain))
+    return Proof(proven[: at[parent.id] + 1] + walked, tuple(n for n in dict.fromkeys(notes) if n))
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
@@ -362,9 +359,7 @@ def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) 
     kids = [
         r for r in rows if is_delegated_child(r, parent) and same_profile(r, profile) and is_valid_id(r.id)
     ]
-    return sorted(
-        kids, key=lambda r: r.started_at if r.started_at is not None else float("-inf"), reverse=True
-    )
+    return sorted(kids, key=lambda r: -math.inf if r.started_at is None else r.started_at, reverse=True)
 
 
 class Cursor(Struct, frozen=True):

@@ -7,7 +7,6 @@ carried them side by side, or an anchored older read re-read the block's first r
 every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
 counts its unique fetched identities, so the next older offset never double-counts rows appended
 meanwhile, and an older page that misses the block's first row (the anchor) is never merged.
-
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once
 every page of one true sequence is merged the order is that sequence.

@@ -1,9 +1,6 @@
-"""The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`:
-what `recover` knows of it without reading its rows). The rules: docs/identity.md, "Lineage and
-segments".
-
-Invariant: `path` only ever holds segments proven back to the anchor on one branch, each over
-exact-id, profile-checked detail reads before any row of it is read.
+"""The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`), by
+docs/identity.md, "Lineage and segments". Invariant: `path` only holds segments proven back to the
+anchor on one branch, over exact-id, profile-checked detail reads, before any row of them is read.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read) and the document's history parts. The rules: docs/identity.md,
-"Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
-
-Invariants: failures raise `HermesError`, and what was verified before stays in `window`; shown
-rows come from the composed history view (`core/lineage.compose`); a refresh made in the middle
-of an older read is never lost: it travels with the older read's result (`with_refreshes`).
+"""One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one cycle),
+`Transcript` (a whole read) and the document's history parts, by docs/identity.md ("Lineage and
+segments", "Warnings"). Invariants: what was verified before a failure stays in `window`; shown rows
+come from `compose`; a refresh made during an older read travels with its result (`with_refreshes`).
 """
 
 from __future__ import annotations
@@ -96,8 +93,7 @@ class TaskReader(LineageProof):
                 snap.failure = self.discover(reader) or snap.failure
             except BoundReached:
                 self.bound_hit = True
-            # the page must agree with every rule the proof assumed: a segment it refutes is
-            # withdrawn before a row of it is merged
+            # a segment whose page refutes a rule its proof assumed is withdrawn before a row is merged
             tip, newest = self._newest_of_path(reader)
             while not self.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
                 tip, newest = self._newest_of_path(reader)
@@ -213,8 +209,7 @@ class TaskReader(LineageProof):
         sid, windows = cur.sid, self.earlier
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
-            detail = self.details.get(sid) or self.client.detail(sid)
-            self.details[sid] = detail
+            detail = self.details[sid] = self.details.get(sid) or self.client.detail(sid)
             newest = newest_page(self.client, detail, self.oldest_first(), limit, trust_count=True)
             if newest.page.session_id == sid:
                 window = Window(canonical=sid)
@@ -222,8 +217,7 @@ class TaskReader(LineageProof):
                 windows[sid] = result.window
                 return replace(result, returned=len(newest.rows))
         elif sid not in self.redirects:
-            legacy = self.oldest_first()
-            request = older_request(windows[sid], legacy=legacy, limit=limit, cap=MAX_LIMIT)
+            request = older_request(windows[sid], legacy=self.oldest_first(), limit=limit, cap=MAX_LIMIT)
             if request is not None:
                 page = self.client.messages(sid, offset=request.offset, limit=request.limit)
                 if page.session_id == sid:

@@ -1,10 +1,7 @@
-"""`older --all` streamed in bounded memory (`stream_pages`: one segment; `LineageRows`: several),
-and the load-older batches over `TaskReader.read_older` (`read_batches`). The rules: docs/commands.md,
-`older`.
-
-Invariants: a page without its anchor fails, never guessed around; what the windowed path must
-decide raises `Unstreamable` before anything is written; `LineageRows` replays its spooled windows
-through `shown_once`, the rule `core/lineage.compose` applies in memory.
+"""`older --all` in bounded memory (`stream_pages`: one segment; `LineageRows`: several) and the
+load-older batches (`read_batches`), by docs/commands.md, `older`. Invariants: a page without its
+anchor fails, never guessed around; what the windowed path must decide raises `Unstreamable` before
+anything is written; `LineageRows` replays its spools through `shown_once`, as `compose` does.
 """
 
 from __future__ import annotations
@@ -63,13 +60,8 @@ class StreamStats(Struct):
 
 def _tip_merged(reader: TaskReader) -> bool:
     """The tip's newest page is merged (the boundary) and its older rows are not all held."""
-    window = reader.window
-    return (
-        window.canonical == reader.path[-1]
-        and not window.fresh
-        and window.coverage > 0
-        and not reader.reached_start
-    )
+    window = reader.window  # coverage > 0: not `fresh`
+    return window.canonical == reader.path[-1] and window.coverage > 0 and not reader.reached_start
 
 
 def streamable(reader: TaskReader) -> bool:
@@ -335,8 +327,7 @@ class LineageRows:
         self.held: dict[str, set[RowKey]] = {sid: set() for sid in self.path[:-1]}  # active keys seen
         self.plan = LineagePlan()
         self.goal: str | None = None
-        window = reader.window
-        self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
+        self.newest = [reader.window.messages[k] for k in reader.window.keys[reader.window.block_start :]]
 
     def read(self) -> LineagePlan:
         """Every window the windowed path would read (`core/lineage.must_read`), tip first; one the
