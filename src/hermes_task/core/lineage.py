@@ -191,8 +191,7 @@ AMBIGUOUS = "ambiguous_match"
 
 
 class StoreUnavailable(Exception):
-    """The local store cannot be read without risk; `reason` is a stable code (the
-    `store_unavailable` reasons of `core/ui_strings.py`), `detail` a hint."""
+    """The local store cannot be read without risk: `reason`, a `store_unavailable` code; `detail`, a hint."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
