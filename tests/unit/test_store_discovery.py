@@ -63,7 +63,7 @@ def discover(sessions: dict[str, dict[str, Any]], store_rows: dict[str, list[dic
     store = FakeStore(store_rows)
     hints = StoreHints(store, debug=lines.append)
     reader = TaskReader(client, R, hint=False, store=hints)
-    failure = reader.discover(DetailReader(client))
+    failure = reader.proof.discover(DetailReader(client))
     return reader, failure, lines, store
 
 

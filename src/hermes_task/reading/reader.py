@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, InitVar, dataclass
 
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from hermes_task.core.capabilities import Capabilities
 from hermes_task.core.documents import (
+    Candidate,
     Coverage,
     Row,
     SegmentInfo,
@@ -33,8 +35,8 @@ from hermes_task.core.ui_strings import WarningCode, legacy_warning
 from hermes_task.core.window import MergeResult, Window, advance, merge_anchored, merge_latest, older_request
 from hermes_task.core.wire import MAX_LIMIT, PAGE_LIMIT, MessagesPage, SessionDetail
 from hermes_task.failures import Code, HermesError
-from hermes_task.reading.api import MAX_DETAIL_READS, DetailReader, SharedDetails
-from hermes_task.reading.hints import read_goal
+from hermes_task.reading.api import MAX_DETAIL_READS, DashboardAPI, DetailReader, SharedDetails
+from hermes_task.reading.hints import StoreHints, read_goal
 from hermes_task.reading.pages import NewestPage, newest_page
 from hermes_task.reading.proof import LineageProof, state_of
 
@@ -43,16 +45,21 @@ MAX_REDIRECTS = 4
 
 
 @dataclass(eq=False)
-class TaskReader(LineageProof):
+class TaskReader:
     """The read-only controller of one task, anchored at its first durable reference."""
 
+    client: DashboardAPI
+    anchor_id: str
     _: KW_ONLY
+    tips: InitVar[Sequence[str]] = ()
+    hint: InitVar[bool] = True
+    store: InitVar[StoreHints | None] = None
     # Sees the anchor's first detail before any messages request; may raise.
     admit: Callable[[SessionDetail], None] | None = None
     shared: SharedDetails | None = None  # a one-shot run's details (reading/api.py): each read once
 
-    def __post_init__(self, tips: Sequence[str]) -> None:
-        super().__post_init__(tips)
+    def __post_init__(self, tips: Sequence[str], hint: bool, store: StoreHints | None) -> None:
+        self.proof = LineageProof(self.client, self.anchor_id, tips=tips, hint=hint, store=store)
         self.window = Window()
         self.redirects: dict[str, str] = {}  # segment -> the session its messages answered for
         self.basis: SessionDetail | None = None  # the tip's detail its newest page was read under
@@ -64,6 +71,19 @@ class TaskReader(LineageProof):
         self.goal: str | None = None
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
+
+    # What the proof holds, read as the reader's own.
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.proof.path
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.proof.caps
+
+    @property
+    def candidate(self) -> Candidate:
+        return self.proof.candidate
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle (`probe`: a detail read just before, `follow --parent`)."""
@@ -78,27 +98,27 @@ class TaskReader(LineageProof):
         try:
             return self._cycle(reader)
         except BoundReached:
-            self.bound_hit = True
+            self.proof.bound_hit = True
             newest = self.path[-1]
             if self.tip is None or self.tip.id != newest:
                 self.tip = reader.cache.get(newest) or self.details.get(newest) or self.anchor
             warnings = self._warnings(reader)
-            failure, self.withdrawn = self.withdrawn, None
+            failure, self.proof.withdrawn = self.proof.withdrawn, None
             return Snapshot(warnings=warnings, failure=failure)
 
     def _cycle(self, reader: DetailReader) -> Snapshot:
         snap = Snapshot()
         for attempt in range(2):
             try:
-                snap.failure = self.discover(reader) or snap.failure
+                snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
-                self.bound_hit = True
+                self.proof.bound_hit = True
             # a segment whose page refutes a rule its proof assumed is withdrawn before a row is merged
             tip, newest = self._newest_of_path(reader)
-            while not self.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
+            while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
                 tip, newest = self._newest_of_path(reader)
             self.basis = tip
-            snap.failure, self.withdrawn = snap.failure or self.withdrawn, None
+            snap.failure, self.proof.withdrawn = snap.failure or self.proof.withdrawn, None
             result = merge_latest(self.window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
             self.window = result.window
             snap.new_keys += result.new_keys
@@ -117,7 +137,7 @@ class TaskReader(LineageProof):
     def _newest_page(self, tip: SessionDetail) -> NewestPage:
         newest = newest_page(self.client, tip, self.caps.oldest_first)
         self.caps.learn(newest.page)
-        self.bound_hit = self.bound_hit or newest.bound_hit
+        self.proof.bound_hit = self.proof.bound_hit or newest.bound_hit
         return newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
@@ -131,8 +151,8 @@ class TaskReader(LineageProof):
             if sid == tip.id:
                 return tip, newest
             self.redirects[tip.id] = sid
-            self.adopt_redirect(reader, sid)
-            fork = self.settle(reader)
+            self.proof.adopt_redirect(reader, sid)
+            fork = self.proof.settle(reader)
             if fork is not None:
                 raise fork
             tip = reader(self.path[-1])
@@ -210,14 +230,16 @@ class TaskReader(LineageProof):
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
             detail = self.details[sid] = self.details.get(sid) or self.client.detail(sid)
-            newest = newest_page(self.client, detail, self.oldest_first(), limit, trust_count=True)
+            newest = newest_page(self.client, detail, self.proof.oldest_first(), limit, trust_count=True)
             if newest.page.session_id == sid:
                 window = Window(canonical=sid)
                 result = merge_latest(window, newest.rows, exhausted=newest.exhausted, offset=newest.offset)
                 windows[sid] = result.window
                 return replace(result, returned=len(newest.rows))
         elif sid not in self.redirects:
-            request = older_request(windows[sid], legacy=self.oldest_first(), limit=limit, cap=MAX_LIMIT)
+            request = older_request(
+                windows[sid], legacy=self.proof.oldest_first(), limit=limit, cap=MAX_LIMIT
+            )
             if request is not None:
                 page = self.client.messages(sid, offset=request.offset, limit=request.limit)
                 if page.session_id == sid:
@@ -247,7 +269,7 @@ class TaskReader(LineageProof):
             if self.cursor().kind == "start":
                 self.goal = goal_of(row for row in self.rows() if row.session_id == root)
             if self.goal is None:
-                oldest = self.oldest if root == self.anchor_id else None
+                oldest = self.proof.oldest if root == self.anchor_id else None
                 self.goal = read_goal(self.client, root, oldest)
         return self.goal
 
@@ -264,11 +286,11 @@ class TaskReader(LineageProof):
         if tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.anchor_continues(reader, anchor)
-        if self.bound_hit:
+            self.continues_parent = self.proof.anchor_continues(reader, anchor)
+        if self.proof.bound_hit:
             out.append(warning(WarningCode.bound_reached))
-        if self.store is not None:
-            out += self.store.warnings()
+        if self.proof.store is not None:
+            out += self.proof.store.warnings()
         return out + history_warnings(self.view(), self.cursor(), cold_open=self.continues_parent)
 
     def state(self) -> TaskState:
@@ -310,7 +332,7 @@ class TaskReader(LineageProof):
                 source=anchor.source,
                 state=self.state(),
                 end_reason=tip.end_reason,
-                notes=sorted(self.notes),
+                notes=sorted(self.proof.notes),
                 goal=self.goal,
                 segments=segments,
                 usage=self.usage(),
@@ -383,10 +405,11 @@ def _seconds(value: float | None) -> float | None:
 
 
 def _segment(sid: str, detail: SessionDetail | None, shown: int) -> SegmentInfo:
-    started, ended = (None, None) if detail is None else (detail.started_at, detail.ended_at)
-    reason = None if detail is None else detail.end_reason
+    if detail is None:
+        return SegmentInfo(id=sid, started_at=None, ended_at=None, end_reason=None, rows_shown=shown)
+    started, ended = _seconds(detail.started_at), _seconds(detail.ended_at)
     return SegmentInfo(
-        id=sid, started_at=_seconds(started), ended_at=_seconds(ended), end_reason=reason, rows_shown=shown
+        id=sid, started_at=started, ended_at=ended, end_reason=detail.end_reason, rows_shown=shown
     )
 
 
