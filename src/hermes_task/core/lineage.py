@@ -1,10 +1,8 @@
-"""A task's lineage (pure): the proof that a segment continues it, the store rows proposed as its
-children or continuations, and one window over the proven segments.
-
-The rules are docs/identity.md's: "Lineage and segments" (the proof, forks, the whole task's
-windows), "A parent's tasks", "Where a parent id comes from" and "The local store" (what the
-store proposes; linear matching). Beyond them: a hop X -> Y also needs the same `profile_name`
-where both record one; a task root other than the anchor ends the walk (`foreign_root`).
+"""A task's lineage (pure): the proof that a segment continues it, the store's proposals (children,
+continuations) and one window over the proven segments. The rules: docs/identity.md, "Lineage and
+segments", "A parent's tasks", "Where a parent id comes from" and "The local store". Beyond them: a
+hop also needs the same `profile_name` where both record one; a task root other than the anchor
+ends the walk (`foreign_root`).
 """
 
 from __future__ import annotations
@@ -74,7 +72,8 @@ def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _names_direct_parent(node: SessionDetail) -> bool:
+def names_direct_parent(node: SessionDetail) -> bool:
+    """Does `node`'s model config name its parent (a delegation, branch or reset root)?"""
     try:
         markers = parse_model_config(node) or {}
     except LineageRejected:
@@ -132,10 +131,8 @@ def prove(
     max_nodes: int = MAX_PATH_NODES,
     verified: Sequence[str] = (),
 ) -> Proof:
-    """Walk from `candidate` back to `anchor`, or to a segment of `verified` (a path already
-    proven, `verified[0]` the anchor). `read(id)` returns an exact-id, profile-checked detail
-    (and may raise `BoundReached` when its read budget is spent). The path: the verified
-    prefix up to where the walk ended, then the walked segments."""
+    """Walk from `candidate` back to `anchor`, or to a segment of the proven path `verified`, over
+    `read` (exact-id, profile-checked details; may raise `BoundReached`)."""
     proven = tuple(verified) if verified and verified[0] == anchor.id else (anchor.id,)
     at = {sid: i for i, sid in enumerate(proven)}
     if candidate in at:  # already proven (a late reference to a verified segment)
@@ -145,7 +142,7 @@ def prove(
     if not _finite(start) or (end is not None and not (_finite(end) and end >= start)):
         raise LineageRejected("bad_timestamps", node.id)  # the candidate's own timestamps
     chain = [node]
-    notes: list[str] = []
+    notes: list[str | None] = []
     while True:
         parent_id = node.parent_session_id
         if parent_id is None:
@@ -154,23 +151,21 @@ def prove(
             raise LineageRejected("cycle", parent_id)
         if len(chain) + 1 > max_nodes:
             raise BoundReached(f"lineage path longer than {max_nodes} nodes")
-        if parent_id != anchor.id and _names_direct_parent(node):
+        if parent_id != anchor.id and names_direct_parent(node):
             # A delegation (branch, reset) root that is not the anchor: the walk left the task.
             raise LineageRejected("foreign_root", node.id)
         parent = anchor if parent_id == anchor.id else read(parent_id)
-        note = check_hop(node, parent, rewrites_source=rewrites_source)
-        if note and note not in notes:
-            notes.append(note)
+        notes.append(check_hop(node, parent, rewrites_source=rewrites_source))
         if parent.id in at:
             break
         chain.append(parent)
         node = parent
-    return Proof(proven[: at[parent.id] + 1] + tuple(d.id for d in reversed(chain)), tuple(notes))
+    walked = tuple(d.id for d in reversed(chain))
+    return Proof(proven[: at[parent.id] + 1] + walked, tuple(n for n in dict.fromkeys(notes) if n))
 
 
 def combine(current: Sequence[str], other: Sequence[str]) -> tuple[str, ...]:
-    """The longer of two proven paths when one extends the other; a late ancestor
-    reference never replaces a verified newer segment; anything else is a fork."""
+    """The longer of two proven paths when one extends the other, else a fork."""
     a, b = tuple(current), tuple(other)
     if b[: len(a)] == a:
         return b
@@ -190,15 +185,13 @@ def continues_parent(
     return True
 
 
-# The children of one session the store proposes: the newest ones. The reader returns one more
-# row so its callers know when the bound cut older children off (and say so).
+# The newest children of one session the store proposes; one more row read says the bound cut some.
 MAX_CHILDREN = 1000
 AMBIGUOUS = "ambiguous_match"
 
 
 class StoreUnavailable(Exception):
-    """The local store cannot be read without risk; `reason` is a stable code (the
-    `store_unavailable` reasons of `core/ui_strings.py`), `detail` a hint."""
+    """The local store cannot be read without risk: `reason`, a `store_unavailable` code; `detail`, a hint."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
@@ -220,19 +213,17 @@ class StoreSession(Struct, frozen=True):
 
 
 class Spawn(Struct, frozen=True):
-    """One task that may own a child: `key` identifies it to the caller; `segments` are the
-    parent segments whose rows carry the spawn call; `spawned_at` is that row's timestamp."""
+    """One task that may own a child."""
 
-    key: int
+    key: int  # identifies it to the caller
     goal: str | None
-    segments: frozenset[str]
-    spawned_at: float | None
+    segments: frozenset[str]  # the parent segments whose rows carry the spawn call
+    spawned_at: float | None  # that row's timestamp
 
 
 @lru_cache(maxsize=4096)
 def config_markers(raw: str) -> tuple[Any, ...] | None:
-    """The markers of one `model_config` text (cached: siblings mostly share theirs); None when
-    it is not a JSON object or null."""
+    """The markers of one `model_config` text (cached: siblings share theirs); None: not an object."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -273,23 +264,11 @@ def normalise_goal(text: object) -> str | None:
     return flat or None
 
 
-def fits(spawn: Spawn, child: StoreSession, goal: str | None) -> bool:
-    """Could `child` (with first user row `goal`) be the child of `spawn`?"""
-    parent = child.parent_session_id
-    if parent is None or parent not in spawn.segments or not is_delegated_child(child, parent):
-        return False
-    wanted = normalise_goal(spawn.goal)
-    if wanted is None or goal is None or wanted != goal:
-        return False
-    spawned, started = spawn.spawned_at, child.started_at
-    return _finite(spawned) and _finite(started) and started >= spawned
-
-
 def pairs(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> Iterator[tuple[Spawn, StoreSession]]:
-    """Every (task, child) that `fits`, in task order; each task asks only the children indexed
-    under its own (segment, goal) keys."""
+    """Every (task, child) where a delegated child of one of the task's segments, with the task's
+    goal, started after its spawn; in task order, each task asking only its (segment, goal) keys."""
     index: dict[tuple[str, str], list[StoreSession]] = {}
     seen: set[str] = set()
     for child in children:
@@ -304,15 +283,15 @@ def pairs(
             continue
         for segment in sorted(spawn.segments):
             for child in index.get((segment, wanted), ()):
-                if fits(spawn, child, goals.get(child.id)):
+                spawned, started = spawn.spawned_at, child.started_at
+                if _finite(spawned) and _finite(started) and started >= spawned:
                     yield spawn, child
 
 
 def match(
     spawns: Sequence[Spawn], children: Sequence[StoreSession], goals: Mapping[str, str | None]
 ) -> dict[int, str]:
-    """`{spawn.key: child id or AMBIGUOUS}` for every task some child fits; `goals`: a child
-    id's normalised first user row (None when unknown)."""
+    """`{spawn.key: child id or AMBIGUOUS}`; `goals`: a child id's normalised first user row."""
     found: dict[int, list[str]] = {}
     owners: dict[str, list[int]] = {}
     for spawn, child in pairs(spawns, children, goals):
@@ -325,9 +304,8 @@ def match(
 
 
 def _delegated(rows: Sequence[StoreSession], profile: str | None, limit: int, *, parents: bool) -> list[str]:
-    """The ids (`parents`: the parents' ids) of the delegated children among `rows`, of this
-    profile, the child's id (and with `parents` the parent's) passing the id check; at most `limit`,
-    each once."""
+    """The valid ids (`parents`: the parents' ids) of this profile's delegated children among
+    `rows`, each once, at most `limit`."""
     out: list[str] = []
     for row in rows:
         parent = row.parent_session_id
@@ -347,8 +325,7 @@ def recent_task_roots(rows: Sequence[StoreSession], profile: str | None, limit: 
 
 
 def json_value(value: Any) -> Any:
-    """A JSON text's value (None when it is not JSON, or nests past the parser's limit); any
-    other value as it is (a row's field may come decoded or as text)."""
+    """A JSON text's value (None when it does not parse); any other value as it is."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -358,8 +335,7 @@ def json_value(value: Any) -> Any:
 
 
 def spawn_times(messages: Sequence[Any]) -> dict[str, float]:
-    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it
-    (a cloned row in a later segment keeps the original's time or a later one)."""
+    """For each tool call id on a non-tool row, the earliest timestamp of a row carrying it."""
     out: dict[str, float] = {}
     for msg in messages:
         if msg.role == "tool" or not _finite(msg.timestamp):
@@ -382,16 +358,12 @@ def children_of(rows: Sequence[StoreSession], parent: str, profile: str | None) 
     kids = [
         r for r in rows if is_delegated_child(r, parent) and same_profile(r, profile) and is_valid_id(r.id)
     ]
-    return sorted(
-        kids, key=lambda r: r.started_at if r.started_at is not None else float("-inf"), reverse=True
-    )
+    return sorted(kids, key=lambda r: -math.inf if r.started_at is None else r.started_at, reverse=True)
 
 
 class Cursor(Struct, frozen=True):
-    """Where the next older read goes. `page`: older rows of `window` (segment `sid`);
-    `first`: the newest page of segment `sid`, not read yet; `start`: the lineage's first
-    row is held; `blocked`: the segment `sid` that comes next cannot be read on its own.
-    `window` is the last window looked at."""
+    """Where the next older read goes: `page` (older rows of `window`), `first` (segment `sid`'s
+    newest page), `start` (the lineage's first row is held) or `blocked` (`sid` cannot be read)."""
 
     kind: Literal["page", "first", "start", "blocked"]
     sid: str | None
@@ -399,9 +371,13 @@ class Cursor(Struct, frozen=True):
 
 
 def held(sid: str, windows: Sequence[Window]) -> int:
-    """Active rows of segment `sid` held by any of `windows`, as its detail's `message_count`
-    counts them (an archived row, `active` 0 or false, is shown but not counted)."""
+    """Active rows of segment `sid` held by any of `windows` (what its `message_count` counts)."""
     return len({k for w in windows for k in w.keys if k[0] == sid and w.messages[k].active != 0})
+
+
+def must_read(have: int, total: int | None) -> bool:
+    """Is an earlier segment read on its own: the windows hold fewer of its active rows than `total`?"""
+    return not have or (total is not None and have < total)
 
 
 def _at_start(window: Window) -> bool:
@@ -415,8 +391,7 @@ def cursor(
     blocked: frozenset[str] = frozenset(),
     counts: Mapping[str, int | None] | None = None,
 ) -> Cursor:
-    """The next older read of the history; `counts`: the segments' detail `message_count` (a
-    segment whose rows the windows hold, any when unknown, is not read)."""
+    """The next older read of the history; `counts`: the segments' detail `message_count`."""
     counts = counts or {}
     current = tip
     windows = [tip, *earlier.values()]
@@ -428,18 +403,15 @@ def cursor(
         if sid in earlier:
             current = earlier[sid]
             continue
-        have, total = held(sid, windows), counts.get(sid)
-        if have and (total is None or have >= total):
-            continue  # a newer segment's pages already include this segment's rows
-        return Cursor("first", sid, current)
+        if must_read(held(sid, windows), counts.get(sid)):
+            return Cursor("first", sid, current)
     if not _at_start(current):
         return Cursor("page", current.canonical, current)
     return Cursor("start", path[0], current)
 
 
 class View(Struct, frozen=True):
-    """The shown identities in display order, every known message, and how many identities
-    named a session outside the lineage."""
+    """The shown identities in display order, every known message, and the foreign identities."""
 
     keys: tuple[RowKey, ...]
     messages: Mapping[RowKey, WireMessage]
@@ -447,8 +419,8 @@ class View(Struct, frozen=True):
 
 
 def compose(path: tuple[str, ...], tip: Window, earlier: Mapping[str, Window]) -> View:
-    """Earlier windows (oldest segment first), then the tip window; each identity once
-    (`shown_once`'s rule). A later window's copy of a message replaces an earlier one's."""
+    """Earlier windows (oldest segment first), then the tip window, each identity once; a later
+    window's copy of a message replaces an earlier one's."""
     owned = {sid: i for i, sid in enumerate(path)}
     windows = [*(earlier[sid] for sid in path if sid in earlier and sid != tip.canonical), tip]
     messages = {key: msg for window in windows for key, msg in window.messages.items()}
@@ -470,10 +442,9 @@ def earliest(first: dict[str, int], uid: str | None, at: int | None) -> None:
 def shown_once(
     entries: Iterable[tuple[RowKey, str | None]], owned: Mapping[str, int], first: dict[str, int]
 ) -> Iterator[tuple[RowKey, bool]]:
-    """The identities of `entries` (key, `message_uid`) in display order, each once: (key, True)
-    for a row shown, (key, False) for a row outside the lineage (`owned`: segment -> index). A
-    uid is one row (docs/identity.md, "Durable identity"), shown as its copy in the earliest
-    segment holding it (`first`, built by `earliest` over the same entries; consumed here)."""
+    """Each identity of `entries` (key, `message_uid`) once, in order: (key, shown); a row outside
+    the lineage (`owned`) is not shown, a uid only as its copy in the earliest segment `first` names
+    (docs/identity.md, "Durable identity"; `first`, from `earliest` over the same entries, is consumed)."""
     seen: set[RowKey] = set()
     for key, uid in entries:
         if key in seen:

@@ -1,17 +1,12 @@
-"""The transcript window (pure): rows keyed by durable identity, display order and paging
-coverage; how a page merges into it, and where the next anchored older page is read.
-
-Identity is (`session_id`, `id`) and order is the server's (docs/identity.md, "Row
-identity"): every page is a contiguous chronological slice, and a merge places new rows beside
-the rows they share with the window.
+"""The transcript window (pure): rows keyed by (`session_id`, `id`) in the server's order
+(docs/identity.md, "Row identity"), paging coverage, how a page merges into it (beside the rows
+it shares with the window), and where the next anchored older page is read.
 
 Adjacency is evidence, never assumed: two neighbouring keys are adjacent only when one page
 carried them side by side, or an anchored older read re-read the block's first row at its end;
 every other neighbour starts a new run (`breaks`). The newest run is the *block*; coverage
-counts its unique fetched identities (hidden rows included), so the next older offset never
-double-counts rows appended meanwhile. An older page always ends with the block's first known
-row (the anchor), so a page that shifted because the task kept writing is detected, not merged.
-
+counts its unique fetched identities, so the next older offset never double-counts rows appended
+meanwhile, and an older page that misses the block's first row (the anchor) is never merged.
 Invariants (hypothesis-tested): a row identity appears at most once; merging the same page
 again changes nothing; a later read of a row replaces its content but not its place; once
 every page of one true sequence is merged the order is that sequence.
@@ -38,26 +33,18 @@ def key_of(msg: WireMessage) -> RowKey:
 
 
 class Window(Struct, frozen=True, dict=True):  # dict: room for the cached properties
-    """Rows of one task as known so far, and the paging state of its canonical segment.
-
-    `breaks`: the keys whose predecessor is not known adjacent (a gap, or a segment boundary).
-    `start`: the canonical segment's first row once an exhausted read showed it; `empty`: an
-    exhausted first read had no rows. `fresh`: nothing of the canonical segment merged since
-    `advance` (the block is empty, the next read is the newest page). `legacy_low`: the
-    oldest-first offset of the block's first row (legacy backends); `head`: rows the last
-    anchored read found newer than the window's newest row, which newest-first offsets skip.
-    """
+    """Rows of one task as known so far, and the paging state of its canonical segment."""
 
     keys: tuple[RowKey, ...] = ()
     messages: Mapping[RowKey, WireMessage] = field(default_factory=dict)
-    breaks: frozenset[RowKey] = frozenset()
-    start: RowKey | None = None
-    empty: bool = False
+    breaks: frozenset[RowKey] = frozenset()  # keys whose predecessor is not known adjacent
+    start: RowKey | None = None  # the canonical segment's first row, once an exhausted read showed it
+    empty: bool = False  # an exhausted first read had no rows
     canonical: str | None = None
     generation: int = 0
-    fresh: bool = True
-    legacy_low: int | None = None
-    head: int = 0
+    fresh: bool = True  # nothing of the canonical segment merged since `advance` (the block is empty)
+    legacy_low: int | None = None  # the oldest-first offset of the block's first row (legacy backends)
+    head: int = 0  # rows the last anchored read found newer than the newest row (offsets skip them)
 
     @cached_property
     def position(self) -> dict[RowKey, int]:
@@ -95,26 +82,20 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
 
 
 class MergeResult(Struct, frozen=True):
-    """The window after a merge. `stale`: the response belonged to an older generation and
-    was dropped; `detached`: an older page missed its anchor (rows were added or removed
-    meanwhile) and was dropped; `gap`: a latest page shared no row with the block.
-    `TaskReader.read_older` fills in `returned` (raw rows of the merged older page; 0 when
-    none was merged), `restarted` (a refresh was needed) and `warnings` (that refresh's)."""
+    """The window after a merge; `TaskReader.read_older` fills in the last three fields."""
 
     window: Window
     new_keys: tuple[RowKey, ...]
-    gap: bool = False
-    stale: bool = False
-    detached: bool = False
-    returned: int = 0
-    restarted: bool = False
-    warnings: tuple[WarningItem, ...] = ()
+    gap: bool = False  # a latest page shared no row with the block
+    stale: bool = False  # dropped: the answer of an older generation
+    detached: bool = False  # dropped: an older page missed its anchor
+    returned: int = 0  # raw rows of the merged older page
+    restarted: bool = False  # a refresh was needed
+    warnings: tuple[WarningItem, ...] = ()  # that refresh's
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Verified advancement to a new canonical segment (or a restart of the same one):
-    rows of the same branch are kept, generation moves on, coverage and the start mark
-    reset together, and the next read is the newest page at offset 0."""
+    """Move to a new canonical segment (or restart it): rows kept, the next read the newest page."""
     return replace(
         window,
         canonical=canonical,
@@ -127,7 +108,7 @@ def advance(window: Window, canonical: str) -> Window:
     )
 
 
-def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
+def dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
     """The page without repeated identities (the first occurrence keeps its place)."""
     first: dict[RowKey, WireMessage] = {}
     for msg in page:
@@ -136,8 +117,7 @@ def _dedupe(page: Sequence[WireMessage]) -> list[WireMessage]:
 
 
 def _splice(keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[RowKey]) -> tuple[RowKey, ...]:
-    """Place the page's unknown keys next to the keys it shares with `keys`; a page that
-    shares none goes at the end. Known keys keep their places."""
+    """Place the page's unknown keys next to the keys it shares with `keys` (none: at the end)."""
     head: list[RowKey] = []
     after: dict[int, list[RowKey]] = {}
     first: int | None = None
@@ -162,8 +142,7 @@ def _splice(keys: tuple[RowKey, ...], index: Mapping[RowKey, int], page: list[Ro
 
 
 def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozenset[RowKey]:
-    """Every key whose predecessor is known adjacent by no evidence: neither this page nor
-    the old order (where it was not a break)."""
+    """Every key whose predecessor neither this page nor the old order shows adjacent."""
     page_pred = dict(zip(page[1:], page, strict=False))
     old_pred = dict(zip(old.keys[1:], old.keys, strict=False))
     return frozenset(
@@ -171,33 +150,6 @@ def _breaks(old: Window, keys: tuple[RowKey, ...], page: list[RowKey]) -> frozen
         for prev, key in pairwise(keys)
         if page_pred.get(key) != prev and (old_pred.get(key) != prev or key in old.breaks)
     )
-
-
-def _first_read(
-    window: Window, msgs: list[WireMessage], *, exhausted: bool, offset: int | None
-) -> MergeResult:
-    """The first read of a canonical segment: its page defines the block and the order of
-    its rows; retained rows (other segments, earlier generations) stay before it, each its
-    own run, because their old adjacency says nothing about this segment's offsets."""
-    page = [key_of(m) for m in msgs]
-    new = tuple(k for k in page if k not in window.messages)
-    if not page:
-        return MergeResult(replace(window, empty=exhausted), new)
-    in_page = set(page)
-    rest = tuple(k for k in window.keys if k not in in_page)
-    messages = {**window.messages, **{key_of(m): m for m in msgs}}
-    breaks = frozenset(rest[1:] + ((page[0],) if rest else ()))
-    merged = replace(
-        window,
-        keys=rest + tuple(page),
-        messages=messages,
-        breaks=breaks,
-        start=page[0] if exhausted else None,
-        empty=False,
-        fresh=False,
-        legacy_low=offset,
-    )
-    return MergeResult(merged, new)
 
 
 def _merge(
@@ -212,8 +164,7 @@ def _merge(
     messages = {**window.messages, **{key_of(m): m for m in msgs}}
     at = window.block_start
     if new and len(new) < len(page) and page[len(new) :] == list(window.keys[at : at + len(page) - len(new)]):
-        # The common older page: unknown rows, then the block's first rows. Same result
-        # as the general rule below, without walking the whole window per page.
+        # The common older page (unknown rows, then the block's first ones), without a full walk
         keys = window.keys[:at] + new + window.keys[at:]
         breaks = (window.breaks - {window.keys[at]}) | ({new[0]} if at else set())
     else:
@@ -233,23 +184,35 @@ def _merge(
 def merge_latest(
     window: Window, page: Sequence[WireMessage], *, exhausted: bool, offset: int | None = None
 ) -> MergeResult:
-    """Merge the newest page of the canonical segment; known older rows are kept. The first
-    read of a segment (a new window, or after `advance`) starts its block; an exhausted read
-    shows the segment's start. A later page that shares no row with the block is a gap: its
-    rows go after the known ones, coverage restarts at the page and older reads fill the gap."""
-    msgs = _dedupe(page)
-    if window.fresh:
-        return _first_read(window, msgs, exhausted=exhausted, offset=offset)
-    block = set(window.keys[window.block_start :])
-    gap = bool(msgs) and not any(key_of(m) in block for m in msgs)
-    start = key_of(msgs[0]) if exhausted and msgs else None
-    merged, new = _merge(window, msgs, start=start, offset=offset)
-    return MergeResult(replace(merged, head=0), new, gap=gap)
+    """Merge the newest page of the canonical segment. A first read defines the block; retained rows
+    stay before it, each its own run (their adjacency says nothing about this segment's offsets)."""
+    msgs = dedupe(page)
+    keys = [key_of(m) for m in msgs]
+    start = keys[0] if exhausted and keys else None
+    if not window.fresh:
+        gap = bool(keys) and set(window.keys[window.block_start :]).isdisjoint(keys)
+        merged, new = _merge(window, msgs, start=start, offset=offset)
+        return MergeResult(replace(merged, head=0), new, gap=gap)
+    new = tuple(k for k in keys if k not in window.messages)
+    if not keys:
+        return MergeResult(replace(window, empty=exhausted), new)
+    in_page = set(keys)
+    rest = tuple(k for k in window.keys if k not in in_page)
+    merged = replace(
+        window,
+        keys=rest + tuple(keys),
+        messages={**window.messages, **dict(zip(keys, msgs, strict=True))},
+        breaks=frozenset(rest[1:] + ((keys[0],) if rest else ())),
+        start=start,
+        empty=False,
+        fresh=False,
+        legacy_low=offset,
+    )
+    return MergeResult(merged, new)
 
 
 class OlderRequest(Struct, frozen=True):
-    """Where the next older page is read: current backends count `offset` back from the
-    newest row, legacy ones from the oldest."""
+    """The next older page: `offset` counts back from the newest row (`legacy`: the oldest)."""
 
     offset: int
     limit: int
@@ -262,8 +225,7 @@ class OlderRequest(Struct, frozen=True):
 
 
 def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
-    """The anchored read of up to `limit` rows older than the block (one more row, within
-    `cap`, re-reads the anchor); None when the block reaches the start or is empty."""
+    """Up to `limit` rows older than the block, plus the anchor (within `cap`); None: nothing to read."""
     if window.fresh or window.at_start or not window.coverage:
         return None
     size = max(2, min(limit + 1, cap))
@@ -278,12 +240,11 @@ def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> Olde
 
 
 def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMessage]) -> MergeResult:
-    """Merge the answer to `request` unless it is `stale` or `detached` (`MergeResult`). On a
-    current backend the anchor's place in the page measures the rows appended since the
-    block's newest row was read (`head`), so the next offset still lands on the anchor."""
+    """Merge the answer to `request` unless it is `stale` or `detached`. On a current backend the
+    anchor's place measures the rows appended meanwhile (`head`), so the next offset lands on it."""
     if request.generation != window.generation:
         return MergeResult(window, (), stale=True)
-    msgs = _dedupe(page)
+    msgs = dedupe(page)
     keys = [key_of(m) for m in msgs]
     anchor = window.keys[window.block_start] if window.coverage else None
     if anchor is None or anchor not in keys:

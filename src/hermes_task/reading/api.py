@@ -1,12 +1,7 @@
-"""What the reading stands on: the `DashboardAPI` protocol (the loops import no httpx, and a
-test's in-memory dashboard type-checks as one), exact-id detail reads, the fan-out. Every
-method is a read (GET) that returns a validated wire object for exactly the session asked (or
-the one the dashboard redirected to, which callers check), or raises `HermesError`.
-
-`DetailReader`: one fetch's details, each id read at most once, at most `budget` reads (the
-next raises `BoundReached`). `SharedDetails`: one run's (`recover`) or one watch cycle's
-details, each read once (docs/identity.md, "Reads side by side", which also says why `gather`
-is safe).
+"""What the reading stands on: the `DashboardAPI` protocol (the loops import no httpx), exact-id
+detail reads and the fan-out (docs/identity.md, "Reads side by side"). Every method is a GET that
+returns a validated wire object for the session asked (or the one the dashboard redirected to,
+which callers check), or raises `HermesError`.
 """
 
 from __future__ import annotations
@@ -14,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -41,12 +36,9 @@ class DashboardAPI(Protocol):
 
 
 class StoreAPI(Protocol):
-    """The local store's lookups (`dashboard.store.Store`); each may raise
-    `core.children.StoreUnavailable`. Everything it returns is a proposal, never proof."""
+    """The local store's lookups, each may raise `StoreUnavailable`; proposals, never proof."""
 
-    # The rows naming `session_id` as their parent, newest first; at most `MAX_CHILDREN + 1`
-    # (more than `MAX_CHILDREN` says the bound cut older ones off).
-    def children(self, session_id: str) -> list[StoreSession]: ...
+    def children(self, session_id: str) -> list[StoreSession]: ...  # newest first, `MAX_CHILDREN` + 1
 
     def knows(self, session_id: str) -> bool: ...
 
@@ -94,7 +86,8 @@ class SharedDetails:
 
 @dataclass(eq=False)
 class DetailReader:
-    """With `shared`, a detail this run already read is taken from it (no request, not counted)."""
+    """One fetch's details, each read once, at most `budget` reads (then `BoundReached`); with
+    `shared`, a detail this run already read is taken from it (no request, not counted)."""
 
     client: DashboardAPI
     budget: int = MAX_DETAIL_READS
@@ -118,8 +111,7 @@ class DetailReader:
         return detail
 
     def seed(self, detail: SessionDetail) -> None:
-        """A detail read just before this fetch (`follow --parent`'s change probe): used as
-        this fetch's read of that session, and counted as one."""
+        """A detail read just before this fetch, counted as this fetch's read of it."""
         self._count()
         self.cache[detail.id] = detail
 
@@ -141,9 +133,8 @@ def gather(
     limit: int = MAX_IN_FLIGHT,
     debug: Callable[[str], None] | None = None,
 ) -> list[T]:
-    """Run `jobs`, independent reads of different sessions, with at most `limit` at once through
-    the command's one client; their results in job order, the first failure in job order raised
-    once every job ended (one job, or a `limit` of 1, runs on the caller's thread)."""
+    """Run `jobs`, independent reads, at most `limit` at once; their results in job order, the first
+    failure in job order raised once every job ended (one worker: on the caller's thread)."""
     if not jobs:
         return []
     workers = max(1, min(limit, len(jobs)))
@@ -168,7 +159,6 @@ def gather(
         results = [run(job) for job in jobs]
     else:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hermes-task-read")
-        futures: list[Future[T]] = []
         try:
             futures = [pool.submit(run, job) for job in jobs]
             for future in futures:

@@ -1,11 +1,7 @@
-"""The newest page of one segment (`newest_page`, stateless). Which answers are used:
-docs/identity.md, "Lineage and segments".
-
-`newest_page` invariant: the rows are one contiguous, chronological slice ending with the
-segment's newest row at the time of the read; `exhausted` only when it starts at the segment's
-first row. 0.19.x ignores `order`, so the offset is counted from the detail's `message_count`
-and, when that count was stale, pages are read forward until a short one; a pre-pagination
-answer (0.18.x) is the whole active transcript.
+"""The newest page of one segment (`newest_page`, stateless): one contiguous, chronological slice
+ending with the segment's newest row at the time of the read; `exhausted` only when it starts at
+the segment's first row. 0.19.x ignores `order`: the offset is counted from the detail's
+`message_count`, then (a stale count) pages are read forward until a short one.
 """
 
 from __future__ import annotations
@@ -20,16 +16,12 @@ MAX_LEGACY_FORWARD_PAGES = 100
 
 
 class NewestPage(Struct, frozen=True):
-    """`page` is the first answer (its envelope names the session that answered); `offset`
-    is the legacy oldest-first offset of `rows[0]` (None on current backends); `bound_hit`:
-    newer rows than `MAX_LEGACY_FORWARD_PAGES` pages were left unread."""
-
-    page: MessagesPage
+    page: MessagesPage  # the first answer (its envelope names the session that answered)
     rows: list[WireMessage]
     exhausted: bool
-    offset: int | None
+    offset: int | None  # the legacy oldest-first offset of `rows[0]` (None on current backends)
     legacy: bool
-    bound_hit: bool = False
+    bound_hit: bool = False  # rows newer than `MAX_LEGACY_FORWARD_PAGES` pages were left unread
 
 
 def newest_page(
@@ -40,9 +32,8 @@ def newest_page(
     *,
     trust_count: bool = False,
 ) -> NewestPage:
-    """The newest `limit` rows of `tip` (`legacy` None: not known yet, guessed from the
-    detail). `trust_count` trusts a legacy `message_count` (an ended segment's is final):
-    no page is read past it."""
+    """The newest `limit` rows of `tip` (`legacy` None: guessed from the detail); `trust_count`: no
+    page is read past a legacy `message_count` (an ended segment's is final)."""
     guess_legacy = legacy if legacy is not None else not tip.looks_current
     counted = max(0, (tip.message_count or 0) - limit)  # the legacy offset of the newest rows
     offset = counted if guess_legacy else 0

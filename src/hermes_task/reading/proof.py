@@ -1,14 +1,6 @@
-"""The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`).
-
-Invariant: `path` only ever holds segments proven back to the anchor on one branch, each over
-exact-id, profile-checked detail reads before any row of it is read (docs/identity.md,
-"Lineage and segments"). Candidates come from `--tip` (a failure is reported), the dashboard's
-`/latest-descendant` hint and the store's continuations (a failure is ignored); every source is
-asked about every segment that ended by compression until it has a proven successor
-(`settled`), and two proven continuations of one segment are `fork_ambiguous`.
-
-`ChildProof` is what `recover` knows of a task's child without reading its rows: ownership
-once, then the lineage to the newest segment, its state and the proven lineage's usage.
+"""The proven lineage of one task (`LineageProof`) and of one delegated child (`ChildProof`), by
+docs/identity.md, "Lineage and segments". Invariant: `path` only holds segments proven back to the
+anchor on one branch, over exact-id, profile-checked detail reads, before any row of them is read.
 """
 
 from __future__ import annotations
@@ -32,6 +24,7 @@ from hermes_task.core.lineage import (
     combine,
     continues_parent,
     is_continuation,
+    names_direct_parent,
     parse_model_config,
     prove,
     same_profile,
@@ -83,9 +76,8 @@ class LineageProof:
         return not self.caps.order
 
     def _rewrites_source(self, child: SessionDetail) -> bool:
-        """Does this backend's rotation turn `tool` into `subagent`? What an answer showed
-        decides; the anchor may show it with one oldest-first row; for any other child (no row
-        read before its proof) the rule is assumed, and `rule_holds` decides it on adoption."""
+        """Does this backend's rotation turn `tool` into `subagent`? Assumed for a child other than
+        the anchor until `rule_holds` decides it."""
         known = self.caps.source_rewrite
         if known is not None:
             return known
@@ -118,9 +110,8 @@ class LineageProof:
         self.assumed &= set(path)
 
     def rule_holds(self, tip: SessionDetail, rows: Sequence[WireMessage], *, exhausted: bool) -> bool:
-        """Decide the source-rewrite rule a proof assumed from the proven tip's newest page
-        (`rows`, read from its start when `exhausted`), else one oldest-first row of the first
-        segment adopted on it. Refuted, the path is cut before that segment (False)."""
+        """Decide the source-rewrite rule a proof assumed from the tip's newest page `rows`, else
+        one oldest-first row of the first segment adopted on it; refuted, the path is cut (False)."""
         if not self.assumed:
             return True
         own = bool(rows) and all(m.session_id == tip.id for m in rows)
@@ -196,18 +187,9 @@ class LineageProof:
             self.store.say(f"store: continuation candidate ignored ({reason})")
 
     def anchor_continues(self, reader: DetailReader, anchor: SessionDetail) -> bool | None:
-        """Does the anchor itself continue an earlier segment (a cold open of a later one)? One
-        exact-id read of the parent's detail; None: the read budget ran out first."""
+        """Does the anchor continue an earlier segment (a cold open)? None: the budget ran out."""
         parent_id = anchor.parent_session_id
-        try:
-            markers = parse_model_config(anchor) or {}
-        except LineageRejected:
-            markers = {}
-        if (
-            parent_id is None
-            or any(markers.get(m) == parent_id for m in MARKERS)
-            or not is_valid_id(parent_id)
-        ):
+        if parent_id is None or names_direct_parent(anchor) or not is_valid_id(parent_id):
             return False
         try:
             parent = reader(parent_id)
@@ -221,8 +203,7 @@ class LineageProof:
         return continues_parent(anchor, parent, rewrites_source=self._rewrites_source)
 
     def adopt_redirect(self, reader: DetailReader, sid: str) -> None:
-        """Accept a messages answer for another session only as a proven newer segment of this
-        branch, else an identity mismatch."""
+        """Accept an answer for another session only as a proven newer segment of this branch."""
         if not is_valid_id(sid):
             raise HermesError(Code.INCOMPATIBLE, "messages: invalid session_id")
         if reader(self.path[-1]).end_reason != "compression":
@@ -261,8 +242,7 @@ class LineageProof:
         return self.settle(reader) or failure
 
     def settle(self, reader: DetailReader) -> HermesError | None:
-        """Ask the hint and the store about each unsettled segment of the path that ended by
-        compression, oldest first."""
+        """Ask the hint and the store about each unsettled segment that ended by compression."""
         hints = [self.hint]  # turned off for this refresh when the route does not answer
         budget = [MAX_STORE_CANDIDATES]
         while True:
@@ -299,8 +279,7 @@ class LineageProof:
         return fork
 
     def _hint_path(self, reader: DetailReader, hint: LatestDescendant, asked: str) -> HermesError | None:
-        """Prove the hint's answer (maybe a grandchild), or its `path`'s segments after the newest
-        verified one, newest first within one walk; from each one proven, the answer again."""
+        """Prove the hint's answer, else its `path`'s segments after the newest verified one."""
         answer, path = hint.session_id, list(hint.path)
         tried: set[str] = set()
         for _ in range(MAX_HINT_PATH):
@@ -373,8 +352,7 @@ class ChildProof(LineageProof):
         self.usage: Usage | None = None  # None until a check proved the child the task's
 
     def check(self, segments: frozenset[str]) -> ChildState | None:
-        """Prove the lineage to the newest segment, read its state and sum its usage; None
-        when the child is not proven the task's. A failure raises; what was proven is kept."""
+        """Prove the lineage, read its state and sum its usage; None: not proven the task's."""
         reader = DetailReader(self.client, shared=self.shared)
         try:
             if self.owned is None:

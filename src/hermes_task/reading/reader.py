@@ -1,13 +1,7 @@
-"""One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one
-cycle), `Transcript` (a whole read) and the document's history parts. The rules (the proof,
-redirected answers, the whole task's windows, `at_start`, `partial_ancestors`, `foreign_rows`)
-are docs/identity.md, "Lineage and segments" and "Warnings"; `--around`: docs/commands.md, `show`.
-
-Invariants: failures raise `HermesError`, and what was verified before stays in `window`; every
-shown row comes from the composed history view (`core/lineage.py`), so it belongs to a proven
-segment and a dropped foreign row is always counted; a refresh made in the middle of an older
-read (a restart, a re-anchor) is never lost: its rows, warnings and gap travel with the older
-read's result (`with_refreshes`).
+"""One task, read cycle by cycle (`TaskReader`), and what a read comes to: `Snapshot` (one cycle),
+`Transcript` (a whole read) and the document's history parts, by docs/identity.md ("Lineage and
+segments", "Warnings"). Invariants: what was verified before a failure stays in `window`; shown rows
+come from `compose`; a refresh made during an older read travels with its result (`with_refreshes`).
 """
 
 from __future__ import annotations
@@ -92,9 +86,7 @@ class TaskReader:
         return self.proof.candidate
 
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
-        """One read cycle: pending candidates proven, the newest verified segment's detail, newest
-        page and a fresh detail (a compression finished meanwhile?); a spent detail budget ends it
-        with `bound_reached`. `probe`: that detail read just before (`follow --parent`)."""
+        """One read cycle (`probe`: a detail read just before, `follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
         if probe is not None:
             reader.seed(probe)
@@ -121,8 +113,7 @@ class TaskReader:
                 snap.failure = self.proof.discover(reader) or snap.failure
             except BoundReached:
                 self.proof.bound_hit = True
-            # the page must agree with every rule the proof assumed: a segment it refutes is
-            # withdrawn before a row of it is merged
+            # a segment whose page refutes a rule its proof assumed is withdrawn before a row is merged
             tip, newest = self._newest_of_path(reader)
             while not self.proof.rule_holds(tip, newest.rows, exhausted=newest.exhausted):
                 tip, newest = self._newest_of_path(reader)
@@ -150,8 +141,7 @@ class TaskReader:
         return newest
 
     def _newest_of_path(self, reader: DetailReader) -> tuple[SessionDetail, NewestPage]:
-        """The newest verified segment and its newest page; a redirected answer is proven for
-        each rotation during the cycle, at most `MAX_REDIRECTS` times (docs/identity.md)."""
+        """The newest verified segment and its newest page, a redirected answer proven first."""
         tip = reader(self.path[-1])
         if self.window.canonical != tip.id:
             self.window = advance(self.window, tip.id)
@@ -174,8 +164,7 @@ class TaskReader:
         raise BoundReached(f"the task moved to a newer segment {MAX_REDIRECTS} times in one read")
 
     def read_older(self, limit: int = PAGE_LIMIT, *, across: bool = True) -> MergeResult | None:
-        """Up to `limit` rows older than the history's oldest read row; None at the start. The tip
-        window's older rows first, then (`across`) the previous proven segments, one by one."""
+        """Up to `limit` rows older than the oldest read (`across`: in earlier segments too)."""
         if self.tip is None:
             self.refresh()
         cur = self.cursor()
@@ -187,9 +176,7 @@ class TaskReader:
         return self._read_tip_older(limit)
 
     def _read_tip_older(self, limit: int) -> MergeResult | None:
-        """The tip window's next older page, anchored on the block's first row: a page of another
-        session or generation is never merged (paging restarts at the newest page); one that
-        misses its anchor is retried once after a refresh joined the head, then paging restarts."""
+        """The tip window's next older page; one that misses its anchor is retried after a refresh."""
         joined: Snapshot | None = None
         for attempt in range(2):
             window = self.window
@@ -218,7 +205,7 @@ class TaskReader:
         return with_refreshes(MergeResult(self.window, (), restarted=True), joined, snap)
 
     def cursor(self) -> Cursor:
-        """Where the next older read goes (`blocked` too when the tip answers for another session)."""
+        """Where the next older read goes (`blocked` when the tip answers for another session)."""
         target = self.redirects.get(self.path[-1])
         if self.window.fresh and target is not None and target not in self.path:
             return Cursor("blocked", self.path[-1], self.window)
@@ -237,16 +224,12 @@ class TaskReader:
         return self.cursor().kind in ("start", "blocked")
 
     def _read_earlier(self, cur: Cursor, limit: int) -> MergeResult | None:
-        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else up to `limit` rows older
-        than its window, merged only from an answer naming it (anchored, `core/window.py`). None
-        when nothing was merged: its messages answer for a newer segment or another session, no
-        way to page further back (a legacy window without offsets), or the ended segment changed
-        under us; it is blocked then, never read again."""
+        """Earlier segment `cur.sid`'s newest `limit` rows (`first`), else its next older page; None
+        (and the segment blocked for good) when nothing could be merged."""
         sid, windows = cur.sid, self.earlier
         assert sid is not None
         if sid not in self.redirects and cur.kind == "first":
-            detail = self.details.get(sid) or self.client.detail(sid)
-            self.details[sid] = detail
+            detail = self.details[sid] = self.details.get(sid) or self.client.detail(sid)
             newest = newest_page(self.client, detail, self.proof.oldest_first(), limit, trust_count=True)
             if newest.page.session_id == sid:
                 window = Window(canonical=sid)
@@ -254,8 +237,9 @@ class TaskReader:
                 windows[sid] = result.window
                 return replace(result, returned=len(newest.rows))
         elif sid not in self.redirects:
-            legacy = self.proof.oldest_first()
-            request = older_request(windows[sid], legacy=legacy, limit=limit, cap=MAX_LIMIT)
+            request = older_request(
+                windows[sid], legacy=self.proof.oldest_first(), limit=limit, cap=MAX_LIMIT
+            )
             if request is not None:
                 page = self.client.messages(sid, offset=request.offset, limit=request.limit)
                 if page.session_id == sid:
@@ -267,8 +251,7 @@ class TaskReader:
         return None
 
     def fill(self, rows: int = PAGE_LIMIT) -> None:
-        """Fill the newest page up to `rows` shown rows from the previous proven segments: their
-        newest pages, then at most `FILL_OLDER` older ones where copies of a durable row merged."""
+        """Fill the newest page up to `rows` shown rows from earlier segments."""
         for _ in range(len(self.path) + FILL_OLDER):
             have = len(self.view().keys)
             cur = self.cursor()
@@ -297,13 +280,13 @@ class TaskReader:
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
-        tip = self.tip
+        tip, anchor = self.tip, self.anchor
         assert tip is not None
-        assert self.anchor is not None
+        assert anchor is not None
         if tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.proof.anchor_continues(reader, self.anchor)
+            self.continues_parent = self.proof.anchor_continues(reader, anchor)
         if self.proof.bound_hit:
             out.append(warning(WarningCode.bound_reached))
         if self.proof.store is not None:
@@ -314,8 +297,7 @@ class TaskReader:
         return "unknown" if self.tip is None else state_of(self.tip)
 
     def usage(self) -> Usage:
-        """From the details read: a later segment may exist while the tip ended by compression, an
-        earlier one unless the anchor is known not to continue one."""
+        """From the details read (docs/identity.md, "Usage and cost")."""
         tip = self.details.get(self.path[-1]) or self.tip
         later = tip is None or tip.end_reason == "compression"
         return lineage_usage(self.path, self.details, later=later, earlier=self.continues_parent is not False)
@@ -324,15 +306,19 @@ class TaskReader:
         self, warnings: Sequence[WarningItem], view: View | None = None, cur: Cursor | None = None
     ) -> TranscriptDoc:
         """The document of the history `view` read to `cur` (default: the reader's)."""
-        tip = self.tip
+        tip, anchor = self.tip, self.anchor
         assert tip is not None
-        assert self.anchor is not None
+        assert anchor is not None
         view = self.view() if view is None else view
         cur = self.cursor() if cur is None else cur
         cold = self.continues_parent
         # `cold` None: not known whether the anchor continues a segment; the start not claimed
         has_older, at_start = cur.kind in ("page", "first"), cur.kind == "start" and cold is False
-        reported = state_warnings(warnings, partial=tip.end_reason == "compression")
+        # `partial_history` as the task stands now: once, after `legacy_backend`
+        reported = [w for w in warnings if w.code != "partial_history"]
+        if tip.end_reason == "compression":
+            at = 1 if reported and reported[0].code == "legacy_backend" else 0
+            reported.insert(at, warning(WarningCode.partial_history))
         rows = shown_rows(view)
         counts = Counter(row.session_id for row in rows)
         segments = [_segment(sid, self.details.get(sid), counts[sid]) for sid in self.path]
@@ -343,7 +329,7 @@ class TaskReader:
                 lineage=list(self.path),
                 candidate=self.candidate,
                 profile=self.client.profile,
-                source=self.anchor.source,
+                source=anchor.source,
                 state=self.state(),
                 end_reason=tip.end_reason,
                 notes=sorted(self.proof.notes),
@@ -363,14 +349,12 @@ INCOMPLETE = ("bound_reached", "partial_history", "partial_ancestors", "gap")
 
 
 class Transcript(Struct, frozen=True, kw_only=True):
-    """What reading one task's transcript came to (reading raises nothing it knows, Ctrl-C
-    aside): the rows verified (also before a failure), the document (None when a failure came
-    first), the failure to report after the rows, and the proven segments (the anchor first)."""
+    """What reading one task came to."""
 
-    rows: list[Row] = field(default_factory=list)
-    doc: TranscriptDoc | None = None
-    failure: HermesError | None = None
-    segments: tuple[str, ...] = ()
+    rows: list[Row] = field(default_factory=list)  # the rows verified
+    doc: TranscriptDoc | None = None  # None when a failure came first
+    failure: HermesError | None = None  # to report after the rows
+    segments: tuple[str, ...] = ()  # the proven segments, the anchor first
 
     @property
     def child_id(self) -> str:
@@ -385,8 +369,7 @@ class Transcript(Struct, frozen=True, kw_only=True):
         return self.doc is None or self.doc.coverage.has_older
 
     def shortfall(self) -> tuple[str, str] | None:
-        """(code, message) of why fewer rows were read than asked for: the failure, else the
-        first `INCOMPLETE` warning."""
+        """(code, message): the failure, else the first `INCOMPLETE` warning."""
         if self.failure is not None:
             return self.failure.code.value, self.failure.message
         item = next((w for code in INCOMPLETE for w in self.warnings if w.code == code), None)
@@ -438,8 +421,7 @@ ANCESTORS: dict[str, str] = {
 
 
 def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list[WarningItem]:
-    """The warnings the history itself implies (added once to whatever a cycle reported); a tip
-    segment that cannot be read is not about ancestors."""
+    """The warnings the history itself implies; a tip that cannot be read is not about ancestors."""
     out: list[WarningItem] = []
     if cold_open is not False:
         out.append(warning(WarningCode.partial_ancestors, ANCESTORS["cold_open" if cold_open else "unknown"]))
@@ -449,17 +431,6 @@ def history_warnings(view: View, cur: Cursor, *, cold_open: bool | None) -> list
     if view.foreign:
         out.append(warning(WarningCode.foreign_rows, f"{view.foreign} row{'s' if view.foreign != 1 else ''}"))
     return out
-
-
-def state_warnings(reported: Sequence[WarningItem], *, partial: bool) -> list[WarningItem]:
-    """The reported warnings with `partial_history` as the task stands now (`partial`: the
-    newest verified segment ended by compression): none stale after a refresh proved a newer
-    segment (a restart while paging), else once, after `legacy_backend`."""
-    kept = [w for w in reported if w.code != "partial_history"]
-    if partial:
-        at = 1 if kept and kept[0].code == "legacy_backend" else 0
-        kept.insert(at, warning(WarningCode.partial_history))
-    return kept
 
 
 def merge_warnings(reported: Sequence[WarningItem], history: Sequence[WarningItem]) -> list[WarningItem]:
@@ -473,9 +444,7 @@ def goal_of(rows: Iterable[Row]) -> str | None:
 
 
 def read_around(reader: TaskReader, row_ids: Sequence[int], snap: Snapshot) -> Snapshot:
-    """Replace the reader's window with the union of the windows around `row_ids`: each starts
-    at a user prompt of the canonical segment at its absolute offset, so they are unioned in
-    offset order (overlapping ones aligned on shared identities, disjoint ones a `gap`)."""
+    """Replace the reader's window with the union of the windows around `row_ids`, in offset order."""
     canonical = reader.window.canonical
     assert canonical is not None
     pages: list[MessagesPage] = []

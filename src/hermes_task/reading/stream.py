@@ -1,13 +1,7 @@
-"""`older --all` streamed in bounded memory (`stream_pages`: one segment; `LineageRows`: several),
-and the load-older batches over `TaskReader.read_older` (`read_batches`). Pure of typer and rich.
-The rules (anchors, the boundary, oldest-first answers, when nothing may be written yet, the
-batches' stops) are docs/commands.md, `older`.
-
-Invariants: a segment's rows are read only once it is proven; a page without its anchor fails,
-never guessed around; what the windowed path must decide raises `Unstreamable` before anything
-is written. Memory: one page, the newest page and identities, never the transcript;
-`LineageRows` spools each window to an unlinked temporary file, then replays them in display
-order through `shown_once` (the rule `core/lineage.compose` applies in memory).
+"""`older --all` in bounded memory (`stream_pages`: one segment; `LineageRows`: several) and the
+load-older batches (`read_batches`), by docs/commands.md, `older`. Invariants: a page without its
+anchor fails, never guessed around; what the windowed path must decide raises `Unstreamable` before
+anything is written; `LineageRows` replays its spools through `shown_once`, as `compose` does.
 """
 
 from __future__ import annotations
@@ -24,11 +18,11 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from hermes_task.core.documents import Row, TranscriptDoc, WarningItem, warning
-from hermes_task.core.lineage import Cursor, View, earliest, shown_once
+from hermes_task.core.lineage import Cursor, View, earliest, must_read, shown_once
 from hermes_task.core.projection import counts_as_text, project, states_goal
 from hermes_task.core.ui_strings import WarningCode
-from hermes_task.core.window import MergeResult, RowKey, Window, key_of
-from hermes_task.core.wire import MAX_LIMIT, MessagesPage, WireMessage
+from hermes_task.core.window import MergeResult, RowKey, Window, dedupe, key_of
+from hermes_task.core.wire import MAX_LIMIT, WireMessage
 from hermes_task.failures import Code, HermesError
 from hermes_task.reading.api import DashboardAPI
 from hermes_task.reading.reader import TaskReader
@@ -66,13 +60,8 @@ class StreamStats(Struct):
 
 def _tip_merged(reader: TaskReader) -> bool:
     """The tip's newest page is merged (the boundary) and its older rows are not all held."""
-    window = reader.window
-    return (
-        window.canonical == reader.path[-1]
-        and not window.fresh
-        and window.coverage > 0
-        and not reader.reached_start
-    )
+    window = reader.window  # coverage > 0: not `fresh`
+    return window.canonical == reader.path[-1] and window.coverage > 0 and not reader.reached_start
 
 
 def streamable(reader: TaskReader) -> bool:
@@ -100,14 +89,20 @@ def oldest_pages(
     redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
-    """Segment `sid`'s raw rows oldest first, a list per page, up to (not including) `boundary`,
-    which must come, else to a short page. `redirected`: a first page of another session raises
-    `Redirected`; `held`: rows the caller holds (`stats.held_max`)."""
+    """Segment `sid`'s raw rows oldest first, a list per page, up to `boundary` (which must come),
+    else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
         page = client.messages(sid, offset=offset, limit=limit, order="oldest")
-        _check(page, sid, first=anchor is None, redirected=redirected)
+        if page.session_id != sid:
+            if anchor is None and redirected:
+                raise Redirected
+            raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
+        if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
+            if anchor is None:  # nothing of this segment read: the caller decides
+                raise Unstreamable
+            raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
         stats.pages += 1
         msgs = list(page.messages)
         stats.held_max = max(stats.held_max, len(msgs) + held)
@@ -118,13 +113,10 @@ def oldest_pages(
                 "older rows were added or removed while streaming; run the command again",
             )
         start = 0 if anchor is None else 1
-        out: dict[RowKey, WireMessage] = {}  # a page holds an identity once, at its first place
-        for msg, key in zip(msgs[start:], keys[start:], strict=True):
-            if key == boundary:
-                yield list(out.values())
-                return
-            out.setdefault(key, msg)
-        yield list(out.values())
+        end = keys.index(boundary, start) if boundary in keys[start:] else None
+        yield dedupe(msgs[start:end])
+        if end is not None:
+            return
         returned = page.pagination.returned
         if returned < limit or not msgs:
             if boundary is None:
@@ -137,20 +129,8 @@ def oldest_pages(
         offset += returned - 1
 
 
-def _check(page: MessagesPage, sid: str, *, first: bool, redirected: bool) -> None:
-    if page.session_id != sid:
-        if first and redirected:
-            raise Redirected
-        raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
-    if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
-        if first:  # nothing of this segment read: the caller decides
-            raise Unstreamable
-        raise HermesError(Code.INCOMPATIBLE, "the dashboard stopped paging oldest-first while streaming")
-
-
 def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = None) -> Iterator[list[Row]]:
-    """The shown rows of the tip segment, oldest first, one list per page, then the held newest
-    page; the earliest copy of a `message_uid` is shown."""
+    """The shown rows of the tip segment, oldest first, a list per page, then the newest page."""
     window = reader.window
     sid = window.canonical or reader.path[0]
     held = [window.messages[k] for k in window.keys[window.block_start :]]
@@ -158,9 +138,10 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
         reader.client, sid, stats, limit=limit or STREAM_LIMIT, boundary=key_of(held[0]), held=len(held)
     )
     uids: set[str] = set()
-
-    def shown(msgs: list[WireMessage]) -> list[Row]:
-        out: list[Row] = []
+    for msgs in itertools.chain(raw, [held]):
+        if msgs is held:
+            stats.older = stats.unique
+        rows: list[Row] = []
         for msg in msgs:
             ours, uid = msg.session_id == sid, msg.message_uid
             if ours and uid:
@@ -168,17 +149,9 @@ def stream_pages(reader: TaskReader, stats: StreamStats, *, limit: int | None = 
                     continue
                 uids.add(uid)
             if (row := stats.count(msg, ours)) is not None:
-                out.append(row)
-        return out
-
-    def pages() -> Iterator[list[Row]]:
-        for msgs in raw:
-            yield shown(msgs)
-        stats.older = stats.unique
-        if last := shown(held):
-            yield last
-
-    return pages()
+                rows.append(row)
+        if rows or msgs is not held:
+            yield rows
 
 
 def finish(
@@ -188,8 +161,7 @@ def finish(
     warnings: list[WarningItem],
     cur: Cursor | None = None,
 ) -> TranscriptDoc:
-    """The streamed document, `rows` left out (written one by one): each segment's `rows_shown`,
-    and the coverage and warnings of the history read to `cur` (default: the lineage's start)."""
+    """The streamed document without `rows`, its history read to `cur` (default: the start)."""
     cur = cur or Cursor("start", None, reader.window)
     streamed = reader.document(warnings, View((), {}, stats.foreign), cur)
     segments = [replace(s, rows_shown=stats.shown[s.id]) for s in doc.task.segments]
@@ -205,12 +177,9 @@ FINAL_STOPS = frozenset({"start", "no_progress", "restart_bound"})
 
 
 class Plan(Struct, frozen=True):
-    """`batches` None reads to the start (`--all`); `min_text` makes batches text-aware;
-    `limit` is the number of older rows asked for per page."""
-
-    batches: int | None = 1
-    min_text: int | None = None
-    limit: int = 50
+    batches: int | None = 1  # None: to the start (`--all`)
+    min_text: int | None = None  # text rows a batch reads for
+    limit: int = 50  # older rows asked for per page
 
 
 class Progress(Struct, frozen=True):
@@ -222,22 +191,20 @@ class Progress(Struct, frozen=True):
 
 
 class PagingOutcome(Struct):
-    """What the batches did (`text_rows` is counted only for a text target); `stop` is why the
-    last batch ended (the `--debug` line's reasons, docs/commands.md, `older`)."""
+    """What the batches did."""
 
     pages: int = 0
     new_rows: int = 0
-    text_rows: int = 0
+    text_rows: int = 0  # counted only for a text target
     restarts: int = 0
     batches: int = 0
-    stop: str = "page"
+    stop: str = "page"  # why the last batch ended (the `--debug` line's reasons)
     warnings: list[WarningItem] = field(default_factory=list)
 
 
 class _Run(Struct):
-    """Restarts (the canonical segment changed, a page missed its anchor twice) re-read the newest
-    page: not pages, bounded by `MAX_RESTARTS`. A gap or a restart is a `gap` warning only if the
-    paging ended before the block reached the rows known before it (`pending`)."""
+    """Restarts are not pages, bounded by `MAX_RESTARTS`; a gap or a restart is a `gap` warning
+    only if paging ended before the block reached the rows known before it (`pending`)."""
 
     reader: TaskReader
     plan: Plan
@@ -265,9 +232,7 @@ class _Run(Struct):
             text += self._count_page(result)
             if reader.reached_start:
                 return "start"
-            if not result.new_keys and not result.window.at_start:
-                # A page of its anchor alone that reached its segment's start is progress: the
-                # next read goes on to the segment before it.
+            if not result.new_keys and not result.window.at_start:  # at_start: the next segment
                 return "no_progress"
             if plan.min_text is not None and plan.batches is not None and text >= plan.min_text:
                 return "target"
@@ -324,9 +289,7 @@ class _Run(Struct):
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
 ) -> PagingOutcome:
-    """Read `plan` older batches into `reader.window` (after its first refresh). Invariants: rows
-    are only ever added to the window (unique by identity, server order); every stop before the
-    start leaves `window.has_older` true; a text target counts only rows older pages added."""
+    """Read `plan` older batches into `reader.window` (after its first refresh)."""
     return _Run(reader, plan, on_page).run()
 
 
@@ -343,11 +306,10 @@ _DECODE = msgspec.json.Decoder(WireMessage)
 
 
 class LineagePlan(Struct):
-    """The windows the windowed path would read, in display order (earlier segments oldest
-    first, then the tip), and the segment its history is blocked at (None: the start)."""
+    """The windows the windowed path would read, in display order, and where it is blocked."""
 
     windows: list[str] = field(default_factory=list)
-    blocked: str | None = None
+    blocked: str | None = None  # None: it reaches the start
 
 
 class LineageRows:
@@ -365,20 +327,17 @@ class LineageRows:
         self.held: dict[str, set[RowKey]] = {sid: set() for sid in self.path[:-1]}  # active keys seen
         self.plan = LineagePlan()
         self.goal: str | None = None
-        window = reader.window
-        self.newest = [window.messages[k] for k in window.keys[window.block_start :]]
+        self.newest = [reader.window.messages[k] for k in reader.window.keys[reader.window.block_start :]]
 
     def read(self) -> LineagePlan:
-        """Every window the windowed path would read, tip first: an earlier segment is read on its
-        own only when the newer windows hold fewer of its active rows than its detail counts; one
-        the reader saw redirected, or whose first answer names another session, is `blocked`."""
+        """Every window the windowed path would read (`core/lineage.must_read`), tip first; one the
+        reader saw redirected, or whose first answer names another session, is `blocked`."""
         tip = self.path[-1]
         self._window(tip, key_of(self.newest[0]), self.newest)
         read, blocked = [tip], None
         counts = {sid: d.message_count for sid, d in self.reader.details.items()}
         for sid in reversed(self.path[:-1]):
-            have, total = len(self.held[sid]), counts.get(sid)
-            if have and (total is None or have >= total):
+            if not must_read(len(self.held[sid]), counts.get(sid)):
                 continue
             if sid in self.reader.redirects:
                 blocked = sid
@@ -416,7 +375,7 @@ class LineageRows:
             if self.digests.setdefault(key, digest) != digest:
                 raise Unstreamable  # read twice with different contents: the windowed path decides
             spool.write(line + b"\n")
-            if msg.session_id in self.held and (msg.active is None or bool(msg.active)):
+            if msg.session_id in self.held and msg.active != 0:
                 self.held[msg.session_id].add(key)
             earliest(self.earliest, msg.message_uid, self.index.get(msg.session_id))
 
