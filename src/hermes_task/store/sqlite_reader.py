@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT = 0.2
 RECENT_SCAN = 500
-SESSION_COLUMNS = tuple("id parent_session_id model_config started_at ended_at end_reason source".split())
+SESSION_COLUMNS = StoreSession.__struct_fields__[:-1]  # the columns of its fields, but `profile_name`
 MESSAGE_COLUMNS = ("session_id", "role", "content", "timestamp")
-LEDGER_COLUMNS = tuple("delegation_id parent_session_id state event_json result_json delivery_state".split())
+LEDGER_COLUMNS = LedgerRecord.__struct_fields__
 
 
 def _classify(exc: sqlite3.Error) -> StoreUnavailable:
