@@ -1,12 +1,10 @@
 """DashboardClient: typed, read-only GETs against the Hermes dashboard API (implements
 reading.api.DashboardAPI), and the one mapping from its answers to typed failures.
 
-The `httpx.Client` is injected (tests pass a respx/MockTransport-backed one) and never follows
-redirects. With a profile selected, every response that names a profile must name that one.
-A transient failure (`TRANSIENT`) is retried once (docs/exit-codes.md). `failure_for` maps
-every non-2xx status to exactly one code, for the reads and the password login alike; backend
-prose reaches a failure only through `clean_line`, cut to 200 characters; debug lines and
-failures never carry content or a secret.
+The injected `httpx.Client` never follows redirects. With a profile selected, every response
+that names a profile must name that one. A transient failure is retried once (docs/exit-codes.md).
+Backend prose reaches a failure only through `clean_line`; debug lines and failures never carry
+content or a secret.
 """
 
 from __future__ import annotations
@@ -50,9 +48,8 @@ def failure_for(
     route: str = "",
     kind: str = "",
 ) -> HermesError:
-    """Map a non-2xx response to a typed failure; `login` for the password-login POST.
-    `credentials` names where the credentials in force came from (None: none were sent);
-    `ident` and `route` ("GET /api/…") name what was asked, `kind` which route it is."""
+    """A non-2xx response's failure; `login` for the password-login POST. `credentials`: where
+    the credentials in force came from (None: none were sent); `route`: "GET /api/…"."""
     status = response.status_code
     fallback = Code.SERVER_ERROR if status >= 500 else Code.AUTH_REJECTED if login else Code.INCOMPATIBLE
     if login:
@@ -106,9 +103,7 @@ def not_found(
     response: httpx.Response, body: dict[str, Any], *, ident: str, route: str, kind: str = ""
 ) -> HermesError:
     """A 404, told apart by its body: only Hermes's own "Session not found" and "Profile '…'
-    does not exist." are `not_found`/`profile_not_found`; anything else is a missing route,
-    never a session not flushed yet: `unsupported` for an optional route, a backend too old
-    for `/messages` answered with a Hermes server's missing-route body, else not a dashboard."""
+    does not exist." are `not_found`/`profile_not_found`; anything else is a missing route."""
     detail, error = body.get("detail"), body.get("error")
     where = f" ({route})" if route else ""
     if detail == "Session not found":
@@ -138,7 +133,7 @@ def not_found(
 
 
 def origin(url: httpx.URL) -> str:
-    """`scheme://host:port` of `url`: never its userinfo, path or query."""
+    """`scheme://host:port`: never the userinfo, path or query."""
     host = f"[{url.host}]" if ":" in url.host else url.host
     port = url.port or {"http": 80, "https": 443}.get(url.scheme, 0)
     return f"{url.scheme}://{host}:{port}"
@@ -172,7 +167,6 @@ def cause_of(exc: httpx.HTTPError) -> str:
 
 
 def transport_failure(exc: httpx.HTTPError, url: httpx.URL, route: str) -> HermesError:
-    """A request that got no answer: `timeout` or `network`, naming the origin and cause."""
     where = f"{origin(url)} ({route})" if route else origin(url)
     code = Code.TIMEOUT if isinstance(exc, httpx.TimeoutException) else Code.NETWORK
     return HermesError(code, f"{where}: {cause_of(exc)}")
@@ -186,8 +180,7 @@ M = TypeVar("M", SessionDetail, MessagesPage, LatestDescendant)
 
 
 def _segment(sid: str) -> str:
-    """The URL path segment of `sid`. Ids the dashboard named (parent links, hints) are held
-    to the same rules as the user's: an invalid one (70,000 characters, a lone surrogate)
+    """The URL path segment of `sid`: an invalid id the dashboard named (parent links, hints)
     is an incompatible response, never a request."""
     if not is_valid_id(sid):
         raise HermesError(Code.INCOMPATIBLE, "the dashboard named an invalid session id")
@@ -195,7 +188,7 @@ def _segment(sid: str) -> str:
 
 
 class DashboardClient:
-    """Read-only dashboard API. Every method validates the response it returns."""
+    """Every method validates the response it returns."""
 
     def __init__(
         self,
@@ -211,20 +204,15 @@ class DashboardClient:
         self._retry_pause = retry_pause
         self._sleep = sleep
         self.profile = profile
-        # Where the credentials in force came from ("env HERMES_DASHBOARD_TOKEN", ...), named
-        # in a rejection's hint; None when none were sent. Never the secret itself.
-        self.credentials = credentials
-        self._debug = debug
+        self.credentials = credentials  # where they came from, for a rejection's hint; never a secret
+        self._debug: DebugWriter = debug or (lambda _line: None)
         self._closed = False
 
     def use_credentials(self, source: str | None) -> None:
-        """Record where the credentials in force came from; with --debug, say it once."""
         self.credentials = source
-        if self._debug:
-            self._debug(f"credentials: {source or 'none'}")
+        self._debug(f"credentials: {source or 'none'}")
 
     def close(self) -> None:
-        """Close the HTTP client; later requests fail with `client_closed`."""
         self._closed = True
         self._http.close()
 
@@ -235,18 +223,16 @@ class DashboardClient:
         return params
 
     def get(self, kind: str, path: str, params: dict[str, str], ident: str, model: type[M]) -> M:
-        """GET `path` and decode a 2xx JSON body as `model` (core/wire.py); a transient
-        failure is retried once (the module's rule)."""
+        """GET `path` and decode a 2xx JSON body as `model` (core/wire.py)."""
         route = f"GET {self._http.base_url.path.rstrip('/')}{path}"  # with the URL's path prefix
         retried = False
         while True:
             if self._closed:
                 raise HermesError(Code.CLIENT_CLOSED)
-            if self._debug:
-                shown = " ".join(
-                    f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
-                )
-                self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
+            shown = " ".join(
+                f"{k}={v}" for k, v in params.items() if k in ("offset", "limit", "order", "row_id")
+            )
+            self._debug(f"start {kind} {route} id={clean_line(ident)} {shown}".rstrip())
             started = time.monotonic()
             try:
                 try:
@@ -260,16 +246,13 @@ class DashboardClient:
                 if retried or exc.code not in TRANSIENT or self._closed:
                     raise
                 retried = True
-                if self._debug:
-                    self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
+                self._debug(f"retry {kind} id={clean_line(ident)} after {exc.code.value}")
                 self._sleep(self._retry_pause)
 
     def _decode(
         self, kind: str, route: str, ident: str, started: float, response: httpx.Response, model: type[M]
     ) -> M:
-        """The answer decoded in one pass from the bytes: a body that is not JSON is a `not
-        JSON` answer; JSON without the shape `model` needs is `incompatible_response` (the
-        path of the first mismatch goes to --debug)."""
+        """Decoded in one pass from the bytes; the path of a shape's first mismatch goes to --debug."""
         if not 200 <= response.status_code < 300:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
             raise failure_for(response, credentials=self.credentials, ident=ident, route=route, kind=kind)
@@ -280,8 +263,7 @@ class DashboardClient:
             body = decode(response.content, model)
         except WireError as exc:
             self._settle(kind, ident, started, f"HTTP {response.status_code}")
-            if self._debug:
-                self._debug(f"incompatible {kind}: {clean_line(str(exc))}")
+            self._debug(f"incompatible {kind}: {clean_line(str(exc))}")
             raise HermesError(Code.INCOMPATIBLE, f"{kind}: missing or mistyped fields") from None
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser's limit
             self._settle(kind, ident, started, "not JSON")
@@ -297,13 +279,13 @@ class DashboardClient:
         return body
 
     def _settle(self, kind: str, ident: str, started: float, outcome: str) -> None:
-        if self._debug:
-            ms = (time.monotonic() - started) * 1000
-            self._debug(f"settle {kind} id={clean_line(ident)} {outcome} {ms:.0f}ms")
+        ms = (time.monotonic() - started) * 1000
+        self._debug(f"settle {kind} id={clean_line(ident)} {outcome} {ms:.0f}ms")
 
-    def _check_profile(self, kind: str, value: object) -> None:
-        """A profile selected must be the one `value` names (`UNSET`: the answer named none)."""
-        if self.profile is not None and value != self.profile:
+    def _check_profile(self, kind: str, value: object, *, named_only: bool = True) -> None:
+        """A profile selected must be the one `value` names; `named_only`: an answer that names
+        none (`UNSET`) passes."""
+        if self.profile is not None and value != self.profile and not (named_only and value is UNSET):
             shown = clean_line(value) if isinstance(value, str) else "none"
             raise HermesError(Code.PROFILE_MISMATCH, f"{kind} answered for profile {shown}")
 
@@ -315,15 +297,14 @@ class DashboardClient:
             raise HermesError(
                 Code.IDENTITY_MISMATCH, f"asked for {clean_line(sid)}, got {clean_line(detail.id)}"
             )
-        self._check_profile("detail", detail.profile)
+        self._check_profile("detail", detail.profile, named_only=False)
         return detail
 
     def messages(
         self, sid: SessionId | str, *, offset: int = 0, limit: int = PAGE_LIMIT, order: str = "latest"
     ) -> MessagesPage:
-        """One page with exactly the query of the contract. The envelope must carry
-        `session_id`, `messages` and matching pagination (`order` where it is honoured);
-        0.18.x and older send no pagination: every active row, the query ignored."""
+        """One page; its pagination must echo the query (0.18.x and older send none: every
+        active row, the query ignored)."""
         query: dict[str, str | int | bool] = {"limit": limit, "offset": offset, "order": order}
         params = self._params({**query, "inline_images": False, "include_compacted": True})
         page = self.get("messages", f"/api/sessions/{_segment(sid)}/messages", params, sid, MessagesPage)
@@ -336,11 +317,9 @@ class DashboardClient:
             raise HermesError(Code.INCOMPATIBLE, "messages: pagination does not match the request")
         if pag.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "messages: returned count does not match the rows")
-        # An envelope that names a profile must name ours. Those that name none (0.18.x,
-        # 0.19.x, upstream 0.20) are held to the profile by the detail read of the same
-        # session, which always comes first and is checked.
-        if page.profile is not UNSET:
-            self._check_profile("messages", page.profile)
+        # An envelope that names no profile (0.18.x, 0.19.x, upstream 0.20) is held to it by
+        # the detail read of the same session, which always comes first.
+        self._check_profile("messages", page.profile)
         return page
 
     def latest_descendant(self, sid: str) -> LatestDescendant:
@@ -348,8 +327,8 @@ class DashboardClient:
         return self.get("latest-descendant", path, self._params(), sid, LatestDescendant)
 
     def around(self, sid: str, row_id: int, *, limit: int = 120) -> MessagesPage:
-        """iot `/messages/around?row_id=`: a display page starting at a user prompt of
-        exactly `sid` (no prefixes); its pagination `offset` counts from the oldest row."""
+        """iot `/messages/around?row_id=`: a page starting at a user prompt of exactly `sid`;
+        its pagination `offset` counts from the oldest row."""
         params = self._params({"row_id": row_id, "limit": limit})
         path = f"/api/sessions/{_segment(sid)}/messages/around"
         try:
@@ -364,6 +343,5 @@ class DashboardClient:
             raise
         if page.pagination.offset is None or page.pagination.returned != len(page.messages):
             raise HermesError(Code.INCOMPATIBLE, "around: pagination does not match the rows")
-        if page.profile is not UNSET:
-            self._check_profile("around", page.profile)
+        self._check_profile("around", page.profile)
         return page

@@ -1,7 +1,6 @@
-"""`hermes-task tui`'s screen (Textual; docs/commands.md "tui" says what it shows): one more
-reporter of the watch loop. `EventFeed` posts the loop's reports, from its thread, as the events
-`follow --parent --json` writes; the app keeps only the tasks and rows they say. Every string
-shown is a `Text` of sanitised text, never markup. Only `hermes-task tui` imports this module.
+"""`hermes-task tui`'s screen (docs/commands.md "tui"): one more reporter of the watch loop, fed
+from its thread by `EventFeed` with the events `follow --parent --json` writes. Every string
+shown is a `Text` of sanitised text, never markup.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ import asyncio
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -40,8 +40,7 @@ SIDE_GOAL = 20  # the goal's least room beside the transcript
 MAX_GOAL = 40
 MIN_PANE = 40  # the transcript's least width beside the table
 GOAL_SHOWN = 300  # the selected task's goal, above its pane
-# the table's columns but the goal: number, status, time, child; each cell padded by one on
-# both sides; the scroll bar
+# the table's columns but the goal, each cell padded by one on both sides, and the scroll bar
 WIDTHS = {"#": 5, "status": 14, "time": 6, "child session": CHILD_WIDTH}
 FIXED = sum(WIDTHS.values()) + 2 * 5 + 2
 
@@ -86,12 +85,12 @@ class Fed(Message):
         self.task = task
 
 
+@dataclass
 class Loop:
     """A started watch loop: `stop()` ends it at its next wait (the cli's `sleep` raises)."""
 
-    def __init__(self, stop: threading.Event, thread: threading.Thread | None = None) -> None:
-        self.stop_event = stop
-        self.thread = thread
+    stop_event: threading.Event
+    thread: threading.Thread | None = None  # None: no thread of its own (tools/regen.py)
 
     def stop(self, wait: float = 5.0) -> None:
         self.stop_event.set()
@@ -116,7 +115,6 @@ def number_text(key: str) -> str:
 
 
 def quit_status(entries: Sequence[TaskEntry], result: ResultEvent | None, wanted: bool) -> int:
-    """The exit status of `q` (docs/commands.md "tui")."""
     if not wanted:
         return 0
     return result.exit_code if result is not None else int(exit_status(list(entries)))
@@ -260,8 +258,6 @@ class ParentsScreen(Screen[str]):
 
 
 class TaskScreenApp(App[int]):
-    """Every task of one parent, live (module docstring)."""
-
     TITLE = "hermes-task"
     CSS = """
     #header { height: auto; background: $boost; padding: 0 1; }
@@ -281,8 +277,8 @@ class TaskScreenApp(App[int]):
         Binding("q", "quit_screen", "quit"),
         Binding("j,down", "select(1)", "next", show=False),
         Binding("k,up", "select(-1)", "previous", show=False),
-        Binding("g", "select_edge(0)", "first", show=False),
-        Binding("G", "select_edge(1)", "last", show=False),
+        Binding("g", "select(-1_000_000)", "first", show=False),  # as far as the table goes
+        Binding("G", "select(1_000_000)", "last", show=False),
         Binding("tab,enter", "focus_transcript", "transcript"),
         Binding("escape", "to_tasks", "back", show=False),
         Binding("f", "switch('follow')", "follow"),
@@ -563,8 +559,7 @@ class TaskScreenApp(App[int]):
             pane.scroll_end(animate=False, immediate=True)
 
     def _why_no_rows(self, key: str, entry: TaskEntry) -> str:
-        """In `recover`'s words; a nested task's child may be another task's (or the parent
-        chat's) conversation, read there (`reading/family.py`)."""
+        """In `recover`'s words; a nested task's child may be another task's conversation."""
         child = entry.child_session_id
         if entry.gap:
             return gap_text(entry)
@@ -578,7 +573,6 @@ class TaskScreenApp(App[int]):
         return "no row read yet: the child's rows appear as they are read"
 
     def _pane_title(self, key: str, entry: TaskEntry) -> None:
-        """The pane's fixed lines: the task, its child id whole, its status and outcome."""
         title = Text(clean_line(entry.child_session_id or "no child session"), style="bold")
         title.append(f"\ntask {clean_line(key)} · ")
         state = Text(entry.status.label, style=entry.status.style)
@@ -604,14 +598,9 @@ class TaskScreenApp(App[int]):
         self.follow = False
 
     def action_select(self, step: int) -> None:
-        if not self.shown:
-            return
-        at = self.shown.index(self.selected) if self.selected in self.shown else 0
-        self._select(self.shown[max(0, min(len(self.shown) - 1, at + step))])
-
-    def action_select_edge(self, last: int) -> None:
         if self.shown:
-            self._select(self.shown[-1 if last else 0])
+            at = self.shown.index(self.selected) if self.selected in self.shown else 0
+            self._select(self.shown[max(0, min(len(self.shown) - 1, at + step))])
 
     @on(DataTable.RowSelected, "#tasks")
     def action_focus_transcript(self) -> None:
@@ -622,7 +611,6 @@ class TaskScreenApp(App[int]):
         self.query_one("#tasks", DataTable).focus()
 
     def action_switch(self, switch: str) -> None:
-        """`follow`, `only_wrong` (the table filtered again), `wrap` or `reasoning` (the pane drawn again)."""
         on = not getattr(self, switch)
         setattr(self, switch, on)
         if switch == "follow":
@@ -655,14 +643,11 @@ class TaskScreenApp(App[int]):
         self.copy_to_clipboard(child)
         self.notify(f"copied {clean_line(child)}", timeout=3)
 
-    def commands(self) -> list[str]:
-        """The CLI commands that show what the screen shows for the selected task."""
+    def action_command(self) -> None:
         parent, child = clean_line(self.parent_id or "PARENT_ID"), clean_line(self._child() or "")
         own = [f"hermes-task {verb} {child}" for verb in ("show", "follow", "older")] if child else []
-        return [*own, f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
-
-    def action_command(self) -> None:
-        self.push_screen(TextScreen("the same from the command line (Esc closes)", self.commands()))
+        lines = [*own, f"hermes-task recover {parent} --watch", f"hermes-task follow --parent {parent}"]
+        self.push_screen(TextScreen("the same from the command line (Esc closes)", lines))
 
     def action_help(self) -> None:
         self.push_screen(TextScreen("keys (Esc closes)", self.KEYS, searchable=True))
@@ -739,6 +724,5 @@ class TaskScreenApp(App[int]):
         self.notify(f"{len(fresh)} older rows · {more}", timeout=3)
 
     def action_quit_screen(self) -> None:
-        # No parent opened (q on the parents list): nothing was watched, so nothing failed.
         wanted = self.wanted_status and self.parent_id is not None
         self._signalled(quit_status(list(self.tasks.values()), self.result, wanted))

@@ -1,11 +1,7 @@
-"""The local Hermes state store, read-only: the only module that knows SQLite. How it is read
-and what it may propose: docs/identity.md, "The local store" (the store only proposes ids;
-HTTP proves them).
-
-The file is checked before SQLite touches it (`uri_mode`). Every failure is a
-`StoreUnavailable` with a stable reason and stays for the rest of the run, except `locked`.
-`import sqlite3` costs a few milliseconds: a `Store` whose file exists starts it on a
-background thread, overlapping the first HTTP reads. Without the file nothing imports it.
+"""The local Hermes state store, read-only: the only module that knows SQLite (docs/identity.md,
+"The local store"). The file is checked before SQLite touches it (`uri_mode`). A failure stays
+for the rest of the run, except `locked`. `import sqlite3` costs milliseconds: a `Store` whose
+file exists starts it on a background thread, overlapping the first HTTP reads.
 """
 
 from __future__ import annotations
@@ -29,24 +25,9 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT = 0.2
 RECENT_SCAN = 500
-SESSION_COLUMNS = (
-    "id",
-    "parent_session_id",
-    "model_config",
-    "started_at",
-    "ended_at",
-    "end_reason",
-    "source",
-)
+SESSION_COLUMNS = StoreSession.__struct_fields__[:-1]  # the columns of its fields, but `profile_name`
 MESSAGE_COLUMNS = ("session_id", "role", "content", "timestamp")
-LEDGER_COLUMNS = (
-    "delegation_id",
-    "parent_session_id",
-    "state",
-    "event_json",
-    "result_json",
-    "delivery_state",
-)
+LEDGER_COLUMNS = LedgerRecord.__struct_fields__
 
 
 def _classify(exc: sqlite3.Error) -> StoreUnavailable:
@@ -112,7 +93,11 @@ class Store:
             conn.execute("PRAGMA query_only = 1")
             sessions = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
             messages = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
-            indexed = self._parent_indexed(conn)
+            indexed = any(
+                (first := conn.execute(f"PRAGMA index_info({_quoted(row[1])})").fetchone()) is not None
+                and first[2] == "parent_session_id"
+                for row in conn.execute("PRAGMA index_list(sessions)").fetchall()
+            )
         except sqlite3.Error as exc:
             conn.close()
             raise _classify(exc) from None
@@ -125,14 +110,6 @@ class Store:
         self._session_columns = SESSION_COLUMNS + (("profile_name",) if "profile_name" in sessions else ())
         return conn
 
-    @staticmethod
-    def _parent_indexed(conn: sqlite3.Connection) -> bool:
-        for row in conn.execute("PRAGMA index_list(sessions)"):
-            first = conn.execute(f"PRAGMA index_info({_quoted(row[1])})").fetchone()
-            if first is not None and first[2] == "parent_session_id":
-                return True
-        return False
-
     def _open(self) -> sqlite3.Connection:
         with self._opening:
             if self._closed:
@@ -144,15 +121,20 @@ class Store:
                 try:
                     self._conn = self._connect()
                 except StoreUnavailable as exc:
-                    self._failure = None if exc.reason == "locked" else exc  # a lock passes: ask again
-                    self._say(f"store {self.path}: unavailable ({exc.reason})")
-                    raise
+                    raise self._failed(exc, f"store {self.path}: unavailable ({exc.reason})") from None
                 self._say(f"store {self.path}: opened read-only in {_ms(started)}")
             return self._conn
 
     def _say(self, line: str) -> None:
         if self.debug is not None:
             self.debug(line)
+
+    def _failed(self, failure: StoreUnavailable, line: str) -> StoreUnavailable:
+        """A lock held past the busy timeout (another connection writing) passes: the next
+        query asks again. Any other failure is the store's for the rest of the run."""
+        self._failure = None if failure.reason == "locked" else failure
+        self._say(line)
+        return failure
 
     def _query(self, name: str, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         conn = self._open()
@@ -163,11 +145,9 @@ class Store:
             rows = conn.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
             failure = _classify(exc)
-            # A lock held past the busy timeout (another connection writing) passes: the next
-            # query asks again. Any other failure is the store's for the rest of the run.
-            self._failure = None if failure.reason == "locked" else failure
-            self._say(f"store query {name}: failed ({failure.reason}) after {_ms(started)}")
-            raise failure from None
+            raise self._failed(
+                failure, f"store query {name}: failed ({failure.reason}) after {_ms(started)}"
+            ) from None
         self._say(f"store query {name}: {len(rows)} rows in {_ms(started)}")
         return rows
 
@@ -268,9 +248,8 @@ HEADER = b"SQLite format 3\x00"
 
 
 def uri_mode(path: Path) -> str:
-    """The URI mode, or a refusal before SQLite touches anything: a missing or unreadable
-    file, something that is not an SQLite database, or a WAL database whose `-shm` file is
-    missing while its `-wal` holds commits (SQLite would create the `-shm`)."""
+    """The URI mode, or a refusal before SQLite touches anything: a missing, unreadable or
+    non-SQLite file, or a WAL database whose `-wal` holds commits but has no `-shm`."""
     header = _read_header(path)
     if len(header) < 100 or not header.startswith(HEADER):
         raise StoreUnavailable("corrupt", "the store is not an SQLite database")
@@ -285,8 +264,7 @@ def uri_mode(path: Path) -> str:
         raise StoreUnavailable("permission", "the store's -wal file cannot be read") from None
     if pending:
         raise StoreUnavailable("needs_write", "a WAL store with a -wal file but no -shm file")
-    # No writer has it open (SQLite removes -wal/-shm when the last connection closes):
-    # the file holds every commit; a writer that starts now appends to a new -wal only.
+    # No writer has it open (SQLite removes -wal/-shm when the last connection closes).
     return "mode=ro&immutable=1"
 
 
