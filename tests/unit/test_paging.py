@@ -13,7 +13,7 @@ import pytest
 from hermes_task.core.documents import warning
 from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, Window, advance
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.reader import TaskReader, shown_rows
 from hermes_task.reading.stream import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from tests.support.dashboard import Call, Contract, Dashboard
 
@@ -252,7 +252,7 @@ def test_min_text_keeps_reading_raw_pages_until_enough_text_rows_arrived() -> No
     assert outcome.text_rows >= 30
     assert outcome.pages == 4  # 150 tool rows, then 50 prose rows
     assert window_ids(reader) == fake.ids()[-250:]
-    tool_rows = [r for r in reader.window.rows() if r.role == "tool" or not r.text]
+    tool_rows = [r for r in shown_rows(reader.window) if r.role == "tool" or not r.text]
     assert len(tool_rows) == 200  # activity rows are kept and shown, they just don't count
 
 

@@ -95,20 +95,20 @@ class DetailReader:
     reads: int = field(default=0, init=False)
     cache: dict[str, SessionDetail] = field(default_factory=dict, init=False)
 
+    def __post_init__(self) -> None:
+        self.source = self.shared or SharedDetails(self.client)  # without `shared`: this fetch's own
+
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:
-            found = self.shared.held.get(sid) if self.shared is not None else None
-            if found is None:
+            if sid not in self.source.held:
                 self._count()
-                found = self.shared(sid) if self.shared is not None else self.client.detail(sid)
-            self.cache[sid] = found
+            self.cache[sid] = self.source(sid)
         return self.cache[sid]
 
     def fresh(self, sid: str) -> SessionDetail:
         self._count()
-        detail = self.shared.fresh(sid) if self.shared is not None else self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
+        self.cache[sid] = self.source.fresh(sid)
+        return self.cache[sid]
 
     def seed(self, detail: SessionDetail) -> None:
         """A detail read just before this fetch, counted as this fetch's read of it."""

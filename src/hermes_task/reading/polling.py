@@ -7,6 +7,7 @@ a gap filled first; `config.rows` only chooses which rows are reported: a droppe
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, Protocol
@@ -92,17 +93,14 @@ class PollLoop:
     read_at: float | None = field(default=None, init=False)  # when the last successful read ended
     warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
 
-    def cycle(self) -> HermesError | None:
-        raise NotImplementedError
-
-    def settle(self) -> Outcome | bool:
-        raise NotImplementedError
-
-    def timed_out(self) -> Outcome:
-        raise NotImplementedError
-
-    def finish(self, outcome: Outcome) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def cycle(self) -> HermesError | None: ...
+    @abstractmethod
+    def settle(self) -> Outcome | bool: ...
+    @abstractmethod
+    def timed_out(self) -> Outcome: ...
+    @abstractmethod
+    def finish(self, outcome: Outcome) -> None: ...
 
     def finishing(self) -> bool:
         """Is the next read a final read (its failures counted against `final_retries`)?"""

@@ -395,22 +395,16 @@ def with_refreshes(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
     return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
-def shown_rows(view: View) -> list[Row]:
+def shown_rows(view: View | Window) -> list[Row]:
     """Displayed rows in order (server-hidden rows omitted)."""
     return [row for key in view.keys if (row := project(view.messages[key])) is not None]
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else float(value)
-
-
 def _segment(sid: str, detail: SessionDetail | None, shown: int) -> SegmentInfo:
-    if detail is None:
-        return SegmentInfo(id=sid, started_at=None, ended_at=None, end_reason=None, rows_shown=shown)
-    started, ended = _seconds(detail.started_at), _seconds(detail.ended_at)
-    return SegmentInfo(
-        id=sid, started_at=started, ended_at=ended, end_reason=detail.end_reason, rows_shown=shown
-    )
+    started, ended = (detail.started_at, detail.ended_at) if detail is not None else (None, None)
+    started, ended = (None if v is None or not math.isfinite(v) else float(v) for v in (started, ended))
+    end_reason = detail.end_reason if detail is not None else None
+    return SegmentInfo(id=sid, started_at=started, ended_at=ended, end_reason=end_reason, rows_shown=shown)
 
 
 ANCESTORS: dict[str, str] = {

@@ -264,33 +264,31 @@ class _Run(Struct):
             self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
         return found
 
-    def run(self) -> PagingOutcome:
-        out, plan = self.out, self.plan
-        while plan.batches is None or out.batches < plan.batches:
-            out.batches += 1
-            out.stop = self.batch()
-            if out.stop in FINAL_STOPS or plan.batches is None:
-                break
-        window = self.reader.window
-        if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
-            out.warnings.append(warning(WarningCode.gap))
-        bound = {
-            "page_bound": f"{out.pages} older pages read"
-            if plan.batches is None
-            else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
-            "restart_bound": f"the transcript changed {out.restarts} times while paging",
-            "no_progress": "an older page brought no new row",
-        }.get(out.stop)
-        if bound is not None:
-            out.warnings.append(warning(WarningCode.bound_reached, bound))
-        return out
-
 
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
 ) -> PagingOutcome:
     """Read `plan` older batches into `reader.window` (after its first refresh)."""
-    return _Run(reader, plan, on_page).run()
+    run = _Run(reader, plan, on_page)
+    out = run.out
+    while plan.batches is None or out.batches < plan.batches:
+        out.batches += 1
+        out.stop = run.batch()
+        if out.stop in FINAL_STOPS or plan.batches is None:
+            break
+    window = reader.window
+    if run.pending is not None and not set(run.pending) & set(window.keys[window.block_start :]):
+        out.warnings.append(warning(WarningCode.gap))
+    bound = {
+        "page_bound": f"{out.pages} older pages read"
+        if plan.batches is None
+        else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
+        "restart_bound": f"the transcript changed {out.restarts} times while paging",
+        "no_progress": "an older page brought no new row",
+    }.get(out.stop)
+    if bound is not None:
+        out.warnings.append(warning(WarningCode.bound_reached, bound))
+    return out
 
 
 def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
