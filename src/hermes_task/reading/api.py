@@ -101,21 +101,16 @@ class DetailReader:
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:
             if sid not in self.source.held:
-                self._count()
+                self.count()
             self.cache[sid] = self.source(sid)
         return self.cache[sid]
 
     def fresh(self, sid: str) -> SessionDetail:
-        self._count()
+        self.count()
         self.cache[sid] = self.source.fresh(sid)
         return self.cache[sid]
 
-    def seed(self, detail: SessionDetail) -> None:
-        """A detail read just before this fetch, counted as this fetch's read of it."""
-        self._count()
-        self.cache[detail.id] = detail
-
-    def _count(self) -> None:
+    def count(self) -> None:
         if self.reads >= self.budget:
             raise BoundReached(f"more than {self.budget} detail reads in one fetch")
         self.reads += 1

@@ -88,8 +88,9 @@ class TaskReader:
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle (`probe`: a detail read just before, `follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
-        if probe is not None:
-            reader.seed(probe)
+        if probe is not None:  # counted as this fetch's read of it
+            reader.count()
+            reader.cache[probe.id] = probe
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
