@@ -281,13 +281,11 @@ class TaskReader:
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
-        tip, anchor = self.tip, self.anchor
-        assert tip is not None
-        assert anchor is not None
-        if tip.end_reason == "compression":
+        assert self.tip is not None and self.anchor is not None
+        if self.tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.proof.anchor_continues(reader, anchor)
+            self.continues_parent = self.proof.anchor_continues(reader, self.anchor)
         if self.proof.bound_hit:
             out.append(warning(WarningCode.bound_reached))
         if self.proof.store is not None:
@@ -308,8 +306,7 @@ class TaskReader:
     ) -> TranscriptDoc:
         """The document of the history `view` read to `cur` (default: the reader's)."""
         tip, anchor = self.tip, self.anchor
-        assert tip is not None
-        assert anchor is not None
+        assert tip is not None and anchor is not None
         view = self.view() if view is None else view
         cur = self.cursor() if cur is None else cur
         cold = self.continues_parent
