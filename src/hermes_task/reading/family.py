@@ -1,7 +1,6 @@
 """`follow --parent` and `tui`: the parent's watch (watcher.py) plus, after each good read of
 it, its children's turn (a `Follower` each): probes, bounded reads, final reads (docs/commands.md,
-"`--parent`", "Request rate", "`tui`"). A child is read only once proven the parent's; its rows
-are reported once, in order, tagged with the task; an unreadable child once, as the task's `gap`.
+"`--parent`", "Request rate", "`tui`").
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """`PollLoop`, the one poll loop of every live command: every rule of pacing, failure and ending
-once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: a
-row (any copy of a durable one) is reported at most once, in window order, after a good cycle,
-a gap filled first; `config.rows` only chooses which rows are reported: a dropped one is seen.
+once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: rows
+reported after a good cycle; `config.rows` only chooses which rows are reported: a dropped one is seen.
 """
 
 from __future__ import annotations

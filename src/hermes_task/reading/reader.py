@@ -281,7 +281,8 @@ class TaskReader:
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
-        assert self.tip is not None and self.anchor is not None
+        assert self.tip is not None
+        assert self.anchor is not None
         if self.tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
@@ -306,7 +307,8 @@ class TaskReader:
     ) -> TranscriptDoc:
         """The document of the history `view` read to `cur` (default: the reader's)."""
         tip, anchor = self.tip, self.anchor
-        assert tip is not None and anchor is not None
+        assert tip is not None
+        assert anchor is not None
         view = self.view() if view is None else view
         cur = self.cursor() if cur is None else cur
         cold = self.continues_parent

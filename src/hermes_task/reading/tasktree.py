@@ -1,7 +1,6 @@
-"""A parent chat's tasks as `recover` reads them (docs/commands.md, "`--recursive`"), their
-unreported ends (docs/identity.md, "Completions the parent has not received") and the child
-reads of `search`, the reports and `export`. GET only. Tasks come only from the proven lineage's
-rows; a child is read once a run, only once proven the parent's (reading/hints.py), else a `gap`.
+"""A parent chat's tasks as `recover` reads them (docs/commands.md, "`--recursive`"; docs/identity.md,
+"A parent's tasks", "Completions the parent has not received") and the child reads of `search`,
+the reports and `export`, each child once a run. GET only.
 """
 
 from __future__ import annotations
