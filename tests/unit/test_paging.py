@@ -148,7 +148,7 @@ def test_all_reads_every_row_once_in_server_order_with_the_largest_pages(legacy:
     outcome = read_batches(reader, Plan(batches=None, limit=500), on_page=seen.append)
     assert window_ids(reader) == fake.ids()
     assert reader.window.at_start
-    assert not reader.window.has_older
+    assert reader.window.at_start
     assert outcome.stop == "start"
     assert outcome.pages == 1
     assert outcome.warnings == []
@@ -199,7 +199,7 @@ def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: 
     assert outcome.new_rows == 50
     assert window_ids(reader) == fake.ids()[-100:]
     assert reader.window.coverage == 100
-    assert reader.window.has_older
+    assert not reader.window.at_start
     outcome = read_batches(reader, Plan(batches=2))
     assert outcome.pages == 2
     assert outcome.new_rows == 100
@@ -209,7 +209,7 @@ def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: 
     assert outcome.pages == 1
     assert outcome.new_rows == 41
     assert window_ids(reader) == fake.ids()
-    assert not reader.window.has_older
+    assert reader.window.at_start
 
 
 def test_a_current_page_that_exactly_reaches_the_start_needs_one_anchor_read_to_know_it() -> None:
@@ -277,7 +277,7 @@ def test_min_text_batches_are_bounded_to_ten_pages() -> None:
     assert outcome.text_rows == 0
     assert [w.code for w in outcome.warnings] == ["bound_reached"]
     assert "10 pages without 5 text rows" in outcome.warnings[0].message
-    assert reader.window.has_older
+    assert not reader.window.at_start
     # a second batch goes on where the first stopped
     outcome = read_batches(reader, Plan(batches=2, min_text=5))
     assert outcome.stop == "start"

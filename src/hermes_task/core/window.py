@@ -70,11 +70,6 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
             return False
         return self.block_start == 0 or self.position[self.start] >= self.block_start
 
-    @property
-    def has_older(self) -> bool:
-        """Rows older than the block may exist (paging the canonical segment can add rows)."""
-        return not self.at_start
-
 
 class MergeResult(Struct, frozen=True):
     """The window after a merge; `TaskReader.read_older` fills in the last three fields."""

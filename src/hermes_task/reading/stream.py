@@ -86,17 +86,17 @@ def oldest_pages(
     *,
     limit: int,
     boundary: RowKey | None,
-    redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
     """Segment `sid`'s raw rows oldest first, a list per page, up to `boundary` (which must come),
-    else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
+    else to a short page (and a first answer for another session is `Redirected`). `held`: rows
+    the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
         page = client.messages(sid, offset=offset, limit=limit, order="oldest")
         if page.session_id != sid:
-            if anchor is None and redirected:
+            if anchor is None and boundary is None:
                 raise Redirected
             raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
         if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
@@ -353,14 +353,9 @@ class LineageRows:
     def _window(self, sid: str, boundary: RowKey | None, last: list[WireMessage]) -> None:
         """Spool segment `sid` oldest first, then `last`, each identity once (its first place)."""
         spool = self.spools[sid] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `close`)
+        held = len(self.newest)
         pages = oldest_pages(
-            self.reader.client,
-            sid,
-            self.stats,
-            limit=self.limit,
-            boundary=boundary,
-            redirected=boundary is None,
-            held=len(self.newest),
+            self.reader.client, sid, self.stats, limit=self.limit, boundary=boundary, held=held
         )
         seen: set[RowKey] = set()
         for msg in itertools.chain(itertools.chain.from_iterable(pages), last):

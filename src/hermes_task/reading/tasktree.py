@@ -90,7 +90,7 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
     if unread and all(w.code != "partial_ancestors" for w in warnings):
         # an earlier segment of this conversation none of whose rows its pages carry
         warnings.append(warning(WarningCode.partial_ancestors))
-    if window.has_older:
+    if not window.at_start:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
         warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(reader.anchor_id))))
     return warnings
