@@ -85,16 +85,10 @@ class MergeResult(Struct, frozen=True):
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Move to a new canonical segment (or restart it): rows kept, the next read the newest page."""
-    return replace(
-        window,
-        canonical=canonical,
-        generation=window.generation + 1,
-        fresh=True,
-        start=None,
-        empty=False,
-        legacy_low=None,
-        head=0,
+    """Move to a new canonical segment (or restart it): rows kept, every paging field back to its
+    default (the next read the newest page)."""
+    return Window(
+        window.keys, window.messages, window.breaks, canonical=canonical, generation=window.generation + 1
     )
 
 

@@ -72,7 +72,6 @@ class TaskReader:
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    # What the proof holds, read as the reader's own.
     @property
     def path(self) -> tuple[str, ...]:
         return self.proof.path
