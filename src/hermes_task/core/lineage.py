@@ -380,10 +380,6 @@ def must_read(have: int, total: int | None) -> bool:
     return not have or (total is not None and have < total)
 
 
-def _at_start(window: Window) -> bool:
-    return window.at_start and not (window.fresh and not window.empty)
-
-
 def cursor(
     path: tuple[str, ...],
     tip: Window,
@@ -396,7 +392,7 @@ def cursor(
     current = tip
     windows = [tip, *earlier.values()]
     for sid in reversed(path[:-1]):
-        if not _at_start(current):
+        if not current.at_start:
             return Cursor("page", current.canonical, current)
         if sid in blocked:
             return Cursor("blocked", sid, current)
@@ -405,7 +401,7 @@ def cursor(
             continue
         if must_read(held(sid, windows), counts.get(sid)):
             return Cursor("first", sid, current)
-    if not _at_start(current):
+    if not current.at_start:
         return Cursor("page", current.canonical, current)
     return Cursor("start", path[0], current)
 

@@ -21,8 +21,7 @@ from itertools import pairwise
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from hermes_task.core.documents import Row, WarningItem
-from hermes_task.core.projection import project
+from hermes_task.core.documents import WarningItem
 from hermes_task.core.wire import WireMessage
 
 RowKey = tuple[str, int]
@@ -71,15 +70,6 @@ class Window(Struct, frozen=True, dict=True):  # dict: room for the cached prope
             return False
         return self.block_start == 0 or self.position[self.start] >= self.block_start
 
-    @property
-    def has_older(self) -> bool:
-        """Rows older than the block may exist (paging the canonical segment can add rows)."""
-        return not self.at_start
-
-    def rows(self) -> list[Row]:
-        """Displayed rows in order (server-hidden rows omitted)."""
-        return [row for key in self.keys if (row := project(self.messages[key])) is not None]
-
 
 class MergeResult(Struct, frozen=True):
     """The window after a merge; `TaskReader.read_older` fills in the last three fields."""
@@ -95,16 +85,10 @@ class MergeResult(Struct, frozen=True):
 
 
 def advance(window: Window, canonical: str) -> Window:
-    """Move to a new canonical segment (or restart it): rows kept, the next read the newest page."""
-    return replace(
-        window,
-        canonical=canonical,
-        generation=window.generation + 1,
-        fresh=True,
-        start=None,
-        empty=False,
-        legacy_low=None,
-        head=0,
+    """Move to a new canonical segment (or restart it): rows kept, every paging field back to its
+    default (the next read the newest page)."""
+    return Window(
+        window.keys, window.messages, window.breaks, canonical=canonical, generation=window.generation + 1
     )
 
 
@@ -219,10 +203,6 @@ class OlderRequest(Struct, frozen=True):
     generation: int
     legacy: bool
 
-    def exhausted(self, returned: int) -> bool:
-        """Did this read reach the segment's raw start?"""
-        return self.offset == 0 if self.legacy else returned < self.limit
-
 
 def older_request(window: Window, *, legacy: bool, limit: int, cap: int) -> OlderRequest | None:
     """Up to `limit` rows older than the block, plus the anchor (within `cap`); None: nothing to read."""
@@ -249,7 +229,8 @@ def merge_anchored(window: Window, request: OlderRequest, page: Sequence[WireMes
     anchor = window.keys[window.block_start] if window.coverage else None
     if anchor is None or anchor not in keys:
         return MergeResult(window, (), detached=True)
-    start = keys[0] if request.exhausted(len(page)) else None
+    exhausted = request.offset == 0 if request.legacy else len(page) < request.limit  # the raw start
+    start = keys[0] if exhausted else None
     merged, new = _merge(window, msgs, start=start, offset=request.offset if request.legacy else None)
     if not request.legacy:
         where = max(i for i, msg in enumerate(page) if key_of(msg) == anchor)

@@ -95,27 +95,22 @@ class DetailReader:
     reads: int = field(default=0, init=False)
     cache: dict[str, SessionDetail] = field(default_factory=dict, init=False)
 
+    def __post_init__(self) -> None:
+        self.source = self.shared or SharedDetails(self.client)  # without `shared`: this fetch's own
+
     def __call__(self, sid: str) -> SessionDetail:
         if sid not in self.cache:
-            found = self.shared.held.get(sid) if self.shared is not None else None
-            if found is None:
-                self._count()
-                found = self.shared(sid) if self.shared is not None else self.client.detail(sid)
-            self.cache[sid] = found
+            if sid not in self.source.held:
+                self.count()
+            self.cache[sid] = self.source(sid)
         return self.cache[sid]
 
     def fresh(self, sid: str) -> SessionDetail:
-        self._count()
-        detail = self.shared.fresh(sid) if self.shared is not None else self.client.detail(sid)
-        self.cache[sid] = detail
-        return detail
+        self.count()
+        self.cache[sid] = self.source.fresh(sid)
+        return self.cache[sid]
 
-    def seed(self, detail: SessionDetail) -> None:
-        """A detail read just before this fetch, counted as this fetch's read of it."""
-        self._count()
-        self.cache[detail.id] = detail
-
-    def _count(self) -> None:
+    def count(self) -> None:
         if self.reads >= self.budget:
             raise BoundReached(f"more than {self.budget} detail reads in one fetch")
         self.reads += 1

@@ -1,7 +1,6 @@
 """`follow --parent` and `tui`: the parent's watch (watcher.py) plus, after each good read of
 it, its children's turn (a `Follower` each): probes, bounded reads, final reads (docs/commands.md,
-"`--parent`", "Request rate", "`tui`"). A child is read only once proven the parent's; its rows
-are reported once, in order, tagged with the task; an unreadable child once, as the task's `gap`.
+"`--parent`", "Request rate", "`tui`").
 """
 
 from __future__ import annotations
@@ -161,7 +160,7 @@ class FamilyFollower(Watcher):
             try:
                 nested.watch.cycle()
             except HermesError as err:
-                self._nest_failed(owner, nested, err, final=final)
+                self._failed(owner, err, final=final, nested=nested)
                 continue
             nested.mark = mark
             nested.streak.clear()
@@ -177,16 +176,6 @@ class FamilyFollower(Watcher):
             and self._lineage(k) is not None  # else its conversation's watch is gone
             for k, c in self.children.items()
         )
-
-    def _nest_failed(self, child: Child, nested: Nested, err: HermesError, *, final: bool) -> None:
-        streak = nested.streak
-        streak.failures += 1
-        if not err.retryable or (final and streak.failures > FINAL_RETRIES):
-            nested.done = True
-            child.tagged.error(err, retrying=False, delay=None)
-        elif err.code is not streak.code:
-            child.tagged.error(err, retrying=True, delay=None)
-        streak.code = err.code
 
     def _bound(self, key: str, *, deep: bool) -> None:
         """`recover`'s warning for a task whose child's own tasks a bound leaves unread."""
@@ -248,17 +237,21 @@ class FamilyFollower(Watcher):
                 child.done = True  # the read after the parent's verdict, or the child's final read
             child.ended = seen
 
-    def _failed(self, child: Child, err: HermesError, *, final: bool) -> None:
-        """A child's read failed: unreadable when final (or past its bound), else retried."""
-        if not err.retryable:
-            self._unreadable(child, err)
-            return
-        streak, now = child.streak, self.clock()
+    def _failed(self, child: Child, err: HermesError, *, final: bool, nested: Nested | None = None) -> None:
+        """A read of the child (`nested`: of its own tasks) failed: given up when final or past its
+        bound (the child unreadable, the nested watch done), else retried."""
+        streak, now = child.streak if nested is None else nested.streak, self.clock()
         streak.count(err, now)
-        if streak.missing_since is not None and now - streak.missing_since >= self.config.start_timeout:
+        since = streak.missing_since if nested is None and err.retryable else None
+        if since is not None and now - since >= self.config.start_timeout:
             waited = f"still not found after --start-timeout {self.config.start_timeout:g}s"
-            self._unreadable(child, HermesError(err.code, waited, retryable=False, status=err.status))
-        elif (final or child.ended is not None) and streak.failures > FINAL_RETRIES:
+            err = HermesError(err.code, waited, retryable=False, status=err.status)
+        final = final or (nested is None and child.ended is not None)
+        give_up = not err.retryable or (final and streak.failures > FINAL_RETRIES)
+        if give_up and nested is not None:
+            nested.done = True
+            child.tagged.error(err, retrying=False, delay=None)
+        elif give_up:
             self._unreadable(child, err)
         elif err.code is not streak.code:
             child.tagged.error(err, retrying=True, delay=None)

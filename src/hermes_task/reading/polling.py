@@ -1,12 +1,12 @@
 """`PollLoop`, the one poll loop of every live command: every rule of pacing, failure and ending
-once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: a
-row (any copy of a durable one) is reported at most once, in window order, after a good cycle,
-a gap filled first; `config.rows` only chooses which rows are reported: a dropped one is seen.
+once (docs/decisions.md entry 11; docs/commands.md, `follow`). `Follower`, one task followed: rows
+reported after a good cycle; `config.rows` only chooses which rows are reported: a dropped one is seen.
 """
 
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, Protocol
@@ -92,17 +92,14 @@ class PollLoop:
     read_at: float | None = field(default=None, init=False)  # when the last successful read ended
     warned: set[str] = field(default_factory=set, init=False)  # warning codes not to report again
 
-    def cycle(self) -> HermesError | None:
-        raise NotImplementedError
-
-    def settle(self) -> Outcome | bool:
-        raise NotImplementedError
-
-    def timed_out(self) -> Outcome:
-        raise NotImplementedError
-
-    def finish(self, outcome: Outcome) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def cycle(self) -> HermesError | None: ...
+    @abstractmethod
+    def settle(self) -> Outcome | bool: ...
+    @abstractmethod
+    def timed_out(self) -> Outcome: ...
+    @abstractmethod
+    def finish(self, outcome: Outcome) -> None: ...
 
     def finishing(self) -> bool:
         """Is the next read a final read (its failures counted against `final_retries`)?"""

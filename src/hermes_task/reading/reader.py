@@ -72,7 +72,6 @@ class TaskReader:
         self.continues_parent: bool | None = None
         self.detail_budget = MAX_DETAIL_READS
 
-    # What the proof holds, read as the reader's own.
     @property
     def path(self) -> tuple[str, ...]:
         return self.proof.path
@@ -88,8 +87,9 @@ class TaskReader:
     def refresh(self, probe: SessionDetail | None = None) -> Snapshot:
         """One read cycle (`probe`: a detail read just before, `follow --parent`)."""
         reader = DetailReader(self.client, self.detail_budget, self.shared)
-        if probe is not None:
-            reader.seed(probe)
+        if probe is not None:  # counted as this fetch's read of it
+            reader.count()
+            reader.cache[probe.id] = probe
         if self.anchor is None:
             anchor = reader(self.anchor_id)
             if self.admit is not None:
@@ -280,13 +280,12 @@ class TaskReader:
         if self.caps.order is False:
             text = legacy_warning(paginated=bool(self.caps.pagination))
             out.append(WarningItem(code=WarningCode.legacy_backend, message=text))
-        tip, anchor = self.tip, self.anchor
-        assert tip is not None
-        assert anchor is not None
-        if tip.end_reason == "compression":
+        assert self.tip is not None
+        assert self.anchor is not None
+        if self.tip.end_reason == "compression":
             out.append(warning(WarningCode.partial_history))
         if self.continues_parent is None:
-            self.continues_parent = self.proof.anchor_continues(reader, anchor)
+            self.continues_parent = self.proof.anchor_continues(reader, self.anchor)
         if self.proof.bound_hit:
             out.append(warning(WarningCode.bound_reached))
         if self.proof.store is not None:
@@ -395,22 +394,16 @@ def with_refreshes(result: MergeResult, *snaps: Snapshot | None) -> MergeResult:
     return replace(result, new_keys=tuple(new_keys), warnings=tuple(warnings), gap=gap)
 
 
-def shown_rows(view: View) -> list[Row]:
+def shown_rows(view: View | Window) -> list[Row]:
     """Displayed rows in order (server-hidden rows omitted)."""
     return [row for key in view.keys if (row := project(view.messages[key])) is not None]
 
 
-def _seconds(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else float(value)
-
-
 def _segment(sid: str, detail: SessionDetail | None, shown: int) -> SegmentInfo:
-    if detail is None:
-        return SegmentInfo(id=sid, started_at=None, ended_at=None, end_reason=None, rows_shown=shown)
-    started, ended = _seconds(detail.started_at), _seconds(detail.ended_at)
-    return SegmentInfo(
-        id=sid, started_at=started, ended_at=ended, end_reason=detail.end_reason, rows_shown=shown
-    )
+    started, ended = (detail.started_at, detail.ended_at) if detail is not None else (None, None)
+    started, ended = (None if v is None or not math.isfinite(v) else float(v) for v in (started, ended))
+    end_reason = detail.end_reason if detail is not None else None
+    return SegmentInfo(id=sid, started_at=started, ended_at=ended, end_reason=end_reason, rows_shown=shown)
 
 
 ANCESTORS: dict[str, str] = {

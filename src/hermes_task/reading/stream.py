@@ -86,17 +86,17 @@ def oldest_pages(
     *,
     limit: int,
     boundary: RowKey | None,
-    redirected: bool = False,
     held: int = 0,
 ) -> Iterator[list[WireMessage]]:
     """Segment `sid`'s raw rows oldest first, a list per page, up to `boundary` (which must come),
-    else to a short page. `held`: rows the caller holds (`stats.held_max`)."""
+    else to a short page (and a first answer for another session is `Redirected`). `held`: rows
+    the caller holds (`stats.held_max`)."""
     offset = 0
     anchor: RowKey | None = None
     while True:
         page = client.messages(sid, offset=offset, limit=limit, order="oldest")
         if page.session_id != sid:
-            if anchor is None and redirected:
+            if anchor is None and boundary is None:
                 raise Redirected
             raise HermesError(Code.IDENTITY_MISMATCH, "the segment changed while streaming older rows")
         if not page.paginated or (page.ordered and page.pagination.order != "oldest"):
@@ -264,33 +264,31 @@ class _Run(Struct):
             self.on_page(Progress(page=out.pages, rows=len(result.window.keys), new=len(result.new_keys)))
         return found
 
-    def run(self) -> PagingOutcome:
-        out, plan = self.out, self.plan
-        while plan.batches is None or out.batches < plan.batches:
-            out.batches += 1
-            out.stop = self.batch()
-            if out.stop in FINAL_STOPS or plan.batches is None:
-                break
-        window = self.reader.window
-        if self.pending is not None and not set(self.pending) & set(window.keys[window.block_start :]):
-            out.warnings.append(warning(WarningCode.gap))
-        bound = {
-            "page_bound": f"{out.pages} older pages read"
-            if plan.batches is None
-            else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
-            "restart_bound": f"the transcript changed {out.restarts} times while paging",
-            "no_progress": "an older page brought no new row",
-        }.get(out.stop)
-        if bound is not None:
-            out.warnings.append(warning(WarningCode.bound_reached, bound))
-        return out
-
 
 def read_batches(
     reader: TaskReader, plan: Plan, *, on_page: Callable[[Progress], None] | None = None
 ) -> PagingOutcome:
     """Read `plan` older batches into `reader.window` (after its first refresh)."""
-    return _Run(reader, plan, on_page).run()
+    run = _Run(reader, plan, on_page)
+    out = run.out
+    while plan.batches is None or out.batches < plan.batches:
+        out.batches += 1
+        out.stop = run.batch()
+        if out.stop in FINAL_STOPS or plan.batches is None:
+            break
+    window = reader.window
+    if run.pending is not None and not set(run.pending) & set(window.keys[window.block_start :]):
+        out.warnings.append(warning(WarningCode.gap))
+    bound = {
+        "page_bound": f"{out.pages} older pages read"
+        if plan.batches is None
+        else f"{MIN_TEXT_PAGES} pages without {plan.min_text} text rows",
+        "restart_bound": f"the transcript changed {out.restarts} times while paging",
+        "no_progress": "an older page brought no new row",
+    }.get(out.stop)
+    if bound is not None:
+        out.warnings.append(warning(WarningCode.bound_reached, bound))
+    return out
 
 
 def combine_warnings(*groups: Iterable[WarningItem]) -> list[WarningItem]:
@@ -355,14 +353,9 @@ class LineageRows:
     def _window(self, sid: str, boundary: RowKey | None, last: list[WireMessage]) -> None:
         """Spool segment `sid` oldest first, then `last`, each identity once (its first place)."""
         spool = self.spools[sid] = tempfile.TemporaryFile("w+b")  # noqa: SIM115 (closed by `close`)
+        held = len(self.newest)
         pages = oldest_pages(
-            self.reader.client,
-            sid,
-            self.stats,
-            limit=self.limit,
-            boundary=boundary,
-            redirected=boundary is None,
-            held=len(self.newest),
+            self.reader.client, sid, self.stats, limit=self.limit, boundary=boundary, held=held
         )
         seen: set[RowKey] = set()
         for msg in itertools.chain(itertools.chain.from_iterable(pages), last):

@@ -1,7 +1,6 @@
-"""A parent chat's tasks as `recover` reads them (docs/commands.md, "`--recursive`"), their
-unreported ends (docs/identity.md, "Completions the parent has not received") and the child
-reads of `search`, the reports and `export`. GET only. Tasks come only from the proven lineage's
-rows; a child is read once a run, only once proven the parent's (reading/hints.py), else a `gap`.
+"""A parent chat's tasks as `recover` reads them (docs/commands.md, "`--recursive`"; docs/identity.md,
+"A parent's tasks", "Completions the parent has not received") and the child reads of `search`,
+the reports and `export`, each child once a run. GET only.
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def read_history(reader: TaskReader, pages: int | None = None) -> list[WarningIt
     if unread and all(w.code != "partial_ancestors" for w in warnings):
         # an earlier segment of this conversation none of whose rows its pages carry
         warnings.append(warning(WarningCode.partial_ancestors))
-    if window.has_older:
+    if not window.at_start:
         key = "pages_bound" if pages is not None and read >= pages else "pages_stalled"
         warnings.append(_bound(RECOVER[key].format(pages=read, sid=clean_line(reader.anchor_id))))
     return warnings

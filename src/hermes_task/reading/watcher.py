@@ -1,7 +1,6 @@
 """`recover --watch`: the poll loop (polling.py) on a parent chat until every task is terminal
-(docs/commands.md, "`--watch`: wait for every task"). The history is read once, then a refresh
-a cycle (a gap filled by older pages); the task list is rebuilt only from new rows of the proven
-lineage, else `recheck` looks at the children again; a task is reported when it appears or changes.
+(docs/commands.md, "`--watch`: wait for every task"). The task list is rebuilt only from new rows
+of the proven lineage, else `recheck` looks at the children again.
 """
 
 from __future__ import annotations
