@@ -178,7 +178,7 @@ def recover(
             except (HermesError, KeyboardInterrupt) as exc:
                 stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
                 failure = exc if isinstance(exc, HermesError) else stop
-                junit_file.write([], still="", read=None, failure=failure)
+                junit_file.write([], failure=failure)
                 raise
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked; the JUnit file the newest page of a task
@@ -268,13 +268,12 @@ class JunitFile:
         self,
         tasks: Sequence[TaskEntry],
         *,
-        still: str,
-        read: Reader | None,
+        still: str = "",
+        read: Reader | None = None,
         failure: HermesError | None = None,
-        unread: str = "",
     ) -> KeyboardInterrupt | None:
-        """The report of `tasks`, each not passed with its child's last rows (`read`; None:
-        `unread` says why); a stop signal ends the reading and is returned once written."""
+        """The report of `tasks`, each not passed with its child's last rows (`read`; None: not
+        read, as `still` says); a stop signal ends the reading and is returned once written."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
         from hermes_task.render.report import document, failed_run, last_rows_text, suites_of  # lazy: as it
@@ -290,7 +289,12 @@ class JunitFile:
                     return last_rows_text(read(task, conversation))
                 except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
                     stopped.append(exc)
-            return last_rows_text(Unread("not_read", unread if read is None else "the command was stopped"))
+            why = (
+                still.replace("still running when ", "not read: ")
+                if read is None
+                else "the command was stopped"
+            )
+            return last_rows_text(Unread("not_read", why))
 
         suites = suites_of(self.parent_id, tasks, still, last_rows)
         if failure is not None:
@@ -305,12 +309,9 @@ class JunitFile:
             "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
             "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
         }.get(outcome.ending)
-        still = f"still running when {when or 'the watch ended'}"
         quiet = outcome.ending in ("interrupted", "failed")
-        unread = still.replace("still running when ", "not read: ") if quiet else ""
-        return self.write(
-            entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
-        )
+        still = f"still running when {when or 'the watch ended'}"
+        return self.write(entries, still=still, read=None if quiet else read, failure=outcome.failure)
 
     def failed(self, error: HermesError, status: int) -> None:
         """The run ended by `error` before its tasks were known (not a usage error: no read)."""
@@ -319,7 +320,7 @@ class JunitFile:
         if error.code is Code.INTERRUPTED:
             stop = STOPPED.get(status, "a signal")
             error = HermesError(Code.INTERRUPTED, f"stopped by {stop} before the tasks were read")
-        self.write([], still="", read=None, failure=error)
+        self.write([], failure=error)
 
 
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
@@ -361,16 +362,12 @@ def drive(
 ) -> None:
     """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the
     shell; a failure outside the loop's own handling: the JUnit file saying so, `live_failure`."""
-    from hermes_task.cli.session import QuietNotes, live_failure, shell, stderr_line  # lazy: off --help
+    from hermes_task.cli.session import live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
+    from hermes_task.reading.polling import PollConfig  # lazy: as the session
 
     common = session.common
-    if limits["start_timeout"] is None:
-        limits = {**limits, "start_timeout": START_TIMEOUT}
-    config = PollConfig(interval=interval, **limits)
-    if common.quiet and not common.json:
-        reporter = QuietNotes(reporter)
+    config = PollConfig(interval=interval, **{k: v for k, v in limits.items() if v is not None})
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
     def report(error: HermesError, status: int) -> None:
@@ -407,69 +404,60 @@ def parent_loop(
     depth: int = 0,
 ) -> Watcher:
     """A parent's loop: `recover --watch`'s, or (`family`) also each proven child's rows, read as
-    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks."""
-    from hermes_task.core.projection import RowFilter  # lazy: the work, off --help
-    from hermes_task.reading.api import SharedDetails  # lazy: as RowFilter
-    from hermes_task.reading.family import FamilyFollower  # lazy: as RowFilter
-    from hermes_task.reading.hints import admit  # lazy: as RowFilter
-    from hermes_task.reading.reader import TaskReader  # lazy: as RowFilter
-    from hermes_task.reading.watcher import Watcher  # lazy: as RowFilter
+    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks. Every
+    loop finds the store's children (proven against one cycle's details) and settles those ended
+    unreported; `--quiet` keeps the setup warnings off a terminal."""
+    from hermes_task.cli.session import QuietNotes, idle_sleep  # lazy: the work, off --help
+    from hermes_task.core.projection import RowFilter  # lazy: as the session
+    from hermes_task.reading.api import SharedDetails  # lazy: as the session
+    from hermes_task.reading.family import FamilyFollower  # lazy: as the session
+    from hermes_task.reading.hints import admit, find_children  # lazy: as the session
+    from hermes_task.reading.reader import TaskReader  # lazy: as the session
+    from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as the session
+    from hermes_task.reading.watcher import Watcher  # lazy: as the session
 
-    client, hints = session.client, session.hints
-    reader = TaskReader(client, parent, hint=False)
+    client, hints, env, debug = session.client, session.hints, session.env, session.debug
     shared = SharedDetails(client)  # one cycle's details: the loop clears it each cycle
-    timing = settled_timing(session, shared, reporter, sleep, usage=rows is None)
+    if session.common.quiet and not session.common.json:
+        reporter = QuietNotes(reporter)
+
+    def timing(warns: Any, usage: bool = True) -> dict[str, Any]:
+        settle = Unreported(
+            client,
+            hints,
+            per_cycle=MAX_CHECKS_PER_CYCLE,
+            usage=usage,
+            debug=debug,
+            warn=warns.warning,
+            shared=shared,
+        )
+
+        def resolve(messages: Any, tasks: Any) -> Any:
+            return settle(messages, find_children(client, hints, messages, tasks, shared))
+
+        return {
+            "clock": env.clock,
+            "sleep": sleep or env.sleep or idle_sleep(env.stdout),
+            "jitter": JITTER,
+            "debug": debug,
+            "resolve": resolve,
+            "shared": shared,
+            "notes": hints.warnings,  # store_unavailable, once per run, in every live command
+            "recheck": settle,
+        }
+
+    reader = TaskReader(client, parent, hint=False)
     if not family:
-        return Watcher(reader, reporter, config, **timing)
+        return Watcher(reader, reporter, config, **timing(reporter))
 
     def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
         gate = admit(parents, client.detail)
         return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
     def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
+        return Watcher(child, tagged, config, **timing(tagged))
 
+    timed = timing(reporter, usage=rows is None)
     return FamilyFollower(
-        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timing
+        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timed
     )
-
-
-def settled_timing(
-    session: Session,
-    shared: SharedDetails,
-    reporter: Any,
-    sleep: Callable[[float], None] | None = None,
-    *,
-    usage: bool = True,
-) -> dict[str, Any]:
-    """What every parent loop waits and resolves by: clock, sleep, jitter, `--debug`, the store's
-    children (proven against `shared`), the settle step of children ended unreported (`usage`)."""
-    from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
-    from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
-    from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep
-
-    client, hints = session.client, session.hints
-    settle = Unreported(
-        client,
-        hints,
-        per_cycle=MAX_CHECKS_PER_CYCLE,
-        usage=usage,
-        debug=session.debug,
-        warn=reporter.warning,
-        shared=shared,
-    )
-    env = session.env
-
-    def resolve(messages: Any, tasks: Any) -> Any:
-        return settle(messages, find_children(client, hints, messages, tasks, shared))
-
-    return {
-        "clock": env.clock,
-        "sleep": sleep or env.sleep or idle_sleep(env.stdout),
-        "jitter": JITTER,
-        "debug": session.debug,
-        "resolve": resolve,
-        "shared": shared,
-        "notes": hints.warnings,  # store_unavailable, once per run, in every live command
-        "recheck": settle,
-    }
