@@ -1,15 +1,11 @@
 """`hermes-task older`: the newest page (read as `show` reads it), then `--pages N` load-older
-batches or `--all` to the start (`reading/stream.py`).
-
-`--all` piped or with `--json` is written as its pages are proven, byte for byte the
-whole-window output; a failure after rows were written ends the open document as the error
-document (docs/commands.md "`older`").
-"""
+batches or `--all` to the start, streamed where it can be (`reading/stream.py`; docs/commands.md
+"`older`")."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -98,13 +94,11 @@ def older(
     from hermes_task.reading.stream import PagingOutcome, Plan, combine_warnings, read_batches  # lazy: as it
 
     with shell(Session(common)) as session:
-        if pages is not None and all_pages:
-            raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
-        if min_text is not None and all_pages:
-            raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
-        plan = Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
-        if all_pages:
-            plan = Plan(batches=None, limit=MAX_LIMIT)
+        for given, name in ((pages, "--pages"), (min_text, "--min-text")):
+            if given is not None and all_pages:
+                raise HermesError(Code.USAGE, f"{name} and --all cannot be used together")
+        batched = Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
+        plan = Plan(batches=None, limit=MAX_LIMIT) if all_pages else batched
         paged = PagingOutcome()
         unique: list[int] = []  # the rows known after the batches, for --debug
 
@@ -201,7 +195,7 @@ class _JsonRows:
 
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
-    """Write `older --all` streamed (module docstring); False (nothing written) if it cannot."""
+    """Write `older --all` streamed; False (nothing written) if it cannot."""
     from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
 
     common = session.common
@@ -251,8 +245,7 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
 
     common = session.common
     stats = StreamStats()
-    lineage = LineageRows(reader, stats)
-    try:
+    with closing(LineageRows(reader, stats)) as lineage:
         try:
             plan = lineage.read()
             lineage.count()
@@ -271,8 +264,6 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
             out.fail(exc)
         _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())
         return True
-    finally:
-        lineage.close()
 
 
 def _write(

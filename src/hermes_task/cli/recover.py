@@ -313,15 +313,6 @@ class JunitFile:
         still = f"still running when {when or 'the watch ended'}"
         return self.write(entries, still=still, read=None if quiet else read, failure=outcome.failure)
 
-    def failed(self, error: HermesError, status: int) -> None:
-        """The run ended by `error` before its tasks were known (not a usage error: no read)."""
-        if error.exit_status is ExitStatus.USAGE:
-            return
-        if error.code is Code.INTERRUPTED:
-            stop = STOPPED.get(status, "a signal")
-            error = HermesError(Code.INTERRUPTED, f"stopped by {stop} before the tasks were read")
-        self.write([], failure=error)
-
 
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
@@ -360,8 +351,7 @@ def drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the
-    shell; a failure outside the loop's own handling: the JUnit file saying so, `live_failure`."""
+    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the shell."""
     from hermes_task.cli.session import live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
     from hermes_task.reading.polling import PollConfig  # lazy: as the session
@@ -371,9 +361,13 @@ def drive(
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
     def report(error: HermesError, status: int) -> None:
-        for junit_file in files:
+        """The run ended by `error` before its tasks were known: the JUnit file says so (not after a
+        usage error), then `live_failure`."""
+        stop = f"stopped by {STOPPED.get(status, 'a signal')} before the tasks were read"
+        failure = HermesError(Code.INTERRUPTED, stop) if error.code is Code.INTERRUPTED else error
+        if files and error.exit_status is not ExitStatus.USAGE:
             try:
-                junit_file.failed(error, status)
+                files[0].write([], failure=failure)
             except HermesError as unwritten:  # the command's own failure still ends it
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
         live_failure(common, reporter, error, status, [])

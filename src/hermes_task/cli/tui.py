@@ -1,8 +1,7 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
-The screen (`render/livescreen.py`) is one more reporter of the parents' watch loop
-(`watch_family`), run in a thread of its own; `q` sets the stop event the loop's `sleep` waits
-on. No other command nor `--help` imports Textual.
+The screen (`render/livescreen.py`) is one more reporter of `recover.parent_loop`, run in a thread
+of its own; `q` sets the stop event the loop's `sleep` waits on. Only this command imports Textual.
 """
 
 from __future__ import annotations
