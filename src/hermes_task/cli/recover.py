@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import SharedDetails
     from hermes_task.reading.family import Tagged
-    from hermes_task.reading.polling import Outcome, PollConfig
+    from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
     from hermes_task.reading.watcher import Watcher
@@ -302,17 +302,6 @@ class JunitFile:
         write_atomic(self.path, document(suites), "--junit")
         return stopped[0] if stopped else None
 
-    def watched(self, outcome: Outcome, entries: list[TaskEntry], read: Reader) -> KeyboardInterrupt | None:
-        """The file of a watch that ended; no last rows read after a signal or a failure."""
-        when = {
-            "timeout": "--timeout ran out",
-            "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
-            "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
-        }.get(outcome.ending)
-        quiet = outcome.ending in ("interrupted", "failed")
-        still = f"still running when {when or 'the watch ended'}"
-        return self.write(entries, still=still, read=None if quiet else read, failure=outcome.failure)
-
 
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
     """`recover PARENT --watch`: until every task is terminal; exits with the outcome's status."""
@@ -378,8 +367,15 @@ def drive(
         with session.reading():
             watcher = parent_loop(session, parent, reporter, config, family=rows is not None, rows=rows)
             outcome = watcher.run()
-            read = child_reader(session, {parent: watcher.reader.path}, pages=1)
-            stop = files[0].watched(outcome, watcher.entries, read)
+            when = {
+                "timeout": "--timeout ran out",
+                "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
+                "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
+            }.get(outcome.ending)
+            still = f"still running when {when or 'the watch ended'}"
+            quiet = outcome.ending in ("interrupted", "failed")  # then no last rows are read
+            read = None if quiet else child_reader(session, {parent: watcher.reader.path}, pages=1)
+            stop = files[0].write(watcher.entries, still=still, read=read, failure=outcome.failure)
             if stop is not None:  # the watch's `result` is written: end as the signal says
                 raise SystemExit(interrupt_status(stop))
         if outcome.exit_code:

@@ -106,10 +106,7 @@ def build(
         stop = threading.Event()
 
         def sleep(seconds: float) -> None:
-            if env_sleep is not None:
-                env_sleep(seconds)  # the tests' clock
-            else:
-                stop.wait(seconds)
+            (env_sleep or stop.wait)(seconds)  # the Environment's sleep: the tests' clock
             if stop.is_set():
                 raise KeyboardInterrupt
 
