@@ -145,11 +145,9 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
     color = color_enabled(common, common.env.stderr)
     err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
     with err.status("reading older rows", spinner="dots") as status:
-
-        def update(progress: Progress) -> None:
-            status.update(f"reading older rows: page {progress.page} ({progress.rows} rows known)")
-
-        yield update
+        yield lambda progress: status.update(
+            f"reading older rows: page {progress.page} ({progress.rows} rows known)"
+        )
 
 
 def nothing_older(common: Common, root_id: str) -> None:
@@ -195,33 +193,22 @@ class _JsonRows:
 
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
-    """Write `older --all` streamed; False (nothing written) if it cannot."""
-    from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
+    """Write `older --all` streamed, False (nothing written) if it cannot: one segment's pages each
+    as it is proven (piped: from the one stating the goal), or `_lineage`'s."""
+    from hermes_task.reading.reader import goal_of  # lazy: the command's work
+    from hermes_task.reading.stream import (  # lazy: the command's work
+        StreamStats,
+        Unstreamable,
+        lineage_streamable,
+        stream_pages,
+        streamable,
+    )
 
     common = session.common
     if common.output_format is OutputFormat.markdown or not (common.json or session.target.plain):
         return False  # a terminal and --format markdown keep the window
-    if streamable(reader):
-        return _segment(session, reader, warnings, view)
-    if lineage_streamable(reader):
-        return _lineage(session, reader, warnings, view)
-    return False
-
-
-def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
-    """A failure before anything was written: reported as without streaming."""
-    from hermes_task.cli.session import report_failure  # lazy: the command's work
-
-    report_failure(common, error, reader.rows())
-    raise SystemExit(int(error.exit_status)) from None
-
-
-def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
-    """One segment, each page written as it is proven (piped: from the one stating the goal)."""
-    from hermes_task.reading.reader import goal_of  # lazy: the work
-    from hermes_task.reading.stream import StreamStats, Unstreamable, stream_pages  # lazy: the work
-
-    common = session.common
+    if not streamable(reader):
+        return lineage_streamable(reader) and _lineage(session, reader, warnings, view)
     stats = StreamStats()
     pages = stream_pages(reader, stats)
     try:
@@ -237,6 +224,14 @@ def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], 
         _unwritten(common, exc, reader)
     _write(session, reader, stats, warnings, held, pages, view)
     return True
+
+
+def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
+    """A failure before anything was written: reported as without streaming."""
+    from hermes_task.cli.session import report_failure  # lazy: the command's work
+
+    report_failure(common, error, reader.rows())
+    raise SystemExit(int(error.exit_status)) from None
 
 
 def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:

@@ -177,8 +177,7 @@ def recover(
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
-                failure = exc if isinstance(exc, HermesError) else stop
-                junit_file.write([], failure=failure)
+                junit_file.write([], failure=exc if isinstance(exc, HermesError) else stop)
                 raise
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked; the JUnit file the newest page of a task
@@ -209,8 +208,7 @@ def output(
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
         env.write_stdout(document(shown))
-        return
-    if common.output_format is OutputFormat.markdown:
+    elif common.output_format is OutputFormat.markdown:
         from hermes_task.render.report import report  # lazy: only --format markdown
 
         for chunk in report(doc, shown.tasks, read, view, wanted):
@@ -225,7 +223,7 @@ def output(
         from hermes_task.render import terminal  # lazy: rich, only on a terminal
 
         terminal.tasks(session.console(), shown, wanted)
-    emit_warnings(common, doc.warnings)
+    emit_warnings(common, doc.warnings)  # none with --json
 
 
 def child_reader(
@@ -350,8 +348,7 @@ def drive(
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
     def report(error: HermesError, status: int) -> None:
-        """The run ended by `error` before its tasks were known: the JUnit file says so (not after a
-        usage error), then `live_failure`."""
+        """An ending before the tasks were known: the JUnit file says so (not a usage error's)."""
         stop = f"stopped by {STOPPED.get(status, 'a signal')} before the tasks were read"
         failure = HermesError(Code.INTERRUPTED, stop) if error.code is Code.INTERRUPTED else error
         if files and error.exit_status is not ExitStatus.USAGE:
@@ -394,9 +391,8 @@ def parent_loop(
     depth: int = 0,
 ) -> Watcher:
     """A parent's loop: `recover --watch`'s, or (`family`) also each proven child's rows, read as
-    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks. Every
-    loop finds the store's children (proven against one cycle's details) and settles those ended
-    unreported; `--quiet` keeps the setup warnings off a terminal."""
+    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks. Each
+    finds the store's children and settles those ended unreported; `--quiet` drops setup warnings."""
     from hermes_task.cli.session import QuietNotes, idle_sleep  # lazy: the work, off --help
     from hermes_task.core.projection import RowFilter  # lazy: as the session
     from hermes_task.reading.api import SharedDetails  # lazy: as the session
