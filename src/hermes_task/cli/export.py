@@ -162,11 +162,10 @@ def post(session: Session, url: str, headers: dict[str, str], body: bytes) -> No
 
     common = session.common
     timeout = common.request_timeout or DEFAULT_TIMEOUT
-    sent = {**headers, "Content-Type": "application/json"}
     where = shown(url)
     try:
         with httpx.Client(transport=common.env.transport, timeout=timeout) as http:
-            response = http.post(url, content=body, headers=sent)
+            response = http.post(url, content=body, headers={**headers, "Content-Type": "application/json"})
     except httpx.TimeoutException:
         raise HermesError(Code.TIMEOUT, where, summary="the OTLP endpoint timed out", hint="") from None
     except httpx.HTTPError as exc:

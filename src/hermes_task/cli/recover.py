@@ -184,7 +184,7 @@ def recover(
             # that did not pass (the report's read when there is one).
             reader = child_reader(session, got.paths, pages=pages if markdown else 1, shared=details)
             output(session, got.doc, status or [], header, reader, View(full=full, utc=utc))
-            signal = junit_file.write(got.doc.tasks, still="still running when read", read=reader)
+            signal = junit_file.write(got.doc.tasks, when="read", read=reader)
             if signal is not None:
                 raise signal
         if exit_status and (code := int(verdict_exit(got.doc.tasks))):
@@ -266,12 +266,12 @@ class JunitFile:
         self,
         tasks: Sequence[TaskEntry],
         *,
-        still: str = "",
+        when: str = "",
         read: Reader | None = None,
         failure: HermesError | None = None,
     ) -> KeyboardInterrupt | None:
         """The report of `tasks`, each not passed with its child's last rows (`read`; None: not
-        read, as `still` says); a stop signal ends the reading and is returned once written."""
+        read), one still running saying `when`; a stop signal ends the reading and is returned."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
         from hermes_task.render.report import document, failed_run, last_rows_text, suites_of  # lazy: as it
@@ -282,19 +282,16 @@ class JunitFile:
         stopped: list[KeyboardInterrupt] = []
 
         def last_rows(task: TaskEntry, conversation: str) -> str:
-            if read is not None and not stopped:
+            if read is None:
+                return last_rows_text(Unread("not_read", f"not read: {when}"))
+            if not stopped:
                 try:
                     return last_rows_text(read(task, conversation))
                 except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
                     stopped.append(exc)
-            why = (
-                still.replace("still running when ", "not read: ")
-                if read is None
-                else "the command was stopped"
-            )
-            return last_rows_text(Unread("not_read", why))
+            return last_rows_text(Unread("not_read", "the command was stopped"))
 
-        suites = suites_of(self.parent_id, tasks, still, last_rows)
+        suites = suites_of(self.parent_id, tasks, f"still running when {when}", last_rows)
         if failure is not None:
             suites[0][1].append(failed_run(self.parent_id, failure.code.value, failure.message))
         write_atomic(self.path, document(suites), "--junit")
@@ -368,11 +365,10 @@ def drive(
                 "timeout": "--timeout ran out",
                 "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
                 "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
-            }.get(outcome.ending)
-            still = f"still running when {when or 'the watch ended'}"
+            }.get(outcome.ending) or "the watch ended"
             quiet = outcome.ending in ("interrupted", "failed")  # then no last rows are read
             read = None if quiet else child_reader(session, {parent: watcher.reader.path}, pages=1)
-            stop = files[0].write(watcher.entries, still=still, read=read, failure=outcome.failure)
+            stop = files[0].write(watcher.entries, when=when, read=read, failure=outcome.failure)
             if stop is not None:  # the watch's `result` is written: end as the signal says
                 raise SystemExit(interrupt_status(stop))
         if outcome.exit_code:

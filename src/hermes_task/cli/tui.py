@@ -100,13 +100,12 @@ def build(
     client, hints = session.client, session.hints
     lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
     config = PollConfig(interval=interval, exit_status=exit_status)
-    env_sleep = session.env.sleep
 
     def start(chosen: str, emit: Emit) -> Loop:
         stop = threading.Event()
 
         def sleep(seconds: float) -> None:
-            (env_sleep or stop.wait)(seconds)  # the Environment's sleep: the tests' clock
+            (session.env.sleep or stop.wait)(seconds)  # the Environment's sleep: the tests' clock
             if stop.is_set():
                 raise KeyboardInterrupt
 
