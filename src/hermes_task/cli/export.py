@@ -1,8 +1,6 @@
-"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON),
-read by `reading/tasktree.py`, mapped by `render/otlp.trace`, sent where `--output`,
-`--endpoint` or the OpenTelemetry SDK's variables say. Headers are never printed: they may
-carry a receiver's API key.
-"""
+"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON), read
+by `reading/tasktree.py`, mapped by `render/otlp.trace`, sent where `--output`, `--endpoint` or the
+OpenTelemetry SDK's variables say. Headers are never printed: they may carry a receiver's API key."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`hermes-task follow`: each new row of a delegated task once, until it ends (the loop:
 `reading/polling.py`); or, with `--parent`, every task of a parent chat (`recover.drive`).
-NDJSON always ends with a `result` event, also on failure.
-"""
+NDJSON: docs/json.md "`--json`: NDJSON events"."""
 
 from __future__ import annotations
 

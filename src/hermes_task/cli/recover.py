@@ -1,7 +1,6 @@
 """`hermes-task recover`: the delegated tasks of a parent chat, once or (`--watch`) until every
 task is terminal; and the parent loops `follow --parent` and `tui` share (`drive`,
-`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`".
-"""
+`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`"."""
 
 from __future__ import annotations
 
@@ -30,11 +29,9 @@ if TYPE_CHECKING:
     from hermes_task.render.rows import View
 
 INTERVAL = 2.0
-# Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
-JITTER: Callable[[], float] = random.random
+JITTER: Callable[[], float] = random.random  # the back-off's; tests replace it, as the Environment's clock
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
-# A task's child as read, or why not; given the task and its conversation.
-Reader = Callable[["TaskEntry", str], "Transcript | Unread"]
+Reader = Callable[["TaskEntry", str], "Transcript | Unread"]  # a task's child as read, or why not
 
 
 app = command_app()
@@ -249,8 +246,7 @@ def child_reader(
 
 @dataclass
 class JunitFile:
-    """The `--junit FILE` of one run (`path` None: none), its place checked before any read,
-    written once from what the run knows."""
+    """The `--junit FILE` of one run (`path` None: none), checked before any read, written once."""
 
     path: str | None
     parent_id: str

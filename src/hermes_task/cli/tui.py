@@ -109,8 +109,7 @@ def build(
             if stop.is_set():
                 raise KeyboardInterrupt
 
-        # --quiet: the setup's warnings stay off the screen; `--recursive`: each proven child's own tasks
-        depth = MAX_DEPTH if recursive else 0
+        depth = MAX_DEPTH if recursive else 0  # each proven child's own tasks, as `recover --recursive`
         follower = cast(
             "FamilyFollower", parent_loop(session, chosen, EventFeed(emit), config, sleep, depth=depth)
         )
