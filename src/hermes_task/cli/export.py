@@ -1,8 +1,6 @@
-"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON),
-read by `reading/tasktree.py`, mapped by `render/otlp.trace`, sent where `--output`,
-`--endpoint` or the OpenTelemetry SDK's variables say. Headers are never printed: they may
-carry a receiver's API key.
-"""
+"""`hermes-task export`: a parent chat's proven tasks as one OpenTelemetry trace (OTLP/JSON), read
+by `reading/tasktree.py`, mapped by `render/otlp.trace`, sent where `--output`, `--endpoint` or the
+OpenTelemetry SDK's variables say. Headers are never printed: they may carry a receiver's API key."""
 
 from __future__ import annotations
 
@@ -162,11 +160,10 @@ def post(session: Session, url: str, headers: dict[str, str], body: bytes) -> No
 
     common = session.common
     timeout = common.request_timeout or DEFAULT_TIMEOUT
-    sent = {**headers, "Content-Type": "application/json"}
     where = shown(url)
     try:
         with httpx.Client(transport=common.env.transport, timeout=timeout) as http:
-            response = http.post(url, content=body, headers=sent)
+            response = http.post(url, content=body, headers={**headers, "Content-Type": "application/json"})
     except httpx.TimeoutException:
         raise HermesError(Code.TIMEOUT, where, summary="the OTLP endpoint timed out", hint="") from None
     except httpx.HTTPError as exc:

@@ -1,7 +1,6 @@
 """`hermes-task follow`: each new row of a delegated task once, until it ends (the loop:
 `reading/polling.py`); or, with `--parent`, every task of a parent chat (`recover.drive`).
-NDJSON always ends with a `result` event, also on failure.
-"""
+NDJSON: docs/json.md "`--json`: NDJSON events"."""
 
 from __future__ import annotations
 
@@ -94,7 +93,7 @@ def follow(
         raise typer.BadParameter("--tip names a segment of one task: not with --parent")
     from hermes_task.cli.session import Session, live_failure, shell  # lazy: the work, off --help
     from hermes_task.core.projection import RowFilter  # lazy: as the session
-    from hermes_task.render.watchout import JsonEvents  # lazy: as the session
+    from hermes_task.render.watchout import JsonEvents, TerminalReporter, TextFamily  # lazy: as the session
 
     env = common.env
     session = Session(common)
@@ -103,7 +102,6 @@ def follow(
     limits: dict[str, Any] = {"timeout": timeout, "exit_status": exit_status, "start_timeout": start_timeout}
     if parent is not None:  # every task's rows, prefixed, until every task ended
         from hermes_task.cli.recover import drive  # lazy: the parent loop
-        from hermes_task.render.watchout import TextFamily  # lazy: as drive
 
         family = events or TextFamily(session.target, session.err_console, interval)
         drive(session, parent, family, limits, rows=rows, interval=interval)
@@ -114,7 +112,6 @@ def follow(
     from hermes_task.reading.polling import Follower, PollConfig  # lazy: as the session
     from hermes_task.reading.reader import TaskReader  # lazy: as the session
     from hermes_task.render.rows import View  # lazy: as the session
-    from hermes_task.render.watchout import TerminalReporter  # lazy: as the session
 
     config = PollConfig(interval=interval, rows=rows, **limits)
     reporter = events or TerminalReporter(

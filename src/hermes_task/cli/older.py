@@ -1,15 +1,11 @@
 """`hermes-task older`: the newest page (read as `show` reads it), then `--pages N` load-older
-batches or `--all` to the start (`reading/stream.py`).
-
-`--all` piped or with `--json` is written as its pages are proven, byte for byte the
-whole-window output; a failure after rows were written ends the open document as the error
-document (docs/commands.md "`older`").
-"""
+batches or `--all` to the start, streamed where it can be (`reading/stream.py`; docs/commands.md
+"`older`")."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -98,13 +94,11 @@ def older(
     from hermes_task.reading.stream import PagingOutcome, Plan, combine_warnings, read_batches  # lazy: as it
 
     with shell(Session(common)) as session:
-        if pages is not None and all_pages:
-            raise HermesError(Code.USAGE, "--pages and --all cannot be used together")
-        if min_text is not None and all_pages:
-            raise HermesError(Code.USAGE, "--min-text and --all cannot be used together")
-        plan = Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
-        if all_pages:
-            plan = Plan(batches=None, limit=MAX_LIMIT)
+        for given, name in ((pages, "--pages"), (min_text, "--min-text")):
+            if given is not None and all_pages:
+                raise HermesError(Code.USAGE, f"{name} and --all cannot be used together")
+        batched = Plan(batches=pages or 1, min_text=min_text, limit=PAGE_LIMIT)
+        plan = Plan(batches=None, limit=MAX_LIMIT) if all_pages else batched
         paged = PagingOutcome()
         unique: list[int] = []  # the rows known after the batches, for --debug
 
@@ -151,11 +145,9 @@ def _progress(common: Common) -> Iterator[Callable[[Progress], None] | None]:
     color = color_enabled(common, common.env.stderr)
     err = Console(file=common.env.stderr, no_color=not color, markup=False, highlight=False, emoji=False)
     with err.status("reading older rows", spinner="dots") as status:
-
-        def update(progress: Progress) -> None:
-            status.update(f"reading older rows: page {progress.page} ({progress.rows} rows known)")
-
-        yield update
+        yield lambda progress: status.update(
+            f"reading older rows: page {progress.page} ({progress.rows} rows known)"
+        )
 
 
 def nothing_older(common: Common, root_id: str) -> None:
@@ -201,33 +193,22 @@ class _JsonRows:
 
 
 def stream(session: Session, reader: TaskReader, warnings: list[WarningItem], **view: Any) -> bool:
-    """Write `older --all` streamed (module docstring); False (nothing written) if it cannot."""
-    from hermes_task.reading.stream import lineage_streamable, streamable  # lazy: the command's work
+    """Write `older --all` streamed, False (nothing written) if it cannot: one segment's pages each
+    as it is proven (piped: from the one stating the goal), or `_lineage`'s."""
+    from hermes_task.reading.reader import goal_of  # lazy: the command's work
+    from hermes_task.reading.stream import (  # lazy: the command's work
+        StreamStats,
+        Unstreamable,
+        lineage_streamable,
+        stream_pages,
+        streamable,
+    )
 
     common = session.common
     if common.output_format is OutputFormat.markdown or not (common.json or session.target.plain):
         return False  # a terminal and --format markdown keep the window
-    if streamable(reader):
-        return _segment(session, reader, warnings, view)
-    if lineage_streamable(reader):
-        return _lineage(session, reader, warnings, view)
-    return False
-
-
-def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
-    """A failure before anything was written: reported as without streaming."""
-    from hermes_task.cli.session import report_failure  # lazy: the command's work
-
-    report_failure(common, error, reader.rows())
-    raise SystemExit(int(error.exit_status)) from None
-
-
-def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
-    """One segment, each page written as it is proven (piped: from the one stating the goal)."""
-    from hermes_task.reading.reader import goal_of  # lazy: the work
-    from hermes_task.reading.stream import StreamStats, Unstreamable, stream_pages  # lazy: the work
-
-    common = session.common
+    if not streamable(reader):
+        return lineage_streamable(reader) and _lineage(session, reader, warnings, view)
     stats = StreamStats()
     pages = stream_pages(reader, stats)
     try:
@@ -245,14 +226,21 @@ def _segment(session: Session, reader: TaskReader, warnings: list[WarningItem], 
     return True
 
 
+def _unwritten(common: Common, error: HermesError, reader: TaskReader) -> NoReturn:
+    """A failure before anything was written: reported as without streaming."""
+    from hermes_task.cli.session import report_failure  # lazy: the command's work
+
+    report_failure(common, error, reader.rows())
+    raise SystemExit(int(error.exit_status)) from None
+
+
 def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], view: dict[str, Any]) -> bool:
     """Several segments: every window read and spooled, then written in display order."""
     from hermes_task.reading.stream import LineageRows, StreamStats, Unstreamable  # lazy: the work
 
     common = session.common
     stats = StreamStats()
-    lineage = LineageRows(reader, stats)
-    try:
+    with closing(LineageRows(reader, stats)) as lineage:
         try:
             plan = lineage.read()
             lineage.count()
@@ -271,8 +259,6 @@ def _lineage(session: Session, reader: TaskReader, warnings: list[WarningItem], 
             out.fail(exc)
         _write(session, reader, stats, warnings, [], lineage.pages(), view, lineage.cursor())
         return True
-    finally:
-        lineage.close()
 
 
 def _write(

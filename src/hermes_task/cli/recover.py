@@ -1,7 +1,6 @@
 """`hermes-task recover`: the delegated tasks of a parent chat, once or (`--watch`) until every
 task is terminal; and the parent loops `follow --parent` and `tui` share (`drive`,
-`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`".
-"""
+`parent_loop`). The JUnit file: docs/commands.md "`--junit FILE`"."""
 
 from __future__ import annotations
 
@@ -23,18 +22,16 @@ if TYPE_CHECKING:
     from hermes_task.core.projection import RowFilter
     from hermes_task.reading.api import SharedDetails
     from hermes_task.reading.family import Tagged
-    from hermes_task.reading.polling import Outcome, PollConfig
+    from hermes_task.reading.polling import PollConfig
     from hermes_task.reading.reader import TaskReader, Transcript
     from hermes_task.reading.tasktree import Unread
     from hermes_task.reading.watcher import Watcher
     from hermes_task.render.rows import View
 
 INTERVAL = 2.0
-# Jitter of the back-off; tests replace it (clock and sleep come from the Environment).
-JITTER: Callable[[], float] = random.random
+JITTER: Callable[[], float] = random.random  # the back-off's; tests replace it, as the Environment's clock
 STOPPED = {129: "SIGHUP", 130: "Ctrl-C", 143: "SIGTERM"}
-# A task's child as read, or why not; given the task and its conversation.
-Reader = Callable[["TaskEntry", str], "Transcript | Unread"]
+Reader = Callable[["TaskEntry", str], "Transcript | Unread"]  # a task's child as read, or why not
 
 
 app = command_app()
@@ -177,15 +174,14 @@ def recover(
                 )
             except (HermesError, KeyboardInterrupt) as exc:
                 stop = HermesError(Code.INTERRUPTED, "stopped while the parent was read")
-                failure = exc if isinstance(exc, HermesError) else stop
-                junit_file.write([], still="", read=None, failure=failure)
+                junit_file.write([], failure=exc if isinstance(exc, HermesError) else stop)
                 raise
             markdown = common.output_format is OutputFormat.markdown
             # The report reads each child as asked; the JUnit file the newest page of a task
             # that did not pass (the report's read when there is one).
             reader = child_reader(session, got.paths, pages=pages if markdown else 1, shared=details)
             output(session, got.doc, status or [], header, reader, View(full=full, utc=utc))
-            signal = junit_file.write(got.doc.tasks, still="still running when read", read=reader)
+            signal = junit_file.write(got.doc.tasks, when="read", read=reader)
             if signal is not None:
                 raise signal
         if exit_status and (code := int(verdict_exit(got.doc.tasks))):
@@ -209,8 +205,7 @@ def output(
     shown = replace(doc, tasks=only(doc.tasks, wanted)) if wanted else doc
     if common.json:
         env.write_stdout(document(shown))
-        return
-    if common.output_format is OutputFormat.markdown:
+    elif common.output_format is OutputFormat.markdown:
         from hermes_task.render.report import report  # lazy: only --format markdown
 
         for chunk in report(doc, shown.tasks, read, view, wanted):
@@ -225,7 +220,7 @@ def output(
         from hermes_task.render import terminal  # lazy: rich, only on a terminal
 
         terminal.tasks(session.console(), shown, wanted)
-    emit_warnings(common, doc.warnings)
+    emit_warnings(common, doc.warnings)  # none with --json
 
 
 def child_reader(
@@ -251,8 +246,7 @@ def child_reader(
 
 @dataclass
 class JunitFile:
-    """The `--junit FILE` of one run (`path` None: none), its place checked before any read,
-    written once from what the run knows."""
+    """The `--junit FILE` of one run (`path` None: none), checked before any read, written once."""
 
     path: str | None
     parent_id: str
@@ -268,13 +262,12 @@ class JunitFile:
         self,
         tasks: Sequence[TaskEntry],
         *,
-        still: str,
-        read: Reader | None,
+        when: str = "",
+        read: Reader | None = None,
         failure: HermesError | None = None,
-        unread: str = "",
     ) -> KeyboardInterrupt | None:
-        """The report of `tasks`, each not passed with its child's last rows (`read`; None:
-        `unread` says why); a stop signal ends the reading and is returned once written."""
+        """The report of `tasks`, each not passed with its child's last rows (`read`; None: not
+        read), one still running saying `when`; a stop signal ends the reading and is returned."""
         from hermes_task.cli.session import write_atomic  # lazy: the work, off --help
         from hermes_task.reading.tasktree import Unread  # lazy: as write_atomic
         from hermes_task.render.report import document, failed_run, last_rows_text, suites_of  # lazy: as it
@@ -285,41 +278,20 @@ class JunitFile:
         stopped: list[KeyboardInterrupt] = []
 
         def last_rows(task: TaskEntry, conversation: str) -> str:
-            if read is not None and not stopped:
+            if read is None:
+                return last_rows_text(Unread("not_read", f"not read: {when}"))
+            if not stopped:
                 try:
                     return last_rows_text(read(task, conversation))
                 except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP as `Interrupted`
                     stopped.append(exc)
-            return last_rows_text(Unread("not_read", unread if read is None else "the command was stopped"))
+            return last_rows_text(Unread("not_read", "the command was stopped"))
 
-        suites = suites_of(self.parent_id, tasks, still, last_rows)
+        suites = suites_of(self.parent_id, tasks, f"still running when {when}", last_rows)
         if failure is not None:
             suites[0][1].append(failed_run(self.parent_id, failure.code.value, failure.message))
         write_atomic(self.path, document(suites), "--junit")
         return stopped[0] if stopped else None
-
-    def watched(self, outcome: Outcome, entries: list[TaskEntry], read: Reader) -> KeyboardInterrupt | None:
-        """The file of a watch that ended; no last rows read after a signal or a failure."""
-        when = {
-            "timeout": "--timeout ran out",
-            "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
-            "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
-        }.get(outcome.ending)
-        still = f"still running when {when or 'the watch ended'}"
-        quiet = outcome.ending in ("interrupted", "failed")
-        unread = still.replace("still running when ", "not read: ") if quiet else ""
-        return self.write(
-            entries, still=still, read=None if quiet else read, failure=outcome.failure, unread=unread
-        )
-
-    def failed(self, error: HermesError, status: int) -> None:
-        """The run ended by `error` before its tasks were known (not a usage error: no read)."""
-        if error.exit_status is ExitStatus.USAGE:
-            return
-        if error.code is Code.INTERRUPTED:
-            stop = STOPPED.get(status, "a signal")
-            error = HermesError(Code.INTERRUPTED, f"stopped by {stop} before the tasks were read")
-        self.write([], still="", read=None, failure=error)
 
 
 def watch_parent(common: Common, parent_id: str, limits: dict[str, Any], junit: str | None) -> None:
@@ -359,24 +331,22 @@ def drive(
     junit: str | None = None,
     interval: float = INTERVAL,
 ) -> None:
-    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the
-    shell; a failure outside the loop's own handling: the JUnit file saying so, `live_failure`."""
-    from hermes_task.cli.session import QuietNotes, live_failure, shell, stderr_line  # lazy: off --help
+    """Run `recover --watch`'s loop, or with `rows` `follow --parent`'s, to its outcome in the shell."""
+    from hermes_task.cli.session import live_failure, shell, stderr_line  # lazy: off --help
     from hermes_task.core.sanitize import check_id  # lazy: as the session
-    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as the session
+    from hermes_task.reading.polling import PollConfig  # lazy: as the session
 
     common = session.common
-    if limits["start_timeout"] is None:
-        limits = {**limits, "start_timeout": START_TIMEOUT}
-    config = PollConfig(interval=interval, **limits)
-    if common.quiet and not common.json:
-        reporter = QuietNotes(reporter)
+    config = PollConfig(interval=interval, **{k: v for k, v in limits.items() if v is not None})
     files: list[JunitFile] = []  # the JUnit file, once the parent id is valid and FILE writable
 
     def report(error: HermesError, status: int) -> None:
-        for junit_file in files:
+        """An ending before the tasks were known: the JUnit file says so (not a usage error's)."""
+        stop = f"stopped by {STOPPED.get(status, 'a signal')} before the tasks were read"
+        failure = HermesError(Code.INTERRUPTED, stop) if error.code is Code.INTERRUPTED else error
+        if files and error.exit_status is not ExitStatus.USAGE:
             try:
-                junit_file.failed(error, status)
+                files[0].write([], failure=failure)
             except HermesError as unwritten:  # the command's own failure still ends it
                 stderr_line(common, f"error: {unwritten.message}", "bold red")
         live_failure(common, reporter, error, status, [])
@@ -387,8 +357,14 @@ def drive(
         with session.reading():
             watcher = parent_loop(session, parent, reporter, config, family=rows is not None, rows=rows)
             outcome = watcher.run()
-            read = child_reader(session, {parent: watcher.reader.path}, pages=1)
-            stop = files[0].watched(outcome, watcher.entries, read)
+            when = {
+                "timeout": "--timeout ran out",
+                "interrupted": f"the watch was stopped ({STOPPED.get(outcome.exit_code, 'a signal')})",
+                "failed": f"the watch failed: {outcome.failure.message}" if outcome.failure else None,
+            }.get(outcome.ending) or "the watch ended"
+            quiet = outcome.ending in ("interrupted", "failed")  # then no last rows are read
+            read = None if quiet else child_reader(session, {parent: watcher.reader.path}, pages=1)
+            stop = files[0].write(watcher.entries, when=when, read=read, failure=outcome.failure)
             if stop is not None:  # the watch's `result` is written: end as the signal says
                 raise SystemExit(interrupt_status(stop))
         if outcome.exit_code:
@@ -407,69 +383,59 @@ def parent_loop(
     depth: int = 0,
 ) -> Watcher:
     """A parent's loop: `recover --watch`'s, or (`family`) also each proven child's rows, read as
-    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks."""
-    from hermes_task.core.projection import RowFilter  # lazy: the work, off --help
-    from hermes_task.reading.api import SharedDetails  # lazy: as RowFilter
-    from hermes_task.reading.family import FamilyFollower  # lazy: as RowFilter
-    from hermes_task.reading.hints import admit  # lazy: as RowFilter
-    from hermes_task.reading.reader import TaskReader  # lazy: as RowFilter
-    from hermes_task.reading.watcher import Watcher  # lazy: as RowFilter
+    `follow CHILD` reads them (no usage reads with `rows`); `depth` levels of nested tasks. Each
+    finds the store's children and settles those ended unreported; `--quiet` drops setup warnings."""
+    from hermes_task.cli.session import QuietNotes, idle_sleep  # lazy: the work, off --help
+    from hermes_task.core.projection import RowFilter  # lazy: as the session
+    from hermes_task.reading.api import SharedDetails  # lazy: as the session
+    from hermes_task.reading.family import FamilyFollower  # lazy: as the session
+    from hermes_task.reading.hints import admit, find_children  # lazy: as the session
+    from hermes_task.reading.reader import TaskReader  # lazy: as the session
+    from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as the session
+    from hermes_task.reading.watcher import Watcher  # lazy: as the session
 
-    client, hints = session.client, session.hints
-    reader = TaskReader(client, parent, hint=False)
+    client, hints, env, debug = session.client, session.hints, session.env, session.debug
     shared = SharedDetails(client)  # one cycle's details: the loop clears it each cycle
-    timing = settled_timing(session, shared, reporter, sleep, usage=rows is None)
+    if session.common.quiet and not session.common.json:
+        reporter = QuietNotes(reporter)
+
+    def timing(warns: Any, usage: bool = True) -> dict[str, Any]:
+        settle = Unreported(
+            client,
+            hints,
+            per_cycle=MAX_CHECKS_PER_CYCLE,
+            usage=usage,
+            debug=debug,
+            warn=warns.warning,
+            shared=shared,
+        )
+
+        def resolve(messages: Any, tasks: Any) -> Any:
+            return settle(messages, find_children(client, hints, messages, tasks, shared))
+
+        return {
+            "clock": env.clock,
+            "sleep": sleep or env.sleep or idle_sleep(env.stdout),
+            "jitter": JITTER,
+            "debug": debug,
+            "resolve": resolve,
+            "shared": shared,
+            "notes": hints.warnings,  # store_unavailable, once per run, in every live command
+            "recheck": settle,
+        }
+
+    reader = TaskReader(client, parent, hint=False)
     if not family:
-        return Watcher(reader, reporter, config, **timing)
+        return Watcher(reader, reporter, config, **timing(reporter))
 
     def open_child(child_id: str, parents: frozenset[str]) -> TaskReader:
         gate = admit(parents, client.detail)
         return TaskReader(client, child_id, hint=True, store=hints, admit=gate, shared=shared)
 
     def nest(child: TaskReader, tagged: Tagged) -> Watcher:
-        return Watcher(child, tagged, config, **settled_timing(session, shared, tagged, sleep))
+        return Watcher(child, tagged, config, **timing(tagged))
 
+    timed = timing(reporter, usage=rows is None)
     return FamilyFollower(
-        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timing
+        reader, reporter, config, open_child, rows=rows or RowFilter(), nest=nest, depth=depth, **timed
     )
-
-
-def settled_timing(
-    session: Session,
-    shared: SharedDetails,
-    reporter: Any,
-    sleep: Callable[[float], None] | None = None,
-    *,
-    usage: bool = True,
-) -> dict[str, Any]:
-    """What every parent loop waits and resolves by: clock, sleep, jitter, `--debug`, the store's
-    children (proven against `shared`), the settle step of children ended unreported (`usage`)."""
-    from hermes_task.cli.session import idle_sleep  # lazy: the work, off --help
-    from hermes_task.reading.hints import find_children  # lazy: as idle_sleep
-    from hermes_task.reading.tasktree import MAX_CHECKS_PER_CYCLE, Unreported  # lazy: as idle_sleep
-
-    client, hints = session.client, session.hints
-    settle = Unreported(
-        client,
-        hints,
-        per_cycle=MAX_CHECKS_PER_CYCLE,
-        usage=usage,
-        debug=session.debug,
-        warn=reporter.warning,
-        shared=shared,
-    )
-    env = session.env
-
-    def resolve(messages: Any, tasks: Any) -> Any:
-        return settle(messages, find_children(client, hints, messages, tasks, shared))
-
-    return {
-        "clock": env.clock,
-        "sleep": sleep or env.sleep or idle_sleep(env.stdout),
-        "jitter": JITTER,
-        "debug": session.debug,
-        "resolve": resolve,
-        "shared": shared,
-        "notes": hints.warnings,  # store_unavailable, once per run, in every live command
-        "recheck": settle,
-    }

@@ -1,8 +1,7 @@
 """`hermes-task tui [PARENT_ID]`: every task of a parent live on one screen (Textual, an extra).
 
-The screen (`render/livescreen.py`) is one more reporter of the parents' watch loop
-(`watch_family`), run in a thread of its own; `q` sets the stop event the loop's `sleep` waits
-on. No other command nor `--help` imports Textual.
+The screen (`render/livescreen.py`) is one more reporter of `recover.parent_loop`, run in a thread
+of its own; `q` sets the stop event the loop's `sleep` waits on. Only this command imports Textual.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from hermes_task.failures import HermesError
 if TYPE_CHECKING:
     from hermes_task.cli.session import Session
     from hermes_task.core.documents import Row, WarningItem
-    from hermes_task.reading.family import FamilyFollower, FamilyReporter
+    from hermes_task.reading.family import FamilyFollower
     from hermes_task.reading.reader import TaskReader
     from hermes_task.render.livescreen import Emit, Loop, TaskScreenApp
 
@@ -87,12 +86,11 @@ def build(
     import threading  # lazy: the work (and Textual), off --help
 
     from hermes_task.cli.recover import parent_loop  # lazy: as threading
-    from hermes_task.cli.session import QuietNotes  # lazy: as threading
     from hermes_task.core.events import ErrorEvent, ResultEvent  # lazy: as threading
     from hermes_task.core.sanitize import check_id  # lazy: as threading
     from hermes_task.core.wire import PAGE_LIMIT  # lazy: as threading
     from hermes_task.reading.hints import admit  # lazy: as threading
-    from hermes_task.reading.polling import START_TIMEOUT, PollConfig  # lazy: as threading
+    from hermes_task.reading.polling import PollConfig  # lazy: as threading
     from hermes_task.reading.reader import TaskReader  # lazy: as threading
     from hermes_task.reading.stream import Plan, read_batches  # lazy: as threading
     from hermes_task.reading.tasktree import MAX_DEPTH  # lazy: as threading
@@ -101,24 +99,20 @@ def build(
     parent = None if parent_id is None else check_id(parent_id, what="PARENT_ID")
     client, hints = session.client, session.hints
     lineage: dict[str, FamilyFollower] = {}  # the parent's loop: its proven lineages gate `o`'s reads
-    config = PollConfig(interval=interval, exit_status=exit_status, start_timeout=START_TIMEOUT)
-    env_sleep = session.env.sleep
+    config = PollConfig(interval=interval, exit_status=exit_status)
 
     def start(chosen: str, emit: Emit) -> Loop:
         stop = threading.Event()
 
         def sleep(seconds: float) -> None:
-            if env_sleep is not None:
-                env_sleep(seconds)  # the tests' clock
-            else:
-                stop.wait(seconds)
+            (session.env.sleep or stop.wait)(seconds)  # the Environment's sleep: the tests' clock
             if stop.is_set():
                 raise KeyboardInterrupt
 
-        feed = EventFeed(emit)  # --quiet: the setup's warnings stay off the screen, as off stderr
-        reporter: FamilyReporter = QuietNotes(feed) if session.common.quiet else feed
         depth = MAX_DEPTH if recursive else 0  # each proven child's own tasks, as `recover --recursive`
-        follower = cast("FamilyFollower", parent_loop(session, chosen, reporter, config, sleep, depth=depth))
+        follower = cast(
+            "FamilyFollower", parent_loop(session, chosen, EventFeed(emit), config, sleep, depth=depth)
+        )
 
         def loop() -> None:
             try:
