@@ -18,6 +18,7 @@ from typer.completion import get_completion_inspect_parameters, shell_complete
 
 from hermes_task import __version__
 from hermes_task.cli.options import (
+    CONNECTION,
     Common,
     Environment,
     Header,
@@ -248,8 +249,8 @@ def config_show(**shared: Any) -> None:
                 raise
             # Say what is wrong (file and line), then what can be said without the file.
             invalid = exc
-            given = ("url", "profile", "token_file", "username", "password_file", "request_timeout")
-            resolved = settings.resolve(env=env, use_config=False, **{k: getattr(common, k) for k in given})
+            given = {k: getattr(common, k) for k in CONNECTION if k != "gateway"}  # a gateway is the file's
+            resolved = settings.resolve(env=env, use_config=False, **given)
         values = {name: ConfigValue(value=v, source=s) for name, v, s in explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(

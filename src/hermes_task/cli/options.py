@@ -1,9 +1,7 @@
 """What a command is given: the `Environment` it runs in (a test passes its own as typer's
-context object instead of patching globals), the options every reading command shares,
-declared once (`with_common`: the same spelling, help and order everywhere), the `Common`
-they fill, and the options and arguments several commands take.
-
-Invariant: importing this module imports typer and msgspec only (root `--help` imports it).
+context object), the options every reading command shares, declared once (`with_common`), the
+`Common` they fill, and the options and arguments several commands take. Invariant: importing
+this module imports typer and msgspec only (root `--help` imports it).
 """
 
 from __future__ import annotations
@@ -72,6 +70,8 @@ def current(ctx: Any) -> Environment:
     return obj if isinstance(obj, Environment) else Environment()
 
 
+# The options that name the dashboard and the credentials (`settings.resolve` takes them all).
+CONNECTION = ("url", "gateway", "profile", "token_file", "username", "password_file", "request_timeout")
 ColorMode = StrEnum("ColorMode", "auto always never")
 # What `--format` names: text (a table or rows, the default), json (`--json`), markdown.
 OutputFormat = StrEnum("OutputFormat", "text json markdown")

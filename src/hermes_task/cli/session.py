@@ -1,10 +1,7 @@
-"""One command's run: its `Session` (gh's Factory: the options, the settings resolved once, the
-`--debug` writer and, made on first use, the client, the store's hints and the outputs), the
-`shell` around it, and how its output and failures are written.
-
-`shell` is the only place an exception becomes an exit status (docs/exit-codes.md). However a
-command ends, stdout carries at most one complete JSON document (or whole NDJSON lines) and
-stderr one `clean_line` per failure, coloured only when stderr takes colour.
+"""One command's run: its `Session` (the settings resolved once, the `--debug` writer and, made on
+first use, the client, the store's hints and the outputs), the `shell` around it, and how its
+output and failures are written. `shell` is the only place an exception becomes an exit status
+(docs/exit-codes.md): stdout then holds at most one whole JSON document (or whole NDJSON lines).
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from hermes_task import __version__
 from hermes_task import settings as settings_module
-from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
+from hermes_task.cli.options import CONNECTION, ColorMode, Common, Environment, OutputFormat
 from hermes_task.core.documents import (
     ErrorBody,
     ErrorDoc,
@@ -78,8 +75,8 @@ def output_target(common: Common) -> Target:
 
 
 def rich_console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr): no markup from data, no line padded with spaces, a
-    closed pipe a quiet exit. On a terminal rich follows its width, unless COLUMNS is not sane."""
+    """A rich console on stdout (or stderr): no markup from data, no padded line, a closed pipe a
+    quiet exit. On a terminal rich follows its width, unless COLUMNS is not sane."""
     from hermes_task.render.terminal import QuietConsole  # lazy: rich, only for what rich draws
 
     env = common.env
@@ -195,24 +192,13 @@ class Session:
         return self._consoles[stderr]
 
     def err_console(self) -> Console:
-        return self.console(True)
+        return self.console(stderr=True)
 
     @cached_property
     def settings(self) -> settings_module.Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
-        common = self.common
-        return settings_module.resolve(
-            env=dict(common.env.environ),
-            url=common.url,
-            gateway=common.gateway,
-            profile=common.profile,
-            token_file=common.token_file,
-            username=common.username,
-            password_file=common.password_file,
-            request_timeout=common.request_timeout,
-            store=common.store,
-            no_store=common.no_store,
-        )
+        given = {name: getattr(self.common, name) for name in (*CONNECTION, "store", "no_store")}
+        return settings_module.resolve(env=dict(self.env.environ), **given)
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
@@ -439,8 +425,6 @@ def shell(session: Session, *, report: Callable[[HermesError, int], None] | None
             raise SystemExit(int(ending.failure.exit_status))
     except BrokenPipeError:  # stdout pointed at /dev/null: the final flush cannot raise again
         quiet_pipe_exit(session.env.stdout)
-    except SystemExit:  # `session.ending` and the commands that end with their own status
-        raise
     except (KeyboardInterrupt, Exception) as exc:
         if isinstance(exc, HermesError | KeyboardInterrupt):
             error, status = failure_of(exc)
@@ -470,9 +454,8 @@ def live_failure(common: Common, reporter: Any, error: HermesError, status: int,
         )
 
 
-# `show`'s and `older`'s one read returns a `Transcript` that `finish` renders once. A `Step`
-# after the fill (`--around`, older's batches) returns the document's snapshot, or None when
-# it wrote the output itself (`older --all` streamed).
+# A step after the fill (`--around`, older's batches): the document's snapshot, or None when it
+# wrote the output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
@@ -528,8 +511,8 @@ def check_target(path: str, option: str = "--junit") -> None:
 
 
 def write_atomic(path: str, text: str, option: str) -> None:
-    """`text` as the file `path`, atomically (a temporary file beside it, renamed over it), with
-    a new file's permissions; one that cannot be written is a usage error of `option`."""
+    """`text` as the file `path`, atomically (a temporary file renamed over it), with a new file's
+    permissions; one that cannot be written is a usage error of `option`."""
     directory = os.path.dirname(os.path.abspath(path))
     temporary = ""  # none yet: unlinking it fails quietly
     try:
