@@ -235,6 +235,7 @@ def config_show(**shared: Any) -> None:
     from hermes_task.cli.pager import pager_setting  # lazy: as settings
     from hermes_task.cli.session import Session, shell  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
+    from hermes_task.core.sanitize import clean_line  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
     from hermes_task.render.jsontext import document, explain  # lazy: as settings
 
@@ -270,25 +271,18 @@ def config_show(**shared: Any) -> None:
                 from rich.text import Text  # lazy: rich, only for a broken config file's error line
 
                 session.err_console().print(Text(f"error: {invalid.message}", style="bold red"))
-            common.env.write_stdout(_config_text(doc))
+            found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
+            lines = [
+                f"config file  {clean_line(doc.path)}{found}",
+                f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
+                "",
+            ]
+            shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in values.items()}
+            key_w, val_w = max(map(len, shown)), max(map(len, shown.values()))
+            lines += [f"{k:<{key_w}}  {v:<{val_w}}  {values[k].source}".rstrip() for k, v in shown.items()]
+            common.env.write_stdout("\n".join(lines) + "\n")
         if invalid is not None:
             raise SystemExit(int(invalid.exit_status))
-
-
-def _config_text(doc: Any) -> str:
-    from hermes_task.core.sanitize import clean_line  # lazy: the work, off --help
-
-    found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
-    lines = [
-        f"config file  {clean_line(doc.path)}{found}",
-        f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
-        "",
-    ]
-    shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
-    key_w = max(len(k) for k in shown)
-    val_w = max(len(v) for v in shown.values())
-    lines += [f"{k:<{key_w}}  {v:<{val_w}}  {doc.settings[k].source}".rstrip() for k, v in shown.items()]
-    return "\n".join(lines) + "\n"
 
 
 parents_app = command_app()

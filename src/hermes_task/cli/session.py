@@ -109,8 +109,7 @@ def columns(environ: Mapping[str, str]) -> int:
 def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
     """(columns, lines) of the terminal `stream`: sane `COLUMNS`/`LINES`, else measured, else 80x25."""
     try:
-        size = os.get_terminal_size(stream.fileno())
-        measured_width, measured_height = size.columns, size.lines
+        measured_width, measured_height = os.get_terminal_size(stream.fileno())
     except (AttributeError, ValueError, OSError):  # not a real terminal (a test's stream)
         measured_width = measured_height = 0
     width = sane_width(environ.get("COLUMNS")) or sane_width(measured_width) or FALLBACK_WIDTH
