@@ -16,6 +16,7 @@ from contextlib import closing
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
+import msgspec
 import typer
 from msgspec import Struct
 
@@ -240,15 +241,21 @@ Quiet = Annotated[
 ]
 
 
-def _option(name: str, kind: Any, default: Any, *flags: str, **option: Any) -> tuple[str, Any, Any]:
-    """A shared option as (parameter name, `Annotated` type, default); its flag `--NAME` by default."""
+_FIELDS = {field.name: field for field in msgspec.structs.fields(Common)}
+
+
+def _option(
+    name: str, *flags: str, kind: Any = None, default: Any = None, **option: Any
+) -> tuple[str, Any, Any]:
+    """A shared option as (parameter name, `Annotated` type, default), by default the type and
+    default of its `Common` field; its flag `--NAME` by default."""
+    if kind is None:
+        kind, default = _FIELDS[name].type, _FIELDS[name].default
     return name, Annotated[kind, typer.Option(*flags or ("--" + name.replace("_", "-"),), **option)], default
 
 
-def _connection(
-    name: str, metavar: str, help: str, kind: Any = str | None, **extra: Any
-) -> tuple[str, Any, Any]:
-    return _option(name, kind, None, metavar=metavar, help=help, show_default=False, **extra)
+def _connection(name: str, metavar: str, help: str, **extra: Any) -> tuple[str, Any, Any]:
+    return _option(name, metavar=metavar, help=help, show_default=False, **extra)
 
 
 # In the order --help lists them, after --json, --format and --pager.
@@ -276,44 +283,31 @@ _SHARED = [
     _connection(
         "password_file", "PATH", "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself]."
     ),
-    _connection(
-        "request_timeout", "S", "Per-request timeout in seconds [default: 10].", float | None, min=0.001
-    ),
+    _connection("request_timeout", "S", "Per-request timeout in seconds [default: 10].", min=0.001),
     _connection(
         "store",
         "PATH",
         "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
         "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
     ),
-    _option("no_store", bool, False, help="Never read the local Hermes store."),
-    _option(
-        "color",
-        ColorMode,
-        ColorMode.auto,
-        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
-        case_sensitive=False,
-    ),
+    _option("no_store", help="Never read the local Hermes store."),
+    _option("color", help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].", case_sensitive=False),
     ("quiet", Quiet, False),
     _option(
         "debug",
-        bool,
-        False,
         help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
     ),
 ]
 _FORMAT = _option(
     "output_format",
-    OutputFormat | None,
-    None,
     "--format",
+    kind=OutputFormat | None,
     help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
     case_sensitive=False,
     show_default=False,
 )
 _PAGER = _option(
     "pager",
-    bool | None,
-    None,
     "--pager/--no-pager",
     help="Page the output on a terminal (default: only when taller than the screen; "
     "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
@@ -340,7 +334,7 @@ def with_common(
         json_help = "One JSON document on stdout (schema: hermes-task schema)."
         if events is not None:
             json_help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
-        shared = [_option("json_out", bool, False, "--json", help=json_help)] if json else []
+        shared = [_option("json_out", "--json", kind=bool, default=False, help=json_help)] if json else []
         shared += [_FORMAT] if formats else []
         shared += [_PAGER] if pager else []
         keyword = inspect.Parameter.KEYWORD_ONLY
