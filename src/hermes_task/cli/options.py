@@ -74,7 +74,6 @@ def current(ctx: Any) -> Environment:
 # The options that name the dashboard and the credentials (`settings.resolve` takes them all).
 CONNECTION = ("url", "gateway", "profile", "token_file", "username", "password_file", "request_timeout")
 ColorMode = StrEnum("ColorMode", "auto always never")
-# What `--format` names: text (a table or rows, the default), json (`--json`), markdown.
 OutputFormat = StrEnum("OutputFormat", "text json markdown")
 # The roles `--role` names (a test keeps them `core.rowfilter.ROLES`).
 RoleName = StrEnum("RoleName", "user assistant tool system")

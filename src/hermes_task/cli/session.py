@@ -162,10 +162,6 @@ def stderr_line(common: Common, line: str, style: str) -> None:
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
-def debug_enabled(common: Common) -> bool:
-    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
-
-
 class Session:
     """What one run of a command works with."""
 
@@ -201,7 +197,7 @@ class Session:
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
-        if not debug_enabled(self.common):
+        if not self.common.debug and self.env.environ.get("HERMES_TASK_DEBUG", "") in ("", "0"):
             return None
 
         def write(line: str, stderr: Any = self.env.stderr) -> None:
@@ -427,7 +423,7 @@ def shell(session: Session, *, report: Callable[[HermesError, int], None] | None
     except (KeyboardInterrupt, Exception) as exc:
         if isinstance(exc, HermesError | KeyboardInterrupt):
             error, status = failure_of(exc)
-        elif debug_enabled(session.common):
+        elif session.debug is not None:
             raise
         else:
             why = f"{type(exc).__name__} (rerun with --debug for the traceback)"
