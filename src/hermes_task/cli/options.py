@@ -193,7 +193,6 @@ Tail = Annotated[
         metavar="N",
         callback=_not_negative,
         help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
-        show_default=False,
     ),
 ]
 Roles = Annotated[
@@ -202,7 +201,6 @@ Roles = Annotated[
         "--role",
         metavar="ROLE",
         help="Print only rows of ROLE: user, assistant, tool or system (repeatable).",
-        show_default=False,
         case_sensitive=False,
     ),
 ]
@@ -212,7 +210,6 @@ Tips = Annotated[
         "--tip",
         metavar="ID",
         help="Untrusted candidate for a newer segment; used only once its lineage is proven (repeatable).",
-        show_default=False,
     ),
 ]
 Reasoning = Annotated[
@@ -254,7 +251,7 @@ def _option(
 
 
 def _connection(name: str, metavar: str, help: str, **extra: Any) -> tuple[str, Any, Any]:
-    return _option(name, metavar=metavar, help=help, show_default=False, **extra)
+    return _option(name, metavar=metavar, help=help, **extra)
 
 
 # In the order --help lists them, after --json, --format and --pager.
@@ -303,14 +300,12 @@ _FORMAT = _option(
     kind=OutputFormat | None,
     help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
     case_sensitive=False,
-    show_default=False,
 )
 _PAGER = _option(
     "pager",
     "--pager/--no-pager",
     help="Page the output on a terminal (default: only when taller than the screen; "
     "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
-    show_default=False,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
