@@ -1,7 +1,6 @@
 """The command tree: the root app (a lazy group: a command's module is imported only when that
 command is looked up), the commands that describe the tool itself (`completion`, `schema`,
-`config`) and `parents`. Invariant: importing this module imports typer and `options.py` only.
-"""
+`config`) and `parents`. Invariant: importing this module imports typer and `options.py` only."""
 
 from __future__ import annotations
 
@@ -165,7 +164,6 @@ def completion(
     zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
     fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
     """
-    del quiet  # accepted as on every command; nothing here warns
     current(ctx).write_stdout(completion_script(shell.value))
 
 
@@ -187,7 +185,6 @@ def schema(
     """Print the JSON Schema (draft 2020-12) of an output document."""
     from hermes_task.render import jsontext as schemas  # lazy: the schema generator, only for `schema`
 
-    del quiet  # accepted as on every command; nothing here warns
     write = current(ctx).write_stdout
     if name is None:
         width = max(len(n) for n in schemas.NAMES)

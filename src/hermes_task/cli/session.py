@@ -358,14 +358,13 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
 
 
 def idle_sleep(stream: Any) -> Callable[[float], None]:
-    """A sleep that raises BrokenPipeError once `stream`'s reader has gone (poll reports
-    POLLERR/POLLHUP on a closed pipe's write end); plain sleep otherwise."""
+    """A sleep that raises BrokenPipeError once `stream`'s reader has gone; plain sleep otherwise."""
     try:
         fd = stream.fileno()
         poller = select.poll()
     except (AttributeError, OSError, ValueError):
         return time.sleep
-    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP and POLLNVAL come back
+    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP (a closed pipe) and POLLNVAL come back
     gone = select.POLLERR | select.POLLHUP | select.POLLNVAL
 
     def sleep(seconds: float) -> None:
