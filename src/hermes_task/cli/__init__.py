@@ -1,7 +1,5 @@
-"""The command-line interface (the only package that imports typer): the root app, the shared
-options, the session, the pager and one module per command. `main` is still found here for older
-console scripts, imported only when asked for (`app.py` imports this package first).
-"""
+"""The command-line interface (the only package that imports typer). `main` is still found here
+for older console scripts, imported only when asked for (`app.py` imports this package first)."""
 
 from __future__ import annotations
 

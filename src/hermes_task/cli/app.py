@@ -1,7 +1,6 @@
 """The command tree: the root app (a lazy group: a command's module is imported only when that
 command is looked up), the commands that describe the tool itself (`completion`, `schema`,
-`config`) and `parents`. Invariant: importing this module imports typer and `options.py` only.
-"""
+`config`) and `parents`. Invariant: importing this module imports typer and `options.py` only."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from typer.completion import get_completion_inspect_parameters, shell_complete
 
 from hermes_task import __version__
 from hermes_task.cli.options import (
+    CONNECTION,
     Common,
     Environment,
     Header,
@@ -164,7 +164,6 @@ def completion(
     zsh: eval "$(hermes-task completion zsh)" in ~/.zshrc, after compinit;
     fish: hermes-task completion fish > ~/.config/fish/completions/hermes-task.fish
     """
-    del quiet  # accepted as on every command; nothing here warns
     current(ctx).write_stdout(completion_script(shell.value))
 
 
@@ -186,7 +185,6 @@ def schema(
     """Print the JSON Schema (draft 2020-12) of an output document."""
     from hermes_task.render import jsontext as schemas  # lazy: the schema generator, only for `schema`
 
-    del quiet  # accepted as on every command; nothing here warns
     write = current(ctx).write_stdout
     if name is None:
         width = max(len(n) for n in schemas.NAMES)
@@ -234,6 +232,7 @@ def config_show(**shared: Any) -> None:
     from hermes_task.cli.pager import pager_setting  # lazy: as settings
     from hermes_task.cli.session import Session, shell  # lazy: as settings
     from hermes_task.core.documents import ConfigDoc, ConfigValue  # lazy: as settings
+    from hermes_task.core.sanitize import clean_line  # lazy: as settings
     from hermes_task.failures import Code, HermesError  # lazy: as settings
     from hermes_task.render.jsontext import document, explain  # lazy: as settings
 
@@ -248,8 +247,8 @@ def config_show(**shared: Any) -> None:
                 raise
             # Say what is wrong (file and line), then what can be said without the file.
             invalid = exc
-            given = ("url", "profile", "token_file", "username", "password_file", "request_timeout")
-            resolved = settings.resolve(env=env, use_config=False, **{k: getattr(common, k) for k in given})
+            given = {k: getattr(common, k) for k in CONNECTION if k != "gateway"}  # a gateway is the file's
+            resolved = settings.resolve(env=env, use_config=False, **given)
         values = {name: ConfigValue(value=v, source=s) for name, v, s in explain(resolved, env)}
         pager, pager_from = pager_setting(env)
         values["pager"] = ConfigValue(
@@ -269,25 +268,18 @@ def config_show(**shared: Any) -> None:
                 from rich.text import Text  # lazy: rich, only for a broken config file's error line
 
                 session.err_console().print(Text(f"error: {invalid.message}", style="bold red"))
-            common.env.write_stdout(_config_text(doc))
+            found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
+            lines = [
+                f"config file  {clean_line(doc.path)}{found}",
+                f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
+                "",
+            ]
+            shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in values.items()}
+            key_w, val_w = max(map(len, shown)), max(map(len, shown.values()))
+            lines += [f"{k:<{key_w}}  {v:<{val_w}}  {values[k].source}".rstrip() for k, v in shown.items()]
+            common.env.write_stdout("\n".join(lines) + "\n")
         if invalid is not None:
             raise SystemExit(int(invalid.exit_status))
-
-
-def _config_text(doc: Any) -> str:
-    from hermes_task.core.sanitize import clean_line  # lazy: the work, off --help
-
-    found = " (invalid: see the error above)" if doc.error else "" if doc.exists else " (not found)"
-    lines = [
-        f"config file  {clean_line(doc.path)}{found}",
-        f"gateways     {', '.join(clean_line(g) for g in doc.gateways) or '(none)'}",
-        "",
-    ]
-    shown = {k: "-" if v.value is None else clean_line(str(v.value)) for k, v in doc.settings.items()}
-    key_w = max(len(k) for k in shown)
-    val_w = max(len(v) for v in shown.values())
-    lines += [f"{k:<{key_w}}  {v:<{val_w}}  {doc.settings[k].source}".rstrip() for k, v in shown.items()]
-    return "\n".join(lines) + "\n"
 
 
 parents_app = command_app()

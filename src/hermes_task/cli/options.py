@@ -1,9 +1,7 @@
 """What a command is given: the `Environment` it runs in (a test passes its own as typer's
-context object instead of patching globals), the options every reading command shares,
-declared once (`with_common`: the same spelling, help and order everywhere), the `Common`
-they fill, and the options and arguments several commands take.
-
-Invariant: importing this module imports typer and msgspec only (root `--help` imports it).
+context object), the options every reading command shares, declared once (`with_common`), the
+`Common` they fill, and the options and arguments several commands take. Invariant: importing
+this module imports typer and msgspec only (root `--help` imports it).
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ from contextlib import closing
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
+import msgspec
 import typer
 from msgspec import Struct
 
@@ -72,8 +71,9 @@ def current(ctx: Any) -> Environment:
     return obj if isinstance(obj, Environment) else Environment()
 
 
+# The options that name the dashboard and the credentials (`settings.resolve` takes them all).
+CONNECTION = ("url", "gateway", "profile", "token_file", "username", "password_file", "request_timeout")
 ColorMode = StrEnum("ColorMode", "auto always never")
-# What `--format` names: text (a table or rows, the default), json (`--json`), markdown.
 OutputFormat = StrEnum("OutputFormat", "text json markdown")
 # The roles `--role` names (a test keeps them `core.rowfilter.ROLES`).
 RoleName = StrEnum("RoleName", "user assistant tool system")
@@ -193,7 +193,6 @@ Tail = Annotated[
         metavar="N",
         callback=_not_negative,
         help="Print only the last N rows (follow: of those already there, per task with --parent; 0: only new ones).",
-        show_default=False,
     ),
 ]
 Roles = Annotated[
@@ -202,7 +201,6 @@ Roles = Annotated[
         "--role",
         metavar="ROLE",
         help="Print only rows of ROLE: user, assistant, tool or system (repeatable).",
-        show_default=False,
         case_sensitive=False,
     ),
 ]
@@ -212,7 +210,6 @@ Tips = Annotated[
         "--tip",
         metavar="ID",
         help="Untrusted candidate for a newer segment; used only once its lineage is proven (repeatable).",
-        show_default=False,
     ),
 ]
 Reasoning = Annotated[
@@ -240,15 +237,21 @@ Quiet = Annotated[
 ]
 
 
-def _option(name: str, kind: Any, default: Any, *flags: str, **option: Any) -> tuple[str, Any, Any]:
-    """A shared option as (parameter name, `Annotated` type, default); its flag `--NAME` by default."""
+_FIELDS = {field.name: field for field in msgspec.structs.fields(Common)}
+
+
+def _option(
+    name: str, *flags: str, kind: Any = None, default: Any = None, **option: Any
+) -> tuple[str, Any, Any]:
+    """A shared option as (parameter name, `Annotated` type, default), by default the type and
+    default of its `Common` field; its flag `--NAME` by default."""
+    if kind is None:
+        kind, default = _FIELDS[name].type, _FIELDS[name].default
     return name, Annotated[kind, typer.Option(*flags or ("--" + name.replace("_", "-"),), **option)], default
 
 
-def _connection(
-    name: str, metavar: str, help: str, kind: Any = str | None, **extra: Any
-) -> tuple[str, Any, Any]:
-    return _option(name, kind, None, metavar=metavar, help=help, show_default=False, **extra)
+def _connection(name: str, metavar: str, help: str, **extra: Any) -> tuple[str, Any, Any]:
+    return _option(name, metavar=metavar, help=help, **extra)
 
 
 # In the order --help lists them, after --json, --format and --pager.
@@ -276,48 +279,33 @@ _SHARED = [
     _connection(
         "password_file", "PATH", "File holding the password [env: HERMES_DASHBOARD_PASSWORD holds it itself]."
     ),
-    _connection(
-        "request_timeout", "S", "Per-request timeout in seconds [default: 10].", float | None, min=0.001
-    ),
+    _connection("request_timeout", "S", "Per-request timeout in seconds [default: 10].", min=0.001),
     _connection(
         "store",
         "PATH",
         "The dashboard's local Hermes store (state.db), read-only, to find child and newer-segment "
         "ids (proven over HTTP) [env: HERMES_TASK_STORE; default: the profile's store, loopback only].",
     ),
-    _option("no_store", bool, False, help="Never read the local Hermes store."),
-    _option(
-        "color",
-        ColorMode,
-        ColorMode.auto,
-        help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].",
-        case_sensitive=False,
-    ),
+    _option("no_store", help="Never read the local Hermes store."),
+    _option("color", help="Colour on stdout and stderr [env: NO_COLOR, FORCE_COLOR].", case_sensitive=False),
     ("quiet", Quiet, False),
     _option(
         "debug",
-        bool,
-        False,
         help="Request lines and tracebacks on stderr; never content or secrets [env: HERMES_TASK_DEBUG].",
     ),
 ]
 _FORMAT = _option(
     "output_format",
-    OutputFormat | None,
-    None,
     "--format",
+    kind=OutputFormat | None,
     help="text (the default), json (the same as --json) or markdown (a report for GitHub and CI).",
     case_sensitive=False,
-    show_default=False,
 )
 _PAGER = _option(
     "pager",
-    bool | None,
-    None,
     "--pager/--no-pager",
     help="Page the output on a terminal (default: only when taller than the screen; "
     "env: HERMES_TASK_PAGER, PAGER, else less -FRX).",
-    show_default=False,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -340,7 +328,7 @@ def with_common(
         json_help = "One JSON document on stdout (schema: hermes-task schema)."
         if events is not None:
             json_help = f"NDJSON events on stdout, one per line (schema: hermes-task schema {events})."
-        shared = [_option("json_out", bool, False, "--json", help=json_help)] if json else []
+        shared = [_option("json_out", "--json", kind=bool, default=False, help=json_help)] if json else []
         shared += [_FORMAT] if formats else []
         shared += [_PAGER] if pager else []
         keyword = inspect.Parameter.KEYWORD_ONLY

@@ -1,7 +1,5 @@
-"""The pager for long `show`/`older` output on a terminal: its choice (docs/configuration.md
-"Colour, pager and debugging") and `Stream`. It only receives text rendered from sanitised
-strings.
-"""
+"""The pager for long `show`/`older` output on a terminal: its choice and `Stream`
+(docs/configuration.md "Colour, pager and debugging")."""
 
 from __future__ import annotations
 
@@ -43,9 +41,8 @@ def should_page(requested: bool | None, lines: int, height: int) -> bool:
 
 @dataclass(kw_only=True)
 class Stream:
-    """Rendered text fed in pieces: held until it is taller than the screen (or at once with
-    --pager), then piped to the pager as it comes; written directly when paging is off, the
-    pager cannot start, or the whole text fits."""
+    """Rendered text fed in pieces, held until it is taller than the screen, then piped to the
+    pager as it comes; written directly when the pager is off or cannot start, or the text fits."""
 
     requested: bool | None
     height: int

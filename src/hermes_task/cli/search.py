@@ -66,9 +66,7 @@ def search(
         reporter = kind(session.target, notes, lambda code: not dropped(common.quiet, code), utc=utc)
     tally = Tally()
 
-    def report(error: HermesError, status: int) -> None:
-        """A failure of the whole search: its lines on stderr (not when interrupted); with --json
-        an `error` event before them and the `result` with what was found so far."""
+    def report(error: HermesError, status: int) -> None:  # with --json: `result`, what was found so far
         if error.code is not Code.INTERRUPTED:
             if isinstance(reporter, JsonSearch):
                 reporter.error(error)

@@ -1,10 +1,7 @@
-"""One command's run: its `Session` (gh's Factory: the options, the settings resolved once, the
-`--debug` writer and, made on first use, the client, the store's hints and the outputs), the
-`shell` around it, and how its output and failures are written.
-
-`shell` is the only place an exception becomes an exit status (docs/exit-codes.md). However a
-command ends, stdout carries at most one complete JSON document (or whole NDJSON lines) and
-stderr one `clean_line` per failure, coloured only when stderr takes colour.
+"""One command's run: its `Session` (the settings resolved once, the `--debug` writer and, made on
+first use, the client, the store's hints and the outputs), the `shell` around it, and how its
+output and failures are written. `shell` is the only place an exception becomes an exit status
+(docs/exit-codes.md): stdout then holds at most one whole JSON document (or whole NDJSON lines).
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from hermes_task import __version__
 from hermes_task import settings as settings_module
-from hermes_task.cli.options import ColorMode, Common, Environment, OutputFormat
+from hermes_task.cli.options import CONNECTION, ColorMode, Common, Environment, OutputFormat
 from hermes_task.core.documents import (
     ErrorBody,
     ErrorDoc,
@@ -78,8 +75,8 @@ def output_target(common: Common) -> Target:
 
 
 def rich_console(common: Common, *, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr): no markup from data, no line padded with spaces, a
-    closed pipe a quiet exit. On a terminal rich follows its width, unless COLUMNS is not sane."""
+    """A rich console on stdout (or stderr): no markup from data, no padded line, a closed pipe a
+    quiet exit. On a terminal rich follows its width, unless COLUMNS is not sane."""
     from hermes_task.render.terminal import QuietConsole  # lazy: rich, only for what rich draws
 
     env = common.env
@@ -112,8 +109,7 @@ def columns(environ: Mapping[str, str]) -> int:
 def terminal_size(environ: Mapping[str, str], stream: Any) -> tuple[int, int]:
     """(columns, lines) of the terminal `stream`: sane `COLUMNS`/`LINES`, else measured, else 80x25."""
     try:
-        size = os.get_terminal_size(stream.fileno())
-        measured_width, measured_height = size.columns, size.lines
+        measured_width, measured_height = os.get_terminal_size(stream.fileno())
     except (AttributeError, ValueError, OSError):  # not a real terminal (a test's stream)
         measured_width = measured_height = 0
     width = sane_width(environ.get("COLUMNS")) or sane_width(measured_width) or FALLBACK_WIDTH
@@ -166,10 +162,6 @@ def stderr_line(common: Common, line: str, style: str) -> None:
 _DEBUG_LOCK = threading.Lock()  # one --debug line at a time, from any thread (reading/api.py)
 
 
-def debug_enabled(common: Common) -> bool:
-    return common.debug or common.env.environ.get("HERMES_TASK_DEBUG", "") not in ("", "0")
-
-
 class Session:
     """What one run of a command works with."""
 
@@ -195,28 +187,17 @@ class Session:
         return self._consoles[stderr]
 
     def err_console(self) -> Console:
-        return self.console(True)
+        return self.console(stderr=True)
 
     @cached_property
     def settings(self) -> settings_module.Settings:
         """The effective settings (flag > env > config file > default), resolved once."""
-        common = self.common
-        return settings_module.resolve(
-            env=dict(common.env.environ),
-            url=common.url,
-            gateway=common.gateway,
-            profile=common.profile,
-            token_file=common.token_file,
-            username=common.username,
-            password_file=common.password_file,
-            request_timeout=common.request_timeout,
-            store=common.store,
-            no_store=common.no_store,
-        )
+        given = {name: getattr(self.common, name) for name in (*CONNECTION, "store", "no_store")}
+        return settings_module.resolve(env=dict(self.env.environ), **given)
 
     @cached_property
     def debug(self) -> Callable[[str], None] | None:
-        if not debug_enabled(self.common):
+        if not self.common.debug and self.env.environ.get("HERMES_TASK_DEBUG", "") in ("", "0"):
             return None
 
         def write(line: str, stderr: Any = self.env.stderr) -> None:
@@ -377,14 +358,13 @@ def output_transcript(session: Session, doc: Any, **view: Any) -> None:
 
 
 def idle_sleep(stream: Any) -> Callable[[float], None]:
-    """A sleep that raises BrokenPipeError once `stream`'s reader has gone (poll reports
-    POLLERR/POLLHUP on a closed pipe's write end); plain sleep otherwise."""
+    """A sleep that raises BrokenPipeError once `stream`'s reader has gone; plain sleep otherwise."""
     try:
         fd = stream.fileno()
         poller = select.poll()
     except (AttributeError, OSError, ValueError):
         return time.sleep
-    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP and POLLNVAL come back
+    poller.register(fd, 0)  # no events asked: only POLLERR, POLLHUP (a closed pipe) and POLLNVAL come back
     gone = select.POLLERR | select.POLLHUP | select.POLLNVAL
 
     def sleep(seconds: float) -> None:
@@ -439,12 +419,10 @@ def shell(session: Session, *, report: Callable[[HermesError, int], None] | None
             raise SystemExit(int(ending.failure.exit_status))
     except BrokenPipeError:  # stdout pointed at /dev/null: the final flush cannot raise again
         quiet_pipe_exit(session.env.stdout)
-    except SystemExit:  # `session.ending` and the commands that end with their own status
-        raise
     except (KeyboardInterrupt, Exception) as exc:
         if isinstance(exc, HermesError | KeyboardInterrupt):
             error, status = failure_of(exc)
-        elif debug_enabled(session.common):
+        elif session.debug is not None:
             raise
         else:
             why = f"{type(exc).__name__} (rerun with --debug for the traceback)"
@@ -470,9 +448,8 @@ def live_failure(common: Common, reporter: Any, error: HermesError, status: int,
         )
 
 
-# `show`'s and `older`'s one read returns a `Transcript` that `finish` renders once. A `Step`
-# after the fill (`--around`, older's batches) returns the document's snapshot, or None when
-# it wrote the output itself (`older --all` streamed).
+# A step after the fill (`--around`, older's batches): the document's snapshot, or None when it
+# wrote the output itself (`older --all` streamed).
 Step = Callable[[TaskReader, Snapshot], Snapshot | None]
 
 
@@ -528,8 +505,8 @@ def check_target(path: str, option: str = "--junit") -> None:
 
 
 def write_atomic(path: str, text: str, option: str) -> None:
-    """`text` as the file `path`, atomically (a temporary file beside it, renamed over it), with
-    a new file's permissions; one that cannot be written is a usage error of `option`."""
+    """`text` as the file `path`, atomically (a temporary file renamed over it), with a new file's
+    permissions; one that cannot be written is a usage error of `option`."""
     directory = os.path.dirname(os.path.abspath(path))
     temporary = ""  # none yet: unlinking it fails quietly
     try:

@@ -35,7 +35,6 @@ def show(
             "--around",
             metavar="ROW_ID",
             help="Show the window around this row id (current backends; repeatable).",
-            show_default=False,
         ),
     ] = None,
     reasoning: Reasoning = False,
