@@ -16,7 +16,7 @@ from typing import Annotated, Literal, Protocol
 from msgspec import Meta, Struct, field
 from msgspec.structs import force_setattr
 
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import one_line
 from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.core.wire import NO_FIGURES, TOKENS, Figures
 
@@ -427,8 +427,7 @@ FIRST_WORDS = 100
 
 def first_words(text: str | None) -> str | None:
     """A first user row as one sanitised line: whitespace runs collapsed, cut with `…`."""
-    flat = " ".join(clean_line(text).split()) if text is not None else ""
-    return (flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…") or None
+    return (one_line(text, FIRST_WORDS) if text is not None else "") or None
 
 
 class ParentEntry(Struct, frozen=True, kw_only=True):

@@ -75,14 +75,6 @@ class TaskEvent(TaskEntry, frozen=True, kw_only=True, tag_field="type", tag="tas
 FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | ResultEvent
 
 
-def row_event(row: Row, task: TaskRef | None = None) -> RowEvent:
-    return RowEvent(**asdict(row), task=task)
-
-
-def state_event(task: TaskInfo) -> StateEvent:
-    return StateEvent(**asdict(task))
-
-
 def task_event(entry: TaskEntry) -> TaskEvent:
     return TaskEvent(**asdict(entry))
 

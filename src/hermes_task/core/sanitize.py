@@ -99,3 +99,12 @@ def looks_like_prefix(value: str) -> bool:
 def path_segment(value: SessionId) -> str:
     """The id as one fully percent-encoded URL path segment."""
     return quote(value, safe="")
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def one_line(text: str, width: int) -> str:
+    """`text` `clean_line`d, its whitespace runs collapsed, cut to `width` characters with `…`."""
+    return clip(" ".join(clean_line(text).split()), width)

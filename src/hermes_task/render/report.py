@@ -19,7 +19,7 @@ from typing import Literal
 from msgspec import Struct
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, TranscriptDoc, WarningItem
-from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.sanitize import clean, clean_line, one_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import RUN_WIDE, Unread
@@ -29,7 +29,6 @@ from hermes_task.render.rows import (
     RowView,
     Segments,
     View,
-    clip,
     duration_text,
     first_line,
     footer_text,
@@ -207,10 +206,6 @@ COLUMNS = ["#", "status", "time", "usage", "goal", "child session"]
 ReadChild = Callable[[TaskEntry, str], Transcript | Unread]
 
 
-def _cut(text: str) -> str:
-    return clip(" ".join(clean_line(text).split()), GOAL_WIDTH)
-
-
 def usage_text(entry: TaskEntry) -> str:
     """The proven usage (recover's table cell, with what the result told the parent when it
     differs); without it, the tokens the parent was told (its result's `tokens`), or empty."""
@@ -234,7 +229,7 @@ def task_table(tasks: Sequence[TaskEntry]) -> str:
             cell(status_text(entry)),
             cell(duration_text(entry.duration_seconds) or "-"),
             cell(usage_text(entry) or "-"),
-            cell(_cut(entry.goal or "(no goal recorded)")),
+            cell(one_line(entry.goal or "(no goal recorded)", GOAL_WIDTH)),
             code(entry.child_session_id, cell=True) if entry.child_session_id else "-",
         ]
         for entry in tasks
@@ -249,7 +244,7 @@ def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
 
 
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
-    title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
+    title = f"{number_of(entry)} {status_text(entry)} · {one_line(entry.goal or '(no goal recorded)', GOAL_WIDTH)}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
     yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
     results = (("Final answer", entry.summary), ("Error", entry.error))  # the summary whole, first

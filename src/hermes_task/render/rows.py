@@ -24,7 +24,7 @@ from hermes_task.core.documents import (
     Usage,
 )
 from hermes_task.core.projection import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
-from hermes_task.core.sanitize import clean, clean_line, is_clean_line
+from hermes_task.core.sanitize import clean, clean_line, clip, is_clean_line, one_line
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
@@ -185,10 +185,6 @@ def row_view(row: Row, view: View) -> RowView:
         body.append(((clean(row.text), "prose"),))
     body += [call_block(call.name, call.id, call.arguments) for call in row.tool_calls]
     return RowView(None, header(row, view), tuple(body) or ((("(empty)", "empty"),),))
-
-
-def clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
@@ -371,7 +367,7 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
 
 def head_text(doc: TranscriptDoc, width: int, painter: Plain = PLAIN) -> str:
     """The lines before the rows: the goal on one line, cut to `width`, then the task's usage."""
-    goal = doc.task.goal and "goal: " + clip(" ".join(clean_line(doc.task.goal).split()), max(10, width - 6))
+    goal = doc.task.goal and "goal: " + one_line(doc.task.goal, max(10, width - 6))
     texts = ((goal, "goal"), (usage_line(doc.task.usage), "footer"))
     head = [painter.line(text, what) for text, what in texts if text]
     return "\n".join(head) + "\n\n" if head else ""

@@ -15,11 +15,10 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import ParentEntry, TaskEntry, TasksDoc
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, clip
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render.rows import (
     RESULT_WIDTH,
-    clip,
     duration_text,
     gap_text,
     no_tasks_text,

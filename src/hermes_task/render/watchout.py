@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
+from msgspec.structs import asdict
 from rich.console import Console
 from rich.text import Text
 
@@ -18,10 +19,10 @@ from hermes_task.core.events import (
     ErrorEvent,
     FollowEvent,
     ResultEvent,
+    RowEvent,
+    StateEvent,
     TaskRef,
     WarningEvent,
-    row_event,
-    state_event,
     task_event,
 )
 from hermes_task.core.sanitize import clean_line
@@ -36,6 +37,7 @@ from hermes_task.render.rows import (
     Segments,
     View,
     gap_text,
+    number_of,
     plural,
     result_line,
     row_view,
@@ -51,10 +53,6 @@ def retry_text(error: HermesError, delay: float | None, interval: float) -> str:
     return f"{error.message}; {when}"
 
 
-def task_name(entry: TaskEntry) -> str:
-    return clean_line(entry.number or "?")
-
-
 class JsonEvents:
     """Each event of core/events.py on a line of its own (docs/json.md); a final failure also
     gets its one human line on stderr."""
@@ -67,7 +65,7 @@ class JsonEvents:
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        self._event(state_event(task))
+        self._event(StateEvent(**asdict(task)))
 
     def task(self, entry: TaskEntry) -> None:
         self._event(task_event(entry))
@@ -84,13 +82,15 @@ class JsonEvents:
             assert entry.child_session_id is not None  # rows are read only from a known child
             ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
         for row in rows:
-            self._event(row_event(row, ref))
+            self._event(RowEvent(**asdict(row), task=ref))
 
     def warning(self, item: WarningItem) -> None:
         self._event(WarningEvent(code=item.code, message=item.message))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
+        self.warning(
+            WarningItem(code=item.code, message=f"task {clean_line(number_of(entry))}: {item.message}")
+        )
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         retryable = retrying or error.retryable
@@ -99,7 +99,7 @@ class JsonEvents:
             self.err(f"error: {error.message}\n")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
-        message = f"task {task_name(entry)}: {error.message}"
+        message = f"task {clean_line(number_of(entry))}: {error.message}"
         self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
@@ -276,7 +276,7 @@ class TextFamily(Notes):
         self.gaps: dict[str, str] = {}
 
     def _say(self, entry: TaskEntry, text: str, style: str | None = None) -> None:
-        self.note(f"{task_name(entry)} │ ", text, colour_of(entry.number or "?"), style)
+        self.note(f"{clean_line(number_of(entry))} │ ", text, colour_of(number_of(entry)), style)
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
@@ -300,12 +300,12 @@ class TextFamily(Notes):
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
         assert entry is not None  # follow --parent tags every row with its task
         out = self.out
-        prefix = f"{task_name(entry)} │ "
+        prefix = f"{clean_line(number_of(entry))} │ "
         room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
         painter = PLAIN if out.plain else Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
-            opened, closed = sgr(colour_of(entry.number or "?"))
+            opened, closed = sgr(colour_of(number_of(entry)))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
         lines = []
         for row in rows:
@@ -314,11 +314,11 @@ class TextFamily(Notes):
         out.write("".join(lines))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.note(f"{task_name(entry)} │ warning: ", item.message, "bold yellow")
+        self.note(f"{clean_line(number_of(entry))} │ warning: ", item.message, "bold yellow")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         label = "retrying: " if retrying else "error: "
-        self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
+        self.note(f"{clean_line(number_of(entry))} │ {label}", error.message, "yellow")
 
 
 @dataclass
