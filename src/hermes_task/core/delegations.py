@@ -1,18 +1,18 @@
-"""The delegated tasks of one conversation, recovered from its transcript rows, with their
-outcomes (pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What
-counts", "Statuses", "Child sessions"), and for `propose` docs/identity.md ("Completions the
-parent has not received"). Beyond them:
+"""The delegated tasks of one conversation, recovered from its transcript rows, with their outcomes
+(pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What counts", "Statuses",
+"Child sessions"), and for `propose` docs/identity.md ("Completions the parent has not received").
+Beyond them:
 
-- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested`
-  status) is never a spawn result, even under a spawn call's id. A `dispatched` result's
-  tasks (its `goals`, iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
-- A completion row whose `display_metadata` names another delegation than its header is
-  ignored; a task's known goal is skipped before its status is read, so a goal cannot forge
-  a status; a crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Every outcome field is typed or null (numbers finite and non-negative, counts never
-  bools); merging two results only fills null fields (the first source wins).
-- `propose`: a unit without `results` is one task, the document itself; a crashed batch
-  gives each task its status and error; `delivery_state` is kept only when one short word.
+- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested` status) is
+  never a spawn result, even under a spawn call's id. A `dispatched` result's tasks (its `goals`,
+  iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
+- A completion row whose `display_metadata` names another delegation than its header is ignored; a
+  task's known goal is skipped before its status is read, so a goal cannot forge a status; a crashed
+  batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
+- Every outcome field is typed or null (numbers finite and non-negative, counts never bools);
+  merging two results only fills null fields (the first source wins).
+- `propose`: a unit without `results` is one task, the document itself; a crashed batch gives each
+  task its status and error; `delivery_state` is kept only when one short word.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""The output documents (schema_version 1): the contract users' scripts depend on.
-
-These frozen `msgspec.Struct`s are the single source of the JSON documents (encoded in field
-order) and of the published JSON Schemas (`hermes-task schema`; a field's `Meta(description=...)`
-is its schema description), both written by render/jsontext.py. Renderers read nothing else.
-Every field is always printed (`null` when it has no value): a script may rely on a key. The
-usage and cost rules: docs/json.md and docs/identity.md, "Usage and cost".
+"""The output documents (schema_version 1): the contract users' scripts depend on. These frozen
+`msgspec.Struct`s are the single source of the JSON documents (in field order) and of the JSON
+Schemas (`hermes-task schema`; a field's `Meta(description=...)` is its description), both written
+by render/jsontext.py; renderers read nothing else. Every field is always printed (`null` when it
+has no value). Usage and cost: docs/json.md and docs/identity.md, "Usage and cost".
 """
 
 from __future__ import annotations

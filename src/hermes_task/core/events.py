@@ -18,6 +18,10 @@ class TaskRef(Struct, frozen=True, kw_only=True):
     number: str | None
     child_session_id: str
 
+    @classmethod
+    def of(cls, task: TaskEntry) -> TaskRef:
+        return cls(number=task.number, child_session_id=task.child_session_id or "")
+
 
 class RowEvent(Row, frozen=True, kw_only=True, tag_field="type", tag="row"):
     """A newly verified row: every `Row` field plus `type`, and with `follow --parent` the

@@ -1,13 +1,11 @@
-"""Transcript rows for reading (pure): what one stored row displays (`project`), what kind of
-row it is, how a tool result reads as text, which rows a command prints (`RowFilter`) and
-searching them. The rules as users see them: docs/commands.md, `show` and `--role`/`--tail`
-(selection never adds, changes or repeats a row), and `search`, "What is searched".
+"""Transcript rows for reading (pure): what a stored row displays (`project`) and what kind it is, a
+tool result as text, which rows a command prints (`RowFilter`; docs/commands.md `show`: selection
+never adds, changes or repeats a row) and searching them (docs/commands.md `search`; docs/json.md).
 
-Projection: `display_content` and `display_reasoning` are authoritative whenever present,
-even empty or null; `display_commentary` is public prose, never recovered from raw
-`codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
-stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
-`kind` to a row the server gave none, never changing its text. Search `spans`: docs/json.md.
+Projection: `display_content` and `display_reasoning` are authoritative whenever present, even empty
+or null; `display_commentary` is public prose, never recovered from raw `codex_message_items`;
+reasoning is never read from encrypted data; text that looks like JSON stays literal; backend strings
+are kept as sent (renderers sanitise). Recognition only adds a `kind` to a row the server gave none.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Untrusted strings: session ids accepted unchanged or rejected (the rule: docs/exit-codes.md),
-backend text neutralised: every backend string passes through `clean` before it reaches a
-terminal, since Rich strips only a few controls itself (BEL, BS, VT, FF, CR) and passes
-ESC/CSI/OSC through.
+"""Untrusted strings: session ids accepted unchanged or rejected (docs/exit-codes.md), and backend
+text neutralised: every backend string passes `clean` before a terminal, since Rich strips only a
+few controls (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Facts over a recovered task list: counts, the CI verdict and status filters (pure).
-
-The verdict is the parent's word, never a child's ending (every child closes with `agent_close`
-whatever its outcome); the rules: docs/commands.md, `recover --watch` (`result.state`).
+"""Facts over a recovered task list (pure): counts, the CI verdict and status filters. The verdict is
+the parent's word, never a child's ending (every child closes with `agent_close` whatever its
+outcome): docs/commands.md, `recover --watch` (`result.state`).
 """
 
 from __future__ import annotations

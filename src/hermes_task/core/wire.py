@@ -1,7 +1,6 @@
-"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes. The
-contract: docs/decisions.md, entries 1 and 7 (a missing or mistyped key this tool relies on
-is a `WireError`, never guessed; `UNSET` marks a key whose absence decides something); usage
-figures are read permissively (docs/json.md, "Usage").
+"""What the dashboard sends: frozen `msgspec.Struct`s decoded from the response bytes. A missing or
+mistyped key this tool relies on is a `WireError`, never guessed; `UNSET` marks a key whose absence
+decides something (docs/decisions.md, entries 1 and 7); usage figures are read permissively.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
-GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML (docs/commands.md
-"Markdown (`--format markdown`)", "`--format markdown`: the report of a parent" and "`--junit
-FILE`: JUnit XML for CI"). Every backend string reaches Markdown only through the escaping
-that "Markdown" describes (`escaped` and its kin), and JUnit only through `xml_text`.
+"""Documents written, not rendered (no rich): transcripts and `recover`'s tasks as GitHub-flavoured
+Markdown, `recover --junit FILE` as JUnit XML (docs/commands.md "Markdown (`--format markdown`)",
+"`--format markdown`: the report of a parent", "`--junit FILE`"). Backend text reaches Markdown only
+through `escaped` and its kin, JUnit only through `xml_text`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Text without rich: the row model every painter draws and the walk they share, the plain
-painter, usage and cost as text, the piped task lines (docs/commands.md "Piped rows", "Piped
-output"). A `RowView` is one `quiet` line or a `header` and `body` blocks, each starting a
-line; a piece is `(text, what)`, `what` one of `PARTS`, never a colour. Every backend string
-is sanitised here: a painter adds nothing from the backend.
+"""Text without rich: the row model every painter draws and the walk they share, the plain painter,
+usage as text, the piped task lines (docs/commands.md "Piped rows", "Piped output"). A `RowView` is a
+`quiet` line or a `header` and `body` blocks; a piece is `(text, what)`, `what` one of `PARTS`, never
+a colour. Every backend string is sanitised here: a painter adds nothing from the backend.
 """
 
 from __future__ import annotations
@@ -452,9 +451,8 @@ def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = 
 def gap_text(entry: TaskEntry) -> str:
     """The words for a task's `gap` (why its child was not read), sanitised."""
     gap = entry.gap or ""
-    reason = RECOVER.get(f"gap_{gap}")
-    if reason is None:
-        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    failure = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    reason = RECOVER.get(f"gap_{gap}", failure)
     return RECOVER["gap"].format(reason=clean_line(reason))
 
 

@@ -1,7 +1,6 @@
-"""Our table for a terminal, ids whole at any width (docs/commands.md "Narrow terminals"):
-`recover`'s tasks (and `recover --watch`'s live table), `parents` (and its piped lines); and
-the filter that keeps rich's line-end padding off a terminal. A `whole` cell is never cut or
-wrapped; every backend string is `clean_line`d, then only ever wrapped in `Text`.
+"""Our table for a terminal, ids whole at any width (docs/commands.md "Narrow terminals"): `recover`'s
+tasks and live table, `parents` and its piped lines; and the filter that keeps rich's line-end padding
+off a terminal. Every backend string is `clean_line`d, then only ever wrapped in `Text`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`):
-`JsonEvents` is the one NDJSON writer of every live command; the others print for people,
-every backend string through the sanitising renderers of `recover` and `follow`.
+"""What the live commands (`follow`, `recover --watch`, `follow --parent`) print as they read:
+`JsonEvents`, their one NDJSON writer, and the text reporters (sanitised by the renderers they call).
 """
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ class JsonEvents:
         self.write = write
         self.err = err
 
-    def _event(self, payload: FollowEvent) -> None:
+    def _event(self, payload: FollowEvent) -> None:  # livescreen's EventFeed posts it instead
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
@@ -77,10 +76,7 @@ class JsonEvents:
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
-        ref = None
-        if entry is not None:
-            assert entry.child_session_id is not None  # rows are read only from a known child
-            ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
+        ref = None if entry is None else TaskRef.of(entry)
         for row in rows:
             self._event(RowEvent(**asdict(row), task=ref))
 
@@ -88,9 +84,8 @@ class JsonEvents:
         self._event(WarningEvent(code=item.code, message=item.message))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.warning(
-            WarningItem(code=item.code, message=f"task {clean_line(number_of(entry))}: {item.message}")
-        )
+        message = f"task {clean_line(number_of(entry))}: {item.message}"
+        self.warning(WarningItem(code=item.code, message=message))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         retryable = retrying or error.retryable
@@ -103,15 +98,14 @@ class JsonEvents:
         self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
-        self._event(
-            ResultEvent(
-                state=outcome.state,
-                end_reason=outcome.end_reason,
-                exit_code=outcome.exit_code,
-                last_read_age=outcome.last_read_age,
-                unreported=None if entries is None else unreported(entries),
-            )
+        result = ResultEvent(
+            state=outcome.state,
+            end_reason=outcome.end_reason,
+            exit_code=outcome.exit_code,
+            last_read_age=outcome.last_read_age,
+            unreported=None if entries is None else unreported(entries),
         )
+        self._event(result)
 
 
 class Notes:
