@@ -143,8 +143,7 @@ GoalOf = Callable[[str, int], "str | None"]
 
 
 class Completion(Struct, frozen=True):
-    """What one completion row says: per task index (0-based, call-wide) a raw status (None
-    when the row names the task but no status could be read) and the reported outcome."""
+    """One completion row: per task index (0-based, call-wide) a raw status (None: unread) and outcome."""
 
     delegation_id: str
     kind: Literal["batch", "batch_error", "single", "task_failed"]
@@ -221,8 +220,7 @@ def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
 
 
 def _batch(delegation_id: str, body: str, goal_of: GoalOf) -> Completion | None:
-    """The batch form: one update per task block (the first block of an index wins), or the
-    whole unit's `--- ERROR ---`; None when the body has neither."""
+    """The batch form: an update per task block (an index's first wins), or the unit's `--- ERROR ---`."""
     blocks = list(_BLOCK.finditer(body))
     if not blocks:
         return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
@@ -454,8 +452,7 @@ def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
 
 
 def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
-    """The delegated tasks of a transcript, in call order then task index (rules above); a call
-    id seen twice (a cloned row) counts once, and a second result for the same call is ignored."""
+    """The delegated tasks of a transcript, in call order then task index (rules above)."""
     return _walk(messages).entries()
 
 

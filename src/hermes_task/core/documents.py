@@ -356,8 +356,7 @@ class HasFigures(Protocol):
 def lineage_usage(
     path: Sequence[str], details: Mapping[str, HasFigures], *, later: bool = False, earlier: bool = False
 ) -> Usage:
-    """The usage of a proven lineage `path` from its `details` (one not held sent nothing);
-    `later`, `earlier`: later or earlier segments may be missing."""
+    """The usage of lineage `path` from `details`; `later`, `earlier`: such segments may be missing."""
     parts = [segment_usage(details[sid].figures if sid in details else NO_FIGURES) for sid in path]
     flags = {"later_segments": later, "earlier_segments": earlier}
     total = combine(parts, extra=[m for m in MISSING if flags.get(m)])

@@ -133,8 +133,7 @@ def project(msg: WireMessage) -> Row | None:
 
 
 def counts_as_text(row: Row) -> bool:
-    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary,
-    never boilerplate or a status notice."""
+    """Whether a row counts for `--min-text`: user or assistant prose with visible text or commentary."""
     quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
     prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
@@ -198,8 +197,7 @@ class ToolText(NamedTuple):
 
 
 def split_steers(text: str) -> tuple[str, list[str]]:
-    """`text` without the steers appended to its end (whole marked blocks only), and their
-    messages, oldest first."""
+    """`text` without the whole steer blocks appended to its end, and their messages, oldest first."""
     steers: list[str] = []
     while text.endswith(STEER_CLOSE):
         blocks = list(STEER_OPEN.finditer(text))
@@ -324,8 +322,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Patte
 
 
 class Block(NamedTuple):
-    """One searched block of a row: what it is (`field`), which one of the row's blocks of
-    that field (`part`, 0-based: the second tool call's arguments are part 1), its text."""
+    """One searched block of a row: its `field`, which one of them (`part`, 0-based), its text."""
 
     field: SearchField
     part: int

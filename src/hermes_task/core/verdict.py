@@ -68,8 +68,7 @@ def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
 
 
 def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:
-    """The tasks whose status is one of `statuses` (all when empty), with the ancestors of a
-    match kept (docs/commands.md, `--status`)."""
+    """The tasks with one of `statuses` (all when empty), a match's ancestors kept (docs/commands.md)."""
     if not statuses:
         return list(tasks)
     out: list[TaskEntry] = []

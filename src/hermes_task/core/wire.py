@@ -143,8 +143,7 @@ class Pagination(Struct, frozen=True, kw_only=True):
 
 
 class WireMessage(Struct, frozen=True, kw_only=True):
-    """One transcript row. `display_content` and `display_reasoning` are `UNSET` when not
-    sent: an explicitly empty or null one is authoritative."""
+    """One transcript row (`display_content`, `display_reasoning`: `UNSET` when not sent)."""
 
     id: int
     session_id: str

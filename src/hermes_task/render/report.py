@@ -272,8 +272,7 @@ def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Itera
 def report(
     doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View, statuses: Sequence[str] = ()
 ) -> Iterator[str]:
-    """The whole report of `doc`, yielded as each child is read; `shown` are the tasks
-    `--status` (`statuses`) keeps (the summary counts every task)."""
+    """The report of `doc`, yielded as each child is read; `shown`: the tasks `--status` keeps."""
     yield heading(2, doc.parent_id, None) + "\n\n" + inline(summary_line(doc)) + "\n\n"
     yield warnings_markdown(doc.warnings)
     if not shown:  # none delegated, or none matches --status

@@ -10,6 +10,7 @@ import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from hermes_task.core.documents import (
@@ -71,12 +72,7 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
             second = int(whole) + (1 if micro >= 1_000_000 else -1 if micro < 0 else 0)
         except (OverflowError, ValueError):  # inf, nan
             return ""
-    minutes = _MINUTES[utc]
-    parts = minutes.get(second // 60)
-    if parts is None:
-        if len(minutes) > 4096:
-            minutes.clear()
-        parts = minutes[second // 60] = _minute(second // 60, utc)
+    parts = _minute(second // 60, utc)
     if parts:
         return f"{parts[0]}{second % 60:02d}{parts[1]}"
     try:  # this time formatted on its own
@@ -90,9 +86,7 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
         return ""
 
 
-_MINUTES: dict[bool, dict[int, tuple[str, str] | tuple[()]]] = {False: {}, True: {}}
-
-
+@lru_cache(maxsize=4096)
 def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
     """The text around the seconds of `minute` (since the epoch), or () when its offset changes
     within it or is not whole minutes (each time then formatted on its own)."""

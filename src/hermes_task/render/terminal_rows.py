@@ -142,8 +142,7 @@ BATCH = 200  # rows painted between two writes
 
 
 class Painter(Plain):
-    """Paints rows and lines for one output: `color` (SGR codes or none), `width` (wrap, or
-    None: never), `markdown` (Markdown prose through rich)."""
+    """Rows and lines for one output: `color` SGR codes, `width` wrap (None: never), `markdown` by rich."""
 
     def __init__(self, *, color: bool, width: int | None, markdown: bool) -> None:
         self.color = color

@@ -53,8 +53,7 @@ def retry_text(error: HermesError, delay: float | None, interval: float) -> str:
 
 
 class JsonEvents:
-    """Each event of core/events.py on a line of its own (docs/json.md); a final failure also
-    gets its one human line on stderr."""
+    """Each event of core/events.py on a line (docs/json.md); a final failure also gets a stderr line."""
 
     def __init__(self, write: Write, err: Write) -> None:
         self.write = write
