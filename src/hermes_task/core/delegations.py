@@ -197,8 +197,7 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
 
 
 def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
-    """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
-    `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
+    """The single-task form: its `Status: … Duration: …s` line and `--- RESULT ---`, or a bare `Status:`."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
     line = _LINE_STATUS.search(rest)
     model = unit_model(rest[: line.start()] if line else rest)

@@ -376,10 +376,8 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
         return None
     costs = [p.cost_usd for p in known if p.cost_usd is not None]
     kinds = {p.cost_kind for p in known if p.cost_kind is not None}
-    missing: set[Missing] = {m for p in known for m in p.missing} | set(extra)
-    if len(known) < len(parts):
-        missing.add("tasks")
-    ordered = [m for m in MISSING if m in missing]
+    missing = {m for p in known for m in p.missing} | set(extra)
+    ordered = [m for m in MISSING if m in missing or (m == "tasks" and len(known) < len(parts))]
     return Usage(
         **{name: _sum(getattr(p, name) for p in known) for name in COUNTS},
         cost_usd=round(math.fsum(costs), 10) if costs else None,  # float noise dropped

@@ -115,7 +115,6 @@ def project(msg: WireMessage) -> Row | None:
     # A row the backend flags as a compression's summary is boilerplate whatever its text,
     # unless the server projected it into something to display (iot: the restated request).
     flagged = "compaction_summary" if msg.compressed_summary is True and not shown else None
-    stamp = msg.timestamp
     return Row(
         id=msg.id,
         session_id=msg.session_id,
@@ -126,7 +125,7 @@ def project(msg: WireMessage) -> Row | None:
         tool_calls=tool_calls(msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         tool_name=msg.tool_name,
-        timestamp=float(stamp) if stamp is not None and math.isfinite(stamp) else None,
+        timestamp=msg.timestamp if msg.timestamp is not None and math.isfinite(msg.timestamp) else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
         kind=msg.display_kind or flagged or recognised_kind(msg.role, text),
     )

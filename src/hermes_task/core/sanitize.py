@@ -90,8 +90,7 @@ _PARTIAL = re.compile(r"\d{1,8}(_(\d{1,6}(_[0-9a-f]{0,5})?)?)?")
 
 
 def looks_like_prefix(value: str) -> bool:
-    """True for a strict prefix of the usual id shape (`20261130_17`): a 404 for one gets a hint
-    (the dashboard does not resolve prefixes); it never decides a request."""
+    """A strict prefix of the usual id shape (`20261130_17`): only for a 404's hint, never a request."""
     return bool(_PARTIAL.fullmatch(value)) and not _SHAPE.fullmatch(value)
 
 

@@ -215,10 +215,9 @@ def usage_text(entry: TaskEntry) -> str:
         if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
             told = told_text(tokens)
         return usage_cell(usage) + (f" ({told})" if told else "")
-    if tokens is None or (tokens.input is None and tokens.output is None):
-        return ""
-    parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]
-    return " · ".join(parts) + " (reported)"
+    reported = ((tokens.input, "in"), (tokens.output, "out")) if tokens is not None else ()
+    parts = [f"{n:,} {what}" for n, what in reported if n is not None]
+    return " · ".join(parts) + " (reported)" if parts else ""
 
 
 def task_table(tasks: Sequence[TaskEntry]) -> str:
@@ -372,8 +371,7 @@ def failed_run(parent_id: str, code: str, message: str) -> Case:
 
 
 def last_rows_text(read: Transcript | Unread) -> str:
-    """A task's `system-out`: the last rows read of its child as piped `show` prints them, after
-    a line saying which; or why none were read."""
+    """A task's `system-out`: its child's last rows as piped `show` prints them, or why none were read."""
     if isinstance(read, Unread):
         return f"transcript not read: {read.message}\n"
     if read.failure is not None and not read.rows:

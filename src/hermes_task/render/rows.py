@@ -59,8 +59,7 @@ class RowView(NamedTuple):
 
 
 def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z, as `strftime` prints
-    it; the text around the second is formatted once per minute (`_minute`)."""
+    """Local time with its UTC offset (as journalctl), or UTC with a Z, as `strftime` prints it."""
     if timestamp is None:
         return ""
     if 0.0 <= timestamp < 1e11 and timestamp - int(timestamp) < 0.9999994:
@@ -317,8 +316,7 @@ def expand_tabs(text: str, column: int = 0) -> str:
 
 
 class Plain:
-    """The plain painter (docs/commands.md "Piped rows"), and what every painter paints: one
-    row, or one whole line (`what`: goal, segment, footer), without a newline."""
+    """The plain painter (docs/commands.md "Piped rows"): one row, or one whole line, without a newline."""
 
     def row(self, view: RowView) -> str:
         if view.quiet is not None:
@@ -339,8 +337,7 @@ PLAIN = Plain()
 
 
 def painted(rows: Iterable[Row], view: View, segments: Segments, painter: Plain, batch: int) -> Iterator[str]:
-    """Rows each followed by a blank line, a segment line where the task moves to a newer
-    segment, in chunks of about `batch` lines; `segments` then knows the newest segment."""
+    """Rows each followed by a blank line, a segment line where the task moves on; chunks of ~`batch`."""
     pending: list[str] = []
     for row in rows:
         line = segments.line(row)

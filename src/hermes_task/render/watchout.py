@@ -257,8 +257,7 @@ def colour_of(number: str) -> str:
 
 
 class TextFamily(Notes):
-    """`follow --parent` as text: each task's rows as `follow` paints them (no Markdown) and its
-    news on stderr, each line prefixed `NUMBER │ ` in the number's colour."""
+    """`follow --parent` as text: each task's rows and news, each line prefixed `NUMBER │ ` in its colour."""
 
     naming_unreported = False
 
@@ -316,8 +315,7 @@ class TextFamily(Notes):
 
 @dataclass
 class TerminalReporter:
-    """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
-    lets through), retries and the ending on stderr through `note(line, style)`."""
+    """`follow CHILD` as text: rows on stdout as `show` paints them, the notes on stderr through `note`."""
 
     out: Target
     note: Callable[[str, str], None]
