@@ -1,7 +1,6 @@
-"""The NDJSON events of `follow --json`, `recover --watch --json` and `search --json`
-(schema_version 1; docs/json.md). Invariant: every event is a frozen Struct whose fields are
-all always present: a document of `documents.py` plus its `type` (msgspec's tag, written first).
-"""
+"""The NDJSON events of `follow --json`, `recover --watch --json` and `search --json` (schema_version
+1; docs/json.md): each a frozen Struct whose fields are always present, a document of `documents.py`
+plus its `type` (msgspec's tag, written first)."""
 
 from __future__ import annotations
 

@@ -77,7 +77,6 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
 
 
 def is_valid_id(value: object) -> bool:
-    """True when `value` is a string that `check_id` accepts."""
     try:
         return isinstance(value, str) and check_id(value) == value
     except HermesError:

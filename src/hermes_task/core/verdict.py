@@ -38,7 +38,6 @@ def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
 
 
 def all_terminal(tasks: Sequence[TaskEntry]) -> bool:
-    """Has every task of the tree (at least one) reached a terminal status?"""
     every = flatten(tasks)
     return bool(every) and all(t.terminal for t in every)
 
@@ -63,7 +62,6 @@ def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
 
 
 def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
-    """The numbers of the tasks of the tree that ended unreported, in tree order."""
     return [t.number or "?" for t in flatten(tasks) if t.status == TaskStatus.ended_unreported]
 
 

@@ -115,7 +115,6 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
 
     @property
     def figures(self) -> Figures:
-        """This segment's usage figures (`figures_of`)."""
         return figures_of(msgspec.structs.asdict(self))
 
     @property
@@ -183,7 +182,6 @@ class MessagesPage(Struct, frozen=True, kw_only=True):
 
     @property
     def paginated(self) -> bool:
-        """Did the envelope carry a `pagination` object?"""
         return self.pagination_sent is not UNSET
 
     @property

@@ -242,7 +242,6 @@ def cost_text(usage: Usage) -> str:
 
 
 def usage_cell(usage: Usage | None) -> str:
-    """The table's usage cell; `-` when the task has no usage."""
     if usage is None:
         return "-"
     lower = "" if usage.complete else "≥"
@@ -400,7 +399,6 @@ def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
 
 
 def first_line(text: str, width: int | None) -> str:
-    """The first line of `text`, `clean_line`d, cut to `width` characters with `…`."""
     first = clean_line(text.strip().split("\n", 1)[0])
     return first if width is None else clip(first, width)
 
@@ -410,7 +408,6 @@ def number_of(entry: TaskEntry) -> str:
 
 
 def status_text(entry: TaskEntry) -> str:
-    """The status's label, marked ` (store)` when the result came from the local store."""
     return entry.status.label + (" (store)" if entry.result_source == "store" else "")
 
 
@@ -431,7 +428,6 @@ def task_line(entry: TaskEntry, path: str = "") -> str:
 
 
 def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = "") -> list[str]:
-    """Every task of a tree, parents first, as `task_line`s; the header line first if asked."""
     out = ["\t".join(COLUMNS)] if header else []
     for entry in tasks:
         out.append(task_line(entry, path))

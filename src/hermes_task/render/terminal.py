@@ -272,7 +272,6 @@ def _text(entry: ParentEntry) -> tuple[str, str]:
 
 
 def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
-    """The chats' table (`delegated by` when one was delegated), a count line, how to open one."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),

@@ -299,11 +299,8 @@ class TextFamily(Notes):
         if out.color:
             opened, closed = sgr(colour_of(number_of(entry)))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
-        lines = []
-        for row in rows:
-            for line in painter.row(row_view(row, View())).split("\n"):
-                lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
-        out.write("".join(lines))
+        lines = [line for row in rows for line in painter.row(row_view(row, View())).split("\n")]
+        out.write("".join(f"{prefix}{line}\n" if line else f"{bare}\n" for line in lines))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
         self.note(f"{clean_line(number_of(entry))} │ warning: ", item.message, "bold yellow")
