@@ -34,16 +34,12 @@ def _visible(match: re.Match[str]) -> str:
 
 def clean(text: str) -> str:
     """`text` with every unsafe character replaced by a visible spelling; idempotent."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(_visible, text)
+    return text if _UNSAFE.search(text) is None else _UNSAFE.sub(_visible, text)
 
 
 def clean_line(text: str) -> str:
     """`clean` for one-line contexts: newlines and tabs become spaces, so no value forges a line."""
-    if _UNSAFE_LINE.search(text) is None:  # the common case: one scan, nothing to change
-        return text
-    return clean(text).replace("\n", " ").replace("\t", " ")
+    return text if _UNSAFE_LINE.search(text) is None else clean(text).replace("\n", " ").replace("\t", " ")
 
 
 def is_clean_line(text: str) -> bool:

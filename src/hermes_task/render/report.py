@@ -176,11 +176,9 @@ def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
 def transcript_markdown(doc: TranscriptDoc, view: View) -> Iterator[str]:
     task = doc.task
     yield f"## Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
-    goal = paragraphs(task.goal or "")
-    if goal:
+    if goal := paragraphs(task.goal or ""):
         yield f"**Goal:**\n\n{goal}\n\n"
-    usage = usage_line(task.usage)
-    if usage:
+    if usage := usage_line(task.usage):
         yield inline(usage) + "\n\n"
     if task.segments:  # the proven segments, oldest first
         rows = [
@@ -380,8 +378,7 @@ def last_rows_text(read: Transcript | Unread) -> str:
     head = f"the last {len(rows)} of {len(read.rows)} rows read of child session {read.child_id}"
     if read.failure is not None:
         head += f" (the read stopped: {read.failure.message})"
-    segments = Segments(read.doc.task if read.doc is not None else None)
-    return f"{head}:\n\n" + rows_text(rows, View(), segments)
+    return f"{head}:\n\n" + rows_text(rows, View(), Segments(read.doc.task if read.doc else None))
 
 
 def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:

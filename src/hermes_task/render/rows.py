@@ -23,7 +23,7 @@ from hermes_task.core.documents import (
     TranscriptDoc,
     Usage,
 )
-from hermes_task.core.projection import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
+from hermes_task.core.projection import BOILERPLATE_KINDS, ROLES, STATUS_KINDS, cut, split_steers, tool_text
 from hermes_task.core.sanitize import clean, clean_line, clip, is_clean_line, one_line
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import flatten
@@ -37,7 +37,6 @@ PARTS = (
     *("prose", "output", "cut", "status", "steer", "reasoning_label", "reasoning", "hidden"),
     *("call", "call_id_in_call", "arguments", "no_arguments", "empty"),
 )
-ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 Piece = tuple[str, str]  # (sanitised text, what it is: one of PARTS)
 Block = tuple[Piece, ...]  # one or more pieces, starting on a line of their own
@@ -366,8 +365,7 @@ def transcript_chunks(
     doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Plain = PLAIN
 ) -> Iterator[str]:
     """The whole transcript in chunks: the output starts before everything is formatted."""
-    head = head_text(doc, width, painter)
-    if head:
+    if head := head_text(doc, width, painter):
         yield head
     yield from painted(doc.rows, view, Segments(doc.task), painter, batch)
     yield painter.line(footer_text(doc, view), "footer") + "\n"

@@ -229,8 +229,7 @@ def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         yield Row(cells)
-        told = usage_told(entry)
-        if told:  # what the result told the parent, under the proven sum
+        if told := usage_told(entry):  # what the result told the parent, under the proven sum
             yield _note_row(RECOVER["told"].format(told=told), {USAGE: told})
         if entry.gap:
             text = gap_text(entry)

@@ -161,8 +161,7 @@ class Notes:
         return line
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
-        if line:
+        if line := self.ending(outcome, entries):
             self.note("", line, "dim")
 
 
