@@ -101,7 +101,7 @@ def test_the_profile_summary_groups_own_cpu_and_lists_our_entries(tmp_path: Path
     assert groups["hermes_task"] > 0
     # is_valid_id and check_id hold the whole run: the chain, left out; then what they call
     assert summary.chain == 2
-    assert summary.top[0][:2] == ("core/sanitize.py:60 _has_control", 5000)
+    assert summary.top[0][:2] == ("core/sanitize.py:55 _has_control", 5000)
     assert all(t[3] < 0.9 * summary.total for t in summary.top)
     assert [t[3] for t in summary.top] == sorted((t[3] for t in summary.top), reverse=True)
 

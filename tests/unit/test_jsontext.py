@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from hermes_task.core.documents import (
     BackendInfo,
@@ -30,7 +31,7 @@ from hermes_task.core.documents import (
     ToolCall,
     TranscriptDoc,
 )
-from hermes_task.core.events import ResultEvent, row_event
+from hermes_task.core.events import ResultEvent, RowEvent
 from hermes_task.render.jsontext import ROWS_OPEN, ascii_only, document, event, row_element, rows_close
 
 
@@ -136,7 +137,7 @@ def test_a_document_keeps_the_field_order_and_a_two_space_indent() -> None:
 
 def test_an_event_names_its_type_first() -> None:
     row = Row(id=1, session_id="s", role="user", text="hi", timestamp=1)
-    line = event(row_event(row))
+    line = event(RowEvent(**asdict(row)))
     assert line.startswith('{"type":"row","id":1,"session_id":"s",')
     assert line.endswith(',"task":null}\n')
     assert json.loads(line)["timestamp"] == 1.0

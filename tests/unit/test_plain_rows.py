@@ -277,13 +277,13 @@ def reference_when(timestamp: float, utc: bool) -> str:
 def test_times_print_as_strftime_prints_them(zone: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", zone)
     time.tzset()
-    rows_module._MINUTES[False].clear()
+    rows_module._minute.cache_clear()
     try:
         check_times()
     finally:
         monkeypatch.undo()
         time.tzset()
-        rows_module._MINUTES[False].clear()
+        rows_module._minute.cache_clear()
 
 
 @settings(max_examples=400, deadline=None)
@@ -537,10 +537,10 @@ def test_the_documented_example_is_what_the_painter_prints(monkeypatch: pytest.M
     )
     monkeypatch.setenv("TZ", "Europe/Paris")
     time.tzset()
-    rows_module._MINUTES[False].clear()
+    rows_module._minute.cache_clear()
     try:
         assert "".join(transcript_chunks(doc, View(), 100)) == block
     finally:
         monkeypatch.undo()
         time.tzset()
-        rows_module._MINUTES[False].clear()
+        rows_module._minute.cache_clear()

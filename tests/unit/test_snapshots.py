@@ -137,14 +137,14 @@ def paris() -> Iterator[None]:
     before = os.environ.get("TZ")
     os.environ["TZ"] = "Europe/Paris"
     time.tzset()
-    rows_module._MINUTES[False].clear()  # local times an earlier test formatted in another zone
+    rows_module._minute.cache_clear()  # local times an earlier test formatted in another zone
     yield
     if before is None:
         os.environ.pop("TZ", None)
     else:
         os.environ["TZ"] = before
     time.tzset()
-    rows_module._MINUTES[False].clear()
+    rows_module._minute.cache_clear()
 
 
 def test_show_terminal_text(dashboard: Dashboard, snapshot: SnapshotAssertion, paris: None) -> None:

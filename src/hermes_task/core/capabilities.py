@@ -1,6 +1,5 @@
-"""What a dashboard can do, learned from its own answers (never from a version or a label):
-docs/backends.md, "Capabilities, learned from answers". A capability is `None` until an answer
-of this run showed it, and once learned it is never guessed back.
+"""What a dashboard can do, learned from its own answers, never from a version (docs/backends.md,
+"Capabilities, learned from answers"): `None` until an answer of this run shows it, never guessed back.
 """
 
 from __future__ import annotations

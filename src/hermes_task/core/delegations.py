@@ -1,18 +1,18 @@
-"""The delegated tasks of one conversation, recovered from its transcript rows, with their
-outcomes (pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What
-counts", "Statuses", "Child sessions"), and for `propose` docs/identity.md ("Completions the
-parent has not received"). Beyond them:
+"""The delegated tasks of one conversation, recovered from its transcript rows, with their outcomes
+(pure, sanitised): docs/commands.md (`recover`: "Numbering", "Results", "What counts", "Statuses",
+"Child sessions"), and for `propose` docs/identity.md ("Completions the parent has not received").
+Beyond them:
 
-- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested`
-  status) is never a spawn result, even under a spawn call's id. A `dispatched` result's
-  tasks (its `goals`, iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
-- A completion row whose `display_metadata` names another delegation than its header is
-  ignored; a task's known goal is skipped before its status is read, so a goal cannot forge
-  a status; a crashed batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
-- Every outcome field is typed or null (numbers finite and non-negative, counts never
-  bools); merging two results only fills null fields (the first source wins).
-- `propose`: a unit without `results` is one task, the document itself; a crashed batch
-  gives each task its status and error; `delivery_state` is kept only when one short word.
+- A control acknowledgement (`action`, `subagents`, a `queued` or `interrupt_requested` status) is
+  never a spawn result, even under a spawn call's id. A `dispatched` result's tasks (its `goals`,
+  iot's `subagent_ids` and per-unit `delegation_id`s) are `running`.
+- A completion row whose `display_metadata` names another delegation than its header is ignored; a
+  task's known goal is skipped before its status is read, so a goal cannot forge a status; a crashed
+  batch (`--- ERROR ---`, no task blocks) makes its tasks `error`.
+- Every outcome field is typed or null (numbers finite and non-negative, counts never bools);
+  merging two results only fills null fields (the first source wins).
+- `propose`: a unit without `results` is one task, the document itself; a crashed batch gives each
+  task its status and error; `delivery_state` is kept only when one short word.
 """
 
 from __future__ import annotations
@@ -143,8 +143,7 @@ GoalOf = Callable[[str, int], "str | None"]
 
 
 class Completion(Struct, frozen=True):
-    """What one completion row says: per task index (0-based, call-wide) a raw status (None
-    when the row names the task but no status could be read) and the reported outcome."""
+    """One completion row: per task index (0-based, call-wide) a raw status (None: unread) and outcome."""
 
     delegation_id: str
     kind: Literal["batch", "batch_error", "single", "task_failed"]
@@ -198,8 +197,7 @@ def _task_failed(delegation_id: str, index: int, body: str, goal_of: GoalOf) -> 
 
 
 def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
-    """The single-task form after its goal: `Status: … API calls: … Duration: …s`, then
-    `--- RESULT ---` and the summary, error or partial output; else only its `Status:` line."""
+    """The single-task form: its `Status: … Duration: …s` line and `--- RESULT ---`, or a bare `Status:`."""
     rest = _after(body, "Original goal: ", goal_of(delegation_id, 0), anywhere=True)
     line = _LINE_STATUS.search(rest)
     model = unit_model(rest[: line.start()] if line else rest)
@@ -221,8 +219,7 @@ def _single(delegation_id: str, body: str, goal_of: GoalOf) -> Completion:
 
 
 def _batch(delegation_id: str, body: str, goal_of: GoalOf) -> Completion | None:
-    """The batch form: one update per task block (the first block of an index wins), or the
-    whole unit's `--- ERROR ---`; None when the body has neither."""
+    """The batch form: an update per task block (an index's first wins), or the unit's `--- ERROR ---`."""
     blocks = list(_BLOCK.finditer(body))
     if not blocks:
         return Completion(delegation_id, "batch_error") if "\n--- ERROR ---\n" in body else None
@@ -454,8 +451,7 @@ def _walk(messages: Sequence[WireMessage], *, whole: bool = True) -> _Recovery:
 
 
 def recover(messages: Sequence[WireMessage]) -> list[TaskEntry]:
-    """The delegated tasks of a transcript, in call order then task index (rules above); a call
-    id seen twice (a cloned row) counts once, and a second result for the same call is ignored."""
+    """The delegated tasks of a transcript, in call order then task index (rules above)."""
     return _walk(messages).entries()
 
 

@@ -1,10 +1,8 @@
-"""The output documents (schema_version 1): the contract users' scripts depend on.
-
-These frozen `msgspec.Struct`s are the single source of the JSON documents (encoded in field
-order) and of the published JSON Schemas (`hermes-task schema`; a field's `Meta(description=...)`
-is its schema description), both written by render/jsontext.py. Renderers read nothing else.
-Every field is always printed (`null` when it has no value): a script may rely on a key. The
-usage and cost rules: docs/json.md and docs/identity.md, "Usage and cost".
+"""The output documents (schema_version 1): the contract users' scripts depend on. These frozen
+`msgspec.Struct`s are the single source of the JSON documents (in field order) and of the JSON
+Schemas (`hermes-task schema`; a field's `Meta(description=...)` is its description), both written
+by render/jsontext.py; renderers read nothing else. Every field is always printed (`null` when it
+has no value). Usage and cost: docs/json.md and docs/identity.md, "Usage and cost".
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import Annotated, Literal, Protocol
 from msgspec import Meta, Struct, field
 from msgspec.structs import force_setattr
 
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import one_line
 from hermes_task.core.ui_strings import TaskStatus, WarningCode
 from hermes_task.core.wire import NO_FIGURES, TOKENS, Figures
 
@@ -358,8 +356,7 @@ class HasFigures(Protocol):
 def lineage_usage(
     path: Sequence[str], details: Mapping[str, HasFigures], *, later: bool = False, earlier: bool = False
 ) -> Usage:
-    """The usage of a proven lineage `path` from its `details` (one not held sent nothing);
-    `later`, `earlier`: later or earlier segments may be missing."""
+    """The usage of lineage `path` from `details`; `later`, `earlier`: such segments may be missing."""
     parts = [segment_usage(details[sid].figures if sid in details else NO_FIGURES) for sid in path]
     flags = {"later_segments": later, "earlier_segments": earlier}
     total = combine(parts, extra=[m for m in MISSING if flags.get(m)])
@@ -379,10 +376,8 @@ def combine(parts: Sequence[Usage | None], *, extra: Sequence[Missing] = ()) -> 
         return None
     costs = [p.cost_usd for p in known if p.cost_usd is not None]
     kinds = {p.cost_kind for p in known if p.cost_kind is not None}
-    missing: set[Missing] = {m for p in known for m in p.missing} | set(extra)
-    if len(known) < len(parts):
-        missing.add("tasks")
-    ordered = [m for m in MISSING if m in missing]
+    missing = {m for p in known for m in p.missing} | set(extra)
+    ordered = [m for m in MISSING if m in missing or (m == "tasks" and len(known) < len(parts))]
     return Usage(
         **{name: _sum(getattr(p, name) for p in known) for name in COUNTS},
         cost_usd=round(math.fsum(costs), 10) if costs else None,  # float noise dropped
@@ -427,8 +422,7 @@ FIRST_WORDS = 100
 
 def first_words(text: str | None) -> str | None:
     """A first user row as one sanitised line: whitespace runs collapsed, cut with `…`."""
-    flat = " ".join(clean_line(text).split()) if text is not None else ""
-    return (flat if len(flat) <= FIRST_WORDS else flat[: FIRST_WORDS - 1] + "…") or None
+    return (one_line(text, FIRST_WORDS) if text is not None else "") or None
 
 
 class ParentEntry(Struct, frozen=True, kw_only=True):

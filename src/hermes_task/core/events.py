@@ -1,7 +1,6 @@
-"""The NDJSON events of `follow --json`, `recover --watch --json` and `search --json`
-(schema_version 1; docs/json.md). Invariant: every event is a frozen Struct whose fields are
-all always present: a document of `documents.py` plus its `type` (msgspec's tag, written first).
-"""
+"""The NDJSON events of `follow --json`, `recover --watch --json` and `search --json` (schema_version
+1; docs/json.md): each a frozen Struct whose fields are always present, a document of `documents.py`
+plus its `type` (msgspec's tag, written first)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,10 @@ from hermes_task.core.projection import SearchField, Span
 class TaskRef(Struct, frozen=True, kw_only=True):
     number: str | None
     child_session_id: str
+
+    @classmethod
+    def of(cls, task: TaskEntry) -> TaskRef:
+        return cls(number=task.number, child_session_id=task.child_session_id or "")
 
 
 class RowEvent(Row, frozen=True, kw_only=True, tag_field="type", tag="row"):
@@ -73,14 +76,6 @@ class TaskEvent(TaskEntry, frozen=True, kw_only=True, tag_field="type", tag="tas
 
 # One `follow --json` or `recover --watch --json` line, discriminated on `type`.
 FollowEvent = RowEvent | StateEvent | TaskEvent | WarningEvent | ErrorEvent | ResultEvent
-
-
-def row_event(row: Row, task: TaskRef | None = None) -> RowEvent:
-    return RowEvent(**asdict(row), task=task)
-
-
-def state_event(task: TaskInfo) -> StateEvent:
-    return StateEvent(**asdict(task))
 
 
 def task_event(entry: TaskEntry) -> TaskEvent:

@@ -1,13 +1,11 @@
-"""Transcript rows for reading (pure): what one stored row displays (`project`), what kind of
-row it is, how a tool result reads as text, which rows a command prints (`RowFilter`) and
-searching them. The rules as users see them: docs/commands.md, `show` and `--role`/`--tail`
-(selection never adds, changes or repeats a row), and `search`, "What is searched".
+"""Transcript rows for reading (pure): what a stored row displays (`project`) and what kind it is, a
+tool result as text, which rows a command prints (`RowFilter`; docs/commands.md `show`: selection
+never adds, changes or repeats a row) and searching them (docs/commands.md `search`; docs/json.md).
 
-Projection: `display_content` and `display_reasoning` are authoritative whenever present,
-even empty or null; `display_commentary` is public prose, never recovered from raw
-`codex_message_items`; reasoning is never read from encrypted data; text that looks like JSON
-stays literal; backend strings are kept as sent (renderers sanitise). Recognition only adds a
-`kind` to a row the server gave none, never changing its text. Search `spans`: docs/json.md.
+Projection: `display_content` and `display_reasoning` are authoritative whenever present, even empty
+or null; `display_commentary` is public prose, never recovered from raw `codex_message_items`;
+reasoning is never read from encrypted data; text that looks like JSON stays literal; backend strings
+are kept as sent (renderers sanitise). Recognition only adds a `kind` to a row the server gave none.
 """
 
 from __future__ import annotations
@@ -117,7 +115,6 @@ def project(msg: WireMessage) -> Row | None:
     # A row the backend flags as a compression's summary is boilerplate whatever its text,
     # unless the server projected it into something to display (iot: the restated request).
     flagged = "compaction_summary" if msg.compressed_summary is True and not shown else None
-    stamp = msg.timestamp
     return Row(
         id=msg.id,
         session_id=msg.session_id,
@@ -128,15 +125,14 @@ def project(msg: WireMessage) -> Row | None:
         tool_calls=tool_calls(msg.tool_calls),
         tool_call_id=msg.tool_call_id,
         tool_name=msg.tool_name,
-        timestamp=float(stamp) if stamp is not None and math.isfinite(stamp) else None,
+        timestamp=msg.timestamp if msg.timestamp is not None and math.isfinite(msg.timestamp) else None,
         archived=bool(msg.compacted) or msg.active in (0, False),
         kind=msg.display_kind or flagged or recognised_kind(msg.role, text),
     )
 
 
 def counts_as_text(row: Row) -> bool:
-    """Prose rows for `--min-text`: user and assistant rows with visible text or commentary,
-    never boilerplate or a status notice."""
+    """Whether a row counts for `--min-text`: user or assistant prose with visible text or commentary."""
     quiet = row.kind in BOILERPLATE_KINDS or row.kind in STATUS_KINDS
     prose = row.role in ("user", "assistant", "agent") and not quiet
     return prose and (bool((row.text or "").strip()) or bool(row.commentary))
@@ -200,8 +196,7 @@ class ToolText(NamedTuple):
 
 
 def split_steers(text: str) -> tuple[str, list[str]]:
-    """`text` without the steers appended to its end (whole marked blocks only), and their
-    messages, oldest first."""
+    """`text` without the whole steer blocks appended to its end, and their messages, oldest first."""
     steers: list[str] = []
     while text.endswith(STEER_CLOSE):
         blocks = list(STEER_OPEN.finditer(text))
@@ -326,8 +321,7 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool) -> re.Patte
 
 
 class Block(NamedTuple):
-    """One searched block of a row: what it is (`field`), which one of the row's blocks of
-    that field (`part`, 0-based: the second tool call's arguments are part 1), its text."""
+    """One searched block of a row: its `field`, which one of them (`part`, 0-based), its text."""
 
     field: SearchField
     part: int

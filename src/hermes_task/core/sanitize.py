@@ -1,7 +1,6 @@
-"""Untrusted strings: session ids accepted unchanged or rejected (the rule: docs/exit-codes.md),
-backend text neutralised: every backend string passes through `clean` before it reaches a
-terminal, since Rich strips only a few controls itself (BEL, BS, VT, FF, CR) and passes
-ESC/CSI/OSC through.
+"""Untrusted strings: session ids accepted unchanged or rejected (docs/exit-codes.md), and backend
+text neutralised: every backend string passes `clean` before a terminal, since Rich strips only a
+few controls (BEL, BS, VT, FF, CR) and passes ESC/CSI/OSC through.
 """
 
 from __future__ import annotations
@@ -35,16 +34,12 @@ def _visible(match: re.Match[str]) -> str:
 
 def clean(text: str) -> str:
     """`text` with every unsafe character replaced by a visible spelling; idempotent."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(_visible, text)
+    return text if _UNSAFE.search(text) is None else _UNSAFE.sub(_visible, text)
 
 
 def clean_line(text: str) -> str:
     """`clean` for one-line contexts: newlines and tabs become spaces, so no value forges a line."""
-    if _UNSAFE_LINE.search(text) is None:  # the common case: one scan, nothing to change
-        return text
-    return clean(text).replace("\n", " ").replace("\t", " ")
+    return text if _UNSAFE_LINE.search(text) is None else clean(text).replace("\n", " ").replace("\t", " ")
 
 
 def is_clean_line(text: str) -> bool:
@@ -78,7 +73,6 @@ def check_id(value: str, *, what: str = "id") -> SessionId:
 
 
 def is_valid_id(value: object) -> bool:
-    """True when `value` is a string that `check_id` accepts."""
     try:
         return isinstance(value, str) and check_id(value) == value
     except HermesError:
@@ -91,11 +85,19 @@ _PARTIAL = re.compile(r"\d{1,8}(_(\d{1,6}(_[0-9a-f]{0,5})?)?)?")
 
 
 def looks_like_prefix(value: str) -> bool:
-    """True for a strict prefix of the usual id shape (`20261130_17`): a 404 for one gets a hint
-    (the dashboard does not resolve prefixes); it never decides a request."""
+    """A strict prefix of the usual id shape (`20261130_17`): only for a 404's hint, never a request."""
     return bool(_PARTIAL.fullmatch(value)) and not _SHAPE.fullmatch(value)
 
 
 def path_segment(value: SessionId) -> str:
     """The id as one fully percent-encoded URL path segment."""
     return quote(value, safe="")
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def one_line(text: str, width: int) -> str:
+    """`text` `clean_line`d, its whitespace runs collapsed, cut to `width` characters with `…`."""
+    return clip(" ".join(clean_line(text).split()), width)

@@ -1,7 +1,5 @@
-"""Human-facing strings, keyed by stable codes; JSON carries the codes. Failure messages and
-hints live in `hermes_task.failures.TABLE`; tools/regen.py generates the docs' tables from
-`TaskStatus` and `WarningCode`.
-"""
+"""Human-facing strings, keyed by stable codes; JSON carries the codes. Failure messages and hints
+live in `hermes_task.failures.TABLE`; tools/regen.py generates the docs' tables from these enums."""
 
 from __future__ import annotations
 

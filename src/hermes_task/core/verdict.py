@@ -1,7 +1,6 @@
-"""Facts over a recovered task list: counts, the CI verdict and status filters (pure).
-
-The verdict is the parent's word, never a child's ending (every child closes with `agent_close`
-whatever its outcome); the rules: docs/commands.md, `recover --watch` (`result.state`).
+"""Facts over a recovered task list (pure): counts, the CI verdict and status filters. The verdict is
+the parent's word, never a child's ending (every child closes with `agent_close` whatever its
+outcome): docs/commands.md, `recover --watch` (`result.state`).
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ def summarize(tasks: Sequence[TaskEntry]) -> TasksSummary:
 
 
 def all_terminal(tasks: Sequence[TaskEntry]) -> bool:
-    """Has every task of the tree (at least one) reached a terminal status?"""
     every = flatten(tasks)
     return bool(every) and all(t.terminal for t in every)
 
@@ -64,13 +62,11 @@ def exit_status(tasks: Sequence[TaskEntry]) -> ExitStatus:
 
 
 def unreported(tasks: Sequence[TaskEntry]) -> list[str]:
-    """The numbers of the tasks of the tree that ended unreported, in tree order."""
     return [t.number or "?" for t in flatten(tasks) if t.status == TaskStatus.ended_unreported]
 
 
 def only(tasks: Sequence[TaskEntry], statuses: Collection[str]) -> list[TaskEntry]:
-    """The tasks whose status is one of `statuses` (all when empty), with the ancestors of a
-    match kept (docs/commands.md, `--status`)."""
+    """The tasks with one of `statuses` (all when empty), a match's ancestors kept (docs/commands.md)."""
     if not statuses:
         return list(tasks)
     out: list[TaskEntry] = []

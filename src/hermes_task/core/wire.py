@@ -1,7 +1,6 @@
-"""What the dashboard sends: frozen `msgspec.Struct`s, decoded from the response bytes. The
-contract: docs/decisions.md, entries 1 and 7 (a missing or mistyped key this tool relies on
-is a `WireError`, never guessed; `UNSET` marks a key whose absence decides something); usage
-figures are read permissively (docs/json.md, "Usage").
+"""What the dashboard sends: frozen `msgspec.Struct`s decoded from the response bytes. A missing or
+mistyped key this tool relies on is a `WireError`, never guessed; `UNSET` marks a key whose absence
+decides something (docs/decisions.md, entries 1 and 7); usage figures are read permissively.
 """
 
 from __future__ import annotations
@@ -116,7 +115,6 @@ class SessionDetail(Struct, frozen=True, kw_only=True):
 
     @property
     def figures(self) -> Figures:
-        """This segment's usage figures (`figures_of`)."""
         return figures_of(msgspec.structs.asdict(self))
 
     @property
@@ -144,8 +142,7 @@ class Pagination(Struct, frozen=True, kw_only=True):
 
 
 class WireMessage(Struct, frozen=True, kw_only=True):
-    """One transcript row. `display_content` and `display_reasoning` are `UNSET` when not
-    sent: an explicitly empty or null one is authoritative."""
+    """One transcript row (`display_content`, `display_reasoning`: `UNSET` when not sent)."""
 
     id: int
     session_id: str
@@ -185,7 +182,6 @@ class MessagesPage(Struct, frozen=True, kw_only=True):
 
     @property
     def paginated(self) -> bool:
-        """Did the envelope carry a `pagination` object?"""
         return self.pagination_sent is not UNSET
 
     @property

@@ -14,10 +14,8 @@ FALLBACK_WIDTH = 80
 
 def sane_width(value: object) -> int | None:
     """`value` (an int or the text of one, as COLUMNS holds it) as a terminal width, or None."""
-    text = str(value).strip() if value is not None else ""
-    if not text.isdigit():
-        return None
-    width = int(text)
+    text = "" if value is None else str(value).strip()
+    width = int(text) if text.isdigit() else 0
     return width if MIN_WIDTH <= width <= MAX_WIDTH else None
 
 

@@ -1,8 +1,7 @@
-"""Documents written, not rendered (no rich): transcripts and `recover`'s tasks as
-GitHub-flavoured Markdown, and `recover --junit FILE` as JUnit XML (docs/commands.md
-"Markdown (`--format markdown`)", "`--format markdown`: the report of a parent" and "`--junit
-FILE`: JUnit XML for CI"). Every backend string reaches Markdown only through the escaping
-that "Markdown" describes (`escaped` and its kin), and JUnit only through `xml_text`.
+"""Documents written, not rendered (no rich): transcripts and `recover`'s tasks as GitHub-flavoured
+Markdown, `recover --junit FILE` as JUnit XML (docs/commands.md "Markdown (`--format markdown`)",
+"`--format markdown`: the report of a parent", "`--junit FILE`"). Backend text reaches Markdown only
+through `escaped` and its kin, JUnit only through `xml_text`.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Literal
 from msgspec import Struct
 
 from hermes_task.core.documents import TaskEntry, TasksDoc, TranscriptDoc, WarningItem
-from hermes_task.core.sanitize import clean, clean_line
+from hermes_task.core.sanitize import clean, clean_line, one_line
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.reading.reader import Transcript
 from hermes_task.reading.tasktree import RUN_WIDE, Unread
@@ -29,7 +28,6 @@ from hermes_task.render.rows import (
     RowView,
     Segments,
     View,
-    clip,
     duration_text,
     first_line,
     footer_text,
@@ -178,11 +176,9 @@ def warnings_markdown(warnings: Sequence[WarningItem]) -> str:
 def transcript_markdown(doc: TranscriptDoc, view: View) -> Iterator[str]:
     task = doc.task
     yield f"## Task {code(task.root_id)}\n\n{inline(footer_text(doc))}\n\n"
-    goal = paragraphs(task.goal or "")
-    if goal:
+    if goal := paragraphs(task.goal or ""):
         yield f"**Goal:**\n\n{goal}\n\n"
-    usage = usage_line(task.usage)
-    if usage:
+    if usage := usage_line(task.usage):
         yield inline(usage) + "\n\n"
     if task.segments:  # the proven segments, oldest first
         rows = [
@@ -207,10 +203,6 @@ COLUMNS = ["#", "status", "time", "usage", "goal", "child session"]
 ReadChild = Callable[[TaskEntry, str], Transcript | Unread]
 
 
-def _cut(text: str) -> str:
-    return clip(" ".join(clean_line(text).split()), GOAL_WIDTH)
-
-
 def usage_text(entry: TaskEntry) -> str:
     """The proven usage (recover's table cell, with what the result told the parent when it
     differs); without it, the tokens the parent was told (its result's `tokens`), or empty."""
@@ -221,10 +213,9 @@ def usage_text(entry: TaskEntry) -> str:
         if told is None and unknown and tokens is not None and (tokens.input, tokens.output) != (None, None):
             told = told_text(tokens)
         return usage_cell(usage) + (f" ({told})" if told else "")
-    if tokens is None or (tokens.input is None and tokens.output is None):
-        return ""
-    parts = [f"{n:,} {what}" for n, what in ((tokens.input, "in"), (tokens.output, "out")) if n is not None]
-    return " · ".join(parts) + " (reported)"
+    reported = ((tokens.input, "in"), (tokens.output, "out")) if tokens is not None else ()
+    parts = [f"{n:,} {what}" for n, what in reported if n is not None]
+    return " · ".join(parts) + " (reported)" if parts else ""
 
 
 def task_table(tasks: Sequence[TaskEntry]) -> str:
@@ -234,7 +225,7 @@ def task_table(tasks: Sequence[TaskEntry]) -> str:
             cell(status_text(entry)),
             cell(duration_text(entry.duration_seconds) or "-"),
             cell(usage_text(entry) or "-"),
-            cell(_cut(entry.goal or "(no goal recorded)")),
+            cell(one_line(entry.goal or "(no goal recorded)", GOAL_WIDTH)),
             code(entry.child_session_id, cell=True) if entry.child_session_id else "-",
         ]
         for entry in tasks
@@ -249,7 +240,7 @@ def heading(level: int, conversation: str, task: TaskEntry | None) -> str:
 
 
 def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Iterator[str]:
-    title = f"{number_of(entry)} {status_text(entry)} · {_cut(entry.goal or '(no goal recorded)')}"
+    title = f"{number_of(entry)} {status_text(entry)} · {one_line(entry.goal or '(no goal recorded)', GOAL_WIDTH)}"
     yield f"<details>\n<summary>{html_text(title)}</summary>\n\n"
     yield f"**Goal:**\n\n{paragraphs(entry.goal or '') or escaped('(no goal recorded)')}\n\n"
     results = (("Final answer", entry.summary), ("Error", entry.error))  # the summary whole, first
@@ -278,8 +269,7 @@ def task_block(entry: TaskEntry, read: Transcript | Unread, view: View) -> Itera
 def report(
     doc: TasksDoc, shown: Sequence[TaskEntry], read: ReadChild, view: View, statuses: Sequence[str] = ()
 ) -> Iterator[str]:
-    """The whole report of `doc`, yielded as each child is read; `shown` are the tasks
-    `--status` (`statuses`) keeps (the summary counts every task)."""
+    """The report of `doc`, yielded as each child is read; `shown`: the tasks `--status` keeps."""
     yield heading(2, doc.parent_id, None) + "\n\n" + inline(summary_line(doc)) + "\n\n"
     yield warnings_markdown(doc.warnings)
     if not shown:  # none delegated, or none matches --status
@@ -379,8 +369,7 @@ def failed_run(parent_id: str, code: str, message: str) -> Case:
 
 
 def last_rows_text(read: Transcript | Unread) -> str:
-    """A task's `system-out`: the last rows read of its child as piped `show` prints them, after
-    a line saying which; or why none were read."""
+    """A task's `system-out`: its child's last rows as piped `show` prints them, or why none were read."""
     if isinstance(read, Unread):
         return f"transcript not read: {read.message}\n"
     if read.failure is not None and not read.rows:
@@ -389,8 +378,7 @@ def last_rows_text(read: Transcript | Unread) -> str:
     head = f"the last {len(rows)} of {len(read.rows)} rows read of child session {read.child_id}"
     if read.failure is not None:
         head += f" (the read stopped: {read.failure.message})"
-    segments = Segments(read.doc.task if read.doc is not None else None)
-    return f"{head}:\n\n" + rows_text(rows, View(), segments)
+    return f"{head}:\n\n" + rows_text(rows, View(), Segments(read.doc.task if read.doc else None))
 
 
 def document(suites: Sequence[tuple[str, Sequence[Case]]]) -> str:

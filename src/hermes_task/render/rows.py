@@ -1,8 +1,7 @@
-"""Text without rich: the row model every painter draws and the walk they share, the plain
-painter, usage and cost as text, the piped task lines (docs/commands.md "Piped rows", "Piped
-output"). A `RowView` is one `quiet` line or a `header` and `body` blocks, each starting a
-line; a piece is `(text, what)`, `what` one of `PARTS`, never a colour. Every backend string
-is sanitised here: a painter adds nothing from the backend.
+"""Text without rich: the row model every painter draws and the walk they share, the plain painter,
+usage as text, the piped task lines (docs/commands.md "Piped rows", "Piped output"). A `RowView` is a
+`quiet` line or a `header` and `body` blocks; a piece is `(text, what)`, `what` one of `PARTS`, never
+a colour. Every backend string is sanitised here: a painter adds nothing from the backend.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from hermes_task.core.documents import (
@@ -23,8 +23,8 @@ from hermes_task.core.documents import (
     TranscriptDoc,
     Usage,
 )
-from hermes_task.core.projection import BOILERPLATE_KINDS, STATUS_KINDS, cut, split_steers, tool_text
-from hermes_task.core.sanitize import clean, clean_line, is_clean_line
+from hermes_task.core.projection import BOILERPLATE_KINDS, ROLES, STATUS_KINDS, cut, split_steers, tool_text
+from hermes_task.core.sanitize import clean, clean_line, clip, is_clean_line, one_line
 from hermes_task.core.ui_strings import RECOVER, UNAVAILABLE, TaskStatus
 from hermes_task.core.verdict import flatten
 from hermes_task.failures import Code, error_message
@@ -37,7 +37,6 @@ PARTS = (
     *("prose", "output", "cut", "status", "steer", "reasoning_label", "reasoning", "hidden"),
     *("call", "call_id_in_call", "arguments", "no_arguments", "empty"),
 )
-ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 Piece = tuple[str, str]  # (sanitised text, what it is: one of PARTS)
 Block = tuple[Piece, ...]  # one or more pieces, starting on a line of their own
@@ -59,8 +58,7 @@ class RowView(NamedTuple):
 
 
 def when(timestamp: float | None, *, utc: bool = False) -> str:
-    """Local time with its UTC offset (as journalctl), or UTC with a Z, as `strftime` prints
-    it; the text around the second is formatted once per minute (`_minute`)."""
+    """Local time with its UTC offset (as journalctl), or UTC with a Z, as `strftime` prints it."""
     if timestamp is None:
         return ""
     if 0.0 <= timestamp < 1e11 and timestamp - int(timestamp) < 0.9999994:
@@ -72,12 +70,7 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
             second = int(whole) + (1 if micro >= 1_000_000 else -1 if micro < 0 else 0)
         except (OverflowError, ValueError):  # inf, nan
             return ""
-    minutes = _MINUTES[utc]
-    parts = minutes.get(second // 60)
-    if parts is None:
-        if len(minutes) > 4096:
-            minutes.clear()
-        parts = minutes[second // 60] = _minute(second // 60, utc)
+    parts = _minute(second // 60, utc)
     if parts:
         return f"{parts[0]}{second % 60:02d}{parts[1]}"
     try:  # this time formatted on its own
@@ -91,9 +84,7 @@ def when(timestamp: float | None, *, utc: bool = False) -> str:
         return ""
 
 
-_MINUTES: dict[bool, dict[int, tuple[str, str] | tuple[()]]] = {False: {}, True: {}}
-
-
+@lru_cache(maxsize=4096)
 def _minute(minute: int, utc: bool) -> tuple[str, str] | tuple[()]:
     """The text around the seconds of `minute` (since the epoch), or () when its offset changes
     within it or is not whole minutes (each time then formatted on its own)."""
@@ -187,10 +178,6 @@ def row_view(row: Row, view: View) -> RowView:
     return RowView(None, header(row, view), tuple(body) or ((("(empty)", "empty"),),))
 
 
-def clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def footer_text(doc: TranscriptDoc, view: View = View(), shown: int | None = None) -> str:  # noqa: B008 (an immutable tuple)
     """The last line; `shown`: a streamed document's row count."""
     task = doc.task
@@ -254,7 +241,6 @@ def cost_text(usage: Usage) -> str:
 
 
 def usage_cell(usage: Usage | None) -> str:
-    """The table's usage cell; `-` when the task has no usage."""
     if usage is None:
         return "-"
     lower = "" if usage.complete else "≥"
@@ -328,8 +314,7 @@ def expand_tabs(text: str, column: int = 0) -> str:
 
 
 class Plain:
-    """The plain painter (docs/commands.md "Piped rows"), and what every painter paints: one
-    row, or one whole line (`what`: goal, segment, footer), without a newline."""
+    """The plain painter (docs/commands.md "Piped rows"): one row, or one whole line, without a newline."""
 
     def row(self, view: RowView) -> str:
         if view.quiet is not None:
@@ -350,8 +335,7 @@ PLAIN = Plain()
 
 
 def painted(rows: Iterable[Row], view: View, segments: Segments, painter: Plain, batch: int) -> Iterator[str]:
-    """Rows each followed by a blank line, a segment line where the task moves to a newer
-    segment, in chunks of about `batch` lines; `segments` then knows the newest segment."""
+    """Rows each followed by a blank line, a segment line where the task moves on; chunks of ~`batch`."""
     pending: list[str] = []
     for row in rows:
         line = segments.line(row)
@@ -371,7 +355,7 @@ def rows_text(rows: Iterable[Row], view: View, segments: Segments) -> str:
 
 def head_text(doc: TranscriptDoc, width: int, painter: Plain = PLAIN) -> str:
     """The lines before the rows: the goal on one line, cut to `width`, then the task's usage."""
-    goal = doc.task.goal and "goal: " + clip(" ".join(clean_line(doc.task.goal).split()), max(10, width - 6))
+    goal = doc.task.goal and "goal: " + one_line(doc.task.goal, max(10, width - 6))
     texts = ((goal, "goal"), (usage_line(doc.task.usage), "footer"))
     head = [painter.line(text, what) for text, what in texts if text]
     return "\n".join(head) + "\n\n" if head else ""
@@ -381,8 +365,7 @@ def transcript_chunks(
     doc: TranscriptDoc, view: View, width: int, *, batch: int = 500, painter: Plain = PLAIN
 ) -> Iterator[str]:
     """The whole transcript in chunks: the output starts before everything is formatted."""
-    head = head_text(doc, width, painter)
-    if head:
+    if head := head_text(doc, width, painter):
         yield head
     yield from painted(doc.rows, view, Segments(doc.task), painter, batch)
     yield painter.line(footer_text(doc, view), "footer") + "\n"
@@ -414,7 +397,6 @@ def result_line(entry: TaskEntry, width: int | None = RESULT_WIDTH) -> str:
 
 
 def first_line(text: str, width: int | None) -> str:
-    """The first line of `text`, `clean_line`d, cut to `width` characters with `…`."""
     first = clean_line(text.strip().split("\n", 1)[0])
     return first if width is None else clip(first, width)
 
@@ -424,7 +406,6 @@ def number_of(entry: TaskEntry) -> str:
 
 
 def status_text(entry: TaskEntry) -> str:
-    """The status's label, marked ` (store)` when the result came from the local store."""
     return entry.status.label + (" (store)" if entry.result_source == "store" else "")
 
 
@@ -445,7 +426,6 @@ def task_line(entry: TaskEntry, path: str = "") -> str:
 
 
 def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = "") -> list[str]:
-    """Every task of a tree, parents first, as `task_line`s; the header line first if asked."""
     out = ["\t".join(COLUMNS)] if header else []
     for entry in tasks:
         out.append(task_line(entry, path))
@@ -456,9 +436,8 @@ def task_lines(tasks: Iterable[TaskEntry], *, header: bool = False, path: str = 
 def gap_text(entry: TaskEntry) -> str:
     """The words for a task's `gap` (why its child was not read), sanitised."""
     gap = entry.gap or ""
-    reason = RECOVER.get(f"gap_{gap}")
-    if reason is None:
-        reason = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    failure = error_message(Code(gap)) if gap in {c.value for c in Code} else gap
+    reason = RECOVER.get(f"gap_{gap}", failure)
     return RECOVER["gap"].format(reason=clean_line(reason))
 
 

@@ -1,7 +1,5 @@
-"""What `search` prints (docs/commands.md "search" shows each layout): `JsonSearch` NDJSON
-events, `LinesSearch` tab-separated lines when piped, `TerminalSearch` readable groups; the text
-formats say warnings and what was not searched whole on stderr. Every backend string printed is
-sanitised here.
+"""What `search` prints (each layout: docs/commands.md "search"): NDJSON events, tab-separated lines
+piped, readable groups on a terminal, and the text formats' warnings on stderr; sanitised here.
 """
 
 from __future__ import annotations
@@ -36,16 +34,12 @@ SHOWN_BEFORE = 100
 MIN_GOAL = 10  # a task heading keeps this much of the goal however narrow the terminal
 
 
-def _ref(task: TaskEntry) -> TaskRef:
-    return TaskRef(number=task.number, child_session_id=task.child_session_id or "")
-
-
 class JsonSearch:
     def __init__(self, write: Write) -> None:
         self.write = write
 
     def hits(self, task: TaskEntry, hits: Sequence[Hit]) -> None:
-        ref = _ref(task)
+        ref = TaskRef.of(task)
         for hit in hits:
             found = asdict(hit)
             row = found.pop("row")
@@ -53,7 +47,7 @@ class JsonSearch:
             self.write(event(SearchMatch(task=ref, timestamp=row.timestamp, **found)))
 
     def warning(self, item: WarningItem, task: TaskEntry | None) -> None:
-        ref = None if task is None else _ref(task)
+        ref = None if task is None else TaskRef.of(task)
         self.write(event(SearchWarning(code=item.code, message=item.message, task=ref)))
 
     def task(self, outcome: TaskSearch) -> None:

@@ -1,7 +1,6 @@
-"""Our table for a terminal, ids whole at any width (docs/commands.md "Narrow terminals"):
-`recover`'s tasks (and `recover --watch`'s live table), `parents` (and its piped lines); and
-the filter that keeps rich's line-end padding off a terminal. A `whole` cell is never cut or
-wrapped; every backend string is `clean_line`d, then only ever wrapped in `Text`.
+"""Our table for a terminal, ids whole at any width (docs/commands.md "Narrow terminals"): `recover`'s
+tasks and live table, `parents` and its piped lines; and the filter that keeps rich's line-end padding
+off a terminal. Every backend string is `clean_line`d, then only ever wrapped in `Text`.
 """
 
 from __future__ import annotations
@@ -15,11 +14,10 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes_task.core.documents import ParentEntry, TaskEntry, TasksDoc
-from hermes_task.core.sanitize import clean_line
+from hermes_task.core.sanitize import clean_line, clip
 from hermes_task.core.ui_strings import RECOVER
 from hermes_task.render.rows import (
     RESULT_WIDTH,
-    clip,
     duration_text,
     gap_text,
     no_tasks_text,
@@ -231,8 +229,7 @@ def _task_rows(entries: Iterable[TaskEntry], depth: int) -> Iterator[Row]:
             (clean_line(entry.subagent_id or "-"), ""),
         ]
         yield Row(cells)
-        told = usage_told(entry)
-        if told:  # what the result told the parent, under the proven sum
+        if told := usage_told(entry):  # what the result told the parent, under the proven sum
             yield _note_row(RECOVER["told"].format(told=told), {USAGE: told})
         if entry.gap:
             text = gap_text(entry)
@@ -274,7 +271,6 @@ def _text(entry: ParentEntry) -> tuple[str, str]:
 
 
 def parents_renderable(entries: Sequence[ParentEntry], *, utc: bool = False) -> RenderableType:
-    """The chats' table (`delegated by` when one was delegated), a count line, how to open one."""
     nested = any(e.delegated_by for e in entries)
     columns = [
         Column("parent session", lead=True),

@@ -1,8 +1,7 @@
-"""The terminal painter (docs/commands.md "Rows on a terminal"): the plain layout plus colour
-when allowed (SGR codes opened and reset on every screen line: a pager shows any line alone)
-and, on a terminal, wrapping and Markdown prose rendered by rich; and the cell measures a
-terminal needs. Every character written comes from the model (sanitised there), the
-palette's codes, or rich's rendering of sanitised Markdown.
+"""The terminal painter (docs/commands.md "Rows on a terminal"): the plain layout plus colour (SGR
+codes opened and reset on every screen line: a pager shows any line alone), wrapping and rich's
+Markdown on a terminal, and the cell measures. It writes only the model's sanitised text, the
+palette's codes and rich's rendering of sanitised Markdown.
 """
 
 from __future__ import annotations
@@ -143,8 +142,7 @@ BATCH = 200  # rows painted between two writes
 
 
 class Painter(Plain):
-    """Paints rows and lines for one output: `color` (SGR codes or none), `width` (wrap, or
-    None: never), `markdown` (Markdown prose through rich)."""
+    """Rows and lines for one output: `color` SGR codes, `width` wrap (None: never), `markdown` by rich."""
 
     def __init__(self, *, color: bool, width: int | None, markdown: bool) -> None:
         self.color = color

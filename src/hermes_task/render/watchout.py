@@ -1,6 +1,5 @@
-"""What the live commands print as they read (`follow`, `recover --watch`, `follow --parent`):
-`JsonEvents` is the one NDJSON writer of every live command; the others print for people,
-every backend string through the sanitising renderers of `recover` and `follow`.
+"""What the live commands (`follow`, `recover --watch`, `follow --parent`) print as they read:
+`JsonEvents`, their one NDJSON writer, and the text reporters (sanitised by the renderers they call).
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
+from msgspec.structs import asdict
 from rich.console import Console
 from rich.text import Text
 
@@ -18,10 +18,10 @@ from hermes_task.core.events import (
     ErrorEvent,
     FollowEvent,
     ResultEvent,
+    RowEvent,
+    StateEvent,
     TaskRef,
     WarningEvent,
-    row_event,
-    state_event,
     task_event,
 )
 from hermes_task.core.sanitize import clean_line
@@ -36,6 +36,7 @@ from hermes_task.render.rows import (
     Segments,
     View,
     gap_text,
+    number_of,
     plural,
     result_line,
     row_view,
@@ -51,23 +52,18 @@ def retry_text(error: HermesError, delay: float | None, interval: float) -> str:
     return f"{error.message}; {when}"
 
 
-def task_name(entry: TaskEntry) -> str:
-    return clean_line(entry.number or "?")
-
-
 class JsonEvents:
-    """Each event of core/events.py on a line of its own (docs/json.md); a final failure also
-    gets its one human line on stderr."""
+    """Each event of core/events.py on a line (docs/json.md); a final failure also gets a stderr line."""
 
     def __init__(self, write: Write, err: Write) -> None:
         self.write = write
         self.err = err
 
-    def _event(self, payload: FollowEvent) -> None:
+    def _event(self, payload: FollowEvent) -> None:  # livescreen's EventFeed posts it instead
         self.write(event(payload))
 
     def state(self, task: TaskInfo) -> None:
-        self._event(state_event(task))
+        self._event(StateEvent(**asdict(task)))
 
     def task(self, entry: TaskEntry) -> None:
         self._event(task_event(entry))
@@ -79,18 +75,16 @@ class JsonEvents:
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
-        ref = None
-        if entry is not None:
-            assert entry.child_session_id is not None  # rows are read only from a known child
-            ref = TaskRef(number=entry.number, child_session_id=entry.child_session_id)
+        ref = None if entry is None else TaskRef.of(entry)
         for row in rows:
-            self._event(row_event(row, ref))
+            self._event(RowEvent(**asdict(row), task=ref))
 
     def warning(self, item: WarningItem) -> None:
         self._event(WarningEvent(code=item.code, message=item.message))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.warning(WarningItem(code=item.code, message=f"task {task_name(entry)}: {item.message}"))
+        message = f"task {clean_line(number_of(entry))}: {item.message}"
+        self.warning(WarningItem(code=item.code, message=message))
 
     def error(self, error: HermesError, *, retrying: bool, delay: float | None) -> None:
         retryable = retrying or error.retryable
@@ -99,19 +93,18 @@ class JsonEvents:
             self.err(f"error: {error.message}\n")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
-        message = f"task {task_name(entry)}: {error.message}"
+        message = f"task {clean_line(number_of(entry))}: {error.message}"
         self._event(ErrorEvent(code=error.code.value, message=message, retryable=retrying))
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry] | None = None) -> None:
-        self._event(
-            ResultEvent(
-                state=outcome.state,
-                end_reason=outcome.end_reason,
-                exit_code=outcome.exit_code,
-                last_read_age=outcome.last_read_age,
-                unreported=None if entries is None else unreported(entries),
-            )
+        result = ResultEvent(
+            state=outcome.state,
+            end_reason=outcome.end_reason,
+            exit_code=outcome.exit_code,
+            last_read_age=outcome.last_read_age,
+            unreported=None if entries is None else unreported(entries),
         )
+        self._event(result)
 
 
 class Notes:
@@ -168,8 +161,7 @@ class Notes:
         return line
 
     def result(self, outcome: Outcome, entries: Sequence[TaskEntry]) -> None:
-        line = self.ending(outcome, entries)
-        if line:
+        if line := self.ending(outcome, entries):
             self.note("", line, "dim")
 
 
@@ -264,8 +256,7 @@ def colour_of(number: str) -> str:
 
 
 class TextFamily(Notes):
-    """`follow --parent` as text: each task's rows as `follow` paints them (no Markdown) and its
-    news on stderr, each line prefixed `NUMBER │ ` in the number's colour."""
+    """`follow --parent` as text: each task's rows and news, each line prefixed `NUMBER │ ` in its colour."""
 
     naming_unreported = False
 
@@ -276,7 +267,7 @@ class TextFamily(Notes):
         self.gaps: dict[str, str] = {}
 
     def _say(self, entry: TaskEntry, text: str, style: str | None = None) -> None:
-        self.note(f"{task_name(entry)} │ ", text, colour_of(entry.number or "?"), style)
+        self.note(f"{clean_line(number_of(entry))} │ ", text, colour_of(number_of(entry)), style)
 
     def task(self, entry: TaskEntry) -> None:
         key = entry.number or ""
@@ -300,31 +291,27 @@ class TextFamily(Notes):
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
         assert entry is not None  # follow --parent tags every row with its task
         out = self.out
-        prefix = f"{task_name(entry)} │ "
+        prefix = f"{clean_line(number_of(entry))} │ "
         room = None if out.width is None else max(out.width - width_of(prefix), MIN_ROOM)
         painter = PLAIN if out.plain else Painter(color=out.color, width=room, markdown=False)
         bare = prefix.rstrip(" ") if out.tty else prefix  # an empty line ends in no space
         if out.color:
-            opened, closed = sgr(colour_of(entry.number or "?"))
+            opened, closed = sgr(colour_of(number_of(entry)))
             prefix, bare = (opened + text + closed for text in (prefix, bare))
-        lines = []
-        for row in rows:
-            for line in painter.row(row_view(row, View())).split("\n"):
-                lines.append(f"{prefix}{line}\n" if line else f"{bare}\n")
-        out.write("".join(lines))
+        lines = [line for row in rows for line in painter.row(row_view(row, View())).split("\n")]
+        out.write("".join(f"{prefix}{line}\n" if line else f"{bare}\n" for line in lines))
 
     def child_warning(self, entry: TaskEntry, item: WarningItem) -> None:
-        self.note(f"{task_name(entry)} │ warning: ", item.message, "bold yellow")
+        self.note(f"{clean_line(number_of(entry))} │ warning: ", item.message, "bold yellow")
 
     def child_error(self, entry: TaskEntry, error: HermesError, *, retrying: bool) -> None:
         label = "retrying: " if retrying else "error: "
-        self.note(f"{task_name(entry)} │ {label}", error.message, "yellow")
+        self.note(f"{clean_line(number_of(entry))} │ {label}", error.message, "yellow")
 
 
 @dataclass
 class TerminalReporter:
-    """`follow CHILD` as text: rows on stdout as `show` paints them; warnings (those `shown`
-    lets through), retries and the ending on stderr through `note(line, style)`."""
+    """`follow CHILD` as text: rows on stdout as `show` paints them, the notes on stderr through `note`."""
 
     out: Target
     note: Callable[[str, str], None]
