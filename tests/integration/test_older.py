@@ -179,7 +179,6 @@ def _whole_transcript_reads_diff_by_identity(backend: Any, reader: TaskReader, s
         snap = reader.refresh()
         assert [k[1] for k in reader.window.keys] == stored(backend, sid)
         assert reader.window.at_start
-        assert reader.window.at_start
         assert [w.code for w in snap.warnings] == ["legacy_backend"]
         assert reader.read_older() is None
         backend.append_rows(sid, 90)

@@ -30,7 +30,6 @@ def test_the_pre_pagination_envelope_is_one_page_at_the_start() -> None:
     snap = reader.refresh()
     assert [k[1] for k in reader.window.keys] == fake.ids()
     assert reader.window.at_start
-    assert reader.window.at_start
     assert [(w.code, w.message) for w in snap.warnings] == [("legacy_backend", UNPAGINATED)]
     assert reader.read_older() is None  # nothing older
     fake.append(CHILD, 7)

@@ -148,7 +148,6 @@ def test_all_reads_every_row_once_in_server_order_with_the_largest_pages(legacy:
     outcome = read_batches(reader, Plan(batches=None, limit=500), on_page=seen.append)
     assert window_ids(reader) == fake.ids()
     assert reader.window.at_start
-    assert reader.window.at_start
     assert outcome.stop == "start"
     assert outcome.pages == 1
     assert outcome.warnings == []

@@ -123,7 +123,6 @@ def test_paging_one_true_sequence_restores_it_whatever_the_page_sizes_and_overla
         window = older(window, rest, exhausted=True, offset=window.coverage - 1).window
     assert list(window.keys) == truth
     assert window.at_start
-    assert window.at_start
     assert window.coverage == n == len(set(window.keys))
     assert window.breaks == frozenset()
 
@@ -300,11 +299,9 @@ def test_a_first_read_starts_the_block_and_an_exhausted_one_shows_the_start() ->
     window = first_window(seq(5), exhausted=True)
     assert window.coverage == 5
     assert window.at_start
-    assert window.at_start
     assert window.start == (SID, 1)
     partial = first_window(seq(5, first=10))
     assert partial.coverage == 5
-    assert not partial.at_start
     assert not partial.at_start
 
 
@@ -316,7 +313,6 @@ def test_a_fresh_window_has_no_coverage_and_no_older_request() -> None:
     assert older_request(window, legacy=False, limit=50, cap=500) is None
     empty = merge_latest(window, [], exhausted=True).window
     assert empty.fresh
-    assert empty.at_start
     assert empty.at_start
 
 
@@ -340,7 +336,6 @@ def test_a_disjoint_latest_page_is_a_gap_that_resets_coverage_until_older_reads_
     window = result.window
     assert window.coverage == 10
     assert not window.at_start
-    assert not window.at_start
     assert list(window.keys) == seq(20) + seq(10, first=41)
     request = older_request(window, legacy=False, limit=5, cap=500)
     assert request == OlderRequest(offset=9, limit=6, generation=window.generation, legacy=False)
@@ -354,7 +349,6 @@ def test_a_disjoint_latest_page_is_a_gap_that_resets_coverage_until_older_reads_
     assert list(window.keys) == seq(50)
     assert window.breaks == frozenset()
     assert window.coverage == 50
-    assert window.at_start
     assert window.at_start
 
 

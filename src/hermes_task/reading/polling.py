@@ -6,7 +6,7 @@ reported after a good cycle; `config.rows` only chooses which rows are reported:
 from __future__ import annotations
 
 import random
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, Protocol
@@ -75,7 +75,7 @@ class Reports(Protocol):
 
 
 @dataclass(eq=False)
-class PollLoop:
+class PollLoop(ABC):
     """The loop over one `TaskReader`. A subclass gives `cycle` (raises, or returns a failure
     that still delivered what was verified), `settle` (the ending `Outcome`, True for a final
     read at once, False to wait), `timed_out` and `finish` (the result, once, last)."""
@@ -105,7 +105,7 @@ class PollLoop:
         """Is the next read a final read (its failures counted against `final_retries`)?"""
         return False
 
-    def unsettle(self) -> None:
+    def unsettle(self) -> None:  # noqa: B027 (an optional hook: most loops keep no pending ending)
         """A cycle delivered but failed part-way: no ending yet."""
 
     def outcome(self, ending: Ending, code: int, failure: HermesError | None = None) -> Outcome:

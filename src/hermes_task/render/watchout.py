@@ -75,6 +75,7 @@ class JsonEvents:
         pass  # its `task` event already says `unavailable_reason`
 
     def rows(self, rows: Sequence[Row], entry: TaskEntry | None = None) -> None:
+        assert entry is None or entry.child_session_id is not None  # rows come only from a known child
         ref = None if entry is None else TaskRef.of(entry)
         for row in rows:
             self._event(RowEvent(**asdict(row), task=ref))
